@@ -1,0 +1,15 @@
+import { Command } from 'commander';
+import { commands } from './commands/index.ts';
+
+const program = new Command('frost')
+  .description('Train text generators with frozen output layers, export them to ONNX, serve them.')
+  .showHelpAfterError();
+
+for (const register of commands) register(program);
+
+program.parseAsync(process.argv).catch((err: unknown) => {
+  const message = err instanceof Error ? err.message : String(err);
+  process.stderr.write(`frost: ${message}\n`);
+  if (process.env.FROST_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);
+  process.exit(1);
+});

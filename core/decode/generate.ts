@@ -1,0 +1,41 @@
+import { beamSearch } from './beam-search.ts';
+import { greedySearch } from './greedy.ts';
+import type { DecodeModel, GenerateOptions } from './search-options.ts';
+import type { Hypothesis } from './types.ts';
+
+export type { DecodeModel, GenerateOptions } from './search-options.ts';
+
+/**
+ * Decodes `batchSize` inputs at once with `model`, whose `initialState` holds one row per input
+ * (in input order). Every time step makes one `model.step` call for all live rows.
+ *
+ * - `beam` 1 (default) runs greedy search; `beam` K > 1 runs batched beam search with K rows per
+ *   input. An input stops once it has K finished hypotheses (fairseq's criterion: a heuristic,
+ *   a longer hypothesis could in principle still have ranked higher), at its length cap, or when
+ *   nothing can extend it; its rows are then dropped from the state via `model.reorder`.
+ * - Ranking: `score = logProb / len^lengthPenalty`, where `len` counts the output tokens plus the
+ *   closing </s> (whose log-probability is part of `logProb`). Beams are pruned by raw cumulative
+ *   log-probability, as in fairseq; the penalty only orders finished hypotheses.
+ * - Length: each input emits at most `min(maxLen, floor(maxLenA * sourceLengths[b] + maxLenB))`
+ *   tokens (just `maxLen` without `sourceLengths`) and then a forced </s>; at least `minLen`.
+ * - <pad> (from `opts.pad`, else `model.pad`) and <s> are never emitted. Log-probabilities of
+ *   -Infinity or NaN mean "impossible"; an input that can emit nothing finite still gets one
+ *   hypothesis closed with </s> (logProb -Infinity).
+ * - Logits processors (built-ins, then `opts.logitsProcessors`) edit each step's `logProbs` in
+ *   place, so the model should hand over a buffer it does not reuse.
+ *
+ * @returns per input, up to `nBest` distinct hypotheses sorted by score, best first
+ * @throws RangeError / TypeError naming the argument when an option, `batchSize`,
+ *   `sourceLengths` or the model's `vocabSize`/`bos`/`eos`/`pad` is invalid (e.g. `nBest > beam`)
+ */
+export async function generate<State>(
+  model: DecodeModel<State>,
+  initialState: State,
+  batchSize: number,
+  opts: GenerateOptions = {},
+): Promise<Hypothesis[][]> {
+  // Anything but plain beam 1 / nBest 1 goes to beam search, whose validation reports bad values.
+  return (opts.beam ?? 1) === 1 && (opts.nBest ?? 1) === 1
+    ? greedySearch(model, initialState, batchSize, opts)
+    : beamSearch(model, initialState, batchSize, opts);
+}

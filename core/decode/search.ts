@@ -1,0 +1,55 @@
+import type { LogitsProcessor } from './logits-processors.ts';
+import type { Hypothesis, StepModel } from './types.ts';
+
+/**
+ * A search strategy (greedy, beam) as a synchronous state machine over rows, fairseq `search.py`
+ * style: it never touches the model, so the async driver below is shared and the selection logic
+ * is testable on its own. Each call to {@link Search.step} consumes one step's log-probabilities
+ * for the current rows and decides which rows continue.
+ */
+export interface Search {
+  /** Live rows; the driver stops at 0. */
+  readonly rows: number;
+  /** Each live row's output so far, for logits processors (entries r < rows). */
+  readonly histories: number[][];
+  /** The token each live row feeds to the next decoder step: a fresh array the model may keep. */
+  prevTokens(): Int32Array;
+  /**
+   * Consumes `logProbs` ([rows, vocab], already processed) and advances every live row.
+   * @returns the reorder for the model state (new row i = old row order[i]), or null when the
+   *   rows carry over unchanged or none are left
+   */
+  step(logProbs: Float32Array): Int32Array | null;
+  /** Per input, its best hypotheses sorted by score (descending). */
+  results(): Hypothesis[][];
+}
+
+/**
+ * Drives `search` to completion: one batched `model.step` per time step for all live rows, then
+ * the processors, then selection, then at most one `model.reorder` (which both follows beam
+ * back-pointers and drops rows of finished inputs).
+ */
+export async function runSearch<State>(
+  model: StepModel<State>,
+  initialState: State,
+  search: Search,
+  processors: readonly LogitsProcessor[],
+): Promise<Hypothesis[][]> {
+  const vocab = model.vocabSize;
+  let state = initialState;
+  while (search.rows > 0) {
+    const rows = search.rows;
+    const out = await model.step(search.prevTokens(), state);
+    const logProbs = out.logProbs;
+    // The model is a boundary too: a wrong shape would otherwise silently mix rows.
+    if (!(logProbs instanceof Float32Array) || logProbs.length !== rows * vocab) {
+      throw new RangeError(
+        `model.step returned logProbs of length ${(logProbs as { length?: number } | undefined)?.length}, expected Float32Array of rows*vocabSize = ${rows}*${vocab}`,
+      );
+    }
+    for (let i = 0; i < processors.length; i++) processors[i](logProbs, rows, vocab, search.histories);
+    const order = search.step(logProbs);
+    state = order === null ? out.state : model.reorder(out.state, order);
+  }
+  return search.results();
+}

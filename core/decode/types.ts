@@ -1,0 +1,48 @@
+import type { LogitsProcessor } from './logits-processors.ts';
+
+/**
+ * The contract between search and a model: search never sees tensors, only rows.
+ * A "row" is one hypothesis being extended; beam search over B sentences with width K runs B*K rows.
+ */
+export interface StepModel<State> {
+  readonly vocabSize: number;
+  readonly bos: number;
+  readonly eos: number;
+  /**
+   * Runs one decoder step for every row of `state`.
+   * @param prev the previous token of each row (length = rows)
+   * @returns log-probabilities, row-major [rows, vocabSize], and the state after the step
+   */
+  step(prev: Int32Array, state: State): Promise<{ logProbs: Float32Array; state: State }>;
+  /** New row i is old row order[i]; used to expand a batch into beams, follow beams and drop finished rows. */
+  reorder(state: State, order: Int32Array): State;
+}
+
+export interface SearchOptions {
+  /** @default 1 (greedy) */
+  beam?: number;
+  /** Scores are divided by length^lengthPenalty when hypotheses are compared at the end. @default 1.0 */
+  lengthPenalty?: number;
+  /** Hypotheses per input. @default 1 */
+  nBest?: number;
+  /** Absolute cap on output tokens (without </s>). @default 200 */
+  maxLen?: number;
+  /** Per-input cap: maxLenA * sourceLength + maxLenB (fairseq's --max-len-a/b); the smaller cap wins. @default a=2, b=10 */
+  maxLenA?: number;
+  maxLenB?: number;
+  /** Output tokens (without </s>) required before </s> may be emitted; must be ≤ maxLen and overrides a smaller per-input cap. @default 0 */
+  minLen?: number;
+  /** Id of <pad>, which is never emitted (nor is <s>). Defaults to the model's `pad` field when it has one. */
+  pad?: number;
+  /** Extra processors, run after the built-in ones (suppress <pad>/<s>, then minLen) on every step. */
+  logitsProcessors?: readonly LogitsProcessor[];
+}
+
+export interface Hypothesis {
+  /** Output token ids without <s> and </s>. */
+  tokens: number[];
+  /** Sum of token log-probabilities, </s> included. */
+  logProb: number;
+  /** logProb normalised by the length penalty: what n-best lists are ranked by. */
+  score: number;
+}

@@ -1,0 +1,157 @@
+/**
+ * Loads an exported model directory with onnxruntime-node (server, CLI). Node only; the browser
+ * builds a {@link Seq2SeqRuntime} itself from fetched bytes and onnxruntime-web.
+ */
+import { readFile } from 'node:fs/promises';
+import { isAbsolute, join, relative, resolve } from 'node:path';
+import * as ortNode from 'onnxruntime-node';
+import type { InferenceSession } from 'onnxruntime-common';
+import { MODEL_CARD_FILE, parseModelCard, type ModelCard } from './model-card.ts';
+import { Seq2SeqRuntime } from './seq2seq.ts';
+
+/** Where to run: `cpu`, `cuda` (fail unless CUDA works), or `auto` (CUDA when it works, else CPU with a note). */
+export type Device = 'cpu' | 'cuda' | 'auto';
+export const DEVICES: readonly Device[] = ['cpu', 'cuda', 'auto'];
+
+/** Options of {@link loadModelDir}. */
+export interface LoadModelOptions {
+  /** @default 'cpu' */
+  device?: Device;
+  /** Threads ORT uses inside one operator; 0 lets ORT pick (one per core). @default 0 */
+  intraOpNumThreads?: number;
+  /** Where notes go (the CUDA fallback of `auto`). @default a line on stderr */
+  log?: (message: string) => void;
+}
+
+/** What ORT needs besides onnxruntime-node's npm package to run on CUDA; part of the error for `--device cuda`. */
+const CUDA_REQUIREMENTS =
+  "onnxruntime-node's CUDA provider libraries (libonnxruntime_providers_cuda.so and libonnxruntime_providers_shared.so " +
+  'next to its native binding; install them with `npm install onnxruntime-node --onnxruntime-node-install=cuda12`), ' +
+  'an NVIDIA driver, and the CUDA 12 and cuDNN 9 libraries on the library path';
+
+/**
+ * Reads `dir/model-card.json`, validates it, and opens the two graphs it names with onnxruntime-node.
+ * @throws Error naming the path of a missing or corrupt card or graph; for device 'cuda', an error
+ *   naming what is missing when CUDA cannot be used
+ */
+export async function loadModelDir(dir: string, opts: LoadModelOptions = {}): Promise<Seq2SeqRuntime> {
+  const device = opts.device ?? 'cpu';
+  if (!DEVICES.includes(device)) throw new Error(`device must be one of ${DEVICES.join(', ')}, got '${String(device)}'`);
+  const threads = opts.intraOpNumThreads ?? 0;
+  if (!Number.isInteger(threads) || threads < 0) {
+    throw new Error(`intraOpNumThreads must be an integer >= 0, got ${String(opts.intraOpNumThreads)}`);
+  }
+  const log = opts.log ?? ((message: string) => process.stderr.write(`frost: ${message}\n`));
+
+  const card = await readModelCard(dir);
+  const encoderPath = graphPath(dir, card, 'encoder');
+  const decoderPath = graphPath(dir, card, 'decoder');
+  const encoder = await readGraph(encoderPath, card, card.graphs.encoder.file);
+  const decoder = await readGraph(decoderPath, card, card.graphs.decoder.file);
+
+  const base: InferenceSession.SessionOptions = { intraOpNumThreads: threads, graphOptimizationLevel: 'all' };
+  const { providers, encoderSession } = await chooseProviders(device, encoder, encoderPath, base, log);
+  const options: InferenceSession.SessionOptions = { ...base, executionProviders: providers };
+  return Seq2SeqRuntime.create({
+    ort: ortNode,
+    card,
+    graphs: { encoder, decoder },
+    // The CUDA probe already built the encoder's session; reuse it rather than build it twice.
+    createSession: (bytes, role) =>
+      role === 'encoder' && encoderSession ? Promise.resolve(encoderSession) : ortNode.InferenceSession.create(bytes, options),
+    locate: (file) => join(dir, file),
+  });
+}
+
+/**
+ * Reads and validates `dir/model-card.json`.
+ * @throws Error naming the card's path when it is missing, not JSON, or not a valid card
+ */
+export async function readModelCard(dir: string): Promise<ModelCard> {
+  const path = join(dir, MODEL_CARD_FILE);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new Error(`${path}: ${describeFsError(err)}`, { cause: err });
+  }
+  return parseModelCard(text, path);
+}
+
+/** The path of a graph file; the card is data, so a name escaping the model directory is refused. */
+function graphPath(dir: string, card: ModelCard, role: 'encoder' | 'decoder'): string {
+  const file = card.graphs[role].file;
+  const rel = relative(resolve(dir), resolve(dir, file));
+  if (file === '' || isAbsolute(file) || rel.startsWith('..') || isAbsolute(rel)) {
+    throw new Error(`${join(dir, MODEL_CARD_FILE)}: graphs.${role}.file '${file}' must name a file inside the model directory`);
+  }
+  return join(dir, file);
+}
+
+/** Reads a graph; when the card records its size, a different size means a truncated or replaced file. */
+async function readGraph(path: string, card: ModelCard, file: string): Promise<Uint8Array> {
+  let bytes: Uint8Array;
+  try {
+    bytes = await readFile(path);
+  } catch (err) {
+    throw new Error(`${path}: ${describeFsError(err)}`, { cause: err });
+  }
+  const expected = card.files[file]?.bytes;
+  if (expected !== undefined && expected !== bytes.length) {
+    throw new Error(
+      `${path}: ${bytes.length} bytes, but the model card records ${expected} (files['${file}'].bytes): ` +
+        'the file is truncated or does not belong to this card',
+    );
+  }
+  return bytes;
+}
+
+/**
+ * Picks the execution providers. For cuda/auto the proof is a real session: ORT can list a 'cuda'
+ * backend whose libraries are not installed, so only creating a session on it shows CUDA works.
+ * A failure there is re-tried on the CPU, so that a corrupt graph is reported as such and not as
+ * missing CUDA.
+ */
+async function chooseProviders(
+  device: Device,
+  encoder: Uint8Array,
+  encoderPath: string,
+  base: InferenceSession.SessionOptions,
+  log: (message: string) => void,
+): Promise<{ providers: string[]; encoderSession?: InferenceSession }> {
+  if (device === 'cpu') return { providers: ['cpu'] };
+  const listed = ortNode.listSupportedBackends?.();
+  let reason: string;
+  if (listed && !listed.some((b) => b.name === 'cuda')) {
+    reason = `this onnxruntime-node build (${process.platform}-${process.arch}) has no CUDA backend`;
+  } else {
+    try {
+      const session = await ortNode.InferenceSession.create(encoder, { ...base, executionProviders: ['cuda'] });
+      return { providers: ['cuda', 'cpu'], encoderSession: session };
+    } catch (err) {
+      reason = `creating a session with the 'cuda' execution provider failed: ${firstLine(err)}`;
+    }
+    try {
+      await (await ortNode.InferenceSession.create(encoder, { ...base, executionProviders: ['cpu'] })).release();
+    } catch (err) {
+      throw new Error(`${encoderPath}: not a loadable ONNX encoder graph (${firstLine(err)})`, { cause: err });
+    }
+  }
+  if (device === 'cuda') throw new Error(`--device cuda: CUDA is not available: ${reason}. It needs ${CUDA_REQUIREMENTS}.`);
+  log(`--device auto: CUDA is not available (${reason}); running on the CPU`);
+  return { providers: ['cpu'] };
+}
+
+function describeFsError(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT') return 'file not found';
+  if (code === 'EISDIR') return 'is a directory, expected a file';
+  return (err as Error).message;
+}
+
+/** ORT errors can carry a native log dump with colour codes; the first clean line is the message. */
+function firstLine(err: unknown): string {
+  // eslint-disable-next-line no-control-regex -- stripping ANSI colour escapes is the point
+  const text = String((err as Error)?.message ?? err).replace(/\u001b\[[0-9;]*m/g, '');
+  return text.split('\n')[0]!.trim();
+}

@@ -1,0 +1,89 @@
+import { z } from 'zod';
+
+/**
+ * The model card: plain JSON beside the ONNX files of an exported model. Everything a runtime needs
+ * to tokenise, run the graphs and decode comes from here, so `serve`, the CLI and the browser share
+ * one reader and never import tfjs.
+ */
+
+const vocabularySchema = z.object({
+  lang: z.string(),
+  /** Token strings by id; ids 0..3 are the specials below. */
+  tokens: z.array(z.string()).min(4),
+});
+
+const specialsSchema = z.object({
+  pad: z.number().int(),
+  unk: z.number().int(),
+  bos: z.number().int(),
+  eos: z.number().int(),
+});
+
+/**
+ * How the two graphs talk. The encoder's outputs are named like the decoder's inputs they feed:
+ * each name in `state` is a per-row recurrent input whose next value the step graph returns as
+ * `next_<name>`; each name in `memory` is a per-row constant (encoder outputs, masks).
+ */
+const graphsSchema = z.object({
+  encoder: z.object({
+    file: z.string(),
+    inputs: z.array(z.string()),
+    outputs: z.array(z.string()),
+  }),
+  decoder: z.object({
+    file: z.string(),
+    token: z.string(),
+    state: z.array(z.string()),
+    memory: z.array(z.string()),
+    logProbs: z.string(),
+  }),
+});
+
+const paramCountsSchema = z.object({
+  learnable: z.number().int().nonnegative(),
+  frozen: z.number().int().nonnegative(),
+  /** Frozen parameters the graph regenerates from a seed or structure instead of storing. */
+  generated: z.number().int().nonnegative(),
+});
+
+export const modelCardSchema = z.object({
+  format: z.literal('frost-model'),
+  version: z.literal(1),
+  name: z.string(),
+  task: z.enum(['translation', 'caption']),
+  arch: z.string(),
+  preset: z.string(),
+  head: z.object({ name: z.string() }).catchall(z.unknown()),
+  source: vocabularySchema.optional(),
+  target: vocabularySchema,
+  specials: specialsSchema,
+  tokenizer: z.string(),
+  graphs: graphsSchema,
+  params: paramCountsSchema.extend({ byComponent: z.record(z.string(), z.number().int()) }),
+  files: z.record(z.string(), z.object({ bytes: z.number().int(), gzipBytes: z.number().int().optional() })),
+  precision: z.enum(['fp32', 'fp16', 'int8']).default('fp32'),
+  config: z.record(z.string(), z.unknown()),
+  metrics: z.record(z.string(), z.number()).default({}),
+  created: z.string(),
+});
+
+export type ModelCard = z.infer<typeof modelCardSchema>;
+export type ModelCardInput = z.input<typeof modelCardSchema>;
+
+export const MODEL_CARD_FILE = 'model-card.json';
+
+/** Parses card JSON text; the error names `where` (a path or URL) so a corrupt file is easy to find. */
+export function parseModelCard(text: string, where: string): ModelCard {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`${where}: not a model card (invalid JSON: ${(err as Error).message})`);
+  }
+  const parsed = modelCardSchema.safeParse(json);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+    throw new Error(`${where}: not a valid model card (${issues})`);
+  }
+  return parsed.data;
+}

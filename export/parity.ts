@@ -1,0 +1,82 @@
+import * as tf from '@tensorflow/tfjs-core';
+import * as ort from 'onnxruntime-node';
+import type { Seq2SeqModel, NamedTensors } from '../models/index.ts';
+
+export interface ParityReport {
+  sentences: number;
+  steps: number;
+  maxAbsDiff: number;
+  /** Largest |Δ| / max(1, |value|): what the tolerance applies to. */
+  maxScaledDiff: number;
+  worst: { step: number; row: number; token: number; tfjs: number; onnx: number } | null;
+}
+
+/** |Δ| ≤ 1e-4 · max(1, |value|), the bar an export must pass. */
+export const PARITY_TOLERANCE = 1e-4;
+
+/**
+ * Runs the same sources and teacher-forced target prefixes through the tfjs model and the exported
+ * graphs in onnxruntime-node, comparing every step's log-probabilities.
+ */
+export async function checkParity(
+  model: Seq2SeqModel,
+  encoderBytes: Uint8Array,
+  decoderBytes: Uint8Array,
+  samples: { src: Int32Array; tgt: Int32Array }[],
+  bos: number,
+  pad: number,
+): Promise<ParityReport> {
+  const encoder = await ort.InferenceSession.create(encoderBytes);
+  const decoder = await ort.InferenceSession.create(decoderBytes);
+  const B = samples.length;
+  const S = Math.max(1, ...samples.map((s) => s.src.length));
+  const T = Math.max(1, ...samples.map((s) => s.tgt.length));
+  const ids = new Int32Array(B * S).fill(pad);
+  const lengths = new Int32Array(B);
+  samples.forEach((s, b) => {
+    ids.set(s.src, b * S);
+    lengths[b] = Math.max(1, s.src.length);
+  });
+
+  // tfjs side
+  let tfInputs: NamedTensors = tf.tidy(() => model.encode(tf.tensor2d(ids, [B, S], 'int32'), tf.tensor1d(lengths, 'int32')));
+  // onnx side
+  const encOut = await encoder.run({
+    src_ids: new ort.Tensor('int64', BigInt64Array.from(ids, BigInt), [B, S]),
+    src_lengths: new ort.Tensor('int64', BigInt64Array.from(lengths, BigInt), [B]),
+  });
+  const onnxInputs: Record<string, ort.Tensor> = {};
+  for (const name of [...model.stateNames, ...model.memoryNames]) onnxInputs[name] = encOut[name] as ort.Tensor;
+
+  const report: ParityReport = { sentences: B, steps: T, maxAbsDiff: 0, maxScaledDiff: 0, worst: null };
+  for (let t = 0; t < T; t++) {
+    const prev = new Int32Array(B);
+    samples.forEach((s, b) => (prev[b] = t === 0 ? bos : (s.tgt[t - 1] ?? pad)));
+    const { logProbs, state } = tf.tidy(() => model.step(tf.tensor1d(prev, 'int32'), tfInputs));
+    const expected = (await logProbs.data()) as Float32Array;
+    const V = logProbs.shape[1];
+    logProbs.dispose();
+    const out = await decoder.run({ ...onnxInputs, prev_token: new ort.Tensor('int64', BigInt64Array.from(prev, BigInt), [B]) });
+    const actual = (out.log_probs as ort.Tensor).data as Float32Array;
+    for (let i = 0; i < expected.length; i++) {
+      const diff = Math.abs(expected[i] - actual[i]);
+      const scaled = diff / Math.max(1, Math.abs(expected[i]));
+      if (!(scaled <= report.maxScaledDiff) || Number.isNaN(diff)) {
+        report.maxScaledDiff = Number.isNaN(diff) ? Infinity : scaled;
+        report.worst = { step: t, row: Math.floor(i / V), token: i % V, tfjs: expected[i], onnx: actual[i] };
+      }
+      report.maxAbsDiff = Math.max(report.maxAbsDiff, diff);
+    }
+    const nextTf: NamedTensors = { ...tfInputs };
+    for (const name of model.stateNames) {
+      tfInputs[name].dispose();
+      nextTf[name] = state[name];
+      onnxInputs[name] = out[`next_${name}`] as ort.Tensor;
+    }
+    tfInputs = nextTf;
+  }
+  tf.dispose(Object.values(tfInputs));
+  await encoder.release();
+  await decoder.release();
+  return report;
+}

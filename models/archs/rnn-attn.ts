@@ -1,0 +1,293 @@
+import * as tf from '@tensorflow/tfjs-core';
+import { GraphBuilder } from '../../core/onnx/graph-builder.ts';
+import { buildHead } from '../heads/index.ts';
+import type { OutputHead } from '../heads/types.ts';
+import { attend, attentionKeys, createAttention, MASKED_SCORE, type AttentionWeights } from '../layers/attention.ts';
+import { createGru, gruInputProjection, gruOnnxWeights, gruStep, type GruWeights } from '../layers/gru.ts';
+import { maskedCrossEntropySum } from '../loss.ts';
+import { tensorValue } from '../onnx-values.ts';
+import { ParamStore } from '../params.ts';
+import { registerArch } from './registry.ts';
+import type { ModelSizes, NamedTensors, Seq2SeqBatch, Seq2SeqModel } from './types.ts';
+
+/**
+ * Bahdanau-style attention encoder-decoder.
+ *   encoder: bidirectional GRU over source embeddings; annotations h_j = [→h_j; ←h_j]
+ *   s_0     = tanh(mean_j(h_j) Ws + bs)
+ *   step t: c_t = attend(s_{t-1}, h)                       (additive attention)
+ *           s_t = GRU([E y_{t-1}; c_t], s_{t-1})
+ *           f_t = tanh([s_t; c_t; E y_{t-1}] Wo + bo)     → the output head scores f_t
+ */
+export interface RnnAttnConfig {
+  /** Word embedding size e (source and target). */
+  embedding: number;
+  /** Decoder GRU size H. */
+  hidden: number;
+  /** Encoder GRU size per direction; annotations are twice this (OpenNMT's brnn splits the size the same way). */
+  encoderHidden: number;
+  /** Attention MLP size. */
+  attention: number;
+  /** Size d of f, the vector the output head scores. */
+  output: number;
+  /** Dropout on embeddings and on f while training. */
+  dropout: number;
+}
+
+const presets: Record<string, RnnAttnConfig> = {
+  tiny: { embedding: 32, hidden: 64, encoderHidden: 32, attention: 64, output: 64, dropout: 0 },
+  small: { embedding: 256, hidden: 512, encoderHidden: 256, attention: 512, output: 512, dropout: 0.2 },
+  paper: { embedding: 512, hidden: 1024, encoderHidden: 512, attention: 1024, output: 1024, dropout: 0.3 },
+};
+
+interface Weights {
+  srcEmbedding: tf.Variable;
+  tgtEmbedding: tf.Variable;
+  encFwd: GruWeights;
+  encBwd: GruWeights;
+  initW: tf.Variable;
+  initB: tf.Variable;
+  attention: AttentionWeights;
+  decoder: GruWeights;
+  outW: tf.Variable;
+  outB: tf.Variable;
+}
+
+class RnnAttnModel implements Seq2SeqModel {
+  readonly arch = 'rnn-attn';
+  readonly params: ParamStore;
+  readonly head: OutputHead;
+  readonly stateNames = ['state'];
+  readonly memoryNames = ['enc_out', 'enc_keys', 'src_mask'];
+  private readonly w: Weights;
+
+  constructor(
+    private readonly cfg: RnnAttnConfig,
+    private readonly sizes: ModelSizes,
+    headSpec: { name: string; options?: Record<string, unknown> },
+    seed: number,
+  ) {
+    const p = new ParamStore(seed);
+    this.params = p;
+    const { embedding: e, hidden: H, encoderHidden: eh, attention: att, output: d } = cfg;
+    const A = 2 * eh;
+    const uniformEmb = { kind: 'uniform', limit: 0.1 } as const;
+    this.w = {
+      srcEmbedding: p.variable('encoder/embedding', [sizes.srcVocab, e], uniformEmb),
+      encFwd: createGru(p, 'encoder/fwd', e, eh),
+      encBwd: createGru(p, 'encoder/bwd', e, eh),
+      initW: p.variable('decoder/init/W', [A, H], { kind: 'glorot-uniform' }),
+      initB: p.variable('decoder/init/b', [H], { kind: 'zeros' }),
+      tgtEmbedding: p.variable('decoder/embedding', [sizes.tgtVocab, e], uniformEmb),
+      attention: createAttention(p, 'decoder/attention', A, H, att),
+      decoder: createGru(p, 'decoder/gru', e + A, H),
+      outW: p.variable('decoder/out/W', [H + A + e, d], { kind: 'glorot-uniform' }),
+      outB: p.variable('decoder/out/b', [d], { kind: 'zeros' }),
+    };
+    this.head = buildHead(
+      headSpec.name,
+      { vocabSize: sizes.tgtVocab, inputDim: d, embedding: this.w.tgtEmbedding, params: p, seed, dropout: cfg.dropout },
+      headSpec.options,
+    );
+  }
+
+  private dropout<T extends tf.Tensor>(x: T, training: boolean): T {
+    return training && this.cfg.dropout > 0 ? (tf.dropout(x, this.cfg.dropout) as T) : x;
+  }
+
+  /** Annotations [B, S, A], keys, mask and s_0 for time-major embedded sources. */
+  private encodeEmbedded(xTime: tf.Tensor2D, B: number, S: number, srcMask: tf.Tensor2D): NamedTensors {
+    const { encFwd, encBwd, initW, initB, attention } = this.w;
+    const eh = this.cfg.encoderHidden;
+    const gxF = tf.unstack(tf.reshape(gruInputProjection(encFwd, xTime), [S, B, 3 * eh])) as tf.Tensor2D[];
+    const gxB = tf.unstack(tf.reshape(gruInputProjection(encBwd, xTime), [S, B, 3 * eh])) as tf.Tensor2D[];
+    const maskT = tf.unstack(tf.reshape(tf.transpose(srcMask), [S, B, 1])) as tf.Tensor2D[];
+    const zeros = tf.zeros([B, eh]) as tf.Tensor2D;
+    const fwd: tf.Tensor2D[] = [];
+    const bwd: tf.Tensor2D[] = new Array(S);
+    let h = zeros;
+    for (let t = 0; t < S; t++) {
+      // Padded steps keep the previous state, so a sequence's last state ignores its padding.
+      h = tf.add(h, tf.mul(maskT[t], tf.sub(gruStep(encFwd, gxF[t], h), h)));
+      fwd.push(h);
+    }
+    h = zeros;
+    for (let t = S - 1; t >= 0; t--) {
+      h = tf.add(h, tf.mul(maskT[t], tf.sub(gruStep(encBwd, gxB[t], h), h)));
+      bwd[t] = h;
+    }
+    const encOut = tf.transpose(tf.concat([tf.stack(fwd), tf.stack(bwd)], 2), [1, 0, 2]) as tf.Tensor3D;
+    const lengths = tf.sum(srcMask, 1, true);
+    const mean = tf.div(tf.sum(tf.mul(encOut, tf.expandDims(srcMask, 2)), 1), lengths) as tf.Tensor2D;
+    const state = tf.tanh(tf.add(tf.matMul(mean, initW), initB));
+    return { state, enc_out: encOut, enc_keys: attentionKeys(attention, encOut), src_mask: srcMask };
+  }
+
+  private embedTimeMajor(E: tf.Variable, ids: Int32Array | tf.Tensor2D, B: number, L: number, training: boolean): tf.Tensor2D {
+    const idsT = ids instanceof Int32Array ? tf.tensor2d(timeMajor(ids, B, L), [L, B], 'int32') : tf.transpose(ids);
+    return this.dropout(tf.gather(E, tf.reshape(idsT, [-1])) as tf.Tensor2D, training) as tf.Tensor2D;
+  }
+
+  private static maskFromLengths(srcLen: tf.Tensor1D, S: number): tf.Tensor2D {
+    const positions = tf.expandDims(tf.range(0, S, 1, 'int32'), 0) as tf.Tensor2D;
+    return tf.cast(tf.less(positions, tf.expandDims(srcLen, 1)), 'float32') as tf.Tensor2D;
+  }
+
+  /** f = tanh([s; c; e] Wo + bo). */
+  private outputFeatures(s: tf.Tensor2D, c: tf.Tensor2D, e: tf.Tensor2D): tf.Tensor2D {
+    return tf.tanh(tf.add(tf.matMul(tf.concat([s, c, e], 1), this.w.outW), this.w.outB)) as tf.Tensor2D;
+  }
+
+  lossSum(batch: Seq2SeqBatch, training: boolean): tf.Scalar {
+    return tf.tidy(() => {
+      const { B, S, T } = batch;
+      const { embedding: e, hidden: H } = this.cfg;
+      const srcLen = tf.tensor1d(batch.srcLen, 'int32');
+      const srcMask = RnnAttnModel.maskFromLengths(srcLen, S);
+      const mem = this.encodeEmbedded(this.embedTimeMajor(this.w.srcEmbedding, batch.src, B, S, training), B, S, srcMask);
+      const embT = this.embedTimeMajor(this.w.tgtEmbedding, batch.tgtIn, B, T, training);
+      const { decoder, attention } = this.w;
+      // The embedding's share of the GRU input projection, for all steps at once; the context's share needs c_t.
+      const WxE = tf.slice(decoder.Wx, [0, 0], [e, 3 * H]);
+      const WxC = tf.slice(decoder.Wx, [e, 0], [-1, 3 * H]);
+      const preX = tf.unstack(tf.reshape(tf.add(tf.matMul(embT, WxE), decoder.bx), [T, B, 3 * H])) as tf.Tensor2D[];
+      const encOut = mem.enc_out as tf.Tensor3D;
+      const keys = mem.enc_keys as tf.Tensor3D;
+      let s = mem.state as tf.Tensor2D;
+      const states: tf.Tensor2D[] = [];
+      const contexts: tf.Tensor2D[] = [];
+      for (let t = 0; t < T; t++) {
+        const c = attend(attention, s, encOut, keys, srcMask);
+        s = gruStep(decoder, tf.add(preX[t], tf.matMul(c, WxC)), s);
+        states.push(s);
+        contexts.push(c);
+      }
+      const f = this.dropout(this.outputFeatures(tf.concat(states, 0), tf.concat(contexts, 0), embT), training);
+      const logits = this.head.logits(f, training);
+      const targets = tf.tensor1d(timeMajor(batch.tgtOut, B, T), 'int32');
+      const mask = tf.tensor1d(timeMajor(batch.tgtMask, B, T), 'float32');
+      return maskedCrossEntropySum(logits, targets, mask);
+    });
+  }
+
+  encode(src: tf.Tensor2D, srcLen: tf.Tensor1D): NamedTensors {
+    return tf.tidy(() => {
+      const [B, S] = src.shape;
+      const srcMask = RnnAttnModel.maskFromLengths(srcLen, S);
+      return this.encodeEmbedded(this.embedTimeMajor(this.w.srcEmbedding, src, B, S, false), B, S, srcMask);
+    });
+  }
+
+  step(prev: tf.Tensor1D, inputs: NamedTensors): { logProbs: tf.Tensor2D; state: NamedTensors } {
+    return tf.tidy(() => {
+      const { decoder, attention, tgtEmbedding } = this.w;
+      const e = tf.gather(tgtEmbedding, prev) as tf.Tensor2D;
+      const s = inputs.state as tf.Tensor2D;
+      const c = attend(attention, s, inputs.enc_out as tf.Tensor3D, inputs.enc_keys as tf.Tensor3D, inputs.src_mask as tf.Tensor2D);
+      const next = gruStep(decoder, gruInputProjection(decoder, tf.concat([e, c], 1)), s);
+      const logits = this.head.logits(this.outputFeatures(next, c, e), false);
+      return { logProbs: tf.logSoftmax(logits, 1), state: { state: next } };
+    });
+  }
+
+  toOnnx(opset = 18) {
+    return { encoder: this.encoderGraph(opset), decoder: this.decoderGraph(opset), graphs: this.graphSpec() };
+  }
+
+  private graphSpec() {
+    return {
+      encoder: { file: 'encoder.onnx', inputs: ['src_ids', 'src_lengths'], outputs: ['state', ...this.memoryNames] },
+      decoder: { file: 'decoder.onnx', token: 'prev_token', state: this.stateNames, memory: this.memoryNames, logProbs: 'log_probs' },
+    };
+  }
+
+  private encoderGraph(opset: number): GraphBuilder {
+    const g = new GraphBuilder('frost-rnn-attn-encoder', { opset });
+    const { encoderHidden: eh, hidden: H, attention: att } = this.cfg;
+    const A = 2 * eh;
+    const ids = g.input('src_ids', 'int64', ['batch', 'src_len']);
+    const lengths = g.input('src_lengths', 'int64', ['batch']);
+    // x = E[src_ids], time-major for the GRU node
+    const x = g.op('Transpose', [g.op('Gather', [g.initializer('encoder/embedding', tensorValue(this.w.srcEmbedding)), ids])], { perm: [1, 0, 2] });
+    // Y [S, 2, B, eh] = biGRU(x) over each row's own length
+    const gw = gruOnnxWeights([this.w.encFwd, this.w.encBwd]);
+    const Y = g.op('GRU', [
+      x,
+      g.initializer('encoder/gru/W', { dtype: 'float32', dims: [2, 3 * eh, gw.input], data: gw.W }),
+      g.initializer('encoder/gru/R', { dtype: 'float32', dims: [2, 3 * eh, eh], data: gw.R }),
+      g.initializer('encoder/gru/B', { dtype: 'float32', dims: [2, 6 * eh], data: gw.B }),
+      g.op('Cast', [lengths], { to: 6 /* int32 */ }),
+    ], { direction: 'bidirectional', hidden_size: eh, linear_before_reset: 1 });
+    // enc_out [B, S, A] = [→h; ←h]
+    const encOut = g.op('Reshape', [g.op('Transpose', [Y], { perm: [2, 0, 1, 3] }), g.constInt64([0, 0, A])]);
+    // src_mask [B, S] = position < length
+    const S = g.op('Gather', [g.op('Shape', [ids]), g.constInt64(1)]);
+    const positions = g.op('Range', [g.constInt64(0), S, g.constInt64(1)]);
+    const mask = g.op('Cast', [g.op('Less', [g.unsqueeze(positions, [0]), g.unsqueeze(lengths, [1])])], { to: 1 /* float */ });
+    // state = tanh(mean_j(h_j) Ws + bs)
+    const summed = g.reduce('ReduceSum', g.op('Mul', [encOut, g.unsqueeze(mask, [2])]), [1], false);
+    const mean = g.op('Div', [summed, g.op('Cast', [g.unsqueeze(lengths, [1])], { to: 1 })]);
+    const state = g.op('Tanh', [g.op('Gemm', [mean, g.initializer('decoder/init/W', tensorValue(this.w.initW)), g.initializer('decoder/init/b', tensorValue(this.w.initB))])]);
+    // enc_keys = enc_out Ua
+    const keys = g.op('MatMul', [encOut, g.initializer('decoder/attention/Ua', tensorValue(this.w.attention.Ua))]);
+    g.output(state, 'state', 'float32', ['batch', H]);
+    g.output(encOut, 'enc_out', 'float32', ['batch', 'src_len', A]);
+    g.output(keys, 'enc_keys', 'float32', ['batch', 'src_len', att]);
+    g.output(mask, 'src_mask', 'float32', ['batch', 'src_len']);
+    return g;
+  }
+
+  private decoderGraph(opset: number): GraphBuilder {
+    const g = new GraphBuilder('frost-rnn-attn-decoder-step', { opset });
+    const { encoderHidden: eh, hidden: H, attention: att } = this.cfg;
+    const A = 2 * eh;
+    const V = this.sizes.tgtVocab;
+    const prev = g.input('prev_token', 'int64', ['rows']);
+    const s = g.input('state', 'float32', ['rows', H]);
+    const encOut = g.input('enc_out', 'float32', ['rows', 'src_len', A]);
+    const keys = g.input('enc_keys', 'float32', ['rows', 'src_len', att]);
+    const mask = g.input('src_mask', 'float32', ['rows', 'src_len']);
+    const embedding = g.initializer('decoder/embedding', tensorValue(this.w.tgtEmbedding));
+    const { attention: aw, decoder } = this.w;
+    // e = E[y_{t-1}]
+    const e = g.op('Gather', [embedding, prev]);
+    // scores_j = v · tanh(keys_j + s Wa + ba), padded j → -1e9
+    const q = g.unsqueeze(g.op('Gemm', [s, g.initializer('decoder/attention/Wa', tensorValue(aw.Wa)), g.initializer('decoder/attention/ba', tensorValue(aw.ba))]), [1]);
+    const energy = g.op('Tanh', [g.op('Add', [keys, q])]);
+    const scores = g.squeeze(g.op('MatMul', [energy, g.initializer('decoder/attention/v', tensorValue(aw.v))]), [2]);
+    const masked = g.op('Add', [scores, g.op('Mul', [g.op('Sub', [mask, g.constFloat(1)]), g.constFloat(MASKED_SCORE)])]);
+    // c = softmax(scores) · enc_out
+    const alpha = g.op('Softmax', [masked], { axis: 1 });
+    const c = g.squeeze(g.op('MatMul', [g.unsqueeze(alpha, [1]), encOut]), [1]);
+    // s' = GRU([e; c], s), one time step
+    const gw = gruOnnxWeights([decoder]);
+    const [, hNext] = g.node('GRU', [
+      g.unsqueeze(g.op('Concat', [e, c], { axis: 1 }), [0]),
+      g.initializer('decoder/gru/W', { dtype: 'float32', dims: [1, 3 * H, gw.input], data: gw.W }),
+      g.initializer('decoder/gru/R', { dtype: 'float32', dims: [1, 3 * H, H], data: gw.R }),
+      g.initializer('decoder/gru/B', { dtype: 'float32', dims: [1, 6 * H], data: gw.B }),
+      '',
+      g.unsqueeze(s, [0]),
+    ], { hidden_size: H, linear_before_reset: 1 }, { outputs: 2 });
+    const next = g.squeeze(hNext, [0]);
+    // f = tanh([s'; c; e] Wo + bo); log_probs = log_softmax(head(f))
+    const f = g.op('Tanh', [g.op('Gemm', [g.op('Concat', [next, c, e], { axis: 1 }), g.initializer('decoder/out/W', tensorValue(this.w.outW)), g.initializer('decoder/out/b', tensorValue(this.w.outB))])]);
+    const logits = g.scope('head', () => this.head.toOnnx(g, f, { embedding }));
+    g.output(g.op('LogSoftmax', [logits], { axis: 1 }), 'log_probs', 'float32', ['rows', V]);
+    g.output(next, 'next_state', 'float32', ['rows', H]);
+    return g;
+  }
+}
+
+/** [B, L] row-major → [L, B] row-major. */
+function timeMajor<T extends Int32Array | Float32Array>(x: T, B: number, L: number): T {
+  const out = new (x.constructor as new (n: number) => T)(x.length);
+  for (let b = 0; b < B; b++) for (let t = 0; t < L; t++) out[t * B + b] = x[b * L + t];
+  return out;
+}
+
+registerArch<RnnAttnConfig>({
+  name: 'rnn-attn',
+  summary: 'Bahdanau attention: bidirectional GRU encoder, GRU decoder, additive attention',
+  presets,
+  build: (config, sizes, head, seed) => new RnnAttnModel(config, sizes, head, seed),
+});

@@ -1,0 +1,49 @@
+import * as tf from '@tensorflow/tfjs-core';
+import { tensorValue } from '../onnx-values.ts';
+import { embeddingProjection } from './projection.ts';
+import { registerHead } from './registry.ts';
+
+/**
+ * Deep residual output layer (Pappas & Henderson, DRILL): the output matrix is a residual MLP over
+ * the word embeddings, E⁽ⁱ⁾ = dropout(tanh(E⁽ⁱ⁻¹⁾U⁽ⁱ⁾ + bᵢ)) + E⁽ⁱ⁻¹⁾ + E with E⁽⁰⁾ = E, and the
+ * scores are f·E⁽ᵏ⁾ᵀ + b. It depends only on E, so export computes E⁽ᵏ⁾ once and stores it.
+ */
+registerHead({
+  name: 'drill',
+  summary: 'W = residual MLP over the shared embedding (DRILL), learned bias',
+  defaults: { layers: 2 },
+  build(ctx, options: { layers: number }) {
+    const proj = embeddingProjection(ctx);
+    const e = proj.size;
+    const layers = Array.from({ length: options.layers }, (_, i) => ({
+      U: ctx.params.variable(`head/U${i}`, [e, e], { kind: 'glorot-uniform' }),
+      b: ctx.params.variable(`head/bU${i}`, [e], { kind: 'zeros' }),
+    }));
+    const b = ctx.params.variable('head/b', [ctx.vocabSize], { kind: 'zeros' });
+
+    const outputMatrix = (training: boolean): tf.Tensor2D =>
+      tf.tidy(() => {
+        const E = ctx.embedding as tf.Tensor2D;
+        let Ei: tf.Tensor2D = E;
+        for (const { U, b: bu } of layers) {
+          let hidden = tf.tanh(tf.add(tf.matMul(Ei, U), bu)) as tf.Tensor2D;
+          if (training && ctx.dropout > 0) hidden = tf.dropout(hidden, ctx.dropout) as tf.Tensor2D;
+          Ei = tf.add(tf.add(hidden, Ei), E) as tf.Tensor2D;
+        }
+        return Ei;
+      });
+
+    return {
+      name: 'drill',
+      logits: (f, training) =>
+        tf.tidy(() => tf.add(tf.matMul(proj.apply(f), outputMatrix(training), false, true), b)),
+      toOnnx(g, f) {
+        const W = outputMatrix(false);
+        const name = g.initializer('W', tensorValue(W));
+        W.dispose();
+        return g.op('Gemm', [proj.toOnnx(g, f), name, g.initializer('b', tensorValue(b))], { transB: 1 });
+      },
+      describe: () => ({ name: 'drill', layers: options.layers }),
+    };
+  },
+});

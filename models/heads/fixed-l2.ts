@@ -1,0 +1,16 @@
+import { l2NormaliseRows, streamKey, uniformMatrix } from '../../core/random.ts';
+import { frozenDenseHead } from './fixed-dense.ts';
+import { registerHead } from './registry.ts';
+
+/** Random target vectors (uniform in [-1, 1] per cell) divided by their L2 norm, frozen, no bias. */
+registerHead({
+  name: 'fixed-l2',
+  summary: 'W frozen, random rows of unit L2 norm, no bias',
+  defaults: {},
+  build(ctx) {
+    const key = streamKey(ctx.seed, 'fixed-l2');
+    const raw = uniformMatrix(key, ctx.vocabSize, ctx.inputDim, -1, 1);
+    const targets = l2NormaliseRows(raw, ctx.vocabSize, ctx.inputDim);
+    return frozenDenseHead(ctx, 'fixed-l2', targets, () => ({ seed: ctx.seed }));
+  },
+});

@@ -1,0 +1,15 @@
+import { streamKey, uniformMatrix } from '../../core/random.ts';
+import { frozenDenseHead } from './fixed-dense.ts';
+import { registerHead } from './registry.ts';
+
+/** Every cell of W uniform in [-limit, limit] (the paper's [-10, 10]), frozen from the start, no bias. */
+registerHead({
+  name: 'fixed-uniform',
+  summary: 'W frozen, uniform in [-10, 10], no bias',
+  defaults: { limit: 10 },
+  build(ctx, options: { limit: number }) {
+    const key = streamKey(ctx.seed, 'fixed-uniform');
+    const targets = uniformMatrix(key, ctx.vocabSize, ctx.inputDim, -options.limit, options.limit);
+    return frozenDenseHead(ctx, 'fixed-uniform', targets, () => ({ seed: ctx.seed, limit: options.limit }));
+  },
+});

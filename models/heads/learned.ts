@@ -1,0 +1,20 @@
+import * as tf from '@tensorflow/tfjs-core';
+import { tensorValue } from '../onnx-values.ts';
+import { registerHead } from './registry.ts';
+
+/** The usual output layer: softmax(f W + b) with W [d, |V|] and b learned. */
+registerHead({
+  name: 'learned',
+  summary: 'W and b learned (the baseline)',
+  defaults: {},
+  build(ctx) {
+    const W = ctx.params.variable('head/W', [ctx.inputDim, ctx.vocabSize], { kind: 'glorot-uniform' });
+    const b = ctx.params.variable('head/b', [ctx.vocabSize], { kind: 'zeros' });
+    return {
+      name: 'learned',
+      logits: (f) => tf.add(tf.matMul(f, W), b),
+      toOnnx: (g, f) => g.op('Gemm', [f, g.initializer('W', tensorValue(W)), g.initializer('b', tensorValue(b))]),
+      describe: () => ({ name: 'learned' }),
+    };
+  },
+});

@@ -1,0 +1,12 @@
+import * as tf from '@tensorflow/tfjs-core';
+import { registerHead } from './registry.ts';
+import { rowNorms, sharedHead } from './shared-normalised.ts';
+
+/** Shared embedding with L2-normalised rows as output matrix: w_j / ||w_j||; learned bias. */
+registerHead({
+  name: 'shared-l2',
+  summary: 'W = E with rows L2-normalised, learned bias',
+  defaults: {},
+  build: (ctx) =>
+    sharedHead(ctx, { name: 'shared-l2', learnedBias: true, matrix: (E) => tf.div(E, rowNorms(E)) }),
+});

@@ -1,0 +1,74 @@
+import * as tf from '@tensorflow/tfjs-core';
+import type { GraphBuilder } from '../../core/onnx/graph-builder.ts';
+import { tensorValue } from '../onnx-values.ts';
+import { embeddingProjection } from './projection.ts';
+import type { HeadContext, OutputHead } from './types.ts';
+
+/**
+ * The four scorings of "Normalization of Input-output Shared Embeddings in Text Generation Models":
+ * each turns the shared embedding E [|V|, e] into an output matrix and a bias. They differ only in
+ * that transform, so one builder serves all four head files.
+ */
+export interface SharedScoring {
+  name: string;
+  /** Output matrix [|V|, e] from E. */
+  matrix(E: tf.Tensor2D): tf.Tensor2D;
+  /** Whether scores get a learned bias b [|V|]. */
+  learnedBias: boolean;
+  /** A bias derived from E (the distance scoring's -½||w||²), or null. */
+  derivedBias?(E: tf.Tensor2D): tf.Tensor1D;
+  /** Whether f is L2-normalised and the scores multiplied by a learned scale (cosine). */
+  cosine?: { initialScale: number };
+}
+
+const EPS = 1e-6;
+
+export function rowNorms(E: tf.Tensor2D): tf.Tensor2D {
+  return tf.sqrt(tf.add(tf.sum(tf.square(E), 1, true), EPS)) as tf.Tensor2D;
+}
+
+export function sharedHead(ctx: HeadContext, scoring: SharedScoring): OutputHead {
+  const proj = embeddingProjection(ctx);
+  const b = scoring.learnedBias ? ctx.params.variable('head/b', [ctx.vocabSize], { kind: 'zeros' }) : null;
+  const scale = scoring.cosine
+    ? ctx.params.variable('head/scale', [1], { kind: 'constant', value: scoring.cosine.initialScale })
+    : null;
+
+  const logits = (f: tf.Tensor2D): tf.Tensor2D =>
+    tf.tidy(() => {
+      let x = proj.apply(f);
+      if (scale) x = tf.div(x, rowNorms(x));
+      let s: tf.Tensor2D = tf.matMul(x, scoring.matrix(ctx.embedding as tf.Tensor2D), false, true);
+      if (scale) s = tf.mul(s, scale);
+      if (b) s = tf.add(s, b);
+      if (scoring.derivedBias) s = tf.add(s, scoring.derivedBias(ctx.embedding as tf.Tensor2D));
+      return s;
+    });
+
+  const toOnnx = (g: GraphBuilder, f: string): string => {
+    // Normalisations of E are folded into constants here, so serving does no per-request work on E.
+    const E = ctx.embedding as tf.Tensor2D;
+    const W = tf.tidy(() => scoring.matrix(E));
+    const derived = scoring.derivedBias ? tf.tidy(() => scoring.derivedBias!(E)) : null;
+    // One bias initializer: the learned bias, the derived one, or their sum.
+    const bias = b && derived ? tf.add(b, derived) : (derived ?? b);
+    let x = proj.toOnnx(g, f);
+    if (scale) {
+      const sq = g.reduce('ReduceSum', g.op('Mul', [x, x]), [1], true);
+      x = g.op('Div', [x, g.op('Sqrt', [g.op('Add', [sq, g.constFloat(EPS)])])]);
+    }
+    const inputs = [x, g.initializer('W', tensorValue(W))];
+    if (bias && !scale) inputs.push(g.initializer('bias', tensorValue(bias)));
+    let s = g.op('Gemm', inputs, { transB: 1 });
+    if (scale) {
+      s = g.op('Mul', [s, g.initializer('scale', tensorValue(scale))]);
+      if (bias) s = g.op('Add', [s, g.initializer('bias', tensorValue(bias))]);
+    }
+    W.dispose();
+    if (bias && bias !== b) bias.dispose();
+    if (derived && derived !== bias) derived.dispose();
+    return s;
+  };
+
+  return { name: scoring.name, logits, toOnnx, describe: () => ({ name: scoring.name }) };
+}

@@ -1,0 +1,23 @@
+import * as tf from '@tensorflow/tfjs-core';
+import { tensorValue } from '../onnx-values.ts';
+import { embeddingProjection } from './projection.ts';
+import { registerHead } from './registry.ts';
+
+/** Press & Wolf: the output matrix is the target input embedding E itself; a learned bias. */
+registerHead({
+  name: 'tied',
+  summary: 'W = the target input embedding (Press & Wolf), learned bias',
+  defaults: {},
+  build(ctx) {
+    const proj = embeddingProjection(ctx);
+    const b = ctx.params.variable('head/b', [ctx.vocabSize], { kind: 'zeros' });
+    return {
+      name: 'tied',
+      logits: (f) => tf.tidy(() => tf.add(tf.matMul(proj.apply(f), ctx.embedding, false, true), b)),
+      toOnnx: (g, f, onnx) =>
+        // The embedding initializer is shared with the decoder's Gather: stored once.
+        g.op('Gemm', [proj.toOnnx(g, f), onnx.embedding, g.initializer('b', tensorValue(b))], { transB: 1 }),
+      describe: () => ({ name: 'tied' }),
+    };
+  },
+});

@@ -1,0 +1,44 @@
+import type * as tf from '@tensorflow/tfjs-core';
+import type { GraphBuilder } from '../../core/onnx/graph-builder.ts';
+import type { ParamStore } from '../params.ts';
+
+/** What a head is built from. Heads that reuse the target embedding read it from here. */
+export interface HeadContext {
+  /** |V|, the target vocabulary size. */
+  vocabSize: number;
+  /** d, the size of the decoder's output vector f that the head scores. */
+  inputDim: number;
+  /** The decoder's input (target) embedding [|V|, e], for tied, shared-* and drill heads. */
+  embedding: tf.Variable;
+  /** The store the head puts its own parameters in, under 'head/...'. */
+  params: ParamStore;
+  /** Seed of the frozen matrices: the same seed regenerates the same matrix anywhere. */
+  seed: number;
+  /** Dropout rate for heads with hidden layers (drill). */
+  dropout: number;
+}
+
+/** Names of ONNX values the head can build on. */
+export interface HeadOnnxContext {
+  /** The initializer holding the target embedding [|V|, e]: tied heads reference it instead of storing a copy. */
+  embedding: string;
+}
+
+/** An output layer: scores the decoder's output vectors f against one target vector per word. */
+export interface OutputHead {
+  readonly name: string;
+  /** logits [N, |V|] for f [N, d]; `training` switches dropout on. */
+  logits(f: tf.Tensor2D, training: boolean): tf.Tensor2D;
+  /** Emits the head's nodes; `f` names a float32 [N, d] value; returns the logits value's name. */
+  toOnnx(g: GraphBuilder, f: string, ctx: HeadOnnxContext): string;
+  /** The head's section of the model card: its name and every setting needed to rebuild it. */
+  describe(): Record<string, unknown> & { name: string };
+}
+
+export interface HeadDefinition<Options extends object = object> {
+  name: string;
+  /** One line for `frost train --help`. */
+  summary: string;
+  defaults: Options;
+  build(ctx: HeadContext, options: Options): OutputHead;
+}

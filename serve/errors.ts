@@ -1,0 +1,111 @@
+import { STATUS_CODES } from 'node:http';
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+
+/**
+ * Every error the server can answer with, in one place, so clients can switch on a stable `code`
+ * and the wording of a message is written once. `{name}` placeholders are filled from the params
+ * given to {@link HttpError}.
+ */
+export const ERRORS = {
+  FROST_ERR_BAD_JSON: { statusCode: 400, message: 'Malformed JSON body: {detail}' },
+  FROST_ERR_INVALID_REQUEST: { statusCode: 400, message: 'Invalid request: {issues}' },
+  FROST_ERR_NO_DEFAULT_MODEL: {
+    statusCode: 400,
+    message: 'No "model" given and no default model is set; available: {available}',
+  },
+  FROST_ERR_UNKNOWN_MODEL: { statusCode: 404, message: "Unknown model '{model}'; available: {available}" },
+  FROST_ERR_NOT_FOUND: { statusCode: 404, message: 'No route for {method} {path}' },
+  FROST_ERR_BODY_TOO_LARGE: { statusCode: 413, message: 'Request body is larger than the limit of {limit} bytes' },
+  FROST_ERR_UNSUPPORTED_MEDIA_TYPE: {
+    statusCode: 415,
+    message: 'Expected Content-Type application/json, got {contentType}',
+  },
+  FROST_ERR_INTERNAL: { statusCode: 500, message: 'Internal server error' },
+} as const satisfies Record<string, { statusCode: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/** Values for a message template's placeholders. */
+export type ErrorParams = Record<string, string | number>;
+
+/** Fills `{name}` placeholders; an unknown placeholder stays visible rather than silently vanishing. */
+function fill(template: string, params: ErrorParams): string {
+  return template.replace(/\{(\w+)\}/g, (whole, key: string) => (key in params ? String(params[key]) : whole));
+}
+
+/** An error that is meant to reach the client, with a catalogue code and its HTTP status. */
+export class HttpError extends Error {
+  readonly code: ErrorCode;
+  readonly statusCode: number;
+
+  constructor(code: ErrorCode, params: ErrorParams = {}, options?: ErrorOptions) {
+    super(fill(ERRORS[code].message, params), options);
+    this.name = 'HttpError';
+    this.code = code;
+    this.statusCode = ERRORS[code].statusCode;
+  }
+}
+
+/** The JSON body of every error response. */
+export interface ErrorBody {
+  /** The HTTP reason phrase, e.g. "Bad Request". */
+  error: string;
+  code: ErrorCode;
+  message: string;
+  statusCode: number;
+}
+
+/** Shape of the errors body-parser (behind express.json) raises; it has no exported type. */
+interface BodyParserError {
+  type?: string;
+  status?: number;
+  limit?: number;
+  message?: string;
+}
+
+/** Maps anything thrown in a handler to an {@link HttpError}; unexpected errors become a 500. */
+export function toHttpError(err: unknown): HttpError {
+  if (err instanceof HttpError) return err;
+  const bp = (err ?? {}) as BodyParserError;
+  if (bp.type === 'entity.parse.failed') {
+    return new HttpError('FROST_ERR_BAD_JSON', { detail: bp.message ?? 'parse error' }, { cause: err });
+  }
+  if (bp.type === 'entity.too.large') {
+    return new HttpError('FROST_ERR_BODY_TOO_LARGE', { limit: bp.limit ?? 'configured' }, { cause: err });
+  }
+  return new HttpError('FROST_ERR_INTERNAL', {}, { cause: err });
+}
+
+/** Builds the response body of an {@link HttpError}. */
+export function errorBody(err: HttpError): ErrorBody {
+  return {
+    error: STATUS_CODES[err.statusCode] ?? 'Error',
+    code: err.code,
+    message: err.message,
+    statusCode: err.statusCode,
+  };
+}
+
+/**
+ * The one error middleware (express recognises it by its four parameters). Internal errors are
+ * reported through `onInternal` with their stack but answered with a generic message, so no paths
+ * or stack traces leak to clients.
+ */
+export function errorHandler(onInternal: (err: unknown) => void = () => {}): ErrorRequestHandler {
+  return (err, _req, res, next) => {
+    if (res.headersSent) {
+      next(err);
+      return;
+    }
+    const httpErr = toHttpError(err);
+    if (httpErr.code === 'FROST_ERR_INTERNAL') onInternal(err);
+    res.status(httpErr.statusCode).json(errorBody(httpErr));
+  };
+}
+
+/** JSON 404 for anything no route matched; register it after every route. */
+export function notFoundHandler(): RequestHandler {
+  return (req, _res, next) => {
+    next(new HttpError('FROST_ERR_NOT_FOUND', { method: req.method, path: req.path }));
+  };
+}

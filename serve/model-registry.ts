@@ -1,0 +1,119 @@
+import { existsSync } from 'node:fs';
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { loadModelDir, type LoadModelOptions } from '../core/runtime/load-node.ts';
+import { MODEL_CARD_FILE } from '../core/runtime/model-card.ts';
+import type { Seq2SeqRuntime } from '../core/runtime/seq2seq.ts';
+import { HttpError } from './errors.ts';
+
+/** One loaded model, known by its card's name. */
+export interface RegisteredModel {
+  readonly name: string;
+  /** The directory it was loaded from (for logs; never sent to clients). */
+  readonly dir?: string;
+  readonly runtime: Seq2SeqRuntime;
+}
+
+/** Options of {@link ModelRegistry.load}. */
+export interface RegistryLoadOptions extends LoadModelOptions {
+  /** The model used when a request names none; required when more than one model is loaded. */
+  defaultModel?: string;
+}
+
+/**
+ * The models a server answers with, by card name. With one model loaded it is the default;
+ * with several, only `defaultModel` (if given) is.
+ */
+export class ModelRegistry {
+  private readonly models = new Map<string, RegisteredModel>();
+  /** The model used when a request names none, if any. */
+  readonly defaultName: string | undefined;
+
+  /**
+   * @throws Error when two models share a name or `defaultModel` names none of them
+   */
+  constructor(models: readonly RegisteredModel[], defaultModel?: string) {
+    for (const m of models) {
+      const clash = this.models.get(m.name);
+      if (clash) {
+        throw new Error(`two models are named '${m.name}' (${clash.dir ?? '?'} and ${m.dir ?? '?'}); model names must be unique`);
+      }
+      this.models.set(m.name, m);
+    }
+    if (defaultModel !== undefined && !this.models.has(defaultModel)) {
+      throw new Error(`--default-model '${defaultModel}' is not a loaded model; loaded: ${this.listNames()}`);
+    }
+    this.defaultName = defaultModel ?? (this.models.size === 1 ? models[0].name : undefined);
+  }
+
+  /**
+   * Loads `modelsDir` when it holds a model-card.json, otherwise every subdirectory that does.
+   * @throws Error naming the directory when it holds no model, or naming the file of a corrupt one
+   */
+  static async load(modelsDir: string, opts: RegistryLoadOptions = {}): Promise<ModelRegistry> {
+    const dirs = await findModelDirs(modelsDir);
+    const loaded: RegisteredModel[] = [];
+    try {
+      for (const dir of dirs) {
+        const runtime = await loadModelDir(dir, opts);
+        loaded.push({ name: runtime.card.name, dir, runtime });
+      }
+      return new ModelRegistry(loaded, opts.defaultModel);
+    } catch (err) {
+      await Promise.all(loaded.map((m) => m.runtime.release().catch(() => undefined)));
+      throw err;
+    }
+  }
+
+  /** Names of the loaded models, sorted. */
+  get names(): string[] {
+    return [...this.models.keys()].sort();
+  }
+
+  /** The loaded models, sorted by name. */
+  list(): RegisteredModel[] {
+    return this.names.map((n) => this.models.get(n)!);
+  }
+
+  /**
+   * The model called `name`, or the default one when `name` is undefined.
+   * @throws HttpError FROST_ERR_UNKNOWN_MODEL (404) or FROST_ERR_NO_DEFAULT_MODEL (400), listing the names
+   */
+  get(name: string | undefined): RegisteredModel {
+    const wanted = name ?? this.defaultName;
+    if (wanted === undefined) throw new HttpError('FROST_ERR_NO_DEFAULT_MODEL', { available: this.listNames() });
+    const model = this.models.get(wanted);
+    if (!model) throw new HttpError('FROST_ERR_UNKNOWN_MODEL', { model: wanted, available: this.listNames() });
+    return model;
+  }
+
+  /** Releases every model's sessions. */
+  async close(): Promise<void> {
+    await Promise.all([...this.models.values()].map((m) => m.runtime.release()));
+  }
+
+  private listNames(): string {
+    return this.names.join(', ') || '(none)';
+  }
+}
+
+/** `dir` itself when it is a model directory, else its subdirectories that are, sorted. */
+async function findModelDirs(dir: string): Promise<string[]> {
+  let info;
+  try {
+    info = await stat(dir);
+  } catch {
+    throw new Error(`${dir}: models directory not found`);
+  }
+  if (!info.isDirectory()) throw new Error(`${dir}: not a directory (--models takes a model directory or a directory of them)`);
+  if (existsSync(join(dir, MODEL_CARD_FILE))) return [dir];
+  const entries = await readdir(dir, { withFileTypes: true });
+  const dirs = entries
+    .filter((e) => e.isDirectory() && existsSync(join(dir, e.name, MODEL_CARD_FILE)))
+    .map((e) => join(dir, e.name))
+    .sort();
+  if (dirs.length === 0) {
+    throw new Error(`${dir}: no model found (expected ${MODEL_CARD_FILE} in it or in its subdirectories)`);
+  }
+  return dirs;
+}

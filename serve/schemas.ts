@@ -1,0 +1,91 @@
+import { z } from 'zod';
+import type { SearchOptions } from '../core/decode/types.ts';
+import { HttpError } from './errors.ts';
+
+/** Per-request limits, so one request cannot hold the decoder for minutes. */
+export interface RequestLimits {
+  /** Longest accepted text, in UTF-16 code units (what JS `length` counts). @default 1000 */
+  maxTextChars: number;
+  /** Most texts in one request. @default 32 */
+  maxBatch: number;
+  /** Largest accepted JSON body in bytes; larger bodies get a 413 before they are parsed. @default 1 MiB */
+  maxBodyBytes: number;
+}
+
+export const DEFAULT_LIMITS: Readonly<RequestLimits> = { maxTextChars: 1000, maxBatch: 32, maxBodyBytes: 1 << 20 };
+
+/** Largest beam the server accepts: beam cost grows linearly and the n-best list with it. */
+export const MAX_BEAM = 16;
+/** Longest output the server decodes. */
+export const MAX_OUTPUT_LEN = 512;
+
+/** A validated `POST /v1/translate` request, camelCase, with options ready for search. */
+export interface TranslateRequest {
+  /** The model name, or undefined for the registry's default. */
+  model: string | undefined;
+  texts: string[];
+  /** True when the request used `text` (one string) rather than `texts`. */
+  single: boolean;
+  options: SearchOptions;
+}
+
+/** Builds the JSON schema of `POST /v1/translate` bodies under the given limits (snake_case, as on the wire). */
+export function translateBodySchema(limits: RequestLimits) {
+  const text = z
+    .string()
+    .max(limits.maxTextChars, `must be at most ${limits.maxTextChars} characters`)
+    .refine((s) => s.trim().length > 0, 'must be a non-empty string');
+  return z
+    .strictObject({
+      model: z.string().min(1, 'must be a non-empty string').optional(),
+      text: text.optional(),
+      texts: z
+        .array(text)
+        .min(1, 'must hold at least one text')
+        .max(limits.maxBatch, `must hold at most ${limits.maxBatch} texts`)
+        .optional(),
+      beam: z.int().min(1).max(MAX_BEAM).optional(),
+      n_best: z.int().min(1).max(MAX_BEAM).optional(),
+      max_len: z.int().min(1).max(MAX_OUTPUT_LEN).optional(),
+      length_penalty: z.number().optional(),
+    })
+    .superRefine((body, ctx) => {
+      if ((body.text === undefined) === (body.texts === undefined)) {
+        ctx.addIssue({ code: 'custom', path: ['text'], message: 'give exactly one of "text" or "texts"' });
+      }
+      if (body.n_best !== undefined && body.beam !== undefined && body.n_best > body.beam) {
+        ctx.addIssue({ code: 'custom', path: ['n_best'], message: `must be <= beam (${body.beam})` });
+      }
+    });
+}
+
+/** Turns zod issues into one line that names each offending field, e.g. `texts.1: must be a non-empty string`. */
+export function formatIssues(issues: readonly z.core.$ZodIssue[]): string {
+  return issues.map((i) => `${i.path.length ? i.path.join('.') : '(body)'}: ${i.message}`).join('; ');
+}
+
+/** Schemas are built once per limits object, not per request. */
+const schemaCache = new WeakMap<RequestLimits, ReturnType<typeof translateBodySchema>>();
+
+/**
+ * Validates a raw body and maps it to camelCase search options at the boundary.
+ * Without `beam`, the beam is `n_best` (so asking for 3 alternatives just works), else greedy.
+ * @throws HttpError FROST_ERR_INVALID_REQUEST naming every offending field
+ */
+export function parseTranslateRequest(body: unknown, limits: RequestLimits): TranslateRequest {
+  let schema = schemaCache.get(limits);
+  if (!schema) schemaCache.set(limits, (schema = translateBodySchema(limits)));
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) throw new HttpError('FROST_ERR_INVALID_REQUEST', { issues: formatIssues(parsed.error.issues) });
+  const b = parsed.data;
+  const nBest = b.n_best ?? 1;
+  const options: SearchOptions = { beam: b.beam ?? nBest, nBest };
+  if (b.max_len !== undefined) options.maxLen = b.max_len;
+  if (b.length_penalty !== undefined) options.lengthPenalty = b.length_penalty;
+  return {
+    model: b.model,
+    texts: b.texts ?? [b.text as string],
+    single: b.texts === undefined,
+    options,
+  };
+}

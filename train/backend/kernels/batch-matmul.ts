@@ -1,0 +1,249 @@
+/**
+ * BatchMatMul and _FusedMatMul for the wasm backend that always reach XNNPACK's GEMM.
+ *
+ * The stock C++ kernel (tfjs-backend-wasm 4.22, src/cc/batch_mat_mul_impl.cc) uses XNNPACK only
+ * when transposeA = transposeB = false and both operands have batch 1; every other case runs a
+ * scalar triple loop that reads the transposed operand with a stride (transposeA: 1.0 GFLOP/s,
+ * transposeB: 1.5, vs 15-26 for XNNPACK on 512³). MatMul's gradients are exactly those cases.
+ *
+ * Here: transpose the operand that needs it once into a fresh buffer (O(rows·cols), memory bound),
+ * then
+ *  - b has batch 1: fold a's batch into its rows, [batch·M, K] × [K, N], one stock XNNPACK call;
+ *  - b is batched: one XNNPACK call per batch entry, on C++ tensor ids registered over slices of
+ *    the operands and of the output (no copies), broadcasting batch axes of size 1.
+ *  - tiny batched products (per-entry work below SLICE_MIN_MACS) stay with the stock loop: per-call
+ *    XNNPACK set-up (packing b's slice) costs more than it saves, and so would the transposes.
+ * Transposed weights are kept between calls (TransposeCache in transpose.ts).
+ */
+import type { KernelFunc, NamedAttrMap, TensorInfo } from '@tensorflow/tfjs-core';
+import { broadcast_util, util } from '@tensorflow/tfjs-core';
+import { transposeCache } from './transpose.ts';
+import {
+  asWasmBackend,
+  f32View,
+  registerView,
+  releaseView,
+  shapeBytes,
+  tensorData,
+  withShape,
+  type CwrappedFn,
+  type WasmBackend,
+  type WasmModule,
+} from './wasm-internals.ts';
+
+/**
+ * Below this many multiply-adds per batch entry the stock loop wins over per-entry XNNPACK calls.
+ * Measured (1 thread): an XNNPACK call that creates its operator (packs b's slice) costs ≈ 60 µs
+ * more than the GEMM itself; the stock loop runs ≈ 0.9 GMAC/s; break-even ≈ 55 k MACs.
+ */
+export const SLICE_MIN_MACS = 65_536;
+
+export interface MatMulDims {
+  M: number;
+  K: number;
+  N: number;
+  batchA: number;
+  batchB: number;
+  /** Broadcast batch shape of the output. */
+  batchShape: number[];
+  outShape: number[];
+}
+
+export function matMulDims(a: TensorInfo, b: TensorInfo, transposeA: boolean, transposeB: boolean): MatMulDims {
+  const ra = a.shape.length;
+  const rb = b.shape.length;
+  const M = transposeA ? a.shape[ra - 1] : a.shape[ra - 2];
+  const K = transposeA ? a.shape[ra - 2] : a.shape[ra - 1];
+  const Kb = transposeB ? b.shape[rb - 1] : b.shape[rb - 2];
+  const N = transposeB ? b.shape[rb - 2] : b.shape[rb - 1];
+  util.assert(
+    K === Kb,
+    () =>
+      `Error in matMul: inner shapes (${K}) and (${Kb}) of Tensors with shapes ${a.shape} and ${b.shape} ` +
+      `and transposeA=${transposeA} and transposeB=${transposeB} must match.`,
+  );
+  const batchShape = broadcast_util.assertAndGetBroadcastShape(a.shape.slice(0, -2), b.shape.slice(0, -2));
+  return {
+    M,
+    K,
+    N,
+    batchA: util.sizeFromShape(a.shape.slice(0, -2)),
+    batchB: util.sizeFromShape(b.shape.slice(0, -2)),
+    batchShape,
+    outShape: [...batchShape, M, N],
+  };
+}
+
+const rawBatchMatMuls = new WeakMap<WasmModule, CwrappedFn>();
+
+/** The C++ BatchMatMul entry point, called with tensor ids (same signature the stock JS uses). */
+function rawBatchMatMul(backend: WasmBackend): CwrappedFn {
+  let fn = rawBatchMatMuls.get(backend.wasm);
+  if (fn == null) {
+    fn = backend.wasm.cwrap('BatchMatMul', null, ['number', 'array', 'number', 'number', 'array', 'number', 'number', 'number', 'number']);
+    rawBatchMatMuls.set(backend.wasm, fn);
+  }
+  return fn;
+}
+
+/** For each output batch entry, the flat batch index into an operand with batch shape `own`. */
+function broadcastIndices(own: number[], out: number[]): Int32Array {
+  const total = util.sizeFromShape(out);
+  const idx = new Int32Array(total);
+  const offset = out.length - own.length;
+  const ownStrides = new Array<number>(own.length).fill(0);
+  for (let i = own.length - 1, s = 1; i >= 0; i--) {
+    ownStrides[i] = own[i] === 1 ? 0 : s;
+    s *= own[i];
+  }
+  for (let o = 0; o < total; o++) {
+    let rem = o;
+    let flat = 0;
+    for (let d = out.length - 1; d >= 0; d--) {
+      const coord = rem % out[d];
+      rem = Math.floor(rem / out[d]);
+      const od = d - offset;
+      if (od >= 0) flat += coord * ownStrides[od];
+    }
+    idx[o] = flat;
+  }
+  return idx;
+}
+
+function zeros(backend: WasmBackend, shape: number[]): TensorInfo {
+  const out = backend.makeOutput(shape, 'float32');
+  f32View(backend, out).fill(0);
+  return out;
+}
+
+/** Batched A [..., M, K] × B [..., K, N] (both untransposed, b batched), one XNNPACK call per entry. */
+function slicedMatMul(backend: WasmBackend, A: TensorInfo, B: TensorInfo, d: MatMulDims): TensorInfo {
+  const { M, K, N, batchShape, outShape } = d;
+  const out = backend.makeOutput(outShape, 'float32');
+  const aIdx = broadcastIndices(A.shape.slice(0, -2), batchShape);
+  const bIdx = broadcastIndices(B.shape.slice(0, -2), batchShape);
+  const aBase = tensorData(backend, A).memoryOffset;
+  const bBase = tensorData(backend, B).memoryOffset;
+  const oBase = tensorData(backend, out).memoryOffset;
+  const raw = rawBatchMatMul(backend);
+  const aShape = shapeBytes([1, M, K]);
+  const bShape = shapeBytes([1, K, N]);
+  const aIds = new Map<number, number>();
+  const bIds = new Map<number, number>();
+  const view = (ids: Map<number, number>, base: number, i: number, size: number): number => {
+    let id = ids.get(i);
+    if (id == null) {
+      id = registerView(backend, base + 4 * i * size, size);
+      ids.set(i, id);
+    }
+    return id;
+  };
+  try {
+    for (let o = 0; o < aIdx.length; o++) {
+      const aId = view(aIds, aBase, aIdx[o], M * K);
+      // A b slice shared by several entries keeps its XNNPACK operator (packed weights) meanwhile.
+      const bId = view(bIds, bBase, bIdx[o], K * N);
+      const oId = registerView(backend, oBase + 4 * o * M * N, M * N);
+      try {
+        raw(aId, aShape, 3, bId, bShape, 3, false, false, oId);
+      } finally {
+        releaseView(backend, oId);
+      }
+    }
+  } finally {
+    for (const id of aIds.values()) releaseView(backend, id);
+    for (const id of bIds.values()) releaseView(backend, id);
+  }
+  return out;
+}
+
+/** Either operand (or both) transposed when asked (kept or temporary: the caller disposes `temps`). */
+function plainOperands(
+  backend: WasmBackend,
+  a: TensorInfo,
+  b: TensorInfo,
+  transposeA: boolean,
+  transposeB: boolean,
+  temps: TensorInfo[],
+): [TensorInfo, TensorInfo] {
+  const plain = (x: TensorInfo, transpose: boolean): TensorInfo => {
+    if (!transpose) return x;
+    const { t, owned } = transposeCache(backend).get(x);
+    if (owned) temps.push(t);
+    return t;
+  };
+  return [plain(a, transposeA), plain(b, transposeB)];
+}
+
+const PLAIN = { transposeA: false, transposeB: false };
+
+export function makeBatchMatMul(stock: KernelFunc): KernelFunc {
+  return (args) => {
+    const a = args.inputs.a as TensorInfo;
+    const b = args.inputs.b as TensorInfo;
+    const { transposeA = false, transposeB = false } = args.attrs as { transposeA?: boolean; transposeB?: boolean };
+    if (a.dtype !== 'float32' || b.dtype !== 'float32') return stock(args);
+    const backend = asWasmBackend(args.backend);
+    const d = matMulDims(a, b, transposeA, transposeB);
+    if (!transposeA && !transposeB && d.batchA === 1 && d.batchB === 1) return stock(args);
+    if (util.sizeFromShape(d.outShape) === 0 || d.K === 0) return zeros(backend, d.outShape);
+
+    const noBroadcast = d.batchA === d.batchB && util.sizeFromShape(d.batchShape) === d.batchA;
+    // Tiny batched products: the stock loop, which handles the transposes itself at this size.
+    if (d.batchB > 1 && noBroadcast && d.M * d.K * d.N < SLICE_MIN_MACS) return stock(args);
+
+    const temps: TensorInfo[] = [];
+    try {
+      const [A, B] = plainOperands(backend, a, b, transposeA, transposeB, temps);
+      if (d.batchB === 1) {
+        const out = stock({
+          inputs: { a: withShape(A, [1, d.batchA * d.M, d.K]), b: withShape(B, [1, d.K, d.N]) },
+          backend: args.backend,
+          attrs: PLAIN,
+        }) as TensorInfo;
+        return { dataId: out.dataId, shape: d.outShape, dtype: out.dtype };
+      }
+      return slicedMatMul(backend, A, B, d);
+    } finally {
+      for (const t of temps) backend.disposeData(t.dataId);
+    }
+  };
+}
+
+/**
+ * _FusedMatMul (tf.fused.matMul: matmul + bias + activation). tfjs-core reshapes a and b to rank 3
+ * before calling it. The same trick applies when b has batch 1 and the bias is per column
+ * (size N) or absent; otherwise the stock kernel runs with the operands already transposed.
+ */
+export function makeFusedMatMul(stock: KernelFunc): KernelFunc {
+  return (args) => {
+    const { a, b, bias, preluActivationWeights } = args.inputs as Record<string, TensorInfo | undefined>;
+    if (a == null || b == null) return stock(args);
+    const attrs = args.attrs as NamedAttrMap;
+    const transposeA = Boolean(attrs.transposeA);
+    const transposeB = Boolean(attrs.transposeB);
+    if (a.dtype !== 'float32' || b.dtype !== 'float32') return stock(args);
+    const backend = asWasmBackend(args.backend);
+    const d = matMulDims(a, b, transposeA, transposeB);
+    if (!transposeA && !transposeB && d.batchA === 1 && d.batchB === 1) return stock(args);
+
+    const temps: TensorInfo[] = [];
+    try {
+      const [A, B] = plainOperands(backend, a, b, transposeA, transposeB, temps);
+      const inputs: Record<string, TensorInfo> = { a: A, b: B };
+      if (bias != null) inputs.bias = bias;
+      if (preluActivationWeights != null) inputs.preluActivationWeights = preluActivationWeights;
+      const plainAttrs = { ...attrs, transposeA: false, transposeB: false };
+      const biasOk = bias == null || util.sizeFromShape(bias.shape) === d.N;
+      if (d.batchB === 1 && biasOk && d.K > 0) {
+        inputs.a = withShape(A, [1, d.batchA * d.M, d.K]);
+        inputs.b = withShape(B, [1, d.K, d.N]);
+        const out = stock({ inputs, backend: args.backend, attrs: plainAttrs }) as TensorInfo;
+        return { dataId: out.dataId, shape: d.outShape, dtype: out.dtype };
+      }
+      return stock({ inputs, backend: args.backend, attrs: plainAttrs });
+    } finally {
+      for (const t of temps) backend.disposeData(t.dataId);
+    }
+  };
+}

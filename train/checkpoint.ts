@@ -1,0 +1,91 @@
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/**
+ * A checkpoint is a folder with `tensors.bin` (float32 little-endian, concatenated) and
+ * `checkpoint.json` (names, shapes, offsets, a SHA-256 of the bin, and free-form trainer state).
+ * Folders are written under a temporary name and renamed, so an interrupted save never replaces a
+ * good checkpoint with half of one.
+ */
+export interface CheckpointTensor {
+  name: string;
+  shape: number[];
+  data: Float32Array;
+}
+
+interface Manifest {
+  format: 'frost-checkpoint';
+  version: 1;
+  sha256: string;
+  bytes: number;
+  tensors: { name: string; shape: number[]; offset: number; length: number }[];
+  state: Record<string, unknown>;
+}
+
+export async function saveCheckpoint(dir: string, tensors: CheckpointTensor[], state: Record<string, unknown>): Promise<void> {
+  const total = tensors.reduce((n, t) => n + t.data.length, 0);
+  const bin = new Float32Array(total);
+  const entries: Manifest['tensors'] = [];
+  let offset = 0;
+  for (const t of tensors) {
+    bin.set(t.data, offset);
+    entries.push({ name: t.name, shape: t.shape, offset, length: t.data.length });
+    offset += t.data.length;
+  }
+  const bytes = Buffer.from(bin.buffer, bin.byteOffset, bin.byteLength);
+  const manifest: Manifest = {
+    format: 'frost-checkpoint',
+    version: 1,
+    sha256: createHash('sha256').update(bytes).digest('hex'),
+    bytes: bytes.length,
+    tensors: entries,
+    state,
+  };
+  const tmp = `${dir}.tmp-${process.pid}`;
+  await rm(tmp, { recursive: true, force: true });
+  await mkdir(tmp, { recursive: true });
+  await writeFile(join(tmp, 'tensors.bin'), bytes);
+  await writeFile(join(tmp, 'checkpoint.json'), JSON.stringify(manifest, null, 1));
+  const old = `${dir}.old-${process.pid}`;
+  await rm(old, { recursive: true, force: true });
+  await rename(dir, old).catch(() => undefined);
+  await rename(tmp, dir);
+  await rm(old, { recursive: true, force: true });
+}
+
+export interface LoadedCheckpoint {
+  tensors: Map<string, { shape: number[]; data: Float32Array }>;
+  state: Record<string, unknown>;
+}
+
+/** Loads and verifies a checkpoint; anything wrong is refused with the path in the message. */
+export async function loadCheckpoint(dir: string): Promise<LoadedCheckpoint> {
+  const manifestPath = join(dir, 'checkpoint.json');
+  const binPath = join(dir, 'tensors.bin');
+  let manifest: Manifest;
+  try {
+    manifest = JSON.parse(await readFile(manifestPath, 'utf8')) as Manifest;
+  } catch (err) {
+    throw new Error(`corrupt or missing checkpoint manifest ${manifestPath}: ${(err as Error).message}`);
+  }
+  if (manifest.format !== 'frost-checkpoint' || !Array.isArray(manifest.tensors)) {
+    throw new Error(`${manifestPath} is not a frost checkpoint manifest`);
+  }
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(binPath);
+  } catch (err) {
+    throw new Error(`missing checkpoint tensors ${binPath}: ${(err as Error).message}`);
+  }
+  if (bytes.length !== manifest.bytes) {
+    throw new Error(`corrupt checkpoint ${binPath}: ${bytes.length} bytes, manifest says ${manifest.bytes}`);
+  }
+  if (createHash('sha256').update(bytes).digest('hex') !== manifest.sha256) {
+    throw new Error(`corrupt checkpoint ${binPath}: SHA-256 does not match ${manifestPath}`);
+  }
+  const all = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+  const tensors = new Map<string, { shape: number[]; data: Float32Array }>();
+  for (const t of manifest.tensors) tensors.set(t.name, { shape: t.shape, data: all.subarray(t.offset, t.offset + t.length) });
+  return { tensors, state: manifest.state };
+}

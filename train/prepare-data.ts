@@ -1,0 +1,66 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { getTokenizer } from '../core/text/tokenize.ts';
+import { Vocabulary } from '../core/vocab.ts';
+import { filterByLength, type EncodedPair } from './data/batches.ts';
+import { loadParallelCorpus, type Pair } from './data/corpus.ts';
+import { RUN_FILES, type RunConfig } from './run-config.ts';
+
+/** A corpus ready to train on: vocabularies and id sequences, plus raw text for BLEU. */
+export interface PreparedData {
+  srcVocab: Vocabulary;
+  tgtVocab: Vocabulary;
+  train: EncodedPair[];
+  val: { src: Int32Array; ref: string }[];
+  test: { src: Int32Array; ref: string }[];
+  dropped: number;
+}
+
+/**
+ * Tokenises the corpus and builds (or, on resume, reloads) the vocabularies from the training split.
+ * The vocabularies are written to the run folder: the ids a checkpoint was trained with must not
+ * change because a resumed run rebuilt them.
+ */
+export async function prepareData(config: RunConfig, runDir: string, reuseVocab: boolean): Promise<PreparedData> {
+  const corpus = await loadParallelCorpus({ dataDir: config.data.dir, src: config.data.src, tgt: config.data.tgt, kind: config.data.kind });
+  const tok = getTokenizer(config.tokenizer);
+  const tokenizeSide = (pairs: Pair[], side: 'src' | 'tgt') =>
+    pairs.map((p) => tok.tokenize(p[side], side === 'src' ? config.data.src : config.data.tgt));
+  const trainSrc = tokenizeSide(corpus.train, 'src');
+  const trainTgt = tokenizeSide(corpus.train, 'tgt');
+
+  let srcVocab: Vocabulary;
+  let tgtVocab: Vocabulary;
+  if (reuseVocab) {
+    srcVocab = await readVocab(join(runDir, RUN_FILES.srcVocab));
+    tgtVocab = await readVocab(join(runDir, RUN_FILES.tgtVocab));
+  } else {
+    const opts = { minFreq: config.vocab.minFreq, maxSize: config.vocab.maxSize };
+    srcVocab = Vocabulary.build(trainSrc, opts);
+    tgtVocab = Vocabulary.build(trainTgt, opts);
+    await writeVocab(join(runDir, RUN_FILES.srcVocab), srcVocab);
+    await writeVocab(join(runDir, RUN_FILES.tgtVocab), tgtVocab);
+  }
+  const encoded = trainSrc.map((s, i) => ({ src: srcVocab.encode(s), tgt: tgtVocab.encode(trainTgt[i]) }));
+  const { kept, dropped } = filterByLength(encoded, config.lengths);
+  const evalSplit = (pairs: Pair[]) =>
+    pairs.map((p) => ({ src: srcVocab.encode(tok.tokenize(p.src, config.data.src)).slice(0, config.lengths.maxSrcLen * 2), ref: p.tgt }));
+  return { srcVocab, tgtVocab, train: kept, val: evalSplit(corpus.val), test: evalSplit(corpus.test), dropped };
+}
+
+export async function readVocab(path: string): Promise<Vocabulary> {
+  let json: unknown;
+  try {
+    json = JSON.parse(await readFile(path, 'utf8'));
+  } catch (err) {
+    throw new Error(`cannot read vocabulary ${path}: ${(err as Error).message}`);
+  }
+  const { tokens, frequencies } = json as { tokens: string[]; frequencies?: number[] };
+  if (!Array.isArray(tokens)) throw new Error(`${path} is not a frost vocabulary (no 'tokens' list)`);
+  return Vocabulary.fromJSON(tokens, frequencies);
+}
+
+/** Tokens by id and their training frequencies (reports correlate target-vector norms with them). */
+async function writeVocab(path: string, vocab: Vocabulary): Promise<void> {
+  await writeFile(path, JSON.stringify({ tokens: vocab.toJSON(), frequencies: vocab.frequencies }));
+}

@@ -1,0 +1,262 @@
+import * as tf from '@tensorflow/tfjs-core';
+import { appendFile, mkdir } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { buildModel, type Seq2SeqModel } from '../models/index.ts';
+import { makeBatch, planBatches } from './data/batches.ts';
+import { loadCheckpoint, saveCheckpoint, type CheckpointTensor } from './checkpoint.ts';
+import { evaluateBleu } from './evaluate.ts';
+import { Adam } from './optim/adam.ts';
+import { prepareData, type PreparedData } from './prepare-data.ts';
+import { TrainingProgress } from './progress.ts';
+import { RUN_FILES, readRunConfig, writeRunConfig, type RunConfig } from './run-config.ts';
+import { PlateauSchedule, type PlateauState } from './schedule.ts';
+
+/** What the trainer remembers between sessions; saved with every checkpoint. */
+interface TrainerState {
+  epoch: number;
+  /** Next batch of `epoch` to train on (0 at an epoch boundary). */
+  batch: number;
+  step: number;
+  learningRate: number;
+  elapsedMs: number;
+  schedule: PlateauState;
+  bestBleu: number;
+  done: boolean;
+  stopReason?: string;
+}
+
+export interface TrainOptions {
+  quiet?: boolean;
+  /** Called after every epoch's validation with its metrics line. */
+  onEpoch?: (metrics: EpochMetrics) => void;
+}
+
+export interface EpochMetrics {
+  epoch: number;
+  step: number;
+  trainLoss: number;
+  valBleu: number;
+  learningRate: number;
+  tokensPerSecond: number;
+  elapsedMinutes: number;
+  best: boolean;
+  complete: boolean;
+}
+
+export interface TrainResult {
+  runDir: string;
+  bestBleu: number;
+  epochs: number;
+  steps: number;
+  stopReason: string;
+  model: Seq2SeqModel;
+  data: PreparedData;
+}
+
+/** Starts a new run in `runDir` (which must not already hold one). */
+export async function train(config: RunConfig, runDir: string, opts: TrainOptions = {}): Promise<TrainResult> {
+  if (existsSync(join(runDir, RUN_FILES.config))) {
+    throw new Error(`${runDir} already holds a run; use --resume ${runDir} to continue it, or choose another --out`);
+  }
+  await mkdir(join(runDir, 'checkpoints'), { recursive: true });
+  await writeRunConfig(runDir, config);
+  return runTraining(config, runDir, null, opts);
+}
+
+/** Continues the run in `runDir` from its last checkpoint; `overrides` may extend its budget. */
+export async function resume(runDir: string, overrides: Partial<Pick<RunConfig, 'epochs' | 'maxMinutes'>> = {}, opts: TrainOptions = {}): Promise<TrainResult> {
+  const config = { ...(await readRunConfig(runDir)), ...stripUndefined(overrides) };
+  await writeRunConfig(runDir, config);
+  const lastDir = join(runDir, RUN_FILES.last);
+  const checkpoint = existsSync(lastDir) ? await loadCheckpoint(lastDir) : null;
+  return runTraining(config, runDir, checkpoint, opts);
+}
+
+async function runTraining(
+  config: RunConfig,
+  runDir: string,
+  checkpoint: Awaited<ReturnType<typeof loadCheckpoint>> | null,
+  opts: TrainOptions,
+): Promise<TrainResult> {
+  const progress = new TrainingProgress(opts.quiet);
+  const data = await prepareData(config, runDir, existsSync(join(runDir, RUN_FILES.srcVocab)));
+  progress.log(
+    `data: ${data.train.length} training pairs (${data.dropped} dropped by length), vocab ${config.data.src} ${data.srcVocab.size} / ${config.data.tgt} ${data.tgtVocab.size}`,
+  );
+  const model = buildModel(config.arch, config.archConfig, { srcVocab: data.srcVocab.size, tgtVocab: data.tgtVocab.size }, config.head, config.seed);
+  const counts = model.params.counts();
+  progress.log(`model: ${config.arch}/${config.preset} head ${config.head.name}: ${counts.learnable} learnable, ${counts.frozen} frozen parameters`);
+  const optimizer = new Adam(model.params.learnable, { learningRate: config.optim.learningRate, clipNorm: config.optim.clipNorm });
+  const schedule = new PlateauSchedule(config.schedule);
+
+  let state: TrainerState = {
+    epoch: 0,
+    batch: 0,
+    step: 0,
+    learningRate: config.optim.learningRate,
+    elapsedMs: 0,
+    schedule: schedule.state,
+    bestBleu: -Infinity,
+    done: false,
+  };
+  if (checkpoint) {
+    restoreTensors(model, optimizer, checkpoint.tensors, runDir);
+    state = checkpoint.state as unknown as TrainerState;
+    schedule.state = state.schedule;
+    optimizer.step = state.step;
+    optimizer.learningRate = state.learningRate;
+    progress.log(`resumed at epoch ${state.epoch + 1}, batch ${state.batch}, step ${state.step}`);
+  }
+
+  const budgetMs = (config.maxMinutes ?? Infinity) * 60_000;
+  const val = config.valSentences ? data.val.slice(0, config.valSentences) : data.val;
+  const batchOptions = { seed: config.seed, maxSentences: config.batch.maxSentences, maxTokens: config.batch.maxTokens };
+  const save = async (which: 'last' | 'best') =>
+    saveCheckpoint(join(runDir, which === 'last' ? RUN_FILES.last : RUN_FILES.best), collectTensors(model, optimizer), {
+      ...state,
+      schedule: schedule.state,
+    } as unknown as Record<string, unknown>);
+
+  let sessionStart = Date.now() - state.elapsedMs;
+  const elapsed = () => Date.now() - sessionStart;
+  let lastSave = Date.now();
+
+  while (!state.done) {
+    if (config.epochs !== undefined && state.epoch >= config.epochs) {
+      state.done = true;
+      state.stopReason = `reached ${config.epochs} epochs`;
+      break;
+    }
+    if (elapsed() >= budgetMs) {
+      state.done = true;
+      state.stopReason = `time budget of ${config.maxMinutes} minutes used`;
+      break;
+    }
+    const plan = planBatches(data.train, batchOptions, state.epoch);
+    progress.startEpoch(state.epoch + 1, plan.length, state.batch);
+    let lossSum = 0;
+    let lossTokens = 0;
+    let epochTokens = 0;
+    const epochStart = Date.now();
+    let outOfTime = false;
+    const startBatch = state.batch;
+    for (let i = state.batch; i < plan.length; i++) {
+      const batch = makeBatch(data.train, plan[i]);
+      const { loss } = optimizer.minimize(() => tf.div(model.lossSum(batch, true), batch.tokens) as tf.Scalar);
+      if (!Number.isFinite(loss)) throw new Error(`training diverged at step ${state.step + 1} (loss ${loss}); try a lower --lr`);
+      state.step += 1;
+      state.batch = i + 1;
+      lossSum += loss * batch.tokens;
+      lossTokens += batch.tokens;
+      epochTokens += batch.tokens;
+      const seconds = (Date.now() - epochStart) / 1000;
+      const tps = epochTokens / Math.max(seconds, 1e-3);
+      const batchesDone = i + 1 - startBatch;
+      progress.update({
+        epoch: state.epoch + 1,
+        batch: i + 1,
+        batches: plan.length,
+        loss: lossSum / lossTokens,
+        tokensPerSecond: tps,
+        etaSeconds: ((plan.length - i - 1) * seconds) / Math.max(1, batchesDone),
+      });
+      if (elapsed() >= budgetMs) {
+        outOfTime = true;
+        break;
+      }
+      if (Date.now() - lastSave >= config.checkpointMinutes * 60_000) {
+        state.elapsedMs = elapsed();
+        await save('last');
+        lastSave = Date.now();
+      }
+    }
+    progress.endEpoch();
+    const complete = !outOfTime;
+    const { bleu } = await evaluateBleu(model, data.tgtVocab, val, config.data.tgt, config.tokenizer);
+    const verdict = schedule.observe(bleu, state.epoch);
+    if (verdict.lrFactor !== 1) {
+      optimizer.learningRate *= verdict.lrFactor;
+      progress.log(`no validation gain for ${schedule.patience} epochs: learning rate now ${optimizer.learningRate.toExponential(3)}`);
+    }
+    state.learningRate = optimizer.learningRate;
+    state.bestBleu = Math.max(state.bestBleu, bleu);
+    if (complete) {
+      state.epoch += 1;
+      state.batch = 0;
+    }
+    if (verdict.stop) {
+      state.done = true;
+      state.stopReason = `no validation gain for ${schedule.stopAfter} epochs`;
+    }
+    if (outOfTime) {
+      state.done = true;
+      state.stopReason = `time budget of ${config.maxMinutes} minutes used`;
+    }
+    state.elapsedMs = elapsed();
+    const metrics: EpochMetrics = {
+      epoch: complete ? state.epoch : state.epoch + 1,
+      step: state.step,
+      trainLoss: lossTokens ? lossSum / lossTokens : NaN,
+      valBleu: bleu,
+      learningRate: state.learningRate,
+      tokensPerSecond: epochTokens / Math.max((Date.now() - epochStart) / 1000, 1e-3),
+      elapsedMinutes: state.elapsedMs / 60_000,
+      best: verdict.improved,
+      complete,
+    };
+    await appendFile(join(runDir, RUN_FILES.metrics), `${JSON.stringify({ time: new Date().toISOString(), ...metrics })}\n`);
+    progress.log(
+      `epoch ${metrics.epoch}${complete ? '' : ' (partial)'}: loss ${metrics.trainLoss.toFixed(3)}, val BLEU ${bleu.toFixed(2)}${verdict.improved ? ' (best)' : ''}, ${Math.round(metrics.tokensPerSecond)} tok/s`,
+    );
+    opts.onEpoch?.(metrics);
+    if (verdict.improved) await save('best');
+    await save('last');
+    lastSave = Date.now();
+    sessionStart = Date.now() - state.elapsedMs;
+  }
+  if (state.done && state.stopReason) {
+    await save('last');
+    progress.log(`stopped: ${state.stopReason}; best val BLEU ${state.bestBleu.toFixed(2)}`);
+  }
+  optimizer.dispose();
+  return { runDir, bestBleu: state.bestBleu, epochs: state.epoch, steps: state.step, stopReason: state.stopReason ?? '', model, data };
+}
+
+function collectTensors(model: Seq2SeqModel, optimizer: Adam): CheckpointTensor[] {
+  const out: CheckpointTensor[] = [];
+  for (const [name, v] of model.params.learnable) {
+    out.push({ name, shape: [...v.shape], data: v.dataSync() as Float32Array });
+    out.push({ name: `adam.m/${name}`, shape: [...v.shape], data: optimizer.m.get(name)!.dataSync() as Float32Array });
+    out.push({ name: `adam.v/${name}`, shape: [...v.shape], data: optimizer.v.get(name)!.dataSync() as Float32Array });
+  }
+  return out;
+}
+
+/** Loads learnable parameters (and Adam moments, if given) from checkpoint tensors, checking every shape. */
+export function restoreTensors(
+  model: Seq2SeqModel,
+  optimizer: Adam | null,
+  tensors: Map<string, { shape: number[]; data: Float32Array }>,
+  where: string,
+): void {
+  const put = (target: tf.Variable, name: string) => {
+    const t = tensors.get(name);
+    if (!t) throw new Error(`checkpoint in ${where} has no tensor '${name}'`);
+    if (t.shape.join() !== target.shape.join()) {
+      throw new Error(`checkpoint in ${where}: '${name}' has shape [${t.shape}], the model expects [${target.shape}]`);
+    }
+    target.assign(tf.tensor(t.data, target.shape, 'float32'));
+  };
+  for (const [name, v] of model.params.learnable) {
+    put(v, name);
+    if (optimizer) {
+      put(optimizer.m.get(name)!, `adam.m/${name}`);
+      put(optimizer.v.get(name)!, `adam.v/${name}`);
+    }
+  }
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
