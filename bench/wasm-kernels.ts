@@ -3,7 +3,10 @@
  * process on shapes of a training step (batch 64 × 20 target steps, d = 512, |V| = 6000; GRU input
  * 768 → 3·512 gates; attention over 20 source positions), interleaved runs, medians.
  *
- *   node --import tsx bench/wasm-kernels.ts            (FROST_WASM_THREADS=1 for one thread)
+ * Operands are reused run after run, as weights are across the time steps of a step: frost keeps
+ * a transposed weight after its second use (TransposeCache), so its Wᵀ rows show the steady state.
+ *
+ *   node --import tsx bench/wasm-kernels.ts            (FROST_WASM_THREADS=2 for the threaded build)
  *   BENCH_BUDGET_MS=4000 … for more runs per case (default 2500 ms per case, 3 ≤ runs ≤ 15)
  */
 import '@tensorflow/tfjs'; // gradients (tfjs-core alone registers none)
@@ -150,6 +153,26 @@ matmulCase('batched scores Q·Kᵀ', [B, S, d], [B, S, d], false, true);
   const r = compare(kernelThunk(stockMM, mmInputs, mmAttrs), kernelThunk(oursMM, mmInputs, mmAttrs));
   rows.push({ label: 'workaround oneHot(ids)ᵀ·dy', shapes: `[${N},${V}]ᵀ·[${N},${e}]`, ...r });
   tf.dispose([dy, ids, E, oneHot]);
+}
+
+// Copies that the stock kernels make: gather of embeddings, unstack of time-major projections,
+// the tape's clone of each saved tensor (Identity).
+function kernelCase(label: string, shapes: string, kernelName: string, inputs: Record<string, TensorInfo>, attrs: NamedAttrMap): void {
+  const stock = stockWasmKernel(kernelName);
+  const ours = tf.getKernel(kernelName, 'wasm')!.kernelFunc;
+  rows.push({ label, shapes, ...compare(stock ? kernelThunk(stock, inputs, attrs) : 'missing', kernelThunk(ours, inputs, attrs)) });
+}
+{
+  const E = tf.randomNormal([V, 256]);
+  const ids = tf.randomUniform([N], 0, V, 'int32');
+  kernelCase('embedding lookup (GatherV2)', `E [${V},256], ${N} ids`, 'GatherV2', { x: E, indices: ids }, { axis: 0, batchDims: 0 });
+  const proj = tf.randomNormal([S, B, 768]);
+  kernelCase('tf.unstack (Unpack)', `[${S},${B},768] → ${S}×`, 'Unpack', { value: proj }, { axis: 0 });
+  const feats = tf.randomNormal([N, 1280]);
+  kernelCase('tf.split, concat grad (SplitV)', `[${N},1280] → 3 pieces`, 'SplitV', { x: feats }, { numOrSizeSplits: [512, 512, 256], axis: 1 });
+  const W = tf.randomNormal([d, V]);
+  kernelCase('tape clone of a weight (Identity)', `[${d},${V}]`, 'Identity', { x: W }, {});
+  tf.dispose([E, ids, proj, feats, W]);
 }
 
 const fmt = (x: number | string) => (typeof x === 'number' ? (x < 10 ? x.toFixed(2) : x.toFixed(1)) : x);

@@ -24,6 +24,8 @@ interface TrainerState {
   bestBleu: number;
   done: boolean;
   stopReason?: string;
+  /** Budget stops are lifted by a resume with a larger budget; a plateau stop is final. */
+  stopKind?: 'epochs' | 'time' | 'plateau';
 }
 
 export interface TrainOptions {
@@ -106,6 +108,7 @@ async function runTraining(
     schedule.state = state.schedule;
     optimizer.step = state.step;
     optimizer.learningRate = state.learningRate;
+    if (state.done && state.stopKind !== 'plateau') state.done = false;
     progress.log(`resumed at epoch ${state.epoch + 1}, batch ${state.batch}, step ${state.step}`);
   }
 
@@ -125,11 +128,13 @@ async function runTraining(
   while (!state.done) {
     if (config.epochs !== undefined && state.epoch >= config.epochs) {
       state.done = true;
+      state.stopKind = 'epochs';
       state.stopReason = `reached ${config.epochs} epochs`;
       break;
     }
     if (elapsed() >= budgetMs) {
       state.done = true;
+      state.stopKind = 'time';
       state.stopReason = `time budget of ${config.maxMinutes} minutes used`;
       break;
     }
@@ -187,10 +192,12 @@ async function runTraining(
     }
     if (verdict.stop) {
       state.done = true;
+      state.stopKind = 'plateau';
       state.stopReason = `no validation gain for ${schedule.stopAfter} epochs`;
     }
     if (outOfTime) {
       state.done = true;
+      state.stopKind = 'time';
       state.stopReason = `time budget of ${config.maxMinutes} minutes used`;
     }
     state.elapsedMs = elapsed();

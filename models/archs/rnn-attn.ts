@@ -34,7 +34,7 @@ export interface RnnAttnConfig {
 }
 
 const presets: Record<string, RnnAttnConfig> = {
-  tiny: { embedding: 32, hidden: 64, encoderHidden: 32, attention: 64, output: 64, dropout: 0 },
+  tiny: { embedding: 64, hidden: 128, encoderHidden: 64, attention: 64, output: 96, dropout: 0 },
   small: { embedding: 256, hidden: 512, encoderHidden: 256, attention: 512, output: 512, dropout: 0.2 },
   paper: { embedding: 512, hidden: 1024, encoderHidden: 512, attention: 1024, output: 1024, dropout: 0.3 },
 };

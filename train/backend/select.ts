@@ -4,15 +4,15 @@
  * Order (prefer: 'auto'): @tensorflow/tfjs-node-gpu, @tensorflow/tfjs-node (both register the
  * native 'tensorflow' backend; neither is a dependency of frost, users install one themselves),
  * then @tensorflow/tfjs-backend-wasm with frost's kernels (wasm-kernels.ts). The plain-JS 'cpu'
- * backend is 50-100× slower than wasm on the MatMuls of a training step, so it is used only when
- * asked for by name (tests of tiny things).
+ * backend is 40-60× slower than wasm on a 512³ MatMul (0.65-0.9 s vs 10-18 ms here), so it is used
+ * only when asked for by name (tests of tiny things). A native package that is installed but fails
+ * to load is reported (one line on stderr) before falling back.
  *
- * wasm threads: the threaded SIMD build runs in Node through wasm-threaded.ts. Default: threaded
- * when the machine has at least 2 logical CPUs, with one XNNPACK thread per logical CPU (max 8);
- * set FROST_WASM_THREADS=1 (or the wasmThreads option) for the single-threaded SIMD build.
- * See the numbers in wasm-kernels.ts.
+ * wasm threads: stock tfjs loads the single-threaded SIMD build in Node. The threaded SIMD build
+ * runs too, through wasm-threaded.ts, with FROST_WASM_THREADS=N (or the wasmThreads option), N ≤ 8.
+ * Default ('auto'): 1 thread, because on the 2-vCPU machine the second thread did not speed up a
+ * training step (see wasm-kernels.ts) and costs 1.3 s of start-up; try N = cores on bigger ones.
  */
-import { availableParallelism } from 'node:os';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
@@ -61,10 +61,16 @@ const loadNative = (pkg: string) => async (): Promise<BackendInfo> => {
   return { name: 'tensorflow', package: pkg };
 };
 
+/**
+ * What 'auto' means. 1: see the measurements in wasm-kernels.ts; on the 2-vCPU machine the second
+ * XNNPACK thread did not make the GEMMs of a step faster, and cost 1.3 s of start-up.
+ */
+export const AUTO_WASM_THREADS = 1;
+
 export function resolveWasmThreads(option: number | 'auto' | undefined): number {
   const fromEnv = process.env.FROST_WASM_THREADS;
   const wanted = option ?? (fromEnv != null && fromEnv !== '' ? (fromEnv === 'auto' ? 'auto' : Number(fromEnv)) : 'auto');
-  if (wanted === 'auto') return Math.min(8, availableParallelism());
+  if (wanted === 'auto') return AUTO_WASM_THREADS;
   if (!Number.isFinite(wanted) || wanted < 1) throw new Error(`bad wasm thread count: ${String(wanted)}`);
   return Math.min(8, Math.floor(wanted));
 }
@@ -111,6 +117,18 @@ function describe(info: BackendInfo): string {
   return `tfjs backend: ${info.name} (${info.package}${threads})${warning}`;
 }
 
+const NOT_INSTALLED = 'not installed';
+
+function firstLine(e: unknown): string {
+  return e instanceof Error ? e.message.split('\n')[0] : String(e);
+}
+
+/** The package itself is missing (as opposed to installed but broken, e.g. no libtensorflow). */
+function isNotInstalled(e: unknown, pkg: string): boolean {
+  const code = (e as { code?: string } | null)?.code;
+  return (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && firstLine(e).includes(`'${pkg}'`);
+}
+
 let current: { key: string; info: BackendInfo } | null = null;
 
 /**
@@ -128,10 +146,13 @@ export async function initBackend(opts: InitBackendOptions = {}): Promise<Backen
     try {
       const info = await candidate.load(opts);
       current = { key, info };
-      if (!opts.quiet) console.log(describe(info));
+      if (!opts.quiet) {
+        for (const f of failures.filter((line) => !line.endsWith(NOT_INSTALLED))) console.warn(`tfjs backend skipped:${f}`);
+        console.log(describe(info));
+      }
       return info;
     } catch (e) {
-      failures.push(`  ${candidate.package}: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`);
+      failures.push(`  ${candidate.package}: ${isNotInstalled(e, candidate.package) ? NOT_INSTALLED : firstLine(e)}`);
     }
   }
   const hint =

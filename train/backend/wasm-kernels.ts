@@ -1,9 +1,56 @@
 /**
- * FINDINGS (placeholder, rewritten below after measurement)
+ * frost's kernels for @tensorflow/tfjs-backend-wasm 4.22, and why each exists.
+ *
+ * FINDINGS (measured on the 2-vCPU dev VM, single-threaded SIMD build; bench/wasm-kernels.ts
+ * has the kernel numbers, a training step is the rnn-attn "small" preset, batch 64 × 20 target
+ * tokens, |V| = 6000, Adam):
+ *
+ *  - BatchMatMul. XNNPACK (15-26 GFLOP/s here) runs only when transposeA = transposeB = false and
+ *    both batch sizes are 1; everything else falls to a scalar C++ loop (1-1.5 GFLOP/s, and it
+ *    reads the transposed operand with a stride). MatMul's gradients are exactly those cases:
+ *    dZ·Wᵀ and fᵀ·dZ of the output layer took 4.8 s and 7.4 s vs 0.48 and 0.59 s now (10-12×);
+ *    a GRU step's x·W gradients 12-19×. kernels/batch-matmul.ts transposes the operand once
+ *    (weights used at every time step stay transposed: TransposeCache) and calls XNNPACK; batched
+ *    products fold the batch into the rows when b is shared, else one XNNPACK call per entry.
+ *  - _FusedMatMul (tf.fused.matMul; no frost model uses it yet). Same loop problem, and the loop
+ *    adds the wrong bias element to every row after the first (bias[min(i·N+j, N−1)]); its XNNPACK
+ *    path reads N bias values out of a 1-element bias. Same fix, unfused fallback otherwise.
+ *  - UnsortedSegmentSum: not registered on wasm at all, so tf.grad through tf.gather (every
+ *    embedding lookup) threw. kernels/unsorted-segment-sum.ts: one scatter-add pass, 1.8 ms for
+ *    a [1280, 256] gradient into [6000, 256]. The rest of Gather's gradient is Reshape and
+ *    Transpose with an identity permutation (for axis 0), which the stock Transpose copies.
+ *    Of the cpu backend's kernels, wasm lacks only this one that seq2seq training needs (the others
+ *    missing: Einsum, complex/FFT, ragged, Conv2DBackpropFilter, DepthwiseConv2dNative grads).
+ *  - Identity: the gradient tape clones every op's saved inputs (engine.clone → Identity), and the
+ *    stock wasm Identity memcpy's them: every MatMul copied its weight matrix in the forward pass.
+ *    Aliased (like the cpu backend's Identity): 2380 copies per step gone.
+ *  - Transpose: permutations that move only size-1 axes alias instead of copying.
+ *  - Slice / SplitV / Unpack: the stock Slice first copies the WHOLE input out of the heap
+ *    (readSync), once per output for SplitV/Unpack: tf.unstack of the encoder's [20, 64, 768]
+ *    projections and the gradient of every tf.concat copied the full tensor per piece
+ *    (Unpack alone: 0.55 s per step). Now only the slice is copied.
+ *  - GatherV2: the stock C++ loop rebuilds a location vector (heap-allocated) per element: 20 ms to
+ *    look up 1280 embeddings of 256 (≈ 60 ns/float), the same per beam-search reorder of a
+ *    [64, 20, 512] memory. Row copies now (kernels/gather.ts).
+ *  Not slow, checked: Sigmoid/Tanh gradients (composites of Mul/Sub), Softmax, logSumExp (Max,
+ *  Sub, Exp, Sum, Log), OneHot, Select, Cumsum, TopK, PadV2 (Slice's gradient), Concat (copies
+ *  from heap views).
+ *
+ *  Training step: stock kernels (+ UnsortedSegmentSum so that it runs at all) ≈ 30-33 s; with
+ *  these ≈ 3.9-4.0 s. What remains is mostly real GEMM work near XNNPACK's single-thread speed
+ *  (the three |V|-sized MatMuls ≈ 1.3 s; 2.9 of 4.0 s in BatchMatMul), then Exp over the
+ *  [1280, 6000] logits (60-90 ms, twice: logSumExp and the loss gradient recompute it), Tanh
+ *  (≈ 0.17 s), the attention's batched outer products αᵀ·dy (stock loop, ≈ 0.09 s), ≈ 7900
+ *  kernel calls of engine overhead, and tf.dropout (JS-side random numbers, ≈ 13 ms per [1280, 512]).
+ *
+ *  Threads: see select.ts / wasm-threaded.ts. The threaded SIMD build works in Node, but on this
+ *  2-vCPU VM it was not faster (GEMMs and steps within noise or slower; the pthreadpool worker
+ *  spins on a core between the many small ops), so it is opt-in.
  */
 import '@tensorflow/tfjs-backend-wasm';
 import { getKernel, registerKernel, unregisterKernel, type KernelConfig, type KernelFunc } from '@tensorflow/tfjs-core';
 import { makeBatchMatMul, makeFusedMatMul } from './kernels/batch-matmul.ts';
+import { rowGather } from './kernels/gather.ts';
 import { aliasingIdentity } from './kernels/identity.ts';
 import { heapSlice, heapSplitV, heapUnpack } from './kernels/slice.ts';
 import { aliasingTranspose } from './kernels/transpose.ts';
@@ -24,9 +71,13 @@ function requireStock(name: string, stock: KernelFunc | undefined): KernelFunc {
 
 const OVERRIDES: Override[] = [
   { kernelName: 'BatchMatMul', make: (stock) => makeBatchMatMul(requireStock('BatchMatMul', stock)) },
-  { kernelName: '_FusedMatMul', make: (stock) => makeFusedMatMul(requireStock('_FusedMatMul', stock)) },
+  {
+    kernelName: '_FusedMatMul',
+    make: (stock) => makeFusedMatMul(requireStock('_FusedMatMul', stock), makeBatchMatMul(requireStock('BatchMatMul', stockWasmKernel('BatchMatMul')))),
+  },
   { kernelName: 'Transpose', make: (stock) => aliasingTranspose(requireStock('Transpose', stock)) },
   { kernelName: 'UnsortedSegmentSum', make: () => unsortedSegmentSum },
+  { kernelName: 'GatherV2', make: (stock) => rowGather(requireStock('GatherV2', stock)) },
   { kernelName: 'Identity', make: (stock) => aliasingIdentity(requireStock('Identity', stock)) },
   { kernelName: 'Slice', make: (stock) => heapSlice(requireStock('Slice', stock)) },
   { kernelName: 'SplitV', make: (stock) => heapSplitV(requireStock('SplitV', stock)) },

@@ -17,6 +17,8 @@
  * stock and frost kernel registered for 'wasm' applies unchanged.
  *
  * Side effect of the emscripten runtime: it sets globalThis.Worker = worker_threads.Worker.
+ * The workers inherit process.execArgv: `--import tsx` is fine (if slow to start, ×8), but a
+ * process started with `--input-type=module -e …` cannot start them (Node refuses the flag there).
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';

@@ -83,7 +83,8 @@ export class ToyLanguage {
   readonly intransitiveVerbs: readonly ToyLemma[];
   readonly prepositions: readonly ToyLemma[];
 
-  constructor(seed: number) {
+  /** @param lexiconScale multiplies every lexicon size (at least 2 lemmas per class stay). */
+  constructor(seed: number, lexiconScale = 1) {
     const rng = new SeededRandom(seed, 'toy-corpus/lexicon');
     // Every surface form of every lemma is unique across the whole language, so a word never has two
     // parts of speech and the translation stays a function of the source.
@@ -107,7 +108,7 @@ export class ToyLanguage {
         }
       }
     };
-    const sizes = TOY_LEXICON_SIZES;
+    const sizes = scaledLexicon(lexiconScale);
     this.nouns = times(sizes.nouns, () => ({
       ...draw((s, t) => [s, s + 's', t, t + TGT_NOUN_PLURAL], true),
       gender: rng.int(2) as Gender,
@@ -204,6 +205,19 @@ export interface ToyCorpusOptions {
   train: number;
   val: number;
   test: number;
+  /**
+   * Multiplies the lexicon sizes: 0.25 gives a vocabulary of about 150-200 words that a tiny model
+   * learns in a minute (what the tests use). @default 1
+   */
+  lexiconScale?: number;
+}
+
+/** Lexicon sizes for a scale factor. */
+export function scaledLexicon(scale: number): Record<keyof typeof TOY_LEXICON_SIZES, number> {
+  if (!(scale > 0)) throw new RangeError(`toy corpus: 'lexiconScale' must be positive, got ${scale}`);
+  const s = TOY_LEXICON_SIZES;
+  const f = (n: number) => Math.max(2, Math.round(n * scale));
+  return { nouns: f(s.nouns), adjectives: f(s.adjectives), transitiveVerbs: f(s.transitiveVerbs), intransitiveVerbs: f(s.intransitiveVerbs) };
 }
 
 /**
@@ -217,7 +231,7 @@ export function makeToyCorpus(options: ToyCorpusOptions): ParallelCorpus {
     const n = options[split];
     if (!Number.isInteger(n) || n < 0) throw new RangeError(`toy corpus: '${split}' must be a non-negative integer, got ${n}`);
   }
-  const lang = new ToyLanguage(seed);
+  const lang = new ToyLanguage(seed, options.lexiconScale ?? 1);
   const heldOut = new Set<string>();
   const draw = (split: 'train' | 'val' | 'test', unique: boolean): Pair[] => {
     const rng = new SeededRandom(seed, `toy-corpus/${split}`);
@@ -240,7 +254,7 @@ export function makeToyCorpus(options: ToyCorpusOptions): ParallelCorpus {
 
 /** A short description of the toy corpus, for the README that `frost data toy` writes. */
 export function describeToyCorpus(options: ToyCorpusOptions): string {
-  const s = TOY_LEXICON_SIZES;
+  const s = scaledLexicon(options.lexiconScale ?? 1);
   return [
     '# frost toy corpus',
     '',

@@ -45,10 +45,11 @@ export function registerData(program: Command): void {
     .requiredOption('--out <dir>', 'directory to write train.src, train.tgt, val.*, test.* and README.md to')
     .option('--seed <n>', 'seed of the language and the sentences', seed, 1)
     .option('--size <n>', 'training pairs', nonNegativeInt, 20000)
+    .option('--lexicon-scale <x>', 'multiply the lexicon size (0.25: ~200 words, quick to learn)', (v) => Number(v), 1)
     .option('--val <n>', 'validation pairs', nonNegativeInt, 500)
     .option('--test <n>', 'test pairs', nonNegativeInt, 500)
-    .action(async (opts: { out: string; seed: number; size: number; val: number; test: number }) => {
-      const written = await writeToyCorpus(opts.out, { seed: opts.seed, train: opts.size, val: opts.val, test: opts.test });
+    .action(async (opts: { out: string; seed: number; size: number; val: number; test: number; lexiconScale: number }) => {
+      const written = await writeToyCorpus(opts.out, { seed: opts.seed, train: opts.size, val: opts.val, test: opts.test, lexiconScale: opts.lexiconScale });
       process.stdout.write(
         `toy: ${opts.size}/${opts.val}/${opts.test} train/val/test pairs (seed ${opts.seed}), ${written.length} files in ${opts.out}\n`,
       );

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { registerBleu } from './bleu.ts';
 import { registerData } from './data.ts';
+import { registerDemo } from './demo.ts';
 import { registerExport } from './export.ts';
 import { registerServe } from './serve.ts';
 import { registerTrain } from './train.ts';
@@ -9,4 +10,4 @@ import { registerTranslate } from './translate.ts';
 /** Each command lives in its own file and adds itself to the program. */
 export type RegisterCommand = (program: Command) => void;
 
-export const commands: RegisterCommand[] = [registerData, registerTrain, registerExport, registerTranslate, registerServe, registerBleu];
+export const commands: RegisterCommand[] = [registerDemo, registerData, registerTrain, registerExport, registerTranslate, registerServe, registerBleu];

@@ -16,7 +16,7 @@
  * Transposed weights are kept between calls (TransposeCache in transpose.ts).
  */
 import type { KernelFunc, NamedAttrMap, TensorInfo } from '@tensorflow/tfjs-core';
-import { broadcast_util, util } from '@tensorflow/tfjs-core';
+import { broadcast_util, getKernel, util } from '@tensorflow/tfjs-core';
 import { transposeCache } from './transpose.ts';
 import {
   asWasmBackend,
@@ -185,8 +185,9 @@ export function makeBatchMatMul(stock: KernelFunc): KernelFunc {
     if (a.dtype !== 'float32' || b.dtype !== 'float32') return stock(args);
     const backend = asWasmBackend(args.backend);
     const d = matMulDims(a, b, transposeA, transposeB);
-    if (!transposeA && !transposeB && d.batchA === 1 && d.batchB === 1) return stock(args);
+    // Before the stock path: with K = 0 it returns uninitialised memory.
     if (util.sizeFromShape(d.outShape) === 0 || d.K === 0) return zeros(backend, d.outShape);
+    if (!transposeA && !transposeB && d.batchA === 1 && d.batchB === 1) return stock(args);
 
     const noBroadcast = d.batchA === d.batchB && util.sizeFromShape(d.batchShape) === d.batchA;
     // Tiny batched products: the stock loop, which handles the transposes itself at this size.
@@ -210,12 +211,43 @@ export function makeBatchMatMul(stock: KernelFunc): KernelFunc {
   };
 }
 
+/** Kernels (and their attrs) that apply each fusable activation, for the unfused fallback. */
+function activationKernel(activation: string, attrs: NamedAttrMap): { name: string; attrs: NamedAttrMap } | null {
+  switch (activation) {
+    case 'linear':
+      return null;
+    case 'relu':
+      return { name: 'Relu', attrs: {} };
+    case 'relu6':
+      return { name: 'Relu6', attrs: {} };
+    case 'elu':
+      return { name: 'Elu', attrs: {} };
+    case 'sigmoid':
+      return { name: 'Sigmoid', attrs: {} };
+    case 'leakyrelu':
+      return { name: 'LeakyRelu', attrs: { alpha: (attrs.leakyreluAlpha as number | undefined) ?? 0.2 } };
+    case 'prelu':
+      return { name: 'Prelu', attrs: {} };
+    default:
+      throw new Error(`_FusedMatMul: unknown activation ${activation}`);
+  }
+}
+
+function runKernel(name: string, inputs: Record<string, TensorInfo>, backend: unknown, attrs: NamedAttrMap = {}): TensorInfo {
+  const kernel = getKernel(name, 'wasm');
+  if (kernel == null) throw new Error(`frost _FusedMatMul: no wasm kernel ${name}`);
+  return kernel.kernelFunc({ inputs, backend: backend as never, attrs }) as TensorInfo;
+}
+
 /**
- * _FusedMatMul (tf.fused.matMul: matmul + bias + activation). tfjs-core reshapes a and b to rank 3
- * before calling it. The same trick applies when b has batch 1 and the bias is per column
- * (size N) or absent; otherwise the stock kernel runs with the operands already transposed.
+ * _FusedMatMul (tf.fused.matMul: matmul + bias + activation; tfjs-core reshapes a and b to rank 3
+ * first). The stock kernel is right only on its XNNPACK path: its loop adds bias[min(i·N + j,
+ * size − 1)], i.e. the last bias element for every row after the first, whenever a transpose or
+ * a batch sends it there; and its XNNPACK path reads N bias values even from a 1-element bias.
+ * So: stock when it takes XNNPACK with a size-N (or no) bias; batch folded into rows when b has
+ * batch 1; otherwise BatchMatMul, then the Add and activation kernels, unfused.
  */
-export function makeFusedMatMul(stock: KernelFunc): KernelFunc {
+export function makeFusedMatMul(stock: KernelFunc, batchMatMul: KernelFunc): KernelFunc {
   return (args) => {
     const { a, b, bias, preluActivationWeights } = args.inputs as Record<string, TensorInfo | undefined>;
     if (a == null || b == null) return stock(args);
@@ -225,25 +257,37 @@ export function makeFusedMatMul(stock: KernelFunc): KernelFunc {
     if (a.dtype !== 'float32' || b.dtype !== 'float32') return stock(args);
     const backend = asWasmBackend(args.backend);
     const d = matMulDims(a, b, transposeA, transposeB);
-    if (!transposeA && !transposeB && d.batchA === 1 && d.batchB === 1) return stock(args);
+    const biasOk = bias == null || (bias.shape.length === 1 && bias.shape[0] === d.N);
+    const xnnOk = biasOk && d.K > 0 && util.sizeFromShape(d.outShape) > 0;
+    if (xnnOk && !transposeA && !transposeB && d.batchA === 1 && d.batchB === 1) return stock(args);
 
-    const temps: TensorInfo[] = [];
-    try {
-      const [A, B] = plainOperands(backend, a, b, transposeA, transposeB, temps);
-      const inputs: Record<string, TensorInfo> = { a: A, b: B };
-      if (bias != null) inputs.bias = bias;
-      if (preluActivationWeights != null) inputs.preluActivationWeights = preluActivationWeights;
-      const plainAttrs = { ...attrs, transposeA: false, transposeB: false };
-      const biasOk = bias == null || util.sizeFromShape(bias.shape) === d.N;
-      if (d.batchB === 1 && biasOk && d.K > 0) {
-        inputs.a = withShape(A, [1, d.batchA * d.M, d.K]);
-        inputs.b = withShape(B, [1, d.K, d.N]);
-        const out = stock({ inputs, backend: args.backend, attrs: plainAttrs }) as TensorInfo;
+    if (xnnOk && d.batchB === 1) {
+      const temps: TensorInfo[] = [];
+      try {
+        const [A, B] = plainOperands(backend, a, b, transposeA, transposeB, temps);
+        const inputs: Record<string, TensorInfo> = { a: withShape(A, [1, d.batchA * d.M, d.K]), b: withShape(B, [1, d.K, d.N]) };
+        if (bias != null) inputs.bias = bias;
+        if (preluActivationWeights != null) inputs.preluActivationWeights = preluActivationWeights;
+        const out = stock({ inputs, backend: args.backend, attrs: { ...attrs, transposeA: false, transposeB: false } }) as TensorInfo;
         return { dataId: out.dataId, shape: d.outShape, dtype: out.dtype };
+      } finally {
+        for (const t of temps) backend.disposeData(t.dataId);
       }
-      return stock({ inputs, backend: args.backend, attrs: plainAttrs });
-    } finally {
-      for (const t of temps) backend.disposeData(t.dataId);
     }
+
+    let y = batchMatMul({ inputs: { a, b }, backend: args.backend, attrs: { transposeA, transposeB } }) as TensorInfo;
+    if (bias != null) {
+      const sum = runKernel('Add', { a: y, b: bias }, args.backend);
+      backend.disposeData(y.dataId);
+      y = sum;
+    }
+    const act = activationKernel(String(attrs.activation ?? 'linear'), attrs);
+    if (act != null) {
+      const inputs: Record<string, TensorInfo> = act.name === 'Prelu' ? { x: y, alpha: preluActivationWeights! } : { x: y };
+      const z = runKernel(act.name, inputs, args.backend, act.attrs);
+      backend.disposeData(y.dataId);
+      y = z;
+    }
+    return y;
   };
 }

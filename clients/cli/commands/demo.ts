@@ -1,0 +1,91 @@
+import type { Command } from 'commander';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { MODEL_CARD_FILE } from '../../../core/runtime/model-card.ts';
+import { exportRun } from '../../../export/export-run.ts';
+import { resolveArchConfig } from '../../../models/index.ts';
+import { startServer } from '../../../serve/server.ts';
+import { initBackend } from '../../../train/backend/select.ts';
+import { fetchMulti30k } from '../../../train/data/fetch.ts';
+import { LOCAL_MULTI30K_DIR, multi30kDir, REPO_ROOT } from '../../../train/data/paths.ts';
+import { RUN_FILES, runConfigSchema } from '../../../train/run-config.ts';
+import { resume, train } from '../../../train/trainer.ts';
+
+interface DemoFlags {
+  minutes: number;
+  port: number;
+  host: string;
+  src: string;
+  tgt: string;
+  head: string;
+  preset: string;
+}
+
+/** Finds Multi30k (FROST_DATA, ../shared/data, ./data/multi30k) or downloads it; says what to do when neither works. */
+async function findMulti30k(): Promise<string> {
+  try {
+    return multi30kDir();
+  } catch {
+    process.stderr.write('Multi30k not found locally; downloading it from its public source...\n');
+    try {
+      await fetchMulti30k({ out: LOCAL_MULTI30K_DIR, download: true, log: (line) => process.stderr.write(`${line}\n`) });
+      return LOCAL_MULTI30K_DIR;
+    } catch (err) {
+      throw new Error(
+        `no Multi30k corpus: ${(err as Error).message}\n` +
+          'Either set FROST_DATA to a folder holding multi30k/ (train.de.gz, train.en.gz, ...), ' +
+          'or copy those files into data/multi30k with `frost data multi30k --from DIR --out data/multi30k`, then run `npm start` again.',
+      );
+    }
+  }
+}
+
+/**
+ * The main job: make sure a demo model exists (train it under a time budget, resuming an interrupted
+ * run, and export it), then serve it.
+ */
+export function registerDemo(program: Command): void {
+  program
+    .command('demo')
+    .description('train (time-capped), export and serve a Multi30k translation model; reuses it when it exists')
+    .option('--minutes <m>', 'training budget in minutes', (v) => Number(v), 20)
+    .option('--port <n>', 'HTTP port', (v) => Number(v), 8080)
+    .option('--host <addr>', 'address to listen on', '127.0.0.1')
+    .option('--src <lang>', 'source language', 'de')
+    .option('--tgt <lang>', 'target language', 'en')
+    .option('--head <name>', 'output head', 'fixed-l2')
+    .option('--preset <name>', 'architecture preset', 'small')
+    .action(async (flags: DemoFlags) => {
+      const name = `demo-${flags.src}-${flags.tgt}-${flags.head}`;
+      const modelDir = join(REPO_ROOT, 'artifacts', name);
+      if (!existsSync(join(modelDir, MODEL_CARD_FILE))) {
+        const runDir = join(REPO_ROOT, 'runs', name);
+        await initBackend();
+        if (existsSync(join(runDir, RUN_FILES.config))) {
+          process.stderr.write(`continuing the demo run in ${runDir}\n`);
+          (await resume(runDir, { maxMinutes: flags.minutes })).model.params.dispose();
+        } else {
+          const dataDir = await findMulti30k();
+          process.stderr.write(`training ${name} for up to ${flags.minutes} minutes (Ctrl-C is safe: npm start resumes)\n`);
+          const config = runConfigSchema.parse({
+            arch: 'rnn-attn',
+            preset: flags.preset,
+            archConfig: resolveArchConfig('rnn-attn', flags.preset),
+            head: { name: flags.head },
+            data: { dir: dataDir, kind: 'multi30k', src: flags.src, tgt: flags.tgt },
+            maxMinutes: flags.minutes,
+          });
+          (await train(config, runDir)).model.params.dispose();
+        }
+        await exportRun(runDir, modelDir, { name });
+      }
+      const server = await startServer({ modelsDir: modelDir, port: flags.port, host: flags.host });
+      const body = JSON.stringify({ text: 'Ein Hund rennt über die Wiese.', beam: 5 });
+      process.stdout.write(
+        `\nfrost is serving ${name} at ${server.url}\ntry:\n  curl -s ${server.url}/v1/translate -H 'content-type: application/json' -d '${body}'\n`,
+      );
+      const stop = () => void server.close().then(() => process.exit(0));
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+}

@@ -1,0 +1,123 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import { corpusBleu } from '../core/metrics/bleu.ts';
+import { loadModelDir } from '../core/runtime/load-node.ts';
+import { exportRun } from '../export/export-run.ts';
+import { resolveArchConfig } from '../models/index.ts';
+import { initBackend } from '../train/backend/select.ts';
+import { loadCheckpoint } from '../train/checkpoint.ts';
+import { writeToyCorpus } from '../train/data/fetch.ts';
+import { runConfigSchema, type RunConfigInput } from '../train/run-config.ts';
+import { resume, train } from '../train/trainer.ts';
+import { checkModel } from './helpers/onnx-check.ts';
+
+const run = promisify(execFile);
+const CLI = join(import.meta.dirname, '..', 'bin', 'frost.js');
+let dir: string;
+let dataDir: string;
+
+function config(head: string, extra: Partial<RunConfigInput> = {}) {
+  return runConfigSchema.parse({
+    arch: 'rnn-attn',
+    preset: 'tiny',
+    archConfig: resolveArchConfig('rnn-attn', 'tiny'),
+    head: { name: head },
+    data: { dir: dataDir, kind: 'plain', src: 'src', tgt: 'tgt' },
+    tokenizer: 'whitespace',
+    vocab: { minFreq: 1 },
+    optim: { learningRate: 5e-3 },
+    epochs: 4,
+    ...extra,
+  });
+}
+
+async function testBleu(modelDir: string): Promise<number> {
+  const runtime = await loadModelDir(modelDir);
+  const src = (await readFile(join(dataDir, 'test.src'), 'utf8')).trim().split('\n');
+  const ref = (await readFile(join(dataDir, 'test.tgt'), 'utf8')).trim().split('\n');
+  const out = await runtime.translate(src, { beam: 1 });
+  await runtime.release();
+  return corpusBleu(out.map((t) => t.text), [ref]).score;
+}
+
+before(async () => {
+  await initBackend({ prefer: 'wasm', quiet: true });
+  dir = await mkdtemp(join(tmpdir(), 'frost-e2e-'));
+  dataDir = join(dir, 'toy');
+  await writeToyCorpus(dataDir, { seed: 1, train: 6000, val: 200, test: 200, lexiconScale: 0.2 });
+});
+
+after(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('translation from corpus to ONNX answer on the toy corpus', () => {
+  for (const head of ['learned', 'fixed-l2']) {
+    test(`${head}: a tiny model reaches >= 90 BLEU on held-out sentences through onnxruntime`, async () => {
+      const runDir = join(dir, `run-${head}`);
+      const result = await train(config(head), runDir, { quiet: true });
+      result.model.params.dispose();
+      const modelDir = join(dir, `model-${head}`);
+      const { card, parity } = await exportRun(runDir, modelDir, { quiet: true });
+      assert.ok(parity.maxScaledDiff <= 1e-4);
+      assert.equal(card.head.name, head);
+      for (const file of ['encoder.onnx', 'decoder.onnx']) checkModel(join(modelDir, file));
+      const bleu = await testBleu(modelDir);
+      assert.ok(bleu >= 90, `test BLEU ${bleu.toFixed(2)} < 90`);
+    });
+  }
+
+  test("fixed-uniform's training loss falls every epoch", async () => {
+    const runDir = join(dir, 'run-fixed-uniform');
+    const result = await train(config('fixed-uniform', { epochs: 3 }), runDir, { quiet: true });
+    result.model.params.dispose();
+    const losses = (await readFile(join(runDir, 'metrics.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { trainLoss: number }).trainLoss);
+    assert.equal(losses.length, 3);
+    for (let i = 1; i < losses.length; i++) assert.ok(losses[i] < losses[i - 1], `losses ${losses.join(', ')}`);
+  });
+
+  test('an interrupted run resumes from its last checkpoint and continues its step count', async () => {
+    const runDir = join(dir, 'run-resume');
+    const first = await train(config('tied', { epochs: 1 }), runDir, { quiet: true });
+    first.model.params.dispose();
+    const saved = await loadCheckpoint(join(runDir, 'checkpoints', 'last'));
+    const stepsAfterOne = (saved.state as { step: number }).step;
+    assert.ok(stepsAfterOne > 0);
+    const second = await resume(runDir, { epochs: 2 }, { quiet: true });
+    second.model.params.dispose();
+    assert.equal(second.epochs, 2);
+    assert.equal(second.steps, 2 * stepsAfterOne);
+    const lines = (await readFile(join(runDir, 'metrics.jsonl'), 'utf8')).trim().split('\n');
+    assert.equal(lines.length, 2);
+    await assert.rejects(train(config('tied'), runDir, { quiet: true }), /already holds a run/);
+  });
+
+  test('a corrupt checkpoint is refused with its path', async () => {
+    const runDir = join(dir, 'run-resume');
+    const bin = join(runDir, 'checkpoints', 'last', 'tensors.bin');
+    const bytes = await readFile(bin);
+    bytes[100] ^= 0xff;
+    await writeFile(bin, bytes);
+    await assert.rejects(resume(runDir, { epochs: 3 }, { quiet: true }), (err: Error) => err.message.includes(bin) && /corrupt/.test(err.message));
+    await writeFile(bin, bytes.subarray(0, 10));
+    await assert.rejects(exportRun(runDir, join(dir, 'never'), { checkpoint: 'last', quiet: true }), (err: Error) => err.message.includes(bin));
+  });
+
+  test('the frost bin translates with an exported model (stdin lines and arguments)', async () => {
+    const modelDir = join(dir, 'model-learned');
+    const src = (await readFile(join(dataDir, 'test.src'), 'utf8')).trim().split('\n').slice(0, 3);
+    const { stdout } = await run(process.execPath, [CLI, 'translate', modelDir, '--beam', '4', ...src]);
+    const lines = stdout.trim().split('\n');
+    assert.equal(lines.length, 3);
+    const ref = (await readFile(join(dataDir, 'test.tgt'), 'utf8')).trim().split('\n').slice(0, 3);
+    assert.ok(corpusBleu(lines, [ref]).score > 80, stdout);
+  });
+});
