@@ -6,6 +6,7 @@
  */
 import '@tensorflow/tfjs'; // gradient functions (tfjs-core's Node build registers none)
 import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as tf from '@tensorflow/tfjs-core';
@@ -145,6 +146,21 @@ test('backend candidates: native first, wasm next, cpu only when named', () => {
     BACKEND_CANDIDATES.filter((c) => c.explicitOnly).map((c) => c.name),
     ['cpu'],
   );
+});
+
+test("prefer: 'tensorflow' without tfjs-node says what to install", async (t) => {
+  const require = createRequire(import.meta.url);
+  const installed = ['@tensorflow/tfjs-node', '@tensorflow/tfjs-node-gpu'].some((p) => {
+    try {
+      require.resolve(p);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+  if (installed) return t.skip('tfjs-node is installed here');
+  await assert.rejects(initBackend({ prefer: 'tensorflow', quiet: true }), /tfjs-node: not installed[\s\S]*install @tensorflow\/tfjs-node/);
+  assert.equal(tf.getBackend(), 'wasm');
 });
 
 test('matMul 2D, all four transpose combinations, odd sizes', () => {

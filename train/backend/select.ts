@@ -10,8 +10,9 @@
  *
  * wasm threads: stock tfjs loads the single-threaded SIMD build in Node. The threaded SIMD build
  * runs too, through wasm-threaded.ts, with FROST_WASM_THREADS=N (or the wasmThreads option), N ≤ 8.
- * Default ('auto'): 1 thread, because on the 2-vCPU machine the second thread did not speed up a
- * training step (see wasm-kernels.ts) and costs 1.3 s of start-up; try N = cores on bigger ones.
+ * Default ('auto'): 1 thread. On the shared 2-vCPU dev VM a second thread halved a big GEMM only
+ * while the other vCPU was idle and made training steps slower whenever it was not (numbers in
+ * wasm-kernels.ts); it also costs 1.3 s of start-up. Try FROST_WASM_THREADS=2 on a dedicated box.
  */
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
@@ -61,10 +62,7 @@ const loadNative = (pkg: string) => async (): Promise<BackendInfo> => {
   return { name: 'tensorflow', package: pkg };
 };
 
-/**
- * What 'auto' means. 1: see the measurements in wasm-kernels.ts; on the 2-vCPU machine the second
- * XNNPACK thread did not make the GEMMs of a step faster, and cost 1.3 s of start-up.
- */
+/** What 'auto' means (see the header). */
 export const AUTO_WASM_THREADS = 1;
 
 export function resolveWasmThreads(option: number | 'auto' | undefined): number {

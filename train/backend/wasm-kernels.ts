@@ -43,9 +43,13 @@
  *  (≈ 0.17 s), the attention's batched outer products αᵀ·dy (stock loop, ≈ 0.09 s), ≈ 7900
  *  kernel calls of engine overhead, and tf.dropout (JS-side random numbers, ≈ 13 ms per [1280, 512]).
  *
- *  Threads: see select.ts / wasm-threaded.ts. The threaded SIMD build works in Node, but on this
- *  2-vCPU VM it was not faster (GEMMs and steps within noise or slower; the pthreadpool worker
- *  spins on a core between the many small ops), so it is opt-in.
+ *  Threads (select.ts, wasm-threaded.ts): the threaded SIMD build works in Node and XNNPACK does
+ *  use 2 threads: with both vCPUs free, a [1280,512]·[512,2000] GEMM loop ran 1.15 s → 0.61 s at
+ *  1.97 CPU-seconds per second. But this VM is shared, and with any other process running the
+ *  second thread only competes: in 6 paired runs, steps with 2 threads took from the same time
+ *  to 50% longer than with 1 (e.g. 5.0 vs 4.0 s, 5.3 vs 4.2 s), and the pthreadpool worker
+ *  spin-waits on a core between the ~7900 small kernel calls of a step. So 1 thread by default;
+ *  FROST_WASM_THREADS=2 is worth trying on a dedicated machine.
  */
 import '@tensorflow/tfjs-backend-wasm';
 import { getKernel, registerKernel, unregisterKernel, type KernelConfig, type KernelFunc } from '@tensorflow/tfjs-core';
