@@ -20,6 +20,11 @@ export interface ExportOptions {
   /** Sentences from the validation split used for the parity check. @default 8 */
   paritySentences?: number;
   quiet?: boolean;
+  /**
+   * Store frozen matrices the graph could regenerate (seeded fixed heads, the Hadamard head) as
+   * plain initializers instead of regenerating them at session creation. @default false
+   */
+  storeFrozen?: boolean;
 }
 
 export interface ExportResult {
@@ -44,7 +49,8 @@ export async function exportRun(runDir: string, outDir: string, opts: ExportOpti
 
   const model = buildModel(config.arch, config.archConfig, { srcVocab: srcVocab.size, tgtVocab: tgtVocab.size }, config.head, config.seed);
   restoreTensors(model, null, checkpoint.tensors, ckptDir);
-  const { encoder, decoder, graphs } = model.toOnnx();
+  const storeFrozen = opts.storeFrozen ?? false;
+  const { encoder, decoder, graphs } = model.toOnnx({ storeFrozen });
   const encoderBytes = encoder.toBytes();
   const decoderBytes = decoder.toBytes();
 
@@ -77,7 +83,7 @@ export async function exportRun(runDir: string, outDir: string, opts: ExportOpti
     specials: { pad: SPECIALS.pad.id, unk: SPECIALS.unk.id, bos: SPECIALS.bos.id, eos: SPECIALS.eos.id },
     tokenizer: config.tokenizer,
     graphs,
-    params: { learnable: counts.learnable, frozen: counts.frozen, generated: 0, byComponent: model.params.countsByComponent() },
+    params: { learnable: counts.learnable, frozen: counts.frozen, generated: model.head.generatedParams?.(storeFrozen) ?? 0, byComponent: model.params.countsByComponent() },
     files: {
       [graphs.encoder.file]: { bytes: encoderBytes.length, gzipBytes: gzipSync(encoderBytes).length },
       [graphs.decoder.file]: { bytes: decoderBytes.length, gzipBytes: gzipSync(decoderBytes).length },

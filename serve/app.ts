@@ -4,6 +4,7 @@ import type { Translation, TranslationHypothesis } from '../core/runtime/seq2seq
 import { errorHandler, HttpError, notFoundHandler } from './errors.ts';
 import type { ModelRegistry } from './model-registry.ts';
 import { DEFAULT_LIMITS, parseTranslateRequest, type RequestLimits } from './schemas.ts';
+import { webRouter } from './static.ts';
 
 /** Options of {@link createApp}. */
 export interface AppOptions {
@@ -78,6 +79,7 @@ export function createApp(opts: AppOptions): Express {
     },
   );
 
+  app.use(webRouter({ registry }));
   app.use(notFoundHandler());
   app.use(errorHandler(onInternal));
   return app;

@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { corpusBleu } from '../core/metrics/bleu.ts';
 import { loadModelDir } from '../core/runtime/load-node.ts';
 import { exportRun } from '../export/export-run.ts';
+import { startServer } from '../serve/server.ts';
 import { resolveArchConfig } from '../models/index.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { loadCheckpoint } from '../train/checkpoint.ts';
@@ -109,6 +110,31 @@ describe('translation from corpus to ONNX answer on the toy corpus', () => {
     await assert.rejects(resume(runDir, { epochs: 3 }, { quiet: true }), (err: Error) => err.message.includes(bin) && /corrupt/.test(err.message));
     await writeFile(bin, bytes.subarray(0, 10));
     await assert.rejects(exportRun(runDir, join(dir, 'never'), { checkpoint: 'last', quiet: true }), (err: Error) => err.message.includes(bin));
+  });
+
+  test('frost serve answers with the same translation as the runtime, and 4xx with a reason on bad input', async () => {
+    const modelDir = join(dir, 'model-learned');
+    const text = (await readFile(join(dataDir, 'test.src'), 'utf8')).split('\n')[0];
+    const runtime = await loadModelDir(modelDir);
+    const [expected] = await runtime.translate([text], { beam: 3 });
+    await runtime.release();
+    const server = await startServer({ modelsDir: modelDir, port: 0, log: () => {} });
+    try {
+      const post = (body: string) =>
+        fetch(`${server.url}/v1/translate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      const ok = await post(JSON.stringify({ text, beam: 3 }));
+      assert.equal(ok.status, 200);
+      const json = (await ok.json()) as { translations: { text: string; score: number }[] };
+      assert.equal(json.translations[0].text, expected.text);
+      assert.ok(Math.abs(json.translations[0].score - expected.score) < 1e-5);
+      const bad = await post('{"text": ');
+      assert.equal(bad.status, 400);
+      assert.equal(((await bad.json()) as { code: string }).code, 'FROST_ERR_BAD_JSON');
+      const unknown = await post(JSON.stringify({ model: 'nope', text }));
+      assert.equal(unknown.status, 404);
+    } finally {
+      await server.close();
+    }
   });
 
   test('the frost bin translates with an exported model (stdin lines and arguments)', async () => {

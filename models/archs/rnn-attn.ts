@@ -189,8 +189,10 @@ class RnnAttnModel implements Seq2SeqModel {
     });
   }
 
-  toOnnx(opset = 18) {
-    return { encoder: this.encoderGraph(opset), decoder: this.decoderGraph(opset), graphs: this.graphSpec() };
+  toOnnx(opts: { opset?: number; storeFrozen?: boolean } = {}) {
+    const opset = opts.opset ?? 18;
+    const storeFrozen = opts.storeFrozen ?? false;
+    return { encoder: this.encoderGraph(opset), decoder: this.decoderGraph(opset, storeFrozen), graphs: this.graphSpec() };
   }
 
   private graphSpec() {
@@ -236,7 +238,7 @@ class RnnAttnModel implements Seq2SeqModel {
     return g;
   }
 
-  private decoderGraph(opset: number): GraphBuilder {
+  private decoderGraph(opset: number, storeFrozen: boolean): GraphBuilder {
     const g = new GraphBuilder('frost-rnn-attn-decoder-step', { opset });
     const { encoderHidden: eh, hidden: H, attention: att } = this.cfg;
     const A = 2 * eh;
@@ -271,7 +273,7 @@ class RnnAttnModel implements Seq2SeqModel {
     const next = g.squeeze(hNext, [0]);
     // f = tanh([s'; c; e] Wo + bo); log_probs = log_softmax(head(f))
     const f = g.op('Tanh', [g.op('Gemm', [g.op('Concat', [next, c, e], { axis: 1 }), g.initializer('decoder/out/W', tensorValue(this.w.outW)), g.initializer('decoder/out/b', tensorValue(this.w.outB))])]);
-    const logits = g.scope('head', () => this.head.toOnnx(g, f, { embedding }));
+    const logits = g.scope('head', () => this.head.toOnnx(g, f, { embedding, storeFrozen }));
     g.output(g.op('LogSoftmax', [logits], { axis: 1 }), 'log_probs', 'float32', ['rows', V]);
     g.output(next, 'next_state', 'float32', ['rows', H]);
     return g;

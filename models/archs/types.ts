@@ -34,8 +34,11 @@ export interface Seq2SeqModel {
   encode(src: tf.Tensor2D, srcLen: tf.Tensor1D): NamedTensors;
   /** One decoder step: previous tokens [N] and state+memory to log-probabilities [N, |V|] and the next state. */
   step(prev: tf.Tensor1D, inputs: NamedTensors): { logProbs: tf.Tensor2D; state: NamedTensors };
-  /** The encoder and decoder-step graphs and how they connect. */
-  toOnnx(opset?: number): { encoder: GraphBuilder; decoder: GraphBuilder; graphs: ModelCard['graphs'] };
+  /**
+   * The encoder and decoder-step graphs and how they connect. `opset` defaults to 18;
+   * `storeFrozen` is passed to the head (see HeadOnnxContext.storeFrozen).
+   */
+  toOnnx(opts?: { opset?: number; storeFrozen?: boolean }): { encoder: GraphBuilder; decoder: GraphBuilder; graphs: ModelCard['graphs'] };
 }
 
 export interface ModelSizes {

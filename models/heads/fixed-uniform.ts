@@ -1,8 +1,12 @@
 import { streamKey, uniformMatrix } from '../../core/random.ts';
 import { frozenDenseHead } from './fixed-dense.ts';
+import { seededUniformMatrixOnnx } from './seeded-matrix-onnx.ts';
 import { registerHead } from './registry.ts';
 
-/** Every cell of W uniform in [-limit, limit] (the paper's [-10, 10]), frozen from the start, no bias. */
+/**
+ * Every cell of W uniform in [-limit, limit] (the paper's [-10, 10]), frozen from the start, no bias.
+ * Exported as its stream key plus a subgraph that regenerates W bit for bit.
+ */
 registerHead({
   name: 'fixed-uniform',
   summary: 'W frozen, uniform in [-10, 10], no bias',
@@ -10,6 +14,9 @@ registerHead({
   build(ctx, options: { limit: number }) {
     const key = streamKey(ctx.seed, 'fixed-uniform');
     const targets = uniformMatrix(key, ctx.vocabSize, ctx.inputDim, -options.limit, options.limit);
-    return frozenDenseHead(ctx, 'fixed-uniform', targets, () => ({ seed: ctx.seed, limit: options.limit }));
+    const spec = { key, rows: ctx.vocabSize, cols: ctx.inputDim, lo: -options.limit, hi: options.limit };
+    return frozenDenseHead(ctx, 'fixed-uniform', targets, () => ({ seed: ctx.seed, limit: options.limit }), (g) =>
+      seededUniformMatrixOnnx(g, spec),
+    );
   },
 });

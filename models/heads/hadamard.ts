@@ -1,12 +1,14 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { chooseHadamardColumns, hadamardOrder, hadamardRows } from '../../core/hadamard.ts';
 import { tensorValue } from '../onnx-values.ts';
+import { hadamardScoresOnnx } from './hadamard-onnx.ts';
 import { registerHead } from './registry.ts';
 
 /**
  * Hoffer et al.'s fixed Hadamard classifier: target vectors are rows of a Sylvester Hadamard matrix
  * restricted to d columns (see chooseHadamardColumns for why not the first d), f is L2-normalised,
- * and one learned scale sets the softmax temperature.
+ * and one learned scale sets the softmax temperature. The export computes H's rows with structured
+ * ops (hadamard-onnx.ts) and stores only the column numbers, unless asked to store the matrix.
  */
 registerHead({
   name: 'hadamard',
@@ -27,15 +29,17 @@ registerHead({
           const norm = tf.sqrt(tf.add(tf.sum(tf.square(f), 1, true), eps));
           return tf.mul(tf.matMul(tf.div(f, norm), W), scale);
         }),
-      toOnnx(g, f) {
+      toOnnx(g, f, onnx) {
         // scores = scale * (f / ||f||) Hᵀ
         const sq = g.reduce('ReduceSum', g.op('Mul', [f, f]), [1], true);
         const norm = g.op('Sqrt', [g.op('Add', [sq, g.constFloat(eps)])]);
         const unit = g.op('Div', [f, norm]);
-        const H = g.initializer('targets', { dtype: 'float32', dims: [V, d], data: targets });
-        const scores = g.op('Gemm', [unit, H], { transB: 1 });
+        const scores = onnx.storeFrozen
+          ? g.op('Gemm', [unit, g.initializer('targets', { dtype: 'float32', dims: [V, d], data: targets })], { transB: 1 })
+          : hadamardScoresOnnx(g, unit, { rows: V, order: n, columns });
         return g.op('Mul', [scores, g.initializer('scale', tensorValue(scale))]);
       },
+      generatedParams: (storeFrozen) => (storeFrozen ? 0 : V * d),
       describe: () => ({ name: 'hadamard', seed: ctx.seed, order: n, columns: Array.from(columns) }),
     };
   },

@@ -22,6 +22,11 @@ export interface HeadContext {
 export interface HeadOnnxContext {
   /** The initializer holding the target embedding [|V|, e]: tied heads reference it instead of storing a copy. */
   embedding: string;
+  /**
+   * Store frozen matrices that the head could regenerate (from a seed or from structure) as plain
+   * initializers instead (`frost export --store-frozen`): bigger files, no regeneration subgraph.
+   */
+  storeFrozen?: boolean;
 }
 
 /** An output layer: scores the decoder's output vectors f against one target vector per word. */
@@ -31,6 +36,11 @@ export interface OutputHead {
   logits(f: tf.Tensor2D, training: boolean): tf.Tensor2D;
   /** Emits the head's nodes; `f` names a float32 [N, d] value; returns the logits value's name. */
   toOnnx(g: GraphBuilder, f: string, ctx: HeadOnnxContext): string;
+  /**
+   * Frozen parameters the exported graph regenerates instead of storing, for the model card's
+   * `params.generated` (0 with `storeFrozen`). Heads without such parameters leave it out.
+   */
+  generatedParams?(storeFrozen: boolean): number;
   /** The head's section of the model card: its name and every setting needed to rebuild it. */
   describe(): Record<string, unknown> & { name: string };
 }

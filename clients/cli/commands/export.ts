@@ -12,7 +12,8 @@ export function registerExport(program: Command): void {
     .addOption(new Option('--checkpoint <which>', 'checkpoint to export').choices(['best', 'last']).default('best'))
     .option('--name <name>', 'model name (default: the output folder name)')
     .option('--quiet', 'no summary line')
-    .action(async (run: string, flags: { out: string; checkpoint: 'best' | 'last'; name?: string; quiet?: boolean }) => {
+    .option('--store-frozen', 'store frozen output matrices as initializers instead of regenerating them from their seed or structure')
+    .action(async (run: string, flags: { out: string; checkpoint: 'best' | 'last'; name?: string; quiet?: boolean; storeFrozen?: boolean }) => {
       await initBackend({ quiet: true });
       const result = await exportRun(resolve(run), resolve(flags.out), flags);
       if (!flags.quiet) process.stdout.write(`${result.outDir}\n`);

@@ -1,0 +1,98 @@
+/**
+ * The browser client's routes: the page (`/`, built from clients/web on first request), ONNX
+ * Runtime's wasm files (`/ort/:file`), and each loaded model's files
+ * (`GET /v1/models/:name/files/:file`), which the page downloads to translate in the browser.
+ */
+import { isAbsolute, join, relative, resolve } from 'node:path';
+import { Router, type NextFunction, type Request, type Response } from 'express';
+import { bundleWebApp, type WebBundle } from '../clients/web/build/bundle.ts';
+import { ISOLATION_HEADERS } from '../clients/web/build/isolation.ts';
+import { ORT_RUNTIME_FILES, ortContentType, ortDistDir } from '../clients/web/build/ort-files.ts';
+import { MODEL_CARD_FILE } from '../core/runtime/model-card.ts';
+import { HttpError } from './errors.ts';
+import type { ModelRegistry } from './model-registry.ts';
+
+/** Options of {@link webRouter}. */
+export interface WebRouterOptions {
+  registry: ModelRegistry;
+  /** Builds the page. @default {@link bundleWebApp}, run once on the first request for the page */
+  bundle?: () => Promise<WebBundle>;
+}
+
+/** Page files change when the server restarts with new code: revalidate (by ETag) on every load. */
+const REVALIDATE = 'no-cache';
+
+/**
+ * The router; mount it before the JSON 404 handler. Model files are served only when the card
+ * names them (the card itself, its two graphs, and its `files` entries), so no request can reach
+ * another file of the model directory, let alone outside it.
+ */
+export function webRouter(opts: WebRouterOptions): Router {
+  const { registry } = opts;
+  const build = opts.bundle ?? (() => bundleWebApp());
+  let built: Promise<WebBundle> | undefined;
+  const page = (): Promise<WebBundle> => {
+    built ??= build().catch((err: unknown) => {
+      built = undefined; // let the next request try again
+      throw err;
+    });
+    return built;
+  };
+  const ortDir = ortDistDir();
+
+  const router = Router();
+
+  const sendPageFile = (path: string) => async (_req: Request, res: Response, next: NextFunction) => {
+    const asset = (await page()).files.get(path);
+    if (!asset) {
+      next();
+      return;
+    }
+    res.set({ ...ISOLATION_HEADERS, 'Content-Type': asset.contentType, 'Cache-Control': REVALIDATE, 'X-Content-Type-Options': 'nosniff' });
+    res.send(Buffer.from(asset.contents.buffer, asset.contents.byteOffset, asset.contents.byteLength));
+  };
+
+  router.get(['/', '/index.html'], sendPageFile('index.html'));
+  router.get('/app/:file', (req, res, next) => sendPageFile(`app/${req.params.file}`)(req, res, next));
+
+  router.get('/ort/:file', (req, res, next) => {
+    const file = req.params.file;
+    if (!ORT_RUNTIME_FILES.includes(file)) {
+      next();
+      return;
+    }
+    res.sendFile(
+      join(ortDir, file),
+      { headers: { ...ISOLATION_HEADERS, 'Content-Type': ortContentType(file), 'Cache-Control': REVALIDATE } },
+      (err) => err && next(err),
+    );
+  });
+
+  router.get('/v1/models/:name/files/:file', (req, res, next) => {
+    const model = registry.get(req.params.name);
+    const file = req.params.file;
+    const { card } = model.runtime;
+    const named = new Set([MODEL_CARD_FILE, card.graphs.encoder.file, card.graphs.decoder.file, ...Object.keys(card.files)]);
+    const notFound = () => new HttpError('FROST_ERR_NOT_FOUND', { method: req.method, path: req.path });
+    const dir = model.dir === undefined ? undefined : resolve(model.dir);
+    // The card is data: even a name it lists must stay inside the model directory.
+    if (dir === undefined || !named.has(file) || !isInside(dir, resolve(dir, file))) {
+      next(notFound());
+      return;
+    }
+    const type = file.endsWith('.json') ? 'application/json' : 'application/octet-stream';
+    res.sendFile(resolve(dir, file), { headers: { 'Cache-Control': REVALIDATE, 'Content-Type': type } }, (err) => {
+      if (!err) return;
+      const code = (err as NodeJS.ErrnoException).code;
+      next(code === 'ENOENT' || code === 'EISDIR' ? notFound() : err);
+    });
+  });
+
+  return router;
+}
+
+/** Whether `path` lies strictly inside `dir` (both absolute). */
+function isInside(dir: string, path: string): boolean {
+  const rel = relative(dir, path);
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
+}

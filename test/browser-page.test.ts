@@ -1,0 +1,144 @@
+/**
+ * The web client in a real browser (headless Chromium through playwright-core): it loads a model
+ * from `frost serve`, translates in the page with onnxruntime-web, and must agree with the server's
+ * onnxruntime-node answer word for word. Skipped, with the reason, where Chromium is missing.
+ *
+ * FROST_SCREENSHOT=1 also writes the screenshot to docs/screenshot-web.png.
+ */
+import assert from 'node:assert/strict';
+import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { Page } from 'playwright-core';
+import { startServer, type RunningServer } from '../serve/server.ts';
+import { browserSkipReason, launchBrowser, type TestBrowser } from './helpers/browser.ts';
+import { writeTinyModelDir } from './helpers/tiny-model.ts';
+
+/** Sentences in the tiny model's vocabulary (plus one unknown word), all with non-empty outputs at beam 4. */
+const SENTENCES = ['The red dog sits on a big house .', 'a small cat and a big dog', 'the blue ball and the zebra'];
+const BEAM = 4;
+const MODEL = 'tiny-en-de';
+
+describe('web client in Chromium', { skip: browserSkipReason(), timeout: 180_000 }, () => {
+  let root: string;
+  let server: RunningServer;
+  let browser: TestBrowser;
+  let page: Page;
+  /** Every URL the page (and its workers) requested, in order. */
+  const requested: string[] = [];
+
+  before(async () => {
+    root = await mkdtemp(join(tmpdir(), 'frost-web-page-'));
+    await writeTinyModelDir(join(root, 'models', 'tiny'));
+    server = await startServer({ modelsDir: join(root, 'models'), port: 0, host: '127.0.0.1', intraOpNumThreads: 1, log: () => {} });
+    browser = await launchBrowser();
+    browser.context.on('request', (r) => requested.push(r.url()));
+    page = await browser.context.newPage();
+  });
+
+  after(async () => {
+    await browser?.close();
+    await server?.close();
+    if (root) await rm(root, { recursive: true, force: true });
+  });
+
+  /** Waits until the page has finished what it was doing; fails with the page's own message on an error. */
+  async function settle(): Promise<void> {
+    await page.waitForSelector('body[data-state="ready"], body[data-state="error"]', { timeout: 120_000 });
+    const state = await page.getAttribute('body', 'data-state');
+    if (state === 'error') assert.fail(`the page reports: ${await page.textContent('#status')}`);
+  }
+
+  async function loadModel(): Promise<void> {
+    await page.goto(server.url);
+    await page.waitForSelector('body[data-state="idle"]');
+    await page.getByLabel('Model on this server').selectOption(MODEL);
+    await page.getByLabel('Run on').selectOption('wasm');
+    await page.getByRole('button', { name: 'Load model' }).click();
+    await settle();
+  }
+
+  async function serverTranslation(text: string): Promise<string> {
+    const res = await fetch(`${server.url}/v1/translate`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: MODEL, text, beam: BEAM }),
+    });
+    assert.equal(res.status, 200);
+    return (await res.json()).translations[0].text;
+  }
+
+  test(`translates in the page with beam ${BEAM}, exactly as POST /v1/translate does`, async () => {
+    await loadModel();
+    // Cross-origin isolation is what gives ORT its threads.
+    const { isolated, cores } = await page.evaluate(() => ({ isolated: crossOriginIsolated, cores: navigator.hardwareConcurrency }));
+    assert.equal(isolated, true, 'the page is cross-origin isolated');
+    const threads = Math.max(1, Math.min(4, cores));
+    const backend = (await page.textContent('#models tbody tr[aria-current="true"] td.backend')) ?? '';
+    assert.ok(backend.startsWith(`wasm, ${threads} thread${threads === 1 ? '' : 's'}`), backend);
+
+    // The card's figures are on show.
+    const row = page.locator('#models tbody tr').first();
+    assert.equal(await row.locator('td.head').textContent(), 'learned');
+    assert.match((await row.locator('td.learnable').textContent()) ?? '', /^\d[\d,]*$/);
+    assert.match((await row.locator('td.download').textContent()) ?? '', /kB/);
+
+    await page.getByLabel('Text, one sentence per line').fill(SENTENCES.join('\n'));
+    await page.getByLabel('Beam width').fill(String(BEAM));
+    await page.getByRole('switch', { name: /Compare with the server/ }).check();
+    await page.getByRole('button', { name: 'Translate' }).click();
+    await settle();
+
+    const rows = page.locator('#results tbody tr');
+    assert.equal(await rows.count(), SENTENCES.length);
+    for (let i = 0; i < SENTENCES.length; i++) {
+      const inBrowser = await rows.nth(i).locator('td.browser-text').getAttribute('data-text');
+      const shownForServer = await rows.nth(i).locator('td.server-text').getAttribute('data-text');
+      const expected = await serverTranslation(SENTENCES[i]);
+      assert.ok(expected.length > 0, `'${SENTENCES[i]}' has a non-empty translation`);
+      assert.equal(inBrowser, expected, `'${SENTENCES[i]}': in the browser vs POST /v1/translate`);
+      assert.equal(shownForServer, expected, `'${SENTENCES[i]}': the page's own server column`);
+      assert.match((await rows.nth(i).locator('td.browser-ms').textContent()) ?? '', /ms$/);
+    }
+
+    const shot = join(root, 'screenshot-web.png');
+    await page.screenshot({ path: shot, fullPage: true });
+    if (process.env.FROST_SCREENSHOT === '1') {
+      await mkdir('docs', { recursive: true });
+      await copyFile(shot, join('docs', 'screenshot-web.png'));
+    }
+  });
+
+  test('a reload takes the runtime and the model from Cache Storage', async () => {
+    const before = requested.length;
+    await loadModel();
+    const again = requested.slice(before).map((u) => new URL(u).pathname);
+    assert.ok(!again.some((p) => p.endsWith('.wasm') || p.endsWith('.onnx')), `downloaded again: ${again.join(', ')}`);
+    assert.match((await page.textContent('#models tbody tr td.download')) ?? '', /from cache/);
+  });
+
+  test('loads a model from a folder URL, and names the URL when there is no model there', async () => {
+    const urlField = page.getByLabel('or a model folder URL');
+    await urlField.fill(`${server.url}/nowhere`);
+    await page.getByRole('button', { name: 'Load model' }).click();
+    await page.waitForSelector('body[data-state="error"]');
+    assert.match((await page.textContent('#status')) ?? '', /\/nowhere\/model-card\.json: HTTP 404/);
+
+    // No trailing slash: the page adds it, so the graphs resolve inside the folder.
+    await urlField.fill(`${server.url}/v1/models/${MODEL}/files`);
+    await page.getByRole('button', { name: 'Load model' }).click();
+    await settle();
+    assert.match((await page.textContent('#status')) ?? '', new RegExp(`${MODEL} is loaded`));
+  });
+
+  test('makes no request outside 127.0.0.1', () => {
+    assert.ok(requested.length > 0, 'requests were recorded');
+    const outside = requested.filter((u) => {
+      const url = new URL(u);
+      // data: and blob: URLs are the page's own memory, not the network.
+      return url.protocol !== 'data:' && url.protocol !== 'blob:' && url.hostname !== '127.0.0.1';
+    });
+    assert.deepEqual(outside, []);
+  });
+});
