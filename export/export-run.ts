@@ -11,6 +11,10 @@ import { readVocab } from '../train/prepare-data.ts';
 import { RUN_FILES, readRunConfig } from '../train/run-config.ts';
 import { restoreTensors } from '../train/trainer.ts';
 import { checkParity, PARITY_TOLERANCE, type ParityReport } from './parity.ts';
+import { checkPrecision, type PrecisionCheck, validationPairs } from './precision-check.ts';
+import { convertPrecision, type Precision } from './precision.ts';
+import { measureSizeReport } from './size-report.ts';
+import { type TritonOptions, writeTritonRepository } from './triton.ts';
 
 export interface ExportOptions {
   /** Which checkpoint: the best validation BLEU (default) or the last. */
@@ -25,12 +29,25 @@ export interface ExportOptions {
    * plain initializers instead of regenerating them at session creation. @default false
    */
   storeFrozen?: boolean;
+  /**
+   * Storage precision of the large weights (export/precision.ts). The float32 graphs are parity-
+   * checked against tfjs first; fp16/int8 ones are then compared with them by greedy BLEU on the
+   * validation split (export/precision-check.ts) instead of the 1e-4 bar. @default 'fp32'
+   */
+  precision?: Precision;
+  /** Validation sentences for the fp16/int8 BLEU comparison. @default 300 */
+  precisionSentences?: number;
+  /** Also write a Triton Inference Server model repository here (export/triton.ts). */
+  triton?: string;
+  tritonOptions?: TritonOptions;
 }
 
 export interface ExportResult {
   outDir: string;
   card: ModelCard;
   parity: ParityReport;
+  /** Only for fp16/int8 exports. */
+  precisionCheck?: PrecisionCheck;
 }
 
 /**
@@ -64,10 +81,25 @@ export async function exportRun(runDir: string, outDir: string, opts: ExportOpti
     );
   }
 
+  // Reduced precision is a pass over the checked float32 bytes; its drift from tfjs is recorded, not held to the tolerance.
+  const precision = opts.precision ?? 'fp32';
+  const encoderOut = convertPrecision(encoderBytes, precision);
+  const decoderOut = convertPrecision(decoderBytes, precision);
+  const final = { encoder: encoderOut.bytes, decoder: decoderOut.bytes };
+  let drift = parity;
+  if (precision !== 'fp32') {
+    drift = await checkParity(model, final.encoder, final.decoder, samples, SPECIALS.bos.id, SPECIALS.pad.id);
+    if (!Number.isFinite(drift.maxAbsDiff)) {
+      model.params.dispose();
+      throw new Error(`export refused: the ${precision} graphs produce non-finite log-probabilities (a weight out of ${precision} range?)`);
+    }
+  }
+  const size = await measureSizeReport({ [graphs.encoder.file]: final.encoder, [graphs.decoder.file]: final.decoder });
+
   await mkdir(outDir, { recursive: true });
   await rm(join(outDir, MODEL_CARD_FILE), { force: true });
-  await writeFile(join(outDir, graphs.encoder.file), encoderBytes);
-  await writeFile(join(outDir, graphs.decoder.file), decoderBytes);
+  await writeFile(join(outDir, graphs.encoder.file), final.encoder);
+  await writeFile(join(outDir, graphs.decoder.file), final.decoder);
   const counts = model.params.counts();
   const state = checkpoint.state as { bestBleu?: number; step?: number; epoch?: number };
   const input: ModelCardInput = {
@@ -85,10 +117,11 @@ export async function exportRun(runDir: string, outDir: string, opts: ExportOpti
     graphs,
     params: { learnable: counts.learnable, frozen: counts.frozen, generated: model.head.generatedParams?.(storeFrozen) ?? 0, byComponent: model.params.countsByComponent() },
     files: {
-      [graphs.encoder.file]: { bytes: encoderBytes.length, gzipBytes: gzipSync(encoderBytes).length },
-      [graphs.decoder.file]: { bytes: decoderBytes.length, gzipBytes: gzipSync(decoderBytes).length },
+      [graphs.encoder.file]: { bytes: final.encoder.length, gzipBytes: gzipSync(final.encoder).length },
+      [graphs.decoder.file]: { bytes: final.decoder.length, gzipBytes: gzipSync(final.decoder).length },
     },
-    precision: 'fp32',
+    precision,
+    size,
     config: {
       archConfig: config.archConfig,
       seed: config.seed,
@@ -100,14 +133,31 @@ export async function exportRun(runDir: string, outDir: string, opts: ExportOpti
     metrics: Number.isFinite(state.bestBleu) ? { valBleu: state.bestBleu as number } : {},
     created: new Date().toISOString(),
   };
-  const card = modelCardSchema.parse(input);
+  let card = modelCardSchema.parse(input);
+  let precisionCheck: PrecisionCheck | undefined;
+  if (precision !== 'fp32') {
+    precisionCheck = await checkPrecision({
+      card,
+      precision,
+      fp32: { encoder: encoderBytes, decoder: decoderBytes },
+      converted: final,
+      pairs: await validationPairs(config, opts.precisionSentences),
+      convertedWeights: encoderOut.converted.length + decoderOut.converted.length,
+      maxAbsLogProbDiff: drift.maxAbsDiff,
+    });
+    card = modelCardSchema.parse({ ...input, precisionCheck });
+  }
   await writeFile(join(outDir, MODEL_CARD_FILE), `${JSON.stringify(card, null, 1)}\n`);
   model.params.dispose();
+  if (opts.triton !== undefined) await writeTritonRepository(opts.triton, card, final, opts.tritonOptions);
   if (!opts.quiet) {
+    const check = precisionCheck?.bleuDelta === undefined
+      ? ''
+      : `, ${precision} validation BLEU ${precisionCheck.bleu!.toFixed(2)} (fp32 ${precisionCheck.bleuFp32!.toFixed(2)}, Δ ${precisionCheck.bleuDelta.toFixed(2)})`;
     process.stderr.write(
       `exported ${runDir} -> ${outDir}: ${card.params.learnable} learnable parameters, ` +
-        `${encoderBytes.length + decoderBytes.length} bytes of ONNX, parity max |Δ| ${parity.maxAbsDiff.toExponential(2)}\n`,
+        `${final.encoder.length + final.decoder.length} bytes of ${precision} ONNX, parity max |Δ| ${parity.maxAbsDiff.toExponential(2)}${check}\n`,
     );
   }
-  return { outDir, card, parity };
+  return { outDir, card, parity, ...(precisionCheck ? { precisionCheck } : {}) };
 }

@@ -1,5 +1,5 @@
 import { STATUS_CODES } from 'node:http';
-import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 
 /**
  * Every error the server can answer with, in one place, so clients can switch on a stable `code`
@@ -8,6 +8,7 @@ import type { ErrorRequestHandler, RequestHandler } from 'express';
  */
 export const ERRORS = {
   FROST_ERR_BAD_JSON: { statusCode: 400, message: 'Malformed JSON body: {detail}' },
+  FROST_ERR_BAD_ENCODING: { statusCode: 400, message: 'Request body is not valid UTF-8' },
   FROST_ERR_INVALID_REQUEST: { statusCode: 400, message: 'Invalid request: {issues}' },
   FROST_ERR_NO_DEFAULT_MODEL: {
     statusCode: 400,
@@ -21,6 +22,12 @@ export const ERRORS = {
     message: 'Expected Content-Type application/json, got {contentType}',
   },
   FROST_ERR_INTERNAL: { statusCode: 500, message: 'Internal server error' },
+  FROST_ERR_OVERLOADED: {
+    statusCode: 503,
+    message: 'Server overloaded: {queue} requests are already waiting for this model; retry later',
+  },
+  FROST_ERR_NOT_READY: { statusCode: 503, message: 'Not ready: {reason}' },
+  FROST_ERR_TIMEOUT: { statusCode: 504, message: 'Request timed out after {ms} ms' },
 } as const satisfies Record<string, { statusCode: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;
@@ -53,6 +60,8 @@ export interface ErrorBody {
   code: ErrorCode;
   message: string;
   statusCode: number;
+  /** The request's id (also in the `x-request-id` header), to find it in the server's log. */
+  request_id?: string;
 }
 
 /** Shape of the errors body-parser (behind express.json) raises; it has no exported type. */
@@ -70,6 +79,9 @@ export function toHttpError(err: unknown): HttpError {
   if (bp.type === 'entity.parse.failed') {
     return new HttpError('FROST_ERR_BAD_JSON', { detail: bp.message ?? 'parse error' }, { cause: err });
   }
+  if (bp.type === 'charset.unsupported') {
+    return new HttpError('FROST_ERR_UNSUPPORTED_MEDIA_TYPE', { contentType: bp.message ?? 'unsupported charset' }, { cause: err });
+  }
   if (bp.type === 'entity.too.large') {
     return new HttpError('FROST_ERR_BODY_TOO_LARGE', { limit: bp.limit ?? 'configured' }, { cause: err });
   }
@@ -77,13 +89,27 @@ export function toHttpError(err: unknown): HttpError {
 }
 
 /** Builds the response body of an {@link HttpError}. */
-export function errorBody(err: HttpError): ErrorBody {
+export function errorBody(err: HttpError, requestId?: string): ErrorBody {
   return {
     error: STATUS_CODES[err.statusCode] ?? 'Error',
     code: err.code,
     message: err.message,
     statusCode: err.statusCode,
+    ...(requestId ? { request_id: requestId } : {}),
   };
+}
+
+/** Seconds a client should wait before retrying after a 503. */
+export const RETRY_AFTER_S = 1;
+
+/**
+ * Sends an error as JSON, with `Retry-After` on 503s, and records its code in `res.locals.errorCode`
+ * for the metrics and the request log.
+ */
+export function sendError(res: Response, err: HttpError): void {
+  res.locals.errorCode = err.code;
+  if (err.statusCode === 503) res.set('Retry-After', String(RETRY_AFTER_S));
+  res.status(err.statusCode).json(errorBody(err, res.locals.requestId as string | undefined));
 }
 
 /**
@@ -99,7 +125,7 @@ export function errorHandler(onInternal: (err: unknown) => void = () => {}): Err
     }
     const httpErr = toHttpError(err);
     if (httpErr.code === 'FROST_ERR_INTERNAL') onInternal(err);
-    res.status(httpErr.statusCode).json(errorBody(httpErr));
+    sendError(res, httpErr);
   };
 }
 

@@ -87,6 +87,18 @@ export class ModelRegistry {
     return model;
   }
 
+  /**
+   * Swaps in a reloaded model under its existing name; requests from now on get the new one.
+   * @returns the model it replaced (still usable: release it once its in-flight work is done)
+   * @throws Error when no model of that name is loaded
+   */
+  replace(model: RegisteredModel): RegisteredModel {
+    const old = this.models.get(model.name);
+    if (!old) throw new Error(`cannot replace '${model.name}': no model of that name is loaded`);
+    this.models.set(model.name, model);
+    return old;
+  }
+
   /** Releases every model's sessions. */
   async close(): Promise<void> {
     await Promise.all([...this.models.values()].map((m) => m.runtime.release()));

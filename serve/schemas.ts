@@ -10,9 +10,11 @@ export interface RequestLimits {
   maxBatch: number;
   /** Largest accepted JSON body in bytes; larger bodies get a 413 before they are parsed. @default 1 MiB */
   maxBodyBytes: number;
+  /** Longest a request may take from arrival to answer; past it, 504 FROST_ERR_TIMEOUT. @default 30 s */
+  timeoutMs: number;
 }
 
-export const DEFAULT_LIMITS: Readonly<RequestLimits> = { maxTextChars: 1000, maxBatch: 32, maxBodyBytes: 1 << 20 };
+export const DEFAULT_LIMITS: Readonly<RequestLimits> = { maxTextChars: 1000, maxBatch: 32, maxBodyBytes: 1 << 20, timeoutMs: 30_000 };
 
 /** Largest beam the server accepts: beam cost grows linearly and the n-best list with it. */
 export const MAX_BEAM = 16;

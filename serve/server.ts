@@ -1,9 +1,15 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Device } from '../core/runtime/load-node.ts';
+import { loadModelDir, type Device } from '../core/runtime/load-node.ts';
 import { createApp } from './app.ts';
+import type { BatchingOptions } from './batcher.ts';
+import { BatcherPool } from './batcher-pool.ts';
+import { createLogger, type Logger } from './logger.ts';
+import { ServeMetrics } from './metrics.ts';
 import { ModelRegistry } from './model-registry.ts';
 import type { RequestLimits } from './schemas.ts';
+import { RequestTracker } from './shutdown.ts';
+import { watchModels, type ModelWatch } from './watch.ts';
 
 /** Options of {@link startServer}. */
 export interface ServerOptions {
@@ -20,8 +26,16 @@ export interface ServerOptions {
   /** The model used when a request names none. */
   defaultModel?: string;
   limits?: Partial<RequestLimits>;
-  /** Where the request log and notes go. @default stderr */
+  /** Dynamic batching (see serve/batcher.ts). */
+  batching?: Partial<BatchingOptions>;
+  /** Reload a model when its directory changes (see serve/watch.ts). @default false */
+  watch?: boolean;
+  /** How long {@link RunningServer.close} waits for in-flight requests before dropping them. @default 30000 */
+  drainTimeoutMs?: number;
+  /** Where the JSON log lines go, one call per line. @default stderr */
   log?: (line: string) => void;
+  /** Called after each `--watch` reload attempt (tests). */
+  onReload?: (model: string, ok: boolean) => void;
 }
 
 /** A running server. */
@@ -29,7 +43,11 @@ export interface RunningServer {
   /** e.g. `http://127.0.0.1:8080` */
   url: string;
   registry: ModelRegistry;
-  /** Stops listening, drops open connections, and releases the models. */
+  logger: Logger;
+  /**
+   * Graceful stop: refuses new connections, answers every request already received (up to
+   * `drainTimeoutMs`), waits for decoding to end, and releases the models.
+   */
   close(): Promise<void>;
 }
 
@@ -39,30 +57,35 @@ export interface RunningServer {
  *   the port cannot be bound
  */
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
-  const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const logger = createLogger(opts.log);
   const port = opts.port ?? 8080;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`port must be an integer in 0..65535, got ${port}`);
   const host = opts.host ?? '127.0.0.1';
 
-  const registry = await ModelRegistry.load(opts.modelsDir, {
+  const loadOptions = {
     device: opts.device,
     intraOpNumThreads: opts.intraOpNumThreads,
-    defaultModel: opts.defaultModel,
-    log,
+    log: (message: string) => logger.warn(message),
+  };
+  const registry = await ModelRegistry.load(opts.modelsDir, { ...loadOptions, defaultModel: opts.defaultModel });
+  const metrics = new ServeMetrics();
+  const pool = new BatcherPool(registry, opts.batching, metrics);
+  let tracker: RequestTracker | undefined;
+  const app = createApp({
+    registry,
+    limits: opts.limits,
+    pool,
+    metrics,
+    logger,
+    notReady: () => (tracker?.isDraining ? 'shutting down' : registry.names.length ? undefined : 'no model loaded'),
+    onInternalError: (err) => logger.error({ err: (err as Error)?.stack ?? String(err) }, 'internal error'),
   });
-  const app = createApp({ registry, limits: opts.limits, onInternalError: (err) => log(`error: ${(err as Error)?.stack ?? String(err)}`) });
 
-  // Logging wraps the app rather than living in it, so the line is written once the response is
-  // finished, with its final status, whatever route or error handler produced it.
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    const started = performance.now();
-    // Read before routing: the query string may hold text, and routers may rewrite req.url.
-    const path = (req.url ?? '/').split('?')[0];
-    res.on('finish', () => {
-      log(`${req.method} ${path} ${res.statusCode} ${(performance.now() - started).toFixed(1)}ms`);
-    });
+    tracker!.track(req, res);
     app(req, res);
   });
+  tracker = new RequestTracker(server);
 
   try {
     await new Promise<void>((resolve, reject) => {
@@ -77,22 +100,40 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     throw new Error(`cannot listen on ${host}:${port}: ${(err as Error).message}`, { cause: err });
   }
 
+  let watcher: ModelWatch | undefined;
+  if (opts.watch) {
+    watcher = watchModels(registry, {
+      load: (dir) => loadModelDir(dir, loadOptions),
+      retire: async (old) => {
+        await pool.idle(old);
+        await old.release();
+      },
+      logger,
+      onReload: opts.onReload,
+    });
+  }
+
   const address = server.address() as AddressInfo;
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${shownHost}:${address.port}`;
-  for (const m of registry.list()) log(`model '${m.name}' from ${m.dir ?? '?'}${m.name === registry.defaultName ? ' (default)' : ''}`);
-  log(`frost serve listening on ${url}`);
+  for (const m of registry.list()) logger.info({ model: m.name, dir: m.dir, default: m.name === registry.defaultName }, 'model loaded');
+  logger.info({ url, batching: pool.options, watch: Boolean(opts.watch) }, 'frost serve listening');
 
   let closing: Promise<void> | undefined;
   return {
     url,
     registry,
+    logger,
     close() {
-      closing ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        // Keep-alive connections would otherwise hold close() open until they time out.
-        server.closeAllConnections();
-      }).then(() => registry.close());
+      closing ??= (async () => {
+        watcher?.close();
+        const inFlight = tracker.inFlight;
+        const drained = await tracker.drain(opts.drainTimeoutMs ?? 30_000);
+        // Requests whose clients left may still be decoding; sessions must outlive their runs.
+        await pool.idle();
+        await registry.close();
+        logger.info({ inFlight, drained }, 'frost serve stopped');
+      })();
       return closing;
     },
   };

@@ -3,7 +3,7 @@
  * (return_sequences, return_state, go_backwards) and Bidirectional, against
  * `model.predict` (or, for the GRU reset_after variant tfjs cannot build, the
  * Keras formula). Random biases make every gate matter, so a gate-order or
- * bias-layout mistake fails the comparison. See fixtures/convert/harness.ts.
+ * bias-layout mistake fails the comparison. See helpers/convert-harness.ts.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -24,7 +24,7 @@ import {
   randoms,
   roundTrip,
   setUpConvertTests,
-} from './fixtures/convert/harness.ts';
+} from './helpers/convert-harness.ts';
 
 setUpConvertTests();
 
@@ -151,6 +151,15 @@ describe('Bidirectional', () => {
       bi(tf.layers.gru({ units: 2, returnSequences: true }) as tf.RNN, 'concat'),
     ]);
     await roundTrip(model);
+  });
+
+  test('merge_mode null gives [forward, backward]; return_state appends [h_f, c_f, h_b, c_b]', async () => {
+    const x = tf.input({ shape: [4, 3] });
+    const split = tf.layers.bidirectional({ layer: tf.layers.gru({ units: 2, returnSequences: true }) as tf.RNN, mergeMode: null as never }).apply(x) as tf.SymbolicTensor[];
+    const states = tf.layers.bidirectional({ layer: tf.layers.lstm({ units: 2, returnState: true }) as tf.RNN }).apply(x) as tf.SymbolicTensor[];
+    assert.equal(split.length, 2);
+    assert.equal(states.length, 5);
+    await roundTrip(tf.model({ inputs: x, outputs: [...split, ...states] }));
   });
 
   test('stacked: Embedding → Bidirectional LSTM (sequences) → Bidirectional GRU → Dense', async () => {

@@ -4,7 +4,7 @@
  * refusals. Each case builds a small tfjs model with random weights (biases
  * and BatchNorm statistics included, so a wrong layout cannot hide behind
  * zeros), saves it to disk, converts it, runs ONNX's checker and compares
- * onnxruntime-node with `model.predict` (see fixtures/convert/harness.ts).
+ * onnxruntime-node with `model.predict` (see helpers/convert-harness.ts).
  * Layers are grouped into a few multi-output models to keep the file fast.
  */
 import assert from 'node:assert/strict';
@@ -15,7 +15,7 @@ import { Command } from 'commander';
 import { registerConvert } from '../clients/cli/commands/convert.ts';
 import { decodeModel } from '../core/onnx/proto.ts';
 import { convertLayersModel, readModelFiles, UnsupportedLayersError } from '../export/convert/index.ts';
-import { decodeWeights } from '../export/convert/weights.ts';
+import { decodeWeights, LayerWeights, type Weight } from '../export/convert/weights.ts';
 import { checkModel } from './helpers/onnx-check.ts';
 import {
   apply,
@@ -31,7 +31,7 @@ import {
   save,
   setUpConvertTests,
   tempPath,
-} from './fixtures/convert/harness.ts';
+} from './helpers/convert-harness.ts';
 
 setUpConvertTests();
 
@@ -227,7 +227,7 @@ describe('frost convert (CLI)', () => {
     registerConvert(program);
     const printed: string[] = [];
     const write = process.stdout.write;
-    process.stdout.write = ((chunk: string) => printed.push(String(chunk))) as typeof process.stdout.write;
+    process.stdout.write = ((chunk: string | Uint8Array) => printed.push(String(chunk)) > 0) as typeof process.stdout.write;
     try {
       await program.parseAsync(['convert', json, '--out', out, '--batch', '4', '--opset', '17'], { from: 'user' });
     } finally {
@@ -254,6 +254,23 @@ test('quantised weights (uint8, uint16, float16) decode as tfjs does', () => {
   assert.deepEqual([...weights.get('a')!.data], [-1, 126.5]);
   assert.deepEqual([...weights.get('b')!.data], [3, 131071]);
   assert.deepEqual([...weights.get('c')!.data], [1, -2]);
+});
+
+test('weights are found by layer prefix and last name segment (tfjs and Keras-Python names)', () => {
+  const w = (name: string, n: number): [string, Weight] => [name, { name, shape: [n], data: new Float32Array(n).fill(n) }];
+  const all = new Map<string, Weight>([
+    w('lstm/lstm_cell/kernel:0', 1),
+    w('lstm_1/kernel', 2),
+    w('bidirectional/forward_lstm/lstm_cell/kernel', 3),
+    w('bidirectional/backward_lstm/lstm_cell/kernel', 4),
+  ]);
+  assert.equal(new LayerWeights(all, ['lstm/']).get('kernel').data[0], 1);
+  assert.equal(new LayerWeights(all, ['lstm_1/']).get('kernel').data[0], 2);
+  const bi = new LayerWeights(all, ['bidirectional/']);
+  assert.equal(bi.under('forward_').get('kernel').data[0], 3);
+  assert.equal(bi.under('backward_').get('kernel').data[0], 4);
+  assert.throws(() => bi.get('kernel'), /2 weight 'kernel'/);
+  assert.throws(() => new LayerWeights(all, ['lstm/']).get('bias'), /no weight 'bias' under lstm\/ \(has: lstm\/lstm_cell\/kernel:0\)/);
 });
 
 test('every unsupported layer is refused at once, by name and class, never dropped', async () => {

@@ -197,16 +197,142 @@ describe('other routes', () => {
     assertError(await call('GET', '/v1/translate'), 404, 'FROST_ERR_NOT_FOUND');
   });
 
-  test('one log line per request: method, path, status, ms', async () => {
+  test('one JSON log line per request: request id, method, path, status, ms', async () => {
     const before = logLines.length;
-    await call('GET', '/healthz?probe=1');
+    await call('GET', '/healthz?probe=1', undefined, { 'x-request-id': 'probe-1' });
     await translate({ text: '' });
-    const lines = logLines.slice(before);
-    assert.equal(lines.length, 2, lines.join('\n'));
-    assert.match(lines[0], /^GET \/healthz 200 \d+\.\d+ms$/);
-    assert.match(lines[1], /^POST \/v1\/translate 400 \d+\.\d+ms$/);
+    const lines = logLines.slice(before).map((l) => JSON.parse(l)).filter((l) => l.msg === 'request');
+    assert.equal(lines.length, 2, JSON.stringify(lines));
+    assert.deepEqual(
+      { reqId: lines[0].reqId, method: lines[0].method, path: lines[0].path, status: lines[0].status },
+      { reqId: 'probe-1', method: 'GET', path: '/healthz', status: 200 },
+    );
+    assert.equal(typeof lines[0].ms, 'number');
+    assert.equal(lines[1].status, 400);
+    assert.equal(lines[1].code, 'FROST_ERR_INVALID_REQUEST');
+    assert.match(lines[1].reqId, /^[0-9a-f-]{36}$/);
+  });
+
+  test('x-request-id is echoed, or generated, and errors carry it', async () => {
+    const echoed = await fetch(`${server.url}/healthz`, { headers: { 'x-request-id': 'abc-123' } });
+    assert.equal(echoed.headers.get('x-request-id'), 'abc-123');
+    const bad = await fetch(`${server.url}/healthz`, { headers: { 'x-request-id': 'has spaces\tand tabs' } });
+    assert.match(bad.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
+    const res = await fetch(`${server.url}/v1/translate`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-request-id': 'req-9' },
+      body: '{',
+    });
+    assert.equal(((await res.json()) as { request_id: string }).request_id, 'req-9');
+  });
+
+  test('GET /readyz lists the loaded models', async () => {
+    const a = await call('GET', '/readyz');
+    assert.equal(a.status, 200);
+    assert.deepEqual(a.body, { status: 'ready', models: ['tiny-en-de'] });
+  });
+
+  test('GET /openapi.json is an OpenAPI 3.1 document with every route', async () => {
+    const a = await call('GET', '/openapi.json');
+    assert.equal(a.status, 200);
+    assert.equal(a.body.openapi, '3.1.0');
+    for (const path of ['/v1/translate', '/v1/models', '/healthz', '/readyz', '/metrics', '/openapi.json']) assert.ok(a.body.paths[path], path);
+    const req = a.body.components.schemas.TranslateRequest;
+    assert.equal(req.properties.texts.maxItems, 32);
+    assert.equal(req.properties.beam.maximum, 16);
+    assert.ok(a.body.components.schemas.Error.properties.code.enum.includes('FROST_ERR_OVERLOADED'));
+  });
+
+  test('GET /metrics exposes latency, batch size, queue depth, tokens and errors', async () => {
+    await translate({ texts: ['a dog', 'a cat runs'] });
+    await translate({ text: 5 });
+    const res = await fetch(`${server.url}/metrics`);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /text\/plain/);
+    const text = await res.text();
+    assert.match(text, /frost_request_duration_seconds_bucket\{.*route="\/v1\/translate".*status="200"/);
+    assert.match(text, /frost_batch_size_count\{model="tiny-en-de"\} [1-9]/);
+    assert.match(text, /frost_queue_depth\{model="tiny-en-de"\} 0/);
+    assert.match(text, /frost_generated_tokens_total\{model="tiny-en-de"\} [1-9]/);
+    assert.match(text, /frost_errors_total\{code="FROST_ERR_INVALID_REQUEST"\} [1-9]/);
+    assert.match(text, /frost_process_resident_memory_bytes/);
   });
 });
+
+describe('more malformed requests', () => {
+  test('a body that is not valid UTF-8 → 400 FROST_ERR_BAD_ENCODING', async () => {
+    const body = Buffer.concat([Buffer.from('{"text": "a '), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from(' dog"}')]);
+    const res = await fetch(`${server.url}/v1/translate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    assertError({ status: res.status, body: await res.json() }, 400, 'FROST_ERR_BAD_ENCODING');
+  });
+
+  test('a non-UTF-8 charset → 415', async () => {
+    const a = await call('POST', '/v1/translate', '{"text": "a dog"}', { 'content-type': 'application/json; charset=latin1' });
+    assertError(a, 415, 'FROST_ERR_UNSUPPORTED_MEDIA_TYPE');
+  });
+});
+
+describe('POST /v1/translate?stream=1', () => {
+  const streamed = async (body: unknown) => {
+    const res = await fetch(`${server.url}/v1/translate?stream=1`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
+    const events = parseSse(await res.text());
+    assert.equal(events.filter((e) => e.event === 'result').length, 1);
+    assert.equal(events.at(-1)?.event, 'result', 'the result comes last');
+    return {
+      prefixes: events.filter((e) => e.event === 'prefix').map((e) => e.data as { index: number; text: string }),
+      result: events.at(-1)!.data as { translations: Array<{ text: string; score: number }> },
+    };
+  };
+  const TEXT = 'The red dog sits on a big house and the small cat sits.';
+
+  test('greedy: server-sent prefixes grow step by step and end in the full translation', async () => {
+    const { prefixes, result } = await streamed({ text: TEXT });
+    const [expected] = await direct.translate([TEXT]);
+    assert.equal(result.translations[0].text, expected.text);
+    assert.ok(prefixes.length >= 3, `${prefixes.length} prefix events`);
+    for (let i = 1; i < prefixes.length; i++) {
+      assert.equal(prefixes[i].index, 0);
+      assert.ok(prefixes[i].text.startsWith(prefixes[i - 1].text) && prefixes[i].text !== prefixes[i - 1].text, JSON.stringify(prefixes.slice(i - 1, i + 1)));
+    }
+    assert.equal(prefixes.at(-1)!.text, expected.text);
+  });
+
+  test('beam and several texts: each text streams its prefixes, the last one its translation', async () => {
+    const texts = [TEXT, 'a man runs .'];
+    const { prefixes, result } = await streamed({ texts, beam: 3 });
+    const expected = await direct.translate(texts, { beam: 3 });
+    assert.deepEqual(result.translations.map((t) => t.text), expected.map((t) => t.text));
+    for (const index of [0, 1]) {
+      const mine = prefixes.filter((p) => p.index === index);
+      assert.ok(mine.length >= 2, `text ${index}: ${mine.length} prefix events`);
+      assert.equal(mine.at(-1)!.text, expected[index].text);
+    }
+  });
+
+  test('errors before decoding are plain JSON', async () => {
+    const a = await call('POST', '/v1/translate?stream=1', { text: '' });
+    assertError(a, 400, 'FROST_ERR_INVALID_REQUEST');
+  });
+});
+
+/** Parses an event-stream body into its events. */
+function parseSse(body: string): Array<{ event: string; data: unknown }> {
+  return body
+    .split('\n\n')
+    .filter((block) => block.trim())
+    .map((block) => {
+      const lines = block.split('\n');
+      const event = lines.find((l) => l.startsWith('event: '))?.slice(7) ?? 'message';
+      const data = lines.filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
+      return { event, data: JSON.parse(data) };
+    });
+}
 
 describe('ModelRegistry', () => {
   test('several models: requests must name one unless a default is set', async () => {

@@ -46,6 +46,40 @@ const paramCountsSchema = z.object({
   generated: z.number().int().nonnegative(),
 });
 
+const bytesRecord = z.record(z.string(), z.number().int().nonnegative());
+
+/**
+ * Where the bytes go (export/size-report.ts): initializer payload bytes per component (embeddings,
+ * encoder, decoder, head, other), per graph file, per scope and per element type, and the median
+ * time onnxruntime-node takes to create each graph's session. Optional: older cards lack it.
+ */
+const sizeSchema = z.object({
+  components: bytesRecord,
+  byFile: z.record(z.string(), bytesRecord),
+  scopes: bytesRecord,
+  dtypes: bytesRecord,
+  sessionCreateMs: z.record(z.string(), z.number().nonnegative()).optional(),
+});
+
+/**
+ * How an fp16/int8 export compares with its float32 original (export/precision-check.ts): greedy
+ * BLEU of both through onnxruntime on the validation split (absent when the corpus was not at
+ * hand), file bytes of both, and the largest log-prob drift from tfjs (recorded, not held to the
+ * float32 parity tolerance). Only in cards of non-fp32 exports.
+ */
+const precisionCheckSchema = z.object({
+  reference: z.literal('fp32'),
+  precision: z.enum(['fp32', 'fp16', 'int8']),
+  sentences: z.number().int().nonnegative(),
+  bleuFp32: z.number().optional(),
+  bleu: z.number().optional(),
+  bleuDelta: z.number().optional(),
+  bytesFp32: z.number().int().nonnegative(),
+  bytes: z.number().int().nonnegative(),
+  convertedWeights: z.number().int().nonnegative(),
+  maxAbsLogProbDiff: z.number(),
+});
+
 export const modelCardSchema = z.object({
   format: z.literal('frost-model'),
   version: z.literal(1),
@@ -62,6 +96,8 @@ export const modelCardSchema = z.object({
   params: paramCountsSchema.extend({ byComponent: z.record(z.string(), z.number().int()) }),
   files: z.record(z.string(), z.object({ bytes: z.number().int(), gzipBytes: z.number().int().optional() })),
   precision: z.enum(['fp32', 'fp16', 'int8']).default('fp32'),
+  precisionCheck: precisionCheckSchema.optional(),
+  size: sizeSchema.optional(),
   config: z.record(z.string(), z.unknown()),
   metrics: z.record(z.string(), z.number()).default({}),
   created: z.string(),

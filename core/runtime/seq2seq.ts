@@ -5,6 +5,7 @@
  */
 import type { InferenceSession, Tensor } from 'onnxruntime-common';
 import { generate } from '../decode/generate.ts';
+import { searchWithHooks } from './search-hooks.ts';
 import type { Hypothesis, SearchOptions, StepModel } from '../decode/types.ts';
 import { getTokenizer, type Tokenizer } from '../text/tokenize.ts';
 import { SPECIALS, Vocabulary } from '../vocab.ts';
@@ -56,6 +57,16 @@ export interface TranslationHypothesis {
 /** The best hypothesis of one input, plus all `nBest` of them (best first) when more than one was asked for. */
 export interface Translation extends TranslationHypothesis {
   nBest?: TranslationHypothesis[];
+}
+
+/** Callbacks of {@link Seq2SeqRuntime.translateEach}; inputs are numbered as the texts. */
+export interface TranslateHooks {
+  /** Inputs whose best prefix is reported through `onPrefix` (detokenising costs; ask only for what is streamed). */
+  prefixInputs?: ReadonlySet<number>;
+  /** After every step, the detokenised best live prefix of an input in `prefixInputs`. */
+  onPrefix?(input: number, text: string): void;
+  /** Once per input, as soon as its search is over (other inputs of the batch may still be decoding). */
+  onDone?(input: number, translation: Translation): void;
 }
 
 /** A tensor on the CPU: what reorder gathers rows of. */
@@ -308,6 +319,45 @@ export class Seq2SeqRuntime {
       if (all.length === 0) throw new Error(`search returned no hypothesis for input ${i}`);
       return wantList ? { ...all[0], nBest: all } : all[0];
     });
+  }
+
+  /**
+   * {@link translate} with per-input callbacks: each input is reported when it is done, and the
+   * inputs in `hooks.prefixInputs` after every step. Same batch, same search, same results as
+   * {@link translate}; a server uses it to decode many requests as one batch and answer (or
+   * stream to) each request on its own schedule.
+   */
+  async translateEach(texts: readonly string[], opts: SearchOptions = {}, hooks: TranslateHooks = {}): Promise<Translation[]> {
+    if (!Array.isArray(texts)) throw new TypeError('translateEach: texts must be an array of strings');
+    texts.forEach((t, i) => {
+      if (typeof t !== 'string') throw new TypeError(`translateEach: texts[${i}] must be a string, got ${typeof t}`);
+    });
+    if (texts.length === 0) return [];
+    const sources = texts.map((t) => this.toSourceIds(t));
+    const initial = await this.encode(sources);
+    const wantList = (opts.nBest ?? 1) > 1;
+    const toTranslation = (list: Hypothesis[], i: number): Translation => {
+      const all = list.map((h) => this.toHypothesis(h));
+      if (all.length === 0) throw new Error(`search returned no hypothesis for input ${i}`);
+      return wantList ? { ...all[0], nBest: all } : all[0];
+    };
+    const { prefixInputs, onPrefix, onDone } = hooks;
+    const hyps = await searchWithHooks(
+      this.stepModel,
+      initial,
+      sources.length,
+      { ...opts, sourceLengths: sources.map((s) => s.length) },
+      {
+        onPrefix:
+          onPrefix && prefixInputs?.size
+            ? (b, tokens) => {
+                if (prefixInputs.has(b)) onPrefix(b, this.toHypothesis({ tokens: tokens as number[], logProb: 0, score: 0 }).text);
+              }
+            : undefined,
+        onDone: onDone && ((b, list) => onDone(b, toTranslation(list, b))),
+      },
+    );
+    return hyps.map(toTranslation);
   }
 
   /** Target tokens of a hypothesis; <unk> is kept: it stands for a word the model could not name. */

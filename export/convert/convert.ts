@@ -134,37 +134,19 @@ class Conversion {
 }
 
 /**
- * Converts a TensorFlow.js LayersModel (topology + weights) to an ONNX model.
- * Throws UnsupportedLayersError listing every layer it cannot convert.
+ * Runs every call of every layer through its handler, recording outputs in
+ * `conv.values` and refusals in `conv.refused` (see the module doc).
  */
-export function convertLayersModel(artifacts: LayersModelArtifacts, opts: ConvertOptions = {}): ConvertResult {
-  const opset = opts.opset ?? DEFAULT_OPSET;
-  if (!Number.isInteger(opset) || opset < MIN_OPSET || opset > MAX_OPSET) {
-    throw new Error(`opset ${opts.opset} is not supported (use ${MIN_OPSET} to ${MAX_OPSET})`);
-  }
-  const batch = opts.batch ?? 'dynamic';
-  if (batch !== 'dynamic' && !(Number.isInteger(batch) && batch > 0)) throw new Error(`batch must be 'dynamic' or a positive integer, got ${batch}`);
-  const graph = parseTopology(artifacts.modelTopology);
-  const conv = new Conversion(decodeWeights(artifacts.weightSpecs, artifacts.weightData), { name: opts.name ?? graph.name, opset });
+function runLayerCalls(conv: Conversion, layers: LayerSpec[]): void {
   const { g } = conv;
-
-  const inputs: GraphPort[] = graph.inputs.map((input) => {
-    const dtype = INPUT_DTYPES[input.dtype];
-    if (dtype === undefined) throw new Error(`input '${input.name}': dtype ${input.dtype} is not supported`);
-    const dims = onnxDims(input.shape, batch, input.name);
-    g.input(input.name, dtype, dims);
-    conv.values.set(refKey({ layer: input.name, node: 0, tensor: 0 }), { name: input.name, shape: inputShape(input.shape, batch), dtype });
-    return { name: input.name, dtype, dims };
-  });
-
   // Every layer class is checked up front, so a missing handler is reported even behind another refusal.
-  for (const layer of graph.layers) {
+  for (const layer of layers) {
     if (layerConverter(layer.className) === undefined) conv.refuse(layer, `no converter for layer class '${layer.className}'`);
   }
 
   // Keras lists layers in topological order, but a shared layer's later calls may follow layers
   // listed after it; so calls are run as soon as their inputs exist, until none is left.
-  let pending = graph.layers.flatMap((layer) => layer.inbound.map((refs, node) => ({ layer, node, refs })));
+  let pending = layers.flatMap((layer) => layer.inbound.map((refs, node) => ({ layer, node, refs })));
   while (pending.length > 0) {
     const waiting: typeof pending = [];
     for (const call of pending) {
@@ -203,6 +185,33 @@ export function convertLayersModel(artifacts: LayersModelArtifacts, opts: Conver
     }
     pending = waiting;
   }
+}
+
+/**
+ * Converts a TensorFlow.js LayersModel (topology + weights) to an ONNX model.
+ * Throws UnsupportedLayersError listing every layer it cannot convert.
+ */
+export function convertLayersModel(artifacts: LayersModelArtifacts, opts: ConvertOptions = {}): ConvertResult {
+  const opset = opts.opset ?? DEFAULT_OPSET;
+  if (!Number.isInteger(opset) || opset < MIN_OPSET || opset > MAX_OPSET) {
+    throw new Error(`opset ${opts.opset} is not supported (use ${MIN_OPSET} to ${MAX_OPSET})`);
+  }
+  const batch = opts.batch ?? 'dynamic';
+  if (batch !== 'dynamic' && !(Number.isInteger(batch) && batch > 0)) throw new Error(`batch must be 'dynamic' or a positive integer, got ${batch}`);
+  const graph = parseTopology(artifacts.modelTopology);
+  const conv = new Conversion(decodeWeights(artifacts.weightSpecs, artifacts.weightData), { name: opts.name ?? graph.name, opset });
+  const { g } = conv;
+
+  const inputs: GraphPort[] = graph.inputs.map((input) => {
+    const dtype = INPUT_DTYPES[input.dtype];
+    if (dtype === undefined) throw new Error(`input '${input.name}': dtype ${input.dtype} is not supported`);
+    const dims = onnxDims(input.shape, batch, input.name);
+    g.input(input.name, dtype, dims);
+    conv.values.set(refKey({ layer: input.name, node: 0, tensor: 0 }), { name: input.name, shape: inputShape(input.shape, batch), dtype });
+    return { name: input.name, dtype, dims };
+  });
+
+  runLayerCalls(conv, graph.layers);
   if (conv.refused.length > 0) throw new UnsupportedLayersError(conv.refused);
 
   const used = new Set(inputs.map((i) => i.name));

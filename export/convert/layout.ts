@@ -9,8 +9,9 @@
  * every other layer (Flatten before a Dense, Concatenate's axis, Reshape,
  * Permute, BatchNormalization's axis) sees exactly the tensor tfjs sees, so
  * Flatten after a conv flattens in NHWC order and matches the Dense kernel
- * without touching it. onnxruntime's transpose optimizer removes the
- * back-to-back Transposes between consecutive convs at load time.
+ * without touching it. The cost is small: onnxruntime's transpose optimizer
+ * cancels the back-to-back pairs at load time (Conv → ReLU → Conv → MaxPool
+ * keeps only the first and the last Transpose after its optimisations).
  */
 import type { GraphBuilder } from '../../core/onnx/graph-builder.ts';
 import { unsupported } from './errors.ts';

@@ -1,7 +1,22 @@
 import { type Command, Option } from 'commander';
 import { resolve } from 'node:path';
 import { exportRun } from '../../../export/export-run.ts';
+import { PRECISION_CHECK_SENTENCES } from '../../../export/precision-check.ts';
+import { type Precision, PRECISIONS } from '../../../export/precision.ts';
 import { initBackend } from '../../../train/backend/select.ts';
+import { intOption } from './serve.ts';
+
+interface ExportFlags {
+  out: string;
+  checkpoint: 'best' | 'last';
+  name?: string;
+  quiet?: boolean;
+  storeFrozen?: boolean;
+  precision: Precision;
+  precisionSentences: number;
+  triton?: string;
+  tritonMaxBatch: number;
+}
 
 export function registerExport(program: Command): void {
   program
@@ -13,9 +28,21 @@ export function registerExport(program: Command): void {
     .option('--name <name>', 'model name (default: the output folder name)')
     .option('--quiet', 'no summary line')
     .option('--store-frozen', 'store frozen output matrices as initializers instead of regenerating them from their seed or structure')
-    .action(async (run: string, flags: { out: string; checkpoint: 'best' | 'last'; name?: string; quiet?: boolean; storeFrozen?: boolean }) => {
+    .addOption(
+      new Option('--precision <p>', 'storage precision of the large weights (fp16/int8: smaller files, checked by validation BLEU against fp32)')
+        .choices(PRECISIONS)
+        .default('fp32'),
+    )
+    .option('--precision-sentences <n>', 'validation sentences for the fp16/int8 BLEU check', intOption('--precision-sentences', 1), PRECISION_CHECK_SENTENCES)
+    .option('--triton <dir>', 'also write a Triton Inference Server model repository to this folder')
+    .option('--triton-max-batch <n>', 'max_batch_size of the Triton configs', intOption('--triton-max-batch', 1), 64)
+    .action(async (run: string, flags: ExportFlags) => {
       await initBackend({ quiet: true });
-      const result = await exportRun(resolve(run), resolve(flags.out), flags);
+      const result = await exportRun(resolve(run), resolve(flags.out), {
+        ...flags,
+        triton: flags.triton === undefined ? undefined : resolve(flags.triton),
+        tritonOptions: { maxBatchSize: flags.tritonMaxBatch },
+      });
       if (!flags.quiet) process.stdout.write(`${result.outDir}\n`);
     });
 }

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { registerBleu } from './bleu.ts';
+import { registerConvert } from './convert.ts';
 import { registerData } from './data.ts';
 import { registerDemo } from './demo.ts';
 import { registerExport } from './export.ts';
@@ -10,4 +11,4 @@ import { registerTranslate } from './translate.ts';
 /** Each command lives in its own file and adds itself to the program. */
 export type RegisterCommand = (program: Command) => void;
 
-export const commands: RegisterCommand[] = [registerDemo, registerData, registerTrain, registerExport, registerTranslate, registerServe, registerBleu];
+export const commands: RegisterCommand[] = [registerDemo, registerData, registerTrain, registerExport, registerTranslate, registerServe, registerConvert, registerBleu];

@@ -1,6 +1,7 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { resolve } from 'node:path';
 import { DEVICES, type Device } from '../../../core/runtime/load-node.ts';
+import { DEFAULT_BATCHING } from '../../../serve/batcher.ts';
 import { DEFAULT_LIMITS } from '../../../serve/schemas.ts';
 import { startServer } from '../../../serve/server.ts';
 
@@ -12,7 +13,15 @@ interface ServeFlags {
   threads: number;
   defaultModel?: string;
   maxTextChars: number;
+  maxTexts: number;
+  maxBodyBytes: number;
+  timeoutMs: number;
   maxBatch: number;
+  maxWaitMs: number;
+  maxQueue: number;
+  batchConcurrency: number;
+  watch: boolean;
+  drainTimeoutMs: number;
 }
 
 /** A commander parser for integers in [min, max]; the error names the flag. */
@@ -31,7 +40,7 @@ export function intOption(flag: string, min: number, max = Number.MAX_SAFE_INTEG
 export function registerServe(program: Command): void {
   program
     .command('serve')
-    .description('serve exported models over HTTP: POST /v1/translate, GET /v1/models, GET /healthz')
+    .description('serve exported models over HTTP: POST /v1/translate, GET /v1/models, /healthz, /readyz, /metrics, /openapi.json')
     .requiredOption('--models <dir>', 'a model directory (with model-card.json) or a directory of them')
     .option('--port <n>', 'port to listen on (0 picks a free one)', intOption('--port', 0, 65535), 8080)
     .option('--host <addr>', 'address to bind; 0.0.0.0 exposes the server to the network', '127.0.0.1')
@@ -39,7 +48,15 @@ export function registerServe(program: Command): void {
     .option('--threads <n>', 'ONNX Runtime intra-op threads per session (0: one per core)', intOption('--threads', 0), 0)
     .option('--default-model <name>', 'model used when a request names none (default: the only model)')
     .option('--max-text-chars <n>', 'longest accepted text', intOption('--max-text-chars', 1), DEFAULT_LIMITS.maxTextChars)
-    .option('--max-batch <n>', 'most texts per request', intOption('--max-batch', 1), DEFAULT_LIMITS.maxBatch)
+    .option('--max-texts <n>', 'most texts per request', intOption('--max-texts', 1), DEFAULT_LIMITS.maxBatch)
+    .option('--max-body-bytes <n>', 'largest accepted request body', intOption('--max-body-bytes', 1), DEFAULT_LIMITS.maxBodyBytes)
+    .option('--timeout-ms <n>', 'answer 504 when a request takes longer', intOption('--timeout-ms', 1), DEFAULT_LIMITS.timeoutMs)
+    .option('--max-batch <n>', 'most texts decoded together (dynamic batching; 1 turns it off)', intOption('--max-batch', 1), DEFAULT_BATCHING.maxBatch)
+    .option('--max-wait-ms <n>', 'how long a request waits for others to batch with', intOption('--max-wait-ms', 0), DEFAULT_BATCHING.maxWaitMs)
+    .option('--max-queue <n>', 'requests waiting per model before 503', intOption('--max-queue', 1), DEFAULT_BATCHING.maxQueue)
+    .option('--batch-concurrency <n>', 'batches decoding at once per model', intOption('--batch-concurrency', 1), DEFAULT_BATCHING.concurrency)
+    .option('--watch', 'reload a model when its directory changes (a broken version is refused)', false)
+    .option('--drain-timeout-ms <n>', 'on SIGTERM, how long in-flight requests may take', intOption('--drain-timeout-ms', 0), 30_000)
     .action(async (flags: ServeFlags) => {
       const server = await startServer({
         modelsDir: resolve(flags.models),
@@ -48,16 +65,25 @@ export function registerServe(program: Command): void {
         device: flags.device,
         intraOpNumThreads: flags.threads,
         defaultModel: flags.defaultModel,
-        limits: { maxTextChars: flags.maxTextChars, maxBatch: flags.maxBatch },
+        limits: { maxTextChars: flags.maxTextChars, maxBatch: flags.maxTexts, maxBodyBytes: flags.maxBodyBytes, timeoutMs: flags.timeoutMs },
+        batching: { maxBatch: flags.maxBatch, maxWaitMs: flags.maxWaitMs, maxQueue: flags.maxQueue, concurrency: flags.batchConcurrency },
+        watch: flags.watch,
+        drainTimeoutMs: flags.drainTimeoutMs,
       });
-      // Resolves on Ctrl-C / SIGTERM once connections are closed and sessions released.
-      await new Promise<void>((done) => {
-        const stop = (signal: NodeJS.Signals) => {
-          process.stderr.write(`frost serve: ${signal}, shutting down\n`);
-          server.close().then(done, done);
-        };
-        process.once('SIGINT', stop);
-        process.once('SIGTERM', stop);
+      // SIGTERM/Ctrl-C: stop accepting, answer what was received, release the models, exit 0.
+      // A second signal exits at once.
+      const signal = await new Promise<NodeJS.Signals>((done) => {
+        process.once('SIGINT', done);
+        process.once('SIGTERM', done);
       });
+      server.logger.info({ signal }, 'shutting down');
+      const force = (again: NodeJS.Signals) => {
+        server.logger.warn({ signal: again }, 'second signal: exiting without draining');
+        process.exit(1);
+      };
+      process.once('SIGINT', force);
+      process.once('SIGTERM', force);
+      await server.close();
+      process.exit(0);
     });
 }

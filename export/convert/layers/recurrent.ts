@@ -63,11 +63,11 @@ function reverseTime(g: GraphBuilder, seq: string): string {
   return g.slice(seq, [-1], [Number.MIN_SAFE_INTEGER], [1], [-1]);
 }
 
-/** The units, input and sequence length of a recurrent call, checked. */
-function recurrentInput(ctx: LayerContext): { x: Value; units: number; time: number | null } {
+/** The input, units and sequence length of a recurrent call (units from the RNN's `config`), checked. */
+function recurrentInput(ctx: LayerContext, config: LayerConfig): { x: Value; units: number; time: number | null } {
   const x = ctx.input();
   if (x.shape.length !== 3) throw unsupported(`expects a [batch, time, features] input, got rank ${x.shape.length}`);
-  return { x, units: ctx.config.number('units'), time: x.shape[1]! };
+  return { x, units: config.number('units'), time: x.shape[1]! };
 }
 
 /**
@@ -79,7 +79,7 @@ function recurrentInput(ctx: LayerContext): { x: Value; units: number; time: num
 function convertRecurrent(ctx: LayerContext): Value[] {
   const { g, config } = ctx;
   const className = ctx.className as RecurrentClass;
-  const { x, units, time } = recurrentInput(ctx);
+  const { x, units, time } = recurrentInput(ctx, config);
   const backwards = config.bool('go_backwards', false);
   const cell = cellParams(className, config, ctx.weights);
   const out = emitRecurrent(ctx, className, x, [cell], backwards ? 'reverse' : 'forward');
@@ -119,7 +119,7 @@ function convertBidirectional(ctx: LayerContext): Value[] {
   if (!isRecurrentClass(innerClass) || inner?.config === undefined) throw unsupported(`wraps a '${innerClass}' layer; only SimpleRNN, GRU and LSTM are supported`);
   const innerConfig = new LayerConfig(inner.config, ctx.name);
   if (innerConfig.bool('go_backwards', false)) throw unsupported('wraps a go_backwards RNN (its "forward" half would run backwards)');
-  const { x, units, time } = recurrentInput({ ...ctx, config: innerConfig });
+  const { x, units, time } = recurrentInput(ctx, innerConfig);
   const cells = [cellParams(innerClass, innerConfig, ctx.weights.under('forward_')), cellParams(innerClass, innerConfig, ctx.weights.under('backward_'))];
   const out = emitRecurrent(ctx, innerClass, x, cells, 'bidirectional');
   const mode = config.get('merge_mode') === undefined ? 'concat' : config.get('merge_mode');

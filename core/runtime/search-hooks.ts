@@ -1,0 +1,82 @@
+/**
+ * core/decode's search driver (`runSearch`) with per-input reporting, for servers that decode many
+ * requests in one batch: each input is reported the moment its search is over (so its request can
+ * be answered while the rest of the batch keeps decoding), and optionally its best live prefix after
+ * every step (streaming). The search classes are core/decode's own, so results are exactly those
+ * of `generate` with the same options.
+ */
+import { BeamSearch } from '../decode/beam-search.ts';
+import { GreedySearch } from '../decode/greedy.ts';
+import { resolveSearchOptions, type GenerateOptions } from '../decode/search-options.ts';
+import type { Search } from '../decode/search.ts';
+import type { Hypothesis, StepModel } from '../decode/types.ts';
+import type { DecoderState } from './seq2seq.ts';
+
+/** Callbacks of {@link searchWithHooks}. Inputs are numbered in batch order. */
+export interface SearchHooks {
+  /**
+   * After every step, for each input still being searched, its best live prefix (token ids, no
+   * <s>). The array is the search's own and is overwritten by later steps: read it right away.
+   */
+  onPrefix?(input: number, tokens: readonly number[]): void;
+  /** Once per input, as soon as its search is over, with its hypotheses sorted best first. */
+  onDone?(input: number, hypotheses: Hypothesis[]): void;
+}
+
+/**
+ * Runs greedy (beam 1, nBest 1) or beam search exactly as core/decode's `generate` does, calling
+ * `hooks` along the way. Rows are mapped to inputs through `DecoderState.memoryRows`: every live
+ * row reads the encoder row of its input, and the encoder has one row per input.
+ * @returns per input, its hypotheses (as `generate`)
+ */
+export async function searchWithHooks(
+  model: StepModel<DecoderState> & { readonly pad?: number },
+  initialState: DecoderState,
+  batchSize: number,
+  opts: GenerateOptions,
+  hooks: SearchHooks = {},
+): Promise<Hypothesis[][]> {
+  const greedy = (opts.beam ?? 1) === 1 && (opts.nBest ?? 1) === 1;
+  const resolved = resolveSearchOptions(model, batchSize, opts);
+  const search: Search = greedy ? new GreedySearch(batchSize, resolved) : new BeamSearch(batchSize, resolved);
+  const { processors } = resolved;
+  const vocab = model.vocabSize;
+  const live = new Uint8Array(batchSize).fill(1);
+  const seen = new Uint8Array(batchSize);
+  let state = initialState;
+  while (search.rows > 0) {
+    const rows = search.rows;
+    const out = await model.step(search.prevTokens(), state);
+    const logProbs = out.logProbs;
+    if (!(logProbs instanceof Float32Array) || logProbs.length !== rows * vocab) {
+      throw new RangeError(`model.step returned logProbs of length ${logProbs?.length}, expected rows*vocabSize = ${rows}*${vocab}`);
+    }
+    for (let i = 0; i < processors.length; i++) processors[i](logProbs, rows, vocab, search.histories);
+    const order = search.step(logProbs);
+    state = order === null ? out.state : model.reorder(out.state, order);
+
+    // Which inputs still have rows: rows of an input are contiguous and the first is its best
+    // (beam search keeps candidates in rank order), so the first row seen is the prefix to show.
+    seen.fill(0);
+    const liveRows = search.rows;
+    for (let r = 0; r < liveRows; r++) {
+      const b = state.memoryRows[r];
+      if (seen[b]) continue;
+      seen[b] = 1;
+      hooks.onPrefix?.(b, search.histories[r]);
+    }
+    let finished: number[] | undefined;
+    for (let b = 0; b < batchSize; b++) {
+      if (live[b] && !seen[b]) {
+        live[b] = 0;
+        (finished ??= []).push(b);
+      }
+    }
+    if (finished && hooks.onDone) {
+      // results() only sorts the finished lists; cheap next to a decoder step.
+      const results = search.results();
+      for (const b of finished) hooks.onDone(b, results[b]);
+    }
+  }
+  return search.results();
+}

@@ -1,0 +1,242 @@
+/**
+ * Dynamic batching for one model: requests that arrive within a few milliseconds of each other are
+ * decoded as one batch (one encoder run, one decoder-step run per step for the rows of all of them),
+ * which is where a server's throughput comes from: a decoder step costs nearly the same for 1 row
+ * as for 64. Each request is answered as soon as its own inputs are done, not when the batch is.
+ */
+import type { SearchOptions } from '../core/decode/types.ts';
+import type { Seq2SeqRuntime, Translation } from '../core/runtime/seq2seq.ts';
+import { HttpError } from './errors.ts';
+
+/** Batching settings (per model). */
+export interface BatchingOptions {
+  /** Most texts decoded in one batch; 1 turns batching off. A larger single request still runs, alone. @default 64 */
+  maxBatch: number;
+  /** How long the first queued request waits for others before its batch starts. @default 5 */
+  maxWaitMs: number;
+  /** Most requests waiting (not yet decoding); past it requests get 503 FROST_ERR_OVERLOADED. @default 256 */
+  maxQueue: number;
+  /**
+   * Batches decoding at once. Their session runs are serialised by the runtime, but while one
+   * batch's step runs, another's search bookkeeping can proceed, and a request arriving during a
+   * long batch need not wait for all of it. @default 2
+   */
+  concurrency: number;
+}
+
+export const DEFAULT_BATCHING: Readonly<BatchingOptions> = { maxBatch: 64, maxWaitMs: 5, maxQueue: 256, concurrency: 2 };
+
+/** What the batcher reports, for metrics. */
+export interface BatchObserver {
+  /** A batch started with this many texts (from `requests` requests). */
+  batch?(texts: number, requests: number): void;
+  /** The waiting queue's length changed. */
+  queueDepth?(depth: number): void;
+  /** A text was decoded into this many output tokens. */
+  tokens?(count: number): void;
+}
+
+/** Per-request options of {@link Batcher.submit}. */
+export interface SubmitOptions {
+  /** Aborting rejects the request with the signal's reason and drops it from the queue if it is still waiting. */
+  signal?: AbortSignal;
+  /** Streams the best prefix of text `index` after every decoder step. */
+  onPrefix?(index: number, text: string): void;
+}
+
+interface Job {
+  texts: readonly string[];
+  options: SearchOptions;
+  /** Requests are only batched with requests of equal search settings: search options are per call. */
+  key: string;
+  enqueuedAt: number;
+  onPrefix?: (index: number, text: string) => void;
+  results: (Translation | undefined)[];
+  remaining: number;
+  settled: boolean;
+  resolve(value: Translation[]): void;
+  reject(err: unknown): void;
+  cleanup(): void;
+}
+
+/** Waits for the request, gathers batches and decodes them with the current runtime of one model. */
+export class Batcher {
+  private readonly queue: Job[] = [];
+  private running = 0;
+  private timer: NodeJS.Timeout | undefined;
+  /** Batches in flight per runtime, so a replaced runtime is released only once it is idle. */
+  private readonly busy = new Map<Seq2SeqRuntime, number>();
+  private readonly idleWaiters: Array<() => void> = [];
+
+  /**
+   * @param runtime returns the runtime to decode the next batch with (read at dispatch, so a
+   *   reloaded model takes over from the next batch on)
+   */
+  constructor(
+    private readonly runtime: () => Seq2SeqRuntime,
+    private readonly opts: BatchingOptions = DEFAULT_BATCHING,
+    private readonly observer: BatchObserver = {},
+  ) {}
+
+  /** Requests waiting to be decoded. */
+  get depth(): number {
+    return this.queue.length;
+  }
+
+  /**
+   * Queues `texts` for decoding.
+   * @throws HttpError FROST_ERR_OVERLOADED (synchronously) when the queue is full, so the caller
+   *   can answer 503 before it commits to a response format
+   * @returns a promise of one translation per text, in order
+   */
+  submit(texts: readonly string[], options: SearchOptions, sub: SubmitOptions = {}): Promise<Translation[]> {
+    if (this.queue.length >= this.opts.maxQueue) {
+      throw new HttpError('FROST_ERR_OVERLOADED', { queue: this.opts.maxQueue });
+    }
+    const { signal } = sub;
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise<Translation[]>((resolve, reject) => {
+      const onAbort = () => {
+        const i = this.queue.indexOf(job);
+        if (i >= 0) {
+          this.queue.splice(i, 1);
+          this.observer.queueDepth?.(this.queue.length);
+        }
+        // A job already decoding keeps its rows (search cannot drop them); its result is discarded.
+        settle(() => reject(signal!.reason));
+      };
+      const settle = (fn: () => void) => {
+        if (job.settled) return;
+        job.settled = true;
+        job.cleanup();
+        fn();
+      };
+      const job: Job = {
+        texts,
+        options,
+        key: settingsKey(options),
+        enqueuedAt: performance.now(),
+        onPrefix: sub.onPrefix,
+        results: new Array(texts.length),
+        remaining: texts.length,
+        settled: false,
+        resolve: (v) => settle(() => resolve(v)),
+        reject: (e) => settle(() => reject(e)),
+        cleanup: () => signal?.removeEventListener('abort', onAbort),
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.queue.push(job);
+      this.observer.queueDepth?.(this.queue.length);
+      this.schedule();
+    });
+  }
+
+  /** Resolves once no batch decodes with `runtime` (immediately when none does). */
+  idle(runtime?: Seq2SeqRuntime): Promise<void> {
+    const isIdle = () => (runtime ? !this.busy.get(runtime) : this.running === 0 && this.queue.length === 0);
+    if (isIdle()) return Promise.resolve();
+    return new Promise((resolve) => {
+      const check = () => {
+        if (isIdle()) resolve();
+        else this.idleWaiters.push(check);
+      };
+      this.idleWaiters.push(check);
+    });
+  }
+
+  /** Starts a batch when one is due; otherwise arms the wait timer of the oldest request. */
+  private schedule(): void {
+    while (this.running < this.opts.concurrency && this.queue.length > 0) {
+      const head = this.queue[0];
+      const waiting = this.queue.reduce((n, j) => (j.key === head.key ? n + j.texts.length : n), 0);
+      // The wait counts from the oldest request's arrival: one that already waited for a free slot goes at once.
+      const wait = head.enqueuedAt + this.opts.maxWaitMs - performance.now();
+      if (waiting < this.opts.maxBatch && wait > 0) {
+        this.timer ??= setTimeout(() => {
+          this.timer = undefined;
+          this.dispatch();
+          this.schedule();
+        }, wait);
+        return;
+      }
+      this.dispatch();
+    }
+  }
+
+  /** Takes the oldest request and every later one with the same settings that fits, and decodes them. */
+  private dispatch(): void {
+    if (this.queue.length === 0 || this.running >= this.opts.concurrency) return;
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    const head = this.queue[0];
+    const jobs: Job[] = [];
+    let size = 0;
+    for (let i = 0; i < this.queue.length; ) {
+      const job = this.queue[i];
+      // The head always goes, even when it alone is larger than maxBatch (its size is capped by the request limits).
+      if (job.key === head.key && (jobs.length === 0 || size + job.texts.length <= this.opts.maxBatch)) {
+        jobs.push(job);
+        size += job.texts.length;
+        this.queue.splice(i, 1);
+      } else {
+        i++;
+      }
+    }
+    this.observer.queueDepth?.(this.queue.length);
+    this.observer.batch?.(size, jobs.length);
+    const runtime = this.runtime();
+    this.running++;
+    this.busy.set(runtime, (this.busy.get(runtime) ?? 0) + 1);
+    void this.decode(runtime, jobs).finally(() => {
+      this.running--;
+      const left = (this.busy.get(runtime) ?? 1) - 1;
+      if (left) this.busy.set(runtime, left);
+      else this.busy.delete(runtime);
+      const waiters = this.idleWaiters.splice(0);
+      for (const w of waiters) w();
+      this.schedule();
+    });
+  }
+
+  private async decode(runtime: Seq2SeqRuntime, jobs: Job[]): Promise<void> {
+    // Flatten: text t of the batch is text `offset` of job `owner[t]`.
+    const texts: string[] = [];
+    const owner: Job[] = [];
+    const offset: number[] = [];
+    const prefixInputs = new Set<number>();
+    for (const job of jobs) {
+      job.texts.forEach((text, i) => {
+        if (job.onPrefix) prefixInputs.add(texts.length);
+        texts.push(text);
+        owner.push(job);
+        offset.push(i);
+      });
+    }
+    try {
+      await runtime.translateEach(texts, jobs[0].options, {
+        prefixInputs,
+        onPrefix: (b, text) => {
+          const job = owner[b];
+          if (!job.settled) job.onPrefix?.(offset[b], text);
+        },
+        onDone: (b, translation) => {
+          const job = owner[b];
+          this.observer.tokens?.(translation.tokens.length);
+          job.results[offset[b]] = translation;
+          // A beam's last live prefix need not be its best finished hypothesis: close the stream with it.
+          if (job.onPrefix && !job.settled) job.onPrefix(offset[b], translation.text);
+          if (--job.remaining === 0) job.resolve(job.results as Translation[]);
+        },
+      });
+    } catch (err) {
+      for (const job of jobs) job.reject(err);
+    }
+  }
+}
+
+/** Requests batch together only when everything that search takes per call is equal. */
+function settingsKey(o: SearchOptions): string {
+  return JSON.stringify([o.beam ?? 1, o.nBest ?? 1, o.maxLen ?? null, o.lengthPenalty ?? null, o.minLen ?? null, o.maxLenA ?? null, o.maxLenB ?? null]);
+}

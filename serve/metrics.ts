@@ -1,0 +1,73 @@
+/**
+ * The server's Prometheus metrics (`GET /metrics`). Each server has its own registry, so several
+ * servers in one process (tests, embedders) do not share or clash over counters.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { BatchObserver } from './batcher.ts';
+
+/** The metric objects, named `frost_*`. */
+export class ServeMetrics {
+  readonly registry = new Registry();
+  /** Seconds from request arrival to response end, by route and status. */
+  readonly requestDuration = new Histogram({
+    name: 'frost_request_duration_seconds',
+    help: 'HTTP request latency, from arrival to the end of the response',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+  /** Texts per decoded batch. */
+  readonly batchSize = new Histogram({
+    name: 'frost_batch_size',
+    help: 'Texts per decoded batch',
+    labelNames: ['model'] as const,
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
+    registers: [this.registry],
+  });
+  /** Requests per decoded batch (how many requests dynamic batching merged). */
+  readonly batchRequests = new Histogram({
+    name: 'frost_batch_requests',
+    help: 'Requests merged into one decoded batch',
+    labelNames: ['model'] as const,
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128],
+    registers: [this.registry],
+  });
+  /** Requests waiting for a batch. */
+  readonly queueDepth = new Gauge({
+    name: 'frost_queue_depth',
+    help: 'Requests waiting to be decoded',
+    labelNames: ['model'] as const,
+    registers: [this.registry],
+  });
+  /** Output tokens produced (rate() of it is tokens/s). */
+  readonly generatedTokens = new Counter({
+    name: 'frost_generated_tokens_total',
+    help: 'Output tokens of returned translations (best hypothesis, without </s>)',
+    labelNames: ['model'] as const,
+    registers: [this.registry],
+  });
+  /** Error responses by catalogue code. */
+  readonly errors = new Counter({
+    name: 'frost_errors_total',
+    help: 'Error responses by FROST_ERR_* code',
+    labelNames: ['code'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(opts: { processMetrics?: boolean } = {}) {
+    // Process metrics (RSS, event-loop lag, GC) are what an operator looks at first under load.
+    if (opts.processMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'frost_' });
+  }
+
+  /** The batcher hooks of one model. */
+  observer(model: string): BatchObserver {
+    return {
+      batch: (texts, requests) => {
+        this.batchSize.observe({ model }, texts);
+        this.batchRequests.observe({ model }, requests);
+      },
+      queueDepth: (depth) => this.queueDepth.set({ model }, depth),
+      tokens: (count) => this.generatedTokens.inc({ model }, count),
+    };
+  }
+}

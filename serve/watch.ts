@@ -1,0 +1,88 @@
+/**
+ * `--watch`: reloads a model when files in its directory change. The new version is loaded and
+ * checked completely (card, graph sizes, sessions, graph/card agreement) before it replaces the old
+ * one, so a broken or half-copied file is refused with a log line and the old model keeps serving.
+ * The old runtime is released once no batch uses it.
+ */
+import { watch, type FSWatcher } from 'node:fs';
+import type { Seq2SeqRuntime } from '../core/runtime/seq2seq.ts';
+import type { Logger } from './logger.ts';
+import type { ModelRegistry } from './model-registry.ts';
+
+/** Options of {@link watchModels}. */
+export interface WatchOptions {
+  /** Loads a model directory (the server's loader, with its device and thread settings). */
+  load(dir: string): Promise<Seq2SeqRuntime>;
+  /** Called with a replaced runtime; resolves once it is released. */
+  retire(old: Seq2SeqRuntime): Promise<void>;
+  logger: Logger;
+  /** Quiet time after the last change before reloading: a copy writes several files. @default 300 */
+  debounceMs?: number;
+  /** Called after each reload attempt (tests wait on it). */
+  onReload?(model: string, ok: boolean): void;
+}
+
+/** A running watch; `close` stops it. */
+export interface ModelWatch {
+  close(): void;
+}
+
+/**
+ * Watches the directory of every loaded model. Watches are on the directory, so replacing files in
+ * it (write or rename) is seen; replacing the directory itself is not.
+ */
+export function watchModels(registry: ModelRegistry, opts: WatchOptions): ModelWatch {
+  const debounceMs = opts.debounceMs ?? 300;
+  const watchers: FSWatcher[] = [];
+  const timers = new Set<NodeJS.Timeout>();
+  let closed = false;
+
+  for (const model of registry.list()) {
+    const { name, dir } = model;
+    if (!dir) continue;
+    let timer: NodeJS.Timeout | undefined;
+    // Reloads of one model run one at a time; a change during a reload triggers one more.
+    let reloading: Promise<void> = Promise.resolve();
+    const reload = async () => {
+      if (closed) return;
+      let fresh: Seq2SeqRuntime;
+      try {
+        fresh = await opts.load(dir);
+      } catch (err) {
+        opts.logger.error({ model: name, dir, err: (err as Error).message }, 'model reload refused; the previous version keeps serving');
+        opts.onReload?.(name, false);
+        return;
+      }
+      if (fresh.card.name !== name || closed) {
+        await fresh.release().catch(() => undefined);
+        if (!closed) {
+          opts.logger.error({ model: name, dir, newName: fresh.card.name }, 'model reload refused: the card renames the model; restart to rename');
+          opts.onReload?.(name, false);
+        }
+        return;
+      }
+      const old = registry.replace({ name, dir, runtime: fresh });
+      opts.logger.info({ model: name, dir }, 'model reloaded');
+      opts.onReload?.(name, true);
+      await opts.retire(old.runtime).catch((err: unknown) => opts.logger.warn({ model: name, err: (err as Error).message }, 'releasing the previous version failed'));
+    };
+    const w = watch(dir, () => {
+      if (timer) clearTimeout(timer);
+      timer = setTimeout(() => {
+        timers.delete(timer!);
+        reloading = reloading.then(reload);
+      }, debounceMs);
+      timers.add(timer);
+    });
+    w.on('error', (err) => opts.logger.warn({ model: name, dir, err: err.message }, 'watching the model directory failed'));
+    watchers.push(w);
+  }
+
+  return {
+    close() {
+      closed = true;
+      for (const t of timers) clearTimeout(t);
+      for (const w of watchers) w.close();
+    },
+  };
+}
