@@ -52,7 +52,7 @@ function formatMessage(msg: PbMessage, indent: string): string[] {
         });
         lines.push(`${indent}]`);
       } else {
-        lines.push(`${indent}${key}: [ ${value.map(scalar).join(', ')} ]`);
+        lines.push(value.length === 0 ? `${indent}${key}: [ ]` : `${indent}${key}: [ ${value.map(scalar).join(', ')} ]`);
       }
     } else if (isMessage(value)) {
       lines.push(`${indent}${key} {`, ...formatMessage(value, `${indent}  `), `${indent}}`);

@@ -89,6 +89,8 @@ export function createApp(opts: AppOptions): Express {
     res.set('X-Request-Id', id);
     // Read before routing: routers may rewrite req.url, and the query string may hold text.
     const path = req.path;
+    metrics.inFlight.inc();
+    res.once('close', () => metrics.inFlight.dec());
     res.on('finish', () => {
       const seconds = (performance.now() - started) / 1000;
       const code = res.locals.errorCode as string | undefined;

@@ -16,6 +16,12 @@ export class ServeMetrics {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [this.registry],
   });
+  /** Requests received and not yet answered. */
+  readonly inFlight = new Gauge({
+    name: 'frost_requests_in_flight',
+    help: 'HTTP requests received and not yet answered',
+    registers: [this.registry],
+  });
   /** Texts per decoded batch. */
   readonly batchSize = new Histogram({
     name: 'frost_batch_size',

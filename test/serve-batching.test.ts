@@ -230,15 +230,25 @@ describe('frost serve process', () => {
     });
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
 
-    const requests = sentences(24, 11).map((text) =>
+    const N = 24;
+    const requests = sentences(N, 11).map((text) =>
       fetch(`${url}/v1/translate`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ texts: Array.from({ length: 16 }, () => text), beam: 6, max_len: 120 }),
-      }).then(async (res) => ({ status: res.status, body: await res.text() })),
+      }).then(
+        async (res) => ({ status: res.status, body: await res.text() }),
+        (err: Error) => ({ status: 0, body: String((err.cause as Error)?.message ?? err) }),
+      ),
     );
-    // Let the requests reach the server, then stop it while they decode.
-    await new Promise((r) => setTimeout(r, 150));
+    // Stop the server once it has received every request (answered or in flight), while most decode.
+    for (;;) {
+      const metrics = await (await fetch(`${url}/metrics`)).text();
+      const num = (re: RegExp) => Number(metrics.match(re)?.[1] ?? 0);
+      const received = num(/^frost_requests_in_flight (\d+)/m) - 1 + num(/^frost_request_duration_seconds_count\{method="POST",route="\/v1\/translate",status="200"\} (\d+)/m);
+      if (received >= N) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
     child.kill('SIGTERM');
     const answers = await Promise.all(requests);
     assert.deepEqual(answers.map((a) => a.status), answers.map(() => 200), answers.find((a) => a.status !== 200)?.body);

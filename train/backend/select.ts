@@ -17,6 +17,7 @@
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
+import { loadNativeGemm, nativeGemm, resolveNativeGemm, setNativeGemm } from './kernels/native-gemm.ts';
 
 export type BackendPreference = 'auto' | 'tensorflow' | 'wasm' | 'cpu';
 
@@ -25,6 +26,11 @@ export interface InitBackendOptions {
   quiet?: boolean;
   /** XNNPACK threads for wasm; 1 selects the single-threaded SIMD build. Default: FROST_WASM_THREADS or auto. */
   wasmThreads?: number | 'auto';
+  /**
+   * wasm only: run large GEMMs with onnxruntime-node's native MLAS (kernels/native-gemm.ts).
+   * Default: FROST_NATIVE_GEMM (0 turns it off) or 'auto' (on when the binding loads).
+   */
+  nativeGemm?: boolean | 'auto';
 }
 
 export interface BackendInfo {
@@ -34,6 +40,8 @@ export interface BackendInfo {
   package: string;
   /** wasm only: XNNPACK threads actually running. */
   threads?: number;
+  /** wasm only: what runs the large GEMMs ('XNNPACK (wasm)' or the native runner's description). */
+  gemm?: string;
 }
 
 interface Candidate {
@@ -91,7 +99,26 @@ async function loadWasm(opts: InitBackendOptions): Promise<BackendInfo> {
   }
   registerWasmKernels();
   await activate('wasm');
-  return { name: 'wasm', package: pkg, threads: wasm.getThreadsCount() };
+  const gemm = configureNativeGemm(opts.nativeGemm, opts.quiet === true);
+  return { name: 'wasm', package: pkg, threads: wasm.getThreadsCount(), gemm };
+}
+
+/** Turns the native GEMM runner on or off as asked; returns what will run large GEMMs. */
+function configureNativeGemm(option: boolean | 'auto' | undefined, quiet: boolean): string {
+  const { enabled, threads } = resolveNativeGemm(option);
+  const current = nativeGemm();
+  if (!enabled) {
+    setNativeGemm(null)?.dispose();
+    return 'XNNPACK (wasm)';
+  }
+  if (current != null && current.threads === Math.min(8, Math.floor(threads))) return current.description;
+  const loaded = loadNativeGemm(threads);
+  setNativeGemm(loaded instanceof Error ? null : loaded)?.dispose();
+  if (loaded instanceof Error) {
+    if (!quiet || option === true) console.warn(`frost: native GEMM unavailable (${loaded.message.split('\n')[0]}); XNNPACK runs all GEMMs`);
+    return 'XNNPACK (wasm)';
+  }
+  return loaded.description;
 }
 
 async function loadCpu(): Promise<BackendInfo> {
@@ -111,8 +138,9 @@ export const BACKEND_CANDIDATES: readonly Candidate[] = [
 
 function describe(info: BackendInfo): string {
   const threads = info.threads != null ? `, ${info.threads} thread${info.threads === 1 ? '' : 's'}` : '';
+  const gemm = info.gemm != null ? `; large GEMMs: ${info.gemm}` : '';
   const warning = info.name === 'cpu' ? ' (plain JS: fine for tiny tests, far too slow for training)' : '';
-  return `tfjs backend: ${info.name} (${info.package}${threads})${warning}`;
+  return `tfjs backend: ${info.name} (${info.package}${threads}${gemm})${warning}`;
 }
 
 const NOT_INSTALLED = 'not installed';
@@ -135,7 +163,7 @@ let current: { key: string; info: BackendInfo } | null = null;
  */
 export async function initBackend(opts: InitBackendOptions = {}): Promise<BackendInfo> {
   const prefer = opts.prefer ?? 'auto';
-  const key = `${prefer}/${opts.wasmThreads ?? ''}`;
+  const key = `${prefer}/${opts.wasmThreads ?? ''}/${opts.nativeGemm ?? ''}`;
   if (current?.key === key && tf.getBackend() === current.info.name) return current.info;
 
   const candidates = BACKEND_CANDIDATES.filter((c) => (prefer === 'auto' ? !c.explicitOnly : c.name === prefer));

@@ -17,6 +17,7 @@
  */
 import type { KernelFunc, NamedAttrMap, TensorInfo } from '@tensorflow/tfjs-core';
 import { broadcast_util, getKernel, util } from '@tensorflow/tfjs-core';
+import { NATIVE_MIN_MACS, nativeGemm, setNativeGemm, type NativeGemm } from './native-gemm.ts';
 import { transposeCache } from './transpose.ts';
 import {
   asWasmBackend,
@@ -177,6 +178,27 @@ function plainOperands(
 
 const PLAIN = { transposeA: false, transposeB: false };
 
+/**
+ * The product through native MLAS (native-gemm.ts) when it is big enough and one 2-D GEMM can do
+ * it: no batch, or a's batch folded into its rows (b shared, a not transposed). Null otherwise.
+ */
+function nativeMatMul(native: NativeGemm, backend: WasmBackend, a: TensorInfo, b: TensorInfo, tA: boolean, tB: boolean, d: MatMulDims): TensorInfo | null {
+  if (d.batchB !== 1 || (d.batchA !== 1 && tA)) return null;
+  const M = d.batchA * d.M;
+  if (M * d.K * d.N < NATIVE_MIN_MACS) return null;
+  const out = backend.makeOutput(d.outShape, 'float32');
+  try {
+    // Views after makeOutput (it may grow the heap).
+    native.gemm(f32View(backend, a), f32View(backend, b), f32View(backend, out), M, d.K, d.N, tA, tB);
+    return out;
+  } catch (e) {
+    backend.disposeData(out.dataId);
+    setNativeGemm(null);
+    console.warn(`frost: native GEMM failed (${e instanceof Error ? e.message.split('\n')[0] : String(e)}); using XNNPACK from now on`);
+    return null;
+  }
+}
+
 export function makeBatchMatMul(stock: KernelFunc): KernelFunc {
   return (args) => {
     const a = args.inputs.a as TensorInfo;
@@ -187,6 +209,11 @@ export function makeBatchMatMul(stock: KernelFunc): KernelFunc {
     const d = matMulDims(a, b, transposeA, transposeB);
     // Before the stock path: with K = 0 it returns uninitialised memory.
     if (util.sizeFromShape(d.outShape) === 0 || d.K === 0) return zeros(backend, d.outShape);
+    const native = nativeGemm();
+    if (native != null) {
+      const out = nativeMatMul(native, backend, a, b, transposeA, transposeB, d);
+      if (out != null) return out;
+    }
     if (!transposeA && !transposeB && d.batchA === 1 && d.batchB === 1) return stock(args);
 
     const noBroadcast = d.batchA === d.batchB && util.sizeFromShape(d.batchShape) === d.batchA;

@@ -1,0 +1,198 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import * as ort from 'onnxruntime-node';
+import { corpusBleu } from '../core/metrics/bleu.ts';
+import { loadModelDir } from '../core/runtime/load-node.ts';
+import { exportRun, type ExportResult } from '../export/export-run.ts';
+import { readGraphInfo } from '../export/inspect-graph.ts';
+import { dequantizeRows, INT8_MAX, quantizeRowsInt8 } from '../export/precision-quantize.ts';
+import { convertPrecision, MIN_CONVERTED_ELEMENTS, weightNameOf } from '../export/precision.ts';
+import { buildModel, resolveArchConfig } from '../models/index.ts';
+import { initBackend } from '../train/backend/select.ts';
+import { writeToyCorpus } from '../train/data/fetch.ts';
+import { runConfigSchema } from '../train/run-config.ts';
+import { train } from '../train/trainer.ts';
+import { checkModel } from './helpers/onnx-check.ts';
+
+let dir: string;
+let dataDir: string;
+/** One trained toy run, exported once per precision; every end-to-end test below reads these. */
+const exports: Partial<Record<'fp32' | 'fp16' | 'int8', ExportResult>> = {};
+
+before(async () => {
+  await initBackend({ prefer: 'wasm', quiet: true });
+  dir = await mkdtemp(join(tmpdir(), 'frost-precision-'));
+  dataDir = join(dir, 'toy');
+  await writeToyCorpus(dataDir, { seed: 1, train: 6000, val: 200, test: 200, lexiconScale: 0.2 });
+  const config = runConfigSchema.parse({
+    arch: 'rnn-attn',
+    preset: 'tiny',
+    archConfig: resolveArchConfig('rnn-attn', 'tiny'),
+    head: { name: 'learned' },
+    data: { dir: dataDir, kind: 'plain', src: 'src', tgt: 'tgt' },
+    tokenizer: 'whitespace',
+    vocab: { minFreq: 1 },
+    optim: { learningRate: 5e-3 },
+    epochs: 4,
+  });
+  const runDir = join(dir, 'run');
+  const result = await train(config, runDir, { quiet: true });
+  result.model.params.dispose();
+  for (const precision of ['fp32', 'fp16', 'int8'] as const) {
+    exports[precision] = await exportRun(runDir, join(dir, `model-${precision}`), { precision, quiet: true });
+  }
+});
+
+after(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function testBleu(modelDir: string): Promise<number> {
+  const runtime = await loadModelDir(modelDir);
+  const src = (await readFile(join(dataDir, 'test.src'), 'utf8')).trim().split('\n');
+  const ref = (await readFile(join(dataDir, 'test.tgt'), 'utf8')).trim().split('\n');
+  const out = await runtime.translate(src, { beam: 1 });
+  await runtime.release();
+  return corpusBleu(out.map((t) => t.text), [ref]).score;
+}
+
+/** Initializer payload bytes of both graph files of an export. */
+function weightBytes(result: ExportResult): number {
+  return Object.values(result.card.size!.components).reduce((a, b) => a + b, 0);
+}
+
+describe('per-row int8 quantisation', () => {
+  test('each value is within half a step of its row scale, the row maximum maps to ±127, and a zero row stays exact', () => {
+    const data = Float32Array.from([0.5, -1, 0.25, 0.001, 0, 0, 0, 0, 100, -3, 7, 0.02]);
+    const { q, scales } = quantizeRowsInt8(data, 3, 4);
+    assert.deepEqual(Array.from(scales), [Math.fround(1 / INT8_MAX), 1, Math.fround(100 / INT8_MAX)]);
+    assert.equal(q[1], -INT8_MAX);
+    assert.equal(q[8], INT8_MAX);
+    const back = dequantizeRows({ q, scales }, 4);
+    data.forEach((v, i) => assert.ok(Math.abs(back[i]! - v) <= scales[Math.floor(i / 4)]! / 2 + 1e-7, `element ${i}: ${back[i]} vs ${v}`));
+    assert.deepEqual(Array.from(back.subarray(4, 8)), [0, 0, 0, 0]);
+    assert.throws(() => quantizeRowsInt8(Float32Array.from([1, NaN]), 1, 2), /non-finite/);
+  });
+});
+
+describe('convertPrecision (a pass over the serialized model)', () => {
+  let fp32: { encoder: Uint8Array; decoder: Uint8Array };
+  before(() => {
+    // Untrained, tied head: the target embedding is read by the Gather and by the head's Gemm.
+    const model = buildModel('rnn-attn', resolveArchConfig('rnn-attn', 'tiny'), { srcVocab: 300, tgtVocab: 300 }, { name: 'tied', options: {} }, 3);
+    const graphs = model.toOnnx();
+    fp32 = { encoder: graphs.encoder.toBytes(), decoder: graphs.decoder.toBytes() };
+    model.params.dispose();
+  });
+
+  const feeds = () => {
+    const B = 2;
+    const S = 5;
+    return {
+      encoder: {
+        src_ids: new ort.Tensor('int64', BigInt64Array.from({ length: B * S }, (_, i) => BigInt(4 + ((i * 37) % 290))), [B, S]),
+        src_lengths: new ort.Tensor('int64', BigInt64Array.from([5n, 3n]), [B]),
+      },
+      token: new ort.Tensor('int64', BigInt64Array.from([2n, 17n]), [B]),
+    };
+  };
+
+  async function logProbs(bytes: { encoder: Uint8Array; decoder: Uint8Array }): Promise<Float32Array> {
+    const encoder = await ort.InferenceSession.create(bytes.encoder);
+    const decoder = await ort.InferenceSession.create(bytes.decoder);
+    const f = feeds();
+    const enc = await encoder.run(f.encoder);
+    const out = await decoder.run({ prev_token: f.token, state: enc.state!, enc_out: enc.enc_out!, enc_keys: enc.enc_keys!, src_mask: enc.src_mask! });
+    await encoder.release();
+    await decoder.release();
+    return out.log_probs!.data as Float32Array;
+  }
+
+  test('fp32 is the identity', () => {
+    assert.equal(convertPrecision(fp32.decoder, 'fp32').bytes, fp32.decoder);
+  });
+
+  for (const [precision, tolerance, storedType] of [['fp16', 2e-2, 'float16'], ['int8', 0.2, 'int8']] as const) {
+    test(`${precision}: same interface, large weights stored as ${storedType}, ONNX-checked, log-probs close to fp32`, async () => {
+      const enc = convertPrecision(fp32.encoder, precision);
+      const dec = convertPrecision(fp32.decoder, precision);
+      for (const [before, after] of [[fp32.encoder, enc], [fp32.decoder, dec]] as const) {
+        const a = readGraphInfo(before);
+        const b = readGraphInfo(after.bytes);
+        assert.deepEqual(b.inputs, a.inputs);
+        assert.deepEqual(b.outputs, a.outputs);
+        // Every large float32 matrix was converted, and only those.
+        const large = a.initializers.filter((t) => t.elemType === 'float32' && t.dims.length >= 2 && t.dims.reduce((x, y) => x * y, 1) >= MIN_CONVERTED_ELEMENTS);
+        assert.ok(large.length > 0);
+        assert.deepEqual(after.converted.map((c) => c.name).sort(), large.map((t) => t.name).sort());
+        for (const t of b.initializers) {
+          if (large.some((l) => l.name === weightNameOf(t.name)) && !t.name.endsWith('.scale') && !t.name.endsWith('.shape')) {
+            assert.equal(t.elemType, storedType, t.name);
+          }
+        }
+        assert.ok(after.bytes.length < before.length);
+        const report = checkModel(after.bytes);
+        assert.deepEqual(report.unchecked, []);
+      }
+      // The tied embedding is stored once and still feeds both the Gather and the head.
+      assert.equal(dec.converted.filter((c) => c.name === 'decoder/embedding').length, 1);
+      const reference = await logProbs(fp32);
+      const actual = await logProbs({ encoder: enc.bytes, decoder: dec.bytes });
+      let maxDiff = 0;
+      reference.forEach((v, i) => (maxDiff = Math.max(maxDiff, Math.abs(v - actual[i]!))));
+      assert.ok(maxDiff < tolerance, `max |Δ log p| ${maxDiff}`);
+      assert.ok(maxDiff > 0, 'the weights were not changed at all');
+    });
+  }
+});
+
+describe('frost export --precision on a trained toy model', () => {
+  test('fp32 stays the default and records no precision check', () => {
+    const r = exports.fp32!;
+    assert.equal(r.card.precision, 'fp32');
+    assert.equal(r.card.precisionCheck, undefined);
+    assert.ok(r.parity.maxScaledDiff <= 1e-4);
+  });
+
+  for (const [precision, low, high] of [['fp16', 0.45, 0.55], ['int8', 0.22, 0.3]] as const) {
+    test(`${precision}: loads in onnxruntime-node, passes the ONNX checker, is smaller, and translates within 3 BLEU of fp32`, async () => {
+      const r = exports[precision]!;
+      const fp32 = exports.fp32!;
+      assert.equal(r.card.precision, precision);
+      // The float32 graphs still had to pass the strict parity check before conversion.
+      assert.ok(r.parity.maxScaledDiff <= 1e-4);
+      for (const file of ['encoder.onnx', 'decoder.onnx']) checkModel(join(r.outDir, file));
+
+      const ratio = weightBytes(r) / weightBytes(fp32);
+      assert.ok(ratio > low && ratio < high, `${precision} weights are ${(100 * ratio).toFixed(1)}% of fp32's`);
+      const fileBytes = (x: ExportResult) => Object.values(x.card.files).reduce((a, f) => a + f.bytes, 0);
+      assert.ok(fileBytes(r) < fileBytes(fp32) * high);
+
+      const check = r.card.precisionCheck!;
+      assert.equal(check.precision, precision);
+      assert.equal(check.sentences, 200);
+      assert.equal(check.bytes, fileBytes(r));
+      assert.equal(check.bytesFp32, fileBytes(fp32));
+      assert.ok(check.bleuDelta! > -3, `validation BLEU ${check.bleuFp32} -> ${check.bleu}`);
+      assert.ok(check.maxAbsLogProbDiff > 0);
+
+      const [bleu, bleuFp32] = [await testBleu(r.outDir), await testBleu(fp32.outDir)];
+      assert.ok(bleuFp32 >= 90, `fp32 test BLEU ${bleuFp32}`);
+      assert.ok(bleu >= bleuFp32 - 3, `${precision} test BLEU ${bleu.toFixed(2)} vs fp32 ${bleuFp32.toFixed(2)}`);
+    });
+  }
+
+  test('the card records the size breakdown and session-creation time', () => {
+    for (const r of Object.values(exports)) {
+      const size = r!.card.size!;
+      for (const c of ['embeddings', 'encoder', 'decoder', 'head']) assert.ok(size.components[c]! > 0, c);
+      assert.deepEqual(Object.keys(size.byFile).sort(), ['decoder.onnx', 'encoder.onnx']);
+      assert.ok(Object.values(size.sessionCreateMs!).every((ms) => ms > 0));
+    }
+    assert.ok(exports.fp16!.card.size!.dtypes.float16! > 0);
+    assert.ok(exports.int8!.card.size!.dtypes.int8! > 0);
+  });
+});
