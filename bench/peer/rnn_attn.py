@@ -1,0 +1,221 @@
+#!/usr/bin/python3
+"""
+PyTorch peer of frost's rnn-attn model for bench/train-speed.ts: the same architecture, shapes,
+output heads, batches, loss and optimiser, timed the same way.
+
+    /usr/bin/python3 bench/peer/rnn_attn.py --batches FILE --head learned --steps 20 --warmup 3 --threads 2
+
+FILE is what bench/train-speed-data.ts writes (header: magic 'FTSB', version, |V| src, |V| tgt,
+count; per batch B, S, T, tokens, src [B*S], srcLen [B], tgtIn [B*T], tgtOut [B*T] int32, tgtMask
+[B*T] float32). Prints one JSON line (the last line of stdout) with the timings.
+
+The model (models/archs/rnn-attn.ts, models/heads/*.ts), written the way PyTorch code is written:
+  encoder  embedding -> dropout -> bidirectional nn.GRU over packed sequences (padding skipped,
+           as frost's masked recurrence does); annotations [B, S, 2*eh]
+  s_0      tanh(masked mean of annotations . Ws + bs)
+  step t   c_t = additive attention(s_{t-1}); s_t = GRUCell([E y_{t-1}; c_t], s_{t-1})
+  f        dropout(tanh([s; c; E y] Wo + bo))
+  head     learned: f W + b | tied: (f P) E^T + b | fixed-l2: f T^T with T frozen (a buffer: no
+           gradient, no Adam state) | hadamard: scale * (f/|f|) H^T, H frozen | drill: (f P) E_k^T + b,
+           E_k a 2-layer residual MLP over E with dropout
+  loss     sum of masked token cross-entropies / tokens; Adam (lr 1e-3), gradient norm clipped to 5.
+PyTorch's GRU gate formulation is ONNX's linear_before_reset = 1, the same as frost's.
+Frozen matrices hold random values of the same shape (speed does not depend on which values).
+"""
+import argparse
+import json
+import os
+import re
+import resource
+import struct
+import sys
+import time
+
+
+def loaded_blas():
+    """Shared libraries that provide BLAS/LAPACK/OpenMP in this process (from /proc/self/maps)."""
+    try:
+        with open('/proc/self/maps') as f:
+            maps = f.read()
+    except OSError:
+        return []
+    libs = sorted(set(re.findall(r'(/\S*(?:blas|lapack|mkl|gomp|iomp)\S*\.so\S*)', maps)))
+    return libs
+
+
+def read_batches(path):
+    with open(path, 'rb') as f:
+        buf = f.read()
+    magic, version, src_vocab, tgt_vocab, count = struct.unpack_from('<5i', buf, 0)
+    if magic != 0x42535446 or version != 1:
+        raise SystemExit(f'{path}: not a frost train-speed batch file')
+    off = 20
+    batches = []
+    import torch
+    for _ in range(count):
+        B, S, T, tokens = struct.unpack_from('<4i', buf, off)
+        off += 16
+
+        def ints(n):
+            nonlocal off
+            t = torch.frombuffer(bytearray(buf[off:off + 4 * n]), dtype=torch.int32).to(torch.int64)
+            off += 4 * n
+            return t
+
+        src = ints(B * S).view(B, S)
+        src_len = ints(B)
+        tgt_in = ints(B * T).view(B, T)
+        tgt_out = ints(B * T).view(B, T)
+        mask = torch.frombuffer(bytearray(buf[off:off + 4 * B * T]), dtype=torch.float32).view(B, T)
+        off += 4 * B * T
+        batches.append(dict(B=B, S=S, T=T, tokens=tokens, src=src, src_len=src_len, tgt_in=tgt_in, tgt_out=tgt_out, mask=mask))
+    return src_vocab, tgt_vocab, batches
+
+
+def build(torch, nn, src_vocab, tgt_vocab, head, cfg):
+    e, H, eh, att, d, p = cfg['embedding'], cfg['hidden'], cfg['encoderHidden'], cfg['attention'], cfg['output'], cfg['dropout']
+    A = 2 * eh
+    F = nn.functional
+
+    class Head(nn.Module):
+        def __init__(self, emb):
+            super().__init__()
+            self.kind = head
+            self.emb = emb  # the decoder's target embedding (tied, drill share it)
+            if head == 'learned':
+                self.out = nn.Linear(d, tgt_vocab)
+            elif head in ('tied', 'drill'):
+                self.P = nn.Linear(d, e, bias=False)
+                self.b = nn.Parameter(torch.zeros(tgt_vocab))
+                if head == 'drill':
+                    self.U = nn.ModuleList([nn.Linear(e, e) for _ in range(2)])
+            elif head == 'fixed-l2':
+                T = torch.rand(tgt_vocab, d) * 2 - 1
+                self.register_buffer('T', T / T.norm(dim=1, keepdim=True))
+            elif head == 'hadamard':
+                self.register_buffer('T', torch.randint(0, 2, (tgt_vocab, d)).float() * 2 - 1)
+                self.scale = nn.Parameter(torch.full((1,), tgt_vocab ** -0.5))
+            else:
+                raise SystemExit(f'unknown head {head}')
+
+        def forward(self, f):
+            if self.kind == 'learned':
+                return self.out(f)
+            if self.kind == 'tied':
+                return F.linear(self.P(f), self.emb.weight, self.b)
+            if self.kind == 'drill':
+                E = self.emb.weight
+                Ei = E
+                for layer in self.U:
+                    Ei = F.dropout(torch.tanh(layer(Ei)), p, self.training) + Ei + E
+                return F.linear(self.P(f), Ei, self.b)
+            if self.kind == 'fixed-l2':
+                return F.linear(f, self.T)
+            # hadamard
+            return F.linear(f / torch.sqrt((f * f).sum(1, keepdim=True) + 1e-12), self.T) * self.scale
+
+    class RnnAttn(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.src_emb = nn.Embedding(src_vocab, e)
+            self.tgt_emb = nn.Embedding(tgt_vocab, e)
+            self.encoder = nn.GRU(e, eh, batch_first=True, bidirectional=True)
+            self.init = nn.Linear(A, H)
+            self.Ua = nn.Linear(A, att, bias=False)
+            self.Wa = nn.Linear(H, att)
+            self.v = nn.Linear(att, 1, bias=False)
+            self.cell = nn.GRUCell(e + A, H)
+            self.out = nn.Linear(H + A + e, d)
+            self.head = Head(self.tgt_emb)
+
+        def forward(self, b):
+            B, S, T = b['B'], b['S'], b['T']
+            x = F.dropout(self.src_emb(b['src']), p, self.training)
+            packed = nn.utils.rnn.pack_padded_sequence(x, b['src_len'], batch_first=True, enforce_sorted=False)
+            enc, _ = self.encoder(packed)
+            enc, _ = nn.utils.rnn.pad_packed_sequence(enc, batch_first=True, total_length=S)  # [B, S, A]
+            src_mask = (torch.arange(S)[None, :] < b['src_len'][:, None]).float()
+            mean = (enc * src_mask[:, :, None]).sum(1) / src_mask.sum(1, keepdim=True)
+            s = torch.tanh(self.init(mean))
+            keys = self.Ua(enc)  # [B, S, att]
+            masked_add = (src_mask - 1) * 1e9
+            emb = F.dropout(self.tgt_emb(b['tgt_in']), p, self.training)  # [B, T, e]
+            states, contexts = [], []
+            for t in range(T):
+                energy = torch.tanh(keys + self.Wa(s)[:, None, :])
+                alpha = torch.softmax(self.v(energy).squeeze(2) + masked_add, dim=1)
+                c = torch.bmm(alpha[:, None, :], enc).squeeze(1)
+                s = self.cell(torch.cat([emb[:, t], c], 1), s)
+                states.append(s)
+                contexts.append(c)
+            f = torch.tanh(self.out(torch.cat([torch.stack(states, 1), torch.stack(contexts, 1), emb], 2)))
+            f = F.dropout(f, p, self.training).reshape(B * T, d)
+            logits = self.head(f)
+            nll = F.cross_entropy(logits, b['tgt_out'].reshape(-1), reduction='none')
+            return (nll * b['mask'].reshape(-1)).sum() / b['tokens']
+
+    return RnnAttn()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--batches', required=True)
+    ap.add_argument('--head', default='learned')
+    ap.add_argument('--steps', type=int, default=20)
+    ap.add_argument('--warmup', type=int, default=3)
+    ap.add_argument('--threads', type=int, default=2)
+    ap.add_argument('--config', default='{"embedding":256,"hidden":512,"encoderHidden":256,"attention":512,"output":512,"dropout":0.2}')
+    ap.add_argument('--seed', type=int, default=1)
+    a = ap.parse_args()
+
+    import torch
+    from torch import nn
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(a.seed)
+    src_vocab, tgt_vocab, batches = read_batches(a.batches)
+    cfg = json.loads(a.config)
+    model = build(torch, nn, src_vocab, tgt_vocab, a.head, cfg)
+    model.train()
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.Adam(params, lr=1e-3)
+
+    def step(i):
+        b = batches[i % len(batches)]
+        opt.zero_grad(set_to_none=True)
+        loss = model(b)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 5.0)
+        opt.step()
+        return float(loss), b['tokens']
+
+    for i in range(a.warmup):
+        step(i)
+    times, tokens, losses = [], [], []
+    cpu0 = time.process_time()
+    for i in range(a.warmup, a.warmup + a.steps):
+        t0 = time.perf_counter()
+        loss, n = step(i)
+        times.append(time.perf_counter() - t0)
+        tokens.append(n)
+        losses.append(loss)
+    cpu = time.process_time() - cpu0
+    frozen = sum(b.numel() for b in model.buffers())
+    print(json.dumps({
+        'side': 'pytorch',
+        'head': a.head,
+        'torch': torch.__version__,
+        'threads': torch.get_num_threads(),
+        'blas': loaded_blas(),
+        'blasConfig': next((l.strip() for l in torch.__config__.show().splitlines() if 'BLAS_INFO' in l), ''),
+        'learnable': sum(p.numel() for p in params),
+        'frozen': frozen,
+        'stepSeconds': times,
+        'tokens': tokens,
+        'losses': losses,
+        'cpuSeconds': cpu,
+        'peakRssBytes': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+    }))
+
+
+if __name__ == '__main__':
+    sys.exit(main())
