@@ -152,7 +152,8 @@ async function load(url: string, concurrency: number, seconds: number, batching:
     headers: { 'content-type': 'application/json' },
     connections: concurrency,
     duration: seconds,
-    ...(maxRequests ? { amount: maxRequests } : {}),
+    // A request cap, not `amount`: amount would override the duration.
+    ...(maxRequests ? { maxOverallRequests: maxRequests } : {}),
     timeout: 30,
     requests: [{ setupRequest: (req) => ({ ...req, body: pool[i++ % pool.length] }) }],
   }, (err, result) => (err ? failed(err) : done(result)));
@@ -160,9 +161,7 @@ async function load(url: string, concurrency: number, seconds: number, batching:
     status[statusCode] = (status[statusCode] ?? 0) + 1;
     latencies.push(responseTime);
   });
-  if (process.env.BENCH_DEBUG) { instance.on("tick", () => process.stderr.write("tick\n")); instance.on("done", () => process.stderr.write("done-ev\n")); instance.on("error", (e: unknown) => process.stderr.write(`err ${e}\n`)); }
   const result = await finished;
-  if (process.env.BENCH_DEBUG) process.stderr.write(`load done ${latencies.length}\n`);
   latencies.sort((a, b) => a - b);
   const pct = (p: number) => (latencies.length ? Math.round(latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] * 100) / 100 : NaN);
   const total = latencies.length;
@@ -193,9 +192,7 @@ function table(runs: RunResult[]): string {
 }
 
 async function main(): Promise<void> {
-  if (process.env.BENCH_DEBUG) process.stderr.write("main start\n");
   const model = await pickModel();
-  if (process.env.BENCH_DEBUG) process.stderr.write(`model ${model.dir}\n`);
   const seconds = Number(args.duration);
   const report: Record<string, unknown> = {
     date: new Date().toISOString(),
@@ -234,7 +231,6 @@ async function main(): Promise<void> {
       const runs: RunResult[] = [];
       for (const [mode, flags] of [['on', BATCHING_ON], ['off', BATCHING_OFF]] as const) {
         const server = await startServer(model.dir, flags);
-        if (process.env.BENCH_DEBUG) process.stderr.write(`server ${server.url}\n`);
         await load(server.url, 8, 1, mode); // warm-up: sessions, JIT
         for (const c of levels) {
           const run = await load(server.url, c, seconds, mode, 200_000);

@@ -1,0 +1,420 @@
+/**
+ * Training speed of rnn-attn on Multi30k, frost vs PyTorch on the same CPU, the same batches.
+ *
+ *   npm run bench:train
+ *   npm run bench:train -- --steps 20 --heads learned,fixed-l2 --threads 1,2 --gemm native,xnnpack
+ *
+ * What it does, in one run so that both sides share the machine's noise:
+ *  1. prepares the batches once (bench/train-speed-data.ts: Multi30k de→en, word vocabularies with
+ *     min frequency 2, 64 sentences a batch) and writes them to a file both sides read;
+ *  2. per output head and thread count: a frost child process (this file with --worker) trains the
+ *     `small` preset for --warmup + --steps steps, then the PyTorch peer (bench/peer/rnn_attn.py,
+ *     Debian's python3-torch, when `/usr/bin/python3 -c "import torch"` works) the same steps;
+ *  3. each frost child then trains the tiny preset for --leak-steps steps on the same batches and
+ *     checks that the tensor count did not grow (and the small preset's measured steps too);
+ *  4. prints a Markdown table, and writes results.json and results.md under --out.
+ *
+ * Figures: target tokens/s = Σ tokens / Σ step time over the measured steps; step time median and
+ * p90; CPU seconds per step (all threads of the process: on a shared machine the share of the
+ * CPU a side got is visible as CPU/wall); peak RSS and, for frost, the wasm heap's size; GEMM
+ * FLOPs per step counted from the MatMul kernels frost ran (2·M·N·K), with the output layer's share
+ * (products with a |V|-sized dimension). frost/PyTorch compares tokens/s of the same head in the
+ * same run. Nothing here asserts a time: the machine is shared and times are what they were.
+ */
+import '@tensorflow/tfjs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { availableParallelism, cpus, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import * as tf from '@tensorflow/tfjs-core';
+import { buildModel, resolveArchConfig } from '../models/index.ts';
+import { initBackend, type BackendInfo } from '../train/backend/select.ts';
+import { REPO_ROOT } from '../train/data/paths.ts';
+import { Adam } from '../train/optim/adam.ts';
+import { prepareBenchData, readBenchData, writeBenchData } from './train-speed-data.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    heads: { type: 'string', default: 'learned,tied,fixed-l2,hadamard,drill' },
+    steps: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '2' },
+    threads: { type: 'string', default: '2' },
+    gemm: { type: 'string', default: 'native' },
+    'wasm-threads': { type: 'string', default: '1' },
+    'leak-steps': { type: 'string', default: '200' },
+    preset: { type: 'string', default: 'small' },
+    batch: { type: 'string', default: '64' },
+    data: { type: 'string', default: 'multi30k' },
+    src: { type: 'string', default: 'de' },
+    tgt: { type: 'string', default: 'en' },
+    peer: { type: 'string', default: 'auto' },
+    python: { type: 'string', default: '/usr/bin/python3' },
+    out: { type: 'string', default: 'reports/train-speed' },
+    seed: { type: 'string', default: '1' },
+    // worker mode (one frost measurement in a child process)
+    worker: { type: 'boolean', default: false },
+    batches: { type: 'string' },
+    head: { type: 'string' },
+  },
+});
+
+const STEPS = Number(args.steps);
+const WARMUP = Number(args.warmup);
+const LEAK_STEPS = Number(args['leak-steps']);
+
+/** One side's measurement of one head (what a frost worker or the peer prints as JSON). */
+interface SideResult {
+  side: 'frost' | 'pytorch';
+  head: string;
+  threads: number;
+  stepSeconds: number[];
+  tokens: number[];
+  losses: number[];
+  cpuSeconds: number;
+  peakRssBytes: number;
+  learnable: number;
+  frozen: number;
+  // frost only
+  backend?: string;
+  gemm?: string;
+  wasmThreads?: number;
+  wasmHeapBytes?: number;
+  tensorGrowth?: number;
+  dataIdGrowth?: number;
+  leak?: { preset: string; steps: number; tensorGrowth: number; dataIdGrowth: number; seconds: number };
+  flops?: { total: number; outputLayer: number; tokens: number };
+  // pytorch only
+  torch?: string;
+  blas?: string[];
+  blasConfig?: string;
+  error?: string;
+}
+
+const median = (xs: number[]) => quantile(xs, 0.5);
+function quantile(xs: number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  if (s.length === 0) return NaN;
+  const pos = (s.length - 1) * q;
+  const lo = Math.floor(pos);
+  const hi = Math.ceil(pos);
+  return s[lo] + (s[hi] - s[lo]) * (pos - lo);
+}
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+
+// ---------------------------------------------------------------------------------------------
+// worker: one frost head, one thread setting
+// ---------------------------------------------------------------------------------------------
+
+/** Counts 2·M·N·K of every MatMul kernel run inside fn; `isOutput` picks the output layer's. */
+function countMatMulFlops(fn: () => void, vocab: number): { total: number; outputLayer: number } {
+  const backendName = tf.getBackend();
+  const counted = ['BatchMatMul', '_FusedMatMul'];
+  const originals = counted.map((name) => tf.getKernel(name, backendName)).filter((k) => k != null);
+  let total = 0;
+  let outputLayer = 0;
+  for (const config of originals) {
+    const inner = config.kernelFunc;
+    tf.unregisterKernel(config.kernelName, backendName);
+    tf.registerKernel({
+      ...config,
+      kernelFunc: (a) => {
+        const { a: x, b: y } = a.inputs as { a: tf.TensorInfo; b: tf.TensorInfo };
+        const { transposeA = false, transposeB = false } = a.attrs as { transposeA?: boolean; transposeB?: boolean };
+        const rx = x.shape.length;
+        const ry = y.shape.length;
+        const M = transposeA ? x.shape[rx - 1] : x.shape[rx - 2];
+        const K = transposeA ? x.shape[rx - 2] : x.shape[rx - 1];
+        const N = transposeB ? y.shape[ry - 2] : y.shape[ry - 1];
+        const batch = Math.max(
+          x.shape.slice(0, -2).reduce((p, n) => p * n, 1),
+          y.shape.slice(0, -2).reduce((p, n) => p * n, 1),
+        );
+        const flops = 2 * batch * M * N * K;
+        total += flops;
+        if (M === vocab || N === vocab || K === vocab) outputLayer += flops;
+        return inner(a);
+      },
+    });
+  }
+  try {
+    fn();
+  } finally {
+    for (const config of originals) {
+      tf.unregisterKernel(config.kernelName, backendName);
+      tf.registerKernel(config);
+    }
+  }
+  return { total, outputLayer };
+}
+
+function wasmHeapBytes(): number | undefined {
+  const b = tf.backend() as unknown as { wasm?: { HEAPU8?: Uint8Array; wasmMemory?: WebAssembly.Memory } };
+  const mem = b.wasm?.wasmMemory?.buffer ?? b.wasm?.HEAPU8?.buffer;
+  return mem?.byteLength;
+}
+
+function dataIds(): number {
+  return tf.engine().backend.numDataIds();
+}
+
+async function worker(): Promise<void> {
+  const head = args.head!;
+  const threads = Number(args.threads);
+  const gemm = args.gemm!;
+  const info: BackendInfo = await initBackend({
+    quiet: true,
+    wasmThreads: Number(args['wasm-threads']),
+    nativeGemm: gemm === 'native',
+  });
+  const data = readBenchData(args.batches!);
+  const sizes = { srcVocab: data.srcVocab, tgtVocab: data.tgtVocab };
+
+  const train = (preset: string, count: number, onStep?: (i: number, seconds: number) => void) => {
+    const model = buildModel('rnn-attn', resolveArchConfig('rnn-attn', preset), sizes, { name: head }, Number(args.seed));
+    const adam = new Adam(model.params.learnable);
+    const step = (i: number) => {
+      const b = data.batches[i % data.batches.length];
+      return adam.minimize(() => tf.div(model.lossSum(b, true), b.tokens) as tf.Scalar).loss;
+    };
+    return { model, adam, step, count, onStep };
+  };
+
+  // Small preset: warm-up (first step also counts the FLOPs), then the measured steps.
+  const run = train(args.preset!, STEPS);
+  let flops = { total: 0, outputLayer: 0, tokens: data.batches[0].tokens };
+  for (let i = 0; i < WARMUP; i++) {
+    if (i === 0) flops = { ...countMatMulFlops(() => run.step(0), data.tgtVocab), tokens: data.batches[0].tokens };
+    else run.step(i);
+  }
+  const tensorsBefore = tf.memory().numTensors;
+  const idsBefore = dataIds();
+  const stepSeconds: number[] = [];
+  const tokens: number[] = [];
+  const losses: number[] = [];
+  let heapPeak = wasmHeapBytes() ?? 0;
+  const cpu0 = process.cpuUsage();
+  for (let i = WARMUP; i < WARMUP + STEPS; i++) {
+    const t0 = performance.now();
+    losses.push(run.step(i));
+    stepSeconds.push((performance.now() - t0) / 1000);
+    tokens.push(data.batches[i % data.batches.length].tokens);
+    heapPeak = Math.max(heapPeak, wasmHeapBytes() ?? 0);
+  }
+  const cpu = process.cpuUsage(cpu0);
+  const tensorGrowth = tf.memory().numTensors - tensorsBefore;
+  const dataIdGrowth = dataIds() - idsBefore;
+  const counts = run.model.params.counts();
+  run.adam.dispose();
+  run.model.params.dispose();
+
+  // Tiny preset, many steps: a leak shows as growth however small the model.
+  let leak: SideResult['leak'];
+  if (LEAK_STEPS > 0) {
+    const tiny = train('tiny', LEAK_STEPS);
+    tiny.step(0);
+    const t0 = performance.now();
+    const before = tf.memory().numTensors;
+    const ids = dataIds();
+    for (let i = 1; i <= LEAK_STEPS; i++) tiny.step(i);
+    leak = {
+      preset: 'tiny',
+      steps: LEAK_STEPS,
+      tensorGrowth: tf.memory().numTensors - before,
+      dataIdGrowth: dataIds() - ids,
+      seconds: (performance.now() - t0) / 1000,
+    };
+    tiny.adam.dispose();
+    tiny.model.params.dispose();
+  }
+
+  const result: SideResult = {
+    side: 'frost',
+    head,
+    threads: info.name === 'wasm' && gemm === 'native' ? threads : (info.threads ?? 1),
+    stepSeconds,
+    tokens,
+    losses,
+    cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    peakRssBytes: process.resourceUsage().maxRSS * 1024,
+    learnable: counts.learnable,
+    frozen: counts.frozen,
+    backend: info.name,
+    gemm: info.gemm ?? info.package,
+    wasmThreads: info.threads,
+    wasmHeapBytes: heapPeak || undefined,
+    tensorGrowth,
+    dataIdGrowth,
+    leak,
+    flops,
+  };
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// orchestrator
+// ---------------------------------------------------------------------------------------------
+
+function runChild(cmd: string, argv: string[], env: Record<string, string>): Promise<SideResult> {
+  return new Promise((resolvePromise) => {
+    const child = spawn(cmd, argv, { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    child.on('close', (code) => {
+      const last = out.trim().split('\n').at(-1) ?? '';
+      try {
+        if (code !== 0) throw new Error(`exit ${code}`);
+        resolvePromise(JSON.parse(last) as SideResult);
+      } catch (e) {
+        resolvePromise({ error: `${String(e)}: ${err.slice(-1500)}` } as SideResult);
+      }
+    });
+  });
+}
+
+function peerAvailable(python: string): string | null {
+  const r = spawnSync(python, ['-c', 'import torch; print(torch.__version__)'], { encoding: 'utf8', timeout: 60_000 });
+  return r.status === 0 ? r.stdout.trim() : null;
+}
+
+const fmtInt = (n: number) => Math.round(n).toLocaleString('en');
+const fmtMs = (s: number) => `${(s * 1000).toFixed(0)}`;
+const fmtMiB = (b: number | undefined) => (b == null ? '–' : `${(b / 2 ** 20).toFixed(0)}`);
+const tps = (r: SideResult) => sum(r.tokens) / sum(r.stepSeconds);
+
+async function orchestrate(): Promise<void> {
+  const heads = args.heads!.split(',').filter(Boolean);
+  const threadsList = args.threads!.split(',').map(Number);
+  const gemms = args.gemm!.split(',').filter(Boolean);
+  const outDir = resolve(REPO_ROOT, args.out!);
+  await mkdir(outDir, { recursive: true });
+  const started = Date.now();
+
+  const data = await prepareBenchData({
+    data: args.data!,
+    src: args.src!,
+    tgt: args.tgt!,
+    batchSize: Number(args.batch),
+    count: Math.max(WARMUP + STEPS, 1),
+    seed: Number(args.seed),
+  });
+  const batchFile = join(outDir, 'batches.bin');
+  writeBenchData(batchFile, data);
+  const meanTokens = sum(data.batches.map((b) => b.tokens)) / data.batches.length;
+  const torchVersion = args.peer === 'off' ? null : peerAvailable(args.python!);
+  if (torchVersion == null && args.peer === 'on') throw new Error(`--peer on, but ${args.python} cannot import torch`);
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  log(`${data.source}: |V| ${data.srcVocab} / ${data.tgtVocab}, ${data.batches.length} batches of ${args.batch}, ${meanTokens.toFixed(0)} target tokens each on average`);
+  log(torchVersion ? `PyTorch ${torchVersion} peer: ${args.python} bench/peer/rnn_attn.py` : 'PyTorch peer: not available (no torch for this python)');
+
+  const frost: SideResult[] = [];
+  const peer: SideResult[] = [];
+  const cfg = resolveArchConfig('rnn-attn', args.preset!);
+  for (const head of heads) {
+    for (const threads of threadsList) {
+      for (const gemm of gemms) {
+        const argv = [
+          '--import', 'tsx', join(REPO_ROOT, 'bench/train-speed.ts'), '--worker', '--head', head, '--batches', batchFile,
+          '--threads', String(threads), '--gemm', gemm, '--wasm-threads', gemm === 'native' ? args['wasm-threads']! : String(threads),
+          '--steps', String(STEPS), '--warmup', String(WARMUP), '--leak-steps', String(LEAK_STEPS), '--preset', args.preset!, '--seed', args.seed!,
+        ];
+        const r = await runChild(process.execPath, argv, { FROST_NATIVE_GEMM_THREADS: String(threads) });
+        r.head ??= head;
+        if (r.error == null) {
+          r.threads = threads;
+          log(`frost   ${head} ${gemm} ${threads}T: ${fmtInt(tps(r))} tok/s, median ${fmtMs(median(r.stepSeconds))} ms/step, CPU/wall ${(r.cpuSeconds / sum(r.stepSeconds)).toFixed(2)}`);
+        } else log(`frost   ${head} ${gemm} ${threads}T failed: ${r.error}`);
+        frost.push({ ...r, gemm: r.gemm ?? gemm, threads });
+      }
+      if (torchVersion != null && !peer.some((p) => p.head === head && p.threads === threads)) {
+        const r = await runChild(args.python!, [
+          join(REPO_ROOT, 'bench/peer/rnn_attn.py'), '--batches', batchFile, '--head', head, '--steps', String(STEPS), '--warmup', String(WARMUP),
+          '--threads', String(threads), '--config', JSON.stringify(cfg), '--seed', args.seed!,
+        ], { OMP_NUM_THREADS: String(threads) });
+        r.head ??= head;
+        r.threads ??= threads;
+        if (r.error == null) log(`pytorch ${head} ${threads}T: ${fmtInt(tps(r))} tok/s, median ${fmtMs(median(r.stepSeconds))} ms/step, CPU/wall ${(r.cpuSeconds / sum(r.stepSeconds)).toFixed(2)}`);
+        else log(`pytorch ${head} ${threads}T failed: ${r.error}`);
+        peer.push(r);
+      }
+    }
+  }
+
+  // ---- report ----
+  const machine = `${cpus()[0]?.model ?? 'cpu'} ×${availableParallelism()}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
+  const blas = peer.find((p) => p.blas)?.blas ?? [];
+  const peerFor = (r: SideResult) => peer.find((p) => p.head === r.head && p.threads === r.threads && p.error == null);
+  const ok = frost.filter((r) => r.error == null);
+  const rows = ok.map((r) => {
+    const p = peerFor(r);
+    return [
+      r.head,
+      r.gemm === 'XNNPACK (wasm)' ? `XNNPACK, ${r.wasmThreads}T` : `MLAS ${r.threads}T`,
+      fmtInt(tps(r)),
+      p ? fmtInt(tps(p)) : '–',
+      p ? (tps(r) / tps(p)).toFixed(2) : '–',
+      `${fmtMs(median(r.stepSeconds))} / ${fmtMs(quantile(r.stepSeconds, 0.9))}`,
+      p ? `${fmtMs(median(p.stepSeconds))} / ${fmtMs(quantile(p.stepSeconds, 0.9))}` : '–',
+      `${(r.cpuSeconds / sum(r.stepSeconds)).toFixed(2)}${p ? ` / ${(p.cpuSeconds / sum(p.stepSeconds)).toFixed(2)}` : ''}`,
+      `${fmtMiB(r.peakRssBytes)} / ${fmtMiB(r.wasmHeapBytes)}${p ? ` / ${fmtMiB(p.peakRssBytes)}` : ''}`,
+      `${r.tensorGrowth ?? '?'}${r.leak ? ` / ${r.leak.tensorGrowth} in ${r.leak.steps}` : ''}`,
+    ];
+  });
+  const table = [
+    '| head | frost GEMM | frost tok/s | PyTorch tok/s | frost/PyTorch | frost ms/step median / p90 | PyTorch ms/step median / p90 | CPU/wall frost / PyTorch | peak MiB: frost RSS / wasm heap / PyTorch RSS | tensor growth: small / tiny |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...rows.map((cells) => `| ${cells.join(' | ')} |`),
+  ];
+
+  // Frozen heads vs learned: per-step saving next to the output layer's share of the FLOPs.
+  const frozenLines: string[] = [];
+  for (const base of ok.filter((r) => r.head === 'learned')) {
+    const f = base.flops!;
+    const perToken = (r: SideResult) => sum(r.stepSeconds) / sum(r.tokens);
+    frozenLines.push(
+      `learned (${base.gemm === 'XNNPACK (wasm)' ? 'XNNPACK' : `MLAS ${base.threads}T`}): ${(f.total / 1e9).toFixed(1)} GFLOP of GEMM in a step of ${f.tokens} tokens, ` +
+        `output layer ${(f.outputLayer / 1e9).toFixed(1)} (${((100 * f.outputLayer) / f.total).toFixed(0)}%; its dW, which frozen heads skip, is a third of that: ${((100 * f.outputLayer) / f.total / 3).toFixed(0)}% of the step).`,
+    );
+    for (const r of ok.filter((x) => x.head !== 'learned' && x.gemm === base.gemm && x.threads === base.threads)) {
+      const saving = 1 - perToken(r) / perToken(base);
+      const rf = r.flops!;
+      frozenLines.push(
+        `- ${r.head}: ${r.frozen > 0 ? `${fmtInt(r.frozen)} frozen, ` : ''}${fmtInt(r.learnable)} learnable parameters; ` +
+          `${(rf.total / 1e9).toFixed(1)} GFLOP/step (output layer ${(rf.outputLayer / 1e9).toFixed(1)}); ` +
+          `time per token ${saving >= 0 ? `${(100 * saving).toFixed(0)}% lower` : `${(-100 * saving).toFixed(0)}% higher`} than learned ` +
+          `(FLOPs ${((100 * (f.total - rf.total)) / f.total).toFixed(0)}% lower)${saving < 0 && r.frozen > 0 ? ' — SLOWER THAN LEARNED' : ''}`,
+      );
+    }
+  }
+
+  const leaks = ok.filter((r) => (r.tensorGrowth ?? 0) !== 0 || (r.leak?.tensorGrowth ?? 0) !== 0);
+  const md = [
+    `# Training speed: frost (tfjs wasm) vs PyTorch, rnn-attn/${args.preset}`,
+    '',
+    `${data.source}; |V| ${data.srcVocab} → ${data.tgtVocab}; batches of ${args.batch} sentences, ${meanTokens.toFixed(0)} target tokens on average; ` +
+      `Adam, teacher forcing, dropout ${cfg.dropout}; ${WARMUP} warm-up + ${STEPS} measured steps per head, the same batches on both sides, run one after the other per head.`,
+    `Machine: ${machine} (shared: other processes may run; CPU/wall shows the share each side got).`,
+    torchVersion
+      ? `PyTorch ${torchVersion} (${args.python}), BLAS loaded: ${blas.map((b) => b.split('/').pop()).join(', ') || 'unknown'} (${peer.find((p) => p.blasConfig)?.blasConfig ?? ''}).`
+      : 'PyTorch: not available here, no ratios.',
+    '',
+    ...table,
+    '',
+    '## Frozen heads vs learned (same run)',
+    '',
+    ...frozenLines,
+    '',
+    `Tensor leaks: ${leaks.length === 0 ? `none (growth 0 over the ${STEPS} measured steps of each head, and over ${LEAK_STEPS} steps of the tiny preset)` : `GROWTH in ${leaks.map((r) => r.head).join(', ')}`}.`,
+    '',
+    `Command: \`npm run bench:train -- --steps ${STEPS} --warmup ${WARMUP} --heads ${heads.join(',')} --threads ${threadsList.join(',')} --gemm ${gemms.join(',')}\` (${((Date.now() - started) / 60000).toFixed(1)} min).`,
+  ].join('\n');
+  await writeFile(join(outDir, 'results.json'), `${JSON.stringify({ machine, args, source: data.source, vocab: [data.srcVocab, data.tgtVocab], meanTokens, frost, peer }, null, 2)}\n`);
+  await writeFile(join(outDir, 'results.md'), `${md}\n`);
+  process.stdout.write(`${md}\n`);
+  if (leaks.length > 0 || frost.some((r) => r.error != null)) process.exitCode = 1;
+}
+
+if (args.worker) await worker();
+else await orchestrate();
