@@ -11,7 +11,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -45,40 +45,43 @@ interface Server {
   stop(): Promise<number | null>;
 }
 
-/** Starts `frost serve` on a free loopback port and waits for its "listening" log line. */
+/**
+ * Starts `frost serve` on a free loopback port and waits for its "listening" log line. The log
+ * goes to a file, not a pipe: the server writes its log synchronously, and a pipe read by this
+ * (busy) load generator would throttle the server under test.
+ */
 async function startServer(modelDir: string, extra: string[]): Promise<Server> {
+  const logPath = join(await mkdtemp(join(tmpdir(), 'frost-bench-log-')), 'serve.log');
+  const log = await open(logPath, 'w');
   const child = spawn(
     process.execPath,
     [CLI, 'serve', '--models', modelDir, '--host', '127.0.0.1', '--port', '0', '--threads', args.threads!, ...extra],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
+    { stdio: ['ignore', 'ignore', log.fd] },
   );
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  const url = await new Promise<string>((resolveUrl, reject) => {
-    let buf = '';
-    child.stderr!.setEncoding('utf8');
-    child.stderr!.on('data', (chunk: string) => {
-      buf += chunk;
-      let nl;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        try {
-          const rec = JSON.parse(line) as { msg?: string; url?: string; level?: number };
-          if (rec.msg === 'frost serve listening' && rec.url) resolveUrl(rec.url);
-          else if ((rec.level ?? 0) >= 50) process.stderr.write(`server: ${line}\n`);
-        } catch {
-          process.stderr.write(`server: ${line}\n`);
-        }
+  await log.close();
+  let exitCode: number | null | undefined;
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r((exitCode = code))));
+  let url: string | undefined;
+  while (!url) {
+    if (exitCode !== undefined) throw new Error(`frost serve exited with ${exitCode} before listening:\n${await readFile(logPath, 'utf8')}`);
+    await new Promise((r) => setTimeout(r, 50));
+    for (const line of (await readFile(logPath, 'utf8')).split('\n')) {
+      try {
+        const rec = JSON.parse(line) as { msg?: string; url?: string };
+        if (rec.msg === 'frost serve listening' && rec.url) url = rec.url;
+      } catch {
+        // a partial line, or a non-JSON early failure (reported when the process exits)
       }
-    });
-    child.once('exit', (code) => reject(new Error(`frost serve exited with ${code} before listening`)));
-  });
+    }
+  }
   return {
     url,
     child,
     async stop() {
       child.kill('SIGTERM');
-      return exited;
+      const code = await exited;
+      await rm(dirname(logPath), { recursive: true, force: true });
+      return code;
     },
   };
 }
@@ -210,11 +213,14 @@ async function main(): Promise<void> {
       const server = await startServer(model.dir, ['--max-queue', '64']);
       const run = await load(server.url, 1024, Number(args.overload), 'overload');
       const mem = await memory(server.child.pid!);
+      const metrics = await (await fetch(`${server.url}/metrics`)).text();
+      const served = Number(metrics.match(/^frost_batch_requests_sum\{[^}]*\} (\d+)/m)?.[1] ?? 0);
+      const refused = Number(metrics.match(/^frost_errors_total\{code="FROST_ERR_OVERLOADED"\} (\d+)/m)?.[1] ?? 0);
       const alive = (await fetch(`${server.url}/healthz`)).status === 200;
       const exitCode = await server.stop();
       const onlyOkOr503 = Object.keys(run.status).every((s) => s === '200' || s === '503');
-      Object.assign(report, { overload: run, peakRssMiB: mem?.peakMiB, aliveAfter: alive, exitCode, onlyOkOr503 });
-      markdown += `## overload (c=1024, --max-queue 64, ${args.overload} s)\n\n${table([run])}\n\npeak RSS ${mem?.peakMiB} MiB; alive after: ${alive}; exit code ${exitCode}; only 200/503: ${onlyOkOr503}\n`;
+      Object.assign(report, { overload: run, serverDecodedRequests: served, serverRefused503: refused, peakRssMiB: mem?.peakMiB, aliveAfter: alive, exitCode, onlyOkOr503 });
+      markdown += `## overload (c=1024, --max-queue 64, ${args.overload} s)\n\n${table([run])}\n\nserver side: ${served} requests decoded, ${refused} refused with 503; peak RSS ${mem?.peakMiB} MiB; alive after: ${alive}; exit code ${exitCode}; only 200/503: ${onlyOkOr503}\n`;
     } else if (args.soak) {
       name = 'serve-soak';
       const server = await startServer(model.dir, BATCHING_ON);
@@ -247,7 +253,7 @@ async function main(): Promise<void> {
       const rpsRatio = (find('on', maxC)?.rps ?? NaN) / (find('off', maxC)?.rps ?? NaN);
       const p50Ratio = (find('on', minC)?.p50 ?? NaN) / (find('off', minC)?.p50 ?? NaN);
       Object.assign(report, { runs, [`rpsRatioOnOff_c${maxC}`]: Math.round(rpsRatio * 100) / 100, [`p50RatioOnOff_c${minC}`]: Math.round(p50Ratio * 100) / 100 });
-      markdown += `${table(runs)}\n\nthroughput batching on/off at c=${maxC}: **${rpsRatio.toFixed(2)}×**; p50 latency on/off at c=${minC}: **${p50Ratio.toFixed(2)}×** (the batching wait)\n`;
+      markdown += `${table(runs)}\n\nthroughput batching on/off at c=${maxC}: **${rpsRatio.toFixed(2)}×**; p50 latency on/off at c=${minC}: **${p50Ratio.toFixed(2)}×** (an idle model starts a lone request at once; no batching wait)\n`;
       process.stdout.write(`\nrequests/s on/off at c=${maxC}: ${rpsRatio.toFixed(2)}x; p50 on/off at c=${minC}: ${p50Ratio.toFixed(2)}x\n`);
     }
   } finally {

@@ -22,9 +22,9 @@
  * Both shrink the files (download, disk, gzip), not the memory of a running session nor its
  * compute: the restored float32 weights are what onnxruntime keeps after folding.
  *
- * Only tensors worth it are converted: float32, rank ≥ 2 and at least {@link MIN_CONVERTED_ELEMENTS}
- * elements (embeddings, GRU W/R, attention and output matrices, stored head matrices). Biases and
- * small constants stay float32: they are a rounding error of the size and exactness there is free.
+ * Only weight matrices are converted ({@link isConvertibleWeight}): embeddings, GRU W/R, attention
+ * and output matrices, stored head matrices. Biases, vectors and small constants stay float32: they
+ * are a rounding error of the size, and exactness there is free.
  */
 import { float16BitsToFloat32, toFloat16Array } from '../core/onnx/float16.ts';
 import { decodeModel, encodeModel, TensorDataType, type ModelProtoObject } from '../core/onnx/proto.ts';
@@ -34,8 +34,10 @@ import { quantizeRowsInt8 } from './precision-quantize.ts';
 export const PRECISIONS = ['fp32', 'fp16', 'int8'] as const;
 export type Precision = (typeof PRECISIONS)[number];
 
-/** Smaller float32 initializers are kept as they are. */
+/** Smaller float32 initializers are kept as they are (see {@link isConvertibleWeight}). */
 export const MIN_CONVERTED_ELEMENTS = 1024;
+/** Both matrix dims must be at least this. */
+export const MIN_MATRIX_SIDE = 16;
 
 /**
  * Suffixes of the tensors the pass stores in place of a weight `W`. Tools that group initializers
@@ -103,10 +105,16 @@ function rawBytes(view: ArrayBufferView): Uint8Array {
   return new Uint8Array(view.buffer, view.byteOffset, view.byteLength).slice();
 }
 
-function isConvertible(t: Tensor): boolean {
-  const dims = t.dims ?? [];
+/**
+ * True for the weights worth storing smaller: float32 matrices (or stacks of them, like GRU's
+ * [directions, 3H, in]) whose last two dims are both at least {@link MIN_MATRIX_SIDE}, with at least
+ * {@link MIN_CONVERTED_ELEMENTS} elements. Rank-2 biases such as GRU's B [directions, 6H] and
+ * vectors like attention's v [A, 1] are not matrices in that sense and stay float32.
+ */
+export function isConvertibleWeight(elemType: number, dims: readonly number[]): boolean {
+  if (elemType !== TensorDataType.FLOAT || dims.length < 2) return false;
   const count = dims.reduce((a, b) => a * b, 1);
-  return t.data_type === TensorDataType.FLOAT && dims.length >= 2 && count >= MIN_CONVERTED_ELEMENTS;
+  return dims[dims.length - 1]! >= MIN_MATRIX_SIDE && dims[dims.length - 2]! >= MIN_MATRIX_SIDE && count >= MIN_CONVERTED_ELEMENTS;
 }
 
 function intAttr(name: string, i: number) {
@@ -160,7 +168,7 @@ function convertGraph(graph: Graph, precision: Exclude<Precision, 'fp32'>, conve
   const listedAsInput = new Set((graph.input ?? []).map((i) => i.name));
   for (const t of graph.initializer ?? []) {
     // An initializer that is also a graph input may be overridden by a feed: leave those alone.
-    if (!isConvertible(t) || listedAsInput.has(t.name)) {
+    if (!isConvertibleWeight(t.data_type, t.dims ?? []) || listedAsInput.has(t.name)) {
       keep.push(t);
       continue;
     }

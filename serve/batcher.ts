@@ -12,7 +12,10 @@ import { HttpError } from './errors.ts';
 export interface BatchingOptions {
   /** Most texts decoded in one batch; 1 turns batching off. A larger single request still runs, alone. @default 64 */
   maxBatch: number;
-  /** How long the first queued request waits for others before its batch starts. @default 5 */
+  /**
+   * How long a request waits for others before its batch starts, while another batch is decoding
+   * (an idle model starts a lone request at once). @default 5
+   */
   maxWaitMs: number;
   /** Most requests waiting (not yet decoding); past it requests get 503 FROST_ERR_OVERLOADED. @default 256 */
   maxQueue: number;
@@ -149,9 +152,11 @@ export class Batcher {
     while (this.running < this.opts.concurrency && this.queue.length > 0) {
       const head = this.queue[0];
       const waiting = this.queue.reduce((n, j) => (j.key === head.key ? n + j.texts.length : n), 0);
-      // The wait counts from the oldest request's arrival: one that already waited for a free slot goes at once.
+      // Waiting only pays when other requests are about: with nothing decoding, a lone request goes
+      // at once (no added latency at low load); while a batch decodes, arrivals gather for the next.
+      // The wait counts from the oldest request's arrival, so one that waited for a slot goes at once.
       const wait = head.enqueuedAt + this.opts.maxWaitMs - performance.now();
-      if (waiting < this.opts.maxBatch && wait > 0) {
+      if (this.running > 0 && waiting < this.opts.maxBatch && wait > 0) {
         this.timer ??= setTimeout(() => {
           this.timer = undefined;
           this.dispatch();

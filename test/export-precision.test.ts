@@ -9,13 +9,13 @@ import { loadModelDir } from '../core/runtime/load-node.ts';
 import { exportRun, type ExportResult } from '../export/export-run.ts';
 import { readGraphInfo } from '../export/inspect-graph.ts';
 import { dequantizeRows, INT8_MAX, quantizeRowsInt8 } from '../export/precision-quantize.ts';
-import { convertPrecision, MIN_CONVERTED_ELEMENTS, weightNameOf } from '../export/precision.ts';
+import { convertPrecision, weightNameOf } from '../export/precision.ts';
 import { buildModel, resolveArchConfig } from '../models/index.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { writeToyCorpus } from '../train/data/fetch.ts';
 import { runConfigSchema } from '../train/run-config.ts';
 import { train } from '../train/trainer.ts';
-import { checkModel } from './helpers/onnx-check.ts';
+import { checkModel, runOrtWeb } from './helpers/onnx-check.ts';
 
 let dir: string;
 let dataDir: string;
@@ -111,6 +111,15 @@ describe('convertPrecision (a pass over the serialized model)', () => {
     return out.log_probs!.data as Float32Array;
   }
 
+  async function logProbsWeb(bytes: { encoder: Uint8Array; decoder: Uint8Array }): Promise<Float32Array> {
+    const f = feeds();
+    const feed = (t: ort.Tensor) => ({ dims: t.dims, data: t.data as BigInt64Array | Float32Array });
+    const enc = await runOrtWeb(bytes.encoder, { src_ids: feed(f.encoder.src_ids), src_lengths: feed(f.encoder.src_lengths) });
+    const memory = Object.fromEntries(['state', 'enc_out', 'enc_keys', 'src_mask'].map((n) => [n, { dims: enc[n]!.dims, data: enc[n]!.data }]));
+    const out = await runOrtWeb(bytes.decoder, { prev_token: feed(f.token), ...memory });
+    return out.log_probs!.data as Float32Array;
+  }
+
   test('fp32 is the identity', () => {
     assert.equal(convertPrecision(fp32.decoder, 'fp32').bytes, fp32.decoder);
   });
@@ -119,19 +128,21 @@ describe('convertPrecision (a pass over the serialized model)', () => {
     test(`${precision}: same interface, large weights stored as ${storedType}, ONNX-checked, log-probs close to fp32`, async () => {
       const enc = convertPrecision(fp32.encoder, precision);
       const dec = convertPrecision(fp32.decoder, precision);
-      for (const [before, after] of [[fp32.encoder, enc], [fp32.decoder, dec]] as const) {
+      // The weight matrices, and only those: GRU's B [dirs, 6H] and the other biases stay float32.
+      const expected = {
+        encoder: ['encoder/embedding', 'encoder/gru/W', 'encoder/gru/R', 'decoder/init/W', 'decoder/attention/Ua'],
+        decoder: ['decoder/embedding', 'decoder/attention/Wa', 'decoder/gru/W', 'decoder/gru/R', 'decoder/out/W', 'head/P'],
+      };
+      for (const [role, before, after] of [['encoder', fp32.encoder, enc], ['decoder', fp32.decoder, dec]] as const) {
         const a = readGraphInfo(before);
         const b = readGraphInfo(after.bytes);
         assert.deepEqual(b.inputs, a.inputs);
         assert.deepEqual(b.outputs, a.outputs);
-        // Every large float32 matrix was converted, and only those.
-        const large = a.initializers.filter((t) => t.elemType === 'float32' && t.dims.length >= 2 && t.dims.reduce((x, y) => x * y, 1) >= MIN_CONVERTED_ELEMENTS);
-        assert.ok(large.length > 0);
-        assert.deepEqual(after.converted.map((c) => c.name).sort(), large.map((t) => t.name).sort());
+        assert.deepEqual(after.converted.map((c) => c.name).sort(), [...expected[role]].sort());
         for (const t of b.initializers) {
-          if (large.some((l) => l.name === weightNameOf(t.name)) && !t.name.endsWith('.scale') && !t.name.endsWith('.shape')) {
-            assert.equal(t.elemType, storedType, t.name);
-          }
+          const stored = t.name !== weightNameOf(t.name);
+          if (!stored) assert.ok(!expected[role].includes(t.name), `${t.name} is still in the graph as float32`);
+          else if (!t.name.endsWith('.scale') && !t.name.endsWith('.shape')) assert.equal(t.elemType, storedType, t.name);
         }
         assert.ok(after.bytes.length < before.length);
         const report = checkModel(after.bytes);
@@ -145,6 +156,10 @@ describe('convertPrecision (a pass over the serialized model)', () => {
       reference.forEach((v, i) => (maxDiff = Math.max(maxDiff, Math.abs(v - actual[i]!))));
       assert.ok(maxDiff < tolerance, `max |Δ log p| ${maxDiff}`);
       assert.ok(maxDiff > 0, 'the weights were not changed at all');
+
+      // The browser runtime (onnxruntime-web) runs the same converted graphs to the same numbers.
+      const web = await logProbsWeb({ encoder: enc.bytes, decoder: dec.bytes });
+      web.forEach((v, i) => assert.ok(Math.abs(v - actual[i]!) < 1e-4, `web vs node at ${i}: ${v} vs ${actual[i]}`));
     });
   }
 });

@@ -57,9 +57,11 @@ async function runInspect(...args: string[]): Promise<string> {
     "import { registerInspect } from './clients/cli/commands/inspect.ts';",
     "const program = new Command('frost');",
     'registerInspect(program);',
-    'await program.parseAsync(process.argv.slice(1), { from: "user" });',
+    'await program.parseAsync(process.argv.slice(2), { from: "user" });',
   ].join('\n');
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, 'inspect', ...args], { cwd: ROOT });
+  // A leading 'frost': a bare `inspect` right after the script would start node's debugger.
+  const argv = ['--import', 'tsx', '--input-type=module', '-e', script, 'frost', 'inspect', ...args];
+  const { stdout } = await run(process.execPath, argv, { cwd: ROOT, timeout: 60_000 });
   return stdout;
 }
 

@@ -54,9 +54,13 @@
 import '@tensorflow/tfjs-backend-wasm';
 import { getKernel, registerKernel, unregisterKernel, type KernelConfig, type KernelFunc } from '@tensorflow/tfjs-core';
 import { makeBatchMatMul, makeFusedMatMul } from './kernels/batch-matmul.ts';
+import { jsExp, jsTanh } from './kernels/elementwise.ts';
 import { rowGather } from './kernels/gather.ts';
 import { aliasingIdentity } from './kernels/identity.ts';
 import { heapSlice, heapSplitV, heapUnpack } from './kernels/slice.ts';
+import { softmaxXent, softmaxXentGrad } from './kernels/softmax-xent.ts';
+import { SOFTMAX_XENT_GRAD_KERNEL, SOFTMAX_XENT_KERNEL } from '../../models/loss.ts';
+import { leadingAxesSum } from './kernels/sum.ts';
 import { aliasingTranspose } from './kernels/transpose.ts';
 import { unsortedSegmentSum } from './kernels/unsorted-segment-sum.ts';
 
@@ -86,6 +90,11 @@ const OVERRIDES: Override[] = [
   { kernelName: 'Slice', make: (stock) => heapSlice(requireStock('Slice', stock)) },
   { kernelName: 'SplitV', make: (stock) => heapSplitV(requireStock('SplitV', stock)) },
   { kernelName: 'Unpack', make: (stock) => heapUnpack(requireStock('Unpack', stock)) },
+  { kernelName: 'Exp', make: (stock) => jsExp(requireStock('Exp', stock)) },
+  { kernelName: 'Tanh', make: (stock) => jsTanh(requireStock('Tanh', stock)) },
+  { kernelName: 'Sum', make: (stock) => leadingAxesSum(requireStock('Sum', stock)) },
+  { kernelName: SOFTMAX_XENT_KERNEL, make: () => softmaxXent },
+  { kernelName: SOFTMAX_XENT_GRAD_KERNEL, make: () => softmaxXentGrad },
 ];
 
 /** The configs registered before ours (undefined: none was), kept to delegate to and to restore. */

@@ -47,5 +47,13 @@ function modelRow(m: LoadedModel, active: boolean): HTMLTableRowElement {
     h('td', { className: 'backend' }, describeBackend(m), active ? h('span', { className: 'sub' }, h('span', { className: 'badge' }, 'in use')) : ''),
   );
   if (active) row.setAttribute('aria-current', 'true');
+  // The unrounded figures, for scripts (bench/web-load.ts) that read the table.
+  Object.assign(row.dataset, {
+    model: card.name,
+    downloadBytes: String(m.downloadBytes),
+    cachedBytes: String(m.cachedBytes),
+    downloadMs: String(m.downloadMs),
+    loadMs: String(m.loadMs),
+  });
   return row;
 }

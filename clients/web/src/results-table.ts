@@ -24,14 +24,9 @@ export function renderResults(rows: readonly ResultRow[]): void {
 }
 
 function resultRow(r: ResultRow): HTMLTableRowElement {
-  return h(
-    'tr',
-    {},
-    h('td', { className: 'source' }, r.source),
-    outputCell('output browser-text', r.browser.text),
-    h('td', { className: 'num browser-ms' }, formatMs(r.browser.ms)),
-    ...serverCells(r),
-  );
+  const ms = h('td', { className: 'num browser-ms' }, formatMs(r.browser.ms));
+  ms.dataset.ms = String(r.browser.ms); // unrounded, for scripts that read the table
+  return h('tr', {}, h('td', { className: 'source' }, r.source), outputCell('output browser-text', r.browser.text), ms, ...serverCells(r));
 }
 
 function serverCells(r: ResultRow): HTMLTableCellElement[] {
@@ -43,18 +38,20 @@ function serverCells(r: ResultRow): HTMLTableCellElement[] {
     return [h('td', { className: 'server server-text mismatch' }, s.message), h('td', { className: 'num server server-ms' }, '')];
   }
   const same = s.text === r.browser.text;
+  const ms = h(
+    'td',
+    { className: 'num server server-ms', title: 'round trip; the server’s own time below' },
+    formatMs(s.roundTripMs),
+    h('span', { className: 'sub' }, `server ${formatMs(s.serverMs)}`),
+  );
+  Object.assign(ms.dataset, { ms: String(s.roundTripMs), serverMs: String(s.serverMs) });
   return [
     outputCell(
       'output server server-text',
       s.text,
       h('span', { className: `sub ${same ? 'match' : 'mismatch'}` }, same ? '✓ same as in the browser' : '≠ differs from the browser'),
     ),
-    h(
-      'td',
-      { className: 'num server server-ms', title: 'round trip; the server’s own time below' },
-      formatMs(s.roundTripMs),
-      h('span', { className: 'sub' }, `server ${formatMs(s.serverMs)}`),
-    ),
+    ms,
   ];
 }
 
