@@ -24,12 +24,14 @@
 import '@tensorflow/tfjs';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { availableParallelism, cpus, totalmem } from 'node:os';
+import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as tf from '@tensorflow/tfjs-core';
 import { buildModel, resolveArchConfig } from '../models/index.ts';
 import { initBackend, type BackendInfo } from '../train/backend/select.ts';
+import { transposeCache } from '../train/backend/kernels/transpose.ts';
+import { asWasmBackend } from '../train/backend/kernels/wasm-internals.ts';
 import { REPO_ROOT } from '../train/data/paths.ts';
 import { Adam } from '../train/optim/adam.ts';
 import { prepareBenchData, readBenchData, writeBenchData } from './train-speed-data.ts';
@@ -154,8 +156,11 @@ function wasmHeapBytes(): number | undefined {
   return mem?.byteLength;
 }
 
+/** Backend data not owned by tensors, less the transposed weights the wasm kernels keep (TransposeCache). */
 function dataIds(): number {
-  return tf.engine().backend.numDataIds();
+  const b = tf.backend() as unknown as { wasm?: unknown };
+  const kept = b.wasm != null ? transposeCache(asWasmBackend(b)).size : 0;
+  return tf.engine().backend.numDataIds() - kept;
 }
 
 async function worker(): Promise<void> {
@@ -291,6 +296,7 @@ async function orchestrate(): Promise<void> {
   const outDir = resolve(REPO_ROOT, args.out!);
   await mkdir(outDir, { recursive: true });
   const started = Date.now();
+  const loadStart = loadavg().map((x) => x.toFixed(1)).join(' / ');
 
   const data = await prepareBenchData({
     data: args.data!,
@@ -343,6 +349,7 @@ async function orchestrate(): Promise<void> {
   }
 
   // ---- report ----
+  const load = loadavg().map((x) => x.toFixed(1)).join(' / ');
   const machine = `${cpus()[0]?.model ?? 'cpu'} ×${availableParallelism()}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
   const blas = peer.find((p) => p.blas)?.blas ?? [];
   const peerFor = (r: SideResult) => peer.find((p) => p.head === r.head && p.threads === r.threads && p.error == null);
@@ -395,9 +402,9 @@ async function orchestrate(): Promise<void> {
     '',
     `${data.source}; |V| ${data.srcVocab} → ${data.tgtVocab}; batches of ${args.batch} sentences, ${meanTokens.toFixed(0)} target tokens on average; ` +
       `Adam, teacher forcing, dropout ${cfg.dropout}; ${WARMUP} warm-up + ${STEPS} measured steps per head, the same batches on both sides, run one after the other per head.`,
-    `Machine: ${machine} (shared: other processes may run; CPU/wall shows the share each side got).`,
+    `Machine: ${machine}; load average at the start ${loadStart}, at the end ${load} (1/5/15 min; shared: other processes may run, CPU/wall shows the share each side got).`,
     torchVersion
-      ? `PyTorch ${torchVersion} (${args.python}), BLAS loaded: ${blas.map((b) => b.split('/').pop()).join(', ') || 'unknown'} (${peer.find((p) => p.blasConfig)?.blasConfig ?? ''}).`
+      ? `PyTorch ${torchVersion} (${args.python}), ${peer.find((p) => p.threads)?.threads ?? '?'} threads; BLAS loaded in its process: ${blas.join(', ') || 'unknown'} (torch's ${/BLAS_INFO=\w+/.exec(peer.find((p) => p.blasConfig)?.blasConfig ?? '')?.[0] ?? 'BLAS_INFO=?'}: it calls whatever libblas.so.3 the system's alternatives point to).`
       : 'PyTorch: not available here, no ratios.',
     '',
     ...table,

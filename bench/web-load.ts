@@ -25,7 +25,7 @@
  */
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
-import { availableParallelism, cpus, totalmem } from 'node:os';
+import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as ortNode from 'onnxruntime-node';
@@ -288,6 +288,8 @@ async function main(): Promise<void> {
   if (models.length === 0) throw new Error(`${modelsDir}: no model folder (one with ${MODEL_CARD_FILE}) in it`);
 
   const started = Date.now();
+  // On a shared machine the other processes' load is part of the numbers: recorded at start and end.
+  const loadAtStart = loadavg()[0];
   const log = (line: string) => process.stdout.write(`${line}\n`);
   let server: RunningServer | undefined;
   let browser: TestBrowser | undefined;
@@ -342,6 +344,8 @@ async function main(): Promise<void> {
         serverRoundTrip: stats(runs.map((s) => s.serverRoundTripMs)),
         server: stats(runs.map((s) => s.serverMs)),
         sameOutput: runs.filter((s) => s.browserText === s.serverText).length,
+        /** Latency grows with the output's length: a model that repeats itself is slower per sentence. */
+        meanOutputWords: runs.reduce((n, s) => n + (s.browserText === '' ? 0 : s.browserText.split(/\s+/).length), 0) / runs.length,
       });
       results.push({
         name,
@@ -372,6 +376,8 @@ async function main(): Promise<void> {
         const last = i === byBleu.length - 1;
         await translateThroughUi(page, last ? sentences.slice(0, 6) : sentences.slice(0, 3), 5, last);
       }
+      // Filling the text box leaves it scrolled to its last line; show it from the first.
+      await page.getByLabel('Text, one sentence per line').evaluate((el) => el.scrollTo(0, 0));
       screenshot = resolve(args.screenshot!);
       await mkdir(dirname(screenshot), { recursive: true });
       await page.screenshot({ path: screenshot, fullPage: true });
@@ -382,6 +388,7 @@ async function main(): Promise<void> {
     await server?.close();
   }
 
+  const load = `1-min load average ${loadAtStart.toFixed(1)} at start, ${loadavg()[0].toFixed(1)} at end`;
   const machine = `${cpus()[0]?.model ?? 'cpu'} ×${availableParallelism()}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, onnxruntime-node ${ortNode.env.versions.node}`;
   const chromium = /Chrome\/([\d.]+)/.exec(userAgent)?.[1] ?? userAgent;
   const rows = results.map((r) => {
@@ -398,25 +405,26 @@ async function main(): Promise<void> {
       `${f1(r.beam5.browser.p50)} / ${f1(r.beam5.browser.mean)}`,
       `${f1(r.beam1.server.p50)} / ${f1(r.beam1.serverRoundTrip.p50)}`,
       `${f1(r.beam5.server.p50)} / ${f1(r.beam5.serverRoundTrip.p50)}`,
+      `${r.beam1.meanOutputWords.toFixed(1)} / ${r.beam5.meanOutputWords.toFixed(1)}`,
       `${r.beam1.sameOutput}/${r.beam1.sentences.length}, ${r.beam5.sameOutput}/${r.beam5.sentences.length}`,
     ];
   });
   const sources = [...new Set(results.map((r) => r.sentencesFrom))].join('; ');
   const markdown = [
     `Web client in headless Chromium ${chromium} (wasm backend; ${environment}), models served by \`frost serve\` on 127.0.0.1.`,
-    `Machine: ${machine}; server: intra-op threads ${threads === 0 ? 'ORT default' : threads}, batching wait 0 ms.`,
+    `Machine: ${machine} (${load}); server: intra-op threads ${threads === 0 ? 'ORT default' : threads}, batching wait 0 ms.`,
     `Load: click on "Load model" → ready, median of ${repeats}; cold = Cache Storage and HTTP cache cleared (includes ONNX Runtime's wasm, downloaded and compiled), in brackets the graphs' download + session creation; warm = a fresh page, everything from Cache Storage.`,
     `Latency per sentence over ${results[0]?.beam1.sentences.length ?? count} sentences (${sources}), one at a time: p50 / mean in the browser; server = its own \`timing.total_ms\` p50 / round trip from the page p50.`,
     '',
-    '| model | head | download | cold load ms | warm load ms | browser beam 1 ms | browser beam 5 ms | server beam 1 ms | server beam 5 ms | same output (b1, b5) |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| model | head | download | cold load ms | warm load ms | browser beam 1 ms | browser beam 5 ms | server beam 1 ms | server beam 5 ms | output words (b1 / b5) | same output (b1, b5) |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rows.map((cells) => `| ${cells.join(' | ')} |`),
     '',
     `Command: \`npm run bench:web -- --models ${relative(ROOT, modelsDir) || '.'}\` (${((Date.now() - started) / 60000).toFixed(1)} min wall).`,
   ].join('\n');
 
   await mkdir(args.out!, { recursive: true });
-  const report = { machine, chromium: userAgent, environment, threads, repeats, screenshot: screenshot && relative(ROOT, screenshot), models: results };
+  const report = { machine, load, chromium: userAgent, environment, threads, repeats, screenshot: screenshot && relative(ROOT, screenshot), models: results };
   await writeFile(join(args.out!, 'web-load.json'), `${JSON.stringify(report, null, 2)}\n`);
   await writeFile(join(args.out!, 'web-load.md'), `${markdown}\n`);
   log(`\n${markdown}\n\nwrote web-load.json and web-load.md in ${relative(ROOT, resolve(args.out!)) || '.'}`);

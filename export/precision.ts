@@ -6,18 +6,19 @@
  * computes in float32, so the pass knows nothing about architectures or heads.
  *
  * - fp16: `W.fp16` (float16) → Cast(to float) → `W`. Not a true fp16 graph: onnxruntime's CPU
- *   provider has float-only kernels for GRU (and most of what frost emits), so an fp16 graph would
- *   not run there; the file halves, compute stays float32.
+ *   provider would run one, but only by inserting Casts to float32 around every op that lacks an
+ *   fp16 kernel (GRU among them; checked with onnxruntime-node 1.30), so it would compute in float32
+ *   anyway, while the graphs' interface (state, memory, log-probs) would turn float16 and break
+ *   frost's runtime, the browser client and the Triton configs. Same file size, float32 interface.
  * - int8: weight-only quantisation with a symmetric scale per row (rows = all dims but the last):
  *   `W.int8` [rows, cols] + `W.scale` [rows, 1] → Cast(to float) → Mul → (Reshape to W's dims) →
  *   `W`. Embedding tables are dequantised whole (a row is one token's vector, so the per-row scale
  *   is the one a Gather-then-dequantise would use). Why Cast · scale and not DequantizeLinear, which
- *   computes the same (zero point 0): onnxruntime deliberately never constant-folds
- *   DequantizeLinear (it keeps it for QDQ fusion) unless a session sets `session.disable_quant_qdq`,
- *   so every decoder step re-dequantised every weight: 3-4× slower steps (rnn-attn small, 10k
- *   vocab: 8-9 ms vs 2.3-3.1 ms). Cast and Mul of initializers are folded when the session is
- *   created, in onnxruntime-node, -web and Triton's onnxruntime backend alike, so steps run at
- *   float32 speed.
+ *   computes the same (zero point 0): onnxruntime leaves DequantizeLinear out of constant folding
+ *   (it keeps it for its QDQ fusions), so every decoder step re-dequantised every weight: 3-4×
+ *   slower steps in onnxruntime-node 1.30 (rnn-attn small, 10k vocabulary: 8-9 ms against
+ *   2.3-3.1 ms). Cast and Mul of initializers are constant-folded when the session is created, so
+ *   steps run at float32 speed.
  *
  * Both shrink the files (download, disk, gzip), not the memory of a running session nor its
  * compute: the restored float32 weights are what onnxruntime keeps after folding.
@@ -126,6 +127,7 @@ function toFp16(t: Tensor, values: Float32Array): { tensors: Tensor[]; nodes: No
   const bits = toFloat16Array(values);
   let maxAbsError = 0;
   for (let i = 0; i < values.length; i++) maxAbsError = Math.max(maxAbsError, Math.abs(float16BitsToFloat32(bits[i]!) - values[i]!));
+  if (!Number.isFinite(maxAbsError)) throw new Error(`weight '${t.name}' holds values beyond fp16's range (±65504); export it as fp32 or int8`);
   const stored = `${t.name}.fp16`;
   return {
     tensors: [{ name: stored, dims: t.dims, data_type: TensorDataType.FLOAT16, raw_data: rawBytes(bits) }],
@@ -186,6 +188,7 @@ function convertGraph(graph: Graph, precision: Exclude<Precision, 'fp32'>, conve
 /**
  * Returns `bytes` (a float32 model) with its large float32 weights stored as `precision`; see the
  * module doc. `fp32` returns the bytes unchanged.
+ * @throws Error for fp16 when a weight holds values beyond fp16's range
  */
 export function convertPrecision(bytes: Uint8Array, precision: Precision): PrecisionResult {
   if (precision === 'fp32') return { bytes, converted: [] };

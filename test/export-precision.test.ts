@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import * as ort from 'onnxruntime-node';
 import { corpusBleu } from '../core/metrics/bleu.ts';
+import { GraphBuilder } from '../core/onnx/graph-builder.ts';
 import { loadModelDir } from '../core/runtime/load-node.ts';
 import { exportRun, type ExportResult } from '../export/export-run.ts';
 import { readGraphInfo } from '../export/inspect-graph.ts';
@@ -120,8 +121,15 @@ describe('convertPrecision (a pass over the serialized model)', () => {
     return out.log_probs!.data as Float32Array;
   }
 
-  test('fp32 is the identity', () => {
+  test('fp32 is the identity; a weight beyond fp16 range is refused by name', () => {
     assert.equal(convertPrecision(fp32.decoder, 'fp32').bytes, fp32.decoder);
+    const g = new GraphBuilder('big');
+    const x = g.input('x', 'float32', [1, 32]);
+    const big = new Float32Array(32 * 32).fill(0.5);
+    big[7] = 1e6;
+    g.output(g.op('MatMul', [x, g.initializer('layer/W', { dtype: 'float32', dims: [32, 32], data: big })]), 'y', 'float32', [1, 32]);
+    assert.throws(() => convertPrecision(g.toBytes(), 'fp16'), /'layer\/W' holds values beyond fp16's range/);
+    assert.equal(convertPrecision(g.toBytes(), 'int8').converted.length, 1);
   });
 
   for (const [precision, tolerance, storedType] of [['fp16', 2e-2, 'float16'], ['int8', 0.2, 'int8']] as const) {

@@ -119,6 +119,21 @@ describe('output heads', () => {
     });
   }
 
+  for (const head of ['shared-l2', 'shared-sqnorm', 'shared-distance', 'shared-cosine']) {
+    test(`${head} stores the (normalised) embedding once, shared by lookup and output`, () => {
+      const model = buildModel('rnn-attn', config, sizes, { name: head }, SEED);
+      const tied = buildModel('rnn-attn', config, sizes, { name: 'tied' }, SEED);
+      const bytes = model.toOnnx().decoder.initializerBytesByScope();
+      const tiedBytes = tied.toOnnx().decoder.initializerBytesByScope();
+      // The head keeps only its projection, bias and scale; the decoder holds E once plus, for the
+      // rescaled heads, one scale per word.
+      assert.ok(bytes.head <= (cfg.output * cfg.embedding + sizes.tgtVocab + 1) * 4, JSON.stringify(bytes));
+      assert.ok(bytes.decoder <= tiedBytes.decoder + sizes.tgtVocab * 4, `${bytes.decoder} vs tied ${tiedBytes.decoder}`);
+      model.params.dispose();
+      tied.params.dispose();
+    });
+  }
+
   test('tied heads store the embedding once in the decoder graph', () => {
     const model = buildModel('rnn-attn', config, sizes, { name: 'tied' }, SEED);
     const bytes = model.toOnnx().decoder.initializerBytesByScope();

@@ -2,8 +2,9 @@ import * as tf from '@tensorflow/tfjs-core';
 import { GraphBuilder } from '../../core/onnx/graph-builder.ts';
 import { buildHead } from '../heads/index.ts';
 import type { OutputHead } from '../heads/types.ts';
-import { attend, attentionKeys, createAttention, MASKED_SCORE, type AttentionWeights } from '../layers/attention.ts';
-import { createGru, gruInputProjection, gruOnnxWeights, gruStep, type GruWeights } from '../layers/gru.ts';
+import { attend, attendWith, attentionKeys, createAttention, MASKED_SCORE, type AttentionWeights } from '../layers/attention.ts';
+import { createGru, gruInputProjection, gruOnnxWeights, gruStep, gruStepWith, type GruWeights } from '../layers/gru.ts';
+import { sharedWeightMatMul } from '../layers/shared-matmul.ts';
 import { maskedCrossEntropySum } from '../loss.ts';
 import { tensorValue } from '../onnx-values.ts';
 import { ParamStore } from '../params.ts';
@@ -104,15 +105,18 @@ class RnnAttnModel implements Seq2SeqModel {
     const zeros = tf.zeros([B, eh]) as tf.Tensor2D;
     const fwd: tf.Tensor2D[] = [];
     const bwd: tf.Tensor2D[] = new Array(S);
+    // Wh's gradient once per direction, not per step (shared-matmul.ts); same forward values.
+    const hWhF = sharedWeightMatMul(encFwd.Wh);
+    const hWhB = sharedWeightMatMul(encBwd.Wh);
     let h = zeros;
     for (let t = 0; t < S; t++) {
       // Padded steps keep the previous state, so a sequence's last state ignores its padding.
-      h = tf.add(h, tf.mul(maskT[t], tf.sub(gruStep(encFwd, gxF[t], h), h)));
+      h = tf.add(h, tf.mul(maskT[t], tf.sub(gruStepWith(encFwd, gxF[t], h, hWhF), h)));
       fwd.push(h);
     }
     h = zeros;
     for (let t = S - 1; t >= 0; t--) {
-      h = tf.add(h, tf.mul(maskT[t], tf.sub(gruStep(encBwd, gxB[t], h), h)));
+      h = tf.add(h, tf.mul(maskT[t], tf.sub(gruStepWith(encBwd, gxB[t], h, hWhB), h)));
       bwd[t] = h;
     }
     const encOut = tf.transpose(tf.concat([tf.stack(fwd), tf.stack(bwd)], 2), [1, 0, 2]) as tf.Tensor3D;
@@ -155,9 +159,13 @@ class RnnAttnModel implements Seq2SeqModel {
       let s = mem.state as tf.Tensor2D;
       const states: tf.Tensor2D[] = [];
       const contexts: tf.Tensor2D[] = [];
+      // The weights every step multiplies by get their gradient once, over all steps (shared-matmul.ts).
+      const sWa = sharedWeightMatMul(attention.Wa);
+      const cWxC = sharedWeightMatMul(WxC);
+      const sWh = sharedWeightMatMul(decoder.Wh);
       for (let t = 0; t < T; t++) {
-        const c = attend(attention, s, encOut, keys, srcMask);
-        s = gruStep(decoder, tf.add(preX[t], tf.matMul(c, WxC)), s);
+        const c = attendWith(attention, s, encOut, keys, srcMask, sWa);
+        s = gruStepWith(decoder, tf.add(preX[t], cWxC(c)), s, sWh);
         states.push(s);
         contexts.push(c);
       }
@@ -248,10 +256,12 @@ class RnnAttnModel implements Seq2SeqModel {
     const encOut = g.input('enc_out', 'float32', ['rows', 'src_len', A]);
     const keys = g.input('enc_keys', 'float32', ['rows', 'src_len', att]);
     const mask = g.input('src_mask', 'float32', ['rows', 'src_len']);
-    const embedding = g.initializer('decoder/embedding', tensorValue(this.w.tgtEmbedding));
+    // Heads that rescale E's rows store E once for both the lookup and the output projection.
+    const shared = this.head.sharedEmbeddingOnnx?.(g);
+    const embedding = shared?.matrix ?? g.initializer('decoder/embedding', tensorValue(this.w.tgtEmbedding));
     const { attention: aw, decoder } = this.w;
     // e = E[y_{t-1}]
-    const e = g.op('Gather', [embedding, prev]);
+    const e = shared ? shared.lookup(prev) : g.op('Gather', [embedding, prev]);
     // scores_j = v · tanh(keys_j + s Wa + ba), padded j → -1e9
     const q = g.unsqueeze(g.op('Gemm', [s, g.initializer('decoder/attention/Wa', tensorValue(aw.Wa)), g.initializer('decoder/attention/ba', tensorValue(aw.ba))]), [1]);
     const energy = g.op('Tanh', [g.op('Add', [keys, q])]);

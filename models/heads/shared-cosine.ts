@@ -1,4 +1,3 @@
-import * as tf from '@tensorflow/tfjs-core';
 import { registerHead } from './registry.ts';
 import { rowNorms, sharedHead } from './shared-normalised.ts';
 
@@ -14,7 +13,7 @@ registerHead({
     sharedHead(ctx, {
       name: 'shared-cosine',
       learnedBias: false,
-      matrix: (E) => tf.div(E, rowNorms(E)),
+      rowScale: rowNorms,
       cosine: { initialScale: options.initialScale },
     }),
 });

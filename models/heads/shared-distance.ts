@@ -14,7 +14,6 @@ registerHead({
     sharedHead(ctx, {
       name: 'shared-distance',
       learnedBias: false,
-      matrix: (E) => tf.clone(E),
       derivedBias: (E) => tf.mul(tf.sum(tf.square(E), 1), -0.5),
     }),
 });

@@ -1,4 +1,3 @@
-import * as tf from '@tensorflow/tfjs-core';
 import { registerHead } from './registry.ts';
 import { rowNorms, sharedHead } from './shared-normalised.ts';
 
@@ -8,5 +7,5 @@ registerHead({
   summary: 'W = E with rows L2-normalised, learned bias',
   defaults: {},
   build: (ctx) =>
-    sharedHead(ctx, { name: 'shared-l2', learnedBias: true, matrix: (E) => tf.div(E, rowNorms(E)) }),
+    sharedHead(ctx, { name: 'shared-l2', learnedBias: true, rowScale: rowNorms }),
 });

@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import type { GraphBuilder } from '../../core/onnx/graph-builder.ts';
 import { tensorValue } from '../onnx-values.ts';
 import { embeddingProjection } from './projection.ts';
-import type { HeadContext, OutputHead } from './types.ts';
+import type { HeadContext, HeadOnnxContext, OutputHead } from './types.ts';
 
 /**
  * The four scorings of "Normalization of Input-output Shared Embeddings in Text Generation Models":
@@ -11,8 +11,11 @@ import type { HeadContext, OutputHead } from './types.ts';
  */
 export interface SharedScoring {
   name: string;
-  /** Output matrix [|V|, e] from E. */
-  matrix(E: tf.Tensor2D): tf.Tensor2D;
+  /**
+   * The per-row divisor s [|V|, 1] that turns E into the output matrix E / s; absent when the
+   * output matrix is E itself.
+   */
+  rowScale?(E: tf.Tensor2D): tf.Tensor2D;
   /** Whether scores get a learned bias b [|V|]. */
   learnedBias: boolean;
   /** A bias derived from E (the distance scoring's -½||w||²), or null. */
@@ -22,6 +25,10 @@ export interface SharedScoring {
 }
 
 const EPS = 1e-6;
+
+function outputMatrix(scoring: SharedScoring, E: tf.Tensor2D): tf.Tensor2D {
+  return scoring.rowScale ? (tf.div(E, scoring.rowScale(E)) as tf.Tensor2D) : E;
+}
 
 export function rowNorms(E: tf.Tensor2D): tf.Tensor2D {
   return tf.sqrt(tf.add(tf.sum(tf.square(E), 1, true), EPS)) as tf.Tensor2D;
@@ -38,17 +45,35 @@ export function sharedHead(ctx: HeadContext, scoring: SharedScoring): OutputHead
     tf.tidy(() => {
       let x = proj.apply(f);
       if (scale) x = tf.div(x, rowNorms(x));
-      let s: tf.Tensor2D = tf.matMul(x, scoring.matrix(ctx.embedding as tf.Tensor2D), false, true);
+      let s: tf.Tensor2D = tf.matMul(x, outputMatrix(scoring, ctx.embedding as tf.Tensor2D), false, true);
       if (scale) s = tf.mul(s, scale);
       if (b) s = tf.add(s, b);
       if (scoring.derivedBias) s = tf.add(s, scoring.derivedBias(ctx.embedding as tf.Tensor2D));
       return s;
     });
 
-  const toOnnx = (g: GraphBuilder, f: string): string => {
-    // Normalisations of E are folded into constants here, so serving does no per-request work on E.
+  /** Stores E / s once (the decoder's lookup multiplies the gathered rows by s) and s beside it. */
+  const sharedEmbeddingOnnx = (g: GraphBuilder) => {
     const E = ctx.embedding as tf.Tensor2D;
-    const W = tf.tidy(() => scoring.matrix(E));
+    if (!scoring.rowScale) {
+      const matrix = g.initializer('decoder/embedding', tensorValue(E));
+      return { matrix, lookup: (ids: string) => g.op('Gather', [matrix, ids]) };
+    }
+    const [W, s] = tf.tidy(() => {
+      const scale = scoring.rowScale!(E);
+      return [tf.div(E, scale), scale];
+    });
+    const matrix = g.initializer('decoder/embedding', tensorValue(W));
+    const rowScale = g.initializer('decoder/embedding_row_scale', tensorValue(s));
+    tf.dispose([W, s]);
+    // e = (E / s)[ids] * s[ids]
+    return { matrix, lookup: (ids: string) => g.op('Mul', [g.op('Gather', [matrix, ids]), g.op('Gather', [rowScale, ids])]) };
+  };
+
+  const toOnnx = (g: GraphBuilder, f: string, onnx: HeadOnnxContext): string => {
+    // The normalisation of E was folded into the shared initializer (sharedEmbeddingOnnx), so
+    // serving does no per-request work on E and stores it once.
+    const E = ctx.embedding as tf.Tensor2D;
     const derived = scoring.derivedBias ? tf.tidy(() => scoring.derivedBias!(E)) : null;
     // One bias initializer: the learned bias, the derived one, or their sum.
     const bias = b && derived ? tf.add(b, derived) : (derived ?? b);
@@ -57,18 +82,17 @@ export function sharedHead(ctx: HeadContext, scoring: SharedScoring): OutputHead
       const sq = g.reduce('ReduceSum', g.op('Mul', [x, x]), [1], true);
       x = g.op('Div', [x, g.op('Sqrt', [g.op('Add', [sq, g.constFloat(EPS)])])]);
     }
-    const inputs = [x, g.initializer('W', tensorValue(W))];
+    const inputs = [x, onnx.embedding];
     if (bias && !scale) inputs.push(g.initializer('bias', tensorValue(bias)));
     let s = g.op('Gemm', inputs, { transB: 1 });
     if (scale) {
       s = g.op('Mul', [s, g.initializer('scale', tensorValue(scale))]);
       if (bias) s = g.op('Add', [s, g.initializer('bias', tensorValue(bias))]);
     }
-    W.dispose();
     if (bias && bias !== b) bias.dispose();
     if (derived && derived !== bias) derived.dispose();
     return s;
   };
 
-  return { name: scoring.name, logits, toOnnx, describe: () => ({ name: scoring.name }) };
+  return { name: scoring.name, logits, toOnnx, sharedEmbeddingOnnx, describe: () => ({ name: scoring.name }) };
 }

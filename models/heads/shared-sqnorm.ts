@@ -8,5 +8,5 @@ registerHead({
   summary: 'W = E with rows divided by their squared norm, learned bias',
   defaults: {},
   build: (ctx) =>
-    sharedHead(ctx, { name: 'shared-sqnorm', learnedBias: true, matrix: (E) => tf.div(E, tf.square(rowNorms(E))) }),
+    sharedHead(ctx, { name: 'shared-sqnorm', learnedBias: true, rowScale: (E) => tf.square(rowNorms(E)) as tf.Tensor2D }),
 });

@@ -41,6 +41,13 @@ export interface OutputHead {
    * `params.generated` (0 with `storeFrozen`). Heads without such parameters leave it out.
    */
   generatedParams?(storeFrozen: boolean): number;
+  /**
+   * For heads whose output matrix is the target embedding with each row rescaled: stores that
+   * matrix once, as the decoder's embedding initializer, with the per-row scale beside it, so
+   * the input lookup and the output projection share one |V| x e initializer. The decoder then
+   * passes `matrix` as `HeadOnnxContext.embedding` and embeds tokens with `lookup`.
+   */
+  sharedEmbeddingOnnx?(g: GraphBuilder): { matrix: string; lookup(ids: string): string };
   /** The head's section of the model card: its name and every setting needed to rebuild it. */
   describe(): Record<string, unknown> & { name: string };
 }

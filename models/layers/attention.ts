@@ -1,5 +1,6 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type { ParamStore } from '../params.ts';
+import type { StepMatMul } from './shared-matmul.ts';
 
 /**
  * Bahdanau's additive attention: score_j = v · tanh(keys_j + s Wa + ba), keys = annotations Ua
@@ -37,8 +38,20 @@ export function attend(
   keys: tf.Tensor3D,
   srcMask: tf.Tensor2D,
 ): tf.Tensor2D {
+  return attendWith(w, s, annotations, keys, srcMask, (x) => tf.matMul(x, w.Wa));
+}
+
+/** attend with s · Wa computed by `sWa` (a decoder loop passes sharedWeightMatMul(w.Wa)). */
+export function attendWith(
+  w: AttentionWeights,
+  s: tf.Tensor2D,
+  annotations: tf.Tensor3D,
+  keys: tf.Tensor3D,
+  srcMask: tf.Tensor2D,
+  sWa: StepMatMul,
+): tf.Tensor2D {
   const [B, S, att] = keys.shape;
-  const q = tf.add(tf.matMul(s, w.Wa), w.ba);
+  const q = tf.add(sWa(s), w.ba);
   const energy = tf.tanh(tf.add(keys, tf.reshape(q, [B, 1, att])));
   const scores = tf.reshape(tf.matMul(tf.reshape(energy, [B * S, att]), w.v), [B, S]);
   const masked = tf.add(scores, tf.mul(tf.sub(srcMask, 1), MASKED_SCORE));

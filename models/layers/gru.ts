@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type { ParamStore } from '../params.ts';
 import { transposed } from '../onnx-values.ts';
+import type { StepMatMul } from './shared-matmul.ts';
 
 /**
  * A GRU in ONNX's formulation with linear_before_reset = 1, gates ordered z, r, h:
@@ -34,9 +35,17 @@ export function gruInputProjection(w: GruWeights, x: tf.Tensor2D): tf.Tensor2D {
 
 /** One step from precomputed input pre-activations gx [B, 3H] and the previous state h [B, H]. */
 export function gruStep(w: GruWeights, gx: tf.Tensor2D, h: tf.Tensor2D): tf.Tensor2D {
+  return gruStepWith(w, gx, h, (x) => tf.matMul(x, w.Wh));
+}
+
+/**
+ * gruStep with h · Wh computed by `hWh`: a recurrence passes sharedWeightMatMul(w.Wh) (shared-matmul.ts)
+ * so that Wh's gradient is one GEMM over all steps.
+ */
+export function gruStepWith(w: GruWeights, gx: tf.Tensor2D, h: tf.Tensor2D, hWh: StepMatMul): tf.Tensor2D {
   const H = w.hidden;
   const B = h.shape[0];
-  const gh = tf.add(tf.matMul(h, w.Wh), w.bh);
+  const gh = tf.add(hWh(h), w.bh);
   const zr = tf.sigmoid(tf.add(tf.slice(gx, [0, 0], [B, 2 * H]), tf.slice(gh, [0, 0], [B, 2 * H])));
   const z = tf.slice(zr, [0, 0], [B, H]);
   const r = tf.slice(zr, [0, H], [B, H]);

@@ -8,6 +8,10 @@
  * only when asked for by name (tests of tiny things). A native package that is installed but fails
  * to load is reported (one line on stderr) before falling back.
  *
+ * Large GEMMs on wasm: onnxruntime-node's native MLAS when its binding loads (kernels/native-gemm.ts;
+ * FROST_NATIVE_GEMM=0 or nativeGemm: false keeps them in XNNPACK). It is consulted only by frost's
+ * wasm BatchMatMul kernel: the native 'tensorflow' backend has fast GEMMs of its own.
+ *
  * wasm threads: stock tfjs loads the single-threaded SIMD build in Node. The threaded SIMD build
  * runs too, through wasm-threaded.ts, with FROST_WASM_THREADS=N (or the wasmThreads option), N ≤ 8.
  * Default ('auto'): 1 thread. On the shared 2-vCPU dev VM a second thread halved a big GEMM only

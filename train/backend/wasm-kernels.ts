@@ -37,11 +37,33 @@
  *  from heap views).
  *
  *  Training step: stock kernels (+ UnsortedSegmentSum so that it runs at all) ≈ 30-33 s; with
- *  these ≈ 3.9-4.0 s. What remains is mostly real GEMM work near XNNPACK's single-thread speed
- *  (the three |V|-sized MatMuls ≈ 1.3 s; 2.9 of 4.0 s in BatchMatMul), then Exp over the
- *  [1280, 6000] logits (60-90 ms, twice: logSumExp and the loss gradient recompute it), Tanh
- *  (≈ 0.17 s), the attention's batched outer products αᵀ·dy (stock loop, ≈ 0.09 s), ≈ 7900
- *  kernel calls of engine overhead, and tf.dropout (JS-side random numbers, ≈ 13 ms per [1280, 512]).
+ *  the kernels above ≈ 3.9-4.0 s, ≈ 80% of it GEMM near XNNPACK's single-thread speed.
+ *
+ * TRAINING-SPEED PASS (bench/train-speed.ts, bench/train-profile.ts; Multi30k de→en, small preset,
+ * batch 64, ≈ 890 target tokens a step; A/B figures are interleaved runs in one process because
+ * this VM's load swung from 1.5 to 7 during the work):
+ *  - BatchMatMul → native MLAS (kernels/native-gemm.ts): XNNPACK's wasm GEMM is SIMD128 without
+ *    FMA, 13-26 GFLOP/s a thread; onnxruntime-node's MLAS (a dependency already) runs the same
+ *    products at 37-55 GFLOP/s on one core, ≈ 80 on two, in place on the heap. GEMM time of a step
+ *    fell ≈ 3.5× (4.96 → 1.41 s in one contended profile pair), the step ≈ 2.2×.
+ *  - K = 1 products (the attention's αᵀ·dc outer products, per decoder step) → broadcast Multiply:
+ *    5-6 ms → 0.3 ms a call.
+ *  - Tanh → 2σ(2x) − 1 on XNNPACK's Sigmoid/Multiply/Sub (kernels/elementwise.ts): 9× (13.8 →
+ *    1.5 ms for [64, 17, 512]).
+ *  - Sum over leading axes (every bias gradient) without the transpose (kernels/sum.ts): 1.3-1.6×.
+ *  - OneHot: the stock kernel ignores dtype float32 (writes int32 bits); fixed (kernels/one-hot.ts).
+ *  - The loss (models/loss.ts) keeps softmax(z) from one XNNPACK Softmax and derives logsumexp
+ *    from it: 5× faster forward+backward on [1216, 5921] (133 → 25 ms).
+ *  - Recurrent weights' gradients once per step instead of once per time step
+ *    (models/layers/shared-matmul.ts): the per-time-step x_tᵀ·dy_t GEMMs (K = 64) and the [512,
+ *    1536] Adds that accumulated them are gone.
+ *  Tried and dropped (slower or no faster than stock): JS kernels over the heap for Exp, Tanh, a
+ *  fused softmax-cross-entropy and small batched matmuls: a JS loop over a typed array costs 1-2 ns
+ *  an element before any maths, while XNNPACK's elementwise passes run ≈ 0.3 ns.
+ *  What is left (profile after these): GEMM ≈ 55-60% of the step (per-step [64, 512]·[512, 1536]
+ *  products at ≈ 50 GFLOP/s, the |V|-sized ones), then ≈ 7000 kernel calls of engine and tape
+ *  overhead (≈ 15% outside kernels), Add/Multiply/Sum of the per-step gate maths, stock Exp (13-18
+ *  ns an element, only in drill/hadamard paths now) and the stock batched matmuls of the attention.
  *
  *  Threads (select.ts, wasm-threaded.ts): the threaded SIMD build works in Node and XNNPACK does
  *  use 2 threads: with both vCPUs free, a [1280,512]·[512,2000] GEMM loop ran 1.15 s → 0.61 s at
@@ -49,17 +71,18 @@
  *  second thread only competes: in 6 paired runs, steps with 2 threads took from the same time
  *  to 50% longer than with 1 (e.g. 5.0 vs 4.0 s, 5.3 vs 4.2 s), and the pthreadpool worker
  *  spin-waits on a core between the ~7900 small kernel calls of a step. So 1 thread by default;
- *  FROST_WASM_THREADS=2 is worth trying on a dedicated machine.
+ *  FROST_WASM_THREADS=2 is worth trying on a dedicated machine. With native GEMM the big products
+ *  no longer run in XNNPACK at all; MLAS's own pool (FROST_NATIVE_GEMM_THREADS, default all cores)
+ *  sleeps between kernels instead of spinning.
  */
 import '@tensorflow/tfjs-backend-wasm';
 import { getKernel, registerKernel, unregisterKernel, type KernelConfig, type KernelFunc } from '@tensorflow/tfjs-core';
 import { makeBatchMatMul, makeFusedMatMul } from './kernels/batch-matmul.ts';
-import { jsExp, jsTanh } from './kernels/elementwise.ts';
+import { sigmoidTanh } from './kernels/elementwise.ts';
 import { rowGather } from './kernels/gather.ts';
+import { typedOneHot } from './kernels/one-hot.ts';
 import { aliasingIdentity } from './kernels/identity.ts';
 import { heapSlice, heapSplitV, heapUnpack } from './kernels/slice.ts';
-import { softmaxXent, softmaxXentGrad } from './kernels/softmax-xent.ts';
-import { SOFTMAX_XENT_GRAD_KERNEL, SOFTMAX_XENT_KERNEL } from '../../models/loss.ts';
 import { leadingAxesSum } from './kernels/sum.ts';
 import { aliasingTranspose } from './kernels/transpose.ts';
 import { unsortedSegmentSum } from './kernels/unsorted-segment-sum.ts';
@@ -90,11 +113,9 @@ const OVERRIDES: Override[] = [
   { kernelName: 'Slice', make: (stock) => heapSlice(requireStock('Slice', stock)) },
   { kernelName: 'SplitV', make: (stock) => heapSplitV(requireStock('SplitV', stock)) },
   { kernelName: 'Unpack', make: (stock) => heapUnpack(requireStock('Unpack', stock)) },
-  { kernelName: 'Exp', make: (stock) => jsExp(requireStock('Exp', stock)) },
-  { kernelName: 'Tanh', make: (stock) => jsTanh(requireStock('Tanh', stock)) },
+  { kernelName: 'Tanh', make: (stock) => sigmoidTanh(requireStock('Tanh', stock)) },
   { kernelName: 'Sum', make: (stock) => leadingAxesSum(requireStock('Sum', stock)) },
-  { kernelName: SOFTMAX_XENT_KERNEL, make: () => softmaxXent },
-  { kernelName: SOFTMAX_XENT_GRAD_KERNEL, make: () => softmaxXentGrad },
+  { kernelName: 'OneHot', make: (stock) => typedOneHot(requireStock('OneHot', stock)) },
 ];
 
 /** The configs registered before ours (undefined: none was), kept to delegate to and to restore. */

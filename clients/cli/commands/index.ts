@@ -4,6 +4,7 @@ import { registerConvert } from './convert.ts';
 import { registerData } from './data.ts';
 import { registerDemo } from './demo.ts';
 import { registerExport } from './export.ts';
+import { registerInspect } from './inspect.ts';
 import { registerServe } from './serve.ts';
 import { registerTrain } from './train.ts';
 import { registerTranslate } from './translate.ts';
@@ -11,4 +12,4 @@ import { registerTranslate } from './translate.ts';
 /** Each command lives in its own file and adds itself to the program. */
 export type RegisterCommand = (program: Command) => void;
 
-export const commands: RegisterCommand[] = [registerDemo, registerData, registerTrain, registerExport, registerTranslate, registerServe, registerConvert, registerBleu];
+export const commands: RegisterCommand[] = [registerDemo, registerData, registerTrain, registerExport, registerInspect, registerTranslate, registerServe, registerConvert, registerBleu];

@@ -158,54 +158,6 @@ function slicedMatMul(backend: WasmBackend, A: TensorInfo, B: TensorInfo, d: Mat
   return out;
 }
 
-/**
- * Batched products too small per entry for XNNPACK (see SLICE_MIN_MACS), a and b with the same
- * batch, in JS over the heap views with float64 accumulation. The stock C++ loop they used to go to
- * reads the transposed operand with a stride and ran ≈ 0.1 GMAC/s on the attention's outer products
- * ([64, 1, S]ᵀ · [64, 1, 512]); this one picks the loop order that reads b contiguously.
- */
-function smallBatchedMatMul(backend: WasmBackend, a: TensorInfo, b: TensorInfo, tA: boolean, tB: boolean, d: MatMulDims): TensorInfo {
-  const { M, K, N, outShape } = d;
-  const batch = d.batchA;
-  const out = backend.makeOutput(outShape, 'float32');
-  // Views after makeOutput (it may grow the heap).
-  const A = f32View(backend, a);
-  const B = f32View(backend, b);
-  const C = f32View(backend, out);
-  // Element strides: a(i, k) = A[ai·i + ak·k], b(k, j) = B[bk·k + bj·j].
-  const ai = tA ? 1 : K;
-  const ak = tA ? M : 1;
-  const bk = tB ? 1 : N;
-  const bj = tB ? K : 1;
-  const acc = new Float64Array(N);
-  for (let e = 0; e < batch; e++) {
-    const a0 = e * M * K;
-    const b0 = e * K * N;
-    const c0 = e * M * N;
-    for (let i = 0; i < M; i++) {
-      if (bj === 1) {
-        // c(i, ·) = Σ_k a(i, k) · b(k, ·): rows of b read contiguously.
-        acc.fill(0);
-        for (let k = 0; k < K; k++) {
-          const av = A[a0 + i * ai + k * ak];
-          const row = b0 + k * bk;
-          for (let j = 0; j < N; j++) acc[j] += av * B[row + j];
-        }
-        for (let j = 0; j < N; j++) C[c0 + i * N + j] = acc[j];
-      } else {
-        // b transposed: c(i, j) = a(i, ·) · b(·, j), both contiguous in k when a is not transposed.
-        for (let j = 0; j < N; j++) {
-          let s = 0;
-          const col = b0 + j * bj;
-          for (let k = 0; k < K; k++) s += A[a0 + i * ai + k * ak] * B[col + k];
-          C[c0 + i * N + j] = s;
-        }
-      }
-    }
-  }
-  return out;
-}
-
 /** Either operand (or both) transposed when asked (kept or temporary: the caller disposes `temps`). */
 function plainOperands(
   backend: WasmBackend,
@@ -225,6 +177,22 @@ function plainOperands(
 }
 
 const PLAIN = { transposeA: false, transposeB: false };
+
+/**
+ * K = 1: every output entry is one product, a(i)·b(j), so the product is a broadcast Multiply of a
+ * as [..., M, 1] by b as [..., 1, N] (either operand's transpose has the same memory layout as
+ * that). XNNPACK's vectorised multiply instead of the stock matmul loop: the attention's
+ * gradient wrt the annotations, αᵀ · dc per decoder step ([64, 1, S]ᵀ · [64, 1, 512]), took
+ * 5-6 ms a call in the loop and ≈ 0.3 ms this way.
+ */
+function outerProduct(backend: unknown, a: TensorInfo, b: TensorInfo, d: MatMulDims): TensorInfo {
+  const multiply = getKernel('Multiply', 'wasm');
+  if (multiply == null) throw new Error('frost BatchMatMul: no wasm Multiply kernel');
+  const A = withShape(a, [...a.shape.slice(0, -2), d.M, 1]);
+  const B = withShape(b, [...b.shape.slice(0, -2), 1, d.N]);
+  const out = multiply.kernelFunc({ inputs: { a: A, b: B }, backend: backend as never, attrs: {} }) as TensorInfo;
+  return { dataId: out.dataId, shape: d.outShape, dtype: out.dtype };
+}
 
 /**
  * The product through native MLAS (native-gemm.ts) when it is big enough and one 2-D GEMM can do
@@ -262,11 +230,13 @@ export function makeBatchMatMul(stock: KernelFunc): KernelFunc {
       const out = nativeMatMul(native, backend, a, b, transposeA, transposeB, d);
       if (out != null) return out;
     }
+    if (d.K === 1 && d.M * d.N > 1) return outerProduct(args.backend, a, b, d);
     if (!transposeA && !transposeB && d.batchA === 1 && d.batchB === 1) return stock(args);
 
     const noBroadcast = d.batchA === d.batchB && util.sizeFromShape(d.batchShape) === d.batchA;
-    // Tiny batched products (the attention's per-step αᵀ·dc, dc·annotationsᵀ, …): a JS loop.
-    if (d.batchB > 1 && noBroadcast && d.M * d.K * d.N < SLICE_MIN_MACS) return smallBatchedMatMul(backend, a, b, transposeA, transposeB, d);
+    // Tiny batched products: the stock loop, which handles the transposes itself at this size.
+    // (A JS loop over the heap was tried: faster only for αᵀ·dc outer products, slower for the rest.)
+    if (d.batchB > 1 && noBroadcast && d.M * d.K * d.N < SLICE_MIN_MACS) return stock(args);
 
     const temps: TensorInfo[] = [];
     try {

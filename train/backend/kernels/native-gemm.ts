@@ -15,7 +15,9 @@
  * tensors over Float32Array views of the wasm heap (ORT reads them in place); the output is
  * pre-allocated the same way, over the output tensor's block on the heap, so MLAS writes the
  * result where tfjs expects it. (The binding also hands back a JS copy of the output, which is
- * dropped: one memcpy of the result, ≈ 3% of the GEMM's time at the sizes that come here.)
+ * dropped: one memcpy of the result, ≈ 3% of the GEMM's time at the sizes that come here.) The
+ * threaded wasm build's heap is a SharedArrayBuffer, which the binding refuses: there the operands
+ * and the result are copied through plain buffers.
  *
  * Off with FROST_NATIVE_GEMM=0 (or initBackend({ nativeGemm: false })); threads with
  * FROST_NATIVE_GEMM_THREADS (default: all of os.availableParallelism(), capped at 8). ORT's pool
@@ -100,11 +102,15 @@ export function loadNativeGemm(threads: number): NativeGemm | Error {
       threads: n,
       description: `onnxruntime-node ${version} MLAS, ${n} thread${n === 1 ? '' : 's'}`,
       gemm(A, B, Y, M, K, N, tA, tB) {
+        // The binding refuses views of a SharedArrayBuffer (the threaded wasm build's heap): copy.
+        const shared = Y.buffer instanceof SharedArrayBuffer;
         const feeds = {
-          a: new Tensor('float32', A, tA ? [K, M] : [M, K]),
-          b: new Tensor('float32', B, tB ? [N, K] : [K, N]),
+          a: new Tensor('float32', shared ? A.slice() : A, tA ? [K, M] : [M, K]),
+          b: new Tensor('float32', shared ? B.slice() : B, tB ? [N, K] : [K, N]),
         };
-        session(tA, tB).run(feeds, { y: new Tensor('float32', Y, [M, N]) }, runOptions);
+        const y = shared ? new Float32Array(M * N) : Y;
+        session(tA, tB).run(feeds, { y: new Tensor('float32', y, [M, N]) }, runOptions);
+        if (shared) Y.set(y);
       },
       dispose() {
         for (const s of sessions.values()) s.dispose();

@@ -6,11 +6,14 @@
  * a sum over the rows (axis 0) of the upstream gradient: [N, |V|] for the output layer's bias,
  * [B, 3H] at each GRU step, so each paid a full transpose (4 ms for a [512, 1536] here). When the
  * reduced axes are a leading prefix, this adds the rows into a float64 accumulator in one pass
- * (rows read contiguously) and rounds once. Other axis sets, and non-float32 inputs, go to the stock kernel.
+ * (rows read contiguously) and rounds once: 1.3-1.6× faster than the stock kernel from [512, 1536] up. Other axis sets, and non-float32 inputs, go to the stock kernel.
  */
 import type { KernelFunc, TensorInfo } from '@tensorflow/tfjs-core';
 import { backend_util, util } from '@tensorflow/tfjs-core';
 import { asWasmBackend, f32View } from './wasm-internals.ts';
+
+/** Below this many elements the stock kernel's transpose is cheap enough (measured: [64, 1536] 0.14 vs 0.24 ms). */
+export const LEADING_SUM_MIN = 1 << 17;
 
 /** out[j] = Σ_i x[i·inner + j] for i < outer. */
 export function columnSums(x: Float32Array, out: Float32Array, outer: number, inner: number): void {
@@ -31,6 +34,8 @@ export function leadingAxesSum(stock: KernelFunc): KernelFunc {
     const r = axes.length;
     // A prefix 0..r-1 that leaves something (reducing trailing or all axes is contiguous already).
     if (r === 0 || r === rank || axes[r - 1] !== r - 1) return stock(args);
+    // Small inputs: the stock transpose + sum is as fast (its fixed cost is lower than a JS pass).
+    if (util.sizeFromShape(x.shape) < LEADING_SUM_MIN) return stock(args);
     const backend = asWasmBackend(args.backend);
     const outer = util.sizeFromShape(x.shape.slice(0, r));
     const innerShape = x.shape.slice(r);
