@@ -44,8 +44,9 @@
  * this VM's load swung from 1.5 to 7 during the work):
  *  - BatchMatMul → native MLAS (kernels/native-gemm.ts): XNNPACK's wasm GEMM is SIMD128 without
  *    FMA, 13-26 GFLOP/s a thread; onnxruntime-node's MLAS (a dependency already) runs the same
- *    products at 37-55 GFLOP/s on one core, ≈ 80 on two, in place on the heap. GEMM time of a step
- *    fell ≈ 3.5× (4.96 → 1.41 s in one contended profile pair), the step ≈ 2.2×.
+ *    products at 37-55 GFLOP/s on one core, ≈ 80 on two, in place on the heap. Same 4 batches
+ *    (922 target tokens a step), machine quiet, bench/train-profile.ts: before this pass 3.32 s a
+ *    step; all of it but native GEMM 3.13 s; with native GEMM (2 MLAS threads) 1.09 s.
  *  - K = 1 products (the attention's αᵀ·dc outer products, per decoder step) → broadcast Multiply:
  *    5-6 ms → 0.3 ms a call.
  *  - Tanh → 2σ(2x) − 1 on XNNPACK's Sigmoid/Multiply/Sub (kernels/elementwise.ts): 9× (13.8 →
