@@ -6,3 +6,4 @@ import './normalization.ts';
 import './merge.ts';
 import './recurrent.ts';
 import './wrappers.ts';
+import './frost-heads.ts';
