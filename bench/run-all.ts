@@ -1,0 +1,29 @@
+/**
+ * `npm run bench`: every benchmark in turn, each in its own process so one's memory or threads
+ * never skew the next. Extra arguments go to mt-heads (e.g. `npm run bench -- --minutes 10`).
+ */
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+
+const here = import.meta.dirname;
+const benches: { file: string; args: string[] }[] = [
+  { file: 'wasm-kernels.ts', args: [] },
+  { file: 'export-sizes.ts', args: [] },
+  { file: 'hadamard-head.ts', args: [] },
+  { file: 'frozen-heads.ts', args: [] },
+  { file: 'train-speed.ts', args: [] },
+  { file: 'serve-load.ts', args: [] },
+  { file: 'mt-heads.ts', args: process.argv.slice(2) },
+  { file: 'web-load.ts', args: ['--models', 'runs/bench-mt-heads/artifacts'] },
+];
+
+const failed: string[] = [];
+for (const { file, args } of benches) {
+  process.stderr.write(`\n=== bench/${file} ${args.join(' ')}\n`);
+  const result = spawnSync(process.execPath, ['--import', 'tsx', join(here, file), ...args], { stdio: 'inherit' });
+  if (result.status !== 0) failed.push(file);
+}
+if (failed.length) {
+  process.stderr.write(`\nfailed: ${failed.join(', ')}\n`);
+  process.exit(1);
+}
