@@ -156,6 +156,24 @@ describe('output heads', () => {
     for (const m of [a, b, c]) m.params.dispose();
   });
 
+  test('dropout is drawn from the seed: the same seed gives the same training losses', () => {
+    const withDropout = { ...config, dropout: 0.3 };
+    const batch = makeBatch(pairs, planBatches(pairs, { seed: 1, maxSentences: 16 }, 0)[0]);
+    const losses = (head: string) => {
+      const m = buildModel('rnn-attn', withDropout, sizes, { name: head }, SEED);
+      const out = [m.lossSum(batch, true), m.lossSum(batch, true)].map((t) => t.dataSync()[0]);
+      m.params.dispose();
+      return out;
+    };
+    for (const head of ['learned', 'drill']) {
+      const [a1, a2] = losses(head);
+      const [b1, b2] = losses(head);
+      assert.equal(a1, b1, head);
+      assert.equal(a2, b2, head);
+      assert.notEqual(a1, a2, `${head}: two dropout draws should differ`);
+    }
+  });
+
   test('an unknown head is refused with the list of known ones', () => {
     assert.throws(() => buildModel('rnn-attn', config, sizes, { name: 'nope' }, SEED), /unknown output head 'nope'.*learned/);
   });

@@ -1,5 +1,6 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { GraphBuilder } from '../../core/onnx/graph-builder.ts';
+import { SeededRandom } from '../../core/random.ts';
 import { buildHead } from '../heads/index.ts';
 import type { OutputHead } from '../heads/types.ts';
 import { attend, attendWith, attentionKeys, createAttention, MASKED_SCORE, type AttentionWeights } from '../layers/attention.ts';
@@ -60,6 +61,7 @@ class RnnAttnModel implements Seq2SeqModel {
   readonly stateNames = ['state'];
   readonly memoryNames = ['enc_out', 'enc_keys', 'src_mask'];
   private readonly w: Weights;
+  private readonly dropoutRng: SeededRandom;
 
   constructor(
     private readonly cfg: RnnAttnConfig,
@@ -68,6 +70,7 @@ class RnnAttnModel implements Seq2SeqModel {
     seed: number,
   ) {
     const p = new ParamStore(seed);
+    this.dropoutRng = new SeededRandom(seed, 'dropout');
     this.params = p;
     const { embedding: e, hidden: H, encoderHidden: eh, attention: att, output: d } = cfg;
     const A = 2 * eh;
@@ -92,7 +95,8 @@ class RnnAttnModel implements Seq2SeqModel {
   }
 
   private dropout<T extends tf.Tensor>(x: T, training: boolean): T {
-    return training && this.cfg.dropout > 0 ? (tf.dropout(x, this.cfg.dropout) as T) : x;
+    // Seeded per call from the model's own stream, so a run is reproducible from its seed.
+    return training && this.cfg.dropout > 0 ? (tf.dropout(x, this.cfg.dropout, undefined, this.dropoutRng.nextUint32()) as T) : x;
   }
 
   /** Annotations [B, S, A], keys, mask and s_0 for time-major embedded sources. */

@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
+import { SeededRandom } from '../../core/random.ts';
 import { tensorValue } from '../onnx-values.ts';
 import { embeddingProjection } from './projection.ts';
 import { registerHead } from './registry.ts';
@@ -20,6 +21,7 @@ registerHead({
       b: ctx.params.variable(`head/bU${i}`, [e], { kind: 'zeros' }),
     }));
     const b = ctx.params.variable('head/b', [ctx.vocabSize], { kind: 'zeros' });
+    const dropoutRng = new SeededRandom(ctx.seed, 'drill-dropout');
 
     const outputMatrix = (training: boolean): tf.Tensor2D =>
       tf.tidy(() => {
@@ -27,7 +29,7 @@ registerHead({
         let Ei: tf.Tensor2D = E;
         for (const { U, b: bu } of layers) {
           let hidden = tf.tanh(tf.add(tf.matMul(Ei, U), bu)) as tf.Tensor2D;
-          if (training && ctx.dropout > 0) hidden = tf.dropout(hidden, ctx.dropout) as tf.Tensor2D;
+          if (training && ctx.dropout > 0) hidden = tf.dropout(hidden, ctx.dropout, undefined, dropoutRng.nextUint32()) as tf.Tensor2D;
           Ei = tf.add(tf.add(hidden, Ei), E) as tf.Tensor2D;
         }
         return Ei;
