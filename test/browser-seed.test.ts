@@ -26,10 +26,9 @@ import { readGraphInfo } from '../export/inspect-graph.ts';
 import { resolveArchConfig } from '../models/index.ts';
 import { startServer, type RunningServer } from '../serve/server.ts';
 import { initBackend } from '../train/backend/select.ts';
-import { writeToyCorpus } from '../train/data/fetch.ts';
-import { runConfigSchema } from '../train/run-config.ts';
 import { train } from '../train/trainer.ts';
 import { browserSkipReason, launchBrowser, type TestBrowser } from './helpers/browser.ts';
+import { trainToyRun } from './helpers/toy-run.ts';
 
 const MODEL = 'seeded-fixed-uniform';
 /** Where the test serves onnxruntime-web's JavaScript API to the page (the page bundles its own copy). */
@@ -65,22 +64,8 @@ describe('a head regenerated from its seed, in Chromium', { skip: browserSkipRea
 
   before(async () => {
     root = await mkdtemp(join(tmpdir(), 'frost-web-seed-'));
-    const dataDir = join(root, 'toy');
-    await writeToyCorpus(dataDir, { seed: 1, train: 120, val: 8, test: 8, lexiconScale: 0.2 });
-    const runDir = join(root, 'run');
-    const config = runConfigSchema.parse({
-      arch: 'rnn-attn',
-      preset: 'tiny',
-      archConfig: resolveArchConfig('rnn-attn', 'tiny'),
-      head: { name: 'fixed-uniform' },
-      data: { dir: dataDir, kind: 'plain', src: 'src', tgt: 'tgt' },
-      tokenizer: 'whitespace',
-      vocab: { minFreq: 1 },
-      epochs: 1,
-    });
     await initBackend({ prefer: 'wasm', quiet: true });
-    const trained = await train(config, runDir, { quiet: true });
-    trained.model.params.dispose();
+    const { runDir } = await trainToyRun(root, { head: 'fixed-uniform', corpus: { seed: 1, train: 120, val: 8, test: 8 }, config: { epochs: 1, optim: { learningRate: 1e-3 } } });
     modelDir = join(root, 'models', MODEL);
     // The default export: the head's matrix is not in the file, only its seed.
     ({ card } = await exportRun(runDir, modelDir, { checkpoint: 'last', quiet: true, name: MODEL }));

@@ -15,11 +15,10 @@ import { buildModel, resolveArchConfig } from '../models/index.ts';
 import { l2NormaliseRowsOnnx, seededUniformMatrixOnnx } from '../models/heads/seeded-matrix-onnx.ts';
 import { ParamStore } from '../models/params.ts';
 import { initBackend } from '../train/backend/select.ts';
-import { writeToyCorpus } from '../train/data/fetch.ts';
-import { runConfigSchema } from '../train/run-config.ts';
 import { train } from '../train/trainer.ts';
 import { checkModel, runOrt, runOrtWeb, type TensorResult } from './helpers/onnx-check.ts';
 import { optimizedOpTypes } from './helpers/ort-optimized.ts';
+import { trainToyRun } from './helpers/toy-run.ts';
 
 const SEED = 5;
 const config = resolveArchConfig('rnn-attn', 'tiny');
@@ -205,21 +204,7 @@ describe('decoder files with regenerated frozen heads', () => {
 
 describe('frost export --store-frozen', () => {
   test('the CLI flag reaches the head: stored matrix, generated = 0; default regenerates it', async () => {
-    const dataDir = join(dir, 'toy');
-    await writeToyCorpus(dataDir, { seed: 1, train: 120, val: 8, test: 8, lexiconScale: 0.2 });
-    const runDir = join(dir, 'run');
-    const runConfig = runConfigSchema.parse({
-      arch: 'rnn-attn',
-      preset: 'tiny',
-      archConfig: config,
-      head: { name: 'fixed-uniform' },
-      data: { dir: dataDir, kind: 'plain', src: 'src', tgt: 'tgt' },
-      tokenizer: 'whitespace',
-      vocab: { minFreq: 1 },
-      epochs: 1,
-    });
-    const result = await train(runConfig, runDir, { quiet: true });
-    result.model.params.dispose();
+    const { runDir } = await trainToyRun(dir, { head: 'fixed-uniform', corpus: { seed: 1, train: 120, val: 8, test: 8 }, config: { epochs: 1, optim: { learningRate: 1e-3 } } });
 
     const program = new Command().exitOverride();
     registerExport(program);

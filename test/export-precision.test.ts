@@ -1,22 +1,18 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import * as ort from 'onnxruntime-node';
-import { corpusBleu } from '../core/metrics/bleu.ts';
 import { GraphBuilder } from '../core/onnx/graph-builder.ts';
-import { loadModelDir } from '../core/runtime/load-node.ts';
 import { exportRun, type ExportResult } from '../export/export-run.ts';
 import { readGraphInfo } from '../export/inspect-graph.ts';
 import { dequantizeRows, INT8_MAX, quantizeRowsInt8 } from '../export/precision-quantize.ts';
 import { convertPrecision, weightNameOf } from '../export/precision.ts';
 import { buildModel, resolveArchConfig } from '../models/index.ts';
 import { initBackend } from '../train/backend/select.ts';
-import { writeToyCorpus } from '../train/data/fetch.ts';
-import { runConfigSchema } from '../train/run-config.ts';
-import { train } from '../train/trainer.ts';
 import { checkModel, runOrtWeb } from './helpers/onnx-check.ts';
+import { toyTestBleu, trainToyRun } from './helpers/toy-run.ts';
 
 let dir: string;
 let dataDir: string;
@@ -26,22 +22,8 @@ const exports: Partial<Record<'fp32' | 'fp16' | 'int8', ExportResult>> = {};
 before(async () => {
   await initBackend({ prefer: 'wasm', quiet: true });
   dir = await mkdtemp(join(tmpdir(), 'frost-precision-'));
-  dataDir = join(dir, 'toy');
-  await writeToyCorpus(dataDir, { seed: 1, train: 6000, val: 200, test: 200, lexiconScale: 0.2 });
-  const config = runConfigSchema.parse({
-    arch: 'rnn-attn',
-    preset: 'tiny',
-    archConfig: resolveArchConfig('rnn-attn', 'tiny'),
-    head: { name: 'learned' },
-    data: { dir: dataDir, kind: 'plain', src: 'src', tgt: 'tgt' },
-    tokenizer: 'whitespace',
-    vocab: { minFreq: 1 },
-    optim: { learningRate: 5e-3 },
-    epochs: 4,
-  });
-  const runDir = join(dir, 'run');
-  const result = await train(config, runDir, { quiet: true });
-  result.model.params.dispose();
+  let runDir: string;
+  ({ dataDir, runDir } = await trainToyRun(dir, { config: { epochs: 4 } }));
   for (const precision of ['fp32', 'fp16', 'int8'] as const) {
     exports[precision] = await exportRun(runDir, join(dir, `model-${precision}`), { precision, quiet: true });
   }
@@ -51,14 +33,7 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function testBleu(modelDir: string): Promise<number> {
-  const runtime = await loadModelDir(modelDir);
-  const src = (await readFile(join(dataDir, 'test.src'), 'utf8')).trim().split('\n');
-  const ref = (await readFile(join(dataDir, 'test.tgt'), 'utf8')).trim().split('\n');
-  const out = await runtime.translate(src, { beam: 1 });
-  await runtime.release();
-  return corpusBleu(out.map((t) => t.text), [ref]).score;
-}
+const testBleu = (modelDir: string) => toyTestBleu(modelDir, dataDir);
 
 /** Initializer payload bytes of both graph files of an export. */
 function weightBytes(result: ExportResult): number {

@@ -9,12 +9,9 @@ import { exportRun } from '../export/export-run.ts';
 import { formatInspect, inspectModel, type InspectReport } from '../export/inspect.ts';
 import { formatBytes, formatCount, formatTable } from '../export/inspect-table.ts';
 import { componentOf, scopeOf, sizeReport } from '../export/size-report.ts';
-import { resolveArchConfig } from '../models/index.ts';
 import { initBackend } from '../train/backend/select.ts';
-import { writeToyCorpus } from '../train/data/fetch.ts';
-import { runConfigSchema } from '../train/run-config.ts';
-import { train } from '../train/trainer.ts';
 import { buildTinyModel, writeTinyModelDir } from './helpers/tiny-model.ts';
+import { trainToyRun } from './helpers/toy-run.ts';
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, '..');
@@ -25,22 +22,9 @@ before(async () => {
   await initBackend({ prefer: 'wasm', quiet: true });
   dir = await mkdtemp(join(tmpdir(), 'frost-inspect-'));
   // A one-epoch run on a small corpus: inspect needs a real export, not a good model.
-  const dataDir = join(dir, 'toy');
-  await writeToyCorpus(dataDir, { seed: 2, train: 300, val: 20, test: 20, lexiconScale: 0.2 });
-  const config = runConfigSchema.parse({
-    arch: 'rnn-attn',
-    preset: 'tiny',
-    archConfig: resolveArchConfig('rnn-attn', 'tiny'),
-    head: { name: 'learned' },
-    data: { dir: dataDir, kind: 'plain', src: 'src', tgt: 'tgt' },
-    tokenizer: 'whitespace',
-    vocab: { minFreq: 1 },
-    epochs: 1,
-  });
-  const result = await train(config, join(dir, 'run'), { quiet: true });
-  result.model.params.dispose();
+  const { runDir } = await trainToyRun(dir, { corpus: { seed: 2, train: 300, val: 20, test: 20 }, config: { epochs: 1, optim: { learningRate: 1e-3 } } });
   modelDir = join(dir, 'model');
-  await exportRun(join(dir, 'run'), modelDir, { precision: 'int8', quiet: true });
+  await exportRun(runDir, modelDir, { precision: 'int8', quiet: true });
 });
 
 after(async () => {

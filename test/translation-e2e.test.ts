@@ -9,13 +9,12 @@ import { corpusBleu } from '../core/metrics/bleu.ts';
 import { loadModelDir } from '../core/runtime/load-node.ts';
 import { exportRun } from '../export/export-run.ts';
 import { startServer } from '../serve/server.ts';
-import { resolveArchConfig } from '../models/index.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { loadCheckpoint } from '../train/checkpoint.ts';
-import { writeToyCorpus } from '../train/data/fetch.ts';
-import { runConfigSchema, type RunConfigInput } from '../train/run-config.ts';
+import type { RunConfigInput } from '../train/run-config.ts';
 import { resume, train } from '../train/trainer.ts';
 import { checkModel } from './helpers/onnx-check.ts';
+import { toyRunConfig, toyTestBleu, writeToyData } from './helpers/toy-run.ts';
 
 const run = promisify(execFile);
 const CLI = join(import.meta.dirname, '..', 'bin', 'frost.js');
@@ -23,34 +22,16 @@ let dir: string;
 let dataDir: string;
 
 function config(head: string, extra: Partial<RunConfigInput> = {}) {
-  return runConfigSchema.parse({
-    arch: 'rnn-attn',
-    preset: 'tiny',
-    archConfig: resolveArchConfig('rnn-attn', 'tiny'),
-    head: { name: head },
-    data: { dir: dataDir, kind: 'plain', src: 'src', tgt: 'tgt' },
-    tokenizer: 'whitespace',
-    vocab: { minFreq: 1 },
-    optim: { learningRate: 5e-3 },
-    epochs: 4,
-    ...extra,
-  });
+  return toyRunConfig(dataDir, head, { epochs: 4, ...extra });
 }
 
-async function testBleu(modelDir: string): Promise<number> {
-  const runtime = await loadModelDir(modelDir);
-  const src = (await readFile(join(dataDir, 'test.src'), 'utf8')).trim().split('\n');
-  const ref = (await readFile(join(dataDir, 'test.tgt'), 'utf8')).trim().split('\n');
-  const out = await runtime.translate(src, { beam: 1 });
-  await runtime.release();
-  return corpusBleu(out.map((t) => t.text), [ref]).score;
-}
+const testBleu = (modelDir: string) => toyTestBleu(modelDir, dataDir);
 
 before(async () => {
   await initBackend({ prefer: 'wasm', quiet: true });
   dir = await mkdtemp(join(tmpdir(), 'frost-e2e-'));
   dataDir = join(dir, 'toy');
-  await writeToyCorpus(dataDir, { seed: 1, train: 6000, val: 200, test: 200, lexiconScale: 0.2 });
+  await writeToyData(dataDir);
 });
 
 after(async () => {

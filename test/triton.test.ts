@@ -10,11 +10,8 @@ import { parseModelCard } from '../core/runtime/model-card.ts';
 import { exportRun, type ExportResult } from '../export/export-run.ts';
 import { tritonConfig, tritonModelName } from '../export/triton.ts';
 import { formatPbtxt, type PbMessage, type PbValue, parsePbtxt, pbEnum } from '../export/triton-pbtxt.ts';
-import { resolveArchConfig } from '../models/index.ts';
 import { initBackend } from '../train/backend/select.ts';
-import { writeToyCorpus } from '../train/data/fetch.ts';
-import { runConfigSchema } from '../train/run-config.ts';
-import { train } from '../train/trainer.ts';
+import { trainToyRun } from './helpers/toy-run.ts';
 
 let dir: string;
 let repo: string;
@@ -24,22 +21,9 @@ before(async () => {
   await initBackend({ prefer: 'wasm', quiet: true });
   dir = await mkdtemp(join(tmpdir(), 'frost-triton-'));
   // A one-epoch run on a small corpus: the repository layout does not depend on model quality.
-  const dataDir = join(dir, 'toy');
-  await writeToyCorpus(dataDir, { seed: 3, train: 300, val: 20, test: 20, lexiconScale: 0.2 });
-  const config = runConfigSchema.parse({
-    arch: 'rnn-attn',
-    preset: 'tiny',
-    archConfig: resolveArchConfig('rnn-attn', 'tiny'),
-    head: { name: 'learned' },
-    data: { dir: dataDir, kind: 'plain', src: 'src', tgt: 'tgt' },
-    tokenizer: 'whitespace',
-    vocab: { minFreq: 1 },
-    epochs: 1,
-  });
-  const result = await train(config, join(dir, 'run'), { quiet: true });
-  result.model.params.dispose();
+  const { runDir } = await trainToyRun(dir, { corpus: { seed: 3, train: 300, val: 20, test: 20 }, config: { epochs: 1, optim: { learningRate: 1e-3 } } });
   repo = join(dir, 'triton');
-  exported = await exportRun(join(dir, 'run'), join(dir, 'model'), { name: 'toy en/xx', precision: 'fp16', triton: repo, tritonOptions: { maxBatchSize: 32 }, quiet: true });
+  exported = await exportRun(runDir, join(dir, 'model'), { name: 'toy en/xx', precision: 'fp16', triton: repo, tritonOptions: { maxBatchSize: 32 }, quiet: true });
 });
 
 after(async () => {

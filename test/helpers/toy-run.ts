@@ -1,0 +1,61 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { corpusBleu } from '../../core/metrics/bleu.ts';
+import { loadModelDir } from '../../core/runtime/load-node.ts';
+import { resolveArchConfig } from '../../models/index.ts';
+import { writeToyCorpus } from '../../train/data/fetch.ts';
+import { runConfigSchema, type RunConfig, type RunConfigInput } from '../../train/run-config.ts';
+import { train } from '../../train/trainer.ts';
+
+/** The toy corpus the end-to-end tests train on: a ~200-word lexicon a tiny model learns in a few epochs. */
+export const TOY_CORPUS = { seed: 1, train: 6000, val: 200, test: 200, lexiconScale: 0.2 } as const;
+
+export interface ToyCorpusSize {
+  seed: number;
+  train: number;
+  val: number;
+  test: number;
+}
+
+/** Writes a toy corpus to `dataDir` (the `frost data toy` layout). */
+export async function writeToyData(dataDir: string, size: ToyCorpusSize = TOY_CORPUS): Promise<string> {
+  await writeToyCorpus(dataDir, { ...size, lexiconScale: TOY_CORPUS.lexiconScale });
+  return dataDir;
+}
+
+/** A run config for the tiny rnn-attn model on a toy corpus; `extra` overrides any field. */
+export function toyRunConfig(dataDir: string, head: string, extra: Partial<RunConfigInput> = {}): RunConfig {
+  return runConfigSchema.parse({
+    arch: 'rnn-attn',
+    preset: 'tiny',
+    archConfig: resolveArchConfig('rnn-attn', 'tiny'),
+    head: { name: head },
+    data: { dir: dataDir, kind: 'plain', src: 'src', tgt: 'tgt' },
+    tokenizer: 'whitespace',
+    vocab: { minFreq: 1 },
+    optim: { learningRate: 5e-3 },
+    ...extra,
+  });
+}
+
+/** Writes a toy corpus under `dir/toy` and trains a tiny model on it in `dir/run`. */
+export async function trainToyRun(
+  dir: string,
+  opts: { head?: string; corpus?: ToyCorpusSize; config?: Partial<RunConfigInput> } = {},
+): Promise<{ dataDir: string; runDir: string }> {
+  const dataDir = await writeToyData(join(dir, 'toy'), opts.corpus);
+  const runDir = join(dir, 'run');
+  const result = await train(toyRunConfig(dataDir, opts.head ?? 'learned', opts.config), runDir, { quiet: true });
+  result.model.params.dispose();
+  return { dataDir, runDir };
+}
+
+/** Greedy corpus BLEU of an exported model on the toy test split, decoded through onnxruntime-node. */
+export async function toyTestBleu(modelDir: string, dataDir: string): Promise<number> {
+  const runtime = await loadModelDir(modelDir);
+  const src = (await readFile(join(dataDir, 'test.src'), 'utf8')).trim().split('\n');
+  const ref = (await readFile(join(dataDir, 'test.tgt'), 'utf8')).trim().split('\n');
+  const out = await runtime.translate(src, { beam: 1 });
+  await runtime.release();
+  return corpusBleu(out.map((t) => t.text), [ref]).score;
+}
