@@ -27,13 +27,15 @@ export interface Search {
 /**
  * Drives `search` to completion: one batched `model.step` per time step for all live rows, then
  * the processors, then selection, then at most one `model.reorder` (which both follows beam
- * back-pointers and drops rows of finished inputs).
+ * back-pointers and drops rows of finished inputs). `afterStep`, when given, sees the state of the
+ * rows still alive after each step (servers use it to answer inputs as soon as they finish).
  */
 export async function runSearch<State>(
   model: StepModel<State>,
   initialState: State,
   search: Search,
   processors: readonly LogitsProcessor[],
+  afterStep?: (state: State) => void,
 ): Promise<Hypothesis[][]> {
   const vocab = model.vocabSize;
   let state = initialState;
@@ -50,6 +52,7 @@ export async function runSearch<State>(
     for (let i = 0; i < processors.length; i++) processors[i](logProbs, rows, vocab, search.histories);
     const order = search.step(logProbs);
     state = order === null ? out.state : model.reorder(out.state, order);
+    afterStep?.(state);
   }
   return search.results();
 }

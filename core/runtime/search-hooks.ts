@@ -8,7 +8,7 @@
 import { BeamSearch } from '../decode/beam-search.ts';
 import { GreedySearch } from '../decode/greedy.ts';
 import { resolveSearchOptions, type GenerateOptions } from '../decode/search-options.ts';
-import type { Search } from '../decode/search.ts';
+import { runSearch, type Search } from '../decode/search.ts';
 import type { Hypothesis, StepModel } from '../decode/types.ts';
 import type { DecoderState } from './seq2seq.ts';
 
@@ -39,22 +39,9 @@ export async function searchWithHooks(
   const greedy = (opts.beam ?? 1) === 1 && (opts.nBest ?? 1) === 1;
   const resolved = resolveSearchOptions(model, batchSize, opts);
   const search: Search = greedy ? new GreedySearch(batchSize, resolved) : new BeamSearch(batchSize, resolved);
-  const { processors } = resolved;
-  const vocab = model.vocabSize;
   const live = new Uint8Array(batchSize).fill(1);
   const seen = new Uint8Array(batchSize);
-  let state = initialState;
-  while (search.rows > 0) {
-    const rows = search.rows;
-    const out = await model.step(search.prevTokens(), state);
-    const logProbs = out.logProbs;
-    if (!(logProbs instanceof Float32Array) || logProbs.length !== rows * vocab) {
-      throw new RangeError(`model.step returned logProbs of length ${logProbs?.length}, expected rows*vocabSize = ${rows}*${vocab}`);
-    }
-    for (let i = 0; i < processors.length; i++) processors[i](logProbs, rows, vocab, search.histories);
-    const order = search.step(logProbs);
-    state = order === null ? out.state : model.reorder(out.state, order);
-
+  return runSearch(model, initialState, search, resolved.processors, (state) => {
     // Which inputs still have rows: rows of an input are contiguous and the first is its best
     // (beam search keeps candidates in rank order), so the first row seen is the prefix to show.
     seen.fill(0);
@@ -77,6 +64,5 @@ export async function searchWithHooks(
       const results = search.results();
       for (const b of finished) hooks.onDone(b, results[b]);
     }
-  }
-  return search.results();
+  });
 }
