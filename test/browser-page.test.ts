@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { startServer, type RunningServer } from '../serve/server.ts';
-import { browserSkipReason, launchBrowser, type TestBrowser } from './helpers/browser.ts';
+import { browserSkipReason, launchBrowser, type TestBrowser, settle } from './helpers/browser.ts';
 import { writeTinyModelDir } from './helpers/tiny-model.ts';
 
 /** Sentences in the tiny model's vocabulary (plus one unknown word), all with non-empty outputs at beam 4. */
@@ -43,12 +43,7 @@ describe('web client in Chromium', { skip: browserSkipReason(), timeout: 180_000
     if (root) await rm(root, { recursive: true, force: true });
   });
 
-  /** Waits until the page has finished what it was doing; fails with the page's own message on an error. */
-  async function settle(): Promise<void> {
-    await page.waitForSelector('body[data-state="ready"], body[data-state="error"]', { timeout: 120_000 });
-    const state = await page.getAttribute('body', 'data-state');
-    if (state === 'error') assert.fail(`the page reports: ${await page.textContent('#status')}`);
-  }
+
 
   async function loadModel(): Promise<void> {
     await page.goto(server.url);
@@ -56,7 +51,7 @@ describe('web client in Chromium', { skip: browserSkipReason(), timeout: 180_000
     await page.getByLabel('Model on this server').selectOption(MODEL);
     await page.getByLabel('Run on').selectOption('wasm');
     await page.getByRole('button', { name: 'Load model' }).click();
-    await settle();
+    await settle(page);
   }
 
   async function serverTranslation(text: string): Promise<string> {
@@ -88,7 +83,7 @@ describe('web client in Chromium', { skip: browserSkipReason(), timeout: 180_000
     await page.getByLabel('Beam width').fill(String(BEAM));
     await page.getByRole('switch', { name: /Compare with the server/ }).check();
     await page.getByRole('button', { name: 'Translate' }).click();
-    await settle();
+    await settle(page);
 
     const rows = page.locator('#results tbody tr');
     assert.equal(await rows.count(), SENTENCES.length);
@@ -128,7 +123,7 @@ describe('web client in Chromium', { skip: browserSkipReason(), timeout: 180_000
     // No trailing slash: the page adds it, so the graphs resolve inside the folder.
     await urlField.fill(`${server.url}/v1/models/${MODEL}/files`);
     await page.getByRole('button', { name: 'Load model' }).click();
-    await settle();
+    await settle(page);
     assert.match((await page.textContent('#status')) ?? '', new RegExp(`${MODEL} is loaded`));
   });
 

@@ -27,7 +27,7 @@ import { resolveArchConfig } from '../models/index.ts';
 import { startServer, type RunningServer } from '../serve/server.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { train } from '../train/trainer.ts';
-import { browserSkipReason, launchBrowser, type TestBrowser } from './helpers/browser.ts';
+import { browserSkipReason, launchBrowser, type TestBrowser, settle } from './helpers/browser.ts';
 import { trainToyRun } from './helpers/toy-run.ts';
 
 const MODEL = 'seeded-fixed-uniform';
@@ -85,10 +85,7 @@ describe('a head regenerated from its seed, in Chromium', { skip: browserSkipRea
     if (root) await rm(root, { recursive: true, force: true });
   });
 
-  async function settle(): Promise<void> {
-    await page.waitForSelector('body[data-state="ready"], body[data-state="error"]', { timeout: 60_000 });
-    if ((await page.getAttribute('body', 'data-state')) === 'error') assert.fail(`the page reports: ${await page.textContent('#status')}`);
-  }
+
 
   test('the export stores a seed, not the matrix', async () => {
     const V = card.target.tokens.length;
@@ -106,7 +103,7 @@ describe('a head regenerated from its seed, in Chromium', { skip: browserSkipRea
     await page.getByLabel('Model on this server').selectOption(MODEL);
     await page.getByLabel('Run on').selectOption('wasm');
     await page.getByRole('button', { name: 'Load model' }).click();
-    await settle();
+    await settle(page);
     assert.match((await page.textContent(`#models tbody tr[data-model="${MODEL}"] td.frozen`)) ?? '', /regenerated/);
 
     const sentences = (await readFile(join(root, 'toy', 'test.src'), 'utf8')).trim().split('\n').slice(0, 3);
@@ -114,7 +111,7 @@ describe('a head regenerated from its seed, in Chromium', { skip: browserSkipRea
     await page.getByLabel('Beam width').fill('3');
     await page.getByRole('switch', { name: /Compare with the server/ }).check();
     await page.getByRole('button', { name: 'Translate' }).click();
-    await settle();
+    await settle(page);
     const rows = page.locator('#results tbody tr');
     assert.equal(await rows.count(), sentences.length);
     for (let i = 0; i < sentences.length; i++) {

@@ -10,23 +10,14 @@ import { encodeAttribute } from '../core/onnx/attributes.ts';
 import { float16BitsToFloat32, float32ToFloat16Bits, fromFloat16Array, toFloat16Array } from '../core/onnx/float16.ts';
 import { GraphBuilder } from '../core/onnx/graph-builder.ts';
 import { AttributeType, decodeModel } from '../core/onnx/proto.ts';
+import { streamKey, uniformMatrix } from '../core/random.ts';
 import { checkModel, runOrt, runOrtWeb, type TensorResult } from './helpers/onnx-check.ts';
 
 // ---- helpers -----------------------------------------------------------------
 
-/** Deterministic uniform floats in [-1, 1) (mulberry32). */
-function randoms(seed: number, n: number): Float32Array {
-  let a = seed >>> 0;
-  const out = new Float32Array(n);
-  for (let i = 0; i < n; i++) {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    out[i] = (((t ^ (t >>> 14)) >>> 0) / 4294967296) * 2 - 1;
-  }
-  return out;
-}
+/** Deterministic uniform floats in [-1, 1), from frost's own seeded generator. */
+const randoms = (seed: number, n: number): Float32Array => uniformMatrix(streamKey(seed, 'test-randoms'), 1, n, -1, 1);
+
 
 function assertClose(actual: ArrayLike<number>, expected: ArrayLike<number>, tol = 1e-5, what = 'values'): void {
   assert.equal(actual.length, expected.length, `${what}: length`);

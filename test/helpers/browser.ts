@@ -6,7 +6,8 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import assert from 'node:assert/strict';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
 
 /** The Chromium binary; FROST_CHROMIUM overrides it. */
 export const CHROMIUM_PATH = process.env.FROST_CHROMIUM ?? '/usr/bin/chromium';
@@ -58,4 +59,10 @@ export async function launchBrowser(): Promise<TestBrowser> {
     await rm(userDataDir, { recursive: true, force: true });
     throw err;
   }
+}
+
+/** Waits until the page has finished what it was doing; fails with the page's own message on an error. */
+export async function settle(page: Page, timeout = 120_000): Promise<void> {
+  await page.waitForSelector('body[data-state="ready"], body[data-state="error"]', { timeout });
+  if ((await page.getAttribute('body', 'data-state')) === 'error') assert.fail(`the page reports: ${await page.textContent('#status')}`);
 }
