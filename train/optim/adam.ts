@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
+import { runFused } from '../../models/layers/fused.ts';
 
 export interface AdamOptions {
   /** @default 1e-3 */
@@ -11,6 +12,33 @@ export interface AdamOptions {
   epsilon?: number;
   /** Gradients are rescaled when their global L2 norm exceeds this; 0 turns clipping off. @default 5 */
   clipNorm?: number;
+}
+
+/**
+ * One Adam update of a parameter, as a kernel contract (frost registers it for wasm:
+ * train/backend/kernels/adam.ts, one pass over p, m, v and g instead of 13 kernels of a pass each):
+ *
+ *   FrostAdam  inputs p, m, v, g (same shape); attrs lr, beta1, beta2, epsilon, scale
+ *              outputs p', m', v' with ĝ = scale · g, m' = β₁m + (1 − β₁)ĝ, v' = β₂v + (1 − β₂)ĝ²,
+ *              p' = p − lr · m' / (√v' + ε)   (lr already bias-corrected)
+ */
+export const ADAM_KERNEL = 'FrostAdam';
+
+export interface AdamUpdateAttrs {
+  lr: number;
+  beta1: number;
+  beta2: number;
+  epsilon: number;
+  /** The gradient's scale from norm clipping (1: none). */
+  scale: number;
+}
+
+/** FrostAdam as tfjs ops. */
+export function adamUpdateOps(p: tf.Tensor, m: tf.Tensor, v: tf.Tensor, g0: tf.Tensor, a: AdamUpdateAttrs): tf.Tensor[] {
+  const g = a.scale === 1 ? g0 : tf.mul(g0, a.scale);
+  const m2 = tf.add(tf.mul(m, a.beta1), tf.mul(g, 1 - a.beta1));
+  const v2 = tf.add(tf.mul(v, a.beta2), tf.mul(tf.square(g), 1 - a.beta2));
+  return [tf.sub(p, tf.mul(tf.div(m2, tf.add(tf.sqrt(v2), a.epsilon)), a.lr)), m2, v2];
 }
 
 /**
@@ -57,13 +85,14 @@ export class Adam {
       const normValue = norm.dataSync()[0];
       const scale = this.clipNorm > 0 && normValue > this.clipNorm ? this.clipNorm / normValue : 1;
       const lr = this.learningRate * Math.sqrt(1 - this.beta2 ** this.step) / (1 - this.beta1 ** this.step);
+      const attrs: AdamUpdateAttrs = { lr, beta1: this.beta1, beta2: this.beta2, epsilon: this.epsilon, scale };
       names.forEach((name, i) => {
-        const g = scale === 1 ? gs[i] : tf.mul(gs[i], scale);
         const m = this.m.get(name)!;
         const v = this.v.get(name)!;
-        m.assign(tf.add(tf.mul(m, this.beta1), tf.mul(g, 1 - this.beta1)));
-        v.assign(tf.add(tf.mul(v, this.beta2), tf.mul(tf.square(g), 1 - this.beta2)));
-        varList[i].assign(tf.sub(varList[i], tf.mul(tf.div(m, tf.add(tf.sqrt(v), this.epsilon)), lr)));
+        const [p2, m2, v2] = runFused(ADAM_KERNEL, { p: varList[i], m, v, g: gs[i] }, () => adamUpdateOps(varList[i], m, v, gs[i], attrs), { ...attrs });
+        m.assign(m2);
+        v.assign(v2);
+        varList[i].assign(p2);
       });
       return normValue;
     });
