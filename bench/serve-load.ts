@@ -2,12 +2,15 @@
  * Load benchmark of `frost serve`: starts the server as a child process on 127.0.0.1 and drives it
  * with autocannon (loopback only, bounded in time and request count).
  *
- *   npm run bench:serve                      # c = 1, 8, 64, batching on and off (~2 min)
+ *   npm run bench:serve                      # c = 1, 8, 64, batching on and off (~3 min)
  *   npm run bench:serve -- --model DIR       # another exported model
  *   npm run bench:serve -- --overload 15     # c far above capacity for 15 s: only 200/503, no crash, peak RSS
  *   npm run bench:serve -- --soak 10         # 10 minutes at c=32: RSS growth after warm-up
  *
- * Writes JSON and Markdown to reports/serve-load/. Latencies are client-side, per response.
+ * Request bodies are Multi30k test2016 source sentences when the model was trained on Multi30k
+ * (read from $FROST_DATA/multi30k, see train/data/paths.ts), else sentences over the tiny test
+ * model's words. Writes JSON and Markdown to reports/serve-load/. Latencies are client-side, per
+ * response.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -16,7 +19,10 @@ import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { readModelCard } from '../core/runtime/load-node.ts';
 import { MODEL_CARD_FILE } from '../core/runtime/model-card.ts';
+import { isMulti30kLang, multi30kFileName, readGzipLines } from '../train/data/multi30k.ts';
+import { multi30kDir } from '../train/data/paths.ts';
 import { TINY_SOURCE_WORDS, writeTinyModelDir } from '../test/helpers/tiny-model.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -25,19 +31,31 @@ const CLI = join(ROOT, 'bin', 'frost.js');
 const { values: args } = parseArgs({
   options: {
     model: { type: 'string' },
-    duration: { type: 'string', default: '8' },
+    /** Seconds per run, one per concurrency level (or one for all). A run must last several request
+     * latencies: requests still in flight at the end are not counted, and with batching off at
+     * c=64 one request takes 64 decodes' time. */
+    duration: { type: 'string', default: '30,10,60' },
+    /** Seconds of load before each run is measured, per concurrency level (or one for all). */
+    warmup: { type: 'string', default: '2,4,30' },
     concurrency: { type: 'string', default: '1,8,64' },
     beam: { type: 'string', default: '4' },
-    threads: { type: 'string', default: '1' },
+    /** ORT intra-op threads per session, as `frost serve --threads` (0: ORT picks, one per core). */
+    threads: { type: 'string', default: '0' },
+    workers: { type: 'string', default: '1' },
     overload: { type: 'string' },
     soak: { type: 'string' },
     out: { type: 'string', default: join(ROOT, 'reports', 'serve-load') },
   },
 });
 
+/** Longer than any request can take here, so slow answers are measured rather than dropped. */
+const CLIENT_TIMEOUT_S = 180;
+
 /** The settings of "batching off": every request decoded on its own, all interleaved (the server before dynamic batching). */
 const BATCHING_OFF = ['--max-batch', '1', '--max-wait-ms', '0', '--batch-concurrency', '256'];
 const BATCHING_ON: string[] = [];
+/** For the on/off comparison only: with batching off at c=64 a request waits for 64 decodes, which is what is measured. */
+const NO_SERVER_TIMEOUT = ['--timeout-ms', String(CLIENT_TIMEOUT_S * 1000)];
 
 interface Server {
   url: string;
@@ -55,7 +73,7 @@ async function startServer(modelDir: string, extra: string[]): Promise<Server> {
   const log = await open(logPath, 'w');
   const child = spawn(
     process.execPath,
-    [CLI, 'serve', '--models', modelDir, '--host', '127.0.0.1', '--port', '0', '--threads', args.threads!, ...extra],
+    [CLI, 'serve', '--models', modelDir, '--host', '127.0.0.1', '--port', '0', '--threads', args.threads!, '--workers', args.workers!, ...extra],
     { stdio: ['ignore', 'ignore', log.fd] },
   );
   await log.close();
@@ -117,15 +135,30 @@ async function findCard(dir: string, depth: number): Promise<string | undefined>
   return undefined;
 }
 
-/** Deterministic request bodies: short sentences over the tiny model's words (any vocabulary maps the rest to <unk>). */
-function bodies(n: number, beam: number): string[] {
+/** The sentences requests carry: Multi30k test2016 in the model's source language, or tiny-vocabulary sentences. */
+async function requestTexts(modelDir: string): Promise<{ texts: string[]; what: string }> {
+  const card = await readModelCard(modelDir);
+  const data = card.config?.data as { kind?: string; src?: string } | undefined;
+  const lang = data?.src ?? card.source?.lang;
+  if (data?.kind === 'multi30k' && lang && isMulti30kLang(lang)) {
+    const file = join(multi30kDir(), multi30kFileName('test2016', lang));
+    return { texts: (await readGzipLines(file)).filter((t) => t.trim()), what: `Multi30k test2016 (${lang}), ${file}` };
+  }
   let s = 42;
   const next = () => (s = (s * 16807) % 2147483647) / 2147483647;
-  return Array.from({ length: n }, () => {
-    const words = Array.from({ length: 4 + Math.floor(next() * 10) }, () => TINY_SOURCE_WORDS[Math.floor(next() * TINY_SOURCE_WORDS.length)]);
-    return JSON.stringify({ text: words.join(' '), beam, max_len: 40 });
-  });
+  const texts = Array.from({ length: 64 }, () =>
+    Array.from({ length: 4 + Math.floor(next() * 10) }, () => TINY_SOURCE_WORDS[Math.floor(next() * TINY_SOURCE_WORDS.length)]).join(' '),
+  );
+  return { texts, what: 'random sentences over the tiny test model\'s 16 words' };
 }
+
+/** Request bodies in a fixed order, so batching on and off see the same sequence. */
+function bodies(texts: readonly string[], beam: number): string[] {
+  return texts.map((text) => JSON.stringify({ text, beam, max_len: 40 }));
+}
+
+/** Set once in main: the bodies every run sends, in order. */
+let requestBodies: string[] = [];
 
 interface RunResult {
   batching: 'on' | 'off' | 'overload' | 'soak';
@@ -140,35 +173,50 @@ interface RunResult {
   errors: number;
 }
 
-/** One autocannon run; latencies are collected per response so any percentile can be read. */
-async function load(url: string, concurrency: number, seconds: number, batching: RunResult['batching'], maxRequests?: number): Promise<RunResult> {
-  const pool = bodies(64, Number(args.beam));
+/**
+ * One autocannon run of `warmup + seconds`; only responses that arrive after the warm-up count, so
+ * the numbers are steady state (at t=0 every connection starts at once, and with batching off at
+ * c=64 the first answers take 64 decodes' time). Latencies are kept per response.
+ */
+async function load(
+  url: string,
+  concurrency: number,
+  seconds: number,
+  batching: RunResult['batching'],
+  { warmup = 0, maxRequests }: { warmup?: number; maxRequests?: number } = {},
+): Promise<RunResult> {
+  const pool = requestBodies;
   let i = 0;
   const latencies: number[] = [];
   const status: Record<string, number> = {};
   let done!: (r: autocannon.Result) => void;
   let failed!: (e: unknown) => void;
   const finished = new Promise<autocannon.Result>((res, rej) => ((done = res), (failed = rej)));
+  const started = performance.now();
   const instance = autocannon({
     url: `${url}/v1/translate`,
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     connections: concurrency,
-    duration: seconds,
+    duration: warmup + seconds,
     // A request cap, not `amount`: amount would override the duration.
     ...(maxRequests ? { maxOverallRequests: maxRequests } : {}),
-    timeout: 30,
+    timeout: CLIENT_TIMEOUT_S,
     requests: [{ setupRequest: (req) => ({ ...req, body: pool[i++ % pool.length] }) }],
   }, (err, result) => (err ? failed(err) : done(result)));
+  let measuredFrom: number | undefined;
   instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
+    const now = performance.now();
+    if (now - started < warmup * 1000) return;
+    measuredFrom ??= started + warmup * 1000;
     status[statusCode] = (status[statusCode] ?? 0) + 1;
     latencies.push(responseTime);
   });
   const result = await finished;
+  const elapsed = (performance.now() - (measuredFrom ?? started + warmup * 1000)) / 1000;
   latencies.sort((a, b) => a - b);
   const pct = (p: number) => (latencies.length ? Math.round(latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] * 100) / 100 : NaN);
   const total = latencies.length;
-  const elapsed = result.duration;
   return {
     batching,
     concurrency,
@@ -196,15 +244,20 @@ function table(runs: RunResult[]): string {
 
 async function main(): Promise<void> {
   const model = await pickModel();
-  const seconds = Number(args.duration);
+  const requests = await requestTexts(model.dir);
+  requestBodies = bodies(requests.texts, Number(args.beam));
   const report: Record<string, unknown> = {
     date: new Date().toISOString(),
     model: model.what,
+    requests: `${requests.texts.length} texts: ${requests.what}`,
     machine: { cpus: cpus().length, cpu: cpus()[0]?.model, node: process.version },
     beam: Number(args.beam),
     threads: Number(args.threads),
+    workers: Number(args.workers),
   };
-  let markdown = `# frost serve load\n\n${report.date}, model: ${model.what}, ${cpus().length} CPUs (${cpus()[0]?.model}), beam ${args.beam}, ORT threads ${args.threads}\n\n`;
+  let markdown =
+    `# frost serve load\n\n${report.date}, model: ${model.what}, ${cpus().length} CPUs (${cpus()[0]?.model}), ` +
+    `beam ${args.beam}, max_len 40, ${args.workers} decode worker(s), ORT threads ${args.threads}; request texts: ${report.requests}\n\n`;
   let name = 'serve-load';
 
   try {
@@ -230,23 +283,36 @@ async function main(): Promise<void> {
       const end = await memory(server.child.pid!);
       const exitCode = await server.stop();
       const growth = warm && end ? Math.round((end.rssMiB - warm.rssMiB) * 10) / 10 : undefined;
-      Object.assign(report, { soak: run, rssAfterWarmupMiB: warm?.rssMiB, rssEndMiB: end?.rssMiB, rssGrowthMiB: growth, peakRssMiB: end?.peakMiB, exitCode });
-      markdown += `## soak (c=32, ${args.soak} min after 15 s warm-up)\n\n${table([run])}\n\nRSS after warm-up ${warm?.rssMiB} MiB, at the end ${end?.rssMiB} MiB (growth ${growth} MiB), peak ${end?.peakMiB} MiB; exit code ${exitCode}\n`;
+      const growthPct = warm && end ? Math.round(((end.rssMiB - warm.rssMiB) / warm.rssMiB) * 1000) / 10 : undefined;
+      Object.assign(report, { soak: run, rssAfterWarmupMiB: warm?.rssMiB, rssEndMiB: end?.rssMiB, rssGrowthMiB: growth, rssGrowthPercent: growthPct, peakRssMiB: end?.peakMiB, exitCode });
+      markdown += `## soak (c=32, ${args.soak} min after 15 s warm-up)\n\n${table([run])}\n\nRSS after warm-up ${warm?.rssMiB} MiB, at the end ${end?.rssMiB} MiB (growth ${growth} MiB, **${growthPct}%**), peak ${end?.peakMiB} MiB; exit code ${exitCode}\n`;
     } else {
       const levels = args.concurrency!.split(',').map(Number);
+      const durations = args.duration!.split(',').map(Number);
+      const warmups = args.warmup!.split(',').map(Number);
       const runs: RunResult[] = [];
-      for (const [mode, flags] of [['on', BATCHING_ON], ['off', BATCHING_OFF]] as const) {
-        const server = await startServer(model.dir, flags);
-        await load(server.url, 8, 1, mode); // warm-up: sessions, JIT
-        for (const c of levels) {
-          const run = await load(server.url, c, seconds, mode, 200_000);
+      // The two servers run side by side, loaded at the same time with the same requests: the
+      // machine is shared with other work whose load changes by the minute, and this way both
+      // sides of a ratio see the same background, and each gets about half of what is left.
+      const servers = {
+        on: await startServer(model.dir, [...BATCHING_ON, ...NO_SERVER_TIMEOUT]),
+        off: await startServer(model.dir, [...BATCHING_OFF, ...NO_SERVER_TIMEOUT]),
+      };
+      await Promise.all((['on', 'off'] as const).map((mode) => load(servers[mode].url, 8, 2, mode))); // sessions, JIT
+      for (const [i, c] of levels.entries()) {
+        const seconds = durations[i] ?? durations[0];
+        const warmup = warmups[i] ?? warmups[0];
+        const pair = await Promise.all((['on', 'off'] as const).map((mode) => load(servers[mode].url, c, seconds, mode, { warmup, maxRequests: 200_000 })));
+        for (const run of pair) {
           runs.push(run);
-          process.stdout.write(`batching ${mode} c=${c}: ${run.rps} req/s, p50 ${run.p50} ms, p95 ${run.p95} ms, p99 ${run.p99} ms ${JSON.stringify(run.status)}\n`);
+          process.stdout.write(`batching ${run.batching} c=${c}: ${run.rps} req/s, p50 ${run.p50} ms, p95 ${run.p95} ms, p99 ${run.p99} ms ${JSON.stringify(run.status)}\n`);
         }
-        const mem = await memory(server.child.pid!);
-        report[`peakRssMiB_${mode}`] = mem?.peakMiB;
-        await server.stop();
       }
+      for (const mode of ['on', 'off'] as const) {
+        report[`peakRssMiB_${mode}`] = (await memory(servers[mode].child.pid!))?.peakMiB;
+        await servers[mode].stop();
+      }
+      runs.sort((a, b) => (a.batching === b.batching ? a.concurrency - b.concurrency : a.batching === 'on' ? -1 : 1));
       const find = (b: string, c: number) => runs.find((r) => r.batching === b && r.concurrency === c);
       const maxC = Math.max(...levels);
       const minC = Math.min(...levels);

@@ -1,11 +1,18 @@
-/** One {@link Batcher} per loaded model, created on first use. */
-import { Batcher, DEFAULT_BATCHING, type BatchingOptions } from './batcher.ts';
+/** One {@link Batcher} per loaded model and kind of request, created on first use. */
+import type { SearchOptions } from '../core/decode/types.ts';
+import type { Translation } from '../core/runtime/seq2seq.ts';
+import { TRANSLATION } from './batch-kinds.ts';
+import { Batcher, type BatchKind, DEFAULT_BATCHING, type BatchingOptions } from './batcher.ts';
 import type { ServeMetrics } from './metrics.ts';
 import type { ModelRegistry } from './model-registry.ts';
-import type { Seq2SeqRuntime } from '../core/runtime/seq2seq.ts';
+import type { ModelRuntime } from './model-runtime.ts';
+
+/** Kinds and their batchers are kept untyped here; {@link BatcherPool.for} gives them their types back. */
+type AnyKind = BatchKind<unknown, unknown, unknown>;
 
 export class BatcherPool {
-  private readonly batchers = new Map<string, Batcher>();
+  /** Per kind, per model name. A model serves one kind, so its requests never wait on another kind's queue. */
+  private readonly batchers = new Map<AnyKind, Map<string, Batcher<unknown, unknown, unknown>>>();
   readonly options: BatchingOptions;
 
   constructor(
@@ -13,18 +20,27 @@ export class BatcherPool {
     options: Partial<BatchingOptions> = {},
     private readonly metrics?: ServeMetrics,
   ) {
-    this.options = { ...DEFAULT_BATCHING, ...options };
+    // An option given as undefined (an unset flag) keeps its default.
+    const given = Object.entries(options).filter(([, value]) => value !== undefined);
+    this.options = { ...DEFAULT_BATCHING, ...Object.fromEntries(given) };
     for (const [key, value] of Object.entries(this.options)) {
       if (!Number.isInteger(value) || value < (key === 'maxWaitMs' ? 0 : 1)) throw new RangeError(`batching.${key} must be an integer >= ${key === 'maxWaitMs' ? 0 : 1}, got ${value}`);
     }
   }
 
-  /** The batcher of model `name` (which must be loaded); it always decodes with the registry's current runtime. */
-  for(name: string): Batcher {
-    let b = this.batchers.get(name);
+  /**
+   * The batcher of model `name` (which must be loaded) for one kind of request, translation unless
+   * given; it always decodes with the registry's current runtime.
+   */
+  for(name: string): Batcher<string, Translation, SearchOptions>;
+  for<In, Out, Opts>(name: string, kind: BatchKind<In, Out, Opts>): Batcher<In, Out, Opts>;
+  for(name: string, kind: AnyKind = TRANSLATION as AnyKind): Batcher<unknown, unknown, unknown> {
+    let byModel = this.batchers.get(kind);
+    if (!byModel) this.batchers.set(kind, (byModel = new Map()));
+    let b = byModel.get(name);
     if (!b) {
-      b = new Batcher(() => this.registry.get(name).runtime, this.options, this.metrics?.observer(name));
-      this.batchers.set(name, b);
+      b = new Batcher(kind, () => this.registry.get(name).runtime, this.options, this.metrics?.observer(name));
+      byModel.set(name, b);
     }
     return b;
   }
@@ -32,12 +48,16 @@ export class BatcherPool {
   /** Requests waiting, over all models. */
   get depth(): number {
     let n = 0;
-    for (const b of this.batchers.values()) n += b.depth;
+    for (const b of this.all()) n += b.depth;
     return n;
   }
 
   /** Resolves when no batch uses `runtime` (or, without it, when every queue is empty and nothing decodes). */
-  async idle(runtime?: Seq2SeqRuntime): Promise<void> {
-    await Promise.all([...this.batchers.values()].map((b) => b.idle(runtime)));
+  async idle(runtime?: ModelRuntime): Promise<void> {
+    await Promise.all([...this.all()].map((b) => b.idle(runtime)));
+  }
+
+  private *all(): Iterable<Batcher<unknown, unknown, unknown>> {
+    for (const byModel of this.batchers.values()) yield* byModel.values();
   }
 }

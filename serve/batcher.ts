@@ -3,14 +3,15 @@
  * decoded as one batch (one encoder run, one decoder-step run per step for the rows of all of them),
  * which is where a server's throughput comes from: a decoder step costs nearly the same for 1 row
  * as for 64. Each request is answered as soon as its own inputs are done, not when the batch is.
+ * What an input is (a text, an image) and how a batch is decoded is a {@link BatchKind}
+ * (serve/batch-kinds.ts); the queueing here is the same for every kind.
  */
-import type { SearchOptions } from '../core/decode/types.ts';
-import type { Seq2SeqRuntime, Translation } from '../core/runtime/seq2seq.ts';
 import { HttpError } from './errors.ts';
+import type { ModelRuntime } from './model-runtime.ts';
 
 /** Batching settings (per model). */
 export interface BatchingOptions {
-  /** Most texts decoded in one batch; 1 turns batching off. A larger single request still runs, alone. @default 64 */
+  /** Most inputs (texts, images) decoded in one batch; 1 turns batching off. A larger single request still runs, alone. @default 64 */
   maxBatch: number;
   /**
    * How long a request waits for others before its batch starts, while another batch is decoding
@@ -20,9 +21,9 @@ export interface BatchingOptions {
   /** Most requests waiting (not yet decoding); past it requests get 503 FROST_ERR_OVERLOADED. @default 256 */
   maxQueue: number;
   /**
-   * Batches decoding at once. Their session runs are serialised by the runtime, but while one
-   * batch's step runs, another's search bookkeeping can proceed, and a request arriving during a
-   * long batch need not wait for all of it. @default 2
+   * Batches decoding at once. With several decode threads each takes one (the least busy); on
+   * one thread their steps interleave, so a request arriving during a long batch need not wait for
+   * all of it. `frost serve` raises the default to its thread count. @default 2
    */
   concurrency: number;
 }
@@ -31,44 +32,70 @@ export const DEFAULT_BATCHING: Readonly<BatchingOptions> = { maxBatch: 64, maxWa
 
 /** What the batcher reports, for metrics. */
 export interface BatchObserver {
-  /** A batch started with this many texts (from `requests` requests). */
-  batch?(texts: number, requests: number): void;
+  /** A batch started with this many inputs (from `requests` requests). */
+  batch?(inputs: number, requests: number): void;
   /** The waiting queue's length changed. */
   queueDepth?(depth: number): void;
-  /** A text was decoded into this many output tokens. */
+  /** An input was decoded into this many output tokens. */
   tokens?(count: number): void;
+}
+
+/** Per-input callbacks of one batch, numbered across the batch. */
+export interface BatchHooks<Out> {
+  /** Inputs whose best prefix is wanted through `onPrefix` (kinds that cannot stream ignore it). */
+  prefixInputs: ReadonlySet<number>;
+  onPrefix(input: number, text: string): void;
+  onDone(input: number, result: Out): void;
+}
+
+/**
+ * One kind of request a model decodes in batches: translation (texts) or captioning (images).
+ * `Opts` are the search settings of a request.
+ */
+export interface BatchKind<In, Out, Opts> {
+  /** Requests batch together only when their keys are equal: search settings are per call. */
+  key(options: Opts): string;
+  /** Decodes `inputs` as one batch with `runtime`, reporting each input through `hooks.onDone`. */
+  decode(runtime: ModelRuntime, inputs: In[], options: Opts, hooks: BatchHooks<Out>): Promise<unknown>;
+  /** Output tokens of a result, for the metrics. */
+  tokens(result: Out): number;
+  /**
+   * The text a streamed input's prefixes end with: a beam's last live prefix need not be its best
+   * finished hypothesis. Kinds that do not stream leave it out.
+   */
+  finalText?(result: Out): string;
 }
 
 /** Per-request options of {@link Batcher.submit}. */
 export interface SubmitOptions {
   /** Aborting rejects the request with the signal's reason and drops it from the queue if it is still waiting. */
   signal?: AbortSignal;
-  /** Streams the best prefix of text `index` after every decoder step. */
+  /** Streams the best prefix of input `index` after every decoder step (kinds that stream). */
   onPrefix?(index: number, text: string): void;
 }
 
-interface Job {
-  texts: readonly string[];
-  options: SearchOptions;
+interface Job<In, Out, Opts> {
+  inputs: readonly In[];
+  options: Opts;
   /** Requests are only batched with requests of equal search settings: search options are per call. */
   key: string;
   enqueuedAt: number;
   onPrefix?: (index: number, text: string) => void;
-  results: (Translation | undefined)[];
+  results: (Out | undefined)[];
   remaining: number;
   settled: boolean;
-  resolve(value: Translation[]): void;
+  resolve(value: Out[]): void;
   reject(err: unknown): void;
   cleanup(): void;
 }
 
 /** Waits for the request, gathers batches and decodes them with the current runtime of one model. */
-export class Batcher {
-  private readonly queue: Job[] = [];
+export class Batcher<In, Out, Opts> {
+  private readonly queue: Job<In, Out, Opts>[] = [];
   private running = 0;
   private timer: NodeJS.Timeout | undefined;
   /** Batches in flight per runtime, so a replaced runtime is released only once it is idle. */
-  private readonly busy = new Map<Seq2SeqRuntime, number>();
+  private readonly busy = new Map<ModelRuntime, number>();
   private readonly idleWaiters: Array<() => void> = [];
 
   /**
@@ -76,7 +103,8 @@ export class Batcher {
    *   reloaded model takes over from the next batch on)
    */
   constructor(
-    private readonly runtime: () => Seq2SeqRuntime,
+    private readonly kind: BatchKind<In, Out, Opts>,
+    private readonly runtime: () => ModelRuntime,
     private readonly opts: BatchingOptions = DEFAULT_BATCHING,
     private readonly observer: BatchObserver = {},
   ) {}
@@ -87,18 +115,18 @@ export class Batcher {
   }
 
   /**
-   * Queues `texts` for decoding.
+   * Queues `inputs` for decoding.
    * @throws HttpError FROST_ERR_OVERLOADED (synchronously) when the queue is full, so the caller
    *   can answer 503 before it commits to a response format
-   * @returns a promise of one translation per text, in order
+   * @returns a promise of one result per input, in order
    */
-  submit(texts: readonly string[], options: SearchOptions, sub: SubmitOptions = {}): Promise<Translation[]> {
+  submit(inputs: readonly In[], options: Opts, sub: SubmitOptions = {}): Promise<Out[]> {
     if (this.queue.length >= this.opts.maxQueue) {
       throw new HttpError('FROST_ERR_OVERLOADED', { queue: this.opts.maxQueue });
     }
     const { signal } = sub;
     if (signal?.aborted) return Promise.reject(signal.reason);
-    return new Promise<Translation[]>((resolve, reject) => {
+    return new Promise<Out[]>((resolve, reject) => {
       const onAbort = () => {
         const i = this.queue.indexOf(job);
         if (i >= 0) {
@@ -114,14 +142,14 @@ export class Batcher {
         job.cleanup();
         fn();
       };
-      const job: Job = {
-        texts,
+      const job: Job<In, Out, Opts> = {
+        inputs,
         options,
-        key: settingsKey(options),
+        key: this.kind.key(options),
         enqueuedAt: performance.now(),
         onPrefix: sub.onPrefix,
-        results: new Array(texts.length),
-        remaining: texts.length,
+        results: new Array(inputs.length),
+        remaining: inputs.length,
         settled: false,
         resolve: (v) => settle(() => resolve(v)),
         reject: (e) => settle(() => reject(e)),
@@ -135,7 +163,7 @@ export class Batcher {
   }
 
   /** Resolves once no batch decodes with `runtime` (immediately when none does). */
-  idle(runtime?: Seq2SeqRuntime): Promise<void> {
+  idle(runtime?: ModelRuntime): Promise<void> {
     const isIdle = () => (runtime ? !this.busy.get(runtime) : this.running === 0 && this.queue.length === 0);
     if (isIdle()) return Promise.resolve();
     return new Promise((resolve) => {
@@ -151,7 +179,7 @@ export class Batcher {
   private schedule(): void {
     while (this.running < this.opts.concurrency && this.queue.length > 0) {
       const head = this.queue[0];
-      const waiting = this.queue.reduce((n, j) => (j.key === head.key ? n + j.texts.length : n), 0);
+      const waiting = this.queue.reduce((n, j) => (j.key === head.key ? n + j.inputs.length : n), 0);
       // Waiting only pays when other requests are about: with nothing decoding, a lone request goes
       // at once (no added latency at low load); while a batch decodes, arrivals gather for the next.
       // The wait counts from the oldest request's arrival, so one that waited for a slot goes at once.
@@ -176,14 +204,14 @@ export class Batcher {
       this.timer = undefined;
     }
     const head = this.queue[0];
-    const jobs: Job[] = [];
+    const jobs: Job<In, Out, Opts>[] = [];
     let size = 0;
     for (let i = 0; i < this.queue.length; ) {
       const job = this.queue[i];
       // The head always goes, even when it alone is larger than maxBatch (its size is capped by the request limits).
-      if (job.key === head.key && (jobs.length === 0 || size + job.texts.length <= this.opts.maxBatch)) {
+      if (job.key === head.key && (jobs.length === 0 || size + job.inputs.length <= this.opts.maxBatch)) {
         jobs.push(job);
-        size += job.texts.length;
+        size += job.inputs.length;
         this.queue.splice(i, 1);
       } else {
         i++;
@@ -205,43 +233,37 @@ export class Batcher {
     });
   }
 
-  private async decode(runtime: Seq2SeqRuntime, jobs: Job[]): Promise<void> {
-    // Flatten: text t of the batch is text `offset` of job `owner[t]`.
-    const texts: string[] = [];
-    const owner: Job[] = [];
+  private async decode(runtime: ModelRuntime, jobs: Job<In, Out, Opts>[]): Promise<void> {
+    // Flatten: input b of the batch is input `offset[b]` of job `owner[b]`.
+    const inputs: In[] = [];
+    const owner: Job<In, Out, Opts>[] = [];
     const offset: number[] = [];
     const prefixInputs = new Set<number>();
     for (const job of jobs) {
-      job.texts.forEach((text, i) => {
-        if (job.onPrefix) prefixInputs.add(texts.length);
-        texts.push(text);
+      job.inputs.forEach((input, i) => {
+        if (job.onPrefix) prefixInputs.add(inputs.length);
+        inputs.push(input);
         owner.push(job);
         offset.push(i);
       });
     }
     try {
-      await runtime.translateEach(texts, jobs[0].options, {
+      await this.kind.decode(runtime, inputs, jobs[0].options, {
         prefixInputs,
         onPrefix: (b, text) => {
           const job = owner[b];
           if (!job.settled) job.onPrefix?.(offset[b], text);
         },
-        onDone: (b, translation) => {
+        onDone: (b, result) => {
           const job = owner[b];
-          this.observer.tokens?.(translation.tokens.length);
-          job.results[offset[b]] = translation;
-          // A beam's last live prefix need not be its best finished hypothesis: close the stream with it.
-          if (job.onPrefix && !job.settled) job.onPrefix(offset[b], translation.text);
-          if (--job.remaining === 0) job.resolve(job.results as Translation[]);
+          this.observer.tokens?.(this.kind.tokens(result));
+          job.results[offset[b]] = result;
+          if (job.onPrefix && !job.settled && this.kind.finalText) job.onPrefix(offset[b], this.kind.finalText(result));
+          if (--job.remaining === 0) job.resolve(job.results as Out[]);
         },
       });
     } catch (err) {
       for (const job of jobs) job.reject(err);
     }
   }
-}
-
-/** Requests batch together only when everything that search takes per call is equal. */
-function settingsKey(o: SearchOptions): string {
-  return JSON.stringify([o.beam ?? 1, o.nBest ?? 1, o.maxLen ?? null, o.lengthPenalty ?? null, o.minLen ?? null, o.maxLenA ?? null, o.maxLenB ?? null]);
 }

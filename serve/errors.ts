@@ -21,7 +21,36 @@ export const ERRORS = {
     statusCode: 415,
     message: 'Expected Content-Type application/json, got {contentType}',
   },
+  // POST /v1/caption: one code per way an upload can fail (core/image/decode-error.ts's reasons).
+  FROST_ERR_NO_IMAGE: { statusCode: 400, message: 'No image in the request: {detail}' },
+  FROST_ERR_IMAGE_EMPTY: { statusCode: 400, message: 'The image is empty (0 bytes)' },
+  FROST_ERR_NOT_AN_IMAGE: { statusCode: 415, message: '{detail}' },
+  FROST_ERR_UNSUPPORTED_IMAGE: { statusCode: 415, message: '{detail}' },
+  FROST_ERR_IMAGE_TRUNCATED: { statusCode: 400, message: '{detail}' },
+  FROST_ERR_IMAGE_CORRUPT: { statusCode: 400, message: '{detail}' },
+  FROST_ERR_IMAGE_TOO_LARGE: { statusCode: 413, message: '{detail}' },
+  FROST_ERR_CAPTION_CONTENT_TYPE: {
+    statusCode: 415,
+    message: "Expected Content-Type multipart/form-data (file field 'image') or application/json, got {contentType}",
+  },
+  FROST_ERR_NOT_A_CAPTION_MODEL: {
+    statusCode: 400,
+    message: "Model '{model}' is a {task} model, not a caption model; POST /v1/translate takes its requests",
+  },
+  FROST_ERR_NOT_A_TRANSLATION_MODEL: {
+    statusCode: 400,
+    message: "Model '{model}' is a {task} model, not a translation model; POST /v1/caption takes its requests",
+  },
+  // Only for an embedder's app whose registry holds a bare Seq2SeqRuntime; `frost serve` always captions.
+  FROST_ERR_CAPTION_UNAVAILABLE: {
+    statusCode: 501,
+    message: "Model '{model}' is a caption model, but its runtime cannot caption (register an InProcessRuntime or a WorkerRuntime)",
+  },
   FROST_ERR_INTERNAL: { statusCode: 500, message: 'Internal server error' },
+  FROST_ERR_DECODER_CRASHED: {
+    statusCode: 500,
+    message: "The decoding thread of model '{model}' stopped unexpectedly, so this request was not completed; it is being restarted",
+  },
   FROST_ERR_OVERLOADED: {
     statusCode: 503,
     message: 'Server overloaded: {queue} requests are already waiting for this model; retry later',

@@ -22,10 +22,10 @@ export class ServeMetrics {
     help: 'HTTP requests received and not yet answered',
     registers: [this.registry],
   });
-  /** Texts per decoded batch. */
+  /** Inputs (texts or images) per decoded batch. */
   readonly batchSize = new Histogram({
     name: 'frost_batch_size',
-    help: 'Texts per decoded batch',
+    help: 'Inputs (texts or images) per decoded batch',
     labelNames: ['model'] as const,
     buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
     registers: [this.registry],
@@ -48,7 +48,25 @@ export class ServeMetrics {
   /** Output tokens produced (rate() of it is tokens/s). */
   readonly generatedTokens = new Counter({
     name: 'frost_generated_tokens_total',
-    help: 'Output tokens of returned translations (best hypothesis, without </s>)',
+    help: 'Output tokens of returned translations and captions (best hypothesis, without </s>)',
+    labelNames: ['model'] as const,
+    registers: [this.registry],
+  });
+  /** Decode worker threads running per model; below the configured count while one restarts. */
+  readonly decodeThreads = new Gauge({
+    name: 'frost_decode_threads',
+    help: 'Decode worker threads running, per model',
+    labelNames: ['model'] as const,
+    registers: [this.registry],
+    collect: () => {
+      this.decodeThreads.reset();
+      for (const [model, n] of this.threadCounts()) this.decodeThreads.set({ model }, n);
+    },
+  });
+  /** Decode threads that died unexpectedly (each failed its in-flight requests with FROST_ERR_DECODER_CRASHED). */
+  readonly decodeThreadCrashes = new Counter({
+    name: 'frost_decode_thread_crashes_total',
+    help: 'Decode worker threads that stopped unexpectedly and were restarted',
     labelNames: ['model'] as const,
     registers: [this.registry],
   });
@@ -60,9 +78,17 @@ export class ServeMetrics {
     registers: [this.registry],
   });
 
+  /** Read at scrape time, so a reloaded or restarting model is counted as it is now. */
+  private threadCounts: () => Iterable<[model: string, threads: number]> = () => [];
+
   constructor(opts: { processMetrics?: boolean } = {}) {
     // Process metrics (RSS, event-loop lag, GC) are what an operator looks at first under load.
     if (opts.processMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'frost_' });
+  }
+
+  /** Where `frost_decode_threads` reads its values from. */
+  countDecodeThreads(read: () => Iterable<[model: string, threads: number]>): void {
+    this.threadCounts = read;
   }
 
   /** The batcher hooks of one model. */

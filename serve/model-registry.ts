@@ -1,23 +1,29 @@
 import { existsSync } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { loadModelDir, type LoadModelOptions } from '../core/runtime/load-node.ts';
+import type { LoadModelOptions } from '../core/runtime/load-node.ts';
 import { MODEL_CARD_FILE } from '../core/runtime/model-card.ts';
-import type { Seq2SeqRuntime } from '../core/runtime/seq2seq.ts';
 import { HttpError } from './errors.ts';
+import { InProcessRuntime } from './in-process-runtime.ts';
+import type { ModelRuntime } from './model-runtime.ts';
 
 /** One loaded model, known by its card's name. */
 export interface RegisteredModel {
   readonly name: string;
   /** The directory it was loaded from (for logs; never sent to clients). */
   readonly dir?: string;
-  readonly runtime: Seq2SeqRuntime;
+  readonly runtime: ModelRuntime;
 }
 
 /** Options of {@link ModelRegistry.load}. */
 export interface RegistryLoadOptions extends LoadModelOptions {
   /** The model used when a request names none; required when more than one model is loaded. */
   defaultModel?: string;
+  /**
+   * Loads one model directory (the server passes one that starts decode threads).
+   * @default {@link InProcessRuntime.load} with these options (decoding on this thread)
+   */
+  loader?: (dir: string) => Promise<ModelRuntime>;
 }
 
 /**
@@ -52,10 +58,11 @@ export class ModelRegistry {
    */
   static async load(modelsDir: string, opts: RegistryLoadOptions = {}): Promise<ModelRegistry> {
     const dirs = await findModelDirs(modelsDir);
+    const loader = opts.loader ?? ((dir: string) => InProcessRuntime.load(dir, opts));
     const loaded: RegisteredModel[] = [];
     try {
       for (const dir of dirs) {
-        const runtime = await loadModelDir(dir, opts);
+        const runtime = await loader(dir);
         loaded.push({ name: runtime.card.name, dir, runtime });
       }
       return new ModelRegistry(loaded, opts.defaultModel);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEFAULT_MAX_PIXELS } from '../core/image/sniff.ts';
 import type { SearchOptions } from '../core/decode/types.ts';
 import { HttpError } from './errors.ts';
 
@@ -12,9 +13,23 @@ export interface RequestLimits {
   maxBodyBytes: number;
   /** Longest a request may take from arrival to answer; past it, 504 FROST_ERR_TIMEOUT. @default 30 s */
   timeoutMs: number;
+  /**
+   * Largest image file `POST /v1/caption` accepts (413 FROST_ERR_IMAGE_TOO_LARGE past it; as JSON,
+   * base64 may be 4/3 of it). Half the CLI's 20 MiB: a server holds many uploads at once. @default 10 MiB
+   */
+  maxImageBytes: number;
+  /** Largest width × height accepted, read from the image's header before it is decoded. @default 25 megapixels */
+  maxImagePixels: number;
 }
 
-export const DEFAULT_LIMITS: Readonly<RequestLimits> = { maxTextChars: 1000, maxBatch: 32, maxBodyBytes: 1 << 20, timeoutMs: 30_000 };
+export const DEFAULT_LIMITS: Readonly<RequestLimits> = {
+  maxTextChars: 1000,
+  maxBatch: 32,
+  maxBodyBytes: 1 << 20,
+  timeoutMs: 30_000,
+  maxImageBytes: 10 * 1024 * 1024,
+  maxImagePixels: DEFAULT_MAX_PIXELS,
+};
 
 /** Largest beam the server accepts: beam cost grows linearly and the n-best list with it. */
 export const MAX_BEAM = 16;

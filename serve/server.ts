@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { loadModelDir, type Device } from '../core/runtime/load-node.ts';
+import type { Device } from '../core/runtime/load-node.ts';
 import { createApp } from './app.ts';
-import type { BatchingOptions } from './batcher.ts';
+import { DEFAULT_BATCHING, type BatchingOptions } from './batcher.ts';
 import { BatcherPool } from './batcher-pool.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { ServeMetrics } from './metrics.ts';
@@ -10,6 +10,7 @@ import { ModelRegistry } from './model-registry.ts';
 import type { RequestLimits } from './schemas.ts';
 import { RequestTracker } from './shutdown.ts';
 import { watchModels, type ModelWatch } from './watch.ts';
+import { defaultWorkers, WorkerRuntime } from './worker-runtime.ts';
 
 /** Options of {@link startServer}. */
 export interface ServerOptions {
@@ -21,13 +22,17 @@ export interface ServerOptions {
   host?: string;
   /** @default 'cpu' */
   device?: Device;
-  /** ORT intra-op threads per session; 0 lets ORT pick. @default 0 */
+  /** ORT intra-op threads per session; 0 lets ORT pick (and splits the cores between several workers). @default 0 */
   intraOpNumThreads?: number;
+  /** Decode worker threads per model (see serve/worker-runtime.ts). @default {@link defaultWorkers} */
+  workers?: number;
   /** The model used when a request names none. */
   defaultModel?: string;
   limits?: Partial<RequestLimits>;
-  /** Dynamic batching (see serve/batcher.ts). */
+  /** Dynamic batching (see serve/batcher.ts); `concurrency` defaults to max(2, workers), so every worker has a batch. */
   batching?: Partial<BatchingOptions>;
+  /** Served as static files under /reports/ (`frost report --out reports/NAME`). @default `reports` in the working directory */
+  reportsDir?: string;
   /** Reload a model when its directory changes (see serve/watch.ts). @default false */
   watch?: boolean;
   /** How long {@link RunningServer.close} waits for in-flight requests before dropping them. @default 30000 */
@@ -62,22 +67,49 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`port must be an integer in 0..65535, got ${port}`);
   const host = opts.host ?? '127.0.0.1';
 
-  const loadOptions = {
-    device: opts.device,
-    intraOpNumThreads: opts.intraOpNumThreads,
-    log: (message: string) => logger.warn(message),
-  };
-  const registry = await ModelRegistry.load(opts.modelsDir, { ...loadOptions, defaultModel: opts.defaultModel });
+  const workers = opts.workers ?? defaultWorkers();
   const metrics = new ServeMetrics();
-  const pool = new BatcherPool(registry, opts.batching, metrics);
+  const load = async (dir: string): Promise<WorkerRuntime> => {
+    let model = dir;
+    const runtime = await WorkerRuntime.start(dir, {
+      workers,
+      device: opts.device,
+      intraOpNumThreads: opts.intraOpNumThreads,
+      log: (message) => logger.warn(message),
+      onCrash: (reason) => {
+        metrics.decodeThreadCrashes.inc({ model });
+        logger.error({ model, dir, reason }, 'decode thread crashed: its requests failed with FROST_ERR_DECODER_CRASHED; restarting it');
+      },
+      onRestart: (error) =>
+        error
+          ? logger.error({ model, dir, err: error }, 'restarting a decode thread failed; retrying')
+          : logger.info({ model, dir }, 'decode thread restarted'),
+    });
+    model = runtime.card.name;
+    return runtime;
+  };
+  const registry = await ModelRegistry.load(opts.modelsDir, { defaultModel: opts.defaultModel, loader: load });
+  const threadCounts = () => registry.list().map((m): [string, number] => [m.name, m.runtime instanceof WorkerRuntime ? m.runtime.threads.length : 0]);
+  metrics.countDecodeThreads(threadCounts);
+  const pool = new BatcherPool(
+    registry,
+    { ...opts.batching, concurrency: opts.batching?.concurrency ?? Math.max(DEFAULT_BATCHING.concurrency, workers) },
+    metrics,
+  );
   let tracker: RequestTracker | undefined;
   const app = createApp({
     registry,
     limits: opts.limits,
+    reportsDir: opts.reportsDir,
     pool,
     metrics,
     logger,
-    notReady: () => (tracker?.isDraining ? 'shutting down' : registry.names.length ? undefined : 'no model loaded'),
+    notReady: () => {
+      if (tracker?.isDraining) return 'shutting down';
+      if (!registry.names.length) return 'no model loaded';
+      const down = threadCounts().filter(([, n]) => n === 0).map(([name]) => name);
+      return down.length ? `no decode thread running for ${down.join(', ')} (restarting)` : undefined;
+    },
     onInternalError: (err) => logger.error({ err: (err as Error)?.stack ?? String(err) }, 'internal error'),
   });
 
@@ -103,7 +135,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   let watcher: ModelWatch | undefined;
   if (opts.watch) {
     watcher = watchModels(registry, {
-      load: (dir) => loadModelDir(dir, loadOptions),
+      load,
       retire: async (old) => {
         await pool.idle(old);
         await old.release();
@@ -117,7 +149,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${shownHost}:${address.port}`;
   for (const m of registry.list()) logger.info({ model: m.name, dir: m.dir, default: m.name === registry.defaultName }, 'model loaded');
-  logger.info({ url, batching: pool.options, watch: Boolean(opts.watch) }, 'frost serve listening');
+  logger.info({ url, workers, batching: pool.options, watch: Boolean(opts.watch) }, 'frost serve listening');
 
   let closing: Promise<void> | undefined;
   return {

@@ -5,16 +5,16 @@
  * The old runtime is released once no batch uses it.
  */
 import { watch, type FSWatcher } from 'node:fs';
-import type { Seq2SeqRuntime } from '../core/runtime/seq2seq.ts';
 import type { Logger } from './logger.ts';
 import type { ModelRegistry } from './model-registry.ts';
+import type { ModelRuntime } from './model-runtime.ts';
 
 /** Options of {@link watchModels}. */
 export interface WatchOptions {
   /** Loads a model directory (the server's loader, with its device and thread settings). */
-  load(dir: string): Promise<Seq2SeqRuntime>;
+  load(dir: string): Promise<ModelRuntime>;
   /** Called with a replaced runtime; resolves once it is released. */
-  retire(old: Seq2SeqRuntime): Promise<void>;
+  retire(old: ModelRuntime): Promise<void>;
   logger: Logger;
   /** Quiet time after the last change before reloading: a copy writes several files. @default 300 */
   debounceMs?: number;
@@ -45,7 +45,7 @@ export function watchModels(registry: ModelRegistry, opts: WatchOptions): ModelW
     let reloading: Promise<void> = Promise.resolve();
     const reload = async () => {
       if (closed) return;
-      let fresh: Seq2SeqRuntime;
+      let fresh: ModelRuntime;
       try {
         fresh = await opts.load(dir);
       } catch (err) {

@@ -4,6 +4,7 @@ import { DEVICES, type Device } from '../../../core/runtime/load-node.ts';
 import { DEFAULT_BATCHING } from '../../../serve/batcher.ts';
 import { DEFAULT_LIMITS } from '../../../serve/schemas.ts';
 import { startServer } from '../../../serve/server.ts';
+import { defaultWorkers } from '../../../serve/worker-runtime.ts';
 
 interface ServeFlags {
   models: string;
@@ -11,16 +12,20 @@ interface ServeFlags {
   host: string;
   device: Device;
   threads: number;
+  workers: number;
   defaultModel?: string;
   maxTextChars: number;
   maxTexts: number;
   maxBodyBytes: number;
+  maxImageBytes: number;
+  maxImagePixels: number;
   timeoutMs: number;
   maxBatch: number;
   maxWaitMs: number;
   maxQueue: number;
-  batchConcurrency: number;
+  batchConcurrency?: number;
   watch: boolean;
+  reports: string;
   drainTimeoutMs: number;
 }
 
@@ -40,21 +45,25 @@ export function intOption(flag: string, min: number, max = Number.MAX_SAFE_INTEG
 export function registerServe(program: Command): void {
   program
     .command('serve')
-    .description('serve exported models over HTTP: POST /v1/translate, GET /v1/models, /healthz, /readyz, /metrics, /openapi.json')
+    .description('serve exported models over HTTP: POST /v1/translate, POST /v1/caption, GET /v1/models, /healthz, /readyz, /metrics, /openapi.json, /reports/')
     .requiredOption('--models <dir>', 'a model directory (with model-card.json) or a directory of them')
     .option('--port <n>', 'port to listen on (0 picks a free one)', intOption('--port', 0, 65535), 8080)
     .option('--host <addr>', 'address to bind; 0.0.0.0 exposes the server to the network', '127.0.0.1')
     .addOption(new Option('--device <device>', 'where to run the models').choices(DEVICES).default('cpu'))
-    .option('--threads <n>', 'ONNX Runtime intra-op threads per session (0: one per core)', intOption('--threads', 0), 0)
+    .option('--threads <n>', 'ONNX Runtime intra-op threads per session (0: one per core, split between workers)', intOption('--threads', 0), 0)
+    .option('--workers <n>', 'decode worker threads per model (each loads the model)', intOption('--workers', 1, 64), defaultWorkers())
     .option('--default-model <name>', 'model used when a request names none (default: the only model)')
     .option('--max-text-chars <n>', 'longest accepted text', intOption('--max-text-chars', 1), DEFAULT_LIMITS.maxTextChars)
     .option('--max-texts <n>', 'most texts per request', intOption('--max-texts', 1), DEFAULT_LIMITS.maxBatch)
     .option('--max-body-bytes <n>', 'largest accepted request body', intOption('--max-body-bytes', 1), DEFAULT_LIMITS.maxBodyBytes)
+    .option('--max-image-bytes <n>', 'largest accepted image upload (POST /v1/caption)', intOption('--max-image-bytes', 1), DEFAULT_LIMITS.maxImageBytes)
+    .option('--max-image-pixels <n>', 'most pixels in an accepted image, checked from its header before decoding', intOption('--max-image-pixels', 1), DEFAULT_LIMITS.maxImagePixels)
     .option('--timeout-ms <n>', 'answer 504 when a request takes longer', intOption('--timeout-ms', 1), DEFAULT_LIMITS.timeoutMs)
     .option('--max-batch <n>', 'most texts decoded together (dynamic batching; 1 turns it off)', intOption('--max-batch', 1), DEFAULT_BATCHING.maxBatch)
     .option('--max-wait-ms <n>', 'how long a request waits for others to batch with', intOption('--max-wait-ms', 0), DEFAULT_BATCHING.maxWaitMs)
     .option('--max-queue <n>', 'requests waiting per model before 503', intOption('--max-queue', 1), DEFAULT_BATCHING.maxQueue)
-    .option('--batch-concurrency <n>', 'batches decoding at once per model', intOption('--batch-concurrency', 1), DEFAULT_BATCHING.concurrency)
+    .option('--batch-concurrency <n>', `batches decoding at once per model (default: max(${DEFAULT_BATCHING.concurrency}, --workers))`, intOption('--batch-concurrency', 1))
+    .option('--reports <dir>', 'folder served under /reports/ (where `frost report` writes)', 'reports')
     .option('--watch', 'reload a model when its directory changes (a broken version is refused)', false)
     .option('--drain-timeout-ms <n>', 'on SIGTERM, how long in-flight requests may take', intOption('--drain-timeout-ms', 0), 30_000)
     .action(async (flags: ServeFlags) => {
@@ -64,10 +73,12 @@ export function registerServe(program: Command): void {
         host: flags.host,
         device: flags.device,
         intraOpNumThreads: flags.threads,
+        workers: flags.workers,
         defaultModel: flags.defaultModel,
-        limits: { maxTextChars: flags.maxTextChars, maxBatch: flags.maxTexts, maxBodyBytes: flags.maxBodyBytes, timeoutMs: flags.timeoutMs },
+        limits: { maxTextChars: flags.maxTextChars, maxBatch: flags.maxTexts, maxBodyBytes: flags.maxBodyBytes, maxImageBytes: flags.maxImageBytes, maxImagePixels: flags.maxImagePixels, timeoutMs: flags.timeoutMs },
         batching: { maxBatch: flags.maxBatch, maxWaitMs: flags.maxWaitMs, maxQueue: flags.maxQueue, concurrency: flags.batchConcurrency },
         watch: flags.watch,
+        reportsDir: resolve(flags.reports),
         drainTimeoutMs: flags.drainTimeoutMs,
       });
       // SIGTERM/Ctrl-C: stop accepting, answer what was received, release the models, exit 0.

@@ -1,0 +1,46 @@
+/**
+ * The two kinds of request the server batches: texts for a translation model and preprocessed
+ * images for a caption model. Each says which requests may share a batch and how a batch decodes;
+ * the queueing is serve/batcher.ts's.
+ */
+import type { SearchOptions } from '../core/decode/types.ts';
+import {
+  type Caption,
+  type CaptionOptions,
+  DEFAULT_CAPTION_BEAM,
+  DEFAULT_CAPTION_MAX_LENGTH,
+} from '../core/runtime/caption.ts';
+import type { Translation } from '../core/runtime/seq2seq.ts';
+import type { BatchKind } from './batcher.ts';
+import { HttpError } from './errors.ts';
+import type { ModelRuntime } from './model-runtime.ts';
+
+export const TRANSLATION: BatchKind<string, Translation, SearchOptions> = {
+  key: (o) =>
+    JSON.stringify([o.beam ?? 1, o.nBest ?? 1, o.maxLen ?? null, o.lengthPenalty ?? null, o.minLen ?? null, o.maxLenA ?? null, o.maxLenB ?? null]),
+  decode: (runtime, texts, options, hooks) => runtime.translateEach(texts, options, hooks),
+  tokens: (t) => t.tokens.length,
+  finalText: (t) => t.text,
+};
+
+export const CAPTION: BatchKind<Float32Array, Caption, CaptionOptions> = {
+  // The defaults are spelled out so that a request that leaves them out batches with one that names them.
+  key: (o) => JSON.stringify([o.beam ?? DEFAULT_CAPTION_BEAM, o.maxLength ?? DEFAULT_CAPTION_MAX_LENGTH]),
+  decode: (runtime, images, options, hooks) => {
+    assertCaptions(runtime);
+    return runtime.captionEach(images, options, { onDone: hooks.onDone });
+  },
+  tokens: (c) => c.tokens.length,
+};
+
+/**
+ * Checks that a caption model's runtime can caption.
+ * @throws HttpError FROST_ERR_CAPTION_UNAVAILABLE (501) for one without captionEach: a bare
+ *   Seq2SeqRuntime that an embedder registered instead of an InProcessRuntime
+ */
+export function assertCaptions(
+  runtime: ModelRuntime,
+  name = runtime.card.name,
+): asserts runtime is ModelRuntime & Required<Pick<ModelRuntime, 'captionEach'>> {
+  if (!runtime.captionEach) throw new HttpError('FROST_ERR_CAPTION_UNAVAILABLE', { model: name });
+}

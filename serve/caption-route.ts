@@ -1,0 +1,98 @@
+/**
+ * `POST /v1/caption`: an image in, a sentence out.
+ *
+ * The upload (serve/caption-upload.ts: multipart or JSON base64) is checked by content (JPEG or
+ * PNG), decoded with sharp and preprocessed with the model card's image spec by
+ * core/image/preprocess.ts, as the CLI and the browser do. That happens here, on the main thread:
+ * it is where a bad upload is refused with its own 4xx and code, before it takes a place in the
+ * model's queue. The pixels then go through the model's caption batcher (serve/batch-kinds.ts), so
+ * concurrent requests share one encoder run and one beam search in the model's decode thread.
+ */
+import { Router, type Request, type Response } from 'express';
+import { type DecodedImage, decodeImage, ImageDecodeError, type ImageDecodeReason } from '../core/image/decode-node.ts';
+import { preprocessRgba } from '../core/image/preprocess.ts';
+import { DEFAULT_CAPTION_BEAM } from '../core/runtime/caption.ts';
+import { assertCaptions, CAPTION } from './batch-kinds.ts';
+import type { BatcherPool } from './batcher-pool.ts';
+import { type ErrorCode, HttpError } from './errors.ts';
+import type { ModelRegistry } from './model-registry.ts';
+import { requestDeadline } from './request-deadline.ts';
+import { type CaptionUpload, uploadReader } from './caption-upload.ts';
+import type { RequestLimits } from './schemas.ts';
+
+/** Options of {@link captionRouter}. */
+export interface CaptionRouterOptions {
+  registry: ModelRegistry;
+  pool: BatcherPool;
+  /** `timeoutMs`, `maxImageBytes` and `maxImagePixels` apply here. */
+  limits: RequestLimits;
+}
+
+/** The body of a `POST /v1/caption` answer. */
+export interface CaptionResponse {
+  model: string;
+  caption: string;
+  tokens: string[];
+  /** Length-normalised log-probability of the caption. */
+  score: number;
+  /** The uploaded image as decoded (after EXIF orientation), before preprocessing. */
+  image: { width: number; height: number; format: 'jpeg' | 'png' };
+  timing: { total_ms: number };
+}
+
+const REASON_CODES: Record<ImageDecodeReason, ErrorCode> = {
+  empty: 'FROST_ERR_IMAGE_EMPTY',
+  'not-an-image': 'FROST_ERR_NOT_AN_IMAGE',
+  'unsupported-format': 'FROST_ERR_UNSUPPORTED_IMAGE',
+  truncated: 'FROST_ERR_IMAGE_TRUNCATED',
+  corrupt: 'FROST_ERR_IMAGE_CORRUPT',
+  'too-large': 'FROST_ERR_IMAGE_TOO_LARGE',
+};
+
+export function captionRouter({ registry, pool, limits }: CaptionRouterOptions): Router {
+  const readUpload = uploadReader(limits.maxImageBytes);
+  const router = Router();
+
+  router.post('/v1/caption', async (req: Request, res: Response) => {
+    const started = res.locals.startedAt as number;
+    const upload = await readUpload(req, res);
+    const model = registry.get(upload.model);
+    const { task, image: spec } = model.runtime.card;
+    if (task !== 'caption' || !spec) throw new HttpError('FROST_ERR_NOT_A_CAPTION_MODEL', { model: model.name, task });
+    assertCaptions(model.runtime, model.name);
+    const image = await decodeUpload(upload, limits);
+    const pixels = preprocessRgba(image.rgba, image.width, image.height, spec);
+
+    const deadline = requestDeadline(res, limits.timeoutMs);
+    try {
+      const options = { beam: upload.beam ?? DEFAULT_CAPTION_BEAM };
+      const [caption] = await pool.for(model.name, CAPTION).submit([pixels], options, { signal: deadline.signal });
+      const body: CaptionResponse = {
+        model: model.name,
+        caption: caption.text,
+        tokens: caption.tokens,
+        score: caption.score,
+        image: { width: image.width, height: image.height, format: image.format },
+        timing: { total_ms: Math.round((performance.now() - started) * 100) / 100 },
+      };
+      res.json(body);
+    } finally {
+      deadline.clear();
+    }
+  });
+  return router;
+}
+
+/**
+ * Decodes the upload, or says with a 4xx what is wrong with it (naming the client's file name).
+ * @throws HttpError with the code of the decoder's reason
+ */
+async function decodeUpload(upload: CaptionUpload, limits: RequestLimits): Promise<DecodedImage> {
+  try {
+    return await decodeImage(upload.bytes, { maxBytes: limits.maxImageBytes, maxPixels: limits.maxImagePixels });
+  } catch (err) {
+    if (!(err instanceof ImageDecodeError)) throw err;
+    const detail = upload.filename ? `${upload.filename}: ${err.message}` : err.message;
+    throw new HttpError(REASON_CODES[err.reason], { detail }, { cause: err });
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * `POST /v1/translate`: validates the body, hands the texts to the model's batcher under one abort
+ * signal (the request timeout or the client hanging up), and answers JSON, or with `?stream=1`
+ * server-sent events of the growing prefixes. A caption model's name gets a 400 here, before its
+ * decode thread would fail on text it cannot read.
+ */
+import { Router, type Request, type Response } from 'express';
+import type { Translation, TranslationHypothesis } from '../core/runtime/seq2seq.ts';
+import type { BatcherPool } from './batcher-pool.ts';
+import { HttpError, toHttpError } from './errors.ts';
+import { jsonBody } from './json-body.ts';
+import type { ModelRegistry } from './model-registry.ts';
+import { requestDeadline } from './request-deadline.ts';
+import { parseTranslateRequest, type RequestLimits } from './schemas.ts';
+import { EventStream } from './sse.ts';
+
+/**
+ * One hypothesis as sent over the wire (snake_case). A hypothesis the model gave zero probability
+ * has score and log_prob -Infinity, which JSON writes as null.
+ */
+export interface WireHypothesis {
+  text: string;
+  score: number;
+  log_prob: number;
+}
+
+/** The body of a `POST /v1/translate` answer. */
+export interface TranslateResponse {
+  model: string;
+  translations: Array<WireHypothesis & { n_best?: WireHypothesis[] }>;
+  timing: { total_ms: number; tokens: number };
+}
+
+/** Options of {@link translateRouter}. */
+export interface TranslateRouterOptions {
+  registry: ModelRegistry;
+  pool: BatcherPool;
+  limits: RequestLimits;
+  /** Called with unexpected errors of a stream already begun (the error middleware reports the others). */
+  onInternal: (err: unknown) => void;
+}
+
+export function translateRouter({ registry, pool, limits, onInternal }: TranslateRouterOptions): Router {
+  const router = Router();
+  router.post('/v1/translate', ...jsonBody(limits.maxBodyBytes), async (req: Request, res: Response) => {
+    const started = res.locals.startedAt as number;
+    const request = parseTranslateRequest(req.body, limits);
+    const model = registry.get(request.model);
+    const { task } = model.runtime.card;
+    if (task !== 'translation') throw new HttpError('FROST_ERR_NOT_A_TRANSLATION_MODEL', { model: model.name, task });
+    const batcher = pool.for(model.name);
+
+    const deadline = requestDeadline(res, limits.timeoutMs);
+    const answer = (translations: Translation[]): TranslateResponse => ({
+      model: model.name,
+      translations: translations.map(toWire),
+      timing: {
+        total_ms: Math.round((performance.now() - started) * 100) / 100,
+        tokens: translations.reduce((n, t) => n + t.tokens.length, 0),
+      },
+    });
+
+    try {
+      if (!isStreamRequest(req.query.stream)) {
+        res.json(answer(await batcher.submit(request.texts, request.options, { signal: deadline.signal })));
+        return;
+      }
+      const last: string[] = [];
+      let stream: EventStream | undefined;
+      const onPrefix = (index: number, text: string) => {
+        if (last[index] === text) return;
+        last[index] = text;
+        stream?.send('prefix', { index, text });
+      };
+      // submit throws a full queue synchronously: still time for a plain 503.
+      const pending = batcher.submit(request.texts, request.options, { signal: deadline.signal, onPrefix });
+      stream = new EventStream(res);
+      try {
+        stream.end(answer(await pending));
+      } catch (err) {
+        if (toHttpError(err).code === 'FROST_ERR_INTERNAL') onInternal(err);
+        stream.fail(err);
+      }
+    } finally {
+      deadline.clear();
+    }
+  });
+  return router;
+}
+
+/** `?stream=1` or `?stream=true`. */
+function isStreamRequest(value: unknown): boolean {
+  return value === '1' || value === 'true';
+}
+
+function toWire(t: Translation): TranslateResponse['translations'][number] {
+  const one = (h: TranslationHypothesis): WireHypothesis => ({ text: h.text, score: h.score, log_prob: h.logProb });
+  return t.nBest ? { ...one(t), n_best: t.nBest.map(one) } : one(t);
+}
