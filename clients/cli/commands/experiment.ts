@@ -1,0 +1,59 @@
+import type { Command } from 'commander';
+import { experimentNames, getExperiment } from '../../../report/experiments/index.ts';
+import { initBackend } from '../../../train/backend/select.ts';
+import { intOption } from './serve.ts';
+
+interface ExperimentFlags {
+  data: string;
+  pairs?: string;
+  heads?: string;
+  budgetMinutes: number;
+  preset?: string;
+  seed: number;
+  out?: string;
+  reportOut?: string;
+  beam: number;
+}
+
+const list = (v: string) => v.split(',').map((s) => s.trim()).filter((s) => s !== '');
+const positiveNumber = (v: string) => {
+  const n = Number(v);
+  if (!(n > 0)) throw new Error(`--budget-minutes must be a positive number, got '${v}'`);
+  return n;
+};
+
+/**
+ * `frost experiment NAME ...`: trains a grid of runs under equal budgets, exports and evaluates
+ * them, and writes the report. Rerunning reuses finished runs and resumes unfinished ones.
+ */
+export function registerExperiment(program: Command): void {
+  program
+    .command('experiment')
+    .description(`train, export, evaluate and report a grid of runs (${experimentNames().map((n) => `${n}: ${getExperiment(n).summary}`).join('; ')})`)
+    .argument('<name>', `experiment: ${experimentNames().join(', ')}`)
+    .requiredOption('--data <source>', "'multi30k', 'toy' (a synthetic corpus under --out), or a corpus folder")
+    .requiredOption('--budget-minutes <m>', 'training minutes per run, the same for every run', positiveNumber)
+    .option('--pairs <list>', "language pairs, e.g. 'de-en,en-de' (default: the data's)")
+    .option('--heads <list>', "output heads, e.g. 'learned,tied,fixed-l2,hadamard' (default: the experiment's)")
+    .option('--preset <name>', "architecture preset (default: the experiment's)")
+    .option('--seed <n>', 'seed of every run', intOption('--seed', 0), 1)
+    .option('--out <dir>', "grid folder: runs in <out>/<src>-<tgt>-<head>/, exports in <out>/artifacts/ (default: the experiment's)")
+    .option('--report-out <dir>', 'report folder (default: <out>/report)')
+    .option('--beam <k>', 'beam width of the test translations', intOption('--beam', 1), 5)
+    .action(async (name: string, flags: ExperimentFlags) => {
+      const experiment = getExperiment(name);
+      await initBackend({ quiet: true });
+      const result = await experiment.run({
+        data: flags.data,
+        pairs: flags.pairs === undefined ? undefined : list(flags.pairs),
+        heads: flags.heads === undefined ? undefined : list(flags.heads),
+        budgetMinutes: flags.budgetMinutes,
+        preset: flags.preset,
+        seed: flags.seed,
+        out: flags.out,
+        reportOut: flags.reportOut,
+        beam: flags.beam,
+      });
+      process.stdout.write(`${result.report.html}\n`);
+    });
+}

@@ -1,0 +1,54 @@
+import { spearman } from '../core/metrics/spearman.ts';
+import { cosineSimilarity, rowNorms } from '../core/metrics/vector-similarity.ts';
+import { SPECIALS, type Vocabulary } from '../core/vocab.ts';
+import type { TargetMatrix } from './output-matrix.ts';
+import type { MatrixAnalysis } from './schema.ts';
+import type { WordPair } from './word-pairs.ts';
+
+/** Points drawn in a norm-frequency scatter: enough to show the shape, few enough for a light page. */
+export const MAX_SCATTER_POINTS = 400;
+
+/** The first id after the specials: those are not words and have no training frequency of their own. */
+const FIRST_WORD = Math.max(...Object.values(SPECIALS).map((s) => s.id)) + 1;
+
+/**
+ * `count` indices spread evenly over 0..n-1 (all of them when n ≤ count), so a sample of words
+ * sorted by frequency keeps the frequency distribution's shape.
+ */
+export function evenSample(n: number, count: number): number[] {
+  if (n <= count) return Array.from({ length: n }, (_, i) => i);
+  return Array.from({ length: count }, (_, k) => Math.round((k * (n - 1)) / (count - 1)));
+}
+
+/**
+ * The paper's Figure 2 analysis (Spearman ρ of ‖w_j‖ and training frequency over every word) and
+ * the cosine similarity of word pairs, for one head's target vectors.
+ */
+export function analyseMatrix(m: TargetMatrix, vocab: Vocabulary, pairs: readonly WordPair[]): MatrixAnalysis {
+  const freqs = vocab.frequencies;
+  if (!freqs) throw new Error('the target vocabulary has no training frequencies (vocab.tgt.json predates them)');
+  if (m.rows !== vocab.size) throw new Error(`the target matrix has ${m.rows} rows, the vocabulary ${vocab.size} words`);
+  // Five significant digits: float32 rounding makes a unit-norm row 0.99999994 or 1.0000001, and
+  // ranking that noise would report a correlation where all norms are equal by construction.
+  const norms = Array.from(rowNorms(m.data, m.rows, m.dim), (n) => Number(n.toPrecision(5)));
+  const ids = Array.from({ length: m.rows - FIRST_WORD }, (_, i) => i + FIRST_WORD);
+  const rho = ids.length >= 2 ? spearman(ids.map((j) => freqs[j]!), ids.map((j) => norms[j]!)) : NaN;
+  const byFreq = [...ids].sort((a, b) => freqs[a]! - freqs[b]! || a - b);
+  const points = evenSample(byFreq.length, MAX_SCATTER_POINTS).map((k) => {
+    const j = byFreq[k]!;
+    return { freq: freqs[j]!, norm: norms[j]! };
+  });
+  const row = (j: number) => m.data.subarray(j * m.dim, (j + 1) * m.dim);
+  return {
+    kind: m.kind,
+    description: m.description,
+    words: ids.length,
+    dim: m.dim,
+    spearman: Number.isNaN(rho) ? null : rho,
+    points,
+    pairs: pairs.map(({ a, b, related }) => {
+      const cos = vocab.has(a) && vocab.has(b) ? cosineSimilarity(row(vocab.id(a)), row(vocab.id(b))) : NaN;
+      return { a, b, related, cosine: Number.isNaN(cos) ? null : cos };
+    }),
+  };
+}

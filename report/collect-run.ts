@@ -1,0 +1,77 @@
+import { basename, join } from 'node:path';
+import { readVocab } from '../train/prepare-data.ts';
+import { readRunConfig, RUN_FILES } from '../train/run-config.ts';
+import { readCheckpointInfo } from './checkpoint-info.ts';
+import { inspectTrainedModel } from './collect-model.ts';
+import { measureSpeed } from './collect-speed.ts';
+import { loadTestSet, scoreTest, testHypotheses } from './collect-test.ts';
+import { ensureExport } from './find-export.ts';
+import type { RunReport } from './schema.ts';
+
+export interface CollectRunOptions {
+  /** Beam width of the test translations and the latency runs. @default 5 */
+  beam?: number;
+  /** Training frequency below which a word is rare. */
+  rareThreshold: number;
+  /** Where to export the run when no current export exists (see report/find-export.ts). */
+  exportDir?: string;
+  log?: (line: string) => void;
+}
+
+/** A run's row of the report, before it is compared with the other runs (baseline, decrease). */
+export type CollectedRun = Omit<RunReport, 'baseline' | 'learnableDecrease' | 'bleuDelta'>;
+
+/**
+ * Everything the report says about one run folder: exports it if needed, translates the test set
+ * (cached), times the export, and reads the trained model's parameters and target vectors.
+ */
+export async function collectRun(runDir: string, opts: CollectRunOptions): Promise<CollectedRun> {
+  const beam = opts.beam ?? 5;
+  const config = await readRunConfig(runDir);
+  const exp = await ensureExport(runDir, { preferred: opts.exportDir, log: opts.log });
+  const vocabs = { src: await readVocab(join(runDir, RUN_FILES.srcVocab)), tgt: await readVocab(join(runDir, RUN_FILES.tgtVocab)) };
+  if (!vocabs.tgt.frequencies) throw new Error(`${join(runDir, RUN_FILES.tgtVocab)} has no training frequencies (written before they were kept): the rare-word and norm analyses need them`);
+  const set = await loadTestSet(config);
+  opts.log?.(`${basename(runDir)}: test set (${set.sources.length} sentences, beam ${beam})`);
+  const hyps = await testHypotheses(runDir, exp.modelDir, exp.checkpoint, set, beam);
+  const test = scoreTest(hyps, set, { tgtVocab: vocabs.tgt, tokenizer: config.tokenizer, tgtLang: config.data.tgt, beam, rareThreshold: opts.rareThreshold });
+  opts.log?.(`${basename(runDir)}: sizes and latency`);
+  const speed = await measureSpeed(runDir, exp.modelDir, exp.card, exp.checkpoint, set, beam);
+  const findings = await inspectTrainedModel(config, exp.checkpoint, vocabs, exp.card.params.generated);
+
+  // Training progress is the last checkpoint's, not the exported (best) one's.
+  const last = (await readCheckpointInfo(runDir, 'last')) ?? exp.checkpoint;
+  // A run that never validated saved bestBleu = -Infinity, which JSON wrote as null.
+  const bestBleu = typeof last.state.bestBleu === 'number' ? last.state.bestBleu : NaN;
+  return {
+    id: basename(runDir),
+    runDir,
+    modelDir: exp.modelDir,
+    arch: config.arch,
+    preset: config.preset,
+    head: config.head.name,
+    src: config.data.src,
+    tgt: config.data.tgt,
+    seed: config.seed,
+    training: {
+      epochs: last.epoch,
+      steps: last.step,
+      minutes: Number(last.state.elapsedMs ?? 0) / 60_000,
+      budgetMinutes: config.maxMinutes ?? null,
+      bestValBleu: Number.isFinite(bestBleu) ? bestBleu : null,
+      stopReason: typeof last.state.stopReason === 'string' ? last.state.stopReason : null,
+    },
+    checkpoint: { which: exp.checkpoint.which, sha256: exp.checkpoint.sha256, step: exp.checkpoint.step, epoch: exp.checkpoint.epoch },
+    params: {
+      learnable: exp.card.params.learnable,
+      frozen: exp.card.params.frozen,
+      generated: exp.card.params.generated,
+      components: findings.components,
+    },
+    onnx: speed.onnx,
+    latency: speed.latency,
+    test,
+    matrix: findings.matrix,
+    ...(findings.matrixNote ? { matrixNote: findings.matrixNote } : {}),
+  };
+}

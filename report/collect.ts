@@ -1,0 +1,69 @@
+import { availableParallelism, cpus } from 'node:os';
+import { basename, resolve } from 'node:path';
+import * as ort from 'onnxruntime-node';
+import { RARE_WORD_THRESHOLD } from '../core/metrics/word-usage.ts';
+import { type CollectedRun, collectRun } from './collect-run.ts';
+import { type Report, reportSchema, type RunReport } from './schema.ts';
+
+export interface CollectReportOptions {
+  title: string;
+  /** @default 5 */
+  beam?: number;
+  /** @default RARE_WORD_THRESHOLD (100) */
+  rareThreshold?: number;
+  /** Where to export a run that has no current export; @default `<run>/export` */
+  exportDirFor?: (runDir: string) => string | undefined;
+  log?: (line: string) => void;
+}
+
+/** Runs compare with the `learned` run trained on the same thing: same arch, preset and language pair. */
+const comparableKey = (r: CollectedRun) => JSON.stringify([r.arch, r.preset, r.src, r.tgt]);
+
+/** Adds each run's baseline, its learnable-parameter decrease (the paper's Table 3) and BLEU difference. */
+export function compareWithBaselines(runs: CollectedRun[]): RunReport[] {
+  const baselines = new Map<string, CollectedRun>();
+  for (const r of runs) if (r.head === 'learned' && !baselines.has(comparableKey(r))) baselines.set(comparableKey(r), r);
+  return runs.map((r) => {
+    const base = baselines.get(comparableKey(r));
+    if (!base) return { ...r, baseline: null, learnableDecrease: null, bleuDelta: null };
+    return {
+      ...r,
+      baseline: base.id,
+      learnableDecrease: (base.params.learnable - r.params.learnable) / base.params.learnable,
+      bleuDelta: r.test.bleu - base.test.bleu,
+    };
+  });
+}
+
+export function machineInfo(): Report['machine'] {
+  return { cpu: cpus()[0]?.model.trim() ?? 'unknown CPU', cores: availableParallelism(), node: process.version, onnxruntime: ort.env.versions.node ?? 'unknown' };
+}
+
+/** Collects every run (in the order given) into the data behind a report. */
+export async function collectReport(runDirs: string[], opts: CollectReportOptions): Promise<Report> {
+  if (runDirs.length === 0) throw new Error('a report needs at least one run folder');
+  // Runs are named by their folder in tables, charts and chart files: two runs must not share one.
+  const byName = new Map<string, string>();
+  for (const dir of runDirs.map((d) => resolve(d))) {
+    const other = byName.get(basename(dir));
+    if (other !== undefined) throw new Error(`${other} and ${dir} are both named '${basename(dir)}': a report names runs by their folder, so give runs distinct folder names`);
+    byName.set(basename(dir), dir);
+  }
+  const beam = opts.beam ?? 5;
+  const rareThreshold = opts.rareThreshold ?? RARE_WORD_THRESHOLD;
+  const runs: CollectedRun[] = [];
+  for (const dir of runDirs) {
+    const runDir = resolve(dir);
+    opts.log?.(`collecting ${runDir}`);
+    runs.push(await collectRun(runDir, { beam, rareThreshold, exportDir: opts.exportDirFor?.(runDir), log: opts.log }));
+  }
+  return reportSchema.parse({
+    format: 'frost-report',
+    version: 1,
+    title: opts.title,
+    created: new Date().toISOString(),
+    machine: machineInfo(),
+    settings: { beam, rareThreshold },
+    runs: compareWithBaselines(runs),
+  });
+}

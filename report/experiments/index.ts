@@ -1,0 +1,4 @@
+// Importing an experiment file registers it.
+import './mt-heads.ts';
+
+export { experimentNames, getExperiment, type ExperimentOptions, type ExperimentResult } from './registry.ts';

@@ -1,0 +1,58 @@
+import type { WrittenReport } from '../write-report.ts';
+
+/**
+ * Experiments `frost experiment NAME` can run: each trains a grid of runs, exports and evaluates
+ * them, and writes a report. Each experiment file registers itself; a duplicate name throws.
+ */
+export interface ExperimentOptions {
+  /** 'multi30k', 'toy' (a synthetic corpus written under `out`), or a corpus folder. */
+  data: string;
+  /** Language pairs as 'src-tgt'. @default the data source's pairs */
+  pairs?: string[];
+  /** Output heads. @default the experiment's */
+  heads?: string[];
+  /** Training minutes per run (validation included), equal for every run. */
+  budgetMinutes: number;
+  /** @default the experiment's */
+  preset?: string;
+  /** @default 1 */
+  seed?: number;
+  /** Grid folder: runs in `<out>/<src>-<tgt>-<head>/`, exports in `<out>/artifacts/<same>/`. @default the experiment's */
+  out?: string;
+  /** @default `<out>/report` */
+  reportOut?: string;
+  /** Beam width of the test translations. @default 5 */
+  beam?: number;
+  /** @default a line on stderr */
+  log?: (line: string) => void;
+}
+
+export interface ExperimentResult {
+  runDirs: string[];
+  report: WrittenReport;
+}
+
+export interface ExperimentDefinition {
+  name: string;
+  /** One line for `frost experiment --help`. */
+  summary: string;
+  defaults: { heads: string[]; preset: string; out: string };
+  run(options: ExperimentOptions): Promise<ExperimentResult>;
+}
+
+const experiments = new Map<string, ExperimentDefinition>();
+
+export function registerExperiment(def: ExperimentDefinition): void {
+  if (experiments.has(def.name)) throw new Error(`experiment '${def.name}' is already registered`);
+  experiments.set(def.name, def);
+}
+
+export function experimentNames(): string[] {
+  return [...experiments.keys()];
+}
+
+export function getExperiment(name: string): ExperimentDefinition {
+  const def = experiments.get(name);
+  if (!def) throw new RangeError(`unknown experiment '${name}'; known experiments: ${experimentNames().join(', ')}`);
+  return def;
+}

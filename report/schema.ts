@@ -1,0 +1,149 @@
+import { z } from 'zod';
+
+/**
+ * `report.json`: every number `report.md` and `report.html` show, and nothing they compute on their
+ * own, so a reader (or a test) can check any cell against it. Values that can be undefined (a
+ * correlation of constant norms, a run without a `learned` baseline) are null, never NaN, which
+ * JSON cannot hold.
+ */
+
+const count = z.number().int().nonnegative();
+const maybe = z.number().nullable();
+
+/** Parameters by where they sit; the size bars stack these. */
+export const componentParamsSchema = z.object({
+  /** Learnable source and target embeddings (a tied head's matrix counts here: it is stored once). */
+  embeddings: count,
+  /** Learnable encoder parameters other than the embedding. */
+  encoder: count,
+  /** Learnable decoder parameters other than the embedding. */
+  decoder: count,
+  /** Learnable parameters of the output layer (W and b, a projection, a scale). */
+  headLearnable: count,
+  /** Frozen output-layer parameters stored in the ONNX file. */
+  headFrozen: count,
+  /** Frozen output-layer parameters the ONNX graph regenerates from a seed or structure (0 bytes). */
+  headGenerated: count,
+});
+export type ComponentParams = z.infer<typeof componentParamsSchema>;
+export const COMPONENT_KEYS = Object.keys(componentParamsSchema.shape) as (keyof ComponentParams)[];
+
+export const onnxSizeSchema = z.object({
+  /** encoder + decoder file bytes. */
+  bytes: count,
+  gzipBytes: count,
+  /** Median onnxruntime-node session creation of each graph, summed, in ms (all graph optimisations, as serving loads them). */
+  sessionCreateMs: z.number().nonnegative(),
+});
+export type OnnxSize = z.infer<typeof onnxSizeSchema>;
+
+export const REPORT_PRECISIONS = ['fp32', 'fp16', 'int8'] as const;
+
+export const latencySchema = z.object({
+  beam: z.number().int().positive(),
+  /** onnxruntime intra-op threads. */
+  threads: z.number().int().nonnegative(),
+  /** Median ms to translate one test sentence alone, over `batch1Sentences` sentences. */
+  batch1Ms: z.number().nonnegative(),
+  batch1Sentences: z.number().int().positive(),
+  /** Median ms to translate a batch of `batch64Size` test sentences, over `batch64Batches` batches. */
+  batch64Ms: z.number().nonnegative(),
+  batch64Size: z.number().int().positive(),
+  batch64Batches: z.number().int().positive(),
+  /** The machine's 1-minute load average when the timing started: timings taken under load are slower. */
+  loadAverage: z.number().nonnegative(),
+});
+export type Latency = z.infer<typeof latencySchema>;
+
+export const testResultSchema = z.object({
+  /** The split decoded ('test': Multi30k's test2016, or a plain corpus's test files). */
+  split: z.string(),
+  sentences: count,
+  beam: z.number().int().positive(),
+  /** Corpus BLEU of detokenised output against the raw references, lower-cased (sacreBLEU 13a). */
+  bleu: z.number(),
+  bleuSignature: z.string(),
+  /** Distinct target words produced (specials and <unk> excluded). */
+  vocabUsage: count,
+  /** Distinct words of the references, tokenised as in training: the usage a perfect output would have. */
+  refVocabUsage: count,
+  /** Share of produced words that occur fewer than `rareThreshold` times in the training targets. */
+  rareRate: maybe,
+  refRareRate: maybe,
+  words: count,
+});
+export type TestResult = z.infer<typeof testResultSchema>;
+
+export const wordPairSchema = z.object({
+  a: z.string(),
+  b: z.string(),
+  /** Whether the words are related (dog/puppy) or a control pair (dog/shirt). */
+  related: z.boolean(),
+  /** cos(w_a, w_b); null when a word is not in the target vocabulary. */
+  cosine: maybe,
+});
+
+export const matrixAnalysisSchema = z.object({
+  /** Whether the target vectors were learned (learned, tied, shared-*) or frozen (fixed-*, hadamard). */
+  kind: z.enum(['learned', 'frozen']),
+  /** Which matrix was read, in words. */
+  description: z.string(),
+  /** Words correlated (the vocabulary without specials). */
+  words: count,
+  dim: z.number().int().positive(),
+  /** Spearman ρ of ‖w_j‖ and word j's training frequency; null when the norms are all equal. */
+  spearman: maybe,
+  /** A frequency-stratified sample of (frequency, norm) for the scatter plot. */
+  points: z.array(z.object({ freq: count, norm: z.number() })),
+  pairs: z.array(wordPairSchema),
+});
+export type MatrixAnalysis = z.infer<typeof matrixAnalysisSchema>;
+
+export const runReportSchema = z.object({
+  /** The run folder's name ('de-en-learned'). */
+  id: z.string(),
+  runDir: z.string(),
+  modelDir: z.string(),
+  arch: z.string(),
+  preset: z.string(),
+  head: z.string(),
+  src: z.string(),
+  tgt: z.string(),
+  seed: z.number().int(),
+  training: z.object({
+    epochs: count,
+    steps: count,
+    minutes: z.number().nonnegative(),
+    budgetMinutes: z.number().nullable(),
+    bestValBleu: maybe,
+    stopReason: z.string().nullable(),
+  }),
+  checkpoint: z.object({ which: z.enum(['best', 'last']), sha256: z.string(), step: count, epoch: count }),
+  params: z.object({ learnable: count, frozen: count, generated: count, components: componentParamsSchema }),
+  /** The `learned` run of the same arch, preset and language pair, if the report has one. */
+  baseline: z.string().nullable(),
+  /** (baseline learnable − learnable) / baseline learnable: the paper's Table 3 "decrease". */
+  learnableDecrease: maybe,
+  /** Test BLEU minus the baseline's. */
+  bleuDelta: maybe,
+  onnx: z.object({ fp32: onnxSizeSchema, fp16: onnxSizeSchema, int8: onnxSizeSchema }),
+  latency: latencySchema,
+  test: testResultSchema,
+  /** Null for heads whose output matrix the report cannot read (see `matrixNote`). */
+  matrix: matrixAnalysisSchema.nullable(),
+  matrixNote: z.string().optional(),
+});
+export type RunReport = z.infer<typeof runReportSchema>;
+
+export const reportSchema = z.object({
+  format: z.literal('frost-report'),
+  version: z.literal(1),
+  title: z.string(),
+  created: z.string(),
+  machine: z.object({ cpu: z.string(), cores: z.number().int().positive(), node: z.string(), onnxruntime: z.string() }),
+  settings: z.object({ beam: z.number().int().positive(), rareThreshold: count }),
+  runs: z.array(runReportSchema),
+});
+export type Report = z.infer<typeof reportSchema>;
+
+export const REPORT_FILES = { json: 'report.json', markdown: 'report.md', html: 'report.html', charts: 'charts' } as const;

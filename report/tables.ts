@@ -1,0 +1,187 @@
+import { formatBytes, formatCount, formatFixed1, formatFixed2, formatFixed3, formatMs, formatPercent, MISSING } from './format.ts';
+import type { Report, RunReport } from './schema.ts';
+
+/**
+ * The report's tables as plain data, rendered by both render-md.ts and render-html.ts so the two
+ * always show the same numbers. A cell showing a number of report.json names it by `path`
+ * (`runs.2.test.bleu`); the HTML keeps that as `data-path`, so a reader or test can check it.
+ */
+export interface Cell {
+  text: string;
+  path?: string;
+}
+
+export interface Table {
+  id: string;
+  title: string;
+  note?: string;
+  header: string[];
+  /** Columns holding numbers (right-aligned). */
+  numeric: boolean[];
+  rows: Cell[][];
+}
+
+const plain = (text: string): Cell => ({ text });
+
+/** A cell showing the value at `path` below `runs.<i>`, formatted by `format`. */
+function value(report: Report, i: number, path: string, format: (v: number | null | undefined) => string): Cell {
+  let v: unknown = report.runs[i];
+  for (const key of path.split('.')) v = (v as Record<string, unknown> | undefined)?.[key];
+  return { text: format(v as number | null | undefined), path: `runs.${i}.${path}` };
+}
+
+export const pairLabel = (r: Pick<RunReport, 'src' | 'tgt'>) => `${r.src}→${r.tgt}`;
+
+function unique<T>(xs: T[]): T[] {
+  return [...new Set(xs)];
+}
+
+/** The paper's Table 2: test BLEU, one row per head, one column per language pair. */
+function bleuTable(report: Report): Table {
+  const pairs = unique(report.runs.map(pairLabel));
+  const heads = unique(report.runs.map((r) => r.head));
+  return {
+    id: 'bleu',
+    title: `Test BLEU, beam ${report.settings.beam}`,
+    note: 'The layout of the paper\'s Table 2. sacreBLEU 13a on detokenised, lower-cased output against the raw references.',
+    header: ['head', ...pairs],
+    numeric: [false, ...pairs.map(() => true)],
+    rows: heads.map((head) => [
+      plain(head),
+      ...pairs.map((pair) => {
+        const i = report.runs.findIndex((r) => r.head === head && pairLabel(r) === pair);
+        return i < 0 ? plain(MISSING) : value(report, i, 'test.bleu', formatFixed2);
+      }),
+    ]),
+  };
+}
+
+/** The paper's Table 3: parameters and the decrease in learnable ones against `learned`. */
+function paramsTable(report: Report): Table {
+  return {
+    id: 'params',
+    title: 'Parameters',
+    note: 'The layout of the paper\'s Table 3. Frozen parameters get no gradient; generated ones are frozen parameters the ONNX graph rebuilds from a seed or structure instead of storing. The decrease is in learnable parameters against the `learned` run of the same architecture, preset and language pair.',
+    header: ['run', 'pair', 'head', 'learnable', 'frozen', 'generated', 'decrease vs learned'],
+    numeric: [false, false, false, true, true, true, true],
+    rows: report.runs.map((r, i) => [
+      plain(r.id),
+      plain(pairLabel(r)),
+      plain(r.head),
+      value(report, i, 'params.learnable', formatCount),
+      value(report, i, 'params.frozen', formatCount),
+      value(report, i, 'params.generated', formatCount),
+      r.head === 'learned' ? plain('baseline') : value(report, i, 'learnableDecrease', formatPercent),
+    ]),
+  };
+}
+
+function filesTable(report: Report): Table {
+  const precisions = ['fp32', 'fp16', 'int8'] as const;
+  return {
+    id: 'files',
+    title: 'ONNX files',
+    note: 'Encoder and decoder together. fp16 and int8 are the files `frost export --precision` writes (the same pass over the float32 graphs). Session creation: median of 3 onnxruntime-node sessions per graph, both graphs summed.',
+    header: ['run', ...precisions.flatMap((p) => [`${p} bytes`, `${p} gzip`]), ...precisions.map((p) => `${p} session`)],
+    numeric: [false, ...precisions.flatMap(() => [true, true]), ...precisions.map(() => true)],
+    rows: report.runs.map((r, i) => [
+      plain(r.id),
+      ...precisions.flatMap((p) => [value(report, i, `onnx.${p}.bytes`, formatBytes), value(report, i, `onnx.${p}.gzipBytes`, formatBytes)]),
+      ...precisions.map((p) => value(report, i, `onnx.${p}.sessionCreateMs`, formatMs)),
+    ]),
+  };
+}
+
+function latencyTable(report: Report): Table {
+  return {
+    id: 'latency',
+    title: 'Decode latency',
+    note: `fp32 model, onnxruntime-node with one intra-op thread, beam ${report.settings.beam}. Batch 1: median over single test sentences; batch 64: median over batches of 64 test sentences. Load: the machine's 1-minute load average when the run was timed (${report.machine.cores} cores); runs timed under different load are not comparable.`,
+    header: ['run', 'batch 1', 'batch 64', 'test BLEU', 'load'],
+    numeric: [false, true, true, true, true],
+    rows: report.runs.map((r, i) => [
+      plain(r.id),
+      value(report, i, 'latency.batch1Ms', formatMs),
+      value(report, i, 'latency.batch64Ms', formatMs),
+      value(report, i, 'test.bleu', formatFixed2),
+      value(report, i, 'latency.loadAverage', formatFixed2),
+    ]),
+  };
+}
+
+function vocabTable(report: Report): Table {
+  return {
+    id: 'vocabulary',
+    title: 'Vocabulary usage on the test set',
+    note: `Distinct target words in the translations (specials and <unk> excluded) and the share of produced words that occur fewer than ${report.settings.rareThreshold} times in the training targets. The references' values, tokenised as in training, show what a perfect output would have.`,
+    header: ['run', 'distinct words', 'references', 'rare-word rate', 'references', 'words produced'],
+    numeric: [false, true, true, true, true, true],
+    rows: report.runs.map((r, i) => [
+      plain(r.id),
+      value(report, i, 'test.vocabUsage', formatCount),
+      value(report, i, 'test.refVocabUsage', formatCount),
+      value(report, i, 'test.rareRate', formatPercent),
+      value(report, i, 'test.refRareRate', formatPercent),
+      value(report, i, 'test.words', formatCount),
+    ]),
+  };
+}
+
+function matrixTable(report: Report): Table {
+  return {
+    id: 'matrix',
+    title: 'Target-vector norm against training frequency',
+    note: 'Spearman ρ of ‖w_j‖ and the training frequency of word j over the whole target vocabulary (the paper\'s Figure 2 found 0.76–0.93 for learned output matrices). Frozen heads are the control; where every norm is equal by construction there is no correlation to compute.',
+    header: ['run', 'head', 'target vectors', 'words', 'Spearman ρ'],
+    numeric: [false, false, false, true, true],
+    rows: report.runs.map((r, i) =>
+      r.matrix
+        ? [plain(r.id), plain(r.head), plain(r.matrix.kind), value(report, i, 'matrix.words', formatCount), r.matrix.spearman === null ? plain('all norms equal') : value(report, i, 'matrix.spearman', formatFixed3)]
+        : [plain(r.id), plain(r.head), plain(r.matrixNote ?? 'not analysed'), plain(MISSING), plain(MISSING)],
+    ),
+  };
+}
+
+/** Cosine similarity of word pairs, one table per target language (the pairs are language-specific). */
+function pairTables(report: Report): Table[] {
+  return unique(report.runs.map((r) => r.tgt)).flatMap((lang) => {
+    const runs = report.runs.map((r, i) => ({ r, i })).filter(({ r }) => r.tgt === lang && r.matrix && r.matrix.pairs.length > 0);
+    if (runs.length === 0) return [];
+    const pairs = runs[0]!.r.matrix!.pairs;
+    return [
+      {
+        id: `pairs-${lang}`,
+        title: `Cosine similarity of word pairs (target ${lang})`,
+        note: 'Related pairs first, then control pairs (marked ×). A learned matrix should put related words closer than controls; random frozen vectors are all near 0. A dash: a word is not in the vocabulary.',
+        header: ['run', 'target vectors', ...pairs.map((p) => `${p.related ? '' : '× '}${p.a}/${p.b}`)],
+        numeric: [false, false, ...pairs.map(() => true)],
+        rows: runs.map(({ r, i }) => [plain(r.id), plain(r.matrix!.kind), ...pairs.map((_, k) => value(report, i, `matrix.pairs.${k}.cosine`, formatFixed3))]),
+      },
+    ];
+  });
+}
+
+function trainingTable(report: Report): Table {
+  return {
+    id: 'training',
+    title: 'Training',
+    note: 'From the last checkpoint. The exported (and evaluated) checkpoint is the one with the best validation BLEU (greedy).',
+    header: ['run', 'epochs', 'steps', 'minutes', 'budget', 'best val BLEU', 'exported step', 'stopped because'],
+    numeric: [false, true, true, true, true, true, true, false],
+    rows: report.runs.map((r, i) => [
+      plain(r.id),
+      value(report, i, 'training.epochs', formatCount),
+      value(report, i, 'training.steps', formatCount),
+      value(report, i, 'training.minutes', formatFixed1),
+      value(report, i, 'training.budgetMinutes', formatFixed1),
+      value(report, i, 'training.bestValBleu', formatFixed2),
+      value(report, i, 'checkpoint.step', formatCount),
+      plain(r.training.stopReason ?? MISSING),
+    ]),
+  };
+}
+
+/** Every table, in reading order. */
+export function reportTables(report: Report): Table[] {
+  return [bleuTable(report), paramsTable(report), filesTable(report), latencyTable(report), vocabTable(report), matrixTable(report), ...pairTables(report), trainingTable(report)];
+}

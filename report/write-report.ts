@@ -1,0 +1,42 @@
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { reportLayout } from './layout.ts';
+import { renderHtml } from './render-html.ts';
+import { renderMarkdown } from './render-md.ts';
+import { type Report, REPORT_FILES, reportSchema } from './schema.ts';
+
+/** The files of a written report. */
+export interface WrittenReport {
+  dir: string;
+  json: string;
+  markdown: string;
+  html: string;
+  charts: string[];
+}
+
+/**
+ * Writes report.json, report.md (+ charts/*.svg it links) and the self-contained report.html to
+ * `dir`. The data is validated first, so a report is never written from data its schema refuses.
+ */
+export async function writeReport(report: Report, dir: string): Promise<WrittenReport> {
+  const data = reportSchema.parse(report);
+  const layout = reportLayout(data);
+  const chartsDir = join(dir, REPORT_FILES.charts);
+  // Charts of runs no longer in the report must not linger beside it.
+  await rm(chartsDir, { recursive: true, force: true });
+  await mkdir(chartsDir, { recursive: true });
+  const charts: string[] = [];
+  for (const s of layout.sections) {
+    for (const b of s.blocks) {
+      if (b.kind !== 'chart') continue;
+      const path = join(chartsDir, `${b.chart.id}.svg`);
+      await writeFile(path, `${b.chart.svg}\n`);
+      charts.push(path);
+    }
+  }
+  const out = { dir, json: join(dir, REPORT_FILES.json), markdown: join(dir, REPORT_FILES.markdown), html: join(dir, REPORT_FILES.html), charts };
+  await writeFile(out.json, `${JSON.stringify(data, null, 2)}\n`);
+  await writeFile(out.markdown, renderMarkdown(layout, REPORT_FILES.charts));
+  await writeFile(out.html, renderHtml(layout));
+  return out;
+}

@@ -1,0 +1,122 @@
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { z } from 'zod';
+import { resolveArchConfig } from '../models/index.ts';
+import { cachedJson } from '../report/cache.ts';
+import { parsePair } from '../report/experiments/data-sources.ts';
+import { gridRuns, threadsPerRun, trainGrid } from '../report/experiments/grid.ts';
+import { exportCandidates } from '../report/find-export.ts';
+import { runStatus } from '../report/run-status.ts';
+import { runConfigSchema, writeRunConfig } from '../train/run-config.ts';
+
+let dir: string;
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'frost-experiment-status-'));
+});
+after(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** A run folder as the trainer leaves it: config, optional `last` checkpoint manifest, metrics lines. */
+async function fakeRun(name: string, opts: { state?: Record<string, unknown>; metrics?: object[]; head?: string } = {}): Promise<string> {
+  const runDir = join(dir, name);
+  await mkdir(runDir, { recursive: true });
+  const config = runConfigSchema.parse({
+    arch: 'rnn-attn',
+    preset: 'tiny',
+    archConfig: resolveArchConfig('rnn-attn', 'tiny'),
+    head: { name: opts.head ?? 'learned' },
+    seed: 1,
+    data: { dir: '/nowhere', kind: 'plain', src: 'src', tgt: 'tgt' },
+  });
+  await writeRunConfig(runDir, config);
+  if (opts.state) {
+    await mkdir(join(runDir, 'checkpoints', 'last'), { recursive: true });
+    await writeFile(join(runDir, 'checkpoints', 'last', 'checkpoint.json'), JSON.stringify({ format: 'frost-checkpoint', sha256: 'ab'.repeat(32), state: opts.state }));
+  }
+  if (opts.metrics) await writeFile(join(runDir, 'metrics.jsonl'), opts.metrics.map((m) => `${JSON.stringify(m)}\n`).join(''));
+  return runDir;
+}
+
+const line = (elapsedMinutes: number, complete: boolean) => ({ epoch: 1, step: 10, elapsedMinutes, complete, valBleu: 1 });
+
+describe('which runs of a grid are finished', () => {
+  test('no config: missing; a config without progress: unfinished at 0 minutes', async () => {
+    assert.deepEqual(await runStatus(join(dir, 'absent'), 20), { kind: 'missing' });
+    assert.deepEqual(await runStatus(await fakeRun('fresh'), 20), { kind: 'unfinished', elapsedMinutes: 0 });
+  });
+
+  test('the budget used (to rounding) is finished; less is not, even after a complete epoch', async () => {
+    const used = await runStatus(await fakeRun('used', { metrics: [line(7, true), line(19.999, false)] }), 20);
+    assert.equal(used.kind, 'finished');
+    // A run killed after a complete epoch at minute 7 still has 13 minutes to train.
+    assert.deepEqual(await runStatus(await fakeRun('killed', { metrics: [line(7, true)] }), 20), { kind: 'unfinished', elapsedMinutes: 7 });
+    assert.equal((await runStatus(await fakeRun('short', { metrics: [line(19.5, false)] }), 20)).kind, 'unfinished');
+  });
+
+  test("the trainer's own verdict: a plateau stop is final, a time stop is extended by a larger budget", async () => {
+    const plateau = await fakeRun('plateau', { state: { done: true, stopKind: 'plateau', stopReason: 'no validation gain for 20 epochs', elapsedMs: 5 * 60_000 } });
+    assert.deepEqual(await runStatus(plateau, 20), { kind: 'finished', elapsedMinutes: 5, reason: 'no validation gain for 20 epochs' });
+    const timed = await fakeRun('timed', { state: { done: true, stopKind: 'time', elapsedMs: 20 * 60_000 }, metrics: [line(20, false)] });
+    assert.equal((await runStatus(timed, 20)).kind, 'finished');
+    assert.deepEqual(await runStatus(timed, 30), { kind: 'unfinished', elapsedMinutes: 20 });
+  });
+
+  test('a corrupt metrics line is refused with its file and line number', async () => {
+    const bad = await fakeRun('bad-metrics');
+    await writeFile(join(bad, 'metrics.jsonl'), `${JSON.stringify(line(1, true))}\n{"epoch": "x"}\n`);
+    await assert.rejects(runStatus(bad, 20), (err: Error) => err.message.includes(`${join(bad, 'metrics.jsonl')}:2`));
+  });
+
+  test('a folder holding another run is refused before anything trains, saying what differs', async () => {
+    const out = join(dir, 'grid');
+    await mkdir(out, { recursive: true });
+    await rm(join(out, 'src-tgt-learned'), { recursive: true, force: true });
+    const other = await fakeRun('grid/src-tgt-learned', { head: 'tied', metrics: [line(0.1, false)] });
+    const lines: string[] = [];
+    await assert.rejects(
+      trainGrid({ out, dataDir: '/nowhere', arch: 'rnn-attn', preset: 'tiny', seed: 1, budgetMinutes: 1, pairs: [{ src: 'src', tgt: 'tgt' }], heads: ['learned'], log: (l) => lines.push(l) }),
+      (err: Error) => err.message.startsWith(other) && err.message.includes('head=tied') && err.message.includes('head=learned'),
+    );
+    assert.deepEqual(lines, []);
+  });
+});
+
+describe('grid layout', () => {
+  test('runs in <out>/<src>-<tgt>-<head>/, pair by pair', () => {
+    const runs = gridRuns({ out: '/g', pairs: [parsePair('de-en'), parsePair('en-de')], heads: ['learned', 'hadamard'] });
+    assert.deepEqual(runs.map((r) => r.dir), ['/g/de-en-learned', '/g/de-en-hadamard', '/g/en-de-learned', '/g/en-de-hadamard']);
+    assert.throws(() => parsePair('de'), /'src-tgt'.*got 'de'/);
+    assert.throws(() => parsePair('de-de'), /two different languages/);
+  });
+
+  test('exports are looked for in the given folder, the experiment layout, then <run>/export', () => {
+    assert.deepEqual(exportCandidates('/g/de-en-learned'), ['/g/artifacts/de-en-learned', '/g/de-en-learned/export']);
+    assert.deepEqual(exportCandidates('/g/de-en-learned', '/elsewhere'), ['/elsewhere', '/g/artifacts/de-en-learned', '/g/de-en-learned/export']);
+  });
+
+  test('wasm threads: the cores shared among the heads of a pair, at least one', () => {
+    assert.equal(threadsPerRun(4, 2), 1);
+    assert.equal(threadsPerRun(2, 16), 8);
+    assert.equal(threadsPerRun(5, 16), 3);
+  });
+});
+
+describe('cached measurements', () => {
+  const schema = z.object({ n: z.number() });
+  test('computed once per key; another key, a torn file or a schema mismatch computes again', async () => {
+    const path = join(dir, 'cache', 'x.json');
+    let calls = 0;
+    const compute = async () => ({ n: ++calls });
+    assert.deepEqual(await cachedJson(path, { checkpoint: 'a', beam: 5 }, schema, compute), { n: 1 });
+    assert.deepEqual(await cachedJson(path, { checkpoint: 'a', beam: 5 }, schema, compute), { n: 1 });
+    assert.deepEqual(await cachedJson(path, { checkpoint: 'b', beam: 5 }, schema, compute), { n: 2 });
+    await writeFile(path, '{"key": {"checkpoint": "b", "beam": 5}, "val');
+    assert.deepEqual(await cachedJson(path, { checkpoint: 'b', beam: 5 }, schema, compute), { n: 3 });
+    await writeFile(path, JSON.stringify({ key: { checkpoint: 'b', beam: 5 }, value: { n: 'three' } }));
+    assert.deepEqual(await cachedJson(path, { checkpoint: 'b', beam: 5 }, schema, compute), { n: 4 });
+  });
+});

@@ -1,0 +1,251 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { Vocabulary } from '../core/vocab.ts';
+import { analyseMatrix, evenSample } from '../report/analyse-matrix.ts';
+import { bleuHolds, claimTable, decreaseHolds } from '../report/claim.ts';
+import { compareWithBaselines } from '../report/collect.ts';
+import { scoreTest } from '../report/collect-test.ts';
+import type { CollectedRun } from '../report/collect-run.ts';
+import { reportCharts } from '../report/charts.ts';
+import { type Report, reportSchema } from '../report/schema.ts';
+import { niceTicks, linearScale, logScale } from '../report/svg/scale.ts';
+import { escapeXml } from '../report/svg/svg.ts';
+import { reportTables } from '../report/tables.ts';
+import { writeReport } from '../report/write-report.ts';
+import { assertShows, readShown } from './helpers/report-check.ts';
+
+/** A run as collect-run.ts returns it; `over` replaces fields. */
+function run(id: string, head: string, pair: [string, string], over: { learnable: number; bleu: number; bytes: number; spearman: number | null }): CollectedRun {
+  const [src, tgt] = pair;
+  const size = (k: number) => ({ bytes: Math.round(over.bytes * k), gzipBytes: Math.round(over.bytes * k * 0.9), sessionCreateMs: 20 * k });
+  return {
+    id,
+    runDir: `/runs/${id}`,
+    modelDir: `/runs/artifacts/${id}`,
+    arch: 'rnn-attn',
+    preset: 'small',
+    head,
+    src,
+    tgt,
+    seed: 1,
+    training: { epochs: 3, steps: 1226, minutes: 20.01, budgetMinutes: 20, bestValBleu: 20.05, stopReason: 'time budget of 20 minutes used' },
+    checkpoint: { which: 'best', sha256: 'ab'.repeat(32), step: 1200, epoch: 3 },
+    params: {
+      learnable: over.learnable,
+      frozen: 0,
+      generated: 0,
+      components: { embeddings: 300, encoder: 200, decoder: 100, headLearnable: over.learnable - 600, headFrozen: 0, headGenerated: 0 },
+    },
+    onnx: { fp32: size(1), fp16: size(0.5), int8: size(0.27) },
+    latency: { beam: 5, threads: 1, batch1Ms: 12.34, batch1Sentences: 10, batch64Ms: 456.7, batch64Size: 64, batch64Batches: 3, loadAverage: 1.5 },
+    test: { split: 'test2016', sentences: 1000, beam: 5, bleu: over.bleu, bleuSignature: 'nrefs:1|case:lc|eff:no|tok:13a|smooth:exp', vocabUsage: 812, refVocabUsage: 1500, rareRate: 0.0123, refRareRate: 0.05, words: 12000 },
+    matrix: {
+      kind: head === 'learned' ? 'learned' : 'frozen',
+      description: 'test matrix',
+      words: 3,
+      dim: 2,
+      spearman: over.spearman,
+      points: [
+        { freq: 1, norm: 0.5 },
+        { freq: 10, norm: 1 },
+        { freq: 100, norm: 2 },
+      ],
+      pairs: [
+        { a: 'dog', b: 'puppy', related: true, cosine: 0.61 },
+        { a: 'dog', b: 'shirt', related: false, cosine: null },
+      ],
+    },
+  };
+}
+
+function fixture(): Report {
+  const runs = [
+    run('de-en-learned', 'learned', ['de', 'en'], { learnable: 1000, bleu: 20.05, bytes: 4_000_000, spearman: 0.81 }),
+    run('de-en-fixed-l2', 'fixed-l2', ['de', 'en'], { learnable: 700, bleu: 19.6, bytes: 2_800_000, spearman: null }),
+    // No learned run on en-de: no baseline, no decrease.
+    run('en-de-<hadamard>', 'hadamard', ['en', 'de'], { learnable: 701, bleu: 15.5, bytes: 2_900_000, spearman: null }),
+  ];
+  return reportSchema.parse({
+    format: 'frost-report',
+    version: 1,
+    title: 'fixture & <report>',
+    created: '2026-11-22T04:00:00.000Z',
+    machine: { cpu: 'Test CPU', cores: 2, node: 'v20', onnxruntime: '1.30.0' },
+    settings: { beam: 5, rareThreshold: 100 },
+    runs: compareWithBaselines(runs),
+  });
+}
+
+describe('comparison with the learned baseline', () => {
+  test('decrease and BLEU difference against the learned run of the same arch, preset and pair', () => {
+    const r = fixture();
+    assert.equal(r.runs[0]!.baseline, 'de-en-learned');
+    assert.equal(r.runs[0]!.learnableDecrease, 0);
+    assert.equal(r.runs[1]!.baseline, 'de-en-learned');
+    assert.ok(Math.abs(r.runs[1]!.learnableDecrease! - 0.3) < 1e-12);
+    assert.ok(Math.abs(r.runs[1]!.bleuDelta! - -0.45) < 1e-9);
+    assert.equal(r.runs[2]!.baseline, null);
+    assert.equal(r.runs[2]!.learnableDecrease, null);
+  });
+
+  test("the paper's claim: within 0.5 BLEU, 19–33% fewer learnable parameters", () => {
+    assert.ok(bleuHolds(-0.5));
+    assert.ok(!bleuHolds(-0.51));
+    assert.ok(bleuHolds(3));
+    assert.ok(decreaseHolds(0.19) && decreaseHolds(0.33) && decreaseHolds(0.282));
+    assert.ok(!decreaseHolds(0.1849) && !decreaseHolds(0.3351));
+    const t = claimTable(fixture())!;
+    // Only the frozen head with a baseline: fixed-l2 at -0.45 BLEU and 30.0% fewer
+    assert.deepEqual(t.rows.map((r) => r.map((c) => c.text)), [['de-en-fixed-l2', 'de-en-learned', '-0.45', 'yes', '30.0%', 'yes']]);
+  });
+});
+
+describe('test-set scores', () => {
+  test('vocabulary usage and rare words leave out specials and <unk>; references are tokenised as in training', () => {
+    const tgtVocab = Vocabulary.fromJSON(['<pad>', '<unk>', '<s>', '</s>', 'a', 'dog', 'puppy'], [0, 9, 0, 0, 150, 99, 5]);
+    // Texts differ from the references only in case: BLEU is lower-cased, so 100.
+    const hyps = { texts: ['A dog a puppy a dog', 'A puppy a dog a puppy runs'], tokens: [['a', 'dog', '<unk>'], ['a', 'puppy']] };
+    const set = { split: 'test', sources: ['x', 'y'], references: ['a dog a puppy a dog', 'a puppy a dog a puppy runs'], fingerprint: 'f' };
+    const r = scoreTest(hyps, set, { tgtVocab, tokenizer: 'whitespace', tgtLang: 'tgt', beam: 5, rareThreshold: 100 });
+    // produced tokens: a dog a puppy (4 words, 3 distinct; dog 99 and puppy 5 are rare)
+    assert.equal(r.words, 4);
+    assert.equal(r.vocabUsage, 3);
+    assert.equal(r.rareRate, 0.5);
+    // references: 13 words, 4 distinct; dog ×3, puppy ×3 and runs (unseen in training) are rare
+    assert.equal(r.refVocabUsage, 4);
+    assert.equal(r.refRareRate, 7 / 13);
+    assert.equal(r.sentences, 2);
+    assert.ok(Math.abs(r.bleu - 100) < 1e-9, `BLEU ${r.bleu}`);
+  });
+});
+
+describe('output-matrix analysis', () => {
+  const vocab = Vocabulary.fromJSON(['<pad>', '<unk>', '<s>', '</s>', 'dog', 'puppy', 'shirt'], [0, 7, 0, 0, 50, 5, 500]);
+
+  test('norms ordered like frequencies give ρ = 1; cosine of word pairs; missing words give null', () => {
+    // Specials' rows are ignored; words: dog (50) norm 2, puppy (5) norm 1, shirt (500) norm 5
+    const data = new Float32Array([9, 9, 9, 9, 9, 9, 9, 9, 2, 0, 0, 1, 3, 4]);
+    const a = analyseMatrix({ kind: 'learned', description: 'm', rows: 7, dim: 2, data }, vocab, [
+      { a: 'dog', b: 'puppy', related: true },
+      { a: 'dog', b: 'shirt', related: false },
+      { a: 'dog', b: 'kitten', related: true },
+    ]);
+    assert.equal(a.words, 3);
+    assert.equal(a.spearman, 1);
+    assert.deepEqual(a.points, [
+      { freq: 5, norm: 1 },
+      { freq: 50, norm: 2 },
+      { freq: 500, norm: 5 },
+    ]);
+    assert.equal(a.pairs[0]!.cosine, 0); // [2,0]·[0,1]
+    assert.ok(Math.abs(a.pairs[1]!.cosine! - 0.6) < 1e-6); // [2,0]·[3,4] / (2·5)
+    assert.equal(a.pairs[2]!.cosine, null);
+  });
+
+  test('unit-norm rows (float32 rounding aside) have no correlation to report', () => {
+    const s = Math.SQRT1_2;
+    const data = new Float32Array([1, 0, 1, 0, 1, 0, 1, 0, s, s, 0.6, 0.8, 1, 0]);
+    assert.equal(analyseMatrix({ kind: 'frozen', description: 'm', rows: 7, dim: 2, data }, vocab, []).spearman, null);
+  });
+
+  test('a matrix of the wrong size is refused', () => {
+    assert.throws(() => analyseMatrix({ kind: 'frozen', description: 'm', rows: 5, dim: 1, data: new Float32Array(5) }, vocab, []), /5 rows, the vocabulary 7/);
+  });
+
+  test('the scatter sample spreads over the whole frequency range', () => {
+    assert.deepEqual(evenSample(3, 5), [0, 1, 2]);
+    assert.deepEqual(evenSample(11, 3), [0, 5, 10]);
+  });
+});
+
+describe('chart scales', () => {
+  test('ticks at 1, 2 or 5 times a power of ten', () => {
+    assert.deepEqual(niceTicks(0, 1, 5), [0, 0.2, 0.4, 0.6, 0.8, 1]);
+    assert.deepEqual(niceTicks(0, 300_000, 5), [0, 100_000, 200_000, 300_000]);
+    // widened to whole steps of 0.2
+    assert.deepEqual(linearScale([0.2, 0.9], [0, 100]).domain, [0.2, 1]);
+    const bars = linearScale([0, 275_416], [300, 0], { zero: true });
+    assert.deepEqual(bars.domain, [0, 300_000]);
+    assert.equal(bars(0), 300);
+    assert.equal(bars(300_000), 0);
+  });
+
+  test('log scales span whole decades', () => {
+    const s = logScale([3, 450], [0, 300]);
+    assert.deepEqual(s.ticks, [1, 10, 100, 1000]);
+    assert.equal(s(10), 100);
+    assert.throws(() => logScale([0, -1], [0, 1]), /no positive values/);
+  });
+
+  test('markup characters in data are escaped', () => {
+    assert.equal(escapeXml(`<a href="x">&'`), '&lt;a href=&quot;x&quot;&gt;&amp;&#39;');
+  });
+});
+
+describe('rendering', () => {
+  let dir: string;
+  const report = fixture();
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'frost-report-render-'));
+    await writeReport(report, dir);
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  test('tables: Table 2 has one row per head and one column per pair, a dash where a run is missing', () => {
+    const bleu = reportTables(report).find((t) => t.id === 'bleu')!;
+    assert.deepEqual(bleu.header, ['head', 'de→en', 'en→de']);
+    assert.deepEqual(bleu.rows.map((r) => r.map((c) => c.text)), [
+      ['learned', '20.05', '–'],
+      ['fixed-l2', '19.60', '–'],
+      ['hadamard', '–', '15.50'],
+    ]);
+  });
+
+  test('every numeric cell names the report.json value it shows, and shows it', () => {
+    let cells = 0;
+    for (const t of reportTables(report)) {
+      for (const row of t.rows) {
+        for (const c of row) {
+          if (!c.path) continue;
+          assertShows(report, c.path, c.text);
+          cells++;
+        }
+      }
+    }
+    assert.ok(cells > 60, `only ${cells} cells are tied to report.json`);
+    assert.deepEqual(readShown('1.11 MB'), { value: 1.11e6, tolerance: 0.005e6 * (1 + 1e-9) });
+    assert.throws(() => assertShows(report, 'runs.0.test.bleu', '20.10'), /runs\.0\.test\.bleu = 20\.05/);
+  });
+
+  test('charts: stacked components, one series per head, two batch sizes, a norm scatter per analysed run', () => {
+    const charts = reportCharts(report);
+    const ids = charts.map((c) => c.id);
+    assert.deepEqual(ids, ['size', 'bleu-size', 'latency-size', 'norm-frequency-de-en-learned', 'norm-frequency-de-en-fixed-l2', 'norm-frequency-en-de-<hadamard>']);
+    const count = (svg: string, re: RegExp) => (svg.match(re) ?? []).length;
+    const [size, bleu, latency] = charts;
+    assert.equal(count(size!.svg, /<g class="series"/g), 6);
+    assert.equal(count(size!.svg, /<rect class="bar"/g), 18);
+    assert.equal(count(bleu!.svg, /<g class="series"/g), 3);
+    assert.equal(count(latency!.svg, /<circle class="point"/g), 6);
+    assert.match(bleu!.svg, /data-series="learned"[^>]*><circle class="point"[^>]*data-x="4"[^>]*data-y="20.05"/);
+  });
+
+  test('report.html is self-contained and escapes the data; report.md links the chart files', async () => {
+    const html = await readFile(join(dir, 'report.html'), 'utf8');
+    assert.doesNotMatch(html, /<script|<link|<img|src=|href="(?!#)/);
+    assert.match(html, /<title>fixture &amp; &lt;report&gt;<\/title>/);
+    assert.match(html, /en-de-&lt;hadamard&gt;/);
+    assert.equal((html.match(/<svg /g) ?? []).length, 6);
+    const md = await readFile(join(dir, 'report.md'), 'utf8');
+    assert.match(md, /\| de-en-fixed-l2 \| de→en \| fixed-l2 \| 700 \| 0 \| 0 \| 30\.0% \|/);
+    for (const m of md.matchAll(/!\[[^\]]*\]\((charts\/[^)]+\.svg)\)/g)) assert.ok(existsSync(join(dir, m[1]!)), `${m[1]} is linked but missing`);
+    const json = reportSchema.parse(JSON.parse(await readFile(join(dir, 'report.json'), 'utf8')));
+    assert.deepEqual(json, report);
+  });
+});
