@@ -6,14 +6,13 @@ import { MODEL_CARD_FILE, modelCardSchema, type ModelCard, type ModelCardInput }
 import { SPECIALS } from '../core/vocab.ts';
 import { buildModel } from '../models/index.ts';
 import { loadCheckpoint } from '../train/checkpoint.ts';
-import { paritySamples } from './sample-data.ts';
-import { readVocab } from '../train/prepare-data.ts';
-import { RUN_FILES, readRunConfig } from '../train/run-config.ts';
+import { RUN_FILES, readAnyRunConfig } from '../train/run-config.ts';
 import { restoreTensors } from '../train/trainer.ts';
 import { checkParity, PARITY_TOLERANCE, type ParityReport } from './parity.ts';
-import { checkPrecision, type PrecisionCheck, validationPairs } from './precision-check.ts';
+import { checkPrecision, type PrecisionCheck } from './precision-check.ts';
 import { convertPrecision, type Precision } from './precision.ts';
 import { measureSizeReport } from './size-report.ts';
+import { exportParts } from './task-parts.ts';
 import { type TritonOptions, writeTritonRepository } from './triton.ts';
 
 export interface ExportOptions {
@@ -21,7 +20,7 @@ export interface ExportOptions {
   checkpoint?: 'best' | 'last';
   /** Model name in the card; defaults to the output folder's name. */
   name?: string;
-  /** Sentences from the validation split used for the parity check. @default 8 */
+  /** Validation sentences (images, for captioning) used for the parity check. @default 8 */
   paritySentences?: number;
   quiet?: boolean;
   /**
@@ -53,25 +52,29 @@ export interface ExportResult {
 /**
  * Exports a training run to an encoder graph, a decoder-step graph and a model card. It refuses to
  * finish (and leaves no card behind) unless onnxruntime reproduces the tfjs log-probabilities.
+ * What differs by task (vocabularies, parity inputs, card fields, a frozen image encoder merged
+ * into the encoder graph) comes from task-parts.ts.
  */
 export async function exportRun(runDir: string, outDir: string, opts: ExportOptions = {}): Promise<ExportResult> {
-  const config = await readRunConfig(runDir);
+  const config = await readAnyRunConfig(runDir);
   const which = opts.checkpoint ?? 'best';
   let ckptDir = join(runDir, which === 'best' ? RUN_FILES.best : RUN_FILES.last);
   if (!existsSync(ckptDir) && which === 'best') ckptDir = join(runDir, RUN_FILES.last);
   if (!existsSync(ckptDir)) throw new Error(`${runDir} has no checkpoint yet (looked for ${ckptDir})`);
   const checkpoint = await loadCheckpoint(ckptDir);
-  const srcVocab = await readVocab(join(runDir, RUN_FILES.srcVocab));
-  const tgtVocab = await readVocab(join(runDir, RUN_FILES.tgtVocab));
+  const parts = await exportParts(config, runDir);
 
-  const model = buildModel(config.arch, config.archConfig, { srcVocab: srcVocab.size, tgtVocab: tgtVocab.size }, config.head, config.seed);
+  const model = buildModel(config.arch, config.archConfig, parts.sizes, config.head, config.seed);
   restoreTensors(model, null, checkpoint.tensors, ckptDir);
   const storeFrozen = opts.storeFrozen ?? false;
-  const { encoder, decoder, graphs } = model.toOnnx({ storeFrozen });
-  const encoderBytes = encoder.toBytes();
+  const { encoder, decoder, graphs } = model.toOnnx({ storeFrozen, encoderOpset: parts.encoderOpset });
+  const modelEncoderBytes = encoder.toBytes();
+  const finished = parts.finishEncoder?.(modelEncoderBytes);
+  const encoderBytes = finished?.bytes ?? modelEncoderBytes;
+  if (finished) graphs.encoder.inputs = finished.inputs;
   const decoderBytes = decoder.toBytes();
 
-  const samples = await paritySamples(config, srcVocab, tgtVocab, opts.paritySentences ?? 8);
+  const samples = await parts.parityInputs(opts.paritySentences ?? 8, SPECIALS.pad.id);
   const parity = await checkParity(model, encoderBytes, decoderBytes, samples, SPECIALS.bos.id, SPECIALS.pad.id);
   if (!(parity.maxScaledDiff <= PARITY_TOLERANCE)) {
     model.params.dispose();
@@ -106,14 +109,15 @@ export async function exportRun(runDir: string, outDir: string, opts: ExportOpti
     format: 'frost-model',
     version: 1,
     name: opts.name ?? basename(outDir),
-    task: 'translation',
+    task: parts.card.task,
     arch: config.arch,
     preset: config.preset,
     head: model.head.describe(),
-    source: { lang: config.data.src, tokens: srcVocab.toJSON() },
-    target: { lang: config.data.tgt, tokens: tgtVocab.toJSON() },
+    ...(parts.card.source ? { source: parts.card.source } : {}),
+    target: parts.card.target,
+    ...(parts.card.image ? { image: parts.card.image } : {}),
     specials: { pad: SPECIALS.pad.id, unk: SPECIALS.unk.id, bos: SPECIALS.bos.id, eos: SPECIALS.eos.id },
-    tokenizer: config.tokenizer,
+    tokenizer: parts.card.tokenizer,
     graphs,
     params: { learnable: counts.learnable, frozen: counts.frozen, generated: model.head.generatedParams?.(storeFrozen) ?? 0, byComponent: model.params.countsByComponent() },
     files: {
@@ -125,7 +129,8 @@ export async function exportRun(runDir: string, outDir: string, opts: ExportOpti
     config: {
       archConfig: config.archConfig,
       seed: config.seed,
-      data: { kind: config.data.kind, src: config.data.src, tgt: config.data.tgt },
+      data: parts.card.data,
+      ...parts.card.extra,
       checkpoint: { which: basename(ckptDir), step: state.step, epoch: state.epoch },
       parity: { maxAbsDiff: parity.maxAbsDiff, maxScaledDiff: parity.maxScaledDiff, sentences: parity.sentences },
       initializerBytes: { encoder: encoder.initializerBytesByScope(), decoder: decoder.initializerBytesByScope() },
@@ -141,7 +146,7 @@ export async function exportRun(runDir: string, outDir: string, opts: ExportOpti
       precision,
       fp32: { encoder: encoderBytes, decoder: decoderBytes },
       converted: final,
-      pairs: await validationPairs(config, opts.precisionSentences),
+      pairs: await parts.precisionPairs(opts.precisionSentences),
       convertedWeights: encoderOut.converted.length + decoderOut.converted.length,
       maxAbsLogProbDiff: drift.maxAbsDiff,
     });

@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs-core';
 import * as ort from 'onnxruntime-node';
-import type { Seq2SeqModel, NamedTensors } from '../models/index.ts';
+import type { EncoderInput, NamedTensors, Seq2SeqModel } from '../models/index.ts';
 
 export interface ParityReport {
   sentences: number;
@@ -14,44 +14,73 @@ export interface ParityReport {
 /** |Δ| ≤ 1e-4 · max(1, |value|), the bar an export must pass. */
 export const PARITY_TOLERANCE = 1e-4;
 
+/** A source sentence and a target prefix to force, as ids without specials. */
+export interface TokenParitySample {
+  src: Int32Array;
+  tgt: Int32Array;
+}
+
 /**
- * Runs the same sources and teacher-forced target prefixes through the tfjs model and the exported
- * graphs in onnxruntime-node, comparing every step's log-probabilities.
+ * One batch of encoder inputs, as the tfjs model reads them and as the encoder graph is fed (the
+ * two differ for a model behind a frozen foreign encoder: tfjs reads its features, the merged
+ * graph reads pixels), with the target ids each row is teacher-forced through.
  */
-export async function checkParity(
-  model: Seq2SeqModel,
-  encoderBytes: Uint8Array,
-  decoderBytes: Uint8Array,
-  samples: { src: Int32Array; tgt: Int32Array }[],
-  bos: number,
-  pad: number,
-): Promise<ParityReport> {
-  const encoder = await ort.InferenceSession.create(encoderBytes);
-  const decoder = await ort.InferenceSession.create(decoderBytes);
+export interface ParityInputs {
+  /** Builds the tfjs encoder input (called inside tf.tidy). */
+  tfjs(): EncoderInput;
+  onnx: Record<string, ort.Tensor>;
+  targets: Int32Array[];
+}
+
+/** Token sources padded with `pad` (an empty source is one <pad> of length 1, as in training's evaluation). */
+export function tokenParityInputs(samples: TokenParitySample[], pad: number): ParityInputs {
   const B = samples.length;
   const S = Math.max(1, ...samples.map((s) => s.src.length));
-  const T = Math.max(1, ...samples.map((s) => s.tgt.length));
   const ids = new Int32Array(B * S).fill(pad);
   const lengths = new Int32Array(B);
   samples.forEach((s, b) => {
     ids.set(s.src, b * S);
     lengths[b] = Math.max(1, s.src.length);
   });
+  return {
+    tfjs: () => ({ kind: 'tokens', ids: tf.tensor2d(ids, [B, S], 'int32'), lengths: tf.tensor1d(lengths, 'int32') }),
+    onnx: {
+      src_ids: new ort.Tensor('int64', BigInt64Array.from(ids, BigInt), [B, S]),
+      src_lengths: new ort.Tensor('int64', BigInt64Array.from(lengths, BigInt), [B]),
+    },
+    targets: samples.map((s) => s.tgt),
+  };
+}
 
-  // tfjs side
-  let tfInputs: NamedTensors = tf.tidy(() => model.encode(tf.tensor2d(ids, [B, S], 'int32'), tf.tensor1d(lengths, 'int32')));
-  // onnx side
-  const encOut = await encoder.run({
-    src_ids: new ort.Tensor('int64', BigInt64Array.from(ids, BigInt), [B, S]),
-    src_lengths: new ort.Tensor('int64', BigInt64Array.from(lengths, BigInt), [B]),
-  });
+/**
+ * Runs the same inputs and teacher-forced target prefixes through the tfjs model and the exported
+ * graphs in onnxruntime-node, comparing every step's log-probabilities. Token samples are padded
+ * with `pad` (see {@link tokenParityInputs}).
+ */
+export async function checkParity(
+  model: Seq2SeqModel,
+  encoderBytes: Uint8Array,
+  decoderBytes: Uint8Array,
+  samples: TokenParitySample[] | ParityInputs,
+  bos: number,
+  pad: number,
+): Promise<ParityReport> {
+  const inputs = Array.isArray(samples) ? tokenParityInputs(samples, pad) : samples;
+  const targets = inputs.targets;
+  const encoder = await ort.InferenceSession.create(encoderBytes);
+  const decoder = await ort.InferenceSession.create(decoderBytes);
+  const B = targets.length;
+  const T = Math.max(1, ...targets.map((t) => t.length));
+
+  let tfInputs: NamedTensors = tf.tidy(() => model.encode(inputs.tfjs()));
+  const encOut = await encoder.run(inputs.onnx);
   const onnxInputs: Record<string, ort.Tensor> = {};
   for (const name of [...model.stateNames, ...model.memoryNames]) onnxInputs[name] = encOut[name] as ort.Tensor;
 
   const report: ParityReport = { sentences: B, steps: T, maxAbsDiff: 0, maxScaledDiff: 0, worst: null };
   for (let t = 0; t < T; t++) {
     const prev = new Int32Array(B);
-    samples.forEach((s, b) => (prev[b] = t === 0 ? bos : (s.tgt[t - 1] ?? pad)));
+    targets.forEach((tgt, b) => (prev[b] = t === 0 ? bos : (tgt[t - 1] ?? pad)));
     const { logProbs, state } = tf.tidy(() => model.step(tf.tensor1d(prev, 'int32'), tfInputs));
     const expected = (await logProbs.data()) as Float32Array;
     const V = logProbs.shape[1];

@@ -3,7 +3,9 @@
 import '@tensorflow/tfjs';
 // Importing an architecture file registers it (and, through it, every output head).
 import './archs/rnn-attn.ts';
+import './archs/show-tell.ts';
+import './archs/show-attend-tell.ts';
 
 export { archNames, buildModel, getArch, resolveArchConfig } from './archs/registry.ts';
 export { headNames, getHeadDefinition } from './heads/index.ts';
-export type { Seq2SeqBatch, Seq2SeqModel, NamedTensors } from './archs/types.ts';
+export type { EncoderInput, ImageBatch, ImageInputSpec, InputKind, ModelBatch, ModelSizes, NamedTensors, Seq2SeqBatch, Seq2SeqModel } from './archs/types.ts';

@@ -4,6 +4,8 @@ import { SeededRandom } from '../core/random.ts';
 /** How a parameter is filled when a model is built (a checkpoint may overwrite learnable ones). */
 export type Initializer =
   | { kind: 'glorot-uniform' }
+  /** He et al. (2015) for ReLU layers: uniform in ±√(6 / fan-in), fan-in = the product of all dims but the last ([kh, kw, in, out] filters, [in, out] matrices). */
+  | { kind: 'he-uniform' }
   | { kind: 'uniform'; limit: number }
   | { kind: 'zeros' }
   | { kind: 'constant'; value: number };
@@ -91,6 +93,12 @@ function fill(shape: number[], init: Initializer, rng: SeededRandom): Float32Arr
     case 'uniform':
       for (let i = 0; i < size; i++) out[i] = (2 * rng.next() - 1) * init.limit;
       return out;
+    case 'he-uniform': {
+      const fanIn = shape.length >= 2 ? size / shape[shape.length - 1] : size;
+      const limit = Math.sqrt(6 / fanIn);
+      for (let i = 0; i < size; i++) out[i] = (2 * rng.next() - 1) * limit;
+      return out;
+    }
     case 'glorot-uniform': {
       // For [in, out] matrices; vectors fall back to fan-in = fan-out = size.
       const fanIn = shape.length >= 2 ? shape[shape.length - 2] : size;

@@ -61,6 +61,6 @@ export async function readVocab(path: string): Promise<Vocabulary> {
 }
 
 /** Tokens by id and their training frequencies (reports correlate target-vector norms with them). */
-async function writeVocab(path: string, vocab: Vocabulary): Promise<void> {
+export async function writeVocab(path: string, vocab: Vocabulary): Promise<void> {
   await writeFile(path, JSON.stringify({ tokens: vocab.toJSON(), frequencies: vocab.frequencies }));
 }

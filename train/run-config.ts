@@ -1,19 +1,42 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { DEFAULT_IMAGE_SPEC } from '../core/image/preprocess.ts';
+import { imageSpecSchema } from '../core/runtime/model-card.ts';
 
 /**
  * Everything a training run was started with, saved as `config.json` in the run folder: resuming,
- * exporting and reporting read it and need nothing else.
+ * exporting and reporting read it and need nothing else. One schema per task (train/tasks/), told
+ * apart by `task`; a config without one is a translation run (the only kind before captioning).
+ *
+ * Names: `RunConfig` / `runConfigSchema` / `readRunConfig` keep meaning a translation run, as they
+ * did before captioning (reports and benchmarks read translation runs through them); the trainer and
+ * export take `AnyRunConfig`, read with `readAnyRunConfig`.
  */
-export const runConfigSchema = z.object({
-  task: z.literal('translation').default('translation'),
+
+/** Settings every task has. */
+const common = {
   arch: z.string(),
   preset: z.string(),
   /** The preset with overrides applied. */
   archConfig: z.record(z.string(), z.unknown()),
   head: z.object({ name: z.string(), options: z.record(z.string(), z.unknown()).default({}) }),
   seed: z.number().int().nonnegative().default(1),
+  schedule: z.object({ patience: z.number().int().positive().default(8), decay: z.number().positive().max(1).default(0.8), stopAfter: z.number().int().positive().default(20) }).default({ patience: 8, decay: 0.8, stopAfter: 20 }),
+  /** Stop after this many epochs. */
+  epochs: z.number().int().positive().optional(),
+  /** Stop after this much training time (validation included), summed over resumes. */
+  maxMinutes: z.number().positive().optional(),
+  /** Save the `last` checkpoint this often inside an epoch too. */
+  checkpointMinutes: z.number().positive().default(5),
+};
+
+const optim = (learningRate: number) =>
+  z.object({ learningRate: z.number().positive().default(learningRate), clipNorm: z.number().nonnegative().default(5) }).default({ learningRate, clipNorm: 5 });
+
+export const runConfigSchema = z.object({
+  task: z.literal('translation').default('translation'),
+  ...common,
   data: z.object({
     dir: z.string(),
     kind: z.enum(['multi30k', 'plain']),
@@ -24,20 +47,61 @@ export const runConfigSchema = z.object({
   vocab: z.object({ minFreq: z.number().int().positive().default(2), maxSize: z.number().int().positive().optional() }).default({ minFreq: 2 }),
   lengths: z.object({ maxSrcLen: z.number().int().positive().default(50), maxTgtLen: z.number().int().positive().default(50) }).default({ maxSrcLen: 50, maxTgtLen: 50 }),
   batch: z.object({ maxSentences: z.number().int().positive().default(64), maxTokens: z.number().int().positive().optional() }).default({ maxSentences: 64 }),
-  optim: z.object({ learningRate: z.number().positive().default(1e-3), clipNorm: z.number().nonnegative().default(5) }).default({ learningRate: 1e-3, clipNorm: 5 }),
-  schedule: z.object({ patience: z.number().int().positive().default(8), decay: z.number().positive().max(1).default(0.8), stopAfter: z.number().int().positive().default(20) }).default({ patience: 8, decay: 0.8, stopAfter: 20 }),
-  /** Stop after this many epochs. */
-  epochs: z.number().int().positive().optional(),
-  /** Stop after this much training time (validation included), summed over resumes. */
-  maxMinutes: z.number().positive().optional(),
-  /** Save the `last` checkpoint this often inside an epoch too. */
-  checkpointMinutes: z.number().positive().default(5),
+  optim: optim(1e-3),
   /** Validation sentences decoded for BLEU each epoch (the first N of the val split). */
   valSentences: z.number().int().positive().optional(),
 });
 
+/**
+ * The image encoder of a caption run: the CNN trained with the decoder, or a pretrained ONNX encoder
+ * run frozen (`--encoder some.onnx`). The ONNX file is copied into the run folder as `file`, so
+ * resume and export need nothing outside it; `output` is the graph output used as features and
+ * `featureShape` its shape per image ([C] or [C, h, w]).
+ */
+const encoderSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('cnn') }),
+  z.object({
+    kind: z.literal('onnx'),
+    file: z.string(),
+    sha256: z.string(),
+    input: z.string(),
+    output: z.string(),
+    featureShape: z.array(z.number().int().positive()),
+  }),
+]);
+
+export const captionConfigSchema = z.object({
+  task: z.literal('caption'),
+  ...common,
+  /** A caption data set (train/data/captions.ts: Karpathy split JSON or COCO annotations). */
+  data: z.object({ dir: z.string() }),
+  tokenizer: z.literal('caption').default('caption'),
+  /** The paper's minimum word frequency of 5. */
+  vocab: z.object({ minFreq: z.number().int().positive().default(5), maxSize: z.number().int().positive().optional() }).default({ minFreq: 5 }),
+  /** Training captions longer than this many words are left out. */
+  lengths: z.object({ maxTgtLen: z.number().int().positive().default(30) }).default({ maxTgtLen: 30 }),
+  /** Captions per batch (the paper's 32); all captions of an image go in the same batch, so its CNN pass is shared. */
+  batch: z.object({ maxSentences: z.number().int().positive().default(32) }).default({ maxSentences: 32 }),
+  /** The paper's Adam learning rate for captioning, 4e-4. */
+  optim: optim(4e-4),
+  image: imageSpecSchema.default({ size: DEFAULT_IMAGE_SPEC.size, mean: [...DEFAULT_IMAGE_SPEC.mean], std: [...DEFAULT_IMAGE_SPEC.std] }),
+  encoder: encoderSchema.default({ kind: 'cnn' }),
+  /** Validation images captioned (greedy) for BLEU-4 each epoch: the first N of the val split. */
+  valSentences: z.number().int().positive().default(500),
+  /** Where decoded images (and frozen-encoder features) are cached; default: beside the data, else under data/cache. */
+  imageCache: z.string().optional(),
+});
+
+export const anyRunConfigSchema = z.discriminatedUnion('task', [runConfigSchema, captionConfigSchema]);
+
+/** A translation run's config. */
 export type RunConfig = z.infer<typeof runConfigSchema>;
 export type RunConfigInput = z.input<typeof runConfigSchema>;
+export type CaptionRunConfig = z.infer<typeof captionConfigSchema>;
+export type CaptionRunConfigInput = z.input<typeof captionConfigSchema>;
+/** Any task's run config. */
+export type AnyRunConfig = z.infer<typeof anyRunConfigSchema>;
+export type TaskName = AnyRunConfig['task'];
 
 export const RUN_FILES = {
   config: 'config.json',
@@ -48,7 +112,8 @@ export const RUN_FILES = {
   best: 'checkpoints/best',
 } as const;
 
-export async function readRunConfig(runDir: string): Promise<RunConfig> {
+/** Reads a run folder's config, of any task. */
+export async function readAnyRunConfig(runDir: string): Promise<AnyRunConfig> {
   const path = join(runDir, RUN_FILES.config);
   let text: string;
   try {
@@ -56,11 +121,22 @@ export async function readRunConfig(runDir: string): Promise<RunConfig> {
   } catch {
     throw new Error(`${runDir} is not a frost run folder (no ${RUN_FILES.config})`);
   }
-  const parsed = runConfigSchema.safeParse(JSON.parse(text));
+  const parsed = anyRunConfigSchema.safeParse(JSON.parse(text));
   if (!parsed.success) throw new Error(`${path}: invalid run config: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
   return parsed.data;
 }
 
-export async function writeRunConfig(runDir: string, config: RunConfig): Promise<void> {
+/** Reads a translation run's config; a run of another task is refused, naming it. */
+export async function readRunConfig(runDir: string): Promise<RunConfig> {
+  return expectTask(await readAnyRunConfig(runDir), 'translation', `${runDir}: this reader`);
+}
+
+export async function writeRunConfig(runDir: string, config: AnyRunConfig): Promise<void> {
   await writeFile(join(runDir, RUN_FILES.config), `${JSON.stringify(config, null, 2)}\n`);
+}
+
+/** Narrows a run config to a task, with an error naming the run's task otherwise. */
+export function expectTask<T extends TaskName>(config: AnyRunConfig, task: T, where: string): Extract<AnyRunConfig, { task: T }> {
+  if (config.task !== task) throw new TypeError(`${where} needs a ${task} run, not a ${config.task} run`);
+  return config as Extract<AnyRunConfig, { task: T }>;
 }

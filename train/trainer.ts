@@ -2,15 +2,13 @@ import * as tf from '@tensorflow/tfjs-core';
 import { appendFile, mkdir } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildModel, type Seq2SeqModel } from '../models/index.ts';
-import { makeBatch, planBatches } from './data/batches.ts';
+import { buildModel, getArch, type Seq2SeqModel } from '../models/index.ts';
 import { loadCheckpoint, saveCheckpoint, type CheckpointTensor } from './checkpoint.ts';
-import { evaluateBleu } from './evaluate.ts';
 import { Adam } from './optim/adam.ts';
-import { prepareData, type PreparedData } from './prepare-data.ts';
 import { TrainingProgress } from './progress.ts';
-import { RUN_FILES, readRunConfig, writeRunConfig, type RunConfig } from './run-config.ts';
+import { RUN_FILES, readAnyRunConfig, writeRunConfig, type AnyRunConfig } from './run-config.ts';
 import { PlateauSchedule, type PlateauState } from './schedule.ts';
+import { getTask, type TaskData } from './tasks/index.ts';
 
 /** What the trainer remembers between sessions; saved with every checkpoint. */
 interface TrainerState {
@@ -53,22 +51,26 @@ export interface TrainResult {
   steps: number;
   stopReason: string;
   model: Seq2SeqModel;
-  data: PreparedData;
+  data: TaskData;
 }
 
-/** Starts a new run in `runDir` (which must not already hold one). */
-export async function train(config: RunConfig, runDir: string, opts: TrainOptions = {}): Promise<TrainResult> {
+/**
+ * Starts a new run in `runDir` (which must not already hold one). The loop is the same for every
+ * task; the task (train/tasks/) supplies the data, the batches and the validation score.
+ */
+export async function train(config: AnyRunConfig, runDir: string, opts: TrainOptions = {}): Promise<TrainResult> {
   if (existsSync(join(runDir, RUN_FILES.config))) {
     throw new Error(`${runDir} already holds a run; use --resume ${runDir} to continue it, or choose another --out`);
   }
+  checkArchForTask(config);
   await mkdir(join(runDir, 'checkpoints'), { recursive: true });
   await writeRunConfig(runDir, config);
   return runTraining(config, runDir, null, opts);
 }
 
 /** Continues the run in `runDir` from its last checkpoint; `overrides` may extend its budget. */
-export async function resume(runDir: string, overrides: Partial<Pick<RunConfig, 'epochs' | 'maxMinutes'>> = {}, opts: TrainOptions = {}): Promise<TrainResult> {
-  const config = { ...(await readRunConfig(runDir)), ...stripUndefined(overrides) };
+export async function resume(runDir: string, overrides: Partial<Pick<AnyRunConfig, 'epochs' | 'maxMinutes'>> = {}, opts: TrainOptions = {}): Promise<TrainResult> {
+  const config = { ...(await readAnyRunConfig(runDir)), ...stripUndefined(overrides) };
   await writeRunConfig(runDir, config);
   const lastDir = join(runDir, RUN_FILES.last);
   const checkpoint = existsSync(lastDir) ? await loadCheckpoint(lastDir) : null;
@@ -76,17 +78,16 @@ export async function resume(runDir: string, overrides: Partial<Pick<RunConfig, 
 }
 
 async function runTraining(
-  config: RunConfig,
+  config: AnyRunConfig,
   runDir: string,
   checkpoint: Awaited<ReturnType<typeof loadCheckpoint>> | null,
   opts: TrainOptions,
 ): Promise<TrainResult> {
   const progress = new TrainingProgress(opts.quiet);
-  const data = await prepareData(config, runDir, existsSync(join(runDir, RUN_FILES.srcVocab)));
-  progress.log(
-    `data: ${data.train.length} training pairs (${data.dropped} dropped by length), vocab ${config.data.src} ${data.srcVocab.size} / ${config.data.tgt} ${data.tgtVocab.size}`,
-  );
-  const model = buildModel(config.arch, config.archConfig, { srcVocab: data.srcVocab.size, tgtVocab: data.tgtVocab.size }, config.head, config.seed);
+  const task = checkArchForTask(config);
+  const data = await task.prepare(config, runDir, existsSync(join(runDir, RUN_FILES.tgtVocab)), (line) => progress.log(line));
+  progress.log(data.summary);
+  const model = buildModel(config.arch, config.archConfig, data.sizes, config.head, config.seed);
   const counts = model.params.counts();
   progress.log(`model: ${config.arch}/${config.preset} head ${config.head.name}: ${counts.learnable} learnable, ${counts.frozen} frozen parameters`);
   const optimizer = new Adam(model.params.learnable, { learningRate: config.optim.learningRate, clipNorm: config.optim.clipNorm });
@@ -113,8 +114,6 @@ async function runTraining(
   }
 
   const budgetMs = (config.maxMinutes ?? Infinity) * 60_000;
-  const val = config.valSentences ? data.val.slice(0, config.valSentences) : data.val;
-  const batchOptions = { seed: config.seed, maxSentences: config.batch.maxSentences, maxTokens: config.batch.maxTokens };
   const save = async (which: 'last' | 'best') =>
     saveCheckpoint(join(runDir, which === 'last' ? RUN_FILES.last : RUN_FILES.best), collectTensors(model, optimizer), {
       ...state,
@@ -138,7 +137,7 @@ async function runTraining(
       state.stopReason = `time budget of ${config.maxMinutes} minutes used`;
       break;
     }
-    const plan = planBatches(data.train, batchOptions, state.epoch);
+    const plan = data.epoch(state.epoch);
     progress.startEpoch(state.epoch + 1, plan.length, state.batch);
     let lossSum = 0;
     let lossTokens = 0;
@@ -147,7 +146,7 @@ async function runTraining(
     let outOfTime = false;
     const startBatch = state.batch;
     for (let i = state.batch; i < plan.length; i++) {
-      const batch = makeBatch(data.train, plan[i]);
+      const batch = plan.batch(i);
       const { loss } = optimizer.minimize(() => tf.div(model.lossSum(batch, true), batch.tokens) as tf.Scalar);
       if (!Number.isFinite(loss)) throw new Error(`training diverged at step ${state.step + 1} (loss ${loss}); try a lower --lr`);
       state.step += 1;
@@ -178,7 +177,7 @@ async function runTraining(
     }
     progress.endEpoch();
     const complete = !outOfTime;
-    const { bleu } = await evaluateBleu(model, data.tgtVocab, val, config.data.tgt, config.tokenizer);
+    const bleu = await data.validate(model);
     const verdict = schedule.observe(bleu, state.epoch);
     if (verdict.lrFactor !== 1) {
       optimizer.learningRate *= verdict.lrFactor;
@@ -228,6 +227,17 @@ async function runTraining(
   }
   optimizer.dispose();
   return { runDir, bestBleu: state.bestBleu, epochs: state.epoch, steps: state.step, stopReason: state.stopReason ?? '', model, data };
+}
+
+/** The run's task, after checking that its architecture encodes what the task feeds (images or token ids). */
+function checkArchForTask(config: AnyRunConfig) {
+  const task = getTask(config.task);
+  const archKind = getArch(config.arch).inputKind;
+  if (archKind !== task.inputKind) {
+    const what = (kind: string) => (kind === 'image' ? 'images' : 'token ids');
+    throw new Error(`architecture '${config.arch}' encodes ${what(archKind)}; a ${config.task} run needs one that encodes ${what(task.inputKind)}`);
+  }
+  return task;
 }
 
 function collectTensors(model: Seq2SeqModel, optimizer: Adam): CheckpointTensor[] {

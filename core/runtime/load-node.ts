@@ -7,6 +7,7 @@ import { isAbsolute, join, relative, resolve } from 'node:path';
 import * as ortNode from 'onnxruntime-node';
 import type { InferenceSession } from 'onnxruntime-common';
 import { MODEL_CARD_FILE, parseModelCard, type ModelCard } from './model-card.ts';
+import { CaptionRuntime } from './caption.ts';
 import { Seq2SeqRuntime } from './seq2seq.ts';
 
 /** Where to run: `cpu`, `cuda` (fail unless CUDA works), or `auto` (CUDA when it works, else CPU with a note). */
@@ -61,6 +62,17 @@ export async function loadModelDir(dir: string, opts: LoadModelOptions = {}): Pr
       role === 'encoder' && encoderSession ? Promise.resolve(encoderSession) : ortNode.InferenceSession.create(bytes, options),
     locate: (file) => join(dir, file),
   });
+}
+
+/**
+ * {@link loadModelDir} for a caption model: the same card and graph checks and options, and a
+ * {@link CaptionRuntime} to caption preprocessed images with.
+ * @throws TypeError when the directory holds a translation model; otherwise as loadModelDir
+ */
+export async function loadCaptionModelDir(dir: string, opts: LoadModelOptions = {}): Promise<CaptionRuntime> {
+  const card = await readModelCard(dir);
+  if (card.task !== 'caption') throw new TypeError(`${join(dir, MODEL_CARD_FILE)}: '${card.name}' is a ${card.task} model, not a caption model`);
+  return CaptionRuntime.fromRuntime(await loadModelDir(dir, opts));
 }
 
 /**

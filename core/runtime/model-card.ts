@@ -80,6 +80,19 @@ const precisionCheckSchema = z.object({
   maxAbsLogProbDiff: z.number(),
 });
 
+/**
+ * How a caption model's input is made from a decoded image (core/image/preprocess.ts's ImageSpec):
+ * centre-crop and resize to `size`², then (level / 255 − mean) / std per RGB channel. Every client
+ * (server, CLI, browser) preprocesses with these numbers, so they all feed the model what it was
+ * trained on.
+ */
+const rgb = z.tuple([z.number(), z.number(), z.number()]);
+export const imageSpecSchema = z.object({
+  size: z.number().int().positive(),
+  mean: rgb,
+  std: z.tuple([z.number().positive(), z.number().positive(), z.number().positive()]),
+});
+
 export const modelCardSchema = z.object({
   format: z.literal('frost-model'),
   version: z.literal(1),
@@ -90,6 +103,8 @@ export const modelCardSchema = z.object({
   head: z.object({ name: z.string() }).catchall(z.unknown()),
   source: vocabularySchema.optional(),
   target: vocabularySchema,
+  /** Caption models: the image preprocessing (required when `task` is 'caption'). */
+  image: imageSpecSchema.optional(),
   specials: specialsSchema,
   tokenizer: z.string(),
   graphs: graphsSchema,
@@ -101,6 +116,9 @@ export const modelCardSchema = z.object({
   config: z.record(z.string(), z.unknown()),
   metrics: z.record(z.string(), z.number()).default({}),
   created: z.string(),
+}).refine((card) => card.task !== 'caption' || card.image !== undefined, {
+  message: "a caption model's card needs 'image' (its size, mean and std)",
+  path: ['image'],
 });
 
 export type ModelCard = z.infer<typeof modelCardSchema>;

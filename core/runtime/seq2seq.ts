@@ -136,7 +136,8 @@ export class Seq2SeqRuntime {
   /** The decoder as core/decode's step model. */
   readonly stepModel: StepModel<DecoderState> & { readonly pad: number };
 
-  private readonly ort: Ort;
+  /** The ORT module the sessions run on (feeds for {@link encodeFeeds} are made with its Tensor). */
+  readonly ort: Ort;
   private readonly encoder: InferenceSession;
   private readonly decoder: InferenceSession;
   private readonly tokenizer: Tokenizer;
@@ -239,12 +240,26 @@ export class Seq2SeqRuntime {
       for (let j = 0; j < s.length; j++) ids[b * S + j] = BigInt(s[j]);
       lengths[b] = BigInt(Math.max(1, s.length));
     });
-    const available: Record<string, Tensor> = {
-      src_ids: new this.ort.Tensor('int64', ids, [B, S]),
-      src_lengths: new this.ort.Tensor('int64', lengths, [B]),
-    };
+    return this.encodeFeeds(
+      { src_ids: new this.ort.Tensor('int64', ids, [B, S]), src_lengths: new this.ort.Tensor('int64', lengths, [B]) },
+      B,
+    );
+  }
+
+  /**
+   * Runs the encoder on feeds by input name (a graph that reads only some of them gets those) and
+   * returns the decoder's initial state for its `rows` rows. {@link encode} feeds token ids; a
+   * caption model's runtime (caption.ts) feeds `pixels`.
+   * @throws Error when the encoder needs an input that `feeds` lacks, or returns the wrong rows
+   */
+  async encodeFeeds(available: Readonly<Record<string, Tensor>>, rows: number): Promise<DecoderState> {
+    const B = rows;
     const feeds: Record<string, Tensor> = {};
-    for (const name of this.encoder.inputNames) feeds[name] = available[name];
+    for (const name of this.encoder.inputNames) {
+      const t = available[name];
+      if (t === undefined) throw new Error(`model '${this.card.name}': encoder input '${name}' was not fed (given: ${Object.keys(available).join(', ')})`);
+      feeds[name] = t;
+    }
     const out = await this.queue.run(() => this.encoder.run(feeds));
     const { graphs } = this.card;
     const state: Record<string, HostTensor> = {};
@@ -302,6 +317,7 @@ export class Seq2SeqRuntime {
    * @returns one translation per text, in order; `nBest` is set when `opts.nBest` > 1
    */
   async translate(texts: readonly string[], opts: SearchOptions = {}): Promise<Translation[]> {
+    this.assertTextInput('translate');
     if (!Array.isArray(texts)) throw new TypeError('translate: texts must be an array of strings');
     texts.forEach((t, i) => {
       if (typeof t !== 'string') throw new TypeError(`translate: texts[${i}] must be a string, got ${typeof t}`);
@@ -328,6 +344,7 @@ export class Seq2SeqRuntime {
    * stream to) each request on its own schedule.
    */
   async translateEach(texts: readonly string[], opts: SearchOptions = {}, hooks: TranslateHooks = {}): Promise<Translation[]> {
+    this.assertTextInput('translateEach');
     if (!Array.isArray(texts)) throw new TypeError('translateEach: texts must be an array of strings');
     texts.forEach((t, i) => {
       if (typeof t !== 'string') throw new TypeError(`translateEach: texts[${i}] must be a string, got ${typeof t}`);
@@ -360,8 +377,15 @@ export class Seq2SeqRuntime {
     return hyps.map(toTranslation);
   }
 
-  /** Target tokens of a hypothesis; <unk> is kept: it stands for a word the model could not name. */
-  private toHypothesis(h: Hypothesis): TranslationHypothesis {
+  /** Text models only: a caption model's encoder reads pixels (run it with CaptionRuntime). */
+  private assertTextInput(method: string): void {
+    if (this.card.task !== 'translation') {
+      throw new TypeError(`${method}: model '${this.card.name}' is a ${this.card.task} model; its encoder reads images (use CaptionRuntime)`);
+    }
+  }
+
+  /** Target tokens and detokenised text of a hypothesis; <unk> is kept: it stands for a word the model could not name. */
+  toHypothesis(h: Hypothesis): TranslationHypothesis {
     const tokens = this.tgtVocab.decode(h.tokens, { stripSpecials: true });
     return { text: this.tokenizer.detokenize(tokens, this.tgtLang), tokens, score: h.score, logProb: h.logProb };
   }
@@ -408,6 +432,12 @@ function readVocabularies(card: ModelCard): { tokenizer: Tokenizer; source: Voca
   return { tokenizer, source, target };
 }
 
+/** The encoder inputs a runtime feeds, by task: token ids and lengths, or normalised pixels [B, 3, size, size]. */
+const ENCODER_INPUTS: Readonly<Record<ModelCard['task'], readonly string[]>> = {
+  translation: ['src_ids', 'src_lengths'],
+  caption: ['pixels'],
+};
+
 /**
  * Checks the sessions against the card's `graphs` section, so a mismatched export fails at load
  * time with the file name rather than mid-request with an ORT feed error.
@@ -416,9 +446,10 @@ function checkGraphs(card: ModelCard, encoder: InferenceSession, decoder: Infere
   const { graphs } = card;
   const encWhere = locate(graphs.encoder.file);
   const decWhere = locate(graphs.decoder.file);
+  const feedable = ENCODER_INPUTS[card.task];
   for (const name of encoder.inputNames) {
-    if (name !== 'src_ids' && name !== 'src_lengths') {
-      throw new Error(`${encWhere}: encoder input '${name}' is not one the runtime can feed (src_ids, src_lengths)`);
+    if (!feedable.includes(name)) {
+      throw new Error(`${encWhere}: encoder input '${name}' is not one the runtime can feed to a ${card.task} model (${feedable.join(', ')})`);
     }
   }
   for (const name of [...graphs.decoder.state, ...graphs.decoder.memory]) {

@@ -369,8 +369,24 @@ const whitespace: Tokenizer = {
   detokenize: (tokens) => tokens.join(' '),
 };
 
+/** Python 2's `string.punctuation`: the 32 ASCII punctuation characters. */
+const ASCII_PUNCTUATION = /[!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]/g;
+
+/**
+ * Caption tokenisation as in Karpathy's neuraltalk2 `prepro.py`:
+ * `str(s).lower().translate(None, string.punctuation).strip().split()`. Punctuation is deleted, not
+ * replaced by a space, so `tri-colored` becomes `tricolored` and `dog's` becomes `dogs`.
+ *
+ * Porting note: Python 2 lower-cases ASCII only; `toLowerCase` also lower-cases other scripts.
+ */
+const caption: Tokenizer = {
+  name: 'caption',
+  tokenize: (text) => text.toLowerCase().replace(ASCII_PUNCTUATION, '').split(/\s+/u).filter((t) => t !== ''),
+  detokenize: (tokens) => tokens.join(' '),
+};
+
 /** Tokenisers by the name a model card stores in its `tokenizer` field. */
-export const tokenizers = { multi30k, whitespace } as const satisfies Record<string, Tokenizer>;
+export const tokenizers = { multi30k, whitespace, caption } as const satisfies Record<string, Tokenizer>;
 
 export type TokenizerName = keyof typeof tokenizers;
 

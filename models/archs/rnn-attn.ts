@@ -3,14 +3,16 @@ import { GraphBuilder } from '../../core/onnx/graph-builder.ts';
 import { SeededRandom } from '../../core/random.ts';
 import { buildHead } from '../heads/index.ts';
 import type { OutputHead } from '../heads/types.ts';
-import { attend, attendWith, attentionKeys, createAttention, MASKED_SCORE, type AttentionWeights } from '../layers/attention.ts';
+import { attend, attentionKeys, attentionSteps, createAttention, MASKED_SCORE, type AttentionWeights } from '../layers/attention.ts';
 import { createGru, gruInputProjection, gruOnnxWeights, gruStep, gruStepWith, type GruWeights } from '../layers/gru.ts';
+import { seededDropout } from '../layers/dropout.ts';
 import { sharedWeightMatMul } from '../layers/shared-matmul.ts';
 import { maskedCrossEntropySum } from '../loss.ts';
 import { tensorValue } from '../onnx-values.ts';
 import { ParamStore } from '../params.ts';
+import { timeMajor } from '../time-major.ts';
 import { registerArch } from './registry.ts';
-import type { ModelSizes, NamedTensors, Seq2SeqBatch, Seq2SeqModel } from './types.ts';
+import { expectBatch, expectInput, type EncoderInput, type ModelBatch, type ModelSizes, type NamedTensors, type Seq2SeqModel } from './types.ts';
 
 /**
  * Bahdanau-style attention encoder-decoder.
@@ -56,6 +58,7 @@ interface Weights {
 
 class RnnAttnModel implements Seq2SeqModel {
   readonly arch = 'rnn-attn';
+  readonly inputKind = 'tokens';
   readonly params: ParamStore;
   readonly head: OutputHead;
   readonly stateNames = ['state'];
@@ -65,7 +68,7 @@ class RnnAttnModel implements Seq2SeqModel {
 
   constructor(
     private readonly cfg: RnnAttnConfig,
-    private readonly sizes: ModelSizes,
+    private readonly sizes: ModelSizes & { srcVocab: number },
     headSpec: { name: string; options?: Record<string, unknown> },
     seed: number,
   ) {
@@ -96,7 +99,7 @@ class RnnAttnModel implements Seq2SeqModel {
 
   private dropout<T extends tf.Tensor>(x: T, training: boolean): T {
     // Seeded per call from the model's own stream, so a run is reproducible from its seed.
-    return training && this.cfg.dropout > 0 ? (tf.dropout(x, this.cfg.dropout, undefined, this.dropoutRng.nextUint32()) as T) : x;
+    return training && this.cfg.dropout > 0 ? seededDropout(x, this.cfg.dropout, this.dropoutRng.nextUint32()) : x;
   }
 
   /** Annotations [B, S, A], keys, mask and s_0 for time-major embedded sources. */
@@ -115,12 +118,12 @@ class RnnAttnModel implements Seq2SeqModel {
     let h = zeros;
     for (let t = 0; t < S; t++) {
       // Padded steps keep the previous state, so a sequence's last state ignores its padding.
-      h = tf.add(h, tf.mul(maskT[t], tf.sub(gruStepWith(encFwd, gxF[t], h, hWhF), h)));
+      h = gruStepWith(encFwd, gxF[t], h, hWhF, { mask: maskT[t] });
       fwd.push(h);
     }
     h = zeros;
     for (let t = S - 1; t >= 0; t--) {
-      h = tf.add(h, tf.mul(maskT[t], tf.sub(gruStepWith(encBwd, gxB[t], h, hWhB), h)));
+      h = gruStepWith(encBwd, gxB[t], h, hWhB, { mask: maskT[t] });
       bwd[t] = h;
     }
     const encOut = tf.transpose(tf.concat([tf.stack(fwd), tf.stack(bwd)], 2), [1, 0, 2]) as tf.Tensor3D;
@@ -145,7 +148,8 @@ class RnnAttnModel implements Seq2SeqModel {
     return tf.tanh(tf.add(tf.matMul(tf.concat([s, c, e], 1), this.w.outW), this.w.outB)) as tf.Tensor2D;
   }
 
-  lossSum(batch: Seq2SeqBatch, training: boolean): tf.Scalar {
+  lossSum(modelBatch: ModelBatch, training: boolean): tf.Scalar {
+    const batch = expectBatch(this.arch, 'tokens', modelBatch);
     return tf.tidy(() => {
       const { B, S, T } = batch;
       const { embedding: e, hidden: H } = this.cfg;
@@ -155,8 +159,8 @@ class RnnAttnModel implements Seq2SeqModel {
       const embT = this.embedTimeMajor(this.w.tgtEmbedding, batch.tgtIn, B, T, training);
       const { decoder, attention } = this.w;
       // The embedding's share of the GRU input projection, for all steps at once; the context's share needs c_t.
-      const WxE = tf.slice(decoder.Wx, [0, 0], [e, 3 * H]);
-      const WxC = tf.slice(decoder.Wx, [e, 0], [-1, 3 * H]);
+      // One split, not two slices: its gradient is one Concat, theirs two full-size pads and an Add.
+      const [WxE, WxC] = tf.split(decoder.Wx, [e, decoder.Wx.shape[0] - e], 0) as tf.Tensor2D[];
       const preX = tf.unstack(tf.reshape(tf.add(tf.matMul(embT, WxE), decoder.bx), [T, B, 3 * H])) as tf.Tensor2D[];
       const encOut = mem.enc_out as tf.Tensor3D;
       const keys = mem.enc_keys as tf.Tensor3D;
@@ -164,12 +168,12 @@ class RnnAttnModel implements Seq2SeqModel {
       const states: tf.Tensor2D[] = [];
       const contexts: tf.Tensor2D[] = [];
       // The weights every step multiplies by get their gradient once, over all steps (shared-matmul.ts).
-      const sWa = sharedWeightMatMul(attention.Wa);
+      const attendStep = attentionSteps(attention, encOut, keys, srcMask, sharedWeightMatMul(attention.Wa));
       const cWxC = sharedWeightMatMul(WxC);
       const sWh = sharedWeightMatMul(decoder.Wh);
       for (let t = 0; t < T; t++) {
-        const c = attendWith(attention, s, encOut, keys, srcMask, sWa);
-        s = gruStepWith(decoder, tf.add(preX[t], cWxC(c)), s, sWh);
+        const c = attendStep(s);
+        s = gruStepWith(decoder, preX[t], s, sWh, { gx2: cWxC(c) });
         states.push(s);
         contexts.push(c);
       }
@@ -181,7 +185,8 @@ class RnnAttnModel implements Seq2SeqModel {
     });
   }
 
-  encode(src: tf.Tensor2D, srcLen: tf.Tensor1D): NamedTensors {
+  encode(input: EncoderInput): NamedTensors {
+    const { ids: src, lengths: srcLen } = expectInput(this.arch, 'tokens', input);
     return tf.tidy(() => {
       const [B, S] = src.shape;
       const srcMask = RnnAttnModel.maskFromLengths(srcLen, S);
@@ -201,10 +206,10 @@ class RnnAttnModel implements Seq2SeqModel {
     });
   }
 
-  toOnnx(opts: { opset?: number; storeFrozen?: boolean } = {}) {
+  toOnnx(opts: { opset?: number; encoderOpset?: number; storeFrozen?: boolean } = {}) {
     const opset = opts.opset ?? 18;
     const storeFrozen = opts.storeFrozen ?? false;
-    return { encoder: this.encoderGraph(opset), decoder: this.decoderGraph(opset, storeFrozen), graphs: this.graphSpec() };
+    return { encoder: this.encoderGraph(opts.encoderOpset ?? opset), decoder: this.decoderGraph(opset, storeFrozen), graphs: this.graphSpec() };
   }
 
   private graphSpec() {
@@ -294,16 +299,13 @@ class RnnAttnModel implements Seq2SeqModel {
   }
 }
 
-/** [B, L] row-major → [L, B] row-major. */
-function timeMajor<T extends Int32Array | Float32Array>(x: T, B: number, L: number): T {
-  const out = new (x.constructor as new (n: number) => T)(x.length);
-  for (let b = 0; b < B; b++) for (let t = 0; t < L; t++) out[t * B + b] = x[b * L + t];
-  return out;
-}
-
 registerArch<RnnAttnConfig>({
   name: 'rnn-attn',
   summary: 'Bahdanau attention: bidirectional GRU encoder, GRU decoder, additive attention',
+  inputKind: 'tokens',
   presets,
-  build: (config, sizes, head, seed) => new RnnAttnModel(config, sizes, head, seed),
+  build: (config, sizes, head, seed) => {
+    if (sizes.srcVocab === undefined) throw new TypeError("rnn-attn needs a source vocabulary size (sizes.srcVocab)");
+    return new RnnAttnModel(config, { ...sizes, srcVocab: sizes.srcVocab }, head, seed);
+  },
 });

@@ -4,13 +4,13 @@ import type { ModelCard } from '../../core/runtime/model-card.ts';
 import type { OutputHead } from '../heads/types.ts';
 import type { ParamStore } from '../params.ts';
 
-/** A padded batch, row-major: src [B, S], tgtIn/tgtOut/tgtMask [B, T]; tgtIn = <s> y, tgtOut = y </s>. */
-export interface Seq2SeqBatch {
+/** What an encoder reads: token ids (translation) or images (captioning). */
+export type InputKind = 'tokens' | 'image';
+
+/** The target side of a training batch, row-major [B, T]; tgtIn = <s> y, tgtOut = y </s>. */
+export interface TargetBatch {
   B: number;
-  S: number;
   T: number;
-  src: Int32Array;
-  srcLen: Int32Array;
   tgtIn: Int32Array;
   tgtOut: Int32Array;
   tgtMask: Float32Array;
@@ -18,38 +18,107 @@ export interface Seq2SeqBatch {
   tokens: number;
 }
 
+/** A padded batch of token sources: src [B, S]. */
+export interface Seq2SeqBatch extends TargetBatch {
+  S: number;
+  src: Int32Array;
+  srcLen: Int32Array;
+}
+
+/**
+ * A batch of images with one caption each: `images` holds B inputs of `imageShape` row-major
+ * ([B, 3, H, W] normalised pixels, or [B, ...] features of a frozen encoder). Captions of the same
+ * image may share an input row: `imageRows[b]` is the row of `images` that caption b describes,
+ * so a CNN runs once per image however many of its captions are in the batch.
+ */
+export interface ImageBatch extends TargetBatch {
+  images: Float32Array;
+  imageShape: number[];
+  /** Number of image rows in `images`. */
+  imageCount: number;
+  imageRows: Int32Array;
+}
+
+export type ModelBatch = Seq2SeqBatch | ImageBatch;
+
+/** The encoder's input for {@link Seq2SeqModel.encode}, by kind. */
+export type EncoderInput =
+  | { kind: 'tokens'; ids: tf.Tensor2D; lengths: tf.Tensor1D }
+  /** images [B, ...imageShape] */
+  | { kind: 'image'; images: tf.Tensor };
+
 /** Decoder-side tensors by the names the ONNX graphs use; row = axis 0. */
 export type NamedTensors = Record<string, tf.Tensor>;
 
 export interface Seq2SeqModel {
   readonly arch: string;
+  readonly inputKind: InputKind;
+  /** Image models: the shape of one encoder input ([3, H, W] pixels, or a frozen encoder's features). */
+  readonly imageShape?: readonly number[];
   readonly params: ParamStore;
   readonly head: OutputHead;
   /** Names of the recurrent state tensors and of the per-row constant memory tensors. */
   readonly stateNames: string[];
   readonly memoryNames: string[];
-  /** Sum of token negative log-likelihoods over the batch (divide by batch.tokens for the mean). */
-  lossSum(batch: Seq2SeqBatch, training: boolean): tf.Scalar;
-  /** Encoder: src ids [B, S] and lengths [B] to the decoder's initial state and memory. */
-  encode(src: tf.Tensor2D, srcLen: tf.Tensor1D): NamedTensors;
+  /**
+   * Sum of token negative log-likelihoods over the batch (divide by batch.tokens for the mean),
+   * plus any regulariser the architecture defines on the same scale (show-attend-tell's attention
+   * penalty). The batch must be of the model's input kind.
+   */
+  lossSum(batch: ModelBatch, training: boolean): tf.Scalar;
+  /** Encoder: a batch of inputs of the model's kind to the decoder's initial state and memory. */
+  encode(input: EncoderInput): NamedTensors;
   /** One decoder step: previous tokens [N] and state+memory to log-probabilities [N, |V|] and the next state. */
   step(prev: tf.Tensor1D, inputs: NamedTensors): { logProbs: tf.Tensor2D; state: NamedTensors };
   /**
-   * The encoder and decoder-step graphs and how they connect. `opset` defaults to 18;
-   * `storeFrozen` is passed to the head (see HeadOnnxContext.storeFrozen).
+   * The encoder and decoder-step graphs and how they connect. `opset` defaults to 18 (it applies to
+   * both graphs; `encoderOpset` overrides it for the encoder, which is merged into a foreign graph
+   * of that opset when the model reads a frozen encoder's features); `storeFrozen` is passed to the
+   * head (see HeadOnnxContext.storeFrozen).
    */
-  toOnnx(opts?: { opset?: number; storeFrozen?: boolean }): { encoder: GraphBuilder; decoder: GraphBuilder; graphs: ModelCard['graphs'] };
+  toOnnx(opts?: { opset?: number; encoderOpset?: number; storeFrozen?: boolean }): {
+    encoder: GraphBuilder;
+    decoder: GraphBuilder;
+    graphs: ModelCard['graphs'];
+  };
 }
 
+/**
+ * What an image model reads: normalised pixels [3, size, size] that its own CNN encodes, or the
+ * output of a frozen pretrained encoder ([C] pooled, or [C, h, w] a spatial grid), computed
+ * outside the model (by onnxruntime) and merged in front of its encoder graph at export.
+ */
+export type ImageInputSpec = { kind: 'pixels'; size: number } | { kind: 'features'; shape: number[] };
+
 export interface ModelSizes {
-  srcVocab: number;
+  /** Source vocabulary (token-input models). */
+  srcVocab?: number;
   tgtVocab: number;
+  /** Image-input models. */
+  image?: ImageInputSpec;
 }
 
 export interface ArchDefinition<Config extends object> {
   name: string;
   summary: string;
+  /** What the architecture's encoder reads. */
+  inputKind: InputKind;
   /** Named presets; every field of Config must be set by each. */
   presets: Record<string, Config>;
   build(config: Config, sizes: ModelSizes, head: { name: string; options?: Record<string, unknown> }, seed: number): Seq2SeqModel;
+}
+
+/** Narrows a batch to the kind a model reads, with an error naming the model otherwise. */
+export function expectBatch<K extends InputKind>(arch: string, kind: K, batch: ModelBatch): K extends 'image' ? ImageBatch : Seq2SeqBatch {
+  const isImage = 'images' in batch;
+  if (isImage !== (kind === 'image')) {
+    throw new TypeError(`${arch} reads ${kind === 'image' ? 'images' : 'token ids'}, but was given a batch of ${isImage ? 'images' : 'token ids'}`);
+  }
+  return batch as K extends 'image' ? ImageBatch : Seq2SeqBatch;
+}
+
+/** Narrows an encoder input to the model's kind, with an error naming the model otherwise. */
+export function expectInput<K extends InputKind>(arch: string, kind: K, input: EncoderInput): Extract<EncoderInput, { kind: K }> {
+  if (input.kind !== kind) throw new TypeError(`${arch} encodes ${kind === 'image' ? 'images' : 'token ids'}, not ${input.kind === 'image' ? 'images' : 'token ids'}`);
+  return input as Extract<EncoderInput, { kind: K }>;
 }

@@ -32,6 +32,10 @@
  *  - GatherV2: the stock C++ loop rebuilds a location vector (heap-allocated) per element: 20 ms to
  *    look up 1280 embeddings of 256 (≈ 60 ns/float), the same per beam-search reorder of a
  *    [64, 20, 512] memory. Row copies now (kernels/gather.ts).
+ *  - Conv2DBackpropFilter: not registered on wasm (tf.grad of tf.conv2d wrt the filter threw);
+ *    Conv2DBackpropInput: a scalar C++ loop at ≈ 2 GFLOP/s, 5-10× slower than the forward Conv2D.
+ *    Both are now im2col/col2im in JS plus one GEMM (kernels/conv2d-backprop-*.ts), for the
+ *    captioning CNN (models/layers/conv-encoder.ts).
  *  Not slow, checked: Sigmoid/Tanh gradients (composites of Mul/Sub), Softmax, logSumExp (Max,
  *  Sub, Exp, Sum, Log), OneHot, Select, Cumsum, TopK, PadV2 (Slice's gradient), Concat (copies
  *  from heap views).
@@ -66,6 +70,25 @@
  *  overhead (≈ 15% outside kernels), Add/Multiply/Sum of the per-step gate maths, stock Exp (13-18
  *  ns an element, only in drill/hadamard paths now) and the stock batched matmuls of the attention.
  *
+ * FUSED-OPS PASS (issue #8; bench/train-profile.ts, same 3 batches, machine load 7-16 throughout, so
+ * judged by kernel calls, CPU time and in-process A/B ratios: --ab unfused):
+ *  - Kernel calls per step 6,933 → 1,280. frost builds wasm SIMD modules of its own at start-up
+ *    (kernels/wasm-builder.ts; wasm-lanes.ts has a polynomial exp, σ and tanh), which import the
+ *    backend's heap and run: the GRU cell and its gradient (kernels/gru-cell.ts; ~15 + ~30 ops a
+ *    step before, incl. a PadV2 per slice gradient), additive attention and its gradient (kernels/additive-attention.ts; the
+ *    K = 1 outer products, Square/Sub/Multiply passes and [B, S, 512] Adds per decoder step), seeded
+ *    dropout (kernels/dropout.ts; tf.dropout drew its mask in JS, ≈ 11× slower), Adam's update
+ *    (kernels/adam.ts, 13 passes → 1, bit for bit), the loss gradient (kernels/softmax-xent.ts) and
+ *    the column sums of Sum (kernels/column-sum.ts, ≈ 5× the JS loop). Each kernel's contract and
+ *    its tfjs-ops fallback live beside the op (models/layers/gru.ts, attention.ts, dropout.ts,
+ *    models/loss.ts, train/optim/adam.ts; the switch in models/layers/fused.ts), so other backends
+ *    run the same model code. JS loops were no option: Math.exp costs 12-20 ns an element here.
+ *  - The unfused graph, run in the same process on alternating batches, took 1.3-1.5× the CPU and
+ *    wall time of a fused step (--ab unfused; learned and fixed-l2 heads).
+ *    What is left: GEMM ≈ 70-75% of the step's CPU (MLAS at ≈ 45-50 GFLOP/s a CPU-second under
+ *    this load), then engine/tape bookkeeping outside kernels (≈ 10%) and the loss's forward
+ *    (XNNPACK Softmax + Max; a SIMD kernel of our own was no faster).
+ *
  *  Threads (select.ts, wasm-threaded.ts): the threaded SIMD build works in Node and XNNPACK does
  *  use 2 threads: with both vCPUs free, a [1280,512]·[512,2000] GEMM loop ran 1.15 s → 0.61 s at
  *  1.97 CPU-seconds per second. But this VM is shared, and with any other process running the
@@ -79,8 +102,20 @@
 import '@tensorflow/tfjs-backend-wasm';
 import { getKernel, registerKernel, unregisterKernel, type KernelConfig, type KernelFunc } from '@tensorflow/tfjs-core';
 import { makeBatchMatMul, makeFusedMatMul } from './kernels/batch-matmul.ts';
+import { conv2dBackpropFilter } from './kernels/conv2d-backprop-filter.ts';
+import { gemmConv2dBackpropInput } from './kernels/conv2d-backprop-input.ts';
+import { ATTENTION_GRAD_KERNEL, ATTENTION_KERNEL } from '../../models/layers/attention.ts';
+import { DROPOUT_KERNEL } from '../../models/layers/dropout.ts';
+import { GRU_CELL_GRAD_KERNEL, GRU_CELL_KERNEL } from '../../models/layers/gru.ts';
+import { additiveAttentionGradKernel, additiveAttentionKernel } from './kernels/additive-attention.ts';
+import { dropoutKernel } from './kernels/dropout.ts';
+import { adamKernel } from './kernels/adam.ts';
+import { ADAM_KERNEL } from '../optim/adam.ts';
+import { SOFTMAX_XENT_GRAD_KERNEL } from '../../models/loss.ts';
+import { softmaxXentGradKernel } from './kernels/softmax-xent.ts';
 import { sigmoidTanh } from './kernels/elementwise.ts';
 import { rowGather } from './kernels/gather.ts';
+import { gruCellGradKernel, gruCellKernel } from './kernels/gru-cell.ts';
 import { typedOneHot } from './kernels/one-hot.ts';
 import { aliasingIdentity } from './kernels/identity.ts';
 import { heapSlice, heapSplitV, heapUnpack } from './kernels/slice.ts';
@@ -117,6 +152,15 @@ const OVERRIDES: Override[] = [
   { kernelName: 'Tanh', make: (stock) => sigmoidTanh(requireStock('Tanh', stock)) },
   { kernelName: 'Sum', make: (stock) => leadingAxesSum(requireStock('Sum', stock)) },
   { kernelName: 'OneHot', make: (stock) => typedOneHot(requireStock('OneHot', stock)) },
+  { kernelName: GRU_CELL_KERNEL, make: () => gruCellKernel },
+  { kernelName: GRU_CELL_GRAD_KERNEL, make: () => gruCellGradKernel },
+  { kernelName: ATTENTION_KERNEL, make: () => additiveAttentionKernel },
+  { kernelName: ATTENTION_GRAD_KERNEL, make: () => additiveAttentionGradKernel },
+  { kernelName: DROPOUT_KERNEL, make: () => dropoutKernel },
+  { kernelName: ADAM_KERNEL, make: () => adamKernel },
+  { kernelName: SOFTMAX_XENT_GRAD_KERNEL, make: () => softmaxXentGradKernel },
+  { kernelName: 'Conv2DBackpropFilter', make: () => conv2dBackpropFilter },
+  { kernelName: 'Conv2DBackpropInput', make: (stock) => gemmConv2dBackpropInput(requireStock('Conv2DBackpropInput', stock)) },
 ];
 
 /** The configs registered before ours (undefined: none was), kept to delegate to and to restore. */

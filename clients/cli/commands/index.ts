@@ -1,10 +1,13 @@
 import type { Command } from 'commander';
 import { registerBleu } from './bleu.ts';
+import { registerCaption } from './caption.ts';
 import { registerConvert } from './convert.ts';
 import { registerData } from './data.ts';
 import { registerDemo } from './demo.ts';
+import { registerExperiment } from './experiment.ts';
 import { registerExport } from './export.ts';
 import { registerInspect } from './inspect.ts';
+import { registerReport } from './report.ts';
 import { registerServe } from './serve.ts';
 import { registerTrain } from './train.ts';
 import { registerTranslate } from './translate.ts';
@@ -12,4 +15,4 @@ import { registerTranslate } from './translate.ts';
 /** Each command lives in its own file and adds itself to the program. */
 export type RegisterCommand = (program: Command) => void;
 
-export const commands: RegisterCommand[] = [registerDemo, registerData, registerTrain, registerExport, registerInspect, registerTranslate, registerServe, registerConvert, registerBleu];
+export const commands: RegisterCommand[] = [registerDemo, registerData, registerTrain, registerExport, registerInspect, registerTranslate, registerCaption, registerServe, registerConvert, registerBleu, registerReport, registerExperiment];

@@ -1,13 +1,15 @@
 import { type Command, Option } from 'commander';
 import { resolve } from 'node:path';
-import { archNames, headNames, resolveArchConfig } from '../../../models/index.ts';
+import { archNames, headNames } from '../../../models/index.ts';
 import { initBackend } from '../../../train/backend/select.ts';
-import { detectCorpusKind, DEFAULT_LANGS } from '../../../train/data/corpus.ts';
-import { runConfigSchema } from '../../../train/run-config.ts';
+import type { TaskName } from '../../../train/run-config.ts';
+import { taskNames } from '../../../train/tasks/index.ts';
 import { resume, train } from '../../../train/trainer.ts';
+import { newRunConfig } from './train-config.ts';
 
 interface TrainFlags {
-  arch: string;
+  task: TaskName;
+  arch?: string;
   head: string;
   data?: string;
   src?: string;
@@ -20,10 +22,14 @@ interface TrainFlags {
   epochs?: number;
   maxMinutes?: number;
   seed: number;
-  lr: number;
-  batchSize: number;
+  lr?: number;
+  batchSize?: number;
   minFreq?: number;
   valSentences?: number;
+  encoder?: string;
+  encoderOutput?: string;
+  imageSize?: number;
+  imageCache?: string;
   backend: 'auto' | 'tensorflow' | 'wasm' | 'cpu';
   quiet?: boolean;
 }
@@ -61,12 +67,13 @@ export function parseSettings(pairs: string[], flag: string): Record<string, unk
 export function registerTrain(program: Command): void {
   program
     .command('train')
-    .description('train a translation model (or continue one with --resume)')
-    .addOption(new Option('--arch <name>', 'architecture').choices(archNames()).default('rnn-attn'))
+    .description('train a translation or captioning model (or continue one with --resume)')
+    .addOption(new Option('--task <name>', 'what to learn').choices(taskNames()).default('translation'))
+    .addOption(new Option('--arch <name>', 'architecture (default: rnn-attn for translation, show-attend-tell for caption)').choices(archNames()))
     .addOption(new Option('--head <name>', 'output head').choices(headNames()).default('learned'))
-    .option('--data <dir>', 'corpus folder (Multi30k .gz files or a `frost data toy` folder)')
-    .option('--src <lang>', 'source language')
-    .option('--tgt <lang>', 'target language')
+    .option('--data <dir>', 'corpus folder (Multi30k .gz files or a `frost data toy` folder), or a caption data set (Karpathy dataset_*.json or COCO annotations)')
+    .option('--src <lang>', 'source language (translation)')
+    .option('--tgt <lang>', 'target language (translation)')
     .option('--preset <name>', 'architecture preset: tiny, small, paper', 'small')
     .option('--set <key=value>', 'override one architecture setting (repeatable)', collect, [])
     .option('--head-option <key=value>', 'set one output-head option (repeatable)', collect, [])
@@ -75,10 +82,14 @@ export function registerTrain(program: Command): void {
     .option('--epochs <n>', 'stop after n epochs', positiveInt('epochs'))
     .option('--max-minutes <m>', 'stop after m minutes of training', positiveNumber('max-minutes'))
     .option('--seed <n>', 'seed of everything random', (v) => Number(v), 1)
-    .option('--lr <rate>', 'Adam learning rate', positiveNumber('lr'), 1e-3)
-    .option('--batch-size <n>', 'sentences per batch', positiveInt('batch-size'), 64)
-    .option('--min-freq <n>', 'vocabulary minimum frequency (default 2, 1 for plain corpora)', positiveInt('min-freq'))
-    .option('--val-sentences <n>', 'validation sentences decoded for BLEU each epoch', positiveInt('val-sentences'))
+    .option('--lr <rate>', 'Adam learning rate (default 1e-3; caption 4e-4)', positiveNumber('lr'))
+    .option('--batch-size <n>', 'sentences (captions) per batch (default 64; caption 32)', positiveInt('batch-size'))
+    .option('--min-freq <n>', 'vocabulary minimum frequency (default 2, 1 for plain corpora, 5 for captions)', positiveInt('min-freq'))
+    .option('--val-sentences <n>', 'validation sentences (caption: images, default 500) decoded for BLEU each epoch', positiveInt('val-sentences'))
+    .option('--encoder <file.onnx>', 'caption: a pretrained image encoder in ONNX, run frozen (features cached; merged into the export)')
+    .option('--encoder-output <name>', "caption: the --encoder output to use as features (default: its first)")
+    .option('--image-size <n>', 'caption: side of the square model input in pixels (default 128, or --encoder\'s fixed size)', positiveInt('image-size'))
+    .option('--image-cache <dir>', 'caption: where decoded images and encoder features are cached (default data/cache/<data set>)')
     .addOption(new Option('--backend <name>', 'tfjs backend').choices(['auto', 'tensorflow', 'wasm', 'cpu']).default('auto'))
     .option('--quiet', 'no progress output')
     .action(async (flags: TrainFlags) => {
@@ -90,24 +101,12 @@ export function registerTrain(program: Command): void {
       }
       if (!flags.out) throw new Error('give --out DIR for a new run (or --resume DIR to continue one)');
       if (!flags.data) throw new Error('give --data DIR (see `frost data --help` to get a corpus)');
-      const dataDir = resolve(flags.data);
-      const kind = detectCorpusKind(dataDir);
-      const config = runConfigSchema.parse({
-        arch: flags.arch,
-        preset: flags.preset,
-        archConfig: resolveArchConfig(flags.arch, flags.preset, parseSettings(flags.set, '--set')),
-        head: { name: flags.head, options: parseSettings(flags.headOption, '--head-option') },
-        seed: flags.seed,
-        data: { dir: dataDir, kind, src: flags.src ?? DEFAULT_LANGS[kind].src, tgt: flags.tgt ?? DEFAULT_LANGS[kind].tgt },
-        tokenizer: kind === 'plain' ? 'whitespace' : 'multi30k',
-        vocab: { minFreq: flags.minFreq ?? (kind === 'plain' ? 1 : 2) },
-        batch: { maxSentences: flags.batchSize },
-        optim: { learningRate: flags.lr },
-        epochs: flags.epochs,
-        maxMinutes: flags.maxMinutes,
-        valSentences: flags.valSentences,
-      });
-      const result = await train(config, resolve(flags.out), { quiet: flags.quiet });
+      const runDir = resolve(flags.out);
+      const config = await newRunConfig(
+        { ...flags, data: flags.data, set: parseSettings(flags.set, '--set'), headOption: parseSettings(flags.headOption, '--head-option') },
+        runDir,
+      );
+      const result = await train(config, runDir, { quiet: flags.quiet });
       result.model.params.dispose();
     });
 }

@@ -1,8 +1,10 @@
 /**
  * Loads an exported model folder into the page: the card, then both graphs (with progress, through
  * Cache Storage), then a {@link Seq2SeqRuntime} on onnxruntime-web: the same runtime, tokeniser and
- * beam search the server uses.
+ * beam search the server uses. A caption model's runtime is also wrapped in a
+ * {@link CaptionRuntime}, the one the server and `frost caption` use.
  */
+import { CaptionRuntime } from '../../../core/runtime/caption.ts';
 import { MODEL_CARD_FILE, parseModelCard, type ModelCard } from '../../../core/runtime/model-card.ts';
 import { Seq2SeqRuntime, type GraphRole } from '../../../core/runtime/seq2seq.ts';
 import type { ProgressListener } from './download.ts';
@@ -15,6 +17,8 @@ export interface LoadedModel {
   folder: string;
   card: ModelCard;
   runtime: Seq2SeqRuntime;
+  /** Present when the card's task is 'caption': the runtime that takes images. */
+  captioner?: CaptionRuntime;
   /** Where its sessions run: 'wasm' when WebGPU was asked for but could not take the model. */
   backend: Backend;
   threads: number;
@@ -24,7 +28,7 @@ export interface LoadedModel {
   downloadMs: number;
   /** Time to create both ONNX Runtime sessions. */
   loadMs: number;
-  /** Per-sentence latencies of in-browser translations so far. */
+  /** Per-input latencies of in-browser translations (per sentence) or captions (per image) so far. */
   latencies: number[];
 }
 
@@ -92,6 +96,7 @@ export async function loadModel(folder: string, setup: OrtSetup, onProgress: Pro
     folder,
     card,
     runtime: opened.runtime,
+    ...(card.task === 'caption' ? { captioner: CaptionRuntime.fromRuntime(opened.runtime) } : {}),
     backend,
     threads: setup.threads,
     downloadBytes: done,

@@ -1,10 +1,12 @@
 /**
- * The page's entry point: wires the forms to model loading and translation. Everything heavy
- * (ONNX Runtime, the model) is loaded on demand when the user asks for a model.
+ * The page's entry point: wires the forms to model loading and translation; captioning lives in
+ * caption-panel.ts, shown in place of the translation form when the model is a caption model.
+ * Everything heavy (ONNX Runtime, the model) is loaded on demand when the user asks for a model.
  *
  * `document.body.dataset.state` tracks what the page is doing (starting, idle, loading, ready,
- * translating, error), for tests and for styling.
+ * translating, captioning, error), for tests and for styling.
  */
+import { CaptionPanel } from './caption-panel.ts';
 import { byId } from './dom.ts';
 import { clearFileCache } from './file-cache.ts';
 import { formatBytes } from './format.ts';
@@ -22,6 +24,7 @@ const ui = {
   modelUrl: byId('model-url', HTMLInputElement),
   backend: byId('backend', HTMLSelectElement),
   load: byId('load', HTMLButtonElement),
+  translateSection: byId('translate-section', HTMLElement),
   translateForm: byId('translate-form', HTMLFormElement),
   source: byId('source', HTMLTextAreaElement),
   beam: byId('beam', HTMLInputElement),
@@ -31,7 +34,7 @@ const ui = {
   clearCache: byId('clear-cache', HTMLButtonElement),
 };
 
-type PageState = 'starting' | 'idle' | 'loading' | 'ready' | 'translating' | 'error';
+type PageState = 'starting' | 'idle' | 'loading' | 'ready' | 'translating' | 'captioning' | 'error';
 
 /** The page's base: API and asset URLs are relative to it, so the page works under any mount point. */
 const base = document.baseURI;
@@ -43,14 +46,20 @@ let active: LoadedModel | undefined;
 let server: ServerModels | undefined;
 /** Environment facts shown in the header; the ORT part is filled in once a runtime is loaded. */
 const environment = { isolated: globalThis.crossOriginIsolated === true, webgpu: false, runtime: '' };
+const captionPanel = new CaptionPanel((state, message) => {
+  // A finished caption adds a latency to the models table.
+  if (state !== 'captioning') renderModels([...loaded.values()], active);
+  setState(state, message);
+});
 
 function setState(state: PageState, message = ''): void {
   document.body.dataset.state = state;
   ui.status.textContent = message;
   ui.status.classList.toggle('error', state === 'error');
-  const busy = state === 'loading' || state === 'translating' || state === 'starting';
+  const busy = state === 'loading' || state === 'translating' || state === 'captioning' || state === 'starting';
   ui.load.disabled = busy;
   ui.translate.disabled = busy || !active;
+  captionPanel.setBusy(busy);
 }
 
 function showEnvironment(): void {
@@ -75,7 +84,7 @@ async function start(): Promise<void> {
   server = await listServerModels(base);
   if (server && server.models.length > 0) {
     for (const m of server.models) {
-      const lang = `${m.source?.lang ?? m.target.lang}→${m.target.lang}`;
+      const lang = `${m.task === 'caption' ? 'image' : (m.source?.lang ?? m.target.lang)}→${m.target.lang}`;
       ui.modelSelect.add(new Option(`${m.name} (${lang}, ${m.head.name} head)`, m.name, false, m.name === server.default));
     }
   } else {
@@ -114,6 +123,9 @@ async function onLoad(): Promise<void> {
     }
     active = model;
     progress.hide();
+    // Each task has its own form; only the one the model can do is shown.
+    ui.translateSection.hidden = model.captioner !== undefined;
+    captionPanel.use(model);
     renderModels([...loaded.values()], active);
     setState('ready', `${model.card.name} is loaded and runs on ${describeBackend(model)}.`);
   } catch (err) {

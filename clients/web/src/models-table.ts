@@ -13,8 +13,13 @@ export function renderModels(models: readonly LoadedModel[], active: LoadedModel
 
 function modelRow(m: LoadedModel, active: boolean): HTMLTableRowElement {
   const { card } = m;
-  const langs = `${card.source?.lang ?? card.target.lang} → ${card.target.lang}`;
-  const vocab = `${formatCount(card.source?.tokens.length ?? card.target.tokens.length)} / ${formatCount(card.target.tokens.length)} words`;
+  // A caption model reads images (its card has no source vocabulary), so only its words are counted.
+  const captions = card.task === 'caption';
+  const langs = `${captions ? 'image' : (card.source?.lang ?? card.target.lang)} → ${card.target.lang}`;
+  const vocab = captions
+    ? `${card.image ? `${card.image.size}² pixels / ` : ''}${formatCount(card.target.tokens.length)} words`
+    : `${formatCount(card.source?.tokens.length ?? card.target.tokens.length)} / ${formatCount(card.target.tokens.length)} words`;
+  const unit = captions ? 'image' : 'sentence';
   const { learnable, frozen, generated } = card.params;
   const latency = m.latencies.length ? formatMs(m.latencies.reduce((a, b) => a + b, 0) / m.latencies.length) : '–';
   const row = h(
@@ -42,7 +47,7 @@ function modelRow(m: LoadedModel, active: boolean): HTMLTableRowElement {
       'td',
       { className: 'num latency' },
       latency,
-      h('span', { className: 'sub' }, `${m.latencies.length} sentence${m.latencies.length === 1 ? '' : 's'}`),
+      h('span', { className: 'sub' }, `${m.latencies.length} ${unit}${m.latencies.length === 1 ? '' : 's'}`),
     ),
     h('td', { className: 'backend' }, describeBackend(m), active ? h('span', { className: 'sub' }, h('span', { className: 'badge' }, 'in use')) : ''),
   );

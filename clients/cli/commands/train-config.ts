@@ -1,0 +1,100 @@
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { DEFAULT_IMAGE_SPEC } from '../../../core/image/preprocess.ts';
+import { resolveArchConfig } from '../../../models/index.ts';
+import { detectCorpusKind, DEFAULT_LANGS } from '../../../train/data/corpus.ts';
+import { describeFrozenEncoder, encoderDigest } from '../../../train/data/image-features.ts';
+import { anyRunConfigSchema, RUN_FILES, type AnyRunConfig, type TaskName } from '../../../train/run-config.ts';
+
+/** `frost train` flags that make a new run's config (see train.ts for their help). */
+export interface NewRunFlags {
+  task: TaskName;
+  arch?: string;
+  head: string;
+  data: string;
+  src?: string;
+  tgt?: string;
+  preset: string;
+  set: Record<string, unknown>;
+  headOption: Record<string, unknown>;
+  epochs?: number;
+  maxMinutes?: number;
+  seed: number;
+  lr?: number;
+  batchSize?: number;
+  minFreq?: number;
+  valSentences?: number;
+  encoder?: string;
+  encoderOutput?: string;
+  imageSize?: number;
+  imageCache?: string;
+}
+
+/** The architecture each task trains unless told otherwise. */
+export const DEFAULT_ARCH: Readonly<Record<TaskName, string>> = { translation: 'rnn-attn', caption: 'show-attend-tell' };
+
+/** Where `--encoder`'s file is copied in the run folder, so resume and export need nothing outside it. */
+export const FROZEN_ENCODER_FILE = 'frozen-encoder.onnx';
+
+/**
+ * A new run's config from the flags; unset flags take the task's defaults from the schema (the
+ * paper's: translation lr 1e-3, batch 64, min frequency 2; captioning lr 4e-4, batch 32, min
+ * frequency 5). For `--encoder`, the ONNX file is described and copied into `runDir`.
+ */
+export async function newRunConfig(flags: NewRunFlags, runDir: string): Promise<AnyRunConfig> {
+  const arch = flags.arch ?? DEFAULT_ARCH[flags.task];
+  const dataDir = resolve(flags.data);
+  const common = {
+    arch,
+    preset: flags.preset,
+    archConfig: resolveArchConfig(arch, flags.preset, flags.set),
+    head: { name: flags.head, options: flags.headOption },
+    seed: flags.seed,
+    ...(flags.lr !== undefined ? { optim: { learningRate: flags.lr } } : {}),
+    epochs: flags.epochs,
+    maxMinutes: flags.maxMinutes,
+    valSentences: flags.valSentences,
+  };
+  if (flags.task === 'translation') {
+    for (const [flag, value] of [['--encoder', flags.encoder], ['--image-size', flags.imageSize], ['--image-cache', flags.imageCache]] as const) {
+      if (value !== undefined) throw new Error(`${flag} is for --task caption`);
+    }
+    const kind = detectCorpusKind(dataDir);
+    return anyRunConfigSchema.parse({
+      task: 'translation',
+      ...common,
+      data: { dir: dataDir, kind, src: flags.src ?? DEFAULT_LANGS[kind].src, tgt: flags.tgt ?? DEFAULT_LANGS[kind].tgt },
+      tokenizer: kind === 'plain' ? 'whitespace' : 'multi30k',
+      vocab: { minFreq: flags.minFreq ?? (kind === 'plain' ? 1 : 2) },
+      batch: { maxSentences: flags.batchSize ?? 64 },
+    });
+  }
+  if (flags.src !== undefined || flags.tgt !== undefined) throw new Error('--src and --tgt are for --task translation');
+  if (!existsSync(dataDir)) throw new Error(`--data ${flags.data}: no such caption data set (a folder with dataset_<name>.json, or COCO annotations/)`);
+  let size = flags.imageSize ?? DEFAULT_IMAGE_SPEC.size;
+  let encoder: Record<string, unknown> = { kind: 'cnn' };
+  if (flags.encoder !== undefined) {
+    // Checked before the copy below, which would otherwise replace an existing run's encoder.
+    if (existsSync(join(runDir, RUN_FILES.config))) throw new Error(`${runDir} already holds a run; use --resume ${runDir} to continue it, or choose another --out`);
+    const path = resolve(flags.encoder);
+    const bytes = new Uint8Array(await readFile(path));
+    const info = await describeFrozenEncoder(bytes, path, { output: flags.encoderOutput, size: flags.imageSize });
+    size = info.size;
+    await mkdir(runDir, { recursive: true });
+    await copyFile(path, join(runDir, FROZEN_ENCODER_FILE));
+    encoder = { kind: 'onnx', file: FROZEN_ENCODER_FILE, sha256: encoderDigest(bytes), input: info.input, output: info.output, featureShape: info.featureShape };
+  } else if (flags.encoderOutput !== undefined) {
+    throw new Error('--encoder-output needs --encoder');
+  }
+  return anyRunConfigSchema.parse({
+    task: 'caption',
+    ...common,
+    data: { dir: dataDir },
+    ...(flags.minFreq !== undefined ? { vocab: { minFreq: flags.minFreq } } : {}),
+    ...(flags.batchSize !== undefined ? { batch: { maxSentences: flags.batchSize } } : {}),
+    image: { size, mean: [...DEFAULT_IMAGE_SPEC.mean], std: [...DEFAULT_IMAGE_SPEC.std] },
+    encoder,
+    ...(flags.imageCache !== undefined ? { imageCache: resolve(flags.imageCache) } : {}),
+  });
+}

@@ -1,0 +1,51 @@
+/**
+ * Every caption metric frost reports, from one call: BLEU-1..4, ROUGE-L and CIDEr-D as coco-caption
+ * computes them, plus vocabulary usage.
+ *
+ * Hypotheses and references are tokenised with the `caption` tokeniser first (lower case, ASCII
+ * punctuation deleted), standing in for coco-caption's Stanford PTBTokenizer step.
+ * Porting note: PTBTokenizer splits clitics (`dog's` → `dog 's`) where `caption` deletes the
+ * apostrophe (`dogs`); scores can differ slightly from coco-caption on text with clitics or
+ * hyphens. Captions generated from a `caption`-tokenised vocabulary are unaffected.
+ *
+ * Isomorphic: no Node APIs.
+ */
+import { getTokenizer } from '../text/tokenize.ts';
+import { ciderD } from './cider-d.ts';
+import { cocoBleu } from './coco-bleu.ts';
+import { rougeL } from './rouge-l.ts';
+import { type TrainCounts, type VocabUsage, vocabUsage } from './vocab-usage.ts';
+
+/** Scores on coco-caption's scale (BLEU and ROUGE-L 0..1, CIDEr-D 0..10). */
+export interface CaptionScores {
+  bleu1: number;
+  bleu2: number;
+  bleu3: number;
+  bleu4: number;
+  rougeL: number;
+  ciderD: number;
+  vocab: VocabUsage;
+  /** Number of images scored. */
+  count: number;
+}
+
+/**
+ * Scores `hyps[i]` against `refs[i]` (several references per image).
+ * @param trainCounts training word counts, for the rare-word share
+ */
+export function evaluateCaptions(hyps: readonly string[], refs: readonly (readonly string[])[], trainCounts?: TrainCounts): CaptionScores {
+  const { tokenize } = getTokenizer('caption');
+  const h = hyps.map((s) => tokenize(s, 'en'));
+  const r = refs.map((rs) => rs.map((s) => tokenize(s, 'en')));
+  const { bleu } = cocoBleu(h, r);
+  return {
+    bleu1: bleu[0]!,
+    bleu2: bleu[1]!,
+    bleu3: bleu[2]!,
+    bleu4: bleu[3]!,
+    rougeL: rougeL(h, r).score,
+    ciderD: ciderD(h, r).score,
+    vocab: vocabUsage(h, trainCounts ? { trainCounts } : {}),
+    count: hyps.length,
+  };
+}

@@ -1,0 +1,82 @@
+/**
+ * BLEU-1..4 as the MS COCO caption evaluation computes it (tylin/coco-caption,
+ * pycocoevalcap/bleu/bleu_scorer.py, Chiang's scorer as modified by Fang and Lin), so caption
+ * results compare with published Show-and-Tell / Show-Attend-and-Tell numbers:
+ *
+ * - corpus level: clipped n-gram matches and hypothesis n-grams are summed over all images first;
+ * - clipping against the maximum count of each n-gram in any one reference of the image;
+ * - the effective reference length of each image is the reference length closest to the
+ *   hypothesis length, the shorter one on a tie (`option='closest'`);
+ * - BLEU-n = (Π_{k≤n} (matches_k + 1e-15) / (guesses_k + 1e-9))^(1/n), times the brevity penalty
+ *   exp(1 − r/c) when c < r, with c and r computed as (c + 1e-15) / (r + 1e-9). The epsilons keep
+ *   an empty order from dividing by zero: it gives a near-zero score, not NaN.
+ *
+ * Not sacreBLEU (core/metrics/bleu.ts): no tokenisation of its own, no smoothing, and a different
+ * reference length. Scores are on coco-caption's 0..1 scale.
+ *
+ * Isomorphic: no Node APIs.
+ */
+import { assertAligned, countNgrams, pythonSplit, type Sentence } from './caption-ngrams.ts';
+
+/** coco-caption's BLEU over a set of images. */
+export interface CocoBleu {
+  /** BLEU-1..BLEU-n, index 0 is BLEU-1. */
+  bleu: number[];
+  /** Hypothesis words, summed over images. */
+  testLen: number;
+  /** Effective (closest) reference words, summed over images. */
+  refLen: number;
+  /** Clipped n-gram matches per order. */
+  correct: number[];
+  /** Hypothesis n-grams per order. */
+  guess: number[];
+}
+
+const SMALL = 1e-9;
+const TINY = 1e-15;
+
+/**
+ * Corpus BLEU of `hyps[i]` against `refs[i]`; sentences given as text are split on whitespace,
+ * as the reference's `precook` does (`str.split()`).
+ * @param n highest n-gram order @default 4
+ */
+export function cocoBleu(hyps: readonly Sentence[], refs: readonly (readonly Sentence[])[], n = 4): CocoBleu {
+  assertAligned('cocoBleu', hyps, refs);
+  const correct = new Array<number>(n).fill(0);
+  const guess = new Array<number>(n).fill(0);
+  let testLen = 0;
+  let refLen = 0;
+  hyps.forEach((hyp, i) => {
+    // cook_refs: per-n-gram maximum count over this image's references.
+    const maxCounts = new Map<string, number>();
+    const refLens: number[] = [];
+    for (const ref of refs[i]!) {
+      const words = pythonSplit(ref);
+      refLens.push(words.length);
+      for (const [key, count] of countNgrams(words, n).counts) maxCounts.set(key, Math.max(maxCounts.get(key) ?? 0, count));
+    }
+    // cook_test
+    const words = pythonSplit(hyp);
+    const { counts, order } = countNgrams(words, n);
+    for (let k = 1; k <= n; k++) guess[k - 1]! += Math.max(0, words.length - k + 1);
+    for (const [key, count] of counts) correct[order.get(key)! - 1]! += Math.min(maxCounts.get(key) ?? 0, count);
+    testLen += words.length;
+    // _single_reflen(option='closest'): min over (|l − c|, l) tuples.
+    refLen += refLens.reduce((best, l) => {
+      const d = Math.abs(l - words.length);
+      const bd = Math.abs(best - words.length);
+      return d < bd || (d === bd && l < best) ? l : best;
+    });
+  });
+
+  const ratio = (testLen + TINY) / (refLen + SMALL);
+  const bleu: number[] = [];
+  for (let nn = 1; nn <= n; nn++) {
+    let product = 1;
+    for (let k = 0; k < nn; k++) product *= (correct[k]! + TINY) / (guess[k]! + SMALL);
+    let score = product ** (1 / nn);
+    if (ratio < 1) score *= Math.exp(1 - 1 / ratio);
+    bleu.push(score);
+  }
+  return { bleu, testLen, refLen, correct, guess };
+}

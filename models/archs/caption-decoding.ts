@@ -1,0 +1,87 @@
+import * as tf from '@tensorflow/tfjs-core';
+import type { GraphBuilder } from '../../core/onnx/graph-builder.ts';
+import { SeededRandom } from '../../core/random.ts';
+import { buildHead } from '../heads/index.ts';
+import type { OutputHead } from '../heads/types.ts';
+import type { ImageEncoder, ImageFeatures } from '../layers/image-encoder.ts';
+import { maskedCrossEntropySum } from '../loss.ts';
+import { tensorValue } from '../onnx-values.ts';
+import type { ParamStore } from '../params.ts';
+import { timeMajor } from '../time-major.ts';
+import type { ImageBatch } from './types.ts';
+
+/**
+ * What show-tell and show-attend-tell share: the caption word embedding and the output head built
+ * on it, seeded dropout, the image side of a training batch, and the teacher-forced loss over
+ * time-major features. Each architecture file keeps only its own equations.
+ */
+export class CaptionDecoding {
+  readonly embedding: tf.Variable;
+  readonly head: OutputHead;
+  private readonly dropoutRng: SeededRandom;
+
+  constructor(
+    params: ParamStore,
+    seed: number,
+    sizes: { vocab: number; embedding: number; output: number },
+    headSpec: { name: string; options?: Record<string, unknown> },
+    private readonly rate: number,
+  ) {
+    this.dropoutRng = new SeededRandom(seed, 'dropout');
+    this.embedding = params.variable('decoder/embedding', [sizes.vocab, sizes.embedding], { kind: 'uniform', limit: 0.1 });
+    // The head scores f and, for `tied` and the shared heads, reuses the caption word embedding.
+    this.head = buildHead(
+      headSpec.name,
+      { vocabSize: sizes.vocab, inputDim: sizes.output, embedding: this.embedding, params, seed, dropout: rate },
+      headSpec.options,
+    );
+  }
+
+  dropout<T extends tf.Tensor>(x: T, training: boolean): T {
+    // Seeded per call from the model's own stream, so a run is reproducible from its seed.
+    return training && this.rate > 0 ? (tf.dropout(x, this.rate, undefined, this.dropoutRng.nextUint32()) as T) : x;
+  }
+
+  /** The batch's images through the encoder, one row per caption (captions of one image share its features). */
+  imageFeatures(encoder: ImageEncoder, batch: ImageBatch, training: boolean): ImageFeatures {
+    const images = tf.tensor(batch.images, [batch.imageCount, ...batch.imageShape], 'float32');
+    const features = encoder.encode(images, training);
+    const rows = tf.tensor1d(batch.imageRows, 'int32');
+    return { grid: tf.gather(features.grid, rows) as tf.Tensor3D, pooled: tf.gather(features.pooled, rows) as tf.Tensor2D };
+  }
+
+  /** Embedded caption inputs, time-major [T·B, e] (row t·B + b is caption b's token t). */
+  embedInputs(batch: ImageBatch, training: boolean): tf.Tensor2D {
+    const ids = tf.tensor1d(timeMajor(batch.tgtIn, batch.B, batch.T), 'int32');
+    return this.dropout(tf.gather(this.embedding, ids) as tf.Tensor2D, training);
+  }
+
+  /** Σ token NLL of the head's scores for time-major features f [T·B, d]. */
+  nllSum(f: tf.Tensor2D, batch: ImageBatch, training: boolean): tf.Scalar {
+    const logits = this.head.logits(this.dropout(f, training), training);
+    const targets = tf.tensor1d(timeMajor(batch.tgtOut, batch.B, batch.T), 'int32');
+    const mask = tf.tensor1d(timeMajor(batch.tgtMask, batch.B, batch.T), 'float32');
+    return maskedCrossEntropySum(logits, targets, mask);
+  }
+
+  /** Log-probabilities [N, |V|] for features f [N, d] at inference. */
+  logProbs(f: tf.Tensor2D): tf.Tensor2D {
+    return tf.logSoftmax(this.head.logits(f, false), 1);
+  }
+
+  /**
+   * The decoder graph's word lookup and the embedding initializer the head may share: heads that
+   * rescale E's rows store it once for both (OutputHead.sharedEmbeddingOnnx).
+   */
+  embedOnnx(g: GraphBuilder, prev: string): { e: string; embedding: string } {
+    const shared = this.head.sharedEmbeddingOnnx?.(g);
+    const embedding = shared?.matrix ?? g.initializer('decoder/embedding', tensorValue(this.embedding));
+    return { e: shared ? shared.lookup(prev) : g.op('Gather', [embedding, prev]), embedding };
+  }
+
+  /** log_probs = log_softmax(head(f)) as the decoder graph's output. */
+  logProbsOnnx(g: GraphBuilder, f: string, embedding: string, storeFrozen: boolean): void {
+    const logits = g.scope('head', () => this.head.toOnnx(g, f, { embedding, storeFrozen }));
+    g.output(g.op('LogSoftmax', [logits], { axis: 1 }), 'log_probs', 'float32', ['rows', this.embedding.shape[0]]);
+  }
+}

@@ -1,0 +1,48 @@
+import { join } from 'node:path';
+import { decodeImage } from '../../core/image/decode-node.ts';
+import { preprocessRgba } from '../../core/image/preprocess.ts';
+import { evaluateCaptions } from '../../core/metrics/caption-eval.ts';
+import { loadCaptionModelDir } from '../../core/runtime/load-node.ts';
+import { resolveArchConfig } from '../../models/index.ts';
+import { imagesOf, loadCaptionDataset, type CaptionImage } from '../../train/data/captions.ts';
+import { makeToyCaptions } from '../../train/data/toy-captions.ts';
+import { anyRunConfigSchema, type CaptionRunConfig, type CaptionRunConfigInput } from '../../train/run-config.ts';
+
+/** The toy caption corpus the end-to-end tests learn: 200 images of coloured shapes, 64² PNGs. */
+export async function writeToyCaptions(dir: string): Promise<{ dataDir: string; testImages: CaptionImage[] }> {
+  const dataDir = join(dir, 'toy');
+  await makeToyCaptions(dataDir, { count: 200, size: 64 });
+  return { dataDir, testImages: imagesOf(await loadCaptionDataset(dataDir), ['test']) };
+}
+
+/** A tiny caption run on the toy corpus at 32² (the image cache downsizes the PNGs); `extra` overrides any field. */
+export function toyCaptionConfig(dir: string, dataDir: string, arch: string, extra: Partial<CaptionRunConfigInput> = {}): CaptionRunConfig {
+  return anyRunConfigSchema.parse({
+    task: 'caption',
+    arch,
+    preset: 'tiny',
+    archConfig: resolveArchConfig(arch, 'tiny'),
+    head: { name: 'learned' },
+    data: { dir: dataDir },
+    vocab: { minFreq: 1 },
+    image: { size: 32, mean: [0.5, 0.5, 0.5], std: [0.25, 0.25, 0.25] },
+    imageCache: join(dir, 'cache'),
+    ...extra,
+  }) as CaptionRunConfig;
+}
+
+/** Captions of `images` by an exported model through onnxruntime-node, scored with coco-caption BLEU-4. */
+export async function toyTestBleu4(modelDir: string, images: CaptionImage[], beam = 1): Promise<{ bleu4: number; captions: string[] }> {
+  const runtime = await loadCaptionModelDir(modelDir);
+  try {
+    const inputs: Float32Array[] = [];
+    for (const im of images) {
+      const { rgba, width, height } = await decodeImage(im.path);
+      inputs.push(preprocessRgba(rgba, width, height, runtime.imageSpec));
+    }
+    const captions = (await runtime.caption(inputs, { beam })).map((c) => c.text);
+    return { bleu4: evaluateCaptions(captions, images.map((im) => im.captions)).bleu4, captions };
+  } finally {
+    await runtime.release();
+  }
+}

@@ -1,0 +1,25 @@
+import { makeBatch, planBatches } from '../data/batches.ts';
+import { evaluateBleu } from '../evaluate.ts';
+import { prepareData } from '../prepare-data.ts';
+import type { RunConfig } from '../run-config.ts';
+import { registerTask } from './registry.ts';
+
+/** Translation: a parallel corpus, length-bucketed sentence batches, validation BLEU (sacreBLEU 13a). */
+registerTask<RunConfig>({
+  name: 'translation',
+  inputKind: 'tokens',
+  async prepare(config, runDir, resuming) {
+    const data = await prepareData(config, runDir, resuming);
+    const val = config.valSentences ? data.val.slice(0, config.valSentences) : data.val;
+    const batchOptions = { seed: config.seed, maxSentences: config.batch.maxSentences, maxTokens: config.batch.maxTokens };
+    return {
+      summary: `data: ${data.train.length} training pairs (${data.dropped} dropped by length), vocab ${config.data.src} ${data.srcVocab.size} / ${config.data.tgt} ${data.tgtVocab.size}`,
+      sizes: { srcVocab: data.srcVocab.size, tgtVocab: data.tgtVocab.size },
+      epoch(epoch) {
+        const plan = planBatches(data.train, batchOptions, epoch);
+        return { length: plan.length, batch: (i) => makeBatch(data.train, plan[i]) };
+      },
+      validate: async (model) => (await evaluateBleu(model, data.tgtVocab, val, config.data.tgt, config.tokenizer)).bleu,
+    };
+  },
+});
