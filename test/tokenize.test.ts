@@ -186,11 +186,11 @@ test('detokenize: French spaced punctuation and PTB-style English', () => {
 });
 
 test('tokenizers registry', () => {
-  assert.deepEqual(Object.keys(tokenizers).sort(), ['multi30k', 'whitespace']);
+  assert.deepEqual(Object.keys(tokenizers).sort(), ['caption', 'multi30k', 'whitespace']);
   assert.equal(getTokenizer('multi30k').tokenize, tokenize);
   assert.deepEqual(getTokenizer('whitespace').tokenize('  A  b\tc. ', 'en'), ['A', 'b', 'c.']);
   assert.equal(getTokenizer('whitespace').detokenize(['A', 'b'], 'en'), 'A b');
-  assert.throws(() => getTokenizer('bpe'), /unknown tokenizer 'bpe' \(known: multi30k, whitespace\)/);
+  assert.throws(() => getTokenizer('bpe'), /unknown tokenizer 'bpe' \(known: multi30k, whitespace, caption\)/);
   assert.throws(() => getTokenizer('toString'), /unknown tokenizer/);
 });
 
