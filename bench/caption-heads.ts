@@ -11,7 +11,6 @@
  * noise); the architectures follow one another. Finished runs are reused: rerunning the command
  * only redoes what is missing (a run whose budget is used up stops at once on resume).
  */
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus } from 'node:os';
@@ -26,6 +25,7 @@ import { REPO_ROOT, resolveDataRoot } from '../train/data/paths.ts';
 import { anyRunConfigSchema, type CaptionRunConfig } from '../train/run-config.ts';
 import { captionCacheDir } from '../train/tasks/caption.ts';
 import { formatResults, type CaptionRow } from './caption-results.ts';
+import { runFrost } from '../report/experiments/spawn-frost.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -48,27 +48,8 @@ const beam = Number(args.beam);
 const outDir = resolve(args.out!);
 const dataDir = resolve(args.data ?? join(resolveDataRoot() ?? join(REPO_ROOT, 'data'), 'flickr8k'));
 if (!existsSync(dataDir)) throw new Error(`Flickr8k not found at ${dataDir}; pass --data DIR (a Karpathy-style dataset_flickr8k.json with its images)`);
-const cli = join(REPO_ROOT, 'bin', 'frost.js');
 const cores = availableParallelism();
 const gemmThreads = Math.max(1, Math.floor(cores / heads.length));
-
-function run(argv: string[], env: Record<string, string> = {}, logFile?: string): Promise<void> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [cli, ...argv], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let log = '';
-    const collect = (chunk: Buffer) => {
-      log += chunk.toString();
-      if (log.length > 200_000) log = log.slice(-100_000);
-    };
-    child.stdout.on('data', collect);
-    child.stderr.on('data', collect);
-    child.on('close', async (code) => {
-      if (logFile) await writeFile(logFile, log);
-      if (code === 0) resolvePromise();
-      else reject(new Error(`frost ${argv.join(' ')} exited with ${code}:\n${log.slice(-2000)}`));
-    });
-  });
-}
 
 async function lastMetrics(runDir: string): Promise<Record<string, number | boolean>> {
   const lines = (await readFile(join(runDir, 'metrics.jsonl'), 'utf8')).trim().split('\n');
@@ -95,7 +76,7 @@ for (const arch of archs) {
         : ['train', '--task', 'caption', '--arch', arch, '--head', head, '--data', dataDir, '--preset', args.preset!, '--seed', args.seed!,
            '--val-sentences', args['val-images']!, '--image-cache', cacheDir, '--out', runDir, ...common];
       const env = { FROST_WASM_THREADS: '1', FROST_NATIVE_GEMM_THREADS: String(gemmThreads) };
-      await run(argv, env, join(outDir, `${runName(arch, head)}.train.log`));
+      await runFrost(argv, env, join(outDir, `${runName(arch, head)}.train.log`));
     }),
   );
 }
@@ -110,7 +91,7 @@ for (const arch of archs) {
     const name = runName(arch, head);
     const runDir = join(outDir, name);
     const modelDir = join(outDir, 'artifacts', name);
-    await run(['export', runDir, '--out', modelDir, '--quiet']);
+    await runFrost(['export', runDir, '--out', modelDir, '--quiet'], {}, join(outDir, `${name}.export.log`));
     const runtime = await loadCaptionModelDir(modelDir, { intraOpNumThreads: cores });
     if (runtime.imageSpec.size !== spec.size) throw new Error(`${modelDir}: trained at ${runtime.imageSpec.size}², the cache holds ${spec.size}²`);
     const t0 = Date.now();
