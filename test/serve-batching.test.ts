@@ -8,7 +8,6 @@
  * until the other requests are queued, so what gets merged is decided by arrival order alone.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -26,6 +25,7 @@ import type { ModelRuntime } from '../serve/model-runtime.ts';
 import type { RequestLimits } from '../serve/schemas.ts';
 import { startServer, type RunningServer, type ServerOptions } from '../serve/server.ts';
 import { WorkerRuntime } from '../serve/worker-runtime.ts';
+import { startFrostServe } from './helpers/frost-serve.ts';
 import { TINY_SOURCE_WORDS, writeTinyModelDir } from './helpers/tiny-model.ts';
 
 let root: string;
@@ -285,31 +285,7 @@ describe('--watch', () => {
 
 describe('frost serve process', () => {
   test('SIGTERM during load: every accepted request is answered 200, exit code 0', async () => {
-    const cli = join(import.meta.dirname, '..', 'bin', 'frost.js');
-    const child = spawn(process.execPath, [cli, 'serve', '--models', modelDir, '--port', '0', '--threads', '1', '--max-wait-ms', '2'], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    const lines: string[] = [];
-    const url = await new Promise<string>((resolve, reject) => {
-      let buf = '';
-      child.stderr.setEncoding('utf8');
-      child.stderr.on('data', (chunk: string) => {
-        buf += chunk;
-        let nl;
-        while ((nl = buf.indexOf('\n')) >= 0) {
-          const line = buf.slice(0, nl);
-          buf = buf.slice(nl + 1);
-          lines.push(line);
-          try {
-            const rec = JSON.parse(line) as { msg?: string; url?: string };
-            if (rec.msg === 'frost serve listening' && rec.url) resolve(rec.url);
-          } catch {
-            // not JSON: an early failure message, kept in `lines`
-          }
-        }
-      });
-      child.once('exit', (code) => reject(new Error(`frost serve exited with ${code}: ${lines.join('\n')}`)));
-    });
+    const { child, url, log: lines } = await startFrostServe(['--models', modelDir, '--port', '0', '--threads', '1', '--max-wait-ms', '2']);
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
 
     const N = 24;

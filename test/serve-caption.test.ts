@@ -7,11 +7,9 @@
  * batching order, embedded runtimes) are in caption-route.test.ts.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { crc32, deflateSync } from 'node:zlib';
 import sharp from 'sharp';
@@ -19,47 +17,23 @@ import { decodeImage } from '../core/image/decode-node.ts';
 import { preprocessRgba } from '../core/image/preprocess.ts';
 import type { Caption, CaptionRuntime } from '../core/runtime/caption.ts';
 import { loadCaptionModelDir } from '../core/runtime/load-node.ts';
+import { type FrostServeProcess, startFrostServe } from './helpers/frost-serve.ts';
 import { writeTinyModelDir } from './helpers/tiny-model.ts';
 import { TOY_CAPTION_MODEL_NAME, toyCaptionModel, type ToyCaptionModel } from './helpers/toy-caption-model.ts';
 
-const BIN = join(import.meta.dirname, '..', 'bin', 'frost.js');
 const TRANSLATION_MODEL = 'tiny-en-de';
 
 let root: string;
 let toy: ToyCaptionModel;
 let direct: CaptionRuntime;
-let child: ChildProcessByStdio<null, null, Readable>;
+let child: FrostServeProcess['child'];
 let url: string;
-const serverLog: string[] = [];
+let serverLog: string[] = [];
 
 /** The toy model's first test image (a PNG) and a JPEG of another one with another caption. */
 let png: { name: string; bytes: Buffer };
 let jpeg: { name: string; bytes: Buffer };
 
-/** Starts `frost serve` and resolves with its URL once it logs that it listens. */
-function startFrostServe(args: string[]): Promise<string> {
-  child = spawn(process.execPath, [BIN, 'serve', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let buf = '';
-    child.stderr.setEncoding('utf8');
-    child.stderr.on('data', (chunk: string) => {
-      buf += chunk;
-      let nl;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        serverLog.push(line);
-        try {
-          const rec = JSON.parse(line) as { msg?: string; url?: string };
-          if (rec.msg === 'frost serve listening' && rec.url) resolve(rec.url);
-        } catch {
-          // not JSON: an early failure message, kept in the log
-        }
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`frost serve exited with ${code}: ${serverLog.join('\n')}`)));
-  });
-}
 
 before(async () => {
   root = await mkdtemp(join(tmpdir(), 'frost-serve-caption-'));
@@ -77,7 +51,7 @@ before(async () => {
   jpeg = { name: 'other.jpg', bytes: await sharp(other.path).jpeg({ quality: 95 }).toBuffer() };
 
   // One ORT thread on both sides, so the comparison with the in-process runtime is exact.
-  url = await startFrostServe(['--models', join(root, 'models'), '--default-model', TOY_CAPTION_MODEL_NAME, '--port', '0', '--threads', '1', '--workers', '1']);
+  ({ child, url, log: serverLog } = await startFrostServe(['--models', join(root, 'models'), '--default-model', TOY_CAPTION_MODEL_NAME, '--port', '0', '--threads', '1', '--workers', '1']));
 });
 
 after(async () => {
