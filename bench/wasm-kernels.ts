@@ -175,6 +175,19 @@ function kernelCase(label: string, shapes: string, kernelName: string, inputs: R
   tf.dispose([E, ids, proj, feats, W]);
 }
 
+// Convolution gradients of one stage of the captioning CNN (models/layers/conv-encoder.ts): a
+// batch of 6 images (32 captions), 64×64×32 → 32×32×64, 3×3, stride 2.
+{
+  const x = tf.randomNormal([6, 64, 64, 32]);
+  const filter = tf.randomNormal([3, 3, 32, 64]);
+  const dy = tf.randomNormal([6, 32, 32, 64]);
+  const conv = { strides: [2, 2], pad: 'same', dataFormat: 'NHWC', dimRoundingMode: undefined } as unknown as NamedAttrMap;
+  const shapes = 'x [6,64,64,32], W [3,3,32,64], stride 2';
+  kernelCase('conv grad wrt W (Conv2DBackpropFilter)', shapes, 'Conv2DBackpropFilter', { x, dy }, { ...conv, filterShape: [3, 3, 32, 64] });
+  kernelCase('conv grad wrt x (Conv2DBackpropInput)', shapes, 'Conv2DBackpropInput', { dy, filter }, { ...conv, inputShape: [6, 64, 64, 32] });
+  tf.dispose([x, filter, dy]);
+}
+
 const fmt = (x: number | string) => (typeof x === 'number' ? (x < 10 ? x.toFixed(2) : x.toFixed(1)) : x);
 const header = ['case', 'shapes', 'stock ms', 'frost ms', 'speed-up', 'runs'];
 const table = rows.map((r) => [

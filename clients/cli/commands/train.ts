@@ -5,31 +5,15 @@ import { initBackend } from '../../../train/backend/select.ts';
 import type { TaskName } from '../../../train/run-config.ts';
 import { taskNames } from '../../../train/tasks/index.ts';
 import { resume, train } from '../../../train/trainer.ts';
-import { newRunConfig } from './train-config.ts';
+import { newRunConfig, type NewRunFlags } from './train-config.ts';
 
-interface TrainFlags {
-  task: TaskName;
-  arch?: string;
-  head: string;
+/** The flags as commander parses them: new-run flags (before key=value parsing) plus run control. */
+interface TrainFlags extends Omit<NewRunFlags, 'data' | 'set' | 'headOption'> {
   data?: string;
-  src?: string;
-  tgt?: string;
-  preset: string;
   set: string[];
   headOption: string[];
   out?: string;
   resume?: string;
-  epochs?: number;
-  maxMinutes?: number;
-  seed: number;
-  lr?: number;
-  batchSize?: number;
-  minFreq?: number;
-  valSentences?: number;
-  encoder?: string;
-  encoderOutput?: string;
-  imageSize?: number;
-  imageCache?: string;
   backend: 'auto' | 'tensorflow' | 'wasm' | 'cpu';
   quiet?: boolean;
 }
