@@ -170,7 +170,7 @@ async function worker(): Promise<void> {
   const info: BackendInfo = await initBackend({
     quiet: true,
     wasmThreads: Number(args['wasm-threads']),
-    nativeGemm: gemm === 'native',
+    nativeGemm: gemm === 'native' ? 'auto' : gemm === 'blas' || gemm === 'mlas' ? gemm : false,
   });
   const data = readBenchData(args.batches!);
   const sizes = { srcVocab: data.srcVocab, tgtVocab: data.tgtVocab };

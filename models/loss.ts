@@ -8,11 +8,9 @@ import { runFused } from './layers/fused.ts';
  * dimension is the largest in the model.
  *
  * The forward pass keeps softmax(z) for the gradient (in place of z, so no more memory), and the
- * gradient needs no second exponential of the [N, |V|] logits; logsumexp(z) = max z − log max
- * softmax(z), so the forward pass needs no exponential besides the softmax's either. (A one-pass
- * JS kernel for all of it was tried on wasm and lost to these ops: XNNPACK's passes run ≈ 0.3 ns an
- * element and its softmax ≈ 2, a JS loop over the heap 1-2 ns before any maths. A wasm SIMD
- * kernel does win for the gradient: one pass instead of three.)
+ * gradient needs no second exponential of the [N, |V|] logits. frost's wasm kernels
+ * (train/backend/kernels/softmax-xent.ts) take the value from the saved probabilities, one read
+ * per row, and make the gradient in one SIMD pass instead of three.
  */
 export function maskedCrossEntropySum(logits: tf.Tensor2D, targets: tf.Tensor1D, mask: tf.Tensor1D): tf.Scalar {
   const fn = tf.customGrad(((z: tf.Tensor, save: tf.GradSaveFunc) => {
@@ -32,8 +30,8 @@ export function maskedCrossEntropySum(logits: tf.Tensor2D, targets: tf.Tensor1D,
 }
 
 /**
- * The loss as a kernel contract (a backend may register either; frost registers the gradient for
- * wasm: train/backend/kernels/softmax-xent.ts):
+ * The loss as a kernel contract (a backend may register either; frost registers both for wasm:
+ * train/backend/kernels/softmax-xent.ts):
  *
  *   FrostSoftmaxXent      inputs  logits [N, |V|], targets int32 [N], mask [N]
  *                         outputs value [] = Σ_i mask_i (logsumexp(z_i) − z_i[y_i]), probs [N, |V|]

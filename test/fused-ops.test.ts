@@ -22,9 +22,9 @@ import { dropoutOps, dropoutScale, DROPOUT_KERNEL, seededDropout } from '../mode
 import { setFusedMode, type FusedMode } from '../models/layers/fused.ts';
 import { GRU_CELL_GRAD_KERNEL, GRU_CELL_KERNEL, gruCellGradOps, gruCellOps, gruStepWith, type GruWeights } from '../models/layers/gru.ts';
 import { sharedWeightMatMul } from '../models/layers/shared-matmul.ts';
-import { SOFTMAX_XENT_GRAD_KERNEL, softmaxCrossEntropyGradOps } from '../models/loss.ts';
+import { SOFTMAX_XENT_GRAD_KERNEL, SOFTMAX_XENT_KERNEL, softmaxCrossEntropyGradOps, softmaxCrossEntropyOps } from '../models/loss.ts';
 import { initBackend } from '../train/backend/select.ts';
-import { ADAM_KERNEL, adamUpdateOps } from '../train/optim/adam.ts';
+import { ADAM_KERNEL, adamUpdateOps, SUM_SQUARES_KERNEL } from '../train/optim/adam.ts';
 import { makeBatch, planBatches } from '../train/data/batches.ts';
 import { makeToyCorpus } from '../train/data/toy-corpus.ts';
 
@@ -154,6 +154,64 @@ test('loss gradient kernel equals its tfjs-ops contract', () => {
       const [got] = runKernel(SOFTMAX_XENT_GRAD_KERNEL, inputs);
       const [want] = softmaxCrossEntropyGradOps(inputs);
       assert.ok(scaledDiff(got, want) < 1e-7, `N=${N} V=${V}`);
+    });
+  }
+});
+
+/** Σ_i mask_i (logsumexp(z_i) − z_i[y_i]) in float64. */
+function refLoss(z: Float32Array, y: ArrayLike<number>, mask: ArrayLike<number>, N: number, V: number): number {
+  let total = 0;
+  for (let i = 0; i < N; i++) {
+    let max = -Infinity;
+    for (let j = 0; j < V; j++) max = Math.max(max, z[i * V + j]);
+    let sum = 0;
+    for (let j = 0; j < V; j++) sum += Math.exp(z[i * V + j] - max);
+    total += mask[i] * (max + Math.log(sum) - z[i * V + y[i]]);
+  }
+  return total;
+}
+
+test('loss forward kernel: probabilities as the ops, value as float64 logsumexp, also where p[y] underflows', () => {
+  for (const [N, V, scale] of [[5, 7, 6], [9, 64, 6], [3, 2, 1], [6, 300, 60]] as const) {
+    tf.tidy(() => {
+      const logits = rand([N, V], scale);
+      const z = logits.dataSync() as Float32Array;
+      const y = Array.from({ length: N }, (_, i) => (i * 7) % V);
+      // At scale 60 some targets sit 100+ below the row's largest logit: p[y] underflows to 0 in float32.
+      const targets = tf.tensor1d(y, 'int32');
+      const maskValues = Array.from({ length: N }, (_, i) => (i % 3 === 2 ? 0 : 1));
+      const mask = tf.tensor1d(maskValues, 'float32');
+      const [value, probs] = runKernel(SOFTMAX_XENT_KERNEL, { logits, targets, mask });
+      const [, wantProbs] = softmaxCrossEntropyOps({ logits, targets, mask });
+      assert.ok(scaledDiff(probs, wantProbs) < 1e-7, `N=${N} V=${V}: probs`);
+      const want = refLoss(z, y, maskValues, N, V);
+      const got = value.dataSync()[0];
+      assert.ok(Math.abs(got - want) <= 1e-6 * Math.max(1, Math.abs(want)), `N=${N} V=${V}: loss ${got} vs ${want}`);
+      const pw = wantProbs.dataSync();
+      if (scale === 60) assert.ok(y.some((t, i) => maskValues[i] === 1 && pw[i * V + t] === 0), 'no target probability underflowed');
+    });
+  }
+});
+
+test('loss forward kernel refuses a target outside the vocabulary, and keeps no tensor', () => {
+  const logits = rand([3, 5]);
+  const targets = tf.tensor1d([1, 5, 0], 'int32');
+  const mask = tf.ones([3]);
+  const before = tf.memory().numTensors;
+  assert.throws(() => runKernel(SOFTMAX_XENT_KERNEL, { logits, targets, mask }), /target 5 of row 1 is outside the vocabulary \[0, 5\)/);
+  assert.equal(tf.memory().numTensors, before);
+  tf.dispose([logits, targets, mask]);
+});
+
+test('sum-of-squares kernel equals a float64 sum, vector body and scalar tail', () => {
+  for (const n of [1, 3, 4, 17, 1027, 100_003]) {
+    tf.tidy(() => {
+      const x = rand([n], 3);
+      const [got] = runKernel(SUM_SQUARES_KERNEL, { x });
+      let want = 0;
+      for (const v of x.dataSync()) want += v * v;
+      assert.deepEqual(got.shape, []);
+      assert.ok(Math.abs(got.dataSync()[0] - want) <= 1e-5 * want, `n=${n}: ${got.dataSync()[0]} vs ${want}`);
     });
   }
 });

@@ -19,7 +19,8 @@ import { buildModel, resolveArchConfig } from '../models/index.ts';
 import { sharedWeightMatMul } from '../models/layers/shared-matmul.ts';
 import { maskedCrossEntropySum } from '../models/loss.ts';
 import { initBackend } from '../train/backend/select.ts';
-import { loadNativeGemm, NATIVE_MIN_MACS, nativeGemm, setNativeGemm } from '../train/backend/kernels/native-gemm.ts';
+import { GEMM_PROVIDERS } from '../train/backend/kernels/gemm-providers.ts';
+import { nativeGemm, setNativeGemm, type NativeGemm } from '../train/backend/kernels/native-gemm.ts';
 import { LEADING_SUM_MIN } from '../train/backend/kernels/sum.ts';
 import { transposeCache } from '../train/backend/kernels/transpose.ts';
 import { asWasmBackend } from '../train/backend/kernels/wasm-internals.ts';
@@ -57,7 +58,11 @@ function withKernel<T>(name: string, kernelFunc: tf.KernelFunc | undefined, fn: 
 }
 
 function withoutNativeGemm<T>(fn: () => T): T {
-  const saved = setNativeGemm(null);
+  return withNativeGemm(null, fn);
+}
+
+function withNativeGemm<T>(gemm: NativeGemm | null, fn: () => T): T {
+  const saved = setNativeGemm(gemm);
   try {
     return fn();
   } finally {
@@ -85,33 +90,36 @@ function refMatMul2d(a: ArrayLike<number>, b: ArrayLike<number>, M: number, K: n
   return out;
 }
 
-test('native GEMM: loads here, and matches XNNPACK and a float64 reference for all transposes', (t) => {
-  const native = nativeGemm();
-  if (native == null) {
-    const why = loadNativeGemm(1);
-    return t.skip(`no native GEMM: ${why instanceof Error ? why.message : 'disabled'}`);
-  }
-  const [M, K, N] = [97, 130, 71]; // > NATIVE_MIN_MACS
-  assert.ok(M * K * N >= NATIVE_MIN_MACS);
-  for (const [tA, tB] of [[false, false], [true, false], [false, true], [true, true]] as const) {
-    const a = randTensor(tA ? [K, M] : [M, K]);
-    const b = randTensor(tB ? [N, K] : [K, N]);
-    const ref = refMatMul2d(a.dataSync(), b.dataSync(), M, K, N, tA, tB);
-    const viaNative = tf.matMul(a, b, tA, tB);
-    const viaXnn = withoutNativeGemm(() => tf.matMul(a, b, tA, tB));
-    assert.ok(maxScaledDiff(viaNative.dataSync(), ref) < 1e-5, `native ${tA} ${tB}`);
-    assert.ok(maxScaledDiff(viaXnn.dataSync(), ref) < 1e-5, `xnnpack ${tA} ${tB}`);
-    tf.dispose([a, b, viaNative, viaXnn]);
-  }
-  // a's batch folded into rows (b shared), b transposed: one native GEMM.
-  const a3 = randTensor([3, 40, 90]);
-  const w = randTensor([120, 90]);
-  const y = tf.matMul(a3, w, false, true);
-  const yRef = withoutNativeGemm(() => tf.matMul(a3, w, false, true));
-  assert.deepEqual(y.shape, [3, 40, 120]);
-  assert.ok(maxScaledDiff(y.dataSync(), yRef.dataSync()) < 1e-5);
-  tf.dispose([a3, w, y, yRef]);
-});
+for (const provider of GEMM_PROVIDERS) {
+  test(`native GEMM '${provider.name}': matches XNNPACK and a float64 reference for all transposes`, (t) => {
+    const native = provider.load(2);
+    if (native instanceof Error) return t.skip(`'${provider.name}' does not load here: ${native.message}`);
+    assert.equal(native.provider, provider.name);
+    const [M, K, N] = [97, 130, 71];
+    assert.ok(M * K * N >= native.minMacs, 'the product must be big enough to reach the runner');
+    withNativeGemm(native, () => {
+      for (const [tA, tB] of [[false, false], [true, false], [false, true], [true, true]] as const) {
+        const a = randTensor(tA ? [K, M] : [M, K]);
+        const b = randTensor(tB ? [N, K] : [K, N]);
+        const ref = refMatMul2d(a.dataSync(), b.dataSync(), M, K, N, tA, tB);
+        const viaNative = tf.matMul(a, b, tA, tB);
+        const viaXnn = withoutNativeGemm(() => tf.matMul(a, b, tA, tB));
+        assert.ok(maxScaledDiff(viaNative.dataSync(), ref) < 1e-5, `native ${tA} ${tB}`);
+        assert.ok(maxScaledDiff(viaXnn.dataSync(), ref) < 1e-5, `xnnpack ${tA} ${tB}`);
+        tf.dispose([a, b, viaNative, viaXnn]);
+      }
+      // a's batch folded into rows (b shared), b transposed: one native GEMM.
+      const a3 = randTensor([3, 40, 90]);
+      const w = randTensor([120, 90]);
+      const y = tf.matMul(a3, w, false, true);
+      const yRef = withoutNativeGemm(() => tf.matMul(a3, w, false, true));
+      assert.deepEqual(y.shape, [3, 40, 120]);
+      assert.ok(maxScaledDiff(y.dataSync(), yRef.dataSync()) < 1e-5);
+      tf.dispose([a3, w, y, yRef]);
+    });
+    native.dispose();
+  });
+}
 
 test('BatchMatMul with K = 1 (outer products, batched and broadcast) matches the stock kernel', () => {
   const stock = stockWasmKernel('BatchMatMul')!;

@@ -8,9 +8,10 @@
  * only when asked for by name (tests of tiny things). A native package that is installed but fails
  * to load is reported (one line on stderr) before falling back.
  *
- * Large GEMMs on wasm: onnxruntime-node's native MLAS when its binding loads (kernels/native-gemm.ts;
- * FROST_NATIVE_GEMM=0 or nativeGemm: false keeps them in XNNPACK). It is consulted only by frost's
- * wasm BatchMatMul kernel: the native 'tensorflow' backend has fast GEMMs of its own.
+ * Large GEMMs on wasm: native code, the system's optimised BLAS when there is one, else
+ * onnxruntime-node's MLAS (kernels/native-gemm.ts; FROST_NATIVE_GEMM=blas|mlas picks one, =0 or
+ * nativeGemm: false keeps them in XNNPACK). It is consulted only by frost's wasm BatchMatMul
+ * kernel: the native 'tensorflow' backend has fast GEMMs of its own.
  *
  * wasm threads: stock tfjs loads the single-threaded SIMD build in Node. The threaded SIMD build
  * runs too, through wasm-threaded.ts, with FROST_WASM_THREADS=N (or the wasmThreads option), N ≤ 8.
@@ -21,7 +22,8 @@
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
-import { loadNativeGemm, nativeGemm, resolveNativeGemm, setNativeGemm } from './kernels/native-gemm.ts';
+import { loadNativeGemm } from './kernels/gemm-providers.ts';
+import { nativeGemm, resolveNativeGemm, setNativeGemm, type NativeGemmSetting } from './kernels/native-gemm.ts';
 
 export type BackendPreference = 'auto' | 'tensorflow' | 'wasm' | 'cpu';
 
@@ -31,10 +33,10 @@ export interface InitBackendOptions {
   /** XNNPACK threads for wasm; 1 selects the single-threaded SIMD build. Default: FROST_WASM_THREADS or auto. */
   wasmThreads?: number | 'auto';
   /**
-   * wasm only: run large GEMMs with onnxruntime-node's native MLAS (kernels/native-gemm.ts).
-   * Default: FROST_NATIVE_GEMM (0 turns it off) or 'auto' (on when the binding loads).
+   * wasm only: run large GEMMs natively (kernels/native-gemm.ts): 'blas', 'mlas', 'auto' (the first
+   * that loads) or false. Default: FROST_NATIVE_GEMM, else 'auto'.
    */
-  nativeGemm?: boolean | 'auto';
+  nativeGemm?: NativeGemmSetting;
 }
 
 export interface BackendInfo {
@@ -108,18 +110,18 @@ async function loadWasm(opts: InitBackendOptions): Promise<BackendInfo> {
 }
 
 /** Turns the native GEMM runner on or off as asked; returns what will run large GEMMs. */
-function configureNativeGemm(option: boolean | 'auto' | undefined, quiet: boolean): string {
-  const { enabled, threads } = resolveNativeGemm(option);
+function configureNativeGemm(option: NativeGemmSetting | undefined, quiet: boolean): string {
+  const { which, explicit, threads } = resolveNativeGemm(option);
   const current = nativeGemm();
-  if (!enabled) {
+  if (which === false) {
     setNativeGemm(null)?.dispose();
     return 'XNNPACK (wasm)';
   }
-  if (current != null && current.threads === Math.min(8, Math.floor(threads))) return current.description;
-  const loaded = loadNativeGemm(threads);
+  if (current != null && current.threads === threads && (which === 'auto' || current.provider === which)) return current.description;
+  const loaded = loadNativeGemm(threads, which);
   setNativeGemm(loaded instanceof Error ? null : loaded)?.dispose();
   if (loaded instanceof Error) {
-    if (!quiet || option === true) console.warn(`frost: native GEMM unavailable (${loaded.message.split('\n')[0]}); XNNPACK runs all GEMMs`);
+    if (!quiet || explicit) console.warn(`frost: native GEMM unavailable (${loaded.message.split('\n')[0]}); XNNPACK runs all GEMMs`);
     return 'XNNPACK (wasm)';
   }
   return loaded.description;

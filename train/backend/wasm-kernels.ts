@@ -110,9 +110,10 @@ import { GRU_CELL_GRAD_KERNEL, GRU_CELL_KERNEL } from '../../models/layers/gru.t
 import { additiveAttentionGradKernel, additiveAttentionKernel } from './kernels/additive-attention.ts';
 import { dropoutKernel } from './kernels/dropout.ts';
 import { adamKernel } from './kernels/adam.ts';
-import { ADAM_KERNEL } from '../optim/adam.ts';
-import { SOFTMAX_XENT_GRAD_KERNEL } from '../../models/loss.ts';
-import { softmaxXentGradKernel } from './kernels/softmax-xent.ts';
+import { ADAM_KERNEL, SUM_SQUARES_KERNEL } from '../optim/adam.ts';
+import { sumSquaresKernel } from './kernels/sum-squares.ts';
+import { SOFTMAX_XENT_GRAD_KERNEL, SOFTMAX_XENT_KERNEL } from '../../models/loss.ts';
+import { softmaxXentGradKernel, softmaxXentKernel } from './kernels/softmax-xent.ts';
 import { sigmoidTanh } from './kernels/elementwise.ts';
 import { rowGather } from './kernels/gather.ts';
 import { gruCellGradKernel, gruCellKernel } from './kernels/gru-cell.ts';
@@ -158,6 +159,8 @@ const OVERRIDES: Override[] = [
   { kernelName: ATTENTION_GRAD_KERNEL, make: () => additiveAttentionGradKernel },
   { kernelName: DROPOUT_KERNEL, make: () => dropoutKernel },
   { kernelName: ADAM_KERNEL, make: () => adamKernel },
+  { kernelName: SUM_SQUARES_KERNEL, make: () => sumSquaresKernel },
+  { kernelName: SOFTMAX_XENT_KERNEL, make: () => softmaxXentKernel },
   { kernelName: SOFTMAX_XENT_GRAD_KERNEL, make: () => softmaxXentGradKernel },
   { kernelName: 'Conv2DBackpropFilter', make: () => conv2dBackpropFilter },
   { kernelName: 'Conv2DBackpropInput', make: (stock) => gemmConv2dBackpropInput(requireStock('Conv2DBackpropInput', stock)) },

@@ -24,6 +24,19 @@ export interface AdamOptions {
  */
 export const ADAM_KERNEL = 'FrostAdam';
 
+/**
+ * Σ x² of a gradient, for the global norm, as a kernel contract (wasm: train/backend/kernels/
+ * sum-squares.ts, one pass instead of Square and Sum):
+ *
+ *   FrostSumSquares  inputs x; outputs [] = Σ x²
+ */
+export const SUM_SQUARES_KERNEL = 'FrostSumSquares';
+
+/** Σ x² through FrostSumSquares, or Square and Sum where the backend does not register it. */
+export function sumOfSquares(x: tf.Tensor): tf.Scalar {
+  return runFused(SUM_SQUARES_KERNEL, { x }, () => [tf.sum(tf.square(x))])[0] as tf.Scalar;
+}
+
 export interface AdamUpdateAttrs {
   lr: number;
   beta1: number;
@@ -81,7 +94,7 @@ export class Adam {
     const gradNorm = tf.tidy(() => {
       // A variable the loss does not reach gets no gradient: treat it as zero rather than fail.
       const gs = varList.map((x) => grads[x.name] ?? tf.zerosLike(x));
-      const norm = tf.sqrt(tf.addN(gs.map((g) => tf.sum(tf.square(g)))));
+      const norm = tf.sqrt(tf.addN(gs.map(sumOfSquares)));
       const normValue = norm.dataSync()[0];
       const scale = this.clipNorm > 0 && normValue > this.clipNorm ? this.clipNorm / normValue : 1;
       const lr = this.learningRate * Math.sqrt(1 - this.beta2 ** this.step) / (1 - this.beta1 ** this.step);

@@ -17,7 +17,7 @@
  */
 import type { KernelFunc, NamedAttrMap, TensorInfo } from '@tensorflow/tfjs-core';
 import { broadcast_util, getKernel, util } from '@tensorflow/tfjs-core';
-import { NATIVE_MIN_MACS, nativeGemm, setNativeGemm, type NativeGemm } from './native-gemm.ts';
+import { nativeGemm, setNativeGemm, type NativeGemm } from './native-gemm.ts';
 import { transposeCache } from './transpose.ts';
 import {
   asWasmBackend,
@@ -195,13 +195,13 @@ function outerProduct(backend: unknown, a: TensorInfo, b: TensorInfo, d: MatMulD
 }
 
 /**
- * The product through native MLAS (native-gemm.ts) when it is big enough and one 2-D GEMM can do
+ * The product through the native runner (native-gemm.ts) when it is big enough and one 2-D GEMM can do
  * it: no batch, or a's batch folded into its rows (b shared, a not transposed). Null otherwise.
  */
 function nativeMatMul(native: NativeGemm, backend: WasmBackend, a: TensorInfo, b: TensorInfo, tA: boolean, tB: boolean, d: MatMulDims): TensorInfo | null {
   if (d.batchB !== 1 || (d.batchA !== 1 && tA)) return null;
   const M = d.batchA * d.M;
-  if (M * d.K * d.N < NATIVE_MIN_MACS) return null;
+  if (M * d.K * d.N < native.minMacs) return null;
   const out = backend.makeOutput(d.outShape, 'float32');
   try {
     // Views after makeOutput (it may grow the heap).

@@ -3,14 +3,19 @@
  * dlogits = w_i · probs_i with w_i = dy · mask_i, and w_i taken off at the target, in one wasm SIMD
  * pass over the [N, |V|] tensor (the largest in the model) instead of OneHot, Sub and a broadcast
  * Multiply: [1856, 5921] ≈ 4 ms against 11-23 here.
- * The forward kernel is left to the tfjs ops: written the same way (max, exp with its sum, scale;
- * three SIMD passes) it was no faster than XNNPACK's Softmax and the Max passes around it.
+ *
+ * FrostSoftmaxXent: probs from XNNPACK's Softmax (a wasm SIMD softmax written the same way, max,
+ * exp with its sum, scale, was no faster), and the value from the probabilities themselves:
+ * mask_i · −log p_i[y_i], a JS loop over N rows. The ops instead find logsumexp from two more
+ * full passes over [N, |V|] (max z and max p). Where p_i[y_i] is too small for its logarithm to
+ * be as exact as the logsumexp form (below TINY_PROB, or 0 after underflow) that row is
+ * summed the exact way, in float64 from its logits.
  */
-import type { KernelFunc, TensorInfo } from '@tensorflow/tfjs-core';
-import { SOFTMAX_XENT_GRAD_KERNEL } from '../../../models/loss.ts';
+import { getKernel, type KernelFunc, type TensorInfo } from '@tensorflow/tfjs-core';
+import { SOFTMAX_XENT_GRAD_KERNEL, SOFTMAX_XENT_KERNEL } from '../../../models/loss.ts';
 import { f32, forRange, i32, ModuleBuilder, seq, when } from './wasm-builder.ts';
 import { at, heapFunctions, heapOffset, lanesLoop } from './wasm-lanes.ts';
-import { asWasmBackend, f32View, type WasmBackend } from './wasm-internals.ts';
+import { asWasmBackend, f32View, tensorData, type WasmBackend } from './wasm-internals.ts';
 
 function buildModule(): ModuleBuilder {
   const m = new ModuleBuilder();
@@ -65,4 +70,48 @@ export const softmaxXentGradKernel: KernelFunc = ({ inputs, backend: b }) => {
   const dyBits = new Int32Array(f32View(backend, dy).slice(0, 1).buffer)[0];
   heapFunctions(backend, buildModule).xent_bwd(heapOffset(backend, probs), heapOffset(backend, out), heapOffset(backend, targets), heapOffset(backend, mask), dyBits, N, V);
   return [out];
+};
+
+/** Below this a probability's float32 rounding (relative 6e−8 of a normal number) is no longer the only error. */
+export const TINY_PROB = 1e-30;
+
+/** logsumexp(z_row) − z_row[y] in float64. */
+function exactRowLoss(z: Float32Array, row: number, V: number, y: number): number {
+  const base = row * V;
+  let max = -Infinity;
+  for (let j = 0; j < V; j++) max = Math.max(max, z[base + j]);
+  let sum = 0;
+  for (let j = 0; j < V; j++) sum += Math.exp(z[base + j] - max);
+  return max + Math.log(sum) - z[base + y];
+}
+
+export const softmaxXentKernel: KernelFunc = ({ inputs, backend: b }) => {
+  const backend: WasmBackend = asWasmBackend(b);
+  check(SOFTMAX_XENT_KERNEL, inputs as Record<string, TensorInfo>, ['logits', 'mask'], ['targets']);
+  const { logits, targets, mask } = inputs as Record<string, TensorInfo>;
+  const [N, V] = logits.shape;
+  const softmax = getKernel('Softmax', 'wasm');
+  if (softmax == null) throw new Error(`${SOFTMAX_XENT_KERNEL}: no wasm Softmax kernel`);
+  const probs = softmax.kernelFunc({ inputs: { logits }, backend: b, attrs: { dim: logits.shape.length - 1 } }) as TensorInfo;
+  const value = backend.makeOutput([], 'float32');
+  // Views after both outputs exist (an allocation may grow the heap).
+  const heap = f32View(backend, probs).buffer;
+  const p = new Float32Array(heap, tensorData(backend, probs).memoryOffset, N * V);
+  const z = new Float32Array(heap, tensorData(backend, logits).memoryOffset, N * V);
+  const y = new Int32Array(heap, tensorData(backend, targets).memoryOffset, N);
+  const m = new Float32Array(heap, tensorData(backend, mask).memoryOffset, N);
+  let total = 0;
+  for (let i = 0; i < N; i++) {
+    if (m[i] === 0) continue;
+    const t = y[i];
+    if (!(t >= 0 && t < V)) {
+      backend.disposeData(probs.dataId);
+      backend.disposeData(value.dataId);
+      throw new RangeError(`${SOFTMAX_XENT_KERNEL}: target ${t} of row ${i} is outside the vocabulary [0, ${V})`);
+    }
+    const pt = p[i * V + t];
+    total += m[i] * (pt >= TINY_PROB ? -Math.log(pt) : exactRowLoss(z, i, V, t));
+  }
+  f32View(backend, value)[0] = total;
+  return [value, probs];
 };

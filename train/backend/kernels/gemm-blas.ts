@@ -1,0 +1,153 @@
+/**
+ * GEMMs by the system's optimised BLAS (cblas_sgemm of OpenBLAS, MKL or Apple's Accelerate),
+ * called through koffi's FFI in place on the wasm heap: no copies, ≈ 1.5 µs a call.
+ *
+ * Why: it is the library PyTorch calls on the same machine (the training-speed peer loads
+ * OpenBLAS-OpenMP), and on this model's shapes it is 1.5-2.7× faster than MLAS with the same
+ * threads (npm run bench:kernels prints both): its 2-thread SGEMM keeps both cores busy on a
+ * [64, 512] × [512, 1536] recurrent product, where MLAS gets ≈ 1.6 of them.
+ *
+ * Which library: FROST_BLAS (a path or file name) when set, else the first of LIBRARIES that
+ * loads. Only optimised BLAS builds are looked for by name; the reference BLAS a bare Debian's
+ * libblas.so.3 may point to runs ≈ 20× slower than MLAS and is never picked unless FROST_BLAS names it.
+ * Threads: set through the library's own call (openblas_set_num_threads, MKL_Set_Num_Threads);
+ * Accelerate sizes its pool itself. OpenBLAS's OpenMP build keeps its threads spinning for a
+ * moment after each GEMM, as it does under PyTorch.
+ *
+ * Missing koffi (an optional native addon with prebuilt binaries in its npm package) or no BLAS:
+ * the provider reports why and MLAS runs the GEMMs.
+ */
+import { createRequire } from 'node:module';
+import { selfCheck, type GemmProvider, type NativeGemm } from './native-gemm.ts';
+
+/** Below this many multiply-adds XNNPACK's one thread is as fast as a 2-thread BLAS call (bench:kernels). */
+export const BLAS_MIN_MACS = 1 << 15;
+
+/** Tried in order when FROST_BLAS is not set. */
+export const LIBRARIES: Readonly<Record<string, readonly string[]>> = {
+  linux: ['libopenblas.so.0', 'libopenblas.so', 'libmkl_rt.so.2', 'libmkl_rt.so'],
+  darwin: [
+    '/opt/homebrew/opt/openblas/lib/libopenblas.dylib',
+    '/usr/local/opt/openblas/lib/libopenblas.dylib',
+    '/System/Library/Frameworks/Accelerate.framework/Accelerate',
+  ],
+  win32: ['libopenblas.dll', 'openblas.dll', 'mkl_rt.2.dll'],
+};
+
+const ROW_MAJOR = 101;
+const NO_TRANS = 111;
+const TRANS = 112;
+
+type Sgemm = (
+  order: number,
+  transA: number,
+  transB: number,
+  M: number,
+  N: number,
+  K: number,
+  alpha: number,
+  A: Float32Array,
+  lda: number,
+  B: Float32Array,
+  ldb: number,
+  beta: number,
+  C: Float32Array,
+  ldc: number,
+) => void;
+
+interface KoffiLib {
+  func(definition: string): (...args: unknown[]) => unknown;
+  unload?(): void;
+}
+
+interface Koffi {
+  load(path: string): KoffiLib;
+}
+
+/** A function of the library, or null when it does not export that symbol. */
+function optional(lib: KoffiLib, definition: string): ((...args: unknown[]) => unknown) | null {
+  try {
+    return lib.func(definition);
+  } catch {
+    return null;
+  }
+}
+
+interface OpenedBlas {
+  path: string;
+  lib: KoffiLib;
+  sgemm: Sgemm;
+  /** e.g. "OpenBLAS 0.3.21 … USE_OPENMP Cooperlake", "MKL", "Accelerate". */
+  flavour: string;
+  setThreads: ((n: number) => void) | null;
+}
+
+function open(koffi: Koffi, path: string): OpenedBlas {
+  const lib = koffi.load(path);
+  const sgemm = optional(
+    lib,
+    'void cblas_sgemm(int order, int transA, int transB, int M, int N, int K, float alpha, const float *A, int lda, ' +
+      'const float *B, int ldb, float beta, float *C, int ldc)',
+  ) as Sgemm | null;
+  if (sgemm == null) {
+    lib.unload?.();
+    throw new Error(`${path} has no cblas_sgemm`);
+  }
+  const openblasConfig = optional(lib, 'const char *openblas_get_config()');
+  const openblasThreads = optional(lib, 'void openblas_set_num_threads(int n)');
+  const mklThreads = optional(lib, 'int MKL_Set_Num_Threads(int n)');
+  const flavour =
+    openblasConfig != null ? String(openblasConfig()) : mklThreads != null ? 'MKL' : path.includes('Accelerate') ? 'Accelerate' : path;
+  const setter = openblasThreads ?? mklThreads;
+  return { path, lib, sgemm, flavour, setThreads: setter == null ? null : (n) => void setter(n) };
+}
+
+function loadBlasGemm(threads: number): NativeGemm | Error {
+  let koffi: Koffi;
+  try {
+    koffi = createRequire(import.meta.url)('koffi') as Koffi;
+  } catch (e) {
+    return new Error(`koffi does not load (${e instanceof Error ? e.message.split('\n')[0] : String(e)})`);
+  }
+  const explicit = process.env.FROST_BLAS?.trim();
+  const candidates = explicit ? [explicit] : (LIBRARIES[process.platform] ?? []);
+  const tried: string[] = [];
+  for (const path of candidates) {
+    let blas: OpenedBlas;
+    try {
+      blas = open(koffi, path);
+    } catch (e) {
+      tried.push(`${path}: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`);
+      continue;
+    }
+    const n = Math.max(1, Math.min(8, Math.floor(threads)));
+    blas.setThreads?.(n);
+    const { sgemm } = blas;
+    const native: NativeGemm = {
+      provider: 'blas',
+      threads: n,
+      minMacs: BLAS_MIN_MACS,
+      description: `BLAS ${blas.flavour.split(' ').slice(0, 2).join(' ')} (${blas.path}), ${n} thread${n === 1 ? '' : 's'}`,
+      gemm(A, B, Y, M, K, N, tA, tB) {
+        sgemm(ROW_MAJOR, tA ? TRANS : NO_TRANS, tB ? TRANS : NO_TRANS, M, N, K, 1, A, tA ? M : K, B, tB ? K : N, 0, Y, N);
+      },
+      dispose() {
+        // The library stays mapped: unloading OpenBLAS while its OpenMP threads live can crash at exit.
+      },
+    };
+    try {
+      selfCheck(native.gemm);
+    } catch (e) {
+      tried.push(`${path}: ${e instanceof Error ? e.message : String(e)}`);
+      continue;
+    }
+    return native;
+  }
+  return new Error(
+    candidates.length === 0
+      ? `no BLAS library names known for platform ${process.platform}; set FROST_BLAS`
+      : `no optimised BLAS found (${tried.join('; ')})${explicit ? '' : '; install OpenBLAS (Debian: libopenblas0-openmp) or set FROST_BLAS'}`,
+  );
+}
+
+export const blasProvider: GemmProvider = { name: 'blas', load: loadBlasGemm };
