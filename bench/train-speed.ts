@@ -2,14 +2,18 @@
  * Training speed of rnn-attn on Multi30k, frost vs PyTorch on the same CPU, the same batches.
  *
  *   npm run bench:train
- *   npm run bench:train -- --steps 20 --heads learned,fixed-l2 --threads 1,2 --gemm native,xnnpack
+ *   npm run bench:train -- --steps 20 --heads learned,fixed-l2 --threads 1,2 --gemm blas,mlas,xnnpack --rounds 3
  *
  * What it does, in one run so that both sides share the machine's noise:
  *  1. prepares the batches once (bench/train-speed-data.ts: Multi30k de→en, word vocabularies with
  *     min frequency 2, 64 sentences a batch) and writes them to a file both sides read;
- *  2. per output head and thread count: a frost child process (this file with --worker) trains the
- *     `small` preset for --warmup + --steps steps, then the PyTorch peer (bench/peer/rnn_attn.py,
- *     Debian's python3-torch, when `/usr/bin/python3 -c "import torch"` works) the same steps;
+ *  2. per output head and thread count, --rounds times: a frost child process (this file with
+ *     --worker) trains the `small` preset for --warmup + --steps steps, and the PyTorch peer
+ *     (bench/peer/rnn_attn.py, Debian's python3-torch, when `/usr/bin/python3 -c "import torch"`
+ *     works) the same steps; frost first in odd rounds, PyTorch first in even ones, so that a
+ *     burst of load on this shared machine hits both sides, and each round's ratio is printed;
+ *     --gemm picks what runs frost's large GEMMs: native (the first provider that loads), blas,
+ *     mlas or xnnpack (train/backend/kernels/native-gemm.ts);
  *  3. each frost child then trains the tiny preset for --leak-steps steps on the same batches and
  *     checks that the tensor count did not grow (and the small preset's measured steps too);
  *  4. prints a Markdown table, and writes results.json and results.md under --out.
@@ -19,7 +23,8 @@
  * CPU a side got is visible as CPU/wall); peak RSS and, for frost, the wasm heap's size; GEMM
  * FLOPs per step counted from the MatMul kernels frost ran (2·M·N·K), with the output layer's share
  * (products with a |V|-sized dimension). frost/PyTorch compares tokens/s of the same head in the
- * same run. Nothing here asserts a time: the machine is shared and times are what they were.
+ * same run, pooled over the rounds (Σ tokens / Σ step time of each side). Nothing here asserts a
+ * time: the machine is shared and times are what they were.
  */
 import '@tensorflow/tfjs';
 import { spawn, spawnSync } from 'node:child_process';
@@ -45,6 +50,7 @@ const { values: args } = parseArgs({
     gemm: { type: 'string', default: 'native' },
     'wasm-threads': { type: 'string', default: '1' },
     'leak-steps': { type: 'string', default: '200' },
+    rounds: { type: 'string', default: '2' },
     preset: { type: 'string', default: 'small' },
     batch: { type: 'string', default: '64' },
     data: { type: 'string', default: 'multi30k' },
@@ -64,6 +70,8 @@ const { values: args } = parseArgs({
 const STEPS = Number(args.steps);
 const WARMUP = Number(args.warmup);
 const LEAK_STEPS = Number(args['leak-steps']);
+const ROUNDS = Math.max(1, Math.floor(Number(args.rounds)));
+const GEMMS = ['native', 'blas', 'mlas', 'xnnpack'] as const;
 
 /** One side's measurement of one head (what a frost worker or the peer prints as JSON). */
 interface SideResult {
@@ -91,6 +99,35 @@ interface SideResult {
   blas?: string[];
   blasConfig?: string;
   error?: string;
+}
+
+/**
+ * One side's rounds as one result: their steps end to end, CPU seconds added, the peaks' maximum;
+ * leak figures from the round that ran the check. A failed round makes the whole result failed.
+ */
+function pooled(rounds: SideResult[]): SideResult {
+  const failed = rounds.find((r) => r.error != null);
+  if (failed != null || rounds.length === 0) return failed ?? ({ error: 'no rounds ran' } as SideResult);
+  const growth = (k: 'tensorGrowth' | 'dataIdGrowth') => (rounds.some((r) => r[k] != null) ? Math.max(...rounds.map((r) => r[k] ?? 0)) : undefined);
+  return {
+    ...rounds[0],
+    stepSeconds: rounds.flatMap((r) => r.stepSeconds),
+    tokens: rounds.flatMap((r) => r.tokens),
+    losses: rounds.flatMap((r) => r.losses),
+    cpuSeconds: sum(rounds.map((r) => r.cpuSeconds)),
+    peakRssBytes: Math.max(...rounds.map((r) => r.peakRssBytes)),
+    wasmHeapBytes: rounds[0].wasmHeapBytes == null ? undefined : Math.max(...rounds.map((r) => r.wasmHeapBytes ?? 0)),
+    tensorGrowth: growth('tensorGrowth'),
+    dataIdGrowth: growth('dataIdGrowth'),
+    leak: rounds.find((r) => r.leak != null)?.leak,
+  };
+}
+
+/** What ran frost's large GEMMs, short: 'OpenBLAS 2T', 'MLAS 2T', 'XNNPACK, 1T'. */
+function gemmLabel(r: SideResult): string {
+  if (r.gemm == null || r.gemm.startsWith('XNNPACK')) return `XNNPACK, ${r.wasmThreads ?? r.threads}T`;
+  if (r.gemm.startsWith('BLAS ')) return `${r.gemm.split(' ')[1]} ${r.threads}T`;
+  return `MLAS ${r.threads}T`;
 }
 
 const median = (xs: number[]) => quantile(xs, 0.5);
@@ -170,7 +207,7 @@ async function worker(): Promise<void> {
   const info: BackendInfo = await initBackend({
     quiet: true,
     wasmThreads: Number(args['wasm-threads']),
-    nativeGemm: gemm === 'native' ? 'auto' : gemm === 'blas' || gemm === 'mlas' ? gemm : false,
+    nativeGemm: gemm === 'native' ? 'auto' : gemm === 'xnnpack' ? false : (gemm as 'blas' | 'mlas'),
   });
   const data = readBenchData(args.batches!);
   const sizes = { srcVocab: data.srcVocab, tgtVocab: data.tgtVocab };
@@ -236,7 +273,7 @@ async function worker(): Promise<void> {
   const result: SideResult = {
     side: 'frost',
     head,
-    threads: info.name === 'wasm' && gemm === 'native' ? threads : (info.threads ?? 1),
+    threads: info.name === 'wasm' && gemm !== 'xnnpack' ? threads : (info.threads ?? 1),
     stepSeconds,
     tokens,
     losses,
@@ -319,34 +356,65 @@ async function orchestrate(): Promise<void> {
 
   const frost: SideResult[] = [];
   const peer: SideResult[] = [];
+  /** frost/PyTorch tokens/s of each round, per head, threads and GEMM. */
+  const roundRatios = new Map<string, number[]>();
   const cfg = resolveArchConfig('rnn-attn', args.preset!);
+  const runFrost = async (head: string, threads: number, gemm: string, leakSteps: number): Promise<SideResult> => {
+    const argv = [
+      '--import', 'tsx', join(REPO_ROOT, 'bench/train-speed.ts'), '--worker', '--head', head, '--batches', batchFile,
+      '--threads', String(threads), '--gemm', gemm, '--wasm-threads', gemm === 'xnnpack' ? String(threads) : args['wasm-threads']!,
+      '--steps', String(STEPS), '--warmup', String(WARMUP), '--leak-steps', String(leakSteps), '--preset', args.preset!, '--seed', args.seed!,
+    ];
+    const r = await runChild(process.execPath, argv, { FROST_NATIVE_GEMM_THREADS: String(threads) });
+    r.head ??= head;
+    if (r.error == null) {
+      r.threads = threads;
+      log(`frost   ${head} ${gemm} ${threads}T: ${fmtInt(tps(r))} tok/s, median ${fmtMs(median(r.stepSeconds))} ms/step, CPU/wall ${(r.cpuSeconds / sum(r.stepSeconds)).toFixed(2)}`);
+    } else log(`frost   ${head} ${gemm} ${threads}T failed: ${r.error}`);
+    return { ...r, gemm: r.gemm ?? gemm, threads };
+  };
+  const runPeer = async (head: string, threads: number): Promise<SideResult> => {
+    const r = await runChild(args.python!, [
+      join(REPO_ROOT, 'bench/peer/rnn_attn.py'), '--batches', batchFile, '--head', head, '--steps', String(STEPS), '--warmup', String(WARMUP),
+      '--threads', String(threads), '--config', JSON.stringify(cfg), '--seed', args.seed!,
+    ], { OMP_NUM_THREADS: String(threads) });
+    r.head ??= head;
+    r.threads ??= threads;
+    if (r.error == null) log(`pytorch ${head} ${threads}T: ${fmtInt(tps(r))} tok/s, median ${fmtMs(median(r.stepSeconds))} ms/step, CPU/wall ${(r.cpuSeconds / sum(r.stepSeconds)).toFixed(2)}`);
+    else log(`pytorch ${head} ${threads}T failed: ${r.error}`);
+    return r;
+  };
+  for (const gemm of gemms) if (!(GEMMS as readonly string[]).includes(gemm)) throw new Error(`--gemm takes ${GEMMS.join(', ')}; got '${gemm}'`);
   for (const head of heads) {
     for (const threads of threadsList) {
-      for (const gemm of gemms) {
-        const argv = [
-          '--import', 'tsx', join(REPO_ROOT, 'bench/train-speed.ts'), '--worker', '--head', head, '--batches', batchFile,
-          '--threads', String(threads), '--gemm', gemm, '--wasm-threads', gemm === 'native' ? args['wasm-threads']! : String(threads),
-          '--steps', String(STEPS), '--warmup', String(WARMUP), '--leak-steps', String(LEAK_STEPS), '--preset', args.preset!, '--seed', args.seed!,
-        ];
-        const r = await runChild(process.execPath, argv, { FROST_NATIVE_GEMM_THREADS: String(threads) });
-        r.head ??= head;
-        if (r.error == null) {
-          r.threads = threads;
-          log(`frost   ${head} ${gemm} ${threads}T: ${fmtInt(tps(r))} tok/s, median ${fmtMs(median(r.stepSeconds))} ms/step, CPU/wall ${(r.cpuSeconds / sum(r.stepSeconds)).toFixed(2)}`);
-        } else log(`frost   ${head} ${gemm} ${threads}T failed: ${r.error}`);
-        frost.push({ ...r, gemm: r.gemm ?? gemm, threads });
+      const frostRounds = gemms.map(() => [] as SideResult[]);
+      const peerRounds: SideResult[] = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        // The leak check (tiny preset) runs once, in the first round.
+        const frostSide = async () => {
+          for (const [g, gemm] of gemms.entries()) frostRounds[g].push(await runFrost(head, threads, gemm, round === 0 ? LEAK_STEPS : 0));
+        };
+        const peerSide = async () => {
+          if (torchVersion != null) peerRounds.push(await runPeer(head, threads));
+        };
+        if (round % 2 === 0) {
+          await frostSide();
+          await peerSide();
+        } else {
+          await peerSide();
+          await frostSide();
+        }
+        const p = peerRounds.at(-1);
+        for (const [g, gemm] of gemms.entries()) {
+          const r = frostRounds[g].at(-1)!;
+          if (p == null || p.error != null || r.error != null) continue;
+          const key = `${head}/${threads}/${gemm}`;
+          roundRatios.set(key, [...(roundRatios.get(key) ?? []), tps(r) / tps(p)]);
+          if (ROUNDS > 1) log(`round ${round + 1}/${ROUNDS} ${head} ${gemm} ${threads}T: frost/PyTorch ${(tps(r) / tps(p)).toFixed(2)}`);
+        }
       }
-      if (torchVersion != null && !peer.some((p) => p.head === head && p.threads === threads)) {
-        const r = await runChild(args.python!, [
-          join(REPO_ROOT, 'bench/peer/rnn_attn.py'), '--batches', batchFile, '--head', head, '--steps', String(STEPS), '--warmup', String(WARMUP),
-          '--threads', String(threads), '--config', JSON.stringify(cfg), '--seed', args.seed!,
-        ], { OMP_NUM_THREADS: String(threads) });
-        r.head ??= head;
-        r.threads ??= threads;
-        if (r.error == null) log(`pytorch ${head} ${threads}T: ${fmtInt(tps(r))} tok/s, median ${fmtMs(median(r.stepSeconds))} ms/step, CPU/wall ${(r.cpuSeconds / sum(r.stepSeconds)).toFixed(2)}`);
-        else log(`pytorch ${head} ${threads}T failed: ${r.error}`);
-        peer.push(r);
-      }
+      for (const [g, gemm] of gemms.entries()) frost.push({ ...pooled(frostRounds[g]), gemm: frostRounds[g][0]?.gemm ?? gemm, threads, } as SideResult);
+      if (peerRounds.length > 0) peer.push({ ...pooled(peerRounds), threads });
     }
   }
 
@@ -360,7 +428,7 @@ async function orchestrate(): Promise<void> {
     const p = peerFor(r);
     return [
       r.head,
-      r.gemm === 'XNNPACK (wasm)' ? `XNNPACK, ${r.wasmThreads}T` : `MLAS ${r.threads}T`,
+      gemmLabel(r),
       fmtInt(tps(r)),
       p ? fmtInt(tps(p)) : '–',
       p ? `${(tps(r) / tps(p)).toFixed(2)} / ${(tpsMedian(r) / tpsMedian(p)).toFixed(2)}` : '–',
@@ -383,7 +451,7 @@ async function orchestrate(): Promise<void> {
     const f = base.flops!;
     const perToken = (r: SideResult) => sum(r.stepSeconds) / sum(r.tokens);
     frozenLines.push(
-      `learned (${base.gemm === 'XNNPACK (wasm)' ? `XNNPACK ${base.wasmThreads}T` : `MLAS ${base.threads}T`}): ${(f.total / 1e9).toFixed(1)} GFLOP of GEMM in a step of ${f.tokens} tokens, ` +
+      `learned (${gemmLabel(base)}): ${(f.total / 1e9).toFixed(1)} GFLOP of GEMM in a step of ${f.tokens} tokens, ` +
         `output layer ${(f.outputLayer / 1e9).toFixed(1)} (${((100 * f.outputLayer) / f.total).toFixed(0)}%; its dW, which frozen heads skip, is a third of that: ${((100 * f.outputLayer) / f.total / 3).toFixed(0)}% of the step).`,
     );
     for (const r of ok.filter((x) => x.head !== 'learned' && x.gemm === base.gemm && x.threads === base.threads)) {
@@ -403,7 +471,8 @@ async function orchestrate(): Promise<void> {
     `# Training speed: frost (tfjs wasm) vs PyTorch, rnn-attn/${args.preset}`,
     '',
     `${data.source}; |V| ${data.srcVocab} → ${data.tgtVocab}; batches of ${args.batch} sentences, ${meanTokens.toFixed(0)} target tokens on average; ` +
-      `Adam, teacher forcing, dropout ${cfg.dropout}; ${WARMUP} warm-up + ${STEPS} measured steps per head, the same batches on both sides, run one after the other per head.`,
+      `Adam, teacher forcing, dropout ${cfg.dropout}; ${WARMUP} warm-up + ${STEPS} measured steps per head and round, the same batches on both sides; ` +
+      `${ROUNDS} round${ROUNDS === 1 ? '' : 's'} per head, frost first in odd rounds and PyTorch first in even ones.`,
     `Machine: ${machine}; load average at the start ${loadStart}, at the end ${load} (1/5/15 min; shared: other processes may run, CPU/wall shows the share each side got).`,
     torchVersion
       ? `PyTorch ${torchVersion} (${args.python}), ${peer.find((p) => p.threads)?.threads ?? '?'} threads; BLAS loaded in its process: ${blas.join(', ') || 'unknown'} (torch's ${/BLAS_INFO=\w+/.exec(peer.find((p) => p.blasConfig)?.blasConfig ?? '')?.[0] ?? 'BLAS_INFO=?'}: it calls whatever libblas.so.3 the system's alternatives point to).`
@@ -411,15 +480,18 @@ async function orchestrate(): Promise<void> {
     '',
     ...table,
     '',
+    ...(roundRatios.size > 0 && ROUNDS > 1
+      ? [`frost/PyTorch tokens/s in each round: ${[...roundRatios].map(([k, xs]) => `${k.replace(/\//g, ' ')}: ${xs.map((x) => x.toFixed(2)).join(', ')}`).join('; ')}.`, '']
+      : []),
     '## Frozen heads vs learned (same run)',
     '',
     ...frozenLines,
     '',
     `Tensor leaks: ${leaks.length === 0 ? `none (growth 0 over the ${STEPS} measured steps of each head, and over ${LEAK_STEPS} steps of the tiny preset)` : `GROWTH in ${leaks.map((r) => r.head).join(', ')}`}.`,
     '',
-    `Command: \`npm run bench:train -- --steps ${STEPS} --warmup ${WARMUP} --heads ${heads.join(',')} --threads ${threadsList.join(',')} --gemm ${gemms.join(',')}\` (${((Date.now() - started) / 60000).toFixed(1)} min).`,
+    `Command: \`npm run bench:train -- --steps ${STEPS} --warmup ${WARMUP} --rounds ${ROUNDS} --heads ${heads.join(',')} --threads ${threadsList.join(',')} --gemm ${gemms.join(',')}\` (${((Date.now() - started) / 60000).toFixed(1)} min).`,
   ].join('\n');
-  await writeFile(join(outDir, 'results.json'), `${JSON.stringify({ machine, args, source: data.source, vocab: [data.srcVocab, data.tgtVocab], meanTokens, frost, peer }, null, 2)}\n`);
+  await writeFile(join(outDir, 'results.json'), `${JSON.stringify({ machine, args, source: data.source, vocab: [data.srcVocab, data.tgtVocab], meanTokens, frost, peer, roundRatios: Object.fromEntries(roundRatios) }, null, 2)}\n`);
   await writeFile(join(outDir, 'results.md'), `${md}\n`);
   process.stdout.write(`${md}\n`);
   if (leaks.length > 0 || frost.some((r) => r.error != null)) process.exitCode = 1;

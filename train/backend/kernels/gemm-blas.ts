@@ -4,7 +4,7 @@
  *
  * Why: it is the library PyTorch calls on the same machine (the training-speed peer loads
  * OpenBLAS-OpenMP), and on this model's shapes it is 1.5-2.7× faster than MLAS with the same
- * threads (npm run bench:kernels prints both): its 2-thread SGEMM keeps both cores busy on a
+ * threads (npm run bench:gemm prints them side by side): its 2-thread SGEMM keeps both cores busy on a
  * [64, 512] × [512, 1536] recurrent product, where MLAS gets ≈ 1.6 of them.
  *
  * Which library: FROST_BLAS (a path or file name) when set, else the first of LIBRARIES that
@@ -20,7 +20,7 @@
 import { createRequire } from 'node:module';
 import { selfCheck, type GemmProvider, type NativeGemm } from './native-gemm.ts';
 
-/** Below this many multiply-adds XNNPACK's one thread is as fast as a 2-thread BLAS call (bench:kernels). */
+/** Below this many multiply-adds XNNPACK's one thread is about as fast as a BLAS call (≈ 1.5 µs of FFI, thread wake-up). */
 export const BLAS_MIN_MACS = 1 << 15;
 
 /** Tried in order when FROST_BLAS is not set. */

@@ -2,7 +2,7 @@
  * GEMMs by onnxruntime-node's MLAS (native x86-64/ARM64 code: AVX2/AVX-512 FMA kernels and its own
  * thread pool), in place on the wasm heap. ORT is already a frost dependency (export parity,
  * serving), so this provider always loads where ORT does; the system BLAS (gemm-blas.ts) is
- * preferred where there is one, being 1.5-2.7× faster on this model's shapes (bench:kernels).
+ * preferred where there is one, being 1.5-2.7× faster on this model's shapes (npm run bench:gemm).
  *
  * How: the package's N-API binding (onnxruntime-node/dist/binding, the "simple synchronized
  * inference session object wrap" its own async API sits on) runs a session synchronously, as a
