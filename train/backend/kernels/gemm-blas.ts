@@ -11,11 +11,12 @@
  * loads. Only optimised BLAS builds are looked for by name; the reference BLAS a bare Debian's
  * libblas.so.3 may point to runs ≈ 20× slower than MLAS and is never picked unless FROST_BLAS names it.
  * Threads: set through the library's own call (openblas_set_num_threads, MKL_Set_Num_Threads);
- * Accelerate sizes its pool itself. An OpenMP build of OpenBLAS is loaded with OMP_WAIT_POLICY=
- * PASSIVE unless the environment sets it: its threads then sleep between GEMMs instead of spinning
- * for milliseconds after each one. Training ran as fast either way (1,676 and 1,671 vs 1,609 and
- * 1,723 tokens/s, alternating runs) on 1.64 cores instead of 1.92, and the spinning slowed any
- * other process on the machine, such as a second test file under `npm test`.
+ * Accelerate sizes its pool itself. OpenBLAS's OpenMP threads keep the library's default wait
+ * policy, spinning for a while after each GEMM as they do under PyTorch: with OMP_WAIT_POLICY=
+ * PASSIVE they sleep, which used 1.55 cores instead of 1.98 but trained no faster, and slower
+ * when the VM's host was busy (waking a sleeping vCPU goes through the hypervisor). Where several
+ * processes share the cores (npm test runs two test files at once) PASSIVE is the better choice,
+ * and the test script sets it (test/test.env).
  *
  * Missing koffi (an optional native addon with prebuilt binaries in its npm package) or no BLAS:
  * the provider reports why and MLAS runs the GEMMs.
@@ -112,8 +113,6 @@ function loadBlasGemm(threads: number): NativeGemm | Error {
   } catch (e) {
     return new Error(`koffi does not load (${e instanceof Error ? e.message.split('\n')[0] : String(e)})`);
   }
-  // Read by libgomp once, when the library loads (setenv under the hood).
-  process.env.OMP_WAIT_POLICY ??= 'PASSIVE';
   const explicit = process.env.FROST_BLAS?.trim();
   const candidates = explicit ? [explicit] : (LIBRARIES[process.platform] ?? []);
   const tried: string[] = [];
