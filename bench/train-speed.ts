@@ -28,6 +28,7 @@
  */
 import '@tensorflow/tfjs';
 import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -99,6 +100,8 @@ interface SideResult {
   blas?: string[];
   blasConfig?: string;
   error?: string;
+  /** Share of all CPU time the hypervisor stole while this side ran (Linux guests). */
+  stealShare?: number;
 }
 
 /**
@@ -120,6 +123,7 @@ function pooled(rounds: SideResult[]): SideResult {
     tensorGrowth: growth('tensorGrowth'),
     dataIdGrowth: growth('dataIdGrowth'),
     leak: rounds.find((r) => r.leak != null)?.leak,
+    stealShare: rounds.some((r) => r.stealShare != null) ? Math.max(...rounds.map((r) => r.stealShare ?? 0)) : undefined,
   };
 }
 
@@ -297,7 +301,29 @@ async function worker(): Promise<void> {
 // orchestrator
 // ---------------------------------------------------------------------------------------------
 
-function runChild(cmd: string, argv: string[], env: Record<string, string>): Promise<SideResult> {
+/** CPU time the hypervisor gave to other guests ('steal', /proc/stat), and all CPU time, in jiffies; null off Linux. */
+function cpuTimes(): { steal: number; total: number } | null {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    return { steal: fields[7] ?? 0, total: fields.reduce((a, b) => a + b, 0) };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Runs one side and returns its result, with the share of the machine's CPU time stolen by the
+ * host while it ran: on a VM, the noise no load average shows.
+ */
+async function runChild(cmd: string, argv: string[], env: Record<string, string>): Promise<SideResult> {
+  const before = cpuTimes();
+  const result = await runChildProcess(cmd, argv, env);
+  const after = cpuTimes();
+  if (before != null && after != null && after.total > before.total) result.stealShare = (after.steal - before.steal) / (after.total - before.total);
+  return result;
+}
+
+function runChildProcess(cmd: string, argv: string[], env: Record<string, string>): Promise<SideResult> {
   return new Promise((resolvePromise) => {
     const child = spawn(cmd, argv, { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -323,6 +349,7 @@ function peerAvailable(python: string): string | null {
 
 const fmtInt = (n: number) => Math.round(n).toLocaleString('en');
 const fmtMs = (s: number) => `${(s * 1000).toFixed(0)}`;
+const fmtSteal = (r: SideResult) => (r.stealShare == null ? '' : `, steal ${(100 * r.stealShare).toFixed(1)}%`);
 const fmtMiB = (b: number | undefined) => (b == null ? '–' : `${(b / 2 ** 20).toFixed(0)}`);
 const tps = (r: SideResult) => sum(r.tokens) / sum(r.stepSeconds);
 /** Tokens/s from the median step: robust to the multi-second stalls a shared host inflicts. */
@@ -369,7 +396,7 @@ async function orchestrate(): Promise<void> {
     r.head ??= head;
     if (r.error == null) {
       r.threads = threads;
-      log(`frost   ${head} ${gemm} ${threads}T: ${fmtInt(tps(r))} tok/s, median ${fmtMs(median(r.stepSeconds))} ms/step, CPU/wall ${(r.cpuSeconds / sum(r.stepSeconds)).toFixed(2)}`);
+      log(`frost   ${head} ${gemm} ${threads}T: ${fmtInt(tps(r))} tok/s, median ${fmtMs(median(r.stepSeconds))} ms/step, CPU/wall ${(r.cpuSeconds / sum(r.stepSeconds)).toFixed(2)}${fmtSteal(r)}`);
     } else log(`frost   ${head} ${gemm} ${threads}T failed: ${r.error}`);
     return { ...r, gemm: r.gemm ?? gemm, threads };
   };
@@ -380,7 +407,7 @@ async function orchestrate(): Promise<void> {
     ], { OMP_NUM_THREADS: String(threads) });
     r.head ??= head;
     r.threads ??= threads;
-    if (r.error == null) log(`pytorch ${head} ${threads}T: ${fmtInt(tps(r))} tok/s, median ${fmtMs(median(r.stepSeconds))} ms/step, CPU/wall ${(r.cpuSeconds / sum(r.stepSeconds)).toFixed(2)}`);
+    if (r.error == null) log(`pytorch ${head} ${threads}T: ${fmtInt(tps(r))} tok/s, median ${fmtMs(median(r.stepSeconds))} ms/step, CPU/wall ${(r.cpuSeconds / sum(r.stepSeconds)).toFixed(2)}${fmtSteal(r)}`);
     else log(`pytorch ${head} ${threads}T failed: ${r.error}`);
     return r;
   };
@@ -466,6 +493,7 @@ async function orchestrate(): Promise<void> {
     }
   }
 
+  const steals = [...frost, ...peer].flatMap((r) => (r.stealShare == null ? [] : [r.stealShare]));
   const leaks = ok.filter((r) => (r.tensorGrowth ?? 0) !== 0 || (r.leak?.tensorGrowth ?? 0) !== 0);
   const md = [
     `# Training speed: frost (tfjs wasm) vs PyTorch, rnn-attn/${args.preset}`,
@@ -473,7 +501,8 @@ async function orchestrate(): Promise<void> {
     `${data.source}; |V| ${data.srcVocab} → ${data.tgtVocab}; batches of ${args.batch} sentences, ${meanTokens.toFixed(0)} target tokens on average; ` +
       `Adam, teacher forcing, dropout ${cfg.dropout}; ${WARMUP} warm-up + ${STEPS} measured steps per head and round, the same batches on both sides; ` +
       `${ROUNDS} round${ROUNDS === 1 ? '' : 's'} per head, frost first in odd rounds and PyTorch first in even ones.`,
-    `Machine: ${machine}; load average at the start ${loadStart}, at the end ${load} (1/5/15 min; shared: other processes may run, CPU/wall shows the share each side got).`,
+    `Machine: ${machine}; load average at the start ${loadStart}, at the end ${load} (1/5/15 min; shared: other processes may run, CPU/wall shows the share each side got)` +
+      (steals.length > 0 ? `; CPU time stolen by the VM's host while a side ran: up to ${(100 * Math.max(...steals)).toFixed(1)}% (each side's figure is in the log and results.json).` : '.'),
     torchVersion
       ? `PyTorch ${torchVersion} (${args.python}), ${peer.find((p) => p.threads)?.threads ?? '?'} threads; BLAS loaded in its process: ${blas.join(', ') || 'unknown'} (torch's ${/BLAS_INFO=\w+/.exec(peer.find((p) => p.blasConfig)?.blasConfig ?? '')?.[0] ?? 'BLAS_INFO=?'}: it calls whatever libblas.so.3 the system's alternatives point to).`
       : 'PyTorch: not available here, no ratios.',
