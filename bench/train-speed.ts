@@ -51,7 +51,7 @@ const { values: args } = parseArgs({
     gemm: { type: 'string', default: 'native' },
     'wasm-threads': { type: 'string', default: '1' },
     'leak-steps': { type: 'string', default: '200' },
-    rounds: { type: 'string', default: '2' },
+    rounds: { type: 'string', default: '4' },
     preset: { type: 'string', default: 'small' },
     batch: { type: 'string', default: '64' },
     data: { type: 'string', default: 'multi30k' },
