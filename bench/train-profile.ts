@@ -11,7 +11,7 @@
  * "outside kernels" is step time minus their sum: the engine's bookkeeping, the gradient tape and
  * JS between kernels. On a shared machine sort by CPU (the default): wall times of the kernels that
  * get preempted, and of the multi-threaded GEMMs, swing with the machine's load. CPU counts every
- * thread of the process (MLAS's pool included).
+ * thread of the process (the native GEMM's threads included).
  *
  * --mode auto|ops|unfused picks how the GRU and attention steps run (models/layers/fused.ts).
  * --ab MODE instead alternates steps (same batches) between MODE and 'auto', without kernel

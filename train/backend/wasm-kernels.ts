@@ -96,8 +96,15 @@
  *  to 50% longer than with 1 (e.g. 5.0 vs 4.0 s, 5.3 vs 4.2 s), and the pthreadpool worker
  *  spin-waits on a core between the ~7900 small kernel calls of a step. So 1 thread by default;
  *  FROST_WASM_THREADS=2 is worth trying on a dedicated machine. With native GEMM the big products
- *  no longer run in XNNPACK at all; MLAS's own pool (FROST_NATIVE_GEMM_THREADS, default all cores)
- *  sleeps between kernels instead of spinning.
+ *  no longer run in XNNPACK at all; the native runner's threads are FROST_NATIVE_GEMM_THREADS
+ *  (default all cores).
+ *
+ * SYSTEM-BLAS PASS (issue #8, second session): the GEMMs go to the system's OpenBLAS through an FFI
+ * call (kernels/gemm-blas.ts; MLAS stays the fallback): 1.0-2.0× MLAS per product (bench:gemm),
+ * 465 → 307 ms of GEMM in a 720 → 489 ms step (bench/train-profile.ts, learned). Also the loss's
+ * value from the saved probabilities (two [N, |V|] Max passes fewer) and FrostSumSquares for the
+ * gradient norm (kernels/sum-squares.ts; Square + Sum before). frost/PyTorch 1.05-1.10 pooled
+ * over six alternating rounds; what is left is the one-thread non-GEMM third of the step.
  */
 import '@tensorflow/tfjs-backend-wasm';
 import { getKernel, registerKernel, unregisterKernel, type KernelConfig, type KernelFunc } from '@tensorflow/tfjs-core';

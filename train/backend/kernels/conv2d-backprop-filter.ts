@@ -4,7 +4,7 @@
  * "Kernel 'Conv2DBackpropFilter' not registered for backend 'wasm'").
  *
  * dW [kh·kw·C, out] = im2col(x)ᵀ · dy [N, out]: one GEMM through the registered BatchMatMul kernel
- * (frost's: native MLAS for large products, else XNNPACK), after an im2col pass in JS. For the
+ * (frost's: native GEMM, the system BLAS or MLAS, for large products, else XNNPACK), after an im2col pass in JS. For the
  * captioning CNN's stages the im2col pass costs about as much as the GEMM; a direct loop would be
  * the tfjs cpu kernel's 7-deep scalar loop at ≈ 1 GFLOP/s.
  */

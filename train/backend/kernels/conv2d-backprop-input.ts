@@ -6,7 +6,7 @@
  * The stock kernel (tfjs-backend-wasm 4.22, Conv2DBackpropInput.cc) is a direct scalar loop: on the
  * captioning CNN's stages it ran at ≈ 2 GFLOP/s, 5-10× slower than the forward Conv2D (XNNPACK)
  * on the same shapes (e.g. 261 ms vs 27 ms for 7×32×32×64 → 64, 3×3), and it was most of a
- * training step. The GEMM here goes through the registered BatchMatMul kernel (native MLAS for
+ * training step. The GEMM here goes through the registered BatchMatMul kernel (native GEMM for
  * large products, else XNNPACK). NCHW inputs are left to the stock kernel.
  */
 import type { KernelFunc, TensorInfo } from '@tensorflow/tfjs-core';
