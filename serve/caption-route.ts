@@ -3,17 +3,18 @@
  *
  * The upload (serve/caption-upload.ts: multipart or JSON base64) is checked by content (JPEG or
  * PNG), decoded with sharp and preprocessed with the model card's image spec by
- * core/image/preprocess.ts, as the CLI and the browser do. That happens here, on the main thread:
- * it is where a bad upload is refused with its own 4xx and code, before it takes a place in the
- * model's queue. The pixels then go through the model's caption batcher (serve/batch-kinds.ts), so
+ * core/image/preprocess.ts, as the CLI and the browser do. That happens here, before the upload
+ * takes a place in the model's queue, so that a bad one is refused with its own 4xx and code:
+ * sharp decodes in libuv's pool and the preprocessing runs in its own thread
+ * (serve/image-preprocess-thread.ts), so neither holds the event loop. The pixels then go through the model's caption batcher (serve/batch-kinds.ts), so
  * concurrent requests share one encoder run and one beam search in the model's decode thread.
  */
 import { Router, type Request, type Response } from 'express';
 import { type DecodedImage, decodeImage, ImageDecodeError, type ImageDecodeReason } from '../core/image/decode-node.ts';
-import { preprocessRgba } from '../core/image/preprocess.ts';
 import { DEFAULT_CAPTION_BEAM } from '../core/runtime/caption.ts';
 import { assertCaptions, CAPTION } from './batch-kinds.ts';
 import type { BatcherPool } from './batcher-pool.ts';
+import { imagePreprocessThread } from './image-preprocess-thread.ts';
 import { type ErrorCode, HttpError } from './errors.ts';
 import type { ModelRegistry } from './model-registry.ts';
 import { requestDeadline } from './request-deadline.ts';
@@ -61,7 +62,7 @@ export function captionRouter({ registry, pool, limits }: CaptionRouterOptions):
     if (task !== 'caption' || !spec) throw new HttpError('FROST_ERR_NOT_A_CAPTION_MODEL', { model: model.name, task });
     assertCaptions(model.runtime, model.name);
     const image = await decodeUpload(upload, limits);
-    const pixels = preprocessRgba(image.rgba, image.width, image.height, spec);
+    const pixels = await imagePreprocessThread().run(image.rgba, image.width, image.height, spec);
 
     const deadline = requestDeadline(res, limits.timeoutMs);
     try {

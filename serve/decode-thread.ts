@@ -13,7 +13,8 @@ import type { TranslateHooks, Translation } from '../core/runtime/seq2seq.ts';
 import { HttpError } from './errors.ts';
 import type { DecodeWorkerData, FromWorker, ToWorker } from './worker-protocol.ts';
 
-const BOOT = new URL('./decode-worker-boot.js', import.meta.url);
+const BOOT = new URL('./tsx-worker-boot.js', import.meta.url);
+const ENTRY = new URL('./decode-worker.ts', import.meta.url).href;
 
 /** Options of {@link DecodeThread.start}. */
 export interface DecodeThreadOptions {
@@ -67,7 +68,7 @@ export class DecodeThread {
    */
   static start(dir: string, opts: DecodeThreadOptions = {}): Promise<DecodeThread> {
     const workerData: DecodeWorkerData = { dir, device: opts.device ?? 'cpu', intraOpNumThreads: opts.intraOpNumThreads ?? 0 };
-    const worker = new Worker(BOOT, { workerData });
+    const worker = new Worker(BOOT, { workerData: { ...workerData, entry: ENTRY } });
     return new Promise<DecodeThread>((resolve, reject) => {
       // Only these listeners go: Worker keeps internal ones of its own (removeAllListeners would drop them).
       const detach = () => {

@@ -1,5 +1,5 @@
 /**
- * A decode thread's entry (started through decode-worker-boot.js): loads one model directory with
+ * A decode thread's entry (started through tsx-worker-boot.js): loads one model directory with
  * onnxruntime-node and decodes the batches the main thread sends. onnxruntime-node's `session.run`
  * is a synchronous native call; here it blocks only this thread, never the server's event loop.
  */
