@@ -1,5 +1,6 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { SeededRandom } from '../../core/random.ts';
+import { seededDropout } from '../layers/dropout.ts';
 import { tensorValue } from '../onnx-values.ts';
 import { embeddingProjection } from './projection.ts';
 import { registerHead } from './registry.ts';
@@ -29,7 +30,8 @@ registerHead({
         let Ei: tf.Tensor2D = E;
         for (const { U, b: bu } of layers) {
           let hidden = tf.tanh(tf.add(tf.matMul(Ei, U), bu)) as tf.Tensor2D;
-          if (training && ctx.dropout > 0) hidden = tf.dropout(hidden, ctx.dropout, undefined, dropoutRng.nextUint32()) as tf.Tensor2D;
+          // The model's own dropout op: one fused kernel on wasm, where tf.dropout draws its mask in JS.
+          if (training && ctx.dropout > 0) hidden = seededDropout(hidden, ctx.dropout, dropoutRng.nextUint32());
           Ei = tf.add(tf.add(hidden, Ei), E) as tf.Tensor2D;
         }
         return Ei;
