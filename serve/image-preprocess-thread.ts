@@ -29,6 +29,8 @@ export interface PreprocessJob {
 export type PreprocessReply = { id: number; pixels: Float32Array } | { id: number; error: string };
 
 interface Pending {
+  /** The thread the job went to: only its end fails the job. */
+  worker: Worker;
   resolve(pixels: Float32Array): void;
   reject(err: Error): void;
 }
@@ -53,7 +55,7 @@ export class ImagePreprocessThread {
     const job: PreprocessJob = { id: this.nextId++, rgba: buffer, width, height, spec };
     const worker = this.thread();
     return new Promise((resolve, reject) => {
-      this.pending.set(job.id, { resolve, reject });
+      this.pending.set(job.id, { worker, resolve, reject });
       worker.ref();
       worker.postMessage(job, [buffer]);
     });
@@ -74,7 +76,7 @@ export class ImagePreprocessThread {
       const job = this.pending.get(reply.id);
       if (job == null) return;
       this.pending.delete(reply.id);
-      if (this.pending.size === 0) worker.unref();
+      if (![...this.pending.values()].some((p) => p.worker === worker)) worker.unref();
       if ('error' in reply) job.reject(new Error(`image preprocessing failed: ${reply.error}`));
       else job.resolve(reply.pixels);
     });
@@ -86,8 +88,11 @@ export class ImagePreprocessThread {
 
   private failAll(reason: string, worker: Worker): void {
     if (this.worker === worker) this.worker = null;
-    for (const job of this.pending.values()) job.reject(new Error(reason));
-    this.pending.clear();
+    for (const [id, job] of this.pending) {
+      if (job.worker !== worker) continue;
+      this.pending.delete(id);
+      job.reject(new Error(reason));
+    }
   }
 }
 

@@ -62,3 +62,13 @@ test('a bad job fails with the reason and the thread goes on; after close() a ne
   assert.deepEqual(await thread.run(image(9, 7, 3), 9, 7, DEFAULT_IMAGE_SPEC), preprocessRgba(image(9, 7, 3), 9, 7));
   assert.notEqual(thread.threadId, before);
 });
+
+test('closing a thread fails the jobs it held, not those of the thread that replaces it', async () => {
+  const big = image(1500, 1000, 4);
+  const inFlight = thread.run(big, 1500, 1000, DEFAULT_IMAGE_SPEC);
+  const closing = thread.close();
+  const next = thread.run(image(16, 12, 5), 16, 12, DEFAULT_IMAGE_SPEC);
+  await assert.rejects(inFlight, /image preprocessing thread exited/);
+  await closing;
+  assert.deepEqual(await next, preprocessRgba(image(16, 12, 5), 16, 12));
+});
