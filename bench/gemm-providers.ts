@@ -2,7 +2,9 @@
  * The native GEMM providers (train/backend/kernels/gemm-providers.ts) and XNNPACK side by side, on
  * the products a training step of rnn-attn/small makes, through frost's wasm BatchMatMul kernel
  * (so each figure includes what a step pays: the kernel's own work around the call). Runs are
- * interleaved provider by provider; medians per call; ratios against the first provider.
+ * interleaved provider by provider; medians per call; ratios against the first provider. The two
+ * small products go through each runner too, though training leaves products below a runner's
+ * minMacs to XNNPACK: they show the per-call cost that threshold is set from.
  *
  *   npm run bench:gemm
  *   FROST_NATIVE_GEMM_THREADS=1 npm run bench:gemm      (one thread each)
@@ -28,6 +30,8 @@ runners.push({ name: 'XNNPACK (wasm, 1 thread)', gemm: null });
 
 /** [label, a shape, b shape, transposeA, transposeB] */
 const CASES: [string, number[], number[], boolean, boolean][] = [
+  ['tiny (per-call cost)', [8, 8], [8, 8], false, false],
+  ['around BLAS_MIN_MACS', [64, 32], [32, 16], false, false],
   ['recurrent h·Wh (decoder step)', [64, 512], [512, 1536], false, false],
   ['its gradient dG·Whᵀ', [64, 1536], [512, 1536], false, true],
   ['attention query s·Wa', [64, 512], [512, 512], false, false],
@@ -44,9 +48,14 @@ const rows: string[][] = [];
 for (const [label, aShape, bShape, tA, tB] of CASES) {
   const a = rand(aShape);
   const b = rand(bShape);
+  const M = tA ? aShape[1] : aShape[0];
+  const K = tA ? aShape[0] : aShape[1];
+  const N = tB ? bShape[0] : bShape[1];
   const times = runners.map(() => [] as number[]);
+  // Every product through each runner, small ones too (training sends those below minMacs to XNNPACK).
+  const forced = runners.map((r) => (r.gemm == null ? null : { ...r.gemm, minMacs: 0 }));
   const once = (k: number) => {
-    setNativeGemm(runners[k].gemm);
+    setNativeGemm(forced[k]);
     const t0 = performance.now();
     const y = tf.matMul(a, b, tA, tB);
     const ms = performance.now() - t0;
@@ -57,9 +66,6 @@ for (const [label, aShape, bShape, tA, tB] of CASES) {
   const started = performance.now();
   do runners.forEach((_, k) => times[k].push(once(k)));
   while (performance.now() - started < BUDGET_MS && times[0].length < 200);
-  const M = tA ? aShape[1] : aShape[0];
-  const K = tA ? aShape[0] : aShape[1];
-  const N = tB ? bShape[0] : bShape[1];
   const meds = times.map(median);
   rows.push([
     label,

@@ -9,6 +9,7 @@ const here = import.meta.dirname;
 const benches: { file: string; args: string[] }[] = [
   { file: 'wasm-kernels.ts', args: [] },
   { file: 'gemm-providers.ts', args: [] },
+  { file: 'image-preprocess.ts', args: [] },
   { file: 'export-sizes.ts', args: [] },
   { file: 'hadamard-head.ts', args: [] },
   { file: 'frozen-heads.ts', args: [] },

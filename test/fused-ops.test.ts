@@ -203,6 +203,17 @@ test('loss forward kernel refuses a target outside the vocabulary, and keeps no 
   tf.dispose([logits, targets, mask]);
 });
 
+test('fused kernels refuse a missing input and a wrong dtype, naming the kernel and the input', () => {
+  tf.tidy(() => {
+    const x = rand([4, 3]);
+    assert.throws(() => runKernel(ADAM_KERNEL, { p: x, m: x, v: x }, { lr: 1, beta1: 0.9, beta2: 0.999, epsilon: 1e-8, scale: 1 }), /FrostAdam: missing input 'g'/);
+    assert.throws(() => runKernel(SUM_SQUARES_KERNEL, { x: tf.cast(x, 'int32') }), /FrostSumSquares: input 'x' must be float32, got int32/);
+    const logits = rand([2, 5]);
+    const mask = tf.ones([2]);
+    assert.throws(() => runKernel(SOFTMAX_XENT_KERNEL, { logits, targets: tf.tensor1d([1, 2], 'float32'), mask }), /FrostSoftmaxXent: input 'targets' must be int32, got float32/);
+  });
+});
+
 test('sum-of-squares kernel equals a float64 sum, vector body and scalar tail', () => {
   for (const n of [1, 3, 4, 17, 1027, 100_003]) {
     tf.tidy(() => {

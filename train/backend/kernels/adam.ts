@@ -9,7 +9,7 @@ import { util } from '@tensorflow/tfjs-core';
 import { ADAM_KERNEL, type AdamUpdateAttrs } from '../../optim/adam.ts';
 import { f32, i32, ModuleBuilder, seq } from './wasm-builder.ts';
 import { at, heapFunctions, heapOffset, lanesLoop } from './wasm-lanes.ts';
-import { asWasmBackend } from './wasm-internals.ts';
+import { asWasmBackend, checkKernelInputs } from './wasm-internals.ts';
 
 const ATTRS = ['lr', 'beta1', 'oneMinusBeta1', 'beta2', 'oneMinusBeta2', 'epsilon', 'scale'] as const;
 
@@ -42,10 +42,8 @@ const bits = (x: number) => new Int32Array(Float32Array.of(x).buffer)[0];
 
 export const adamKernel: KernelFunc = ({ inputs, backend: b, attrs }) => {
   const backend = asWasmBackend(b);
+  checkKernelInputs(ADAM_KERNEL, inputs as Record<string, TensorInfo | undefined>, ['p', 'm', 'v', 'g']);
   const { p, m, v, g } = inputs as Record<string, TensorInfo>;
-  for (const [name, t] of Object.entries({ p, m, v, g })) {
-    if (t == null || t.dtype !== 'float32') throw new TypeError(`${ADAM_KERNEL}: input '${name}' must be a float32 tensor`);
-  }
   const a = attrs as unknown as AdamUpdateAttrs;
   const outs = [p, m, v].map(() => backend.makeOutput(p.shape, 'float32'));
   const o = (t: TensorInfo) => heapOffset(backend, t);

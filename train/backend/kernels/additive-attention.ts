@@ -15,7 +15,7 @@ import type { KernelFunc, TensorInfo } from '@tensorflow/tfjs-core';
 import { ATTENTION_GRAD_KERNEL, ATTENTION_KERNEL } from '../../../models/layers/attention.ts';
 import { f32, forRange, i32, ModuleBuilder, seq, type Code, type FunctionBuilder } from './wasm-builder.ts';
 import { at, exp, heapFunctions, heapOffset, lanesLoop, lanesSum, tanh, type Local } from './wasm-lanes.ts';
-import { asWasmBackend, type WasmBackend } from './wasm-internals.ts';
+import { asWasmBackend, checkKernelInputs, type WasmBackend } from './wasm-internals.ts';
 
 const fwdName = (biased: boolean) => `attention_fwd_${Number(biased)}`;
 const bwdName = (accumulate: boolean) => `attention_bwd_${Number(accumulate)}`;
@@ -197,17 +197,10 @@ function buildModule(): ModuleBuilder {
   return m;
 }
 
-function requireFloat32(kernel: string, inputs: Record<string, TensorInfo | undefined>, required: string[]): void {
-  for (const name of required) if (inputs[name] == null) throw new TypeError(`${kernel}: missing input '${name}'`);
-  for (const [name, t] of Object.entries(inputs)) {
-    if (t != null && t.dtype !== 'float32') throw new TypeError(`${kernel}: input '${name}' must be float32, got ${t.dtype}`);
-  }
-}
-
 export const additiveAttentionKernel: KernelFunc = ({ inputs, backend: b }) => {
   const backend: WasmBackend = asWasmBackend(b);
   const ins = inputs as Record<string, TensorInfo | undefined>;
-  requireFloat32(ATTENTION_KERNEL, ins, ['q', 'keys', 'v', 'annotations']);
+  checkKernelInputs(ATTENTION_KERNEL, ins, ['q', 'keys', 'v', 'annotations']);
   const { q, keys, v, scoreBias, annotations } = ins as Record<string, TensorInfo>;
   const [B, S, att] = keys.shape;
   const A = annotations.shape[2];
@@ -223,7 +216,7 @@ export const additiveAttentionKernel: KernelFunc = ({ inputs, backend: b }) => {
 export const additiveAttentionGradKernel: KernelFunc = ({ inputs, backend: b }) => {
   const backend: WasmBackend = asWasmBackend(b);
   const ins = inputs as Record<string, TensorInfo | undefined>;
-  requireFloat32(ATTENTION_GRAD_KERNEL, ins, ['dContext', 'annotations', 'alpha', 'energy', 'v']);
+  checkKernelInputs(ATTENTION_GRAD_KERNEL, ins, ['dContext', 'annotations', 'alpha', 'energy', 'v']);
   const { dContext, annotations, alpha, energy, v, dKeys, dV } = ins;
   const accumulate = dKeys != null && dV != null;
   if (!accumulate && (dKeys != null || dV != null)) throw new TypeError(`${ATTENTION_GRAD_KERNEL}: pass both dKeys and dV, or neither`);

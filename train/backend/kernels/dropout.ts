@@ -10,7 +10,7 @@ import { FMIX_M1, FMIX_M2, GOLDEN } from '../../../core/random.ts';
 import { dropoutScale, DROPOUT_KERNEL } from '../../../models/layers/dropout.ts';
 import { f32, f32x4, forRange, i32, i32x4, ModuleBuilder, seq, v128, type Code, type Local } from './wasm-builder.ts';
 import { heapFunctions, heapOffset } from './wasm-lanes.ts';
-import { asWasmBackend } from './wasm-internals.ts';
+import { asWasmBackend, checkKernelInputs } from './wasm-internals.ts';
 
 interface IntOps {
   mul(a: Code, b: Code): Code;
@@ -85,8 +85,8 @@ function buildModule(): ModuleBuilder {
 
 export const dropoutKernel: KernelFunc = ({ inputs, backend: b, attrs }) => {
   const backend = asWasmBackend(b);
+  checkKernelInputs(DROPOUT_KERNEL, inputs as Record<string, TensorInfo | undefined>, ['x']);
   const x = inputs.x as TensorInfo;
-  if (x.dtype !== 'float32') throw new TypeError(`${DROPOUT_KERNEL}: input 'x' must be float32, got ${x.dtype}`);
   const { seed, rate } = attrs as { seed: number; rate: number };
   const y = backend.makeOutput(x.shape, 'float32');
   const mask = backend.makeOutput(x.shape, 'float32');

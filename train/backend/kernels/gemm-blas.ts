@@ -1,20 +1,23 @@
 /**
  * GEMMs by the system's optimised BLAS (cblas_sgemm of OpenBLAS, MKL or Apple's Accelerate),
- * called through koffi's FFI in place on the wasm heap: no copies, ≈ 1.5 µs a call.
+ * called through koffi's FFI in place on the wasm heap: no copies (koffi hands native code the
+ * typed arrays' own memory), 0.02 ms a call with tfjs's own overhead included (npm run bench:gemm's [8×8]·[8×8]).
  *
  * Why: it is the library PyTorch calls on the same machine (the training-speed peer loads
- * OpenBLAS-OpenMP), and on this model's shapes it is 1.5-2.7× faster than MLAS with the same
- * threads (npm run bench:gemm prints them side by side): its 2-thread SGEMM keeps both cores busy on a
- * [64, 512] × [512, 1536] recurrent product, where MLAS gets ≈ 1.6 of them.
+ * OpenBLAS-OpenMP), and on this model's shapes it was 1.0-2.0× faster than MLAS with the same
+ * threads (npm run bench:gemm prints them side by side; 1.8× on the decoder's recurrent
+ * [64, 512] × [512, 1536] product).
  *
  * Which library: FROST_BLAS (a path or file name) when set, else the first of LIBRARIES that
  * loads. Only optimised BLAS builds are looked for by name; the reference BLAS a bare Debian's
- * libblas.so.3 may point to runs ≈ 20× slower than MLAS and is never picked unless FROST_BLAS names it.
+ * libblas.so.3 may point to is never picked unless FROST_BLAS names it: issue #8 measured PyTorch 20×
+ * slower on it.
  * Threads: set through the library's own call (openblas_set_num_threads, MKL_Set_Num_Threads);
  * Accelerate sizes its pool itself. OpenBLAS's OpenMP threads keep the library's default wait
  * policy, spinning for a while after each GEMM as they do under PyTorch: with OMP_WAIT_POLICY=
- * PASSIVE they sleep, which used 1.55 cores instead of 1.98 but trained no faster, and slower
- * when the VM's host was busy (waking a sleeping vCPU goes through the hypervisor). Where several
+ * PASSIVE they sleep, which used 1.55 cores instead of 1.98 and trained no faster
+ * (alternating `OMP_WAIT_POLICY=ACTIVE|PASSIVE npm run bench:train -- --heads learned --peer off`
+ * runs; the README has the figures). Where several
  * processes share the cores (npm test runs two test files at once) PASSIVE is the better choice,
  * and the test script sets it (test/test.env).
  *
@@ -22,9 +25,13 @@
  * the provider reports why and MLAS runs the GEMMs.
  */
 import { createRequire } from 'node:module';
-import { selfCheck, type GemmProvider, type NativeGemm } from './native-gemm.ts';
+import { gemmThreads, selfCheck, type GemmProvider, type NativeGemm } from './native-gemm.ts';
 
-/** Below this many multiply-adds XNNPACK's one thread is about as fast as a BLAS call (≈ 1.5 µs of FFI, thread wake-up). */
+/**
+ * Smaller products stay in XNNPACK. npm run bench:gemm found OpenBLAS no slower even at [8×8]·[8×8]
+ * (0.02 vs 0.04 ms a call, engine included), so this bound is not about speed: products this small
+ * are rare in training (none in rnn-attn/small) and keep the path they had.
+ */
 export const BLAS_MIN_MACS = 1 << 15;
 
 /** Tried in order when FROST_BLAS is not set. */
@@ -79,7 +86,6 @@ function optional(lib: KoffiLib, definition: string): ((...args: unknown[]) => u
 
 interface OpenedBlas {
   path: string;
-  lib: KoffiLib;
   sgemm: Sgemm;
   /** e.g. "OpenBLAS 0.3.21 … USE_OPENMP Cooperlake", "MKL", "Accelerate". */
   flavour: string;
@@ -103,7 +109,7 @@ function open(koffi: Koffi, path: string): OpenedBlas {
   const flavour =
     openblasConfig != null ? String(openblasConfig()) : mklThreads != null ? 'MKL' : path.includes('Accelerate') ? 'Accelerate' : path;
   const setter = openblasThreads ?? mklThreads;
-  return { path, lib, sgemm, flavour, setThreads: setter == null ? null : (n) => void setter(n) };
+  return { path, sgemm, flavour, setThreads: setter == null ? null : (n) => void setter(n) };
 }
 
 function loadBlasGemm(threads: number): NativeGemm | Error {
@@ -124,7 +130,7 @@ function loadBlasGemm(threads: number): NativeGemm | Error {
       tried.push(`${path}: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`);
       continue;
     }
-    const n = Math.max(1, Math.min(8, Math.floor(threads)));
+    const n = gemmThreads(threads);
     blas.setThreads?.(n);
     const { sgemm } = blas;
     const native: NativeGemm = {

@@ -2,7 +2,7 @@
  * GEMMs by onnxruntime-node's MLAS (native x86-64/ARM64 code: AVX2/AVX-512 FMA kernels and its own
  * thread pool), in place on the wasm heap. ORT is already a frost dependency (export parity,
  * serving), so this provider always loads where ORT does; the system BLAS (gemm-blas.ts) is
- * preferred where there is one, being 1.5-2.7× faster on this model's shapes (npm run bench:gemm).
+ * preferred where there is one, being 1.0-2.0× faster on this model's shapes (npm run bench:gemm).
  *
  * How: the package's N-API binding (onnxruntime-node/dist/binding, the "simple synchronized
  * inference session object wrap" its own async API sits on) runs a session synchronously, as a
@@ -20,7 +20,7 @@
  */
 import { createRequire } from 'node:module';
 import { GraphBuilder } from '../../../core/onnx/graph-builder.ts';
-import { selfCheck, type GemmProvider, type NativeGemm } from './native-gemm.ts';
+import { gemmThreads, selfCheck, type GemmProvider, type NativeGemm } from './native-gemm.ts';
 
 /** Below this many multiply-adds a call's fixed cost (≈ 50-60 µs) outweighs MLAS's speed-up. */
 export const MLAS_MIN_MACS = 1 << 19;
@@ -59,7 +59,7 @@ function loadMlasGemm(threads: number): NativeGemm | Error {
     const { Tensor } = require('onnxruntime-node') as { Tensor: OrtTensorCtor };
     const version = (require('onnxruntime-node/package.json') as { version: string }).version;
     initOrt();
-    const n = Math.max(1, Math.min(8, Math.floor(threads)));
+    const n = gemmThreads(threads);
     const options = {
       intraOpNumThreads: n,
       interOpNumThreads: 1,

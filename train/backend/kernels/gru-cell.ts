@@ -11,7 +11,7 @@ import type { KernelFunc, TensorInfo } from '@tensorflow/tfjs-core';
 import { GRU_CELL_GRAD_KERNEL, GRU_CELL_KERNEL } from '../../../models/layers/gru.ts';
 import { f32, forRange, i32, ModuleBuilder, seq, type Code } from './wasm-builder.ts';
 import { at, heapFunctions, heapOffset, lanesLoop, sigmoid, tanh, type Lanes, type Local } from './wasm-lanes.ts';
-import { asWasmBackend, type WasmBackend } from './wasm-internals.ts';
+import { asWasmBackend, checkKernelInputs, type WasmBackend } from './wasm-internals.ts';
 
 const variants = [
   [false, false],
@@ -170,17 +170,10 @@ function buildModule(): ModuleBuilder {
   return m;
 }
 
-function float32Inputs(kernel: string, inputs: Record<string, TensorInfo | undefined>): void {
-  for (const [name, t] of Object.entries(inputs)) {
-    if (t != null && t.dtype !== 'float32') throw new TypeError(`${kernel}: input '${name}' must be float32, got ${t.dtype}`);
-  }
-}
-
 export const gruCellKernel: KernelFunc = ({ inputs, backend: b }) => {
   const backend: WasmBackend = asWasmBackend(b);
-  const { gx, gx2, hw, bh, h, mask } = inputs as Record<string, TensorInfo | undefined>;
-  if (gx == null || hw == null || bh == null || h == null) throw new TypeError(`${GRU_CELL_KERNEL}: needs gx, hw, bh and h`);
-  float32Inputs(GRU_CELL_KERNEL, inputs as Record<string, TensorInfo>);
+  checkKernelInputs(GRU_CELL_KERNEL, inputs as Record<string, TensorInfo | undefined>, ['gx', 'hw', 'bh', 'h']);
+  const { gx, gx2, hw, bh, h, mask } = inputs as Record<string, TensorInfo>;
   const [B, H] = h.shape;
   const out = backend.makeOutput([B, H], 'float32');
   const cache = backend.makeOutput([B, 4 * H], 'float32');
@@ -192,9 +185,8 @@ export const gruCellKernel: KernelFunc = ({ inputs, backend: b }) => {
 
 export const gruCellGradKernel: KernelFunc = ({ inputs, backend: b }) => {
   const backend: WasmBackend = asWasmBackend(b);
-  const { dhNext, cache, h, mask } = inputs as Record<string, TensorInfo | undefined>;
-  if (dhNext == null || cache == null || h == null) throw new TypeError(`${GRU_CELL_GRAD_KERNEL}: needs dhNext, cache and h`);
-  float32Inputs(GRU_CELL_GRAD_KERNEL, inputs as Record<string, TensorInfo>);
+  checkKernelInputs(GRU_CELL_GRAD_KERNEL, inputs as Record<string, TensorInfo | undefined>, ['dhNext', 'cache', 'h']);
+  const { dhNext, cache, h, mask } = inputs as Record<string, TensorInfo>;
   const [B, H] = h.shape;
   const dgx = backend.makeOutput([B, 3 * H], 'float32');
   const dhw = backend.makeOutput([B, 3 * H], 'float32');

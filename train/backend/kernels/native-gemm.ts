@@ -45,6 +45,11 @@ export function selfCheck(gemm: NativeGemm['gemm']): void {
   if (Y.join() !== '1,5,4,11') throw new Error(`self-check gave [${Y.join()}]`);
 }
 
+/** A thread count a provider can use: a whole number in [1, 8]. */
+export function gemmThreads(requested: number): number {
+  return Math.max(1, Math.min(8, Math.floor(requested)));
+}
+
 export type NativeGemmSetting = boolean | 'auto' | GemmProviderName;
 
 export interface ResolvedNativeGemm {
@@ -67,7 +72,7 @@ function parseSetting(raw: string | undefined): NativeGemmSetting | undefined {
 export function resolveNativeGemm(option: NativeGemmSetting | undefined): ResolvedNativeGemm {
   const wanted = option ?? parseSetting(process.env.FROST_NATIVE_GEMM) ?? 'auto';
   const threadsEnv = Number(process.env.FROST_NATIVE_GEMM_THREADS);
-  const threads = Math.max(1, Math.min(8, Math.floor(Number.isFinite(threadsEnv) && threadsEnv >= 1 ? threadsEnv : availableParallelism())));
+  const threads = gemmThreads(Number.isFinite(threadsEnv) && threadsEnv >= 1 ? threadsEnv : availableParallelism());
   const which = wanted === true ? 'auto' : wanted;
   return { which, explicit: wanted !== 'auto', threads };
 }

@@ -15,7 +15,7 @@ import { getKernel, type KernelFunc, type TensorInfo } from '@tensorflow/tfjs-co
 import { SOFTMAX_XENT_GRAD_KERNEL, SOFTMAX_XENT_KERNEL } from '../../../models/loss.ts';
 import { f32, forRange, i32, ModuleBuilder, seq, when } from './wasm-builder.ts';
 import { at, heapFunctions, heapOffset, lanesLoop } from './wasm-lanes.ts';
-import { asWasmBackend, f32View, tensorData, type WasmBackend } from './wasm-internals.ts';
+import { asWasmBackend, checkKernelInputs, f32View, numericView, type WasmBackend } from './wasm-internals.ts';
 
 function buildModule(): ModuleBuilder {
   const m = new ModuleBuilder();
@@ -53,17 +53,9 @@ function buildModule(): ModuleBuilder {
   return m;
 }
 
-function check(kernel: string, inputs: Record<string, TensorInfo | undefined>, float: string[], int: string[]): void {
-  for (const name of [...float, ...int]) {
-    const t = inputs[name];
-    const dtype = int.includes(name) ? 'int32' : 'float32';
-    if (t == null || t.dtype !== dtype) throw new TypeError(`${kernel}: input '${name}' must be a ${dtype} tensor`);
-  }
-}
-
 export const softmaxXentGradKernel: KernelFunc = ({ inputs, backend: b }) => {
   const backend: WasmBackend = asWasmBackend(b);
-  check(SOFTMAX_XENT_GRAD_KERNEL, inputs as Record<string, TensorInfo>, ['probs', 'mask', 'dy'], ['targets']);
+  checkKernelInputs(SOFTMAX_XENT_GRAD_KERNEL, inputs as Record<string, TensorInfo | undefined>, ['probs', 'targets', 'mask', 'dy'], ['targets']);
   const { probs, targets, mask, dy } = inputs as Record<string, TensorInfo>;
   const [N, V] = probs.shape;
   const out = backend.makeOutput([N, V], 'float32');
@@ -87,7 +79,7 @@ function exactRowLoss(z: Float32Array, row: number, V: number, y: number): numbe
 
 export const softmaxXentKernel: KernelFunc = ({ inputs, backend: b }) => {
   const backend: WasmBackend = asWasmBackend(b);
-  check(SOFTMAX_XENT_KERNEL, inputs as Record<string, TensorInfo>, ['logits', 'mask'], ['targets']);
+  checkKernelInputs(SOFTMAX_XENT_KERNEL, inputs as Record<string, TensorInfo | undefined>, ['logits', 'targets', 'mask'], ['targets']);
   const { logits, targets, mask } = inputs as Record<string, TensorInfo>;
   const [N, V] = logits.shape;
   const softmax = getKernel('Softmax', 'wasm');
@@ -95,11 +87,8 @@ export const softmaxXentKernel: KernelFunc = ({ inputs, backend: b }) => {
   const probs = softmax.kernelFunc({ inputs: { logits }, backend: b, attrs: { dim: logits.shape.length - 1 } }) as TensorInfo;
   const value = backend.makeOutput([], 'float32');
   // Views after both outputs exist (an allocation may grow the heap).
-  const heap = f32View(backend, probs).buffer;
-  const p = new Float32Array(heap, tensorData(backend, probs).memoryOffset, N * V);
-  const z = new Float32Array(heap, tensorData(backend, logits).memoryOffset, N * V);
-  const y = new Int32Array(heap, tensorData(backend, targets).memoryOffset, N);
-  const m = new Float32Array(heap, tensorData(backend, mask).memoryOffset, N);
+  const [p, z, m] = [probs, logits, mask].map((t) => f32View(backend, t));
+  const y = numericView(backend, targets);
   let total = 0;
   for (let i = 0; i < N; i++) {
     if (m[i] === 0) continue;

@@ -9,7 +9,7 @@ import { util } from '@tensorflow/tfjs-core';
 import { SUM_SQUARES_KERNEL } from '../../optim/adam.ts';
 import { f32, i32, ModuleBuilder } from './wasm-builder.ts';
 import { at, heapFunctions, heapOffset, lanesSum } from './wasm-lanes.ts';
-import { asWasmBackend } from './wasm-internals.ts';
+import { asWasmBackend, checkKernelInputs } from './wasm-internals.ts';
 
 function buildModule(): ModuleBuilder {
   const m = new ModuleBuilder();
@@ -31,8 +31,8 @@ function buildModule(): ModuleBuilder {
 
 export const sumSquaresKernel: KernelFunc = ({ inputs, backend: b }) => {
   const backend = asWasmBackend(b);
-  const x = (inputs as Record<string, TensorInfo | undefined>).x;
-  if (x == null || x.dtype !== 'float32') throw new TypeError(`${SUM_SQUARES_KERNEL}: input 'x' must be a float32 tensor`);
+  checkKernelInputs(SUM_SQUARES_KERNEL, inputs as Record<string, TensorInfo | undefined>, ['x']);
+  const x = inputs.x as TensorInfo;
   const out = backend.makeOutput([], 'float32');
   heapFunctions(backend, buildModule).sum_squares(heapOffset(backend, x), heapOffset(backend, out), util.sizeFromShape(x.shape));
   return [out];

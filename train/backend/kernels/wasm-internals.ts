@@ -52,6 +52,23 @@ export function asWasmBackend(backend: unknown): WasmBackend {
   return b as WasmBackend;
 }
 
+/**
+ * A fused kernel's inputs checked at its boundary: each name in `required` present, and every input
+ * given float32, except those named in `int32`, which must be int32.
+ */
+export function checkKernelInputs(
+  kernel: string,
+  inputs: Record<string, TensorInfo | undefined>,
+  required: readonly string[],
+  int32: readonly string[] = [],
+): void {
+  for (const name of required) if (inputs[name] == null) throw new TypeError(`${kernel}: missing input '${name}'`);
+  for (const [name, t] of Object.entries(inputs)) {
+    const dtype = int32.includes(name) ? 'int32' : 'float32';
+    if (t != null && t.dtype !== dtype) throw new TypeError(`${kernel}: input '${name}' must be ${dtype}, got ${t.dtype}`);
+  }
+}
+
 export function tensorData(backend: WasmBackend, t: TensorInfo): WasmTensorData {
   const d = backend.dataIdMap.get(t.dataId);
   if (d == null) throw new Error('frost wasm kernels: tensor data not found on the wasm backend');
