@@ -122,6 +122,37 @@ test('attention kernel equals its tfjs-ops contract, forward and backward', () =
   }
 });
 
+test('attention over the first rows of the annotations (a decoder that dropped finished sentences)', () => {
+  for (const [B, n, S, att, A] of [[5, 3, 4, 7, 6], [16, 9, 18, 64, 48], [2, 1, 1, 4, 4]]) {
+    for (const accumulate of [false, true]) {
+      tf.tidy(() => {
+        const full: tf.NamedTensorMap = { keys: rand([B, S, att], 2), v: rand([att]), annotations: rand([B, S, A]), scoreBias: tf.mul(rand([B, S]), 3) };
+        const q = rand([n, att], 2);
+        const head = (x: tf.Tensor) => tf.slice(x, 0, n);
+        const label = `B=${B} n=${n} acc=${accumulate}`;
+        // Reference: the same attention on the first n rows cut out by hand.
+        const cut = { q, keys: head(full.keys), v: full.v, annotations: head(full.annotations), scoreBias: head(full.scoreBias) };
+        const want = attentionOps(cut);
+        for (const got of [runKernel(ATTENTION_KERNEL, { ...full, q }), attentionOps({ ...full, q })]) {
+          got.forEach((t, i) => assert.ok(scaledDiff(t, want[i]) < 1e-5, `${label}: forward output ${i}`));
+        }
+        const step = { dContext: rand([n, A]), alpha: want[2], energy: want[1], v: full.v };
+        const sums: tf.NamedTensorMap = accumulate ? { dKeys: rand([B, S, att]), dV: rand([att]) } : {};
+        const [dq, dkCut, dv] = attentionGradOps({ ...step, annotations: cut.annotations, ...(accumulate ? { dKeys: head(sums.dKeys), dV: sums.dV } : {}) });
+        const rest = accumulate ? tf.slice(sums.dKeys, n) : tf.zeros([B - n, S, att]);
+        const wantGrad = [dq, tf.concat([dkCut, rest], 0), dv];
+        for (const got of [runKernel(ATTENTION_GRAD_KERNEL, { ...step, annotations: full.annotations, ...sums }), attentionGradOps({ ...step, annotations: full.annotations, ...sums })]) {
+          got.forEach((t, i) => assert.ok(scaledDiff(t, wantGrad[i]) < 1e-5, `${label}: gradient output ${i}`));
+        }
+      });
+    }
+  }
+  tf.tidy(() => {
+    const q = rand([3, 4]);
+    assert.throws(() => runKernel(ATTENTION_KERNEL, { q, keys: rand([2, 5, 4]), v: rand([4]), annotations: rand([2, 5, 3]) }), /3 query rows for 2 annotation rows/);
+  });
+});
+
 test('dropout kernel makes the JS mask bit for bit; the gradient is dy ⊙ mask', () => {
   for (const [shape, rate, seed] of [[[3, 5], 0.2, 1], [[37, 64], 0.2, 0xdeadbeef], [[7], 0.5, 42], [[4, 4], 0.999, 3]] as const) {
     tf.tidy(() => {

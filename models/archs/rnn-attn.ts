@@ -9,6 +9,7 @@ import { seededDropout } from '../layers/dropout.ts';
 import { sharedWeightMatMul } from '../layers/shared-matmul.ts';
 import { maskedCrossEntropySum } from '../loss.ts';
 import { tensorValue } from '../onnx-values.ts';
+import { packSteps, packTimeMajor, permuteRows } from '../packed-steps.ts';
 import { ParamStore } from '../params.ts';
 import { timeMajor } from '../time-major.ts';
 import { registerArch } from './registry.ts';
@@ -153,15 +154,19 @@ class RnnAttnModel implements Seq2SeqModel {
     return tf.tidy(() => {
       const { B, S, T } = batch;
       const { embedding: e, hidden: H } = this.cfg;
-      const srcLen = tf.tensor1d(batch.srcLen, 'int32');
+      // Longest target first, so step t runs only the counts[t] sentences not yet finished.
+      const steps = packSteps(batch.tgtMask, B, T);
+      const rows = <A extends Int32Array | Float32Array>(x: A, width: number) => permuteRows(x, steps.order, width);
+      const packed = <A extends Int32Array | Float32Array>(x: A) => packTimeMajor(x, steps, T);
+      const srcLen = tf.tensor1d(rows(batch.srcLen, 1), 'int32');
       const srcMask = RnnAttnModel.maskFromLengths(srcLen, S);
-      const mem = this.encodeEmbedded(this.embedTimeMajor(this.w.srcEmbedding, batch.src, B, S, training), B, S, srcMask);
-      const embT = this.embedTimeMajor(this.w.tgtEmbedding, batch.tgtIn, B, T, training);
+      const mem = this.encodeEmbedded(this.embedTimeMajor(this.w.srcEmbedding, rows(batch.src, S), B, S, training), B, S, srcMask);
+      const embT = this.dropout(tf.gather(this.w.tgtEmbedding, tf.tensor1d(packed(batch.tgtIn), 'int32')) as tf.Tensor2D, training);
       const { decoder, attention } = this.w;
       // The embedding's share of the GRU input projection, for all steps at once; the context's share needs c_t.
       // One split, not two slices: its gradient is one Concat, theirs two full-size pads and an Add.
       const [WxE, WxC] = tf.split(decoder.Wx, [e, decoder.Wx.shape[0] - e], 0) as tf.Tensor2D[];
-      const preX = tf.unstack(tf.reshape(tf.add(tf.matMul(embT, WxE), decoder.bx), [T, B, 3 * H])) as tf.Tensor2D[];
+      const preX = tf.split(tf.add(tf.matMul(embT, WxE), decoder.bx), steps.counts as number[], 0) as tf.Tensor2D[];
       const encOut = mem.enc_out as tf.Tensor3D;
       const keys = mem.enc_keys as tf.Tensor3D;
       let s = mem.state as tf.Tensor2D;
@@ -171,7 +176,8 @@ class RnnAttnModel implements Seq2SeqModel {
       const attendStep = attentionSteps(attention, encOut, keys, srcMask, sharedWeightMatMul(attention.Wa));
       const cWxC = sharedWeightMatMul(WxC);
       const sWh = sharedWeightMatMul(decoder.Wh);
-      for (let t = 0; t < T; t++) {
+      for (const [t, n] of steps.counts.entries()) {
+        if (s.shape[0] > n) s = tf.slice(s, 0, n);
         const c = attendStep(s);
         s = gruStepWith(decoder, preX[t], s, sWh, { gx2: cWxC(c) });
         states.push(s);
@@ -179,8 +185,8 @@ class RnnAttnModel implements Seq2SeqModel {
       }
       const f = this.dropout(this.outputFeatures(tf.concat(states, 0), tf.concat(contexts, 0), embT), training);
       const logits = this.head.logits(f, training);
-      const targets = tf.tensor1d(timeMajor(batch.tgtOut, B, T), 'int32');
-      const mask = tf.tensor1d(timeMajor(batch.tgtMask, B, T), 'float32');
+      const targets = tf.tensor1d(packed(batch.tgtOut), 'int32');
+      const mask = tf.tensor1d(packed(batch.tgtMask), 'float32');
       return maskedCrossEntropySum(logits, targets, mask);
     });
   }

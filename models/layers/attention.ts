@@ -51,6 +51,7 @@ export function attendWith(
   srcMask: tf.Tensor2D,
   sWa: StepMatMul,
 ): tf.Tensor2D {
+  [annotations, keys, srcMask] = firstRows(s.shape[0], annotations, keys, srcMask);
   const [B, S, att] = keys.shape;
   const q = tf.add(sWa(s), w.ba);
   const energy = tf.tanh(tf.add(keys, tf.reshape(q, [B, 1, att])));
@@ -61,16 +62,28 @@ export function attendWith(
 }
 
 /**
- * The fused attention's kernel contract (B rows, S positions, att the attention size, A the
- * annotation size; all float32):
+ * The first `rows` rows of per-source tensors: a decoder that drops finished sentences (rows sorted
+ * longest first, models/packed-steps.ts) queries a prefix of the batch.
+ */
+function firstRows<T extends tf.Tensor[]>(rows: number, ...xs: T): T {
+  const B = xs[0].shape[0];
+  if (rows > B) throw new RangeError(`attention query has ${rows} rows, annotations ${B}`);
+  if (rows === B) return xs;
+  return xs.map((x) => tf.slice(x, 0, rows)) as T;
+}
+
+/**
+ * The fused attention's kernel contract (B rows of annotations, n ≤ B query rows: the queries
+ * attend over the first n rows; S positions, att the attention size, A the annotation size; all
+ * float32):
  *
- *   FrostAdditiveAttention      inputs  q [B, att], keys [B, S, att] (ba included), v [att],
+ *   FrostAdditiveAttention      inputs  q [n, att], keys [B, S, att] (ba included), v [att],
  *                                       scoreBias? [B, S], annotations [B, S, A]
- *                               outputs context [B, A], energy [B, S, att], alpha [B, S]
- *   FrostAdditiveAttentionGrad  inputs  dContext [B, A], annotations, alpha, energy, v, and the running
+ *                               outputs context [n, A], energy [n, S, att], alpha [n, S]
+ *   FrostAdditiveAttentionGrad  inputs  dContext [n, A], annotations, alpha, energy, v, and the running
  *                                       sums dKeys [B, S, att], dV [att] (both or neither)
- *                               outputs dq [B, att], then dKeys, dV: this step's gradients added to
- *                                       the running sums
+ *                               outputs dq [n, att], then dKeys [B, S, att], dV: this step's
+ *                                       gradients added to the running sums
  *
  * with energy = tanh(keys + q), scores = energy · v + scoreBias, α = softmax_S(scores),
  * context = Σ_s α_s annotations_s; backward dα_s = dContext · annotations_s,
@@ -101,9 +114,13 @@ class RunningGradients {
     return { dKeys, dV };
   }
 
+  constructor(private readonly rows: number) {}
+
   addStep(alpha: tf.Tensor, dContext: tf.Tensor): void {
-    this.alphas.push(alpha);
-    this.dContexts.push(dContext);
+    // A step over fewer rows (finished sentences dropped) adds nothing to the others' gradients.
+    const missing = this.rows - alpha.shape[0];
+    this.alphas.push(missing === 0 ? alpha : tf.pad(alpha, [[0, missing], [0, 0]]));
+    this.dContexts.push(missing === 0 ? dContext : tf.pad(dContext, [[0, missing], [0, 0]]));
   }
 
   replace(next: tf.Tensor[]): void {
@@ -144,7 +161,7 @@ export function attentionSteps(
   const keysB = tf.add(keys, w.ba) as tf.Tensor3D;
   const v = tf.reshape(w.v, [att]);
   const scoreBias = tf.mul(tf.sub(srcMask, 1), MASKED_SCORE);
-  const sums = new RunningGradients();
+  const sums = new RunningGradients(B);
   // One step: the context for query q, and a gradient function that returns dq and adds the
   // step's shares of dkeys and dv to the running sums.
   const forward = (q: tf.Tensor, save: tf.GradSaveFunc) => {
@@ -172,7 +189,7 @@ export function attentionSteps(
   let first = true;
   return (s) => {
     const q = sWa(s);
-    if (q.shape[0] !== B) throw new RangeError(`attention query has ${q.shape[0]} rows, annotations ${B}`);
+    if (q.shape[0] > B) throw new RangeError(`attention query has ${q.shape[0]} rows, annotations ${B}`);
     if (!first) return stepOp(q) as tf.Tensor2D;
     first = false;
     return firstOp(q, keysB, annotations, v) as tf.Tensor2D;
@@ -180,7 +197,11 @@ export function attentionSteps(
 }
 
 /** FrostAdditiveAttention as tfjs ops. */
-export function attentionOps({ q, keys, v, scoreBias, annotations }: tf.NamedTensorMap): tf.Tensor[] {
+export function attentionOps(inputs: tf.NamedTensorMap): tf.Tensor[] {
+  const { q, v } = inputs;
+  let { keys, scoreBias, annotations } = inputs;
+  [keys, annotations] = firstRows(q.shape[0], keys, annotations);
+  if (scoreBias != null) [scoreBias] = firstRows(q.shape[0], scoreBias);
   const [B, S, att] = keys.shape as [number, number, number];
   const energy = tf.tanh(tf.add(keys, tf.reshape(q, [B, 1, att])));
   const scores = tf.reshape(tf.matMul(tf.reshape(energy, [B * S, att]), tf.reshape(v, [att, 1])), [B, S]);
@@ -190,13 +211,16 @@ export function attentionOps({ q, keys, v, scoreBias, annotations }: tf.NamedTen
 }
 
 /** FrostAdditiveAttentionGrad as tfjs ops. */
-export function attentionGradOps({ dContext, annotations, alpha, energy, v, dKeys, dV }: tf.NamedTensorMap): tf.Tensor[] {
+export function attentionGradOps({ dContext, annotations: allAnnotations, alpha, energy, v, dKeys, dV }: tf.NamedTensorMap): tf.Tensor[] {
   const [B, S, att] = energy.shape as [number, number, number];
+  const [annotations] = firstRows(B, allAnnotations);
   const A = annotations.shape[2] as number;
   const dAlpha = tf.reshape(tf.matMul(tf.reshape(dContext, [B, 1, A]), annotations, false, true), [B, S]);
   const dScores = tf.mul(alpha, tf.sub(dAlpha, tf.sum(tf.mul(alpha, dAlpha), 1, true)));
   const g = tf.mul(tf.mul(tf.sub(1, tf.square(energy)), v), tf.reshape(dScores, [B, S, 1]));
   const dvStep = tf.reshape(tf.matMul(tf.reshape(energy, [B * S, att]), tf.reshape(dScores, [B * S, 1]), true, false), [att]);
   const plus = (step: tf.Tensor, sum: tf.Tensor | undefined) => (sum == null ? step : tf.add(sum, step));
-  return [tf.sum(g, 1), plus(g, dKeys), plus(dvStep, dV)];
+  const missing = allAnnotations.shape[0] - B;
+  const gAll = missing === 0 ? g : tf.pad(g, [[0, missing], [0, 0], [0, 0]]);
+  return [tf.sum(g, 1), plus(gAll, dKeys), plus(dvStep, dV)];
 }

@@ -15,7 +15,7 @@ import type { KernelFunc, TensorInfo } from '@tensorflow/tfjs-core';
 import { ATTENTION_GRAD_KERNEL, ATTENTION_KERNEL } from '../../../models/layers/attention.ts';
 import { f32, forRange, i32, ModuleBuilder, seq, type Code, type FunctionBuilder } from './wasm-builder.ts';
 import { at, exp, heapFunctions, heapOffset, lanesLoop, lanesSum, tanh, type Local } from './wasm-lanes.ts';
-import { asWasmBackend, checkKernelInputs, type WasmBackend } from './wasm-internals.ts';
+import { asWasmBackend, checkKernelInputs, f32View, type WasmBackend } from './wasm-internals.ts';
 
 const fwdName = (biased: boolean) => `attention_fwd_${Number(biased)}`;
 const bwdName = (accumulate: boolean) => `attention_bwd_${Number(accumulate)}`;
@@ -202,16 +202,25 @@ export const additiveAttentionKernel: KernelFunc = ({ inputs, backend: b }) => {
   const ins = inputs as Record<string, TensorInfo | undefined>;
   checkKernelInputs(ATTENTION_KERNEL, ins, ['q', 'keys', 'v', 'annotations']);
   const { q, keys, v, scoreBias, annotations } = ins as Record<string, TensorInfo>;
-  const [B, S, att] = keys.shape;
+  const [, S, att] = keys.shape;
+  const B = activeRows(q, keys);
   const A = annotations.shape[2];
   const context = backend.makeOutput([B, A], 'float32');
   const energy = backend.makeOutput([B, S, att], 'float32');
   const alpha = backend.makeOutput([B, S], 'float32');
   const o = (t: TensorInfo | undefined) => heapOffset(backend, t);
   const fns = heapFunctions(backend, buildModule);
+  // Rows are batch-major, so the first B rows of keys, scoreBias and annotations are a prefix.
   fns[fwdName(scoreBias != null)](o(q), o(keys), o(v), o(scoreBias), o(annotations), o(context), o(energy), o(alpha), B, S, att, A);
   return [context, energy, alpha];
 };
+
+/** The query's row count: the first that many rows of the per-source tensors take part. */
+function activeRows(q: TensorInfo, keys: TensorInfo): number {
+  const rows = q.shape[0];
+  if (rows > keys.shape[0]) throw new RangeError(`${ATTENTION_KERNEL}: ${rows} query rows for ${keys.shape[0]} annotation rows`);
+  return rows;
+}
 
 export const additiveAttentionGradKernel: KernelFunc = ({ inputs, backend: b }) => {
   const backend: WasmBackend = asWasmBackend(b);
@@ -220,15 +229,22 @@ export const additiveAttentionGradKernel: KernelFunc = ({ inputs, backend: b }) 
   const { dContext, annotations, alpha, energy, v, dKeys, dV } = ins;
   const accumulate = dKeys != null && dV != null;
   if (!accumulate && (dKeys != null || dV != null)) throw new TypeError(`${ATTENTION_GRAD_KERNEL}: pass both dKeys and dV, or neither`);
-  const [B, S, att] = energy!.shape;
-  const A = annotations!.shape[2];
-  const dq = backend.makeOutput([B, att], 'float32');
+  const [rows, S, att] = energy!.shape;
+  const [B, , A] = annotations!.shape;
+  if (rows > B) throw new RangeError(`${ATTENTION_GRAD_KERNEL}: ${rows} step rows for ${B} annotation rows`);
+  const dq = backend.makeOutput([rows, att], 'float32');
   const dk = backend.makeOutput([B, S, att], 'float32');
   const dv = backend.makeOutput([att], 'float32');
   const scratch = backend.makeOutput([S], 'float32');
   const o = (t: TensorInfo | undefined) => heapOffset(backend, t);
   const fns = heapFunctions(backend, buildModule);
-  fns[bwdName(accumulate)](o(dContext), o(annotations), o(alpha), o(energy), o(v), o(dKeys), o(dV), o(dq), o(dk), o(dv), o(scratch), B, S, att, A);
+  fns[bwdName(accumulate)](o(dContext), o(annotations), o(alpha), o(energy), o(v), o(dKeys), o(dV), o(dq), o(dk), o(dv), o(scratch), rows, S, att, A);
   backend.disposeData(scratch.dataId);
+  if (rows < B) {
+    // Rows past this step's queries (finished sentences) keep their running sums.
+    const tail = f32View(backend, dk).subarray(rows * S * att);
+    if (accumulate) tail.set(f32View(backend, dKeys!).subarray(rows * S * att));
+    else tail.fill(0);
+  }
   return [dq, dk, dv];
 };

@@ -1,0 +1,97 @@
+/**
+ * Target packing (models/packed-steps.ts) and the rnn-attn decoder that uses it: the sort, the
+ * per-step counts and the packed order on small hand-made masks, then the property that makes
+ * skipping padding safe: a padded batch's loss and every gradient equal the sums over its
+ * sentences run one at a time (no padding at all), on the wasm kernels and on the tfjs ops.
+ */
+import '@tensorflow/tfjs';
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import * as tf from '@tensorflow/tfjs-core';
+import { Vocabulary } from '../core/vocab.ts';
+import { buildModel, resolveArchConfig } from '../models/index.ts';
+import { setFusedMode, type FusedMode } from '../models/layers/fused.ts';
+import { packSteps, packTimeMajor, permuteRows } from '../models/packed-steps.ts';
+import { initBackend } from '../train/backend/select.ts';
+import { makeBatch, planBatches } from '../train/data/batches.ts';
+import { makeToyCorpus } from '../train/data/toy-corpus.ts';
+
+await initBackend({ prefer: 'wasm', quiet: true });
+
+test('packSteps sorts rows longest first (stable) and counts the rows running at each step', () => {
+  // lengths 2, 4, 1, 4: a hole at row 1 step 2 still counts to its last unmasked position
+  const mask = Float32Array.from([1, 1, 0, 0, 1, 1, 0, 1, 1, 0, 0, 0, 1, 1, 1, 1]);
+  const steps = packSteps(mask, 4, 4);
+  assert.deepEqual([...steps.order], [1, 3, 0, 2]);
+  assert.deepEqual(steps.counts, [4, 3, 2, 2]);
+  assert.equal(steps.size, 11);
+  const ids = Int32Array.from({ length: 16 }, (_, i) => i); // row b, step t holds 4b + t
+  assert.deepEqual([...packTimeMajor(ids, steps, 4)], [4, 12, 0, 8, 5, 13, 1, 6, 14, 7, 15]);
+  assert.deepEqual([...packTimeMajor(mask, steps, 4)], [1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1]);
+  assert.deepEqual([...permuteRows(Int32Array.from([10, 11, 12, 13]), steps.order, 1)], [11, 13, 10, 12]);
+  assert.deepEqual([...permuteRows(Float32Array.from([0, 1, 2, 3, 4, 5, 6, 7]), steps.order, 2)], [2, 3, 6, 7, 0, 1, 4, 5]);
+});
+
+test('packSteps: an all-padding row takes no step; wrong sizes are refused', () => {
+  const steps = packSteps(Float32Array.from([0, 0, 1, 0]), 2, 2);
+  assert.deepEqual([...steps.order], [1, 0]);
+  assert.deepEqual(steps.counts, [1]);
+  assert.throws(() => packSteps(new Float32Array(5), 2, 2), /5 values for a \[2, 2\] batch/);
+  assert.throws(() => permuteRows(new Int32Array(5), steps.order, 2), /5 values are not 2 rows of 2/);
+  assert.throws(() => packTimeMajor(new Int32Array(6), steps, 2), /6 values are not 2 rows of 2/);
+});
+
+function withMode<T>(mode: FusedMode, fn: () => T): T {
+  const previous = setFusedMode(mode);
+  try {
+    return fn();
+  } finally {
+    setFusedMode(previous);
+  }
+}
+
+/** max |a − b| / max(1, max |b|) */
+function scaledDiff(a: tf.Tensor, b: tf.Tensor): number {
+  assert.deepEqual(a.shape, b.shape);
+  const x = a.dataSync();
+  const y = b.dataSync();
+  let scale = 1;
+  for (let i = 0; i < y.length; i++) scale = Math.max(scale, Math.abs(y[i]));
+  let worst = 0;
+  for (let i = 0; i < y.length; i++) worst = Math.max(worst, Math.abs(x[i] - y[i]));
+  assert.ok(Number.isFinite(worst), 'non-finite values');
+  return worst / scale;
+}
+
+test('rnn-attn: a padded batch gives the loss and gradients of its sentences run one at a time', () => {
+  const corpus = makeToyCorpus({ seed: 11, train: 60, val: 1, test: 1, lexiconScale: 0.2 });
+  const words = (s: string) => s.split(' ');
+  const src = Vocabulary.build(corpus.train.map((p) => words(p.src)));
+  const tgt = Vocabulary.build(corpus.train.map((p) => words(p.tgt)));
+  const pairs = corpus.train.map((p) => ({ src: src.encode(words(p.src)), tgt: tgt.encode(words(p.tgt)) }));
+  // Unbucketed, so target (and source) lengths differ widely within the batch.
+  const indices = planBatches(pairs, { seed: 2, maxSentences: 9, bucket: false }, 0)[0];
+  const batch = makeBatch(pairs, indices);
+  const lengths = [...indices].map((i) => pairs[i].tgt.length);
+  assert.ok(Math.max(...lengths) - Math.min(...lengths) >= 3, `target lengths ${lengths} too alike to test padding`);
+  // The tiny preset has no dropout, so every call computes the same function.
+  const model = buildModel('rnn-attn', resolveArchConfig('rnn-attn', 'tiny'), { srcVocab: src.size, tgtVocab: tgt.size }, { name: 'learned' }, 7);
+  const vars = [...model.params.learnable.values()];
+  for (const mode of ['auto', 'unfused'] as const) {
+    withMode(mode, () => {
+      const before = tf.memory().numTensors;
+      const whole = tf.variableGrads(() => model.lossSum(batch, true), vars);
+      const alone = [...indices].map((i) => tf.variableGrads(() => model.lossSum(makeBatch(pairs, [i]), true), vars));
+      const sumLoss = tf.addN(alone.map((g) => g.value));
+      assert.ok(scaledDiff(whole.value, sumLoss) < 1e-5, `${mode}: loss ${whole.value.dataSync()[0]} vs ${sumLoss.dataSync()[0]}`);
+      for (const name of Object.keys(whole.grads)) {
+        const sum = tf.addN(alone.map((g) => g.grads[name]));
+        assert.ok(scaledDiff(whole.grads[name], sum) < 1e-4, `${mode}: gradient of ${name}`);
+        sum.dispose();
+      }
+      tf.dispose([whole.value, sumLoss, ...Object.values(whole.grads), ...alone.flatMap((g) => [g.value, ...Object.values(g.grads)])]);
+      assert.equal(tf.memory().numTensors, before, `${mode}: tensors left behind`);
+    });
+  }
+  model.params.dispose();
+});
