@@ -13,7 +13,9 @@
  *     works) the same steps; frost first in odd rounds, PyTorch first in even ones, so that a
  *     burst of load on this shared machine hits both sides, and each round's ratio is printed;
  *     --gemm picks what runs frost's large GEMMs: native (the first provider that loads), blas,
- *     mlas or xnnpack (train/backend/kernels/native-gemm.ts);
+ *     mlas or xnnpack (train/backend/kernels/native-gemm.ts); frost's decoder skips target padding
+ *     (models/packed-steps.ts), the peer's computes it as PyTorch NMT code usually does, or, with
+ *     --peer-targets packed, skips it too;
  *  3. each frost child then trains the tiny preset for --leak-steps steps on the same batches and
  *     checks that the tensor count did not grow (and the small preset's measured steps too);
  *  4. prints a Markdown table, and writes results.json and results.md under --out.
@@ -58,6 +60,7 @@ const { values: args } = parseArgs({
     src: { type: 'string', default: 'de' },
     tgt: { type: 'string', default: 'en' },
     peer: { type: 'string', default: 'auto' },
+    'peer-targets': { type: 'string', default: 'padded' },
     python: { type: 'string', default: '/usr/bin/python3' },
     out: { type: 'string', default: 'reports/train-speed' },
     seed: { type: 'string', default: '1' },
@@ -73,6 +76,12 @@ const WARMUP = Number(args.warmup);
 const LEAK_STEPS = Number(args['leak-steps']);
 const ROUNDS = Math.max(1, Math.floor(Number(args.rounds)));
 const GEMMS = ['native', 'blas', 'mlas', 'xnnpack'] as const;
+/** How the peer's decoder treats target padding (frost's skips it: models/packed-steps.ts). */
+const PEER_TARGETS: Record<string, string> = {
+  padded: 'its decoder computing every padded target position, as PyTorch NMT code usually does (frost skips them)',
+  packed: 'its decoder skipping target padding as frost does (--peer-targets packed)',
+};
+if (!(args['peer-targets']! in PEER_TARGETS)) throw new Error(`--peer-targets takes ${Object.keys(PEER_TARGETS).join(' or ')}; got '${args['peer-targets']}'`);
 
 /** One side's measurement of one head (what a frost worker or the peer prints as JSON). */
 interface SideResult {
@@ -403,7 +412,7 @@ async function orchestrate(): Promise<void> {
   const runPeer = async (head: string, threads: number): Promise<SideResult> => {
     const r = await runChild(args.python!, [
       join(REPO_ROOT, 'bench/peer/rnn_attn.py'), '--batches', batchFile, '--head', head, '--steps', String(STEPS), '--warmup', String(WARMUP),
-      '--threads', String(threads), '--config', JSON.stringify(cfg), '--seed', args.seed!,
+      '--threads', String(threads), '--config', JSON.stringify(cfg), '--seed', args.seed!, '--targets', args['peer-targets']!,
     ], { OMP_NUM_THREADS: String(threads) });
     r.head ??= head;
     r.threads ??= threads;
@@ -504,7 +513,7 @@ async function orchestrate(): Promise<void> {
     `Machine: ${machine}; load average at the start ${loadStart}, at the end ${load} (1/5/15 min; shared: other processes may run, CPU/wall shows the share each side got)` +
       (steals.length > 0 ? `; CPU time stolen by the VM's host while a side ran: up to ${(100 * Math.max(...steals)).toFixed(1)}% (each side's figure is in the log and results.json).` : '.'),
     torchVersion
-      ? `PyTorch ${torchVersion} (${args.python}), ${peer.find((p) => p.threads)?.threads ?? '?'} threads; BLAS loaded in its process: ${blas.join(', ') || 'unknown'} (torch's ${/BLAS_INFO=\w+/.exec(peer.find((p) => p.blasConfig)?.blasConfig ?? '')?.[0] ?? 'BLAS_INFO=?'}: it calls whatever libblas.so.3 the system's alternatives point to).`
+      ? `PyTorch ${torchVersion} (${args.python}), ${peer.find((p) => p.threads)?.threads ?? '?'} threads, ${PEER_TARGETS[args['peer-targets']!]}; BLAS loaded in its process: ${blas.join(', ') || 'unknown'} (torch's ${/BLAS_INFO=\w+/.exec(peer.find((p) => p.blasConfig)?.blasConfig ?? '')?.[0] ?? 'BLAS_INFO=?'}: it calls whatever libblas.so.3 the system's alternatives point to).`
       : 'PyTorch: not available here, no ratios.',
     '',
     ...table,
@@ -518,7 +527,7 @@ async function orchestrate(): Promise<void> {
     '',
     `Tensor leaks: ${leaks.length === 0 ? `none (growth 0 over the ${STEPS} measured steps of each head, and over ${LEAK_STEPS} steps of the tiny preset)` : `GROWTH in ${leaks.map((r) => r.head).join(', ')}`}.`,
     '',
-    `Command: \`npm run bench:train -- --steps ${STEPS} --warmup ${WARMUP} --rounds ${ROUNDS} --heads ${heads.join(',')} --threads ${threadsList.join(',')} --gemm ${gemms.join(',')}\` (${((Date.now() - started) / 60000).toFixed(1)} min).`,
+    `Command: \`npm run bench:train -- --steps ${STEPS} --warmup ${WARMUP} --rounds ${ROUNDS} --heads ${heads.join(',')} --threads ${threadsList.join(',')} --gemm ${gemms.join(',')}${args['peer-targets'] === 'padded' ? '' : ` --peer-targets ${args['peer-targets']}`}\` (${((Date.now() - started) / 60000).toFixed(1)} min).`,
   ].join('\n');
   await writeFile(join(outDir, 'results.json'), `${JSON.stringify({ machine, args, source: data.source, vocab: [data.srcVocab, data.tgtVocab], meanTokens, frost, peer, roundRatios: Object.fromEntries(roundRatios) }, null, 2)}\n`);
   await writeFile(join(outDir, 'results.md'), `${md}\n`);

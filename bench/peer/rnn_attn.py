@@ -14,6 +14,9 @@ The model (models/archs/rnn-attn.ts, models/heads/*.ts), written the way PyTorch
            as frost's masked recurrence does); annotations [B, S, 2*eh]
   s_0      tanh(masked mean of annotations . Ws + bs)
   step t   c_t = additive attention(s_{t-1}); s_t = GRUCell([E y_{t-1}; c_t], s_{t-1})
+           (--targets packed: rows sorted longest target first, step t runs only the sentences not
+           yet finished, as frost's decoder does; the default runs every row at every step, as
+           PyTorch NMT code usually does)
   f        dropout(tanh([s; c; E y] Wo + bo))
   head     learned: f W + b | tied: (f P) E^T + b | fixed-l2: f T^T with T frozen (a buffer: no
            gradient, no Adam state) | hadamard: scale * (f/|f|) H^T, H frozen | drill: (f P) E_k^T + b,
@@ -70,6 +73,23 @@ def read_batches(path):
         off += 4 * B * T
         batches.append(dict(B=B, S=S, T=T, tokens=tokens, src=src, src_len=src_len, tgt_in=tgt_in, tgt_out=tgt_out, mask=mask))
     return src_vocab, tgt_vocab, batches
+
+
+def pack_targets(torch, b):
+    """
+    The batch with rows sorted longest target first, plus counts[t] = rows still running at step t
+    (what frost's models/packed-steps.ts does), for the --targets packed decoder.
+    """
+    T = b['T']
+    lengths = ((b['mask'] > 0).long() * torch.arange(1, T + 1)).max(1).values  # one past the last unmasked position
+    order = torch.sort(lengths, descending=True, stable=True).indices
+    lengths = lengths[order]
+    counts = [int((lengths > t).sum()) for t in range(T)]
+    counts = [n for n in counts if n > 0]
+    packed = dict(b, src=b['src'][order], src_len=b['src_len'][order], tgt_in=b['tgt_in'][order], counts=counts)
+    packed['tgt_out'] = torch.cat([b['tgt_out'][order][:n, t] for t, n in enumerate(counts)])
+    packed['mask'] = torch.cat([b['mask'][order][:n, t] for t, n in enumerate(counts)])
+    return packed
 
 
 def build(torch, nn, src_vocab, tgt_vocab, head, cfg):
@@ -140,6 +160,8 @@ def build(torch, nn, src_vocab, tgt_vocab, head, cfg):
             keys = self.Ua(enc)  # [B, S, att]
             masked_add = (src_mask - 1) * 1e9
             emb = F.dropout(self.tgt_emb(b['tgt_in']), p, self.training)  # [B, T, e]
+            if 'counts' in b:
+                return self.packed_decoder(b, s, enc, keys, masked_add, emb)
             states, contexts = [], []
             for t in range(T):
                 energy = torch.tanh(keys + self.Wa(s)[:, None, :])
@@ -154,6 +176,23 @@ def build(torch, nn, src_vocab, tgt_vocab, head, cfg):
             nll = F.cross_entropy(logits, b['tgt_out'].reshape(-1), reduction='none')
             return (nll * b['mask'].reshape(-1)).sum() / b['tokens']
 
+        def packed_decoder(self, b, s, enc, keys, masked_add, emb):
+            # Step t runs the counts[t] sentences not yet finished (rows sorted longest first).
+            states, contexts, inputs = [], [], []
+            for t, n in enumerate(b['counts']):
+                s = s[:n]
+                energy = torch.tanh(keys[:n] + self.Wa(s)[:, None, :])
+                alpha = torch.softmax(self.v(energy).squeeze(2) + masked_add[:n], dim=1)
+                c = torch.bmm(alpha[:, None, :], enc[:n]).squeeze(1)
+                s = self.cell(torch.cat([emb[:n, t], c], 1), s)
+                states.append(s)
+                contexts.append(c)
+                inputs.append(emb[:n, t])
+            f = torch.tanh(self.out(torch.cat([torch.cat(states), torch.cat(contexts), torch.cat(inputs)], 1)))
+            logits = self.head(F.dropout(f, p, self.training))
+            nll = F.cross_entropy(logits, b['tgt_out'], reduction='none')
+            return (nll * b['mask']).sum() / b['tokens']
+
     return RnnAttn()
 
 
@@ -166,6 +205,8 @@ def main():
     ap.add_argument('--threads', type=int, default=2)
     ap.add_argument('--config', default='{"embedding":256,"hidden":512,"encoderHidden":256,"attention":512,"output":512,"dropout":0.2}')
     ap.add_argument('--seed', type=int, default=1)
+    ap.add_argument('--targets', choices=['padded', 'packed'], default='padded',
+                    help='padded: the decoder runs every row at every step; packed: finished sentences drop out')
     a = ap.parse_args()
 
     import torch
@@ -173,6 +214,8 @@ def main():
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
     src_vocab, tgt_vocab, batches = read_batches(a.batches)
+    if a.targets == 'packed':
+        batches = [pack_targets(torch, b) for b in batches]
     cfg = json.loads(a.config)
     model = build(torch, nn, src_vocab, tgt_vocab, a.head, cfg)
     model.train()
@@ -203,6 +246,7 @@ def main():
     print(json.dumps({
         'side': 'pytorch',
         'head': a.head,
+        'targets': a.targets,
         'torch': torch.__version__,
         'threads': torch.get_num_threads(),
         'blas': loaded_blas(),
