@@ -384,10 +384,12 @@ async function orchestrate(): Promise<void> {
   const batchFile = join(outDir, 'batches.bin');
   writeBenchData(batchFile, data);
   const meanTokens = sum(data.batches.map((b) => b.tokens)) / data.batches.length;
+  // The share of padded target positions that are padding: what frost's decoder skips and the padded peer computes.
+  const targetPadding = 1 - sum(data.batches.map((b) => b.tokens)) / sum(data.batches.map((b) => b.B * b.T));
   const torchVersion = args.peer === 'off' ? null : peerAvailable(args.python!);
   if (torchVersion == null && args.peer === 'on') throw new Error(`--peer on, but ${args.python} cannot import torch`);
   const log = (line: string) => process.stderr.write(`${line}\n`);
-  log(`${data.source}: |V| ${data.srcVocab} / ${data.tgtVocab}, ${data.batches.length} batches of ${args.batch}, ${meanTokens.toFixed(0)} target tokens each on average`);
+  log(`${data.source}: |V| ${data.srcVocab} / ${data.tgtVocab}, ${data.batches.length} batches of ${args.batch}, ${meanTokens.toFixed(0)} target tokens each on average, ${(100 * targetPadding).toFixed(0)}% of the padded target positions padding`);
   log(torchVersion ? `PyTorch ${torchVersion} peer: ${args.python} bench/peer/rnn_attn.py` : 'PyTorch peer: not available (no torch for this python)');
 
   const frost: SideResult[] = [];
@@ -507,7 +509,7 @@ async function orchestrate(): Promise<void> {
   const md = [
     `# Training speed: frost (tfjs wasm) vs PyTorch, rnn-attn/${args.preset}`,
     '',
-    `${data.source}; |V| ${data.srcVocab} → ${data.tgtVocab}; batches of ${args.batch} sentences, ${meanTokens.toFixed(0)} target tokens on average; ` +
+    `${data.source}; |V| ${data.srcVocab} → ${data.tgtVocab}; batches of ${args.batch} sentences, ${meanTokens.toFixed(0)} target tokens on average (${(100 * targetPadding).toFixed(0)}% of the padded target positions are padding); ` +
       `Adam, teacher forcing, dropout ${cfg.dropout}; ${WARMUP} warm-up + ${STEPS} measured steps per head and round, the same batches on both sides; ` +
       `${ROUNDS} round${ROUNDS === 1 ? '' : 's'} per head, frost first in odd rounds and PyTorch first in even ones.`,
     `Machine: ${machine}; load average at the start ${loadStart}, at the end ${load} (1/5/15 min; shared: other processes may run, CPU/wall shows the share each side got)` +
@@ -529,7 +531,7 @@ async function orchestrate(): Promise<void> {
     '',
     `Command: \`npm run bench:train -- --steps ${STEPS} --warmup ${WARMUP} --rounds ${ROUNDS} --heads ${heads.join(',')} --threads ${threadsList.join(',')} --gemm ${gemms.join(',')}${args['peer-targets'] === 'padded' ? '' : ` --peer-targets ${args['peer-targets']}`}\` (${((Date.now() - started) / 60000).toFixed(1)} min).`,
   ].join('\n');
-  await writeFile(join(outDir, 'results.json'), `${JSON.stringify({ machine, args, source: data.source, vocab: [data.srcVocab, data.tgtVocab], meanTokens, frost, peer, roundRatios: Object.fromEntries(roundRatios) }, null, 2)}\n`);
+  await writeFile(join(outDir, 'results.json'), `${JSON.stringify({ machine, args, source: data.source, vocab: [data.srcVocab, data.tgtVocab], meanTokens, targetPadding, frost, peer, roundRatios: Object.fromEntries(roundRatios) }, null, 2)}\n`);
   await writeFile(join(outDir, 'results.md'), `${md}\n`);
   process.stdout.write(`${md}\n`);
   if (leaks.length > 0 || frost.some((r) => r.error != null)) process.exitCode = 1;
