@@ -1,20 +1,22 @@
 /**
- * Target packing (models/packed-steps.ts) and the rnn-attn decoder that uses it: the sort, the
- * per-step counts and the packed order on small hand-made masks, then the property that makes
- * skipping padding safe: a padded batch's loss and every gradient equal the sums over its
- * sentences run one at a time (no padding at all), on the wasm kernels and on the tfjs ops.
+ * Target packing (models/packed-steps.ts) and the decoders that use it: the sort, the per-step
+ * counts and the packed order on small hand-made masks, then the property that makes skipping
+ * padding safe: a padded batch's loss and every gradient equal the sums over its sentences (or
+ * captions) run one at a time, with no padding at all: rnn-attn on the wasm kernels and on the
+ * tfjs ops, show-tell, and show-attend-tell with its attention penalty.
  */
 import '@tensorflow/tfjs';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
 import { Vocabulary } from '../core/vocab.ts';
-import { buildModel, resolveArchConfig } from '../models/index.ts';
+import { buildModel, resolveArchConfig, type ImageBatch, type ModelBatch, type Seq2SeqModel } from '../models/index.ts';
 import { setFusedMode, type FusedMode } from '../models/layers/fused.ts';
 import { packSteps, packTimeMajor, permuteRows } from '../models/packed-steps.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { makeBatch, planBatches } from '../train/data/batches.ts';
 import { makeToyCorpus } from '../train/data/toy-corpus.ts';
+import { syntheticImageBatch } from './helpers/caption-batches.ts';
 
 await initBackend({ prefer: 'wasm', quiet: true });
 
@@ -63,6 +65,23 @@ function scaledDiff(a: tf.Tensor, b: tf.Tensor): number {
   return worst / scale;
 }
 
+/** The loss and every gradient of `whole` against the sums over `parts`, and no tensor left behind. */
+function assertSumOfParts(model: Seq2SeqModel, whole: ModelBatch, parts: ModelBatch[], training: boolean, label: string): void {
+  const vars = [...model.params.learnable.values()];
+  const before = tf.memory().numTensors;
+  const all = tf.variableGrads(() => model.lossSum(whole, training), vars);
+  const alone = parts.map((b) => tf.variableGrads(() => model.lossSum(b, training), vars));
+  const sumLoss = tf.addN(alone.map((g) => g.value));
+  assert.ok(scaledDiff(all.value, sumLoss) < 1e-5, `${label}: loss ${all.value.dataSync()[0]} vs ${sumLoss.dataSync()[0]}`);
+  for (const name of Object.keys(all.grads)) {
+    const sum = tf.addN(alone.map((g) => g.grads[name]));
+    assert.ok(scaledDiff(all.grads[name], sum) < 1e-4, `${label}: gradient of ${name}`);
+    sum.dispose();
+  }
+  tf.dispose([all.value, sumLoss, ...Object.values(all.grads), ...alone.flatMap((g) => [g.value, ...Object.values(g.grads)])]);
+  assert.equal(tf.memory().numTensors, before, `${label}: tensors left behind`);
+}
+
 test('rnn-attn: a padded batch gives the loss and gradients of its sentences run one at a time', () => {
   const corpus = makeToyCorpus({ seed: 11, train: 60, val: 1, test: 1, lexiconScale: 0.2 });
   const words = (s: string) => s.split(' ');
@@ -76,22 +95,44 @@ test('rnn-attn: a padded batch gives the loss and gradients of its sentences run
   assert.ok(Math.max(...lengths) - Math.min(...lengths) >= 3, `target lengths ${lengths} too alike to test padding`);
   // The tiny preset has no dropout, so every call computes the same function.
   const model = buildModel('rnn-attn', resolveArchConfig('rnn-attn', 'tiny'), { srcVocab: src.size, tgtVocab: tgt.size }, { name: 'learned' }, 7);
-  const vars = [...model.params.learnable.values()];
-  for (const mode of ['auto', 'unfused'] as const) {
-    withMode(mode, () => {
-      const before = tf.memory().numTensors;
-      const whole = tf.variableGrads(() => model.lossSum(batch, true), vars);
-      const alone = [...indices].map((i) => tf.variableGrads(() => model.lossSum(makeBatch(pairs, [i]), true), vars));
-      const sumLoss = tf.addN(alone.map((g) => g.value));
-      assert.ok(scaledDiff(whole.value, sumLoss) < 1e-5, `${mode}: loss ${whole.value.dataSync()[0]} vs ${sumLoss.dataSync()[0]}`);
-      for (const name of Object.keys(whole.grads)) {
-        const sum = tf.addN(alone.map((g) => g.grads[name]));
-        assert.ok(scaledDiff(whole.grads[name], sum) < 1e-4, `${mode}: gradient of ${name}`);
-        sum.dispose();
-      }
-      tf.dispose([whole.value, sumLoss, ...Object.values(whole.grads), ...alone.flatMap((g) => [g.value, ...Object.values(g.grads)])]);
-      assert.equal(tf.memory().numTensors, before, `${mode}: tensors left behind`);
-    });
-  }
+  const alone = [...indices].map((i) => makeBatch(pairs, [i]));
+  for (const mode of ['auto', 'unfused'] as const) withMode(mode, () => assertSumOfParts(model, batch, alone, true, `rnn-attn ${mode}`));
   model.params.dispose();
+});
+
+/** Caption b of `batch` alone: its image and its own length, no padding. */
+function captionAlone(batch: ImageBatch, b: number): ImageBatch {
+  const { T } = batch;
+  let len = T;
+  while (len > 0 && batch.tgtMask[b * T + len - 1] === 0) len--;
+  const per = batch.images.length / batch.imageCount;
+  const row = batch.imageRows[b];
+  const cut = <A extends Int32Array | Float32Array>(x: A) => x.slice(b * T, b * T + len) as A;
+  return {
+    B: 1,
+    T: len,
+    tgtIn: cut(batch.tgtIn),
+    tgtOut: cut(batch.tgtOut),
+    tgtMask: cut(batch.tgtMask),
+    tokens: len,
+    images: batch.images.slice(row * per, (row + 1) * per),
+    imageShape: batch.imageShape,
+    imageCount: 1,
+    imageRows: Int32Array.of(0),
+  };
+}
+
+test('show-tell and show-attend-tell: a padded caption batch gives the loss and gradients of its captions run one at a time', () => {
+  const batch = syntheticImageBatch(4, { images: 3, captionsPerImage: 3, size: 16, vocab: 30, maxLen: 7 });
+  const lengths = Array.from({ length: batch.B }, (_, b) => batch.tgtMask.subarray(b * batch.T, (b + 1) * batch.T).reduce((a, m) => a + m, 0));
+  assert.ok(Math.max(...lengths) - Math.min(...lengths) >= 3, `caption lengths ${lengths} too alike to test padding`);
+  const parts = lengths.map((_, b) => captionAlone(batch, b));
+  const sizes = { tgtVocab: 30, image: { kind: 'pixels', size: 16 } as const };
+  for (const arch of ['show-tell', 'show-attend-tell']) {
+    // Not training: the same function for every call (no dropout), and the CNN's statistics fixed.
+    const config = { ...resolveArchConfig(arch, 'tiny'), ...(arch === 'show-attend-tell' ? { attentionPenalty: 0.5 } : {}) };
+    const model = buildModel(arch, config, sizes, { name: 'learned' }, 3);
+    assertSumOfParts(model, batch, parts, false, arch);
+    model.params.dispose();
+  }
 });

@@ -6,9 +6,39 @@ import type { OutputHead } from '../heads/types.ts';
 import type { ImageEncoder, ImageFeatures } from '../layers/image-encoder.ts';
 import { maskedCrossEntropySum } from '../loss.ts';
 import { tensorValue } from '../onnx-values.ts';
+import { packSteps, packTimeMajor, permuteRows } from '../packed-steps.ts';
 import type { ParamStore } from '../params.ts';
-import { timeMajor } from '../time-major.ts';
 import type { ImageBatch } from './types.ts';
+
+/**
+ * A caption batch's rows sorted longest caption first and its caption side packed by step
+ * (models/packed-steps.ts): step t of a teacher-forced decoder runs the first counts[t] rows only,
+ * and the output layer sees real positions only. Captions are batched by image, not by length, so
+ * much of a padded caption batch is padding.
+ */
+export interface PackedCaptions {
+  /** counts[t] = captions still running at step t (non-increasing). */
+  counts: number[];
+  /** Image row of each (sorted) caption row. */
+  imageRows: Int32Array;
+  /** Packed positions, time-major: inputs, targets and their weights. */
+  inputs: Int32Array;
+  targets: Int32Array;
+  mask: Float32Array;
+}
+
+export function packCaptions(batch: ImageBatch): PackedCaptions {
+  const { B, T } = batch;
+  const steps = packSteps(batch.tgtMask, B, T);
+  const packed = <A extends Int32Array | Float32Array>(x: A) => packTimeMajor(x, steps, T);
+  return {
+    counts: [...steps.counts],
+    imageRows: permuteRows(batch.imageRows, steps.order, 1),
+    inputs: packed(batch.tgtIn),
+    targets: packed(batch.tgtOut),
+    mask: packed(batch.tgtMask),
+  };
+}
 
 /**
  * What show-tell and show-attend-tell share: the caption word embedding and the output head built
@@ -42,26 +72,23 @@ export class CaptionDecoding {
     return training && this.rate > 0 ? (tf.dropout(x, this.rate, undefined, this.dropoutRng.nextUint32()) as T) : x;
   }
 
-  /** The batch's images through the encoder, one row per caption (captions of one image share its features). */
-  imageFeatures(encoder: ImageEncoder, batch: ImageBatch, training: boolean): ImageFeatures {
+  /** The batch's images through the encoder, one row per (sorted) caption: captions of one image share its features. */
+  imageFeatures(encoder: ImageEncoder, batch: ImageBatch, packed: PackedCaptions, training: boolean): ImageFeatures {
     const images = tf.tensor(batch.images, [batch.imageCount, ...batch.imageShape], 'float32');
     const features = encoder.encode(images, training);
-    const rows = tf.tensor1d(batch.imageRows, 'int32');
+    const rows = tf.tensor1d(packed.imageRows, 'int32');
     return { grid: tf.gather(features.grid, rows) as tf.Tensor3D, pooled: tf.gather(features.pooled, rows) as tf.Tensor2D };
   }
 
-  /** Embedded caption inputs, time-major [T·B, e] (row t·B + b is caption b's token t). */
-  embedInputs(batch: ImageBatch, training: boolean): tf.Tensor2D {
-    const ids = tf.tensor1d(timeMajor(batch.tgtIn, batch.B, batch.T), 'int32');
-    return this.dropout(tf.gather(this.embedding, ids) as tf.Tensor2D, training);
+  /** Embedded caption inputs at the packed positions [Σ counts, e]. */
+  embedInputs(packed: PackedCaptions, training: boolean): tf.Tensor2D {
+    return this.dropout(tf.gather(this.embedding, tf.tensor1d(packed.inputs, 'int32')) as tf.Tensor2D, training);
   }
 
-  /** Σ token NLL of the head's scores for time-major features f [T·B, d]. */
-  nllSum(f: tf.Tensor2D, batch: ImageBatch, training: boolean): tf.Scalar {
+  /** Σ token NLL of the head's scores for features f [Σ counts, d] at the packed positions. */
+  nllSum(f: tf.Tensor2D, packed: PackedCaptions, training: boolean): tf.Scalar {
     const logits = this.head.logits(this.dropout(f, training), training);
-    const targets = tf.tensor1d(timeMajor(batch.tgtOut, batch.B, batch.T), 'int32');
-    const mask = tf.tensor1d(timeMajor(batch.tgtMask, batch.B, batch.T), 'float32');
-    return maskedCrossEntropySum(logits, targets, mask);
+    return maskedCrossEntropySum(logits, tf.tensor1d(packed.targets, 'int32'), tf.tensor1d(packed.mask, 'float32'));
   }
 
   /** Log-probabilities [N, |V|] for features f [N, d] at inference. */

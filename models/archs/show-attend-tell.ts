@@ -8,8 +8,7 @@ import { createLstm, lstmInputProjection, lstmOnnxStep, lstmStep, lstmStepWith, 
 import { sharedWeightMatMul } from '../layers/shared-matmul.ts';
 import { tensorValue } from '../onnx-values.ts';
 import { ParamStore } from '../params.ts';
-import { timeMajor } from '../time-major.ts';
-import { CaptionDecoding } from './caption-decoding.ts';
+import { CaptionDecoding, packCaptions } from './caption-decoding.ts';
 import { registerArch } from './registry.ts';
 import { expectBatch, expectInput, type EncoderInput, type ModelBatch, type ModelSizes, type NamedTensors, type Seq2SeqModel } from './types.ts';
 
@@ -117,27 +116,34 @@ class ShowAttendTellModel implements Seq2SeqModel {
   lossSum(modelBatch: ModelBatch, training: boolean): tf.Scalar {
     const batch = expectBatch(this.arch, 'image', modelBatch);
     return tf.tidy(() => {
-      const { B, T } = batch;
       const { embedding: e, hidden: H } = this.cfg;
       const { lstm, attention, betaW, betaB } = this.w;
-      const { grid, pooled } = this.decoding.imageFeatures(this.encoder, batch, training);
+      // Longest caption first, so step t runs only the captions not yet finished.
+      const packed = packCaptions(batch);
+      const { grid, pooled } = this.decoding.imageFeatures(this.encoder, batch, packed, training);
       const mem = this.memory(grid, pooled);
-      const embT = this.decoding.embedInputs(batch, training);
+      const embT = this.decoding.embedInputs(packed, training);
       // The word's share of the LSTM input projection for all steps at once; ẑ's share needs ẑ_t.
       const WxE = tf.slice(lstm.Wx, [0, 0], [e, 4 * H]);
       const WxZ = tf.slice(lstm.Wx, [e, 0], [-1, 4 * H]);
-      const gxE = tf.unstack(tf.reshape(tf.add(tf.matMul(embT, WxE), lstm.bx), [T, B, 4 * H])) as tf.Tensor2D[];
+      const gxE = tf.split(tf.add(tf.matMul(embT, WxE), lstm.bx), packed.counts, 0) as tf.Tensor2D[];
       // Weights every step multiplies by get their gradient once, over all steps (shared-matmul.ts).
       const hWa = sharedWeightMatMul(attention.Wa);
       const hWbeta = sharedWeightMatMul(betaW);
       const zWx = sharedWeightMatMul(WxZ);
       const hWh = sharedWeightMatMul(lstm.Wh);
       let state: LstmState = { h: mem.h, c: mem.c };
+      // The running captions' rows of the grid and its keys, cut again only when the count drops.
+      let rows = { grid, keys: mem.keys };
       const hs: tf.Tensor2D[] = [];
       const zs: tf.Tensor2D[] = [];
       const alphas: tf.Tensor2D[] = [];
-      for (let t = 0; t < T; t++) {
-        const { context, alpha } = attendGrid(attention, state.h, grid, mem.keys, hWa);
+      for (const [t, n] of packed.counts.entries()) {
+        if (state.h.shape[0] > n) {
+          state = { h: tf.slice(state.h, 0, n), c: tf.slice(state.c, 0, n) };
+          rows = { grid: tf.slice(grid, 0, n), keys: tf.slice(mem.keys, 0, n) };
+        }
+        const { context, alpha } = attendGrid(attention, state.h, rows.grid, rows.keys, hWa);
         const z = tf.mul(tf.sigmoid(tf.add(hWbeta(state.h), betaB)), context) as tf.Tensor2D;
         state = lstmStepWith(lstm, tf.add(gxE[t], zWx(z)), state, hWh);
         hs.push(state.h);
@@ -145,11 +151,12 @@ class ShowAttendTellModel implements Seq2SeqModel {
         alphas.push(alpha);
       }
       const f = this.outputFeatures(tf.concat(hs, 0), tf.concat(zs, 0), embT);
-      const nll = this.decoding.nllSum(f, batch, training);
+      const nll = this.decoding.nllSum(f, packed, training);
       if (this.cfg.attentionPenalty === 0) return nll;
-      // Σ_t m_bt α_bti over each caption's real steps: [T, B, L] weighted by the time-major mask.
-      const mask = tf.tensor3d(timeMajor(batch.tgtMask, B, T), [T, B, 1]);
-      const coverage = tf.sum(tf.mul(tf.stack(alphas), mask), 0);
+      // Σ_t m_bt α_bti over each caption's real steps: the packed α rows, weighted, summed per caption.
+      const weighted = tf.mul(tf.concat(alphas, 0), tf.tensor2d(packed.mask, [packed.mask.length, 1]));
+      const captionOf = tf.tensor1d(packed.counts.flatMap((n) => Array.from({ length: n }, (_, i) => i)), 'int32');
+      const coverage = tf.unsortedSegmentSum(weighted, captionOf, batch.B);
       const penalty = tf.sum(tf.square(tf.sub(1, coverage)));
       return tf.add(nll, tf.mul(penalty, this.cfg.attentionPenalty)) as tf.Scalar;
     });

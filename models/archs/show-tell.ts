@@ -6,7 +6,7 @@ import { createLstm, lstmInputProjection, lstmOnnxStep, lstmStep, lstmStepWith, 
 import { sharedWeightMatMul } from '../layers/shared-matmul.ts';
 import { tensorValue } from '../onnx-values.ts';
 import { ParamStore } from '../params.ts';
-import { CaptionDecoding } from './caption-decoding.ts';
+import { CaptionDecoding, packCaptions } from './caption-decoding.ts';
 import { registerArch } from './registry.ts';
 import { expectBatch, expectInput, type EncoderInput, type ModelBatch, type ModelSizes, type NamedTensors, type Seq2SeqModel } from './types.ts';
 
@@ -75,18 +75,19 @@ class ShowTellModel implements Seq2SeqModel {
   lossSum(modelBatch: ModelBatch, training: boolean): tf.Scalar {
     const batch = expectBatch(this.arch, 'image', modelBatch);
     return tf.tidy(() => {
-      const { B, T } = batch;
-      const H = this.cfg.hidden;
-      let state = this.initialState(this.decoding.imageFeatures(this.encoder, batch, training).pooled, training);
+      // Longest caption first, so step t runs only the captions not yet finished.
+      const packed = packCaptions(batch);
+      let state = this.initialState(this.decoding.imageFeatures(this.encoder, batch, packed, training).pooled, training);
       // Every step's input projection in one MatMul; Wh's gradient once over all steps (shared-matmul.ts).
-      const gx = tf.unstack(tf.reshape(lstmInputProjection(this.lstm, this.decoding.embedInputs(batch, training)), [T, B, 4 * H])) as tf.Tensor2D[];
+      const gx = tf.split(lstmInputProjection(this.lstm, this.decoding.embedInputs(packed, training)), packed.counts, 0) as tf.Tensor2D[];
       const hWh = sharedWeightMatMul(this.lstm.Wh);
       const outputs: tf.Tensor2D[] = [];
-      for (let t = 0; t < T; t++) {
+      for (const [t, n] of packed.counts.entries()) {
+        if (state.h.shape[0] > n) state = { h: tf.slice(state.h, 0, n), c: tf.slice(state.c, 0, n) };
         state = lstmStepWith(this.lstm, gx[t], state, hWh);
         outputs.push(state.h);
       }
-      return this.decoding.nllSum(tf.concat(outputs, 0), batch, training);
+      return this.decoding.nllSum(tf.concat(outputs, 0), packed, training);
     });
   }
 
