@@ -19,7 +19,7 @@ import { Vocabulary } from '../core/vocab.ts';
 import { buildModel, resolveArchConfig } from '../models/index.ts';
 import { ATTENTION_GRAD_KERNEL, ATTENTION_KERNEL, attentionGradOps, attentionOps, attentionSteps, type AttentionWeights } from '../models/layers/attention.ts';
 import { dropoutOps, dropoutScale, DROPOUT_KERNEL, seededDropout } from '../models/layers/dropout.ts';
-import { setFusedMode, type FusedMode } from '../models/layers/fused.ts';
+import { type FusedMode } from '../models/layers/fused.ts';
 import { GRU_CELL_GRAD_KERNEL, GRU_CELL_KERNEL, gruCellGradOps, gruCellOps, gruStepWith, type GruWeights } from '../models/layers/gru.ts';
 import { sharedWeightMatMul } from '../models/layers/shared-matmul.ts';
 import { SOFTMAX_XENT_GRAD_KERNEL, SOFTMAX_XENT_KERNEL, softmaxCrossEntropyGradOps, softmaxCrossEntropyOps } from '../models/loss.ts';
@@ -27,6 +27,7 @@ import { initBackend } from '../train/backend/select.ts';
 import { ADAM_KERNEL, adamUpdateOps, SUM_SQUARES_KERNEL } from '../train/optim/adam.ts';
 import { makeBatch, planBatches } from '../train/data/batches.ts';
 import { makeToyCorpus } from '../train/data/toy-corpus.ts';
+import { scaledDiff, withMode } from './helpers/tensor-compare.ts';
 
 await initBackend({ prefer: 'wasm', quiet: true });
 
@@ -37,30 +38,8 @@ function rand(shape: number[], scale = 1): tf.Tensor {
   return tf.tensor(uniformMatrix(streamKey(2024, `fused-${draws++}`), 1, n, -scale, scale), shape);
 }
 
-/** max |a − b| / max(1, max |b|) */
-function scaledDiff(a: tf.Tensor, b: tf.Tensor): number {
-  assert.deepEqual(a.shape, b.shape);
-  const x = a.dataSync();
-  const y = b.dataSync();
-  let scale = 1;
-  for (let i = 0; i < y.length; i++) scale = Math.max(scale, Math.abs(y[i]));
-  let worst = 0;
-  for (let i = 0; i < y.length; i++) worst = Math.max(worst, Math.abs(x[i] - y[i]));
-  assert.ok(Number.isFinite(worst), 'non-finite values');
-  return worst / scale;
-}
-
 function runKernel(name: string, inputs: tf.NamedTensorMap, attrs: tf.NamedAttrMap = {}): tf.Tensor[] {
   return tf.engine().runKernel(name, inputs, attrs) as unknown as tf.Tensor[];
-}
-
-function withMode<T>(mode: FusedMode, fn: () => T): T {
-  const previous = setFusedMode(mode);
-  try {
-    return fn();
-  } finally {
-    setFusedMode(previous);
-  }
 }
 
 function withBackend<T>(name: string, fn: () => T): T {

@@ -11,12 +11,12 @@ import { test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
 import { Vocabulary } from '../core/vocab.ts';
 import { buildModel, resolveArchConfig, type ImageBatch, type ModelBatch, type Seq2SeqModel } from '../models/index.ts';
-import { setFusedMode, type FusedMode } from '../models/layers/fused.ts';
 import { packSteps, packTimeMajor, permuteRows } from '../models/packed-steps.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { makeBatch, planBatches } from '../train/data/batches.ts';
 import { makeToyCorpus } from '../train/data/toy-corpus.ts';
 import { syntheticImageBatch } from './helpers/caption-batches.ts';
+import { scaledDiff, withMode } from './helpers/tensor-compare.ts';
 
 await initBackend({ prefer: 'wasm', quiet: true });
 
@@ -42,28 +42,6 @@ test('packSteps: an all-padding row takes no step; wrong sizes are refused', () 
   assert.throws(() => permuteRows(new Int32Array(5), steps.order, 2), /5 values are not 2 rows of 2/);
   assert.throws(() => packTimeMajor(new Int32Array(6), steps, 2), /6 values are not 2 rows of 2/);
 });
-
-function withMode<T>(mode: FusedMode, fn: () => T): T {
-  const previous = setFusedMode(mode);
-  try {
-    return fn();
-  } finally {
-    setFusedMode(previous);
-  }
-}
-
-/** max |a − b| / max(1, max |b|) */
-function scaledDiff(a: tf.Tensor, b: tf.Tensor): number {
-  assert.deepEqual(a.shape, b.shape);
-  const x = a.dataSync();
-  const y = b.dataSync();
-  let scale = 1;
-  for (let i = 0; i < y.length; i++) scale = Math.max(scale, Math.abs(y[i]));
-  let worst = 0;
-  for (let i = 0; i < y.length; i++) worst = Math.max(worst, Math.abs(x[i] - y[i]));
-  assert.ok(Number.isFinite(worst), 'non-finite values');
-  return worst / scale;
-}
 
 /** The loss and every gradient of `whole` against the sums over `parts`, and no tensor left behind. */
 function assertSumOfParts(model: Seq2SeqModel, whole: ModelBatch, parts: ModelBatch[], training: boolean, label: string): void {
