@@ -107,14 +107,15 @@ class RunningGradients {
   private readonly alphas: tf.Tensor[] = [];
   private readonly dContexts: tf.Tensor[] = [];
 
+  /** `rows`: the annotations' batch rows (a step's queries may cover only the first of them). */
+  constructor(private readonly rows: number) {}
+
   /** The running sums as kernel inputs (none before the first step's gradient). */
   inputs(): tf.NamedTensorMap {
     if (this.sums == null) return {};
     const [dKeys, dV] = this.sums;
     return { dKeys, dV };
   }
-
-  constructor(private readonly rows: number) {}
 
   addStep(alpha: tf.Tensor, dContext: tf.Tensor): void {
     // A step over fewer rows (finished sentences dropped) adds nothing to the others' gradients.
