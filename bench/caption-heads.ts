@@ -22,7 +22,7 @@ import { loadCaptionModelDir } from '../core/runtime/load-node.ts';
 import { captionWordCounts, imagesOf, loadCaptionDataset } from '../train/data/captions.ts';
 import { loadImageCache, normaliseBatch } from '../train/data/image-cache.ts';
 import { REPO_ROOT, resolveDataRoot } from '../train/data/paths.ts';
-import { anyRunConfigSchema, type CaptionRunConfig } from '../train/run-config.ts';
+import { runConfigSchema, type CaptionRunConfig } from '../train/run-config.ts';
 import { captionCacheDir } from '../train/tasks/caption.ts';
 import { formatResults, type CaptionRow } from './caption-results.ts';
 import { runFrost } from '../report/experiments/spawn-frost.ts';
@@ -60,7 +60,7 @@ const started = Date.now();
 await mkdir(outDir, { recursive: true });
 const dataset = await loadCaptionDataset(dataDir);
 // The image cache is built here once, before the side-by-side trainers would each build it.
-const spec = (anyRunConfigSchema.parse({ task: 'caption', arch: archs[0], preset: args.preset, archConfig: {}, head: { name: heads[0] }, data: { dir: dataDir } }) as CaptionRunConfig).image;
+const spec = (runConfigSchema.parse({ task: 'caption', arch: archs[0], preset: args.preset, archConfig: {}, head: { name: heads[0] }, data: { dir: dataDir } }) as CaptionRunConfig).image;
 const cacheDir = captionCacheDir(dataset);
 const cache = await loadImageCache(dataset, { cacheDir, spec, onProgress: (done, total) => done % 1000 === 0 && process.stderr.write(`decoding images: ${done}/${total}\n`) });
 

@@ -6,7 +6,7 @@ import { MODEL_CARD_FILE, modelCardSchema, type ModelCard, type ModelCardInput }
 import { SPECIALS } from '../core/vocab.ts';
 import { buildModel } from '../models/index.ts';
 import { loadCheckpoint } from '../train/checkpoint.ts';
-import { RUN_FILES, readAnyRunConfig } from '../train/run-config.ts';
+import { RUN_FILES, readRunConfig } from '../train/run-config.ts';
 import { restoreTensors } from '../train/trainer.ts';
 import { checkParity, PARITY_TOLERANCE, type ParityReport } from './parity.ts';
 import { checkPrecision, type PrecisionCheck } from './precision-check.ts';
@@ -56,7 +56,7 @@ export interface ExportResult {
  * into the encoder graph) comes from task-parts.ts.
  */
 export async function exportRun(runDir: string, outDir: string, opts: ExportOptions = {}): Promise<ExportResult> {
-  const config = await readAnyRunConfig(runDir);
+  const config = await readRunConfig(runDir);
   const which = opts.checkpoint ?? 'best';
   let ckptDir = join(runDir, which === 'best' ? RUN_FILES.best : RUN_FILES.last);
   if (!existsSync(ckptDir) && which === 'best') ckptDir = join(runDir, RUN_FILES.last);

@@ -11,7 +11,7 @@ import { corpusBleu } from '../core/metrics/bleu.ts';
 import type { ModelCard } from '../core/runtime/model-card.ts';
 import { Seq2SeqRuntime } from '../core/runtime/seq2seq.ts';
 import { loadParallelCorpus, type Pair } from '../train/data/corpus.ts';
-import type { RunConfig } from '../train/run-config.ts';
+import type { TranslationRunConfig } from '../train/run-config.ts';
 import type { Precision } from './precision.ts';
 
 /** Validation sentences translated per precision unless told otherwise: enough for a stable corpus BLEU, quick on a laptop. */
@@ -50,7 +50,7 @@ export interface PrecisionCheck {
  * The first `max` validation pairs of the run's corpus, or none when the corpus is not on this
  * machine (an export from a copied run folder still works; it just records no BLEU).
  */
-export async function validationPairs(config: RunConfig, max = PRECISION_CHECK_SENTENCES): Promise<Pair[]> {
+export async function validationPairs(config: TranslationRunConfig, max = PRECISION_CHECK_SENTENCES): Promise<Pair[]> {
   try {
     const corpus = await loadParallelCorpus({ dataDir: config.data.dir, src: config.data.src, tgt: config.data.tgt, kind: config.data.kind });
     return corpus.val.slice(0, max);

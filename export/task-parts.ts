@@ -1,7 +1,7 @@
 import type { ModelCardInput } from '../core/runtime/model-card.ts';
 import type { ModelSizes } from '../models/index.ts';
 import type { Pair } from '../train/data/corpus.ts';
-import type { AnyRunConfig, TaskName } from '../train/run-config.ts';
+import type { RunConfig, TaskName } from '../train/run-config.ts';
 import { captionExportParts } from './caption-parts.ts';
 import type { ParityInputs } from './parity.ts';
 import { translationExportParts } from './translation-parts.ts';
@@ -31,6 +31,6 @@ export const EXPORT_PARTS: Readonly<Record<TaskName, (config: never, runDir: str
   caption: captionExportParts,
 };
 
-export function exportParts(config: AnyRunConfig, runDir: string): Promise<ExportParts> {
-  return (EXPORT_PARTS[config.task] as (config: AnyRunConfig, runDir: string) => Promise<ExportParts>)(config, runDir);
+export function exportParts(config: RunConfig, runDir: string): Promise<ExportParts> {
+  return (EXPORT_PARTS[config.task] as (config: RunConfig, runDir: string) => Promise<ExportParts>)(config, runDir);
 }

@@ -1,13 +1,13 @@
 import { join } from 'node:path';
 import { readVocab } from '../train/prepare-data.ts';
-import { RUN_FILES, type RunConfig } from '../train/run-config.ts';
+import { RUN_FILES, type TranslationRunConfig } from '../train/run-config.ts';
 import { tokenParityInputs } from './parity.ts';
 import { validationPairs } from './precision-check.ts';
 import { paritySamples } from './sample-data.ts';
 import type { ExportParts } from './task-parts.ts';
 
 /** Translation: source and target vocabularies, token sources for parity, validation pairs for the precision check. */
-export async function translationExportParts(config: RunConfig, runDir: string): Promise<ExportParts> {
+export async function translationExportParts(config: TranslationRunConfig, runDir: string): Promise<ExportParts> {
   const srcVocab = await readVocab(join(runDir, RUN_FILES.srcVocab));
   const tgtVocab = await readVocab(join(runDir, RUN_FILES.tgtVocab));
   return {

@@ -1,6 +1,6 @@
 import { buildModel } from '../models/index.ts';
 import { loadCheckpoint } from '../train/checkpoint.ts';
-import type { RunConfig } from '../train/run-config.ts';
+import type { TranslationRunConfig } from '../train/run-config.ts';
 import { restoreTensors } from '../train/trainer.ts';
 import type { Vocabulary } from '../core/vocab.ts';
 import type { ParamStore } from '../models/params.ts';
@@ -48,7 +48,7 @@ export function componentParams(params: ParamStore, generated: number): Componen
  * from the seed, exactly as in training) and reads its parameter layout and target vectors.
  */
 export async function inspectTrainedModel(
-  config: RunConfig,
+  config: TranslationRunConfig,
   checkpoint: CheckpointInfo,
   vocabs: { src: Vocabulary; tgt: Vocabulary },
   generated: number,

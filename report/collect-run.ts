@@ -1,6 +1,6 @@
 import { basename, join } from 'node:path';
 import { readVocab } from '../train/prepare-data.ts';
-import { readRunConfig, RUN_FILES } from '../train/run-config.ts';
+import { readTranslationRunConfig, RUN_FILES } from '../train/run-config.ts';
 import { readCheckpointInfo } from './checkpoint-info.ts';
 import { inspectTrainedModel } from './collect-model.ts';
 import { measureSpeed } from './collect-speed.ts';
@@ -27,7 +27,7 @@ export type CollectedRun = Omit<RunReport, 'baseline' | 'learnableDecrease' | 'b
  */
 export async function collectRun(runDir: string, opts: CollectRunOptions): Promise<CollectedRun> {
   const beam = opts.beam ?? 5;
-  const config = await readRunConfig(runDir);
+  const config = await readTranslationRunConfig(runDir);
   const exp = await ensureExport(runDir, { preferred: opts.exportDir, log: opts.log });
   const vocabs = { src: await readVocab(join(runDir, RUN_FILES.srcVocab)), tgt: await readVocab(join(runDir, RUN_FILES.tgtVocab)) };
   if (!vocabs.tgt.frequencies) throw new Error(`${join(runDir, RUN_FILES.tgtVocab)} has no training frequencies (written before they were kept): the rare-word and norm analyses need them`);

@@ -7,7 +7,7 @@ import { loadModelDir } from '../core/runtime/load-node.ts';
 import { getTokenizer } from '../core/text/tokenize.ts';
 import { SPECIALS, type Vocabulary } from '../core/vocab.ts';
 import { loadParallelCorpus } from '../train/data/corpus.ts';
-import type { RunConfig } from '../train/run-config.ts';
+import type { TranslationRunConfig } from '../train/run-config.ts';
 import { cachedJson } from './cache.ts';
 import type { CheckpointInfo } from './checkpoint-info.ts';
 import type { TestResult } from './schema.ts';
@@ -27,7 +27,7 @@ const DECODE_BATCH = 32;
 const BLEU_OPTIONS = { lowercase: true } as const;
 
 /** Reads the run's test split from the corpus its config names. */
-export async function loadTestSet(config: RunConfig): Promise<TestSet> {
+export async function loadTestSet(config: TranslationRunConfig): Promise<TestSet> {
   const corpus = await loadParallelCorpus({ dataDir: config.data.dir, src: config.data.src, tgt: config.data.tgt, kind: config.data.kind });
   const sources = corpus.test.map((p) => p.src);
   const references = corpus.test.map((p) => p.tgt);

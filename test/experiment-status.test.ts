@@ -10,7 +10,7 @@ import { parsePair } from '../report/experiments/data-sources.ts';
 import { gridRuns, threadsPerRun, trainGrid } from '../report/experiments/grid.ts';
 import { exportCandidates } from '../report/find-export.ts';
 import { runStatus } from '../report/run-status.ts';
-import { runConfigSchema, writeRunConfig } from '../train/run-config.ts';
+import { translationConfigSchema, writeRunConfig } from '../train/run-config.ts';
 
 let dir: string;
 before(async () => {
@@ -24,7 +24,7 @@ after(async () => {
 async function fakeRun(name: string, opts: { state?: Record<string, unknown>; metrics?: object[]; head?: string } = {}): Promise<string> {
   const runDir = join(dir, name);
   await mkdir(runDir, { recursive: true });
-  const config = runConfigSchema.parse({
+  const config = translationConfigSchema.parse({
     arch: 'rnn-attn',
     preset: 'tiny',
     archConfig: resolveArchConfig('rnn-attn', 'tiny'),

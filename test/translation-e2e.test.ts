@@ -11,7 +11,7 @@ import { exportRun } from '../export/export-run.ts';
 import { startServer } from '../serve/server.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { loadCheckpoint } from '../train/checkpoint.ts';
-import type { RunConfigInput } from '../train/run-config.ts';
+import type { TranslationRunConfigInput } from '../train/run-config.ts';
 import { resume, train } from '../train/trainer.ts';
 import { checkModel } from './helpers/onnx-check.ts';
 import { toyRunConfig, toyTestBleu, writeToyData } from './helpers/toy-run.ts';
@@ -21,7 +21,7 @@ const CLI = join(import.meta.dirname, '..', 'bin', 'frost.js');
 let dir: string;
 let dataDir: string;
 
-function config(head: string, extra: Partial<RunConfigInput> = {}) {
+function config(head: string, extra: Partial<TranslationRunConfigInput> = {}) {
   return toyRunConfig(dataDir, head, { epochs: 4, ...extra });
 }
 

@@ -4,7 +4,7 @@ import { getTokenizer } from '../core/text/tokenize.ts';
 import { Vocabulary } from '../core/vocab.ts';
 import { filterByLength, type EncodedPair } from './data/batches.ts';
 import { loadParallelCorpus, type Pair } from './data/corpus.ts';
-import { RUN_FILES, type RunConfig } from './run-config.ts';
+import { RUN_FILES, type TranslationRunConfig } from './run-config.ts';
 
 /** A corpus ready to train on: vocabularies and id sequences, plus raw text for BLEU. */
 export interface PreparedData {
@@ -21,7 +21,7 @@ export interface PreparedData {
  * The vocabularies are written to the run folder: the ids a checkpoint was trained with must not
  * change because a resumed run rebuilt them.
  */
-export async function prepareData(config: RunConfig, runDir: string, reuseVocab: boolean): Promise<PreparedData> {
+export async function prepareData(config: TranslationRunConfig, runDir: string, reuseVocab: boolean): Promise<PreparedData> {
   const corpus = await loadParallelCorpus({ dataDir: config.data.dir, src: config.data.src, tgt: config.data.tgt, kind: config.data.kind });
   const tok = getTokenizer(config.tokenizer);
   const tokenizeSide = (pairs: Pair[], side: 'src' | 'tgt') =>

@@ -8,10 +8,7 @@ import { imageSpecSchema } from '../core/runtime/model-card.ts';
  * Everything a training run was started with, saved as `config.json` in the run folder: resuming,
  * exporting and reporting read it and need nothing else. One schema per task (train/tasks/), told
  * apart by `task`; a config without one is a translation run (the only kind before captioning).
- *
- * Names: `RunConfig` / `runConfigSchema` / `readRunConfig` keep meaning a translation run, as they
- * did before captioning (reports and benchmarks read translation runs through them); the trainer and
- * export take `AnyRunConfig`, read with `readAnyRunConfig`.
+ * `RunConfig` is any task's; `TranslationRunConfig` and `CaptionRunConfig` are one task's.
  */
 
 /** Settings every task has. */
@@ -34,7 +31,7 @@ const common = {
 const optim = (learningRate: number) =>
   z.object({ learningRate: z.number().positive().default(learningRate), clipNorm: z.number().nonnegative().default(5) }).default({ learningRate, clipNorm: 5 });
 
-export const runConfigSchema = z.object({
+export const translationConfigSchema = z.object({
   task: z.literal('translation').default('translation'),
   ...common,
   data: z.object({
@@ -92,16 +89,16 @@ export const captionConfigSchema = z.object({
   imageCache: z.string().optional(),
 });
 
-export const anyRunConfigSchema = z.discriminatedUnion('task', [runConfigSchema, captionConfigSchema]);
+export const runConfigSchema = z.discriminatedUnion('task', [translationConfigSchema, captionConfigSchema]);
 
 /** A translation run's config. */
-export type RunConfig = z.infer<typeof runConfigSchema>;
-export type RunConfigInput = z.input<typeof runConfigSchema>;
+export type TranslationRunConfig = z.infer<typeof translationConfigSchema>;
+export type TranslationRunConfigInput = z.input<typeof translationConfigSchema>;
 export type CaptionRunConfig = z.infer<typeof captionConfigSchema>;
 export type CaptionRunConfigInput = z.input<typeof captionConfigSchema>;
 /** Any task's run config. */
-export type AnyRunConfig = z.infer<typeof anyRunConfigSchema>;
-export type TaskName = AnyRunConfig['task'];
+export type RunConfig = z.infer<typeof runConfigSchema>;
+export type TaskName = RunConfig['task'];
 
 export const RUN_FILES = {
   config: 'config.json',
@@ -113,7 +110,7 @@ export const RUN_FILES = {
 } as const;
 
 /** Reads a run folder's config, of any task. */
-export async function readAnyRunConfig(runDir: string): Promise<AnyRunConfig> {
+export async function readRunConfig(runDir: string): Promise<RunConfig> {
   const path = join(runDir, RUN_FILES.config);
   let text: string;
   try {
@@ -121,22 +118,22 @@ export async function readAnyRunConfig(runDir: string): Promise<AnyRunConfig> {
   } catch {
     throw new Error(`${runDir} is not a frost run folder (no ${RUN_FILES.config})`);
   }
-  const parsed = anyRunConfigSchema.safeParse(JSON.parse(text));
+  const parsed = runConfigSchema.safeParse(JSON.parse(text));
   if (!parsed.success) throw new Error(`${path}: invalid run config: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
   return parsed.data;
 }
 
 /** Reads a translation run's config; a run of another task is refused, naming it. */
-export async function readRunConfig(runDir: string): Promise<RunConfig> {
-  return expectTask(await readAnyRunConfig(runDir), 'translation', `${runDir}: this reader`);
+export async function readTranslationRunConfig(runDir: string): Promise<TranslationRunConfig> {
+  return expectTask(await readRunConfig(runDir), 'translation', `${runDir}: this reader`);
 }
 
-export async function writeRunConfig(runDir: string, config: AnyRunConfig): Promise<void> {
+export async function writeRunConfig(runDir: string, config: RunConfig): Promise<void> {
   await writeFile(join(runDir, RUN_FILES.config), `${JSON.stringify(config, null, 2)}\n`);
 }
 
 /** Narrows a run config to a task, with an error naming the run's task otherwise. */
-export function expectTask<T extends TaskName>(config: AnyRunConfig, task: T, where: string): Extract<AnyRunConfig, { task: T }> {
+export function expectTask<T extends TaskName>(config: RunConfig, task: T, where: string): Extract<RunConfig, { task: T }> {
   if (config.task !== task) throw new TypeError(`${where} needs a ${task} run, not a ${config.task} run`);
-  return config as Extract<AnyRunConfig, { task: T }>;
+  return config as Extract<RunConfig, { task: T }>;
 }

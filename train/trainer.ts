@@ -6,7 +6,7 @@ import { buildModel, getArch, type Seq2SeqModel } from '../models/index.ts';
 import { loadCheckpoint, saveCheckpoint, type CheckpointTensor } from './checkpoint.ts';
 import { Adam } from './optim/adam.ts';
 import { TrainingProgress } from './progress.ts';
-import { RUN_FILES, readAnyRunConfig, writeRunConfig, type AnyRunConfig } from './run-config.ts';
+import { RUN_FILES, readRunConfig, writeRunConfig, type RunConfig } from './run-config.ts';
 import { PlateauSchedule, type PlateauState } from './schedule.ts';
 import { getTask, type TaskData } from './tasks/index.ts';
 
@@ -58,7 +58,7 @@ export interface TrainResult {
  * Starts a new run in `runDir` (which must not already hold one). The loop is the same for every
  * task; the task (train/tasks/) supplies the data, the batches and the validation score.
  */
-export async function train(config: AnyRunConfig, runDir: string, opts: TrainOptions = {}): Promise<TrainResult> {
+export async function train(config: RunConfig, runDir: string, opts: TrainOptions = {}): Promise<TrainResult> {
   if (existsSync(join(runDir, RUN_FILES.config))) {
     throw new Error(`${runDir} already holds a run; use --resume ${runDir} to continue it, or choose another --out`);
   }
@@ -69,8 +69,8 @@ export async function train(config: AnyRunConfig, runDir: string, opts: TrainOpt
 }
 
 /** Continues the run in `runDir` from its last checkpoint; `overrides` may extend its budget. */
-export async function resume(runDir: string, overrides: Partial<Pick<AnyRunConfig, 'epochs' | 'maxMinutes'>> = {}, opts: TrainOptions = {}): Promise<TrainResult> {
-  const config = { ...(await readAnyRunConfig(runDir)), ...stripUndefined(overrides) };
+export async function resume(runDir: string, overrides: Partial<Pick<RunConfig, 'epochs' | 'maxMinutes'>> = {}, opts: TrainOptions = {}): Promise<TrainResult> {
+  const config = { ...(await readRunConfig(runDir)), ...stripUndefined(overrides) };
   await writeRunConfig(runDir, config);
   const lastDir = join(runDir, RUN_FILES.last);
   const checkpoint = existsSync(lastDir) ? await loadCheckpoint(lastDir) : null;
@@ -78,7 +78,7 @@ export async function resume(runDir: string, overrides: Partial<Pick<AnyRunConfi
 }
 
 async function runTraining(
-  config: AnyRunConfig,
+  config: RunConfig,
   runDir: string,
   checkpoint: Awaited<ReturnType<typeof loadCheckpoint>> | null,
   opts: TrainOptions,
@@ -230,7 +230,7 @@ async function runTraining(
 }
 
 /** The run's task, after checking that its architecture encodes what the task feeds (images or token ids). */
-function checkArchForTask(config: AnyRunConfig) {
+function checkArchForTask(config: RunConfig) {
   const task = getTask(config.task);
   const archKind = getArch(config.arch).inputKind;
   if (archKind !== task.inputKind) {

@@ -6,7 +6,7 @@ import { loadCaptionModelDir } from '../../core/runtime/load-node.ts';
 import { resolveArchConfig } from '../../models/index.ts';
 import { imagesOf, loadCaptionDataset, type CaptionImage } from '../../train/data/captions.ts';
 import { makeToyCaptions } from '../../train/data/toy-captions.ts';
-import { anyRunConfigSchema, type CaptionRunConfig, type CaptionRunConfigInput } from '../../train/run-config.ts';
+import { runConfigSchema, type CaptionRunConfig, type CaptionRunConfigInput } from '../../train/run-config.ts';
 
 /** The toy caption corpus the end-to-end tests learn: 200 images of coloured shapes, 64² PNGs. */
 export async function writeToyCaptions(dir: string): Promise<{ dataDir: string; testImages: CaptionImage[] }> {
@@ -17,7 +17,7 @@ export async function writeToyCaptions(dir: string): Promise<{ dataDir: string; 
 
 /** A tiny caption run on the toy corpus at 32² (the image cache downsizes the PNGs); `extra` overrides any field. */
 export function toyCaptionConfig(dir: string, dataDir: string, arch: string, extra: Partial<CaptionRunConfigInput> = {}): CaptionRunConfig {
-  return anyRunConfigSchema.parse({
+  return runConfigSchema.parse({
     task: 'caption',
     arch,
     preset: 'tiny',

@@ -4,7 +4,7 @@ import { corpusBleu } from '../../core/metrics/bleu.ts';
 import { loadModelDir } from '../../core/runtime/load-node.ts';
 import { resolveArchConfig } from '../../models/index.ts';
 import { writeToyCorpus } from '../../train/data/fetch.ts';
-import { runConfigSchema, type RunConfig, type RunConfigInput } from '../../train/run-config.ts';
+import { translationConfigSchema, type TranslationRunConfig, type TranslationRunConfigInput } from '../../train/run-config.ts';
 import { train } from '../../train/trainer.ts';
 
 /** The toy corpus the end-to-end tests train on: a ~200-word lexicon a tiny model learns in a few epochs. */
@@ -24,8 +24,8 @@ export async function writeToyData(dataDir: string, size: ToyCorpusSize = TOY_CO
 }
 
 /** A run config for the tiny rnn-attn model on a toy corpus; `extra` overrides any field. */
-export function toyRunConfig(dataDir: string, head: string, extra: Partial<RunConfigInput> = {}): RunConfig {
-  return runConfigSchema.parse({
+export function toyRunConfig(dataDir: string, head: string, extra: Partial<TranslationRunConfigInput> = {}): TranslationRunConfig {
+  return translationConfigSchema.parse({
     arch: 'rnn-attn',
     preset: 'tiny',
     archConfig: resolveArchConfig('rnn-attn', 'tiny'),
@@ -41,7 +41,7 @@ export function toyRunConfig(dataDir: string, head: string, extra: Partial<RunCo
 /** Writes a toy corpus under `dir/toy` and trains a tiny model on it in `dir/run`. */
 export async function trainToyRun(
   dir: string,
-  opts: { head?: string; corpus?: ToyCorpusSize; config?: Partial<RunConfigInput> } = {},
+  opts: { head?: string; corpus?: ToyCorpusSize; config?: Partial<TranslationRunConfigInput> } = {},
 ): Promise<{ dataDir: string; runDir: string }> {
   const dataDir = await writeToyData(join(dir, 'toy'), opts.corpus);
   const runDir = join(dir, 'run');

@@ -1,10 +1,10 @@
-import type { AnyRunConfig, TaskName } from '../run-config.ts';
+import type { RunConfig, TaskName } from '../run-config.ts';
 import type { TrainingTask } from './types.ts';
 
 const tasks = new Map<string, TrainingTask>();
 
 /** Adds a task under its name; each task file calls this once. */
-export function registerTask<Config extends AnyRunConfig>(task: TrainingTask<Config>): void {
+export function registerTask<Config extends RunConfig>(task: TrainingTask<Config>): void {
   if (tasks.has(task.name)) throw new Error(`training task '${task.name}' is already registered`);
   tasks.set(task.name, task as unknown as TrainingTask);
 }

@@ -1,11 +1,11 @@
 import { makeBatch, planBatches } from '../data/batches.ts';
 import { evaluateBleu } from '../evaluate.ts';
 import { prepareData } from '../prepare-data.ts';
-import type { RunConfig } from '../run-config.ts';
+import type { TranslationRunConfig } from '../run-config.ts';
 import { registerTask } from './registry.ts';
 
 /** Translation: a parallel corpus, length-bucketed sentence batches, validation BLEU (sacreBLEU 13a). */
-registerTask<RunConfig>({
+registerTask<TranslationRunConfig>({
   name: 'translation',
   inputKind: 'tokens',
   async prepare(config, runDir, resuming) {

@@ -1,5 +1,5 @@
 import type { InputKind, ModelBatch, ModelSizes, Seq2SeqModel } from '../../models/index.ts';
-import type { AnyRunConfig, TaskName } from '../run-config.ts';
+import type { RunConfig, TaskName } from '../run-config.ts';
 
 /** The batches of one epoch, in training order. */
 export interface EpochPlan {
@@ -21,7 +21,7 @@ export interface TaskData {
 }
 
 /** A kind of training run: how its data is read and its validation scored. */
-export interface TrainingTask<Config extends AnyRunConfig = AnyRunConfig> {
+export interface TrainingTask<Config extends RunConfig = RunConfig> {
   name: TaskName;
   /** What the task's models encode; an architecture of the other kind is refused. */
   inputKind: InputKind;

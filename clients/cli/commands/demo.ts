@@ -8,7 +8,7 @@ import { startServer } from '../../../serve/server.ts';
 import { initBackend } from '../../../train/backend/select.ts';
 import { fetchMulti30k } from '../../../train/data/fetch.ts';
 import { LOCAL_MULTI30K_DIR, multi30kDir, REPO_ROOT } from '../../../train/data/paths.ts';
-import { RUN_FILES, runConfigSchema } from '../../../train/run-config.ts';
+import { RUN_FILES, translationConfigSchema } from '../../../train/run-config.ts';
 import { resume, train } from '../../../train/trainer.ts';
 
 interface DemoFlags {
@@ -67,7 +67,7 @@ export function registerDemo(program: Command): void {
         } else {
           const dataDir = await findMulti30k();
           process.stderr.write(`training ${name} for up to ${flags.minutes} minutes (Ctrl-C is safe: npm start resumes)\n`);
-          const config = runConfigSchema.parse({
+          const config = translationConfigSchema.parse({
             arch: 'rnn-attn',
             preset: flags.preset,
             archConfig: resolveArchConfig('rnn-attn', flags.preset),

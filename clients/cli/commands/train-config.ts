@@ -5,7 +5,7 @@ import { DEFAULT_IMAGE_SPEC } from '../../../core/image/preprocess.ts';
 import { resolveArchConfig } from '../../../models/index.ts';
 import { detectCorpusKind, DEFAULT_LANGS } from '../../../train/data/corpus.ts';
 import { describeFrozenEncoder, encoderDigest } from '../../../train/data/image-features.ts';
-import { anyRunConfigSchema, RUN_FILES, type AnyRunConfig, type TaskName } from '../../../train/run-config.ts';
+import { runConfigSchema, RUN_FILES, type RunConfig, type TaskName } from '../../../train/run-config.ts';
 
 /** `frost train` flags that make a new run's config (see train.ts for their help). */
 export interface NewRunFlags {
@@ -42,7 +42,7 @@ export const FROZEN_ENCODER_FILE = 'frozen-encoder.onnx';
  * paper's: translation lr 1e-3, batch 64, min frequency 2; captioning lr 4e-4, batch 32, min
  * frequency 5). For `--encoder`, the ONNX file is described and copied into `runDir`.
  */
-export async function newRunConfig(flags: NewRunFlags, runDir: string): Promise<AnyRunConfig> {
+export async function newRunConfig(flags: NewRunFlags, runDir: string): Promise<RunConfig> {
   const arch = flags.arch ?? DEFAULT_ARCH[flags.task];
   const dataDir = resolve(flags.data);
   const common = {
@@ -61,7 +61,7 @@ export async function newRunConfig(flags: NewRunFlags, runDir: string): Promise<
       if (value !== undefined) throw new Error(`${flag} is for --task caption`);
     }
     const kind = detectCorpusKind(dataDir);
-    return anyRunConfigSchema.parse({
+    return runConfigSchema.parse({
       task: 'translation',
       ...common,
       data: { dir: dataDir, kind, src: flags.src ?? DEFAULT_LANGS[kind].src, tgt: flags.tgt ?? DEFAULT_LANGS[kind].tgt },
@@ -87,7 +87,7 @@ export async function newRunConfig(flags: NewRunFlags, runDir: string): Promise<
   } else if (flags.encoderOutput !== undefined) {
     throw new Error('--encoder-output needs --encoder');
   }
-  return anyRunConfigSchema.parse({
+  return runConfigSchema.parse({
     task: 'caption',
     ...common,
     data: { dir: dataDir },
