@@ -184,7 +184,10 @@ export interface PaddingStats {
   realTokens: number;
   /** All positions of the padded tensors: sum of B*S + B*T. */
   paddedTokens: number;
-  /** Fraction of computed positions that are padding: 1 - real / padded. */
+  /**
+   * Fraction of the padded tensors' positions that are padding: 1 - real / padded. The encoders
+   * compute their share; the decoders skip the target side's (models/packed-steps.ts).
+   */
   waste: number;
 }
 
