@@ -166,7 +166,7 @@ class RnnAttnModel implements Seq2SeqModel {
       // The embedding's share of the GRU input projection, for all steps at once; the context's share needs c_t.
       // One split, not two slices: its gradient is one Concat, theirs two full-size pads and an Add.
       const [WxE, WxC] = tf.split(decoder.Wx, [e, decoder.Wx.shape[0] - e], 0) as tf.Tensor2D[];
-      const preX = tf.split(tf.add(tf.matMul(embT, WxE), decoder.bx), steps.counts as number[], 0) as tf.Tensor2D[];
+      const preX = tf.split(tf.add(tf.matMul(embT, WxE), decoder.bx), [...steps.counts], 0) as tf.Tensor2D[];
       const encOut = mem.enc_out as tf.Tensor3D;
       const keys = mem.enc_keys as tf.Tensor3D;
       let s = mem.state as tf.Tensor2D;

@@ -202,25 +202,19 @@ export const additiveAttentionKernel: KernelFunc = ({ inputs, backend: b }) => {
   const ins = inputs as Record<string, TensorInfo | undefined>;
   checkKernelInputs(ATTENTION_KERNEL, ins, ['q', 'keys', 'v', 'annotations']);
   const { q, keys, v, scoreBias, annotations } = ins as Record<string, TensorInfo>;
-  const [, S, att] = keys.shape;
-  const B = activeRows(q, keys);
+  const [B, S, att] = keys.shape;
+  const rows = q.shape[0];
+  if (rows > B) throw new RangeError(`${ATTENTION_KERNEL}: ${rows} query rows for ${B} annotation rows`);
   const A = annotations.shape[2];
-  const context = backend.makeOutput([B, A], 'float32');
-  const energy = backend.makeOutput([B, S, att], 'float32');
-  const alpha = backend.makeOutput([B, S], 'float32');
+  const context = backend.makeOutput([rows, A], 'float32');
+  const energy = backend.makeOutput([rows, S, att], 'float32');
+  const alpha = backend.makeOutput([rows, S], 'float32');
   const o = (t: TensorInfo | undefined) => heapOffset(backend, t);
   const fns = heapFunctions(backend, buildModule);
-  // Rows are batch-major, so the first B rows of keys, scoreBias and annotations are a prefix.
-  fns[fwdName(scoreBias != null)](o(q), o(keys), o(v), o(scoreBias), o(annotations), o(context), o(energy), o(alpha), B, S, att, A);
+  // Rows are batch-major, so the queries' rows of keys, scoreBias and annotations are their first rows.
+  fns[fwdName(scoreBias != null)](o(q), o(keys), o(v), o(scoreBias), o(annotations), o(context), o(energy), o(alpha), rows, S, att, A);
   return [context, energy, alpha];
 };
-
-/** The query's row count: the first that many rows of the per-source tensors take part. */
-function activeRows(q: TensorInfo, keys: TensorInfo): number {
-  const rows = q.shape[0];
-  if (rows > keys.shape[0]) throw new RangeError(`${ATTENTION_KERNEL}: ${rows} query rows for ${keys.shape[0]} annotation rows`);
-  return rows;
-}
 
 export const additiveAttentionGradKernel: KernelFunc = ({ inputs, backend: b }) => {
   const backend: WasmBackend = asWasmBackend(b);
