@@ -6,11 +6,13 @@
  * target positions of bench:train's Multi30k batches are padding, and the output layer is 44% of
  * a learned head's GEMM FLOPs (its report). The loss is the same sum over the same positions.
  */
+import type { TargetBatch } from './archs/types.ts';
+
 export interface PackedSteps {
   /** order[i] = the batch row that becomes row i (a stable sort, longest target first). */
   readonly order: Int32Array;
   /** counts[t] = rows still running at step t: non-increasing, all > 0. */
-  readonly counts: readonly number[];
+  readonly counts: number[];
   /** Σ counts: the packed positions. */
   readonly size: number;
 }
@@ -60,4 +62,24 @@ export function packTimeMajor<A extends Int32Array | Float32Array>(x: A, steps: 
     for (let i = 0; i < n; i++) out[k++] = x[steps.order[i] * T + t];
   });
   return out;
+}
+
+/** A batch's target side packed: the step structure, and the teacher-forced inputs, targets and their weights. */
+export interface PackedTargets {
+  readonly steps: PackedSteps;
+  /** Packed positions, time-major (packTimeMajor). */
+  readonly inputs: Int32Array;
+  readonly targets: Int32Array;
+  readonly mask: Float32Array;
+}
+
+/** Packs a batch's targets; the caller puts its own per-row arrays (sources, image rows) in steps.order. */
+export function packTargets(batch: TargetBatch): PackedTargets {
+  const steps = packSteps(batch.tgtMask, batch.B, batch.T);
+  return {
+    steps,
+    inputs: packTimeMajor(batch.tgtIn, steps, batch.T),
+    targets: packTimeMajor(batch.tgtOut, steps, batch.T),
+    mask: packTimeMajor(batch.tgtMask, steps, batch.T),
+  };
 }

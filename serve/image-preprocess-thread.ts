@@ -1,7 +1,7 @@
 /**
  * Image preprocessing (core/image/preprocess.ts: centre crop, resize, normalise) in a worker
- * thread, off the event loop. It is plain JS over every pixel of the decoded upload: 10 ms for a
- * 640×480 photo and 180 ms for 25 megapixels on the 2-core dev machine, time in which the server
+ * thread, off the event loop. It is plain JS over every pixel of the decoded upload: 9-10 ms for a
+ * 640×480 photo and 180 ms for 25 megapixels on the 2-core dev machine (npm run bench:preprocess), time in which the server
  * could answer nothing else, health checks included. (sharp's decoding already runs in libuv's
  * pool; the resize stays frost's own so that a server, the CLI and the browser make the same
  * tensor from the same image.)

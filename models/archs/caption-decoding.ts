@@ -6,38 +6,21 @@ import type { OutputHead } from '../heads/types.ts';
 import type { ImageEncoder, ImageFeatures } from '../layers/image-encoder.ts';
 import { maskedCrossEntropySum } from '../loss.ts';
 import { tensorValue } from '../onnx-values.ts';
-import { packSteps, packTimeMajor, permuteRows } from '../packed-steps.ts';
+import { packTargets, permuteRows, type PackedTargets } from '../packed-steps.ts';
 import type { ParamStore } from '../params.ts';
 import type { ImageBatch } from './types.ts';
 
 /**
- * A caption batch's rows sorted longest caption first and its caption side packed by step
- * (models/packed-steps.ts): step t of a teacher-forced decoder runs the first counts[t] rows only,
- * and the output layer sees real positions only. Captions are batched by image, not by length, so
- * much of a padded caption batch is padding.
+ * A caption batch packed by step (models/packed-steps.ts), with each sorted caption's image row.
+ * Captions are batched by image, not by length, so much of a padded caption batch is padding.
  */
-export interface PackedCaptions {
-  /** counts[t] = captions still running at step t (non-increasing). */
-  counts: number[];
-  /** Image row of each (sorted) caption row. */
+export interface PackedCaptions extends PackedTargets {
   imageRows: Int32Array;
-  /** Packed positions, time-major: inputs, targets and their weights. */
-  inputs: Int32Array;
-  targets: Int32Array;
-  mask: Float32Array;
 }
 
 export function packCaptions(batch: ImageBatch): PackedCaptions {
-  const { B, T } = batch;
-  const steps = packSteps(batch.tgtMask, B, T);
-  const packed = <A extends Int32Array | Float32Array>(x: A) => packTimeMajor(x, steps, T);
-  return {
-    counts: [...steps.counts],
-    imageRows: permuteRows(batch.imageRows, steps.order, 1),
-    inputs: packed(batch.tgtIn),
-    targets: packed(batch.tgtOut),
-    mask: packed(batch.tgtMask),
-  };
+  const packed = packTargets(batch);
+  return { ...packed, imageRows: permuteRows(batch.imageRows, packed.steps.order, 1) };
 }
 
 /**

@@ -9,7 +9,7 @@ import { seededDropout } from '../layers/dropout.ts';
 import { sharedWeightMatMul } from '../layers/shared-matmul.ts';
 import { maskedCrossEntropySum } from '../loss.ts';
 import { tensorValue } from '../onnx-values.ts';
-import { packSteps, packTimeMajor, permuteRows } from '../packed-steps.ts';
+import { packTargets, permuteRows } from '../packed-steps.ts';
 import { ParamStore } from '../params.ts';
 import { timeMajor } from '../time-major.ts';
 import { registerArch } from './registry.ts';
@@ -152,21 +152,21 @@ class RnnAttnModel implements Seq2SeqModel {
   lossSum(modelBatch: ModelBatch, training: boolean): tf.Scalar {
     const batch = expectBatch(this.arch, 'tokens', modelBatch);
     return tf.tidy(() => {
-      const { B, S, T } = batch;
-      const { embedding: e, hidden: H } = this.cfg;
+      const { B, S } = batch;
+      const e = this.cfg.embedding;
       // Longest target first, so step t runs only the counts[t] sentences not yet finished.
-      const steps = packSteps(batch.tgtMask, B, T);
-      const rows = <A extends Int32Array | Float32Array>(x: A, width: number) => permuteRows(x, steps.order, width);
-      const packed = <A extends Int32Array | Float32Array>(x: A) => packTimeMajor(x, steps, T);
-      const srcLen = tf.tensor1d(rows(batch.srcLen, 1), 'int32');
+      const packed = packTargets(batch);
+      const { steps } = packed;
+      const srcLen = tf.tensor1d(permuteRows(batch.srcLen, steps.order, 1), 'int32');
       const srcMask = RnnAttnModel.maskFromLengths(srcLen, S);
-      const mem = this.encodeEmbedded(this.embedTimeMajor(this.w.srcEmbedding, rows(batch.src, S), B, S, training), B, S, srcMask);
-      const embT = this.dropout(tf.gather(this.w.tgtEmbedding, tf.tensor1d(packed(batch.tgtIn), 'int32')) as tf.Tensor2D, training);
+      const src = permuteRows(batch.src, steps.order, S);
+      const mem = this.encodeEmbedded(this.embedTimeMajor(this.w.srcEmbedding, src, B, S, training), B, S, srcMask);
+      const embT = this.dropout(tf.gather(this.w.tgtEmbedding, tf.tensor1d(packed.inputs, 'int32')) as tf.Tensor2D, training);
       const { decoder, attention } = this.w;
       // The embedding's share of the GRU input projection, for all steps at once; the context's share needs c_t.
       // One split, not two slices: its gradient is one Concat, theirs two full-size pads and an Add.
       const [WxE, WxC] = tf.split(decoder.Wx, [e, decoder.Wx.shape[0] - e], 0) as tf.Tensor2D[];
-      const preX = tf.split(tf.add(tf.matMul(embT, WxE), decoder.bx), [...steps.counts], 0) as tf.Tensor2D[];
+      const preX = tf.split(tf.add(tf.matMul(embT, WxE), decoder.bx), steps.counts, 0) as tf.Tensor2D[];
       const encOut = mem.enc_out as tf.Tensor3D;
       const keys = mem.enc_keys as tf.Tensor3D;
       let s = mem.state as tf.Tensor2D;
@@ -185,9 +185,7 @@ class RnnAttnModel implements Seq2SeqModel {
       }
       const f = this.dropout(this.outputFeatures(tf.concat(states, 0), tf.concat(contexts, 0), embT), training);
       const logits = this.head.logits(f, training);
-      const targets = tf.tensor1d(packed(batch.tgtOut), 'int32');
-      const mask = tf.tensor1d(packed(batch.tgtMask), 'float32');
-      return maskedCrossEntropySum(logits, targets, mask);
+      return maskedCrossEntropySum(logits, tf.tensor1d(packed.targets, 'int32'), tf.tensor1d(packed.mask, 'float32'));
     });
   }
 

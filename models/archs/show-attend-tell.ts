@@ -126,7 +126,7 @@ class ShowAttendTellModel implements Seq2SeqModel {
       // The word's share of the LSTM input projection for all steps at once; ẑ's share needs ẑ_t.
       const WxE = tf.slice(lstm.Wx, [0, 0], [e, 4 * H]);
       const WxZ = tf.slice(lstm.Wx, [e, 0], [-1, 4 * H]);
-      const gxE = tf.split(tf.add(tf.matMul(embT, WxE), lstm.bx), packed.counts, 0) as tf.Tensor2D[];
+      const gxE = tf.split(tf.add(tf.matMul(embT, WxE), lstm.bx), packed.steps.counts, 0) as tf.Tensor2D[];
       // Weights every step multiplies by get their gradient once, over all steps (shared-matmul.ts).
       const hWa = sharedWeightMatMul(attention.Wa);
       const hWbeta = sharedWeightMatMul(betaW);
@@ -138,7 +138,7 @@ class ShowAttendTellModel implements Seq2SeqModel {
       const hs: tf.Tensor2D[] = [];
       const zs: tf.Tensor2D[] = [];
       const alphas: tf.Tensor2D[] = [];
-      for (const [t, n] of packed.counts.entries()) {
+      for (const [t, n] of packed.steps.counts.entries()) {
         if (state.h.shape[0] > n) {
           state = { h: tf.slice(state.h, 0, n), c: tf.slice(state.c, 0, n) };
           rows = { grid: tf.slice(grid, 0, n), keys: tf.slice(mem.keys, 0, n) };
@@ -155,7 +155,7 @@ class ShowAttendTellModel implements Seq2SeqModel {
       if (this.cfg.attentionPenalty === 0) return nll;
       // Σ_t m_bt α_bti over each caption's real steps: the packed α rows, weighted, summed per caption.
       const weighted = tf.mul(tf.concat(alphas, 0), tf.tensor2d(packed.mask, [packed.mask.length, 1]));
-      const captionOf = tf.tensor1d(packed.counts.flatMap((n) => Array.from({ length: n }, (_, i) => i)), 'int32');
+      const captionOf = tf.tensor1d(packed.steps.counts.flatMap((n) => Array.from({ length: n }, (_, i) => i)), 'int32');
       const coverage = tf.unsortedSegmentSum(weighted, captionOf, batch.B);
       const penalty = tf.sum(tf.square(tf.sub(1, coverage)));
       return tf.add(nll, tf.mul(penalty, this.cfg.attentionPenalty)) as tf.Scalar;

@@ -79,10 +79,10 @@ class ShowTellModel implements Seq2SeqModel {
       const packed = packCaptions(batch);
       let state = this.initialState(this.decoding.imageFeatures(this.encoder, batch, packed, training).pooled, training);
       // Every step's input projection in one MatMul; Wh's gradient once over all steps (shared-matmul.ts).
-      const gx = tf.split(lstmInputProjection(this.lstm, this.decoding.embedInputs(packed, training)), packed.counts, 0) as tf.Tensor2D[];
+      const gx = tf.split(lstmInputProjection(this.lstm, this.decoding.embedInputs(packed, training)), packed.steps.counts, 0) as tf.Tensor2D[];
       const hWh = sharedWeightMatMul(this.lstm.Wh);
       const outputs: tf.Tensor2D[] = [];
-      for (const [t, n] of packed.counts.entries()) {
+      for (const [t, n] of packed.steps.counts.entries()) {
         if (state.h.shape[0] > n) state = { h: tf.slice(state.h, 0, n), c: tf.slice(state.c, 0, n) };
         state = lstmStepWith(this.lstm, gx[t], state, hWh);
         outputs.push(state.h);

@@ -105,6 +105,11 @@
  * value from the saved probabilities (two [N, |V|] Max passes fewer) and FrostSumSquares for the
  * gradient norm (kernels/sum-squares.ts; Square + Sum before). frost/PyTorch 1.05-1.10 pooled
  * over six alternating rounds; what is left is the one-thread non-GEMM third of the step.
+ *
+ * TARGET-PACKING PASS (issue #8, fourth session): the decoders run each step only on the sentences
+ * not yet finished, and the output layer only on real positions (models/packed-steps.ts); the
+ * attention kernels here take queries for the first rows of the annotations. 17% of bench:train's
+ * padded target positions were padding; frost/PyTorch 1.09-1.30 pooled since (README).
  */
 import '@tensorflow/tfjs-backend-wasm';
 import { getKernel, registerKernel, unregisterKernel, type KernelConfig, type KernelFunc } from '@tensorflow/tfjs-core';
