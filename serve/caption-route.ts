@@ -20,13 +20,16 @@ import type { ModelRegistry } from './model-registry.ts';
 import { requestDeadline } from './request-deadline.ts';
 import { type CaptionUpload, uploadReader } from './caption-upload.ts';
 import type { RequestLimits } from './schemas.ts';
+import { UploadBudget } from './upload-budget.ts';
 
 /** Options of {@link captionRouter}. */
 export interface CaptionRouterOptions {
   registry: ModelRegistry;
   pool: BatcherPool;
-  /** `timeoutMs`, `maxImageBytes` and `maxImagePixels` apply here. */
+  /** `timeoutMs`, `maxImageBytes`, `maxImagePixels` and `maxImageSide` apply here. */
   limits: RequestLimits;
+  /** Bounds the uploads read and decoded at once (serve/upload-budget.ts). @default a new budget with its defaults */
+  budget?: UploadBudget;
 }
 
 /** The body of a `POST /v1/caption` answer. */
@@ -41,6 +44,13 @@ export interface CaptionResponse {
   timing: { total_ms: number };
 }
 
+/**
+ * Uploads of more than 4 megapixels are decoded at reduced size (a short side of 512), so one
+ * upload's RGBA stays under 16 MB plus libvips' buffers. Smaller ones, most photos, are decoded at
+ * full size, giving exactly the tensor the CLI and the browser give.
+ */
+const REDUCE_ABOVE_PIXELS = 4_000_000;
+
 const REASON_CODES: Record<ImageDecodeReason, ErrorCode> = {
   empty: 'FROST_ERR_IMAGE_EMPTY',
   'not-an-image': 'FROST_ERR_NOT_AN_IMAGE',
@@ -50,19 +60,31 @@ const REASON_CODES: Record<ImageDecodeReason, ErrorCode> = {
   'too-large': 'FROST_ERR_IMAGE_TOO_LARGE',
 };
 
-export function captionRouter({ registry, pool, limits }: CaptionRouterOptions): Router {
+export function captionRouter({ registry, pool, limits, budget = new UploadBudget() }: CaptionRouterOptions): Router {
   const readUpload = uploadReader(limits.maxImageBytes);
   const router = Router();
 
   router.post('/v1/caption', async (req: Request, res: Response) => {
     const started = res.locals.startedAt as number;
-    const upload = await readUpload(req, res);
-    const model = registry.get(upload.model);
-    const { task, image: spec } = model.runtime.card;
-    if (task !== 'caption' || !spec) throw new HttpError('FROST_ERR_NOT_A_CAPTION_MODEL', { model: model.name, task });
-    assertCaptions(model.runtime, model.name);
-    const image = await decodeUpload(upload, limits);
-    const pixels = await imagePreprocessThread().run(image.rgba, image.width, image.height, spec);
+    // The body's bytes are reserved before it is read and given back once it is decoded.
+    const bytes = budget.reserveBytes(bodyBound(req, limits.maxImageBytes));
+    let prepared;
+    try {
+      const upload = await readUpload(req, res);
+      const model = registry.get(upload.model);
+      const { task, image: spec } = model.runtime.card;
+      if (task !== 'caption' || !spec) throw new HttpError('FROST_ERR_NOT_A_CAPTION_MODEL', { model: model.name, task });
+      assertCaptions(model.runtime, model.name);
+      prepared = await budget.decode(async () => {
+        const image = await decodeUpload(upload, limits);
+        const pixels = await imagePreprocessThread().run(image.rgba, image.width, image.height, spec);
+        const { width, height } = image.original ?? image;
+        return { model, upload, image: { width, height, format: image.format }, pixels };
+      }, clientGone(res));
+    } finally {
+      bytes.release();
+    }
+    const { model, upload, image, pixels } = prepared;
 
     const deadline = requestDeadline(res, limits.timeoutMs);
     try {
@@ -85,12 +107,36 @@ export function captionRouter({ registry, pool, limits }: CaptionRouterOptions):
 }
 
 /**
+ * The most bytes this request's body can hold: its Content-Length, or the largest upload (as base64
+ * JSON, the larger of the two encodings) when it is chunked.
+ */
+function bodyBound(req: Request, maxImageBytes: number): number {
+  const most = Math.ceil((maxImageBytes * 4) / 3) + 64 * 1024;
+  const length = Number(req.get('content-length'));
+  return Number.isSafeInteger(length) && length >= 0 ? Math.min(length, most) : most;
+}
+
+/** Aborted when the client hangs up before its answer is sent. */
+function clientGone(res: Response): AbortSignal {
+  const gone = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) gone.abort(new HttpError('FROST_ERR_CLIENT_CLOSED'));
+  });
+  return gone.signal;
+}
+
+/**
  * Decodes the upload, or says with a 4xx what is wrong with it (naming the client's file name).
  * @throws HttpError with the code of the decoder's reason
  */
 async function decodeUpload(upload: CaptionUpload, limits: RequestLimits): Promise<DecodedImage> {
   try {
-    return await decodeImage(upload.bytes, { maxBytes: limits.maxImageBytes, maxPixels: limits.maxImagePixels });
+    return await decodeImage(upload.bytes, {
+      maxBytes: limits.maxImageBytes,
+      maxPixels: limits.maxImagePixels,
+      maxSide: limits.maxImageSide,
+      reduceAbovePixels: REDUCE_ABOVE_PIXELS,
+    });
   } catch (err) {
     if (!(err instanceof ImageDecodeError)) throw err;
     const detail = upload.filename ? `${upload.filename}: ${err.message}` : err.message;

@@ -46,6 +46,8 @@ export const ERRORS = {
     statusCode: 501,
     message: "Model '{model}' is a caption model, but its runtime cannot caption (register an InProcessRuntime or a WorkerRuntime)",
   },
+  // Nobody reads this answer: it names the request in the log and the metrics.
+  FROST_ERR_CLIENT_CLOSED: { statusCode: 400, message: 'The client closed the connection before its request was complete' },
   FROST_ERR_INTERNAL: { statusCode: 500, message: 'Internal server error' },
   FROST_ERR_DECODER_CRASHED: {
     statusCode: 500,
@@ -56,6 +58,7 @@ export const ERRORS = {
     message: 'Server overloaded: {queue} requests are already waiting for this model; retry later',
   },
   FROST_ERR_NOT_READY: { statusCode: 503, message: 'Not ready: {reason}' },
+  FROST_ERR_UPLOADS_BUSY: { statusCode: 503, message: 'Server busy with other uploads ({detail}); retry later' },
   FROST_ERR_TIMEOUT: { statusCode: 504, message: 'Request timed out after {ms} ms' },
 } as const satisfies Record<string, { statusCode: number; message: string }>;
 

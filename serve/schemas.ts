@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_MAX_PIXELS } from '../core/image/sniff.ts';
+import { DEFAULT_MAX_PIXELS, DEFAULT_MAX_SIDE } from '../core/image/sniff.ts';
 import type { SearchOptions } from '../core/decode/types.ts';
 import { HttpError } from './errors.ts';
 
@@ -20,6 +20,8 @@ export interface RequestLimits {
   maxImageBytes: number;
   /** Largest width × height accepted, read from the image's header before it is decoded. @default 25 megapixels */
   maxImagePixels: number;
+  /** Longest accepted width or height, read from the header too. @default 12,000 */
+  maxImageSide: number;
 }
 
 export const DEFAULT_LIMITS: Readonly<RequestLimits> = {
@@ -29,6 +31,7 @@ export const DEFAULT_LIMITS: Readonly<RequestLimits> = {
   timeoutMs: 30_000,
   maxImageBytes: 10 * 1024 * 1024,
   maxImagePixels: DEFAULT_MAX_PIXELS,
+  maxImageSide: DEFAULT_MAX_SIDE,
 };
 
 /** Largest beam the server accepts: beam cost grows linearly and the n-best list with it. */

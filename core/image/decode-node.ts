@@ -11,10 +11,10 @@
 import { readFile, stat } from 'node:fs/promises';
 import sharp from 'sharp';
 import { ImageDecodeError } from './decode-error.ts';
-import { checkImageBytes, checkPixelCount, DEFAULT_MAX_BYTES, type ImageLimits, isCompleteImage, type SupportedImageFormat } from './sniff.ts';
+import { checkImageBytes, checkPixelCount, DEFAULT_MAX_BYTES, DEFAULT_MAX_PIXELS, type ImageLimits, isCompleteImage, type SupportedImageFormat } from './sniff.ts';
 
 export { ImageDecodeError, type ImageDecodeReason } from './decode-error.ts';
-export { DEFAULT_MAX_BYTES, DEFAULT_MAX_PIXELS, type ImageLimits } from './sniff.ts';
+export { DEFAULT_MAX_BYTES, DEFAULT_MAX_PIXELS, DEFAULT_MAX_SIDE, type ImageLimits } from './sniff.ts';
 
 /** A decoded image. */
 export interface DecodedImage {
@@ -23,7 +23,25 @@ export interface DecodedImage {
   width: number;
   height: number;
   format: SupportedImageFormat;
+  /** The image's own size (after EXIF orientation), when it was decoded at reduced size. */
+  original?: { width: number; height: number };
 }
+
+/** Options of {@link decodeImage}: the limits checked before decoding, and decoding at reduced size. */
+export interface DecodeOptions extends ImageLimits {
+  /**
+   * Decode an image of more than this many pixels at reduced size (libvips shrinks a JPEG while
+   * decoding it and streams a PNG through the resize), so it never exists as full-size RGBA. A
+   * server sets it to bound the memory of each upload; the CLI and the browser decode at full size,
+   * which is what makes their tensors bit-identical. @default Infinity (never)
+   */
+  reduceAbovePixels?: number;
+  /** The short side of an image decoded at reduced size. @default {@link DEFAULT_REDUCED_SHORT_SIDE} */
+  reducedShortSide?: number;
+}
+
+/** 512: four times the default 128-pixel model input, so frost's own area resize still does the final averaging. */
+export const DEFAULT_REDUCED_SHORT_SIDE = 512;
 
 /**
  * Decodes a JPEG or PNG, given as bytes or as a file path (the format comes from the bytes, never
@@ -31,7 +49,7 @@ export interface DecodedImage {
  * decoding it; a file over `maxBytes` is refused without reading it.
  * @throws ImageDecodeError naming the file when given a path; file-system errors (ENOENT, …) as they are
  */
-export async function decodeImage(input: Buffer | Uint8Array | string, opts: ImageLimits = {}): Promise<DecodedImage> {
+export async function decodeImage(input: Buffer | Uint8Array | string, opts: DecodeOptions = {}): Promise<DecodedImage> {
   const source = typeof input === 'string' ? input : undefined;
   let bytes: Uint8Array;
   if (typeof input === 'string') {
@@ -46,21 +64,33 @@ export async function decodeImage(input: Buffer | Uint8Array | string, opts: Ima
 
   // failOn 'error' refuses truncated data and hard decode errors but, like browsers, accepts a
   // JPEG with recoverable glitches (libjpeg's "corrupt data" warnings) instead of refusing it.
-  const image = sharp(bytes, { failOn: 'error', limitInputPixels: false, ignoreIcc: true, autoOrient: true, sequentialRead: true });
+  const options = { failOn: 'error', ignoreIcc: true, autoOrient: true, sequentialRead: true } as const;
   let width: number;
   let height: number;
+  let oriented: { width: number; height: number };
   try {
-    const meta = await image.metadata();
+    // The header is read without libvips' own pixel limit, so that checkPixelCount words the refusal.
+    const meta = await sharp(bytes, { ...options, limitInputPixels: false }).metadata();
     ({ width, height } = meta);
+    oriented = meta.autoOrient ?? { width, height };
   } catch (err) {
     throw failure(err, bytes, format, source);
   }
   checkPixelCount(width, height, opts, source);
+  // limitInputPixels repeats that check inside libvips, in case the header and the data disagree.
+  const image = sharp(bytes, { ...options, limitInputPixels: opts.maxPixels ?? DEFAULT_MAX_PIXELS });
 
+  const reduce = width * height > (opts.reduceAbovePixels ?? Infinity);
+  if (reduce) {
+    const side = opts.reducedShortSide ?? DEFAULT_REDUCED_SHORT_SIDE;
+    // 'outside': the short side becomes `side` and the aspect ratio stays, so the centre square is the same part of the picture.
+    image.resize({ width: side, height: side, fit: 'outside', withoutEnlargement: true, kernel: 'linear' });
+  }
   try {
     const { data, info } = await image.toColourspace('srgb').ensureAlpha().raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
     if (info.channels !== 4) throw new Error(`expected 4 channels after ensureAlpha, got ${info.channels}`);
-    return { rgba: new Uint8Array(data.buffer, data.byteOffset, data.length), width: info.width, height: info.height, format };
+    const rgba = new Uint8Array(data.buffer, data.byteOffset, data.length);
+    return { rgba, width: info.width, height: info.height, format, ...(reduce ? { original: oriented } : {}) };
   } catch (err) {
     throw failure(err, bytes, format, source);
   }

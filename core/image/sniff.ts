@@ -43,6 +43,8 @@ export interface ImageLimits {
   maxBytes?: number;
   /** Largest accepted width × height. @default {@link DEFAULT_MAX_PIXELS} */
   maxPixels?: number;
+  /** Longest accepted width or height. @default {@link DEFAULT_MAX_SIDE} */
+  maxSide?: number;
 }
 
 /** 20 MiB: a full-quality photo from any current camera fits. */
@@ -53,6 +55,13 @@ export const DEFAULT_MAX_BYTES = 20 * 1024 * 1024;
  * without helping a 128-pixel model input.
  */
 export const DEFAULT_MAX_PIXELS = 25_000_000;
+
+/**
+ * 12,000 pixels a side: a 24 MP camera frame (6000×4000) or a 3:1 panorama of the pixel limit
+ * fits. A PNG of 1×24,000,000 passes the pixel limit and is 94 kB, yet costs libpng seconds of
+ * per-row work; the model only ever sees a centre square of the image.
+ */
+export const DEFAULT_MAX_SIDE = 12_000;
 
 /**
  * Checks bytes before any decoder sees them: not empty, not too many, and JPEG or PNG by
@@ -146,11 +155,16 @@ export function isCompleteImage(bytes: Uint8Array, format: SupportedImageFormat)
 }
 
 /**
- * Refuses an image whose header claims more than `maxPixels`, before decoding it.
+ * Refuses an image whose header claims more than `maxPixels`, or a side longer than `maxSide`,
+ * before decoding it.
  * @throws ImageDecodeError ('too-large')
  */
 export function checkPixelCount(width: number, height: number, limits: ImageLimits = {}, source?: string): void {
   const maxPixels = limits.maxPixels ?? DEFAULT_MAX_PIXELS;
+  const maxSide = limits.maxSide ?? DEFAULT_MAX_SIDE;
+  if (Math.max(width, height) > maxSide) {
+    throw new ImageDecodeError('too-large', `the image is ${width}×${height}, a side longer than the limit of ${maxSide} pixels`, source);
+  }
   if (width * height > maxPixels) {
     const mp = (width * height / 1e6).toFixed(1);
     throw new ImageDecodeError('too-large', `the image is ${width}×${height} (${mp} megapixels), more than the limit of ${maxPixels} pixels`, source);

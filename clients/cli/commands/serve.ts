@@ -19,6 +19,7 @@ interface ServeFlags {
   maxBodyBytes: number;
   maxImageBytes: number;
   maxImagePixels: number;
+  maxImageSide: number;
   timeoutMs: number;
   maxBatch: number;
   maxWaitMs: number;
@@ -58,6 +59,7 @@ export function registerServe(program: Command): void {
     .option('--max-body-bytes <n>', 'largest accepted request body', intOption('--max-body-bytes', 1), DEFAULT_LIMITS.maxBodyBytes)
     .option('--max-image-bytes <n>', 'largest accepted image upload (POST /v1/caption)', intOption('--max-image-bytes', 1), DEFAULT_LIMITS.maxImageBytes)
     .option('--max-image-pixels <n>', 'most pixels in an accepted image, checked from its header before decoding', intOption('--max-image-pixels', 1), DEFAULT_LIMITS.maxImagePixels)
+    .option('--max-image-side <n>', 'longest accepted image width or height, checked from its header', intOption('--max-image-side', 1), DEFAULT_LIMITS.maxImageSide)
     .option('--timeout-ms <n>', 'answer 504 when a request takes longer', intOption('--timeout-ms', 1), DEFAULT_LIMITS.timeoutMs)
     .option('--max-batch <n>', 'most texts decoded together (dynamic batching; 1 turns it off)', intOption('--max-batch', 1), DEFAULT_BATCHING.maxBatch)
     .option('--max-wait-ms <n>', 'how long a request waits for others to batch with', intOption('--max-wait-ms', 0), DEFAULT_BATCHING.maxWaitMs)
@@ -75,7 +77,7 @@ export function registerServe(program: Command): void {
         intraOpNumThreads: flags.threads,
         workers: flags.workers,
         defaultModel: flags.defaultModel,
-        limits: { maxTextChars: flags.maxTextChars, maxBatch: flags.maxTexts, maxBodyBytes: flags.maxBodyBytes, maxImageBytes: flags.maxImageBytes, maxImagePixels: flags.maxImagePixels, timeoutMs: flags.timeoutMs },
+        limits: { maxTextChars: flags.maxTextChars, maxBatch: flags.maxTexts, maxBodyBytes: flags.maxBodyBytes, maxImageBytes: flags.maxImageBytes, maxImagePixels: flags.maxImagePixels, maxImageSide: flags.maxImageSide, timeoutMs: flags.timeoutMs },
         batching: { maxBatch: flags.maxBatch, maxWaitMs: flags.maxWaitMs, maxQueue: flags.maxQueue, concurrency: flags.batchConcurrency },
         watch: flags.watch,
         reportsDir: resolve(flags.reports),
