@@ -65,6 +65,6 @@ export function createApp(opts: AppOptions): Express {
   app.use('/reports', express.static(opts.reportsDir ?? resolve('reports'), { index: ['report.html', 'index.html'], dotfiles: 'ignore' }));
   app.use(webRouter({ registry }));
   app.use(notFoundHandler());
-  app.use(errorHandler(onInternal));
+  app.use(errorHandler(onInternal, (err, reqId) => opts.logger?.info({ reqId, code: err.code }, 'client closed the connection mid-request')));
   return app;
 }

@@ -7,7 +7,7 @@
 import busboy from 'busboy';
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import { z } from 'zod';
-import { HttpError } from './errors.ts';
+import { clip, HttpError } from './errors.ts';
 import { formatIssues, MAX_BEAM } from './schemas.ts';
 
 /** An upload, whichever way it came. */
@@ -37,6 +37,11 @@ export function uploadReader(maxBytes: number): (req: Request, res: Response) =>
   const json = express.json({ limit: Math.ceil((maxBytes * 4) / 3) + 64 * 1024 });
   return (req, res) => {
     const type = req.get('content-type') ?? '';
+    const encoding = (req.get('content-encoding') ?? 'identity').toLowerCase();
+    // busboy reads the bytes as they come: a compressed form would only fail as a malformed one.
+    if (/^multipart\/form-data/i.test(type) && encoding !== 'identity') {
+      throw new HttpError('FROST_ERR_UNSUPPORTED_ENCODING', { encoding: JSON.stringify(clip(encoding)) });
+    }
     if (/^multipart\/form-data/i.test(type)) return readMultipart(req, maxBytes);
     if (/^application\/json/i.test(type)) return readJson(req, res, json);
     throw new HttpError('FROST_ERR_CAPTION_CONTENT_TYPE', { contentType: type || '(none)' });
@@ -77,6 +82,8 @@ function readMultipart(req: Request, maxBytes: number): Promise<CaptionUpload> {
     // The first problem is the one reported; the body is still read to its end.
     let failure: HttpError | undefined;
     parser.on('file', (name, stream, info) => {
+      // A form cut short fails the file stream too ("Unexpected end of file"); the parser reports it.
+      stream.on('error', () => undefined);
       if (name !== 'image') {
         stream.resume();
         return;
@@ -98,12 +105,23 @@ function readMultipart(req: Request, maxBytes: number): Promise<CaptionUpload> {
         else failure ??= new HttpError('FROST_ERR_INVALID_REQUEST', { issues: `beam: must be an integer from 1 to ${MAX_BEAM}, got '${value}'` });
       }
     });
-    parser.on('error', (err: Error) => reject(new HttpError('FROST_ERR_INVALID_REQUEST', { issues: `multipart: ${err.message}` }, { cause: err })));
+    parser.on('error', (err: Error) => {
+      // A client that hung up mid-form reads as a form that ends early; say what happened instead.
+      if (req.destroyed && !req.complete) reject(new HttpError('FROST_ERR_CLIENT_CLOSED', {}, { cause: err }));
+      else reject(new HttpError('FROST_ERR_INVALID_REQUEST', { issues: `multipart: ${err.message}` }, { cause: err }));
+    });
     // The chunks are joined here rather than on the file stream's own 'close', which may come later.
     parser.on('close', () => {
       if (failure) reject(failure);
       else if (!chunks) reject(new HttpError('FROST_ERR_NO_IMAGE', { detail: "the form has no file field 'image'" }));
       else resolve({ ...upload, bytes: Buffer.concat(chunks) });
+    });
+    // A hang-up ends the body without an end to the form, and busboy then waits for ever.
+    req.once('close', () => {
+      if (req.complete) return;
+      req.unpipe(parser);
+      parser.destroy();
+      reject(new HttpError('FROST_ERR_CLIENT_CLOSED'));
     });
     req.pipe(parser);
   });

@@ -21,6 +21,11 @@ export const ERRORS = {
     statusCode: 415,
     message: 'Expected Content-Type application/json, got {contentType}',
   },
+  FROST_ERR_UNSUPPORTED_ENCODING: {
+    statusCode: 415,
+    message: 'Unsupported Content-Encoding {encoding}; send the body as is, or (JSON bodies) gzip, deflate or br',
+  },
+  FROST_ERR_BAD_BODY: { statusCode: 400, message: 'The request body could not be read: {detail}' },
   // POST /v1/caption: one code per way an upload can fail (core/image/decode-error.ts's reasons).
   FROST_ERR_NO_IMAGE: { statusCode: 400, message: 'No image in the request: {detail}' },
   FROST_ERR_IMAGE_EMPTY: { statusCode: 400, message: 'The image is empty (0 bytes)' },
@@ -102,6 +107,10 @@ interface BodyParserError {
   status?: number;
   limit?: number;
   message?: string;
+  /** The Content-Encoding body-parser could not undo. */
+  encoding?: string;
+  /** http-errors' flag: the message is meant for the client. */
+  expose?: boolean;
 }
 
 /** Maps anything thrown in a handler to an {@link HttpError}; unexpected errors become a 500. */
@@ -117,7 +126,21 @@ export function toHttpError(err: unknown): HttpError {
   if (bp.type === 'entity.too.large') {
     return new HttpError('FROST_ERR_BODY_TOO_LARGE', { limit: bp.limit ?? 'configured' }, { cause: err });
   }
+  if (bp.type === 'encoding.unsupported') {
+    return new HttpError('FROST_ERR_UNSUPPORTED_ENCODING', { encoding: JSON.stringify(clip(bp.encoding ?? '?')) }, { cause: err });
+  }
+  if (bp.type === 'request.aborted') return new HttpError('FROST_ERR_CLIENT_CLOSED', {}, { cause: err });
+  // The rest of body-parser's client errors: a gzip or brotli body that does not decompress (zlib's
+  // message), a body shorter or longer than its Content-Length.
+  if (bp.expose && typeof bp.status === 'number' && bp.status >= 400 && bp.status < 500) {
+    return new HttpError('FROST_ERR_BAD_BODY', { detail: clip(bp.message ?? 'unreadable') }, { cause: err });
+  }
   return new HttpError('FROST_ERR_INTERNAL', {}, { cause: err });
+}
+
+/** A client's string as it may appear in a message or a log line: 64 characters at most. */
+export function clip(text: string, max = 64): string {
+  return text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`;
 }
 
 /** Builds the response body of an {@link HttpError}. */
@@ -147,15 +170,25 @@ export function sendError(res: Response, err: HttpError): void {
 /**
  * The one error middleware (express recognises it by its four parameters). Internal errors are
  * reported through `onInternal` with their stack but answered with a generic message, so no paths
- * or stack traces leak to clients.
+ * or stack traces leak to clients. A client that hung up mid-request is no server error: it goes to
+ * `onClientClosed` (a quiet log line) and nothing is sent.
  */
-export function errorHandler(onInternal: (err: unknown) => void = () => {}): ErrorRequestHandler {
+export function errorHandler(
+  onInternal: (err: unknown) => void = () => {},
+  onClientClosed: (err: HttpError, requestId: string | undefined) => void = () => {},
+): ErrorRequestHandler {
   return (err, _req, res, next) => {
+    const httpErr = toHttpError(err);
+    if (httpErr.code === 'FROST_ERR_CLIENT_CLOSED') {
+      res.locals.errorCode = httpErr.code;
+      onClientClosed(httpErr, res.locals.requestId as string | undefined);
+      if (!res.headersSent) res.destroy();
+      return;
+    }
     if (res.headersSent) {
       next(err);
       return;
     }
-    const httpErr = toHttpError(err);
     if (httpErr.code === 'FROST_ERR_INTERNAL') onInternal(err);
     sendError(res, httpErr);
   };

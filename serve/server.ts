@@ -7,7 +7,9 @@ import { BatcherPool } from './batcher-pool.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { ServeMetrics } from './metrics.ts';
 import { ModelRegistry } from './model-registry.ts';
-import type { RequestLimits } from './schemas.ts';
+import { defaultMaxConnections, httpServerOptions, limitConnections } from './connection-limits.ts';
+import { errorBody, HttpError, RETRY_AFTER_S } from './errors.ts';
+import { DEFAULT_LIMITS, type RequestLimits } from './schemas.ts';
 import { RequestTracker } from './shutdown.ts';
 import { watchModels, type ModelWatch } from './watch.ts';
 import { defaultWorkers, WorkerRuntime } from './worker-runtime.ts';
@@ -37,6 +39,8 @@ export interface ServerOptions {
   watch?: boolean;
   /** How long {@link RunningServer.close} waits for in-flight requests before dropping them. @default 30000 */
   drainTimeoutMs?: number;
+  /** Most connections open at once; more are closed as they are accepted. @default {@link defaultMaxConnections} */
+  maxConnections?: number;
   /** Where the JSON log lines go, one call per line. @default stderr */
   log?: (line: string) => void;
   /** Called after each `--watch` reload attempt (tests). */
@@ -113,11 +117,15 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     onInternalError: (err) => logger.error({ err: (err as Error)?.stack ?? String(err) }, 'internal error'),
   });
 
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+  const timeoutMs = opts.limits?.timeoutMs ?? DEFAULT_LIMITS.timeoutMs;
+  const server = createServer(httpServerOptions(timeoutMs), (req: IncomingMessage, res: ServerResponse) => {
     tracker!.track(req, res);
-    app(req, res);
+    if (tracker!.isDraining) refuseWhileDraining(res);
+    else app(req, res);
   });
   tracker = new RequestTracker(server);
+  const maxConnections = opts.maxConnections ?? defaultMaxConnections();
+  limitConnections(server, maxConnections, logger);
 
   try {
     await new Promise<void>((resolve, reject) => {
@@ -149,7 +157,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${shownHost}:${address.port}`;
   for (const m of registry.list()) logger.info({ model: m.name, dir: m.dir, default: m.name === registry.defaultName }, 'model loaded');
-  logger.info({ url, workers, batching: pool.options, watch: Boolean(opts.watch) }, 'frost serve listening');
+  logger.info({ url, workers, batching: pool.options, watch: Boolean(opts.watch), maxConnections, timeoutMs }, 'frost serve listening');
 
   let closing: Promise<void> | undefined;
   return {
@@ -169,4 +177,16 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       return closing;
     },
   };
+}
+
+/** The answer to a request that arrives once shutdown has begun: 503, retry elsewhere, and the connection closes. */
+function refuseWhileDraining(res: ServerResponse): void {
+  const body = JSON.stringify(errorBody(new HttpError('FROST_ERR_NOT_READY', { reason: 'shutting down' })));
+  res.writeHead(503, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(body),
+    'Retry-After': String(RETRY_AFTER_S),
+    Connection: 'close',
+  });
+  res.end(body);
 }

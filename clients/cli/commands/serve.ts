@@ -2,6 +2,7 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import { resolve } from 'node:path';
 import { DEVICES, type Device } from '../../../core/runtime/load-node.ts';
 import { DEFAULT_BATCHING } from '../../../serve/batcher.ts';
+import { defaultMaxConnections } from '../../../serve/connection-limits.ts';
 import { DEFAULT_LIMITS } from '../../../serve/schemas.ts';
 import { startServer } from '../../../serve/server.ts';
 import { defaultWorkers } from '../../../serve/worker-runtime.ts';
@@ -28,6 +29,7 @@ interface ServeFlags {
   watch: boolean;
   reports: string;
   drainTimeoutMs: number;
+  maxConnections?: number;
 }
 
 /** A commander parser for integers in [min, max]; the error names the flag. */
@@ -60,7 +62,8 @@ export function registerServe(program: Command): void {
     .option('--max-image-bytes <n>', 'largest accepted image upload (POST /v1/caption)', intOption('--max-image-bytes', 1), DEFAULT_LIMITS.maxImageBytes)
     .option('--max-image-pixels <n>', 'most pixels in an accepted image, checked from its header before decoding', intOption('--max-image-pixels', 1), DEFAULT_LIMITS.maxImagePixels)
     .option('--max-image-side <n>', 'longest accepted image width or height, checked from its header', intOption('--max-image-side', 1), DEFAULT_LIMITS.maxImageSide)
-    .option('--timeout-ms <n>', 'answer 504 when a request takes longer', intOption('--timeout-ms', 1), DEFAULT_LIMITS.timeoutMs)
+    .option('--timeout-ms <n>', 'answer 504 when a request takes longer; a request whose headers and body take longer to arrive gets 408 and its connection closed', intOption('--timeout-ms', 1), DEFAULT_LIMITS.timeoutMs)
+    .option('--max-connections <n>', `most connections open at once; more are closed as they are accepted (default: ulimit -n less 64, now ${defaultMaxConnections()})`, intOption('--max-connections', 1))
     .option('--max-batch <n>', 'most texts decoded together (dynamic batching; 1 turns it off)', intOption('--max-batch', 1), DEFAULT_BATCHING.maxBatch)
     .option('--max-wait-ms <n>', 'how long a request waits for others to batch with', intOption('--max-wait-ms', 0), DEFAULT_BATCHING.maxWaitMs)
     .option('--max-queue <n>', 'requests waiting per model before 503', intOption('--max-queue', 1), DEFAULT_BATCHING.maxQueue)
@@ -82,6 +85,7 @@ export function registerServe(program: Command): void {
         watch: flags.watch,
         reportsDir: resolve(flags.reports),
         drainTimeoutMs: flags.drainTimeoutMs,
+        maxConnections: flags.maxConnections,
       });
       // SIGTERM/Ctrl-C: stop accepting, answer what was received, release the models, exit 0.
       // A second signal exits at once.
