@@ -16,6 +16,7 @@ import type { ModelRegistry } from './model-registry.ts';
 import { modelsRouter } from './models-router.ts';
 import { openApiDocument } from './openapi.ts';
 import { opsRouter } from './ops-router.ts';
+import { reportsRouter } from './reports-static.ts';
 import { requestContext } from './request-context.ts';
 import { DEFAULT_LIMITS, type RequestLimits } from './schemas.ts';
 import { webRouter } from './static.ts';
@@ -62,7 +63,7 @@ export function createApp(opts: AppOptions): Express {
   app.use(translateRouter({ registry, pool, limits, onInternal }));
   app.use(captionRouter({ registry, pool, limits }));
   // Reports (issue #7): `reports/NAME/report.html` at /reports/NAME/; what is not there falls through to the JSON 404.
-  app.use('/reports', express.static(opts.reportsDir ?? resolve('reports'), { index: ['report.html', 'index.html'], dotfiles: 'ignore' }));
+  app.use('/reports', reportsRouter(opts.reportsDir ?? resolve('reports')));
   app.use(webRouter({ registry }));
   app.use(notFoundHandler());
   app.use(errorHandler(onInternal, (err, reqId) => opts.logger?.info({ reqId, code: err.code }, 'client closed the connection mid-request')));

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { readdir, stat } from 'node:fs/promises';
+import { readdir, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { LoadModelOptions } from '../core/runtime/load-node.ts';
 import { MODEL_CARD_FILE } from '../core/runtime/model-card.ts';
@@ -116,7 +116,12 @@ export class ModelRegistry {
   }
 }
 
-/** `dir` itself when it is a model directory, else its subdirectories that are, sorted. */
+/**
+ * `dir` itself when it is a model directory, else its subdirectories that are, sorted. Links are
+ * followed (`models/en-de -> /srv/models/en-de/v3`, `models/current -> v3`: how versioned
+ * deployments are laid out); two entries that are the same folder are loaded once, under the name
+ * of the link.
+ */
 async function findModelDirs(dir: string): Promise<string[]> {
   let info;
   try {
@@ -127,10 +132,16 @@ async function findModelDirs(dir: string): Promise<string[]> {
   if (!info.isDirectory()) throw new Error(`${dir}: not a directory (--models takes a model directory or a directory of them)`);
   if (existsSync(join(dir, MODEL_CARD_FILE))) return [dir];
   const entries = await readdir(dir, { withFileTypes: true });
-  const dirs = entries
-    .filter((e) => e.isDirectory() && existsSync(join(dir, e.name, MODEL_CARD_FILE)))
-    .map((e) => join(dir, e.name))
-    .sort();
+  const candidates = entries
+    .filter((e) => (e.isDirectory() || e.isSymbolicLink()) && existsSync(join(dir, e.name, MODEL_CARD_FILE)))
+    .map((e) => ({ path: join(dir, e.name), link: e.isSymbolicLink() }))
+    .sort((a, b) => Number(b.link) - Number(a.link) || a.path.localeCompare(b.path));
+  const byRealPath = new Map<string, string>();
+  for (const c of candidates) {
+    const real = await realpath(c.path);
+    if (!byRealPath.has(real)) byRealPath.set(real, c.path);
+  }
+  const dirs = [...byRealPath.values()].sort();
   if (dirs.length === 0) {
     throw new Error(`${dir}: no model found (expected ${MODEL_CARD_FILE} in it or in its subdirectories)`);
   }

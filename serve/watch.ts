@@ -5,6 +5,7 @@
  * The old runtime is released once no batch uses it.
  */
 import { watch, type FSWatcher } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import type { Logger } from './logger.ts';
 import type { ModelRegistry } from './model-registry.ts';
 import type { ModelRuntime } from './model-runtime.ts';
@@ -28,12 +29,15 @@ export interface ModelWatch {
 }
 
 /**
- * Watches the directory of every loaded model. Watches are on the directory, so replacing files in
- * it (write or rename) is seen; replacing the directory itself is not.
+ * Watches the directory of every loaded model, and its parent for the directory's own name: files
+ * replaced inside it (write or rename) are seen, and so is the directory replaced as a whole
+ * (`mv model model.old && mv model.new model`, or a link `current -> v3` pointed at v4), after which
+ * the new directory is watched. An inotify watch follows the inode, not the name, which is why the
+ * parent is needed: without it the server kept watching the moved-away folder.
  */
 export function watchModels(registry: ModelRegistry, opts: WatchOptions): ModelWatch {
   const debounceMs = opts.debounceMs ?? 300;
-  const watchers: FSWatcher[] = [];
+  const watchers: Array<{ close(): void }> = [];
   const timers = new Set<NodeJS.Timeout>();
   let closed = false;
 
@@ -66,16 +70,37 @@ export function watchModels(registry: ModelRegistry, opts: WatchOptions): ModelW
       opts.onReload?.(name, true);
       await opts.retire(old.runtime).catch((err: unknown) => opts.logger.warn({ model: name, err: (err as Error).message }, 'releasing the previous version failed'));
     };
-    const w = watch(dir, () => {
+    const schedule = () => {
       if (timer) clearTimeout(timer);
       timer = setTimeout(() => {
         timers.delete(timer!);
         reloading = reloading.then(reload);
       }, debounceMs);
       timers.add(timer);
+    };
+    let inner: FSWatcher | undefined;
+    const watchDir = () => {
+      inner?.close();
+      inner = undefined;
+      if (closed) return;
+      try {
+        inner = watch(dir, schedule);
+      } catch (err) {
+        // The name is between two renames; the parent's next event for it watches again.
+        opts.logger.warn({ model: name, dir, err: (err as Error).message }, 'watching the model directory failed');
+        return;
+      }
+      inner.on('error', (err) => opts.logger.warn({ model: name, dir, err: err.message }, 'watching the model directory failed'));
+    };
+    watchDir();
+    const base = basename(dir);
+    const parent = watch(dirname(dir), (_event, file) => {
+      if (file !== base) return;
+      watchDir();
+      schedule();
     });
-    w.on('error', (err) => opts.logger.warn({ model: name, dir, err: err.message }, 'watching the model directory failed'));
-    watchers.push(w);
+    parent.on('error', (err) => opts.logger.warn({ model: name, dir, err: err.message }, 'watching the models folder failed'));
+    watchers.push(parent, { close: () => inner?.close() });
   }
 
   return {
