@@ -18,6 +18,7 @@ import { openApiDocument } from './openapi.ts';
 import { opsRouter } from './ops-router.ts';
 import { reportsRouter } from './reports-static.ts';
 import { requestContext } from './request-context.ts';
+import { sameOriginPosts } from './same-origin.ts';
 import { DEFAULT_LIMITS, type RequestLimits } from './schemas.ts';
 import { webRouter } from './static.ts';
 import { translateRouter } from './translate-router.ts';
@@ -43,6 +44,8 @@ export interface AppOptions {
   notReady?: () => string | undefined;
   /** Called with unexpected errors (answered as a generic 500). @default writes the stack to stderr */
   onInternalError?: (err: unknown) => void;
+  /** Origins besides the server's own whose browsers may POST to it (serve/same-origin.ts). @default none */
+  allowedOrigins?: readonly string[];
   /** Folder served as static files under /reports/ (`frost report --out reports/NAME`). @default `reports` in the working directory */
   reportsDir?: string;
 }
@@ -58,6 +61,7 @@ export function createApp(opts: AppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
   app.use(requestContext(metrics, opts.logger));
+  app.use(sameOriginPosts(opts.allowedOrigins));
   app.use(opsRouter({ registry, metrics, notReady, openApi: JSON.stringify(openApiDocument(limits)) }));
   app.use(modelsRouter(registry));
   app.use(translateRouter({ registry, pool, limits, onInternal }));

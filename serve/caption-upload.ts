@@ -8,7 +8,7 @@ import busboy from 'busboy';
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import { z } from 'zod';
 import { clip, HttpError } from './errors.ts';
-import { formatIssues, MAX_BEAM } from './schemas.ts';
+import { formatIssues, MAX_BEAM, modelName } from './schemas.ts';
 
 /** An upload, whichever way it came. */
 export interface CaptionUpload {
@@ -20,8 +20,8 @@ export interface CaptionUpload {
 }
 
 /** The JSON body, as validated; openapi.ts documents it from this schema. */
-export const captionJsonSchema = z.object({
-  model: z.string().min(1).optional().describe('the model to caption with; the default model when left out'),
+export const captionJsonSchema = z.strictObject({
+  model: modelName.optional().describe('the model to caption with; the default model when left out'),
   image: z
     .string()
     .min(1, 'must be a non-empty base64 string')
@@ -29,7 +29,12 @@ export const captionJsonSchema = z.object({
   beam: z.int().min(1).max(MAX_BEAM).optional().describe('beam width; 10 (the paper\'s) when left out'),
 });
 
-const beamField = z.coerce.number().int().min(1).max(MAX_BEAM);
+/** A form's beam: decimal digits only (Number() would also take '0x10', '1e1' or ' 4 '). */
+const beamField = z.string().regex(/^\d{1,3}$/).transform(Number).pipe(z.int().min(1).max(MAX_BEAM));
+/** The form fields read; any other is refused, as the JSON body's unknown keys are. */
+const FORM_FIELDS = new Set(['image', 'model', 'beam']);
+/** Parts a form may have: the image and the two text fields, with room to spare. */
+const MAX_FORM_PARTS = 10;
 
 /** Reads uploads of at most `maxBytes` of image. */
 export function uploadReader(maxBytes: number): (req: Request, res: Response) => Promise<CaptionUpload> {
@@ -72,7 +77,7 @@ function readMultipart(req: Request, maxBytes: number): Promise<CaptionUpload> {
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
-      parser = busboy({ headers: req.headers, limits: { files: 1, fileSize: maxBytes, fields: 8, fieldSize: 256, parts: 10 } });
+      parser = busboy({ headers: req.headers, limits: { files: 1, fileSize: maxBytes, fields: MAX_FORM_PARTS, fieldSize: 256, parts: MAX_FORM_PARTS } });
     } catch (err) {
       reject(new HttpError('FROST_ERR_INVALID_REQUEST', { issues: `multipart: ${(err as Error).message}` }, { cause: err }));
       return;
@@ -81,9 +86,20 @@ function readMultipart(req: Request, maxBytes: number): Promise<CaptionUpload> {
     let chunks: Buffer[] | undefined;
     // The first problem is the one reported; the body is still read to its end.
     let failure: HttpError | undefined;
+    // busboy drops what is past its limits without a word; refuse the form instead.
+    const tooMany = (what: string) => () => {
+      failure ??= new HttpError('FROST_ERR_INVALID_REQUEST', { issues: `multipart: more than ${what}` });
+    };
+    parser.on('partsLimit', tooMany(`${MAX_FORM_PARTS} parts`));
+    parser.on('fieldsLimit', tooMany(`${MAX_FORM_PARTS} fields`));
+    parser.on('filesLimit', tooMany("one file (field 'image')"));
+    const unknownField = (name: string) => {
+      failure ??= new HttpError('FROST_ERR_INVALID_REQUEST', { issues: `multipart: unknown field '${clip(name)}' (expected image, model, beam)` });
+    };
     parser.on('file', (name, stream, info) => {
       // A form cut short fails the file stream too ("Unexpected end of file"); the parser reports it.
       stream.on('error', () => undefined);
+      if (!FORM_FIELDS.has(name)) unknownField(name);
       if (name !== 'image') {
         stream.resume();
         return;
@@ -98,11 +114,17 @@ function readMultipart(req: Request, maxBytes: number): Promise<CaptionUpload> {
       });
     });
     parser.on('field', (name, value) => {
-      if (name === 'model') upload.model = value;
+      if (name === 'image') failure ??= new HttpError('FROST_ERR_NO_IMAGE', { detail: "the form's field 'image' is text, not a file" });
+      else if (!FORM_FIELDS.has(name)) unknownField(name);
+      if (name === 'model') {
+        const model = modelName.safeParse(value);
+        if (model.success) upload.model = model.data;
+        else failure ??= new HttpError('FROST_ERR_INVALID_REQUEST', { issues: `model: ${model.error.issues[0]!.message}` });
+      }
       if (name === 'beam') {
         const beam = beamField.safeParse(value);
         if (beam.success) upload.beam = beam.data;
-        else failure ??= new HttpError('FROST_ERR_INVALID_REQUEST', { issues: `beam: must be an integer from 1 to ${MAX_BEAM}, got '${value}'` });
+        else failure ??= new HttpError('FROST_ERR_INVALID_REQUEST', { issues: `beam: must be an integer from 1 to ${MAX_BEAM}, got '${clip(value)}'` });
       }
     });
     parser.on('error', (err: Error) => {

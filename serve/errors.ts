@@ -16,6 +16,10 @@ export const ERRORS = {
   },
   FROST_ERR_UNKNOWN_MODEL: { statusCode: 404, message: "Unknown model '{model}'; available: {available}" },
   FROST_ERR_NOT_FOUND: { statusCode: 404, message: 'No route for {method} {path}' },
+  FROST_ERR_CROSS_ORIGIN: {
+    statusCode: 403,
+    message: 'Cross-site request refused: Origin {origin} is not this server ({host}); see frost serve --allow-origin',
+  },
   FROST_ERR_BODY_TOO_LARGE: { statusCode: 413, message: 'Request body is larger than the limit of {limit} bytes' },
   FROST_ERR_UNSUPPORTED_MEDIA_TYPE: {
     statusCode: 415,

@@ -3,7 +3,7 @@ import { readdir, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { LoadModelOptions } from '../core/runtime/load-node.ts';
 import { MODEL_CARD_FILE } from '../core/runtime/model-card.ts';
-import { HttpError } from './errors.ts';
+import { clip, HttpError } from './errors.ts';
 import { InProcessRuntime } from './in-process-runtime.ts';
 import type { ModelRuntime } from './model-runtime.ts';
 
@@ -90,7 +90,7 @@ export class ModelRegistry {
     const wanted = name ?? this.defaultName;
     if (wanted === undefined) throw new HttpError('FROST_ERR_NO_DEFAULT_MODEL', { available: this.listNames() });
     const model = this.models.get(wanted);
-    if (!model) throw new HttpError('FROST_ERR_UNKNOWN_MODEL', { model: wanted, available: this.listNames() });
+    if (!model) throw new HttpError('FROST_ERR_UNKNOWN_MODEL', { model: clip(wanted), available: this.listNames() });
     return model;
   }
 

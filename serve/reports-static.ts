@@ -8,6 +8,7 @@ import { realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
 import { HttpError } from './errors.ts';
+import { PAGE_SECURITY_HEADERS } from './same-origin.ts';
 
 /** Tried in this order for a folder's URL. */
 const INDEX_FILES = ['report.html', 'index.html'];
@@ -51,7 +52,7 @@ export function reportsRouter(dir: string): Router {
     }
     next();
   });
-  router.use(express.static(root, { index: INDEX_FILES, dotfiles: 'ignore' }));
+  router.use(express.static(root, { index: INDEX_FILES, dotfiles: 'ignore', setHeaders: (res) => res.set(PAGE_SECURITY_HEADERS) }));
   return router;
 }
 

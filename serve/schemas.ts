@@ -5,7 +5,10 @@ import { HttpError } from './errors.ts';
 
 /** Per-request limits, so one request cannot hold the decoder for minutes. */
 export interface RequestLimits {
-  /** Longest accepted text, in UTF-16 code units (what JS `length` counts). @default 1000 */
+  /**
+   * Longest accepted text, in Unicode code points (an emoji is one, as in JSON Schema's
+   * `maxLength`, which /openapi.json states it as). @default 1000
+   */
   maxTextChars: number;
   /** Most texts in one request. @default 32 */
   maxBatch: number;
@@ -38,6 +41,19 @@ export const DEFAULT_LIMITS: Readonly<RequestLimits> = {
 export const MAX_BEAM = 16;
 /** Longest output the server decodes. */
 export const MAX_OUTPUT_LEN = 512;
+/**
+ * Largest |length_penalty|: scores divide by len^penalty, and with len up to 513 a penalty of 10 is
+ * already 10^27; past that the scores overflow to Infinity or 0 and the answer's score is null.
+ */
+export const MAX_LENGTH_PENALTY = 10;
+/** Longest model name accepted; card names are short, and a name is echoed in messages. */
+export const MAX_MODEL_NAME = 128;
+
+/** Spaces, and format characters (zero-width space and joiners, BOM, soft hyphen, direction marks). */
+const INVISIBLE = /[\p{White_Space}\p{Cf}]/gu;
+
+/** A model name as requests give it. */
+export const modelName = z.string().min(1, 'must be a non-empty string').max(MAX_MODEL_NAME, `must be at most ${MAX_MODEL_NAME} characters`);
 
 /** A validated `POST /v1/translate` request, camelCase, with options ready for search. */
 export interface TranslateRequest {
@@ -51,13 +67,14 @@ export interface TranslateRequest {
 
 /** Builds the JSON schema of `POST /v1/translate` bodies under the given limits (snake_case, as on the wire). */
 export function translateBodySchema(limits: RequestLimits) {
+  // zod's max() counts code points, as JSON Schema's maxLength does.
   const text = z
     .string()
-    .max(limits.maxTextChars, `must be at most ${limits.maxTextChars} characters`)
-    .refine((s) => s.trim().length > 0, 'must be a non-empty string');
+    .max(limits.maxTextChars, `must be at most ${limits.maxTextChars} characters (code points)`)
+    .refine((s) => s.replace(INVISIBLE, '').length > 0, 'must be a non-empty string (spaces and zero-width characters do not count)');
   return z
     .strictObject({
-      model: z.string().min(1, 'must be a non-empty string').optional(),
+      model: modelName.optional(),
       text: text.optional(),
       texts: z
         .array(text)
@@ -67,7 +84,7 @@ export function translateBodySchema(limits: RequestLimits) {
       beam: z.int().min(1).max(MAX_BEAM).optional(),
       n_best: z.int().min(1).max(MAX_BEAM).optional(),
       max_len: z.int().min(1).max(MAX_OUTPUT_LEN).optional(),
-      length_penalty: z.number().optional(),
+      length_penalty: z.number().min(-MAX_LENGTH_PENALTY).max(MAX_LENGTH_PENALTY).optional(),
     })
     .superRefine((body, ctx) => {
       if ((body.text === undefined) === (body.texts === undefined)) {

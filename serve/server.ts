@@ -39,6 +39,8 @@ export interface ServerOptions {
   watch?: boolean;
   /** How long {@link RunningServer.close} waits for in-flight requests before dropping them. @default 30000 */
   drainTimeoutMs?: number;
+  /** Origins besides the server's own whose browsers may POST to it. @default none */
+  allowedOrigins?: readonly string[];
   /** Most connections open at once; more are closed as they are accepted. @default {@link defaultMaxConnections} */
   maxConnections?: number;
   /** Where the JSON log lines go, one call per line. @default stderr */
@@ -105,6 +107,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     registry,
     limits: opts.limits,
     reportsDir: opts.reportsDir,
+    allowedOrigins: opts.allowedOrigins,
     pool,
     metrics,
     logger,

@@ -11,6 +11,7 @@ import { ORT_RUNTIME_FILES, ortContentType, ortDistDir } from '../clients/web/bu
 import { MODEL_CARD_FILE } from '../core/runtime/model-card.ts';
 import { HttpError } from './errors.ts';
 import type { ModelRegistry } from './model-registry.ts';
+import { PAGE_SECURITY_HEADERS } from './same-origin.ts';
 
 /** Options of {@link webRouter}. */
 export interface WebRouterOptions {
@@ -48,7 +49,7 @@ export function webRouter(opts: WebRouterOptions): Router {
       next();
       return;
     }
-    res.set({ ...ISOLATION_HEADERS, 'Content-Type': asset.contentType, 'Cache-Control': REVALIDATE, 'X-Content-Type-Options': 'nosniff' });
+    res.set({ ...ISOLATION_HEADERS, ...PAGE_SECURITY_HEADERS, 'Content-Type': asset.contentType, 'Cache-Control': REVALIDATE });
     res.send(Buffer.from(asset.contents.buffer, asset.contents.byteOffset, asset.contents.byteLength));
   };
 

@@ -30,6 +30,7 @@ interface ServeFlags {
   reports: string;
   drainTimeoutMs: number;
   maxConnections?: number;
+  allowOrigin?: string[];
 }
 
 /** A commander parser for integers in [min, max]; the error names the flag. */
@@ -70,6 +71,7 @@ export function registerServe(program: Command): void {
     .option('--batch-concurrency <n>', `batches decoding at once per model (default: max(${DEFAULT_BATCHING.concurrency}, --workers))`, intOption('--batch-concurrency', 1))
     .option('--reports <dir>', 'folder served under /reports/ (where `frost report` writes)', 'reports')
     .option('--watch', 'reload a model when its directory changes (a broken version is refused)', false)
+    .option('--allow-origin <origin...>', 'browser origins besides the server itself that may POST (e.g. https://app.example.com); others get 403')
     .option('--drain-timeout-ms <n>', 'on SIGTERM, how long in-flight requests may take', intOption('--drain-timeout-ms', 0), 30_000)
     .action(async (flags: ServeFlags) => {
       const server = await startServer({
@@ -86,6 +88,7 @@ export function registerServe(program: Command): void {
         reportsDir: resolve(flags.reports),
         drainTimeoutMs: flags.drainTimeoutMs,
         maxConnections: flags.maxConnections,
+        allowedOrigins: flags.allowOrigin,
       });
       // SIGTERM/Ctrl-C: stop accepting, answer what was received, release the models, exit 0.
       // A second signal exits at once.
