@@ -40,7 +40,7 @@ export async function captionExportParts(config: CaptionRunConfig, runDir: strin
       ? (bytes) => ({ bytes: mergeFrozenEncoder(frozen.bytes, frozen.output, bytes, FEATURES_INPUT, PIXELS_INPUT), inputs: [PIXELS_INPUT] })
       : undefined,
     parityInputs: async (count) => {
-      const { pixels, targets } = await paritySamples(config, vocab, count);
+      const { pixels, targets, synthetic } = await paritySamples(config, vocab, count);
       const n = targets.length;
       const { size } = config.image;
       const pixelShape = [n, 3, size, size];
@@ -59,6 +59,7 @@ export async function captionExportParts(config: CaptionRunConfig, runDir: strin
         tfjs: () => ({ kind: 'image', images: tf.tensor(images, shape, 'float32') }),
         onnx: { [PIXELS_INPUT]: new ort.Tensor('float32', pixels, pixelShape) },
         targets,
+        ...(synthetic === undefined ? {} : { synthetic }),
       };
       return inputs;
     },
@@ -82,7 +83,11 @@ export async function captionExportParts(config: CaptionRunConfig, runDir: strin
  * preprocessed as a client would, with their first caption; or, when the data set is not on this
  * machine, seeded random pixels and words (parity needs inputs, not meaning).
  */
-async function paritySamples(config: CaptionRunConfig, vocab: Vocabulary, count: number): Promise<{ pixels: Float32Array; targets: Int32Array[] }> {
+async function paritySamples(
+  config: CaptionRunConfig,
+  vocab: Vocabulary,
+  count: number,
+): Promise<{ pixels: Float32Array; targets: Int32Array[]; synthetic?: string }> {
   const plane = 3 * config.image.size * config.image.size;
   try {
     const dataset = await loadCaptionDataset(config.data.dir);
@@ -95,10 +100,11 @@ async function paritySamples(config: CaptionRunConfig, vocab: Vocabulary, count:
       pixels.set(preprocessRgba(rgba, width, height, config.image), i * plane);
     }
     return { pixels, targets: images.map((im) => vocab.encode(tokenize(im.captions[0], 'en'))) };
-  } catch {
+  } catch (err) {
     const rng = new SeededRandom(config.seed, 'parity-samples');
     const pixels = Float32Array.from({ length: count * plane }, () => rng.normal());
     const targets = Array.from({ length: count }, () => Int32Array.from({ length: 3 + rng.int(10) }, () => 4 + rng.int(vocab.size - 4)));
-    return { pixels, targets };
+    const synthetic = `the data set could not be read (${err instanceof Error ? err.message : String(err)})`;
+    return { pixels, targets, synthetic };
   }
 }

@@ -75,6 +75,10 @@ export async function exportRun(runDir: string, outDir: string, opts: ExportOpti
   const decoderBytes = decoder.toBytes();
 
   const samples = await parts.parityInputs(opts.paritySentences ?? 8, SPECIALS.pad.id);
+  // Said even when quiet: the card claims a parity check, and this one ran on made-up inputs.
+  if (samples.synthetic !== undefined) {
+    process.stderr.write(`warning: the parity check runs on synthetic inputs (seeded random), because ${samples.synthetic}; the card records it\n`);
+  }
   const parity = await checkParity(model, encoderBytes, decoderBytes, samples, SPECIALS.bos.id, SPECIALS.pad.id);
   if (!(parity.maxScaledDiff <= PARITY_TOLERANCE)) {
     model.params.dispose();
@@ -132,7 +136,13 @@ export async function exportRun(runDir: string, outDir: string, opts: ExportOpti
       data: parts.card.data,
       ...parts.card.extra,
       checkpoint: { which: basename(ckptDir), step: state.step, epoch: state.epoch },
-      parity: { maxAbsDiff: parity.maxAbsDiff, maxScaledDiff: parity.maxScaledDiff, sentences: parity.sentences },
+      parity: {
+        maxAbsDiff: parity.maxAbsDiff,
+        maxScaledDiff: parity.maxScaledDiff,
+        sentences: parity.sentences,
+        inputs: samples.synthetic === undefined ? 'validation' : 'synthetic',
+        ...(samples.synthetic === undefined ? {} : { syntheticBecause: samples.synthetic }),
+      },
       initializerBytes: { encoder: encoder.initializerBytesByScope(), decoder: decoder.initializerBytesByScope() },
     },
     metrics: Number.isFinite(state.bestBleu) ? { valBleu: state.bestBleu as number } : {},

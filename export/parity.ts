@@ -30,10 +30,12 @@ export interface ParityInputs {
   tfjs(): EncoderInput;
   onnx: Record<string, ort.Tensor>;
   targets: Int32Array[];
+  /** Why the inputs are made up (seeded random tokens or pixels) rather than validation data; absent when they are real. */
+  synthetic?: string;
 }
 
 /** Token sources padded with `pad` (an empty source is one <pad> of length 1, as in training's evaluation). */
-export function tokenParityInputs(samples: TokenParitySample[], pad: number): ParityInputs {
+export function tokenParityInputs(samples: TokenParitySample[], pad: number, synthetic?: string): ParityInputs {
   const B = samples.length;
   const S = Math.max(1, ...samples.map((s) => s.src.length));
   const ids = new Int32Array(B * S).fill(pad);
@@ -49,6 +51,7 @@ export function tokenParityInputs(samples: TokenParitySample[], pad: number): Pa
       src_lengths: new ort.Tensor('int64', BigInt64Array.from(lengths, BigInt), [B]),
     },
     targets: samples.map((s) => s.tgt),
+    ...(synthetic === undefined ? {} : { synthetic }),
   };
 }
 

@@ -11,19 +11,29 @@ export interface ParitySample {
 
 /**
  * Inputs for the export parity check: the first validation pairs of the run's corpus, or, when the
- * corpus is not on this machine, seeded random word sequences (parity needs inputs, not meaning).
+ * corpus is not on this machine, seeded random word sequences, with `synthetic` saying why (the
+ * export records it in the card and prints it: a check on made-up inputs is weaker).
  */
-export async function paritySamples(config: TranslationRunConfig, srcVocab: Vocabulary, tgtVocab: Vocabulary, count: number): Promise<ParitySample[]> {
+export async function paritySamples(
+  config: TranslationRunConfig,
+  srcVocab: Vocabulary,
+  tgtVocab: Vocabulary,
+  count: number,
+): Promise<{ samples: ParitySample[]; synthetic?: string }> {
+  let why: string;
   try {
     const corpus = await loadParallelCorpus({ dataDir: config.data.dir, src: config.data.src, tgt: config.data.tgt, kind: config.data.kind });
     const tok = getTokenizer(config.tokenizer);
-    return corpus.val.slice(0, count).map((p) => ({
+    const samples = corpus.val.slice(0, count).map((p) => ({
       src: srcVocab.encode(tok.tokenize(p.src, config.data.src)),
       tgt: tgtVocab.encode(tok.tokenize(p.tgt, config.data.tgt)),
     }));
-  } catch {
-    const rng = new SeededRandom(config.seed, 'parity-samples');
-    const words = (v: Vocabulary) => Int32Array.from({ length: 3 + rng.int(10) }, () => 4 + rng.int(v.size - 4));
-    return Array.from({ length: count }, () => ({ src: words(srcVocab), tgt: words(tgtVocab) }));
+    if (samples.length > 0) return { samples };
+    why = `${config.data.dir} has no validation pairs`;
+  } catch (err) {
+    why = `the corpus could not be read (${err instanceof Error ? err.message : String(err)})`;
   }
+  const rng = new SeededRandom(config.seed, 'parity-samples');
+  const words = (v: Vocabulary) => Int32Array.from({ length: 3 + rng.int(10) }, () => 4 + rng.int(v.size - 4));
+  return { samples: Array.from({ length: count }, () => ({ src: words(srcVocab), tgt: words(tgtVocab) })), synthetic: why };
 }

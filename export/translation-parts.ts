@@ -12,7 +12,10 @@ export async function translationExportParts(config: TranslationRunConfig, runDi
   const tgtVocab = await readVocab(join(runDir, RUN_FILES.tgtVocab));
   return {
     sizes: { srcVocab: srcVocab.size, tgtVocab: tgtVocab.size },
-    parityInputs: async (count, pad) => tokenParityInputs(await paritySamples(config, srcVocab, tgtVocab, count), pad),
+    parityInputs: async (count, pad) => {
+      const { samples, synthetic } = await paritySamples(config, srcVocab, tgtVocab, count);
+      return tokenParityInputs(samples, pad, synthetic);
+    },
     card: {
       task: 'translation',
       source: { lang: config.data.src, tokens: srcVocab.toJSON() },

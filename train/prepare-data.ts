@@ -23,6 +23,13 @@ export interface PreparedData {
  */
 export async function prepareData(config: TranslationRunConfig, runDir: string, reuseVocab: boolean): Promise<PreparedData> {
   const corpus = await loadParallelCorpus({ dataDir: config.data.dir, src: config.data.src, tgt: config.data.tgt, kind: config.data.kind });
+  // Refused before any training: without validation pairs there is no BLEU to keep the best
+  // checkpoint by, and the export's parity check has no inputs.
+  for (const split of ['train', 'val'] as const) {
+    if (corpus[split].length === 0) {
+      throw new Error(`${config.data.dir}: the ${split} split (${split}.${config.data.src}, ${split}.${config.data.tgt}) has no sentence pairs`);
+    }
+  }
   const tok = getTokenizer(config.tokenizer);
   const tokenizeSide = (pairs: Pair[], side: 'src' | 'tgt') =>
     pairs.map((p) => tok.tokenize(p[side], side === 'src' ? config.data.src : config.data.tgt));

@@ -118,7 +118,13 @@ export async function readRunConfig(runDir: string): Promise<RunConfig> {
   } catch {
     throw new Error(`${runDir} is not a frost run folder (no ${RUN_FILES.config})`);
   }
-  const parsed = runConfigSchema.safeParse(JSON.parse(text));
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`${path}: not valid JSON (${(err as Error).message}); the run's config is damaged`, { cause: err });
+  }
+  const parsed = runConfigSchema.safeParse(json);
   if (!parsed.success) throw new Error(`${path}: invalid run config: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
   return parsed.data;
 }

@@ -3,7 +3,7 @@ import { commands } from './commands/index.ts';
 
 const program = new Command('frost')
   .description('Train text generators with frozen output layers, export them to ONNX, serve them.')
-  .showHelpAfterError();
+  .showHelpAfterError('(frost --help, or frost COMMAND --help, for usage)');
 
 for (const register of commands) register(program);
 

@@ -6,6 +6,7 @@ import type { TaskName } from '../../../train/run-config.ts';
 import { taskNames } from '../../../train/tasks/index.ts';
 import { resume, train } from '../../../train/trainer.ts';
 import { newRunConfig, type NewRunFlags } from './train-config.ts';
+import { intOption } from './serve.ts';
 
 /** The flags as commander parses them: new-run flags (before key=value parsing) plus run control. */
 interface TrainFlags extends Omit<NewRunFlags, 'data' | 'set' | 'headOption'> {
@@ -65,7 +66,7 @@ export function registerTrain(program: Command): void {
     .option('--resume <dir>', 'continue the run in this folder from its last checkpoint')
     .option('--epochs <n>', 'stop after n epochs', positiveInt('epochs'))
     .option('--max-minutes <m>', 'stop after m minutes of training', positiveNumber('max-minutes'))
-    .option('--seed <n>', 'seed of everything random', (v) => Number(v), 1)
+    .option('--seed <n>', 'seed of everything random', intOption('--seed', 0, 0xffff_ffff), 1)
     .option('--lr <rate>', 'Adam learning rate (default 1e-3; caption 4e-4)', positiveNumber('lr'))
     .option('--batch-size <n>', 'sentences (captions) per batch (default 64; caption 32)', positiveInt('batch-size'))
     .option('--min-freq <n>', 'vocabulary minimum frequency (default 2, 1 for plain corpora, 5 for captions)', positiveInt('min-freq'))
