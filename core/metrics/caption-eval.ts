@@ -1,6 +1,6 @@
 /**
  * Every caption metric frost reports, from one call: BLEU-1..4, ROUGE-L and CIDEr-D as coco-caption
- * computes them, plus vocabulary usage.
+ * computes them, plus vocabulary usage (without `<unk>`).
  *
  * Hypotheses and references are tokenised with the `caption` tokeniser first (lower case, ASCII
  * punctuation deleted), standing in for coco-caption's Stanford PTBTokenizer step.
@@ -11,6 +11,7 @@
  * Isomorphic: no Node APIs.
  */
 import { getTokenizer } from '../text/tokenize.ts';
+import { SPECIALS } from '../vocab.ts';
 import { ciderD } from './cider-d.ts';
 import { cocoBleu } from './coco-bleu.ts';
 import { rougeL } from './rouge-l.ts';
@@ -29,8 +30,18 @@ export interface CaptionScores {
   count: number;
 }
 
+/** The hypothesis without its `<unk>` tokens. */
+function withoutUnk(text: string): string {
+  return text
+    .split(/\s+/)
+    .filter((w) => w !== SPECIALS.unk.token)
+    .join(' ');
+}
+
 /**
- * Scores `hyps[i]` against `refs[i]` (several references per image).
+ * Scores `hyps[i]` against `refs[i]` (several references per image). BLEU, ROUGE-L and CIDEr-D see
+ * `<unk>` as the hypothesis has it (a word that matches no reference); vocabulary usage and the
+ * rare-word share leave it out, as the translation report does.
  * @param trainCounts training word counts, for the rare-word share
  */
 export function evaluateCaptions(hyps: readonly string[], refs: readonly (readonly string[])[], trainCounts?: TrainCounts): CaptionScores {
@@ -45,7 +56,11 @@ export function evaluateCaptions(hyps: readonly string[], refs: readonly (readon
     bleu4: bleu[3]!,
     rougeL: rougeL(h, r).score,
     ciderD: ciderD(h, r).score,
-    vocab: vocabUsage(h, trainCounts ? { trainCounts } : {}),
+    // <unk> is no word the model chose: the caption tokeniser would make it 'unk', a distinct and rare "word".
+    vocab: vocabUsage(
+      hyps.map((s) => tokenize(withoutUnk(s), 'en')),
+      trainCounts ? { trainCounts } : {},
+    ),
     count: hyps.length,
   };
 }
