@@ -2,7 +2,6 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
-import { fileURLToPath } from 'node:url';
 import {
   detokenize,
   getTokenizer,
@@ -11,11 +10,12 @@ import {
   tokenize,
   tokenizers,
 } from '../core/text/tokenize.ts';
+import { multi30kDirOrNull } from './helpers/data-dir.ts';
 
-/** Multi30k raw data, beside the repository as shared/ (never copied into it). */
-const DATA_DIR = fileURLToPath(new URL('../../shared/data/multi30k/', import.meta.url));
+/** Multi30k raw data: $FROST_DATA/multi30k, else ../shared/data/multi30k (never copied into the repository). */
+const DATA_DIR = multi30kDirOrNull() ?? '(none)';
 const hasData = existsSync(`${DATA_DIR}/val.en.gz`);
-const NO_DATA = 'Multi30k data not found at ../shared/data/multi30k';
+const NO_DATA = `Multi30k data not found at ${DATA_DIR} (set FROST_DATA)`;
 
 function readLines(file: string): string[] {
   const lines = gunzipSync(readFileSync(`${DATA_DIR}/${file}`)).toString('utf8').split('\n');

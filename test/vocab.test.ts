@@ -2,9 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { SPECIALS, Vocabulary } from '../core/vocab.ts';
 import { tokenize } from '../core/text/tokenize.ts';
+import { multi30kDirOrNull } from './helpers/data-dir.ts';
 
 const sentences = [
   ['a', 'dog', 'runs', '.'],
@@ -101,7 +102,7 @@ test('fromJSON: rejects lists without the specials in place or with duplicates',
   assert.throws(() => Vocabulary.fromJSON(['<pad>', '<unk>', '<s>', '</s>'], [1, 2]), /2 frequencies for 4 tokens/);
 });
 
-const DATA = fileURLToPath(new URL('../../shared/data/multi30k/val.de.gz', import.meta.url));
+const DATA = join(multi30kDirOrNull() ?? '(none)', 'val.de.gz');
 
 test('Multi30k val (de): a vocabulary covers its own corpus', { skip: !existsSync(DATA) && 'Multi30k data not found' }, () => {
   const lines = gunzipSync(readFileSync(DATA)).toString('utf8').trimEnd().split('\n');
