@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -27,6 +27,38 @@ function config(head: string, extra: Partial<TranslationRunConfigInput> = {}) {
 
 const testBleu = (modelDir: string) => toyTestBleu(modelDir, dataDir);
 
+/**
+ * Each test gets what it needs from these, trained once per file by whichever test asks first, so
+ * that any test runs alone (`--test-name-pattern`) as well as in order.
+ */
+const made = new Map<string, Promise<unknown>>();
+function once<T>(key: string, make: () => Promise<T>): Promise<T> {
+  if (!made.has(key)) made.set(key, make());
+  return made.get(key) as Promise<T>;
+}
+
+/** A model of `head` trained for 4 epochs and exported. */
+function exportedModel(head: string) {
+  return once(`model-${head}`, async () => {
+    const runDir = join(dir, `run-${head}`);
+    const result = await train(config(head), runDir, { quiet: true });
+    result.model.params.dispose();
+    const modelDir = join(dir, `model-${head}`);
+    return { modelDir, ...(await exportRun(runDir, modelDir, { quiet: true })) };
+  });
+}
+
+/** A copy, at `runDir`, of a `tied` run stopped after one epoch (each test changes its own copy). */
+async function oneEpochRun(runDir: string): Promise<void> {
+  const pristine = await once('one-epoch', async () => {
+    const at = join(dir, 'run-one-epoch');
+    const first = await train(config('tied', { epochs: 1 }), at, { quiet: true });
+    first.model.params.dispose();
+    return at;
+  });
+  await cp(pristine, runDir, { recursive: true });
+}
+
 before(async () => {
   await initBackend({ prefer: 'wasm', quiet: true });
   dir = await mkdtemp(join(tmpdir(), 'frost-e2e-'));
@@ -41,11 +73,7 @@ after(async () => {
 describe('translation from corpus to ONNX answer on the toy corpus', () => {
   for (const head of ['learned', 'fixed-l2']) {
     test(`${head}: a tiny model reaches >= 90 BLEU on held-out sentences through onnxruntime`, async () => {
-      const runDir = join(dir, `run-${head}`);
-      const result = await train(config(head), runDir, { quiet: true });
-      result.model.params.dispose();
-      const modelDir = join(dir, `model-${head}`);
-      const { card, parity } = await exportRun(runDir, modelDir, { quiet: true });
+      const { modelDir, card, parity } = await exportedModel(head);
       assert.ok(parity.maxScaledDiff <= 1e-4);
       assert.equal(card.head.name, head);
       for (const file of ['encoder.onnx', 'decoder.onnx']) checkModel(join(modelDir, file));
@@ -68,8 +96,7 @@ describe('translation from corpus to ONNX answer on the toy corpus', () => {
 
   test('an interrupted run resumes from its last checkpoint and continues its step count', async () => {
     const runDir = join(dir, 'run-resume');
-    const first = await train(config('tied', { epochs: 1 }), runDir, { quiet: true });
-    first.model.params.dispose();
+    await oneEpochRun(runDir);
     const saved = await loadCheckpoint(join(runDir, 'checkpoints', 'last'));
     const stepsAfterOne = (saved.state as { step: number }).step;
     assert.ok(stepsAfterOne > 0);
@@ -83,7 +110,8 @@ describe('translation from corpus to ONNX answer on the toy corpus', () => {
   });
 
   test('a corrupt checkpoint is refused with its path', async () => {
-    const runDir = join(dir, 'run-resume');
+    const runDir = join(dir, 'run-corrupt');
+    await oneEpochRun(runDir);
     const bin = join(runDir, 'checkpoints', 'last', 'tensors.bin');
     const bytes = await readFile(bin);
     bytes[100] ^= 0xff;
@@ -94,7 +122,7 @@ describe('translation from corpus to ONNX answer on the toy corpus', () => {
   });
 
   test('frost serve answers with the same translation as the runtime, and 4xx with a reason on bad input', async () => {
-    const modelDir = join(dir, 'model-learned');
+    const { modelDir } = await exportedModel('learned');
     const text = (await readFile(join(dataDir, 'test.src'), 'utf8')).split('\n')[0];
     const runtime = await loadModelDir(modelDir);
     const [expected] = await runtime.translate([text], { beam: 3 });
@@ -119,7 +147,7 @@ describe('translation from corpus to ONNX answer on the toy corpus', () => {
   });
 
   test('the frost bin translates with an exported model (stdin lines and arguments)', async () => {
-    const modelDir = join(dir, 'model-learned');
+    const { modelDir } = await exportedModel('learned');
     const src = (await readFile(join(dataDir, 'test.src'), 'utf8')).trim().split('\n').slice(0, 3);
     const { stdout } = await run(process.execPath, [CLI, 'translate', modelDir, '--beam', '4', ...src]);
     const lines = stdout.trim().split('\n');
