@@ -6,6 +6,7 @@
  *   npm run bench:serve -- --model DIR       # another exported model
  *   npm run bench:serve -- --overload 15     # c far above capacity for 15 s: only 200/503, no crash, peak RSS
  *   npm run bench:serve -- --soak 10         # 10 minutes at c=32: RSS growth after warm-up
+ *   npm run bench:serve -- --shutdown 3      # c=1024, SIGTERM after 3 s: answers, resets, time to exit
  *
  * Request bodies are Multi30k test2016 source sentences when the model was trained on Multi30k
  * (read from $FROST_DATA/multi30k, see train/data/paths.ts), else sentences over the tiny test
@@ -44,6 +45,7 @@ const { values: args } = parseArgs({
     workers: { type: 'string', default: '1' },
     overload: { type: 'string' },
     soak: { type: 'string' },
+    shutdown: { type: 'string' },
     out: { type: 'string', default: join(ROOT, 'reports', 'serve-load') },
   },
 });
@@ -231,6 +233,56 @@ async function load(
   };
 }
 
+/**
+ * Loads a server at c=1024 and sends it SIGTERM after `afterS` seconds, while requests keep coming:
+ * how every request sent was answered (200, 503) or failed (a reset, or refused once the listening
+ * socket is closed), and how long the server took to exit.
+ */
+async function shutdownUnderLoad(modelDir: string, afterS: number) {
+  const server = await startServer(modelDir, ['--max-queue', '64']);
+  const status: Record<string, number> = {};
+  const errors: Record<string, number> = {};
+  let exitMs: number | undefined;
+  const exited = new Promise<number | null>((r) => server.child.once('exit', (code) => r(code)));
+  const instance = autocannon({
+    url: `${server.url}/v1/translate`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    connections: 1024,
+    duration: afterS + 4,
+    timeout: 30,
+    requests: [{ setupRequest: (req) => ({ ...req, body: requestBodies[Math.floor(Math.random() * requestBodies.length)] }) }],
+  }, () => undefined);
+  instance.on('response', (_c: unknown, statusCode: number) => (status[statusCode] = (status[statusCode] ?? 0) + 1));
+  let sigterm: number | undefined;
+  instance.on('reqError', (err: NodeJS.ErrnoException) => {
+    const key = err.code ?? err.message;
+    errors[key] = (errors[key] ?? 0) + 1;
+    if (sigterm === undefined) resetsBefore++;
+    else if (performance.now() - sigterm < 1500 && key !== 'ECONNREFUSED') resetsFirst1500ms++;
+    if (sigterm !== undefined && key !== 'ECONNREFUSED') {
+      const bucket = `${Math.floor((performance.now() - sigterm) / 500) * 500}ms`;
+      resetTimeline[bucket] = (resetTimeline[bucket] ?? 0) + 1;
+    }
+  });
+  const resetTimeline: Record<string, number> = {};
+  let resetsBefore = 0;
+  let resetsFirst1500ms = 0;
+  await new Promise((r) => setTimeout(r, afterS * 1000));
+  const sent = (sigterm = performance.now());
+  server.child.kill('SIGTERM');
+  const exitCode = await exited;
+  exitMs = Math.round(performance.now() - sent);
+  // The load keeps running a moment after the exit so that every request in flight is counted.
+  await new Promise((r) => setTimeout(r, 500));
+  instance.stop();
+  const count = (keys: string[]) => keys.reduce((n, k) => n + (errors[k] ?? 0), 0);
+  const resets = count(['ECONNRESET', 'EPIPE', 'socket hang up', 'UND_ERR_SOCKET']);
+  const refused = count(['ECONNREFUSED']);
+  const otherErrors = Object.values(errors).reduce((a, b) => a + b, 0) - resets - refused;
+  return { status, errors, resets, refused, otherErrors, errorsBeforeSigterm: resetsBefore, resetsWithin1500msOfSigterm: resetsFirst1500ms, resetTimeline, exitMs, exitCode };
+}
+
 function table(runs: RunResult[]): string {
   const head = '| batching | c | requests | req/s | p50 ms | p95 ms | p99 ms | status | errors |\n|---|---|---|---|---|---|---|---|---|';
   const rows = runs.map(
@@ -274,6 +326,16 @@ async function main(): Promise<void> {
       const onlyOkOr503 = Object.keys(run.status).every((s) => s === '200' || s === '503');
       Object.assign(report, { overload: run, serverDecodedRequests: served, serverRefused503: refused, peakRssMiB: mem?.peakMiB, aliveAfter: alive, exitCode, onlyOkOr503 });
       markdown += `## overload (c=1024, --max-queue 64, ${args.overload} s)\n\n${table([run])}\n\nserver side: ${served} requests decoded, ${refused} refused with 503; peak RSS ${mem?.peakMiB} MiB; alive after: ${alive}; exit code ${exitCode}; only 200/503: ${onlyOkOr503}\n`;
+    } else if (args.shutdown) {
+      name = 'serve-shutdown';
+      const result = await shutdownUnderLoad(model.dir, Number(args.shutdown));
+      Object.assign(report, { shutdown: result });
+      markdown +=
+        `## SIGTERM under load (c=1024, --max-queue 64, SIGTERM after ${args.shutdown} s)\n\n` +
+        `answers: ${JSON.stringify(result.status)}; connection resets (ECONNRESET, hang-ups): ${result.resets}; ` +
+        `refused after the listener closed (ECONNREFUSED): ${result.refused}; other errors: ${result.otherErrors}; ` +
+        `errors before SIGTERM: ${result.errorsBeforeSigterm}; resets within 1.5 s of SIGTERM: ${result.resetsWithin1500msOfSigterm}; ` +
+        `SIGTERM to exit: ${result.exitMs} ms; exit code ${result.exitCode}\n`;
     } else if (args.soak) {
       name = 'serve-soak';
       const server = await startServer(model.dir, BATCHING_ON);

@@ -74,9 +74,14 @@ export class RequestTracker {
       if (!req.complete) req.socket.destroy();
       else if (!res.headersSent) res.setHeader('Connection', 'close');
     }
-    this.closeIdle();
+    // Idle keep-alive connections stay open through the grace period: a client may be sending its
+    // next request on one right now, and closing it would reset that request instead of answering
+    // it 503.
     await this.lastArrivals(Math.min(graceMs, timeoutMs));
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    // Connections accepted just before the close get a moment to send their request (answered 503)
+    // before those still idle are closed.
+    await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
     this.closeIdle();
     timeoutMs = Math.max(0, timeoutMs - (performance.now() - started));
     let timer: NodeJS.Timeout | undefined;
