@@ -6,7 +6,7 @@
  *   npm run bench:serve -- --model DIR       # another exported model
  *   npm run bench:serve -- --overload 15     # c far above capacity for 15 s: only 200/503, no crash, peak RSS
  *   npm run bench:serve -- --soak 10         # 10 minutes at c=32: RSS growth after warm-up
- *   npm run bench:serve -- --shutdown 3      # c=1024, SIGTERM after 3 s: answers, resets, time to exit
+ *   npm run bench:serve -- --shutdown 3      # 1024 clients, SIGTERM after 3 s: how each request ended, time to exit
  *
  * Request bodies are Multi30k test2016 source sentences when the model was trained on Multi30k
  * (read from $FROST_DATA/multi30k, see train/data/paths.ts), else sentences over the tiny test
@@ -16,6 +16,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { Agent, request } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -234,53 +235,52 @@ async function load(
 }
 
 /**
- * Loads a server at c=1024 and sends it SIGTERM after `afterS` seconds, while requests keep coming:
- * how every request sent was answered (200, 503) or failed (a reset, or refused once the listening
- * socket is closed), and how long the server took to exit.
+ * Loads a server with 1024 keep-alive clients and sends it SIGTERM after `afterS` seconds, while
+ * requests keep coming. Every request is classed by whether it was sent before or after the
+ * signal, and by how it ended: an answer (200, 503, ...), a reset connection, or a connection
+ * refused once the listening socket is closed. What the server owes is an answer to every request
+ * sent before the signal; a storm of clients reconnecting after it meets a closing listener.
  */
 async function shutdownUnderLoad(modelDir: string, afterS: number) {
   const server = await startServer(modelDir, ['--max-queue', '64']);
-  const status: Record<string, number> = {};
-  const errors: Record<string, number> = {};
-  let exitMs: number | undefined;
-  const exited = new Promise<number | null>((r) => server.child.once('exit', (code) => r(code)));
-  const instance = autocannon({
-    url: `${server.url}/v1/translate`,
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    connections: 1024,
-    duration: afterS + 4,
-    timeout: 30,
-    requests: [{ setupRequest: (req) => ({ ...req, body: requestBodies[Math.floor(Math.random() * requestBodies.length)] }) }],
-  }, () => undefined);
-  instance.on('response', (_c: unknown, statusCode: number) => (status[statusCode] = (status[statusCode] ?? 0) + 1));
+  const target = new URL(`${server.url}/v1/translate`);
+  const agent = new Agent({ keepAlive: true, maxSockets: 1024 });
+  const tally = { load: {} as Record<string, number>, inFlight: {} as Record<string, number>, after: {} as Record<string, number> };
   let sigterm: number | undefined;
-  instance.on('reqError', (err: NodeJS.ErrnoException) => {
-    const key = err.code ?? err.message;
-    errors[key] = (errors[key] ?? 0) + 1;
-    if (sigterm === undefined) resetsBefore++;
-    else if (performance.now() - sigterm < 1500 && key !== 'ECONNREFUSED') resetsFirst1500ms++;
-    if (sigterm !== undefined && key !== 'ECONNREFUSED') {
-      const bucket = `${Math.floor((performance.now() - sigterm) / 500) * 500}ms`;
-      resetTimeline[bucket] = (resetTimeline[bucket] ?? 0) + 1;
+  let stopped = false;
+  const post = (body: string) =>
+    new Promise<string>((resolve) => {
+      const req = request(target, { method: 'POST', agent, headers: { 'content-type': 'application/json' } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(String(res.statusCode)));
+        res.on('error', () => resolve('reset'));
+      });
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        resolve(err.code === 'ECONNREFUSED' ? 'refused' : err.code === 'ECONNRESET' || err.message === 'socket hang up' ? 'reset' : err.code ?? err.message);
+      });
+      req.end(body);
+    });
+  const client = async (i: number) => {
+    for (let n = i; !stopped; n++) {
+      const sentBefore = sigterm === undefined;
+      const outcome = await post(requestBodies[n % requestBodies.length]!);
+      const phase = !sentBefore ? 'after' : sigterm === undefined ? 'load' : 'inFlight';
+      tally[phase][outcome] = (tally[phase][outcome] ?? 0) + 1;
+      if (outcome === 'refused' || outcome === 'reset') await new Promise((r) => setTimeout(r, 50));
     }
-  });
-  const resetTimeline: Record<string, number> = {};
-  let resetsBefore = 0;
-  let resetsFirst1500ms = 0;
+  };
+  const clients = Array.from({ length: 1024 }, (_, i) => client(i));
   await new Promise((r) => setTimeout(r, afterS * 1000));
-  const sent = (sigterm = performance.now());
+  const exited = new Promise<number | null>((r) => server.child.once('exit', (code) => r(code)));
+  sigterm = performance.now();
   server.child.kill('SIGTERM');
   const exitCode = await exited;
-  exitMs = Math.round(performance.now() - sent);
-  // The load keeps running a moment after the exit so that every request in flight is counted.
+  const exitMs = Math.round(performance.now() - sigterm);
   await new Promise((r) => setTimeout(r, 500));
-  instance.stop();
-  const count = (keys: string[]) => keys.reduce((n, k) => n + (errors[k] ?? 0), 0);
-  const resets = count(['ECONNRESET', 'EPIPE', 'socket hang up', 'UND_ERR_SOCKET']);
-  const refused = count(['ECONNREFUSED']);
-  const otherErrors = Object.values(errors).reduce((a, b) => a + b, 0) - resets - refused;
-  return { status, errors, resets, refused, otherErrors, errorsBeforeSigterm: resetsBefore, resetsWithin1500msOfSigterm: resetsFirst1500ms, resetTimeline, exitMs, exitCode };
+  stopped = true;
+  await Promise.all(clients);
+  agent.destroy();
+  return { beforeSigterm: tally.load, inFlightAtSigterm: tally.inFlight, sentAfterSigterm: tally.after, exitMs, exitCode };
 }
 
 function table(runs: RunResult[]): string {
@@ -331,11 +331,10 @@ async function main(): Promise<void> {
       const result = await shutdownUnderLoad(model.dir, Number(args.shutdown));
       Object.assign(report, { shutdown: result });
       markdown +=
-        `## SIGTERM under load (c=1024, --max-queue 64, SIGTERM after ${args.shutdown} s)\n\n` +
-        `answers: ${JSON.stringify(result.status)}; connection resets (ECONNRESET, hang-ups): ${result.resets}; ` +
-        `refused after the listener closed (ECONNREFUSED): ${result.refused}; other errors: ${result.otherErrors}; ` +
-        `errors before SIGTERM: ${result.errorsBeforeSigterm}; resets within 1.5 s of SIGTERM: ${result.resetsWithin1500msOfSigterm}; ` +
-        `SIGTERM to exit: ${result.exitMs} ms; exit code ${result.exitCode}\n`;
+        `## SIGTERM under load (1024 keep-alive clients, --max-queue 64, SIGTERM after ${args.shutdown} s)\n\n` +
+        `requests sent and ended before SIGTERM: ${JSON.stringify(result.beforeSigterm)}; ` +
+        `in flight at SIGTERM: ${JSON.stringify(result.inFlightAtSigterm)}; ` +
+        `sent after it: ${JSON.stringify(result.sentAfterSigterm)}; SIGTERM to exit: ${result.exitMs} ms; exit code ${result.exitCode}\n`;
     } else if (args.soak) {
       name = 'serve-soak';
       const server = await startServer(model.dir, BATCHING_ON);

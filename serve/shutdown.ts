@@ -1,34 +1,37 @@
 /**
- * Graceful shutdown of the HTTP server: answer every request already received (keep-alive
- * connections are closed as their responses end), and only then let the caller release the
- * models. A deadline bounds the wait, after which connections are dropped.
+ * Graceful shutdown of the HTTP server: stop accepting connections, answer every request already
+ * received (keep-alive connections are closed as their responses end), and only then let the
+ * caller release the models. A deadline bounds the wait, after which connections are dropped.
  *
- * Requests that come in once the drain has begun are answered 503 (the caller checks
- * {@link RequestTracker.isDraining}): the listening socket stays open for a short grace period, until
- * connections stop arriving, because connections still in the kernel's accept queue when it closes
- * are reset; under load that was hundreds of requests. Uploads whose bodies are still arriving are
- * dropped at once rather than allowed to hold the drain for their whole request timeout.
+ * A request that arrives on an open connection once the drain has begun is answered 503 with
+ * `Connection: close` (the caller checks {@link RequestTracker.isDraining}) rather than reset.
+ * Connections that hold no request are closed after {@link IDLE_GRACE_MS}, those whose client never
+ * sent one included (Node's closeIdleConnections leaves them, and they held `close` until their
+ * clients left). A body still arriving after {@link STALLED_BODY_MS} is dropped rather than allowed
+ * to hold the drain for its whole request timeout.
+ *
+ * Measured with `npm run bench:serve -- --shutdown 3` (docs/reliability.md): keeping the listening
+ * socket open for a grace period, to answer newcomers 503, reset more requests than it saved, since
+ * clients told `Connection: close` reconnect at once and fill the accept queue that a close resets.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
-/** How long the listening socket stays open once draining, at most. @see RequestTracker.drain */
-export const DEFAULT_DRAIN_GRACE_MS = 1000;
-/** The grace period ends early once no connection has arrived for this long. */
-const QUIET_MS = 100;
+/** How long a connection with no request stays open once draining: time for a request already sent on it to arrive. */
+const IDLE_GRACE_MS = 100;
+/** How long a request body may still take to arrive once draining. */
+const STALLED_BODY_MS = 1000;
 
 /** Tracks the requests a server is answering, and closes connections as they go idle once draining. */
 export class RequestTracker {
   private readonly active = new Map<ServerResponse, IncomingMessage>();
   private draining = false;
   private readonly waiters: Array<() => void> = [];
-  private lastConnectionAt = 0;
   /** Every open connection, and how many requests each is answering. */
   private readonly sockets = new Map<Socket, number>();
 
   constructor(private readonly server: Server) {
     server.on('connection', (socket: Socket) => {
-      this.lastConnectionAt = performance.now();
       this.sockets.set(socket, 0);
       socket.once('close', () => this.sockets.delete(socket));
     });
@@ -62,26 +65,19 @@ export class RequestTracker {
   }
 
   /**
-   * Drops requests whose bodies are still arriving, stops accepting connections (after up to
-   * `graceMs` in which newcomers are answered 503) and resolves once every tracked request is
-   * answered, or after `timeoutMs`, when the remaining connections are destroyed.
+   * Stops accepting connections and resolves once every tracked request is answered, or after
+   * `timeoutMs`, when the remaining connections are destroyed.
    * @returns whether every request finished in time
    */
-  async drain(timeoutMs: number, graceMs = DEFAULT_DRAIN_GRACE_MS): Promise<boolean> {
+  async drain(timeoutMs: number): Promise<boolean> {
     const started = performance.now();
     this.draining = true;
-    for (const [res, req] of this.active) {
-      if (!req.complete) req.socket.destroy();
-      else if (!res.headersSent) res.setHeader('Connection', 'close');
-    }
-    // Idle keep-alive connections stay open through the grace period: a client may be sending its
-    // next request on one right now, and closing it would reset that request instead of answering
-    // it 503.
-    await this.lastArrivals(Math.min(graceMs, timeoutMs));
-    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
-    // Connections accepted just before the close get a moment to send their request (answered 503)
-    // before those still idle are closed.
-    await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
+    const closed = this.stopListening();
+    for (const res of this.active.keys()) if (!res.headersSent) res.setHeader('Connection', 'close');
+    const stalled = setTimeout(() => {
+      for (const req of this.active.values()) if (!req.complete) req.socket.destroy();
+    }, Math.min(STALLED_BODY_MS, timeoutMs));
+    await new Promise((resolve) => setTimeout(resolve, Math.min(IDLE_GRACE_MS, timeoutMs)));
     this.closeIdle();
     timeoutMs = Math.max(0, timeoutMs - (performance.now() - started));
     let timer: NodeJS.Timeout | undefined;
@@ -95,10 +91,29 @@ export class RequestTracker {
       }),
     ]);
     clearTimeout(timer);
+    clearTimeout(stalled);
     if (!finished) this.server.closeAllConnections();
     this.server.closeIdleConnections();
     await closed;
     return finished;
+  }
+
+  /**
+   * Closes the listening socket; resolves once every connection has ended. `server.close()` also
+   * closes the idle keep-alive connections at once, and a request the client is sending on one at
+   * that moment is reset: those are kept open for {@link IDLE_GRACE_MS}, so such a request is
+   * answered 503 instead.
+   */
+  private stopListening(): Promise<void> {
+    const server = this.server;
+    return new Promise<void>((resolve) => {
+      server.closeIdleConnections = () => undefined;
+      try {
+        server.close(() => resolve());
+      } finally {
+        delete (server as Partial<Pick<Server, 'closeIdleConnections'>>).closeIdleConnections; // the prototype's again
+      }
+    });
   }
 
   /**
@@ -108,17 +123,5 @@ export class RequestTracker {
   private closeIdle(): void {
     this.server.closeIdleConnections();
     for (const [socket, requests] of this.sockets) if (requests === 0) socket.destroy();
-  }
-
-  /** Resolves once no connection has arrived for {@link QUIET_MS} since the drain began, or after `graceMs`. */
-  private async lastArrivals(graceMs: number): Promise<void> {
-    const started = performance.now();
-    const until = started + graceMs;
-    for (;;) {
-      const now = performance.now();
-      const quiet = now - Math.max(started, this.lastConnectionAt);
-      if (now >= until || quiet >= QUIET_MS) return;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(until - now, QUIET_MS - quiet)));
-    }
   }
 }
