@@ -1,7 +1,6 @@
 import { buildModel } from '../models/index.ts';
-import { loadCheckpoint } from '../train/checkpoint.ts';
+import { loadCheckpoint, restoreTensors } from '../train/checkpoint.ts';
 import type { TranslationRunConfig } from '../train/run-config.ts';
-import { restoreTensors } from '../train/trainer.ts';
 import type { Vocabulary } from '../core/vocab.ts';
 import type { ParamStore } from '../models/params.ts';
 import { analyseMatrix } from './analyse-matrix.ts';
