@@ -9,8 +9,8 @@ import { getTokenizer } from '../core/text/tokenize.ts';
 import type { Vocabulary } from '../core/vocab.ts';
 import { imagesOf, loadCaptionDataset } from '../train/data/captions.ts';
 import { encoderDigest } from '../train/data/image-features.ts';
-import { readVocab } from '../train/prepare-data.ts';
-import { RUN_FILES, type CaptionRunConfig } from '../train/run-config.ts';
+import type { CaptionRunConfig } from '../train/run-config.ts';
+import type { RunFolder } from '../train/run-folder.ts';
 import { mergeFrozenEncoder, onnxOpset } from './merge-encoder.ts';
 import type { ParityInputs } from './parity.ts';
 import type { ExportParts } from './task-parts.ts';
@@ -23,8 +23,9 @@ const PIXELS_INPUT = 'pixels';
  * Captioning: the caption vocabulary, the image spec in the card, images for parity and, with a
  * frozen encoder (`--encoder`), its graph merged in front of the model's encoder.
  */
-export async function captionExportParts(config: CaptionRunConfig, runDir: string): Promise<ExportParts> {
-  const vocab = await readVocab(join(runDir, RUN_FILES.tgtVocab));
+export async function captionExportParts(run: RunFolder<CaptionRunConfig>): Promise<ExportParts> {
+  const { config, dir: runDir } = run;
+  const vocab = await run.vocab('tgt');
   const { encoder } = config;
   let foreign: Uint8Array | undefined;
   if (encoder.kind === 'onnx') {
