@@ -1,9 +1,9 @@
 import type { TranslationRunConfig } from '../train/run-config.ts';
 import type { CheckpointInfo, RunFolder } from '../train/run-folder.ts';
 import type { Vocabulary } from '../core/vocab.ts';
+import { readTargetMatrix } from '../models/index.ts';
 import type { ParamStore } from '../models/params.ts';
 import { analyseMatrix } from './analyse-matrix.ts';
-import { readTargetMatrix } from './output-matrix.ts';
 import type { ComponentParams, MatrixAnalysis } from './schema.ts';
 import { wordPairs } from './word-pairs.ts';
 
@@ -56,7 +56,7 @@ export async function inspectTrainedModel(
   try {
     const components = componentParams(model.params, generated);
     const target = readTargetMatrix(config.head.name, model.params);
-    if (!target) return { components, matrix: null, matrixNote: `no target-matrix reader for head '${config.head.name}' (report/output-matrix.ts)` };
+    if (!target) return { components, matrix: null, matrixNote: `head '${config.head.name}' has no target matrix to read (its definition in models/heads/ gives none)` };
     return { components, matrix: analyseMatrix(target, vocabs.tgt, wordPairs(config.data.tgt)) };
   } finally {
     model.params.dispose();
