@@ -10,7 +10,7 @@ import { GreedySearch } from '../decode/greedy.ts';
 import { resolveSearchOptions, type GenerateOptions } from '../decode/search-options.ts';
 import { runSearch, type Search } from '../decode/search.ts';
 import type { Hypothesis, StepModel } from '../decode/types.ts';
-import type { DecoderState } from './seq2seq.ts';
+import type { DecoderState } from './row-state.ts';
 
 /** Callbacks of {@link searchWithHooks}. Inputs are numbered in batch order. */
 export interface SearchHooks {
