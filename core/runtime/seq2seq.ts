@@ -5,7 +5,7 @@
  */
 import type { InferenceSession, Tensor } from 'onnxruntime-common';
 import { generate } from '../decode/generate.ts';
-import { searchWithHooks } from './search-hooks.ts';
+import { searchWithHooks } from '../decode/search-hooks.ts';
 import type { Hypothesis, SearchOptions, StepModel } from '../decode/types.ts';
 import type { Tokenizer } from '../text/tokenize.ts';
 import type { Vocabulary } from '../vocab.ts';
