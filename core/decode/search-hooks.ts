@@ -5,10 +5,9 @@
  * every step (streaming). The search classes are the same, so results are exactly those of
  * `generate` with the same options.
  */
-import { BeamSearch } from './beam-search.ts';
-import { GreedySearch } from './greedy.ts';
+import { createSearch } from './create-search.ts';
 import { resolveSearchOptions, type GenerateOptions } from './search-options.ts';
-import { runSearch, type Search } from './search.ts';
+import { runSearch } from './search.ts';
 import type { Hypothesis, StepModel } from './types.ts';
 
 /**
@@ -42,11 +41,11 @@ export async function searchWithHooks<State extends RowInputs>(
   opts: GenerateOptions,
   hooks: SearchHooks = {},
 ): Promise<Hypothesis[][]> {
-  const greedy = (opts.beam ?? 1) === 1 && (opts.nBest ?? 1) === 1;
   const resolved = resolveSearchOptions(model, batchSize, opts);
-  const search: Search = greedy ? new GreedySearch(batchSize, resolved) : new BeamSearch(batchSize, resolved);
+  const search = createSearch(batchSize, resolved);
   const live = new Uint8Array(batchSize).fill(1);
   const seen = new Uint8Array(batchSize);
+  if (!hooks.onPrefix && !hooks.onDone) return runSearch(model, initialState, search, resolved.processors);
   return runSearch(model, initialState, search, resolved.processors, (state) => {
     // Which inputs still have rows: rows of an input are contiguous and the first is its best
     // (beam search keeps candidates in rank order), so the first row seen is the prefix to show.

@@ -4,7 +4,6 @@
  * (server, CLI) and onnxruntime-web (browser); nothing here imports tfjs or Node APIs.
  */
 import type { InferenceSession, Tensor } from 'onnxruntime-common';
-import { generate } from '../decode/generate.ts';
 import { searchWithHooks } from '../decode/search-hooks.ts';
 import type { Hypothesis, SearchOptions, StepModel } from '../decode/types.ts';
 import type { Tokenizer } from '../text/tokenize.ts';
@@ -212,24 +211,7 @@ export class Seq2SeqRuntime {
    * @returns one translation per text, in order; `nBest` is set when `opts.nBest` > 1
    */
   async translate(texts: readonly string[], opts: SearchOptions = {}): Promise<Translation[]> {
-    this.assertTextInput('translate');
-    if (!Array.isArray(texts)) throw new TypeError('translate: texts must be an array of strings');
-    texts.forEach((t, i) => {
-      if (typeof t !== 'string') throw new TypeError(`translate: texts[${i}] must be a string, got ${typeof t}`);
-    });
-    if (texts.length === 0) return [];
-    const sources = texts.map((t) => this.toSourceIds(t));
-    const initial = await this.encode(sources);
-    const hyps = await generate(this.stepModel, initial, sources.length, {
-      ...opts,
-      sourceLengths: sources.map((s) => s.length),
-    });
-    const wantList = (opts.nBest ?? 1) > 1;
-    return hyps.map((list, i) => {
-      const all = list.map((h) => this.toHypothesis(h));
-      if (all.length === 0) throw new Error(`search returned no hypothesis for input ${i}`);
-      return wantList ? { ...all[0], nBest: all } : all[0];
-    });
+    return this.decodeTexts('translate', texts, opts, {});
   }
 
   /**
@@ -238,11 +220,16 @@ export class Seq2SeqRuntime {
    * {@link translate}; a server uses it to decode many requests as one batch and answer (or
    * stream to) each request on its own schedule.
    */
-  async translateEach(texts: readonly string[], opts: SearchOptions = {}, hooks: TranslateHooks = {}): Promise<Translation[]> {
-    this.assertTextInput('translateEach');
-    if (!Array.isArray(texts)) throw new TypeError('translateEach: texts must be an array of strings');
+  translateEach(texts: readonly string[], opts: SearchOptions = {}, hooks: TranslateHooks = {}): Promise<Translation[]> {
+    return this.decodeTexts('translateEach', texts, opts, hooks);
+  }
+
+  /** What translate and translateEach do; `method` names the caller in argument errors. */
+  private async decodeTexts(method: string, texts: readonly string[], opts: SearchOptions, hooks: TranslateHooks): Promise<Translation[]> {
+    this.assertTextInput(method);
+    if (!Array.isArray(texts)) throw new TypeError(`${method}: texts must be an array of strings`);
     texts.forEach((t, i) => {
-      if (typeof t !== 'string') throw new TypeError(`translateEach: texts[${i}] must be a string, got ${typeof t}`);
+      if (typeof t !== 'string') throw new TypeError(`${method}: texts[${i}] must be a string, got ${typeof t}`);
     });
     if (texts.length === 0) return [];
     const sources = texts.map((t) => this.toSourceIds(t));
