@@ -21,10 +21,6 @@ import { DEFAULT_LIMITS, type RequestLimits } from './schemas.ts';
 import { webRouter } from './static.ts';
 import { translateRouter } from './translate-router.ts';
 
-export type { ModelSummary } from './models-router.ts';
-export type { TranslateResponse, WireHypothesis } from './translate-router.ts';
-export type { CaptionResponse } from './caption-route.ts';
-
 /** Options of {@link createApp}. */
 export interface AppOptions {
   registry: ModelRegistry;
