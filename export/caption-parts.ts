@@ -14,6 +14,7 @@ import type { RunFolder } from '../train/run-folder.ts';
 import { mergeFrozenEncoder, onnxOpset } from './merge-encoder.ts';
 import type { ParityInputs } from './parity.ts';
 import type { ExportParts } from './task-parts.ts';
+import { createNodeSession } from '../core/runtime/ort-node.ts';
 
 /** Name of the model encoder's input when a frozen encoder's features feed it (models/layers/feature-encoder.ts). */
 const FEATURES_INPUT = 'features';
@@ -49,7 +50,7 @@ export async function captionExportParts(run: RunFolder<CaptionRunConfig>): Prom
       let images = pixels;
       let shape = pixelShape;
       if (frozen) {
-        const session = await ort.InferenceSession.create(frozen.bytes);
+        const session = await createNodeSession(frozen.bytes);
         const out = await session.run({ [frozen.input]: new ort.Tensor('float32', pixels, pixelShape) }, [frozen.output]);
         const features = out[frozen.output] as ort.Tensor;
         images = features.data as Float32Array;
