@@ -13,7 +13,12 @@ export type OptionsSchema<T extends object> = z.ZodType<T> & { readonly shape: R
  * @throws RangeError with one line naming the allowed keys (for an unknown key) or the expected
  * type (for a wrong value), e.g. "head 'fixed-uniform': unknown option 'limt' (options: limit)"
  */
-export function parseOptions<T extends object>(schema: OptionsSchema<T>, value: unknown, where: string, noun = 'option'): T {
+export function parseOptions<T extends object>(
+  schema: OptionsSchema<T>,
+  value: unknown,
+  where: string,
+  noun = 'option',
+): T {
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
@@ -25,11 +30,14 @@ export function parseOptions<T extends object>(schema: OptionsSchema<T>, value: 
   }
   const received = valueAt(value, issue.path);
   const key = issue.path.map(String).join('.');
-  throw new RangeError(`${where}: ${noun} '${key}' ${describeIssue(issue)}, got ${JSON.stringify(received) ?? String(received)}`);
+  throw new RangeError(
+    `${where}: ${noun} '${key}' ${describeIssue(issue)}, got ${JSON.stringify(received) ?? String(received)}`,
+  );
 }
 
 function describeIssue(issue: z.core.$ZodIssue): string {
-  if (issue.code === 'invalid_type') return `expects ${issue.expected === 'int' ? 'an integer' : `a ${issue.expected}`}`;
+  if (issue.code === 'invalid_type')
+    return `expects ${issue.expected === 'int' ? 'an integer' : `a ${issue.expected}`}`;
   if (issue.code === 'too_small') return `must be ${issue.inclusive ? '>=' : '>'} ${String(issue.minimum)}`;
   if (issue.code === 'too_big') return `must be ${issue.inclusive ? '<=' : '<'} ${String(issue.maximum)}`;
   return issue.message.replace(/^Invalid input: /, '').toLowerCase();
@@ -37,6 +45,7 @@ function describeIssue(issue: z.core.$ZodIssue): string {
 
 function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
   let v = value;
-  for (const key of path) v = v !== null && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[key] : undefined;
+  for (const key of path)
+    v = v !== null && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[key] : undefined;
   return v;
 }

@@ -3,7 +3,14 @@ import { before, describe, test } from 'node:test';
 import { z } from 'zod';
 import { parseOptions } from '../core/options.ts';
 import { Registry } from '../core/registry.ts';
-import { buildModel, getHeadDefinition, headNames, readTargetMatrix, resolveArchConfig, resolveHeadOptions } from '../models/index.ts';
+import {
+  buildModel,
+  getHeadDefinition,
+  headNames,
+  readTargetMatrix,
+  resolveArchConfig,
+  resolveHeadOptions,
+} from '../models/index.ts';
 import { initBackend } from '../train/backend/select.ts';
 
 const sizes = { srcVocab: 40, tgtVocab: 30 };
@@ -20,7 +27,10 @@ describe('Registry', () => {
     r.register('b', 2);
     assert.throws(() => r.register('a', 3), /widget 'a' is already registered/);
     assert.equal(r.get('a'), 1);
-    assert.throws(() => r.get('c'), (err: Error) => err instanceof RangeError && err.message === "unknown widget 'c'; known: a, b");
+    assert.throws(
+      () => r.get('c'),
+      (err: Error) => err instanceof RangeError && err.message === "unknown widget 'c'; known: a, b",
+    );
     assert.equal(r.find('c'), undefined);
     assert.deepEqual(r.names(), ['a', 'b']);
   });
@@ -34,14 +44,24 @@ describe('options schemas', () => {
   });
 
   test('an unknown key is refused in one line naming the allowed keys', () => {
-    assert.throws(() => parseOptions(schema, { limt: 5 }, "head 'h'"), { message: "head 'h': unknown option 'limt' (options: limit, layers)" });
-    assert.throws(() => parseOptions(z.strictObject({}), { a: 1 }, "head 'h'"), { message: "head 'h': unknown option 'a' (it takes no options)" });
+    assert.throws(() => parseOptions(schema, { limt: 5 }, "head 'h'"), {
+      message: "head 'h': unknown option 'limt' (options: limit, layers)",
+    });
+    assert.throws(() => parseOptions(z.strictObject({}), { a: 1 }, "head 'h'"), {
+      message: "head 'h': unknown option 'a' (it takes no options)",
+    });
   });
 
   test('a wrong type or range is refused naming the expected type and the value given', () => {
-    assert.throws(() => parseOptions(schema, { limit: 'abc' }, "head 'h'"), { message: `head 'h': option 'limit' expects a number, got "abc"` });
-    assert.throws(() => parseOptions(schema, { layers: 1.5 }, "head 'h'"), { message: "head 'h': option 'layers' expects an integer, got 1.5" });
-    assert.throws(() => parseOptions(schema, { limit: -1 }, "head 'h'"), { message: "head 'h': option 'limit' must be > 0, got -1" });
+    assert.throws(() => parseOptions(schema, { limit: 'abc' }, "head 'h'"), {
+      message: `head 'h': option 'limit' expects a number, got "abc"`,
+    });
+    assert.throws(() => parseOptions(schema, { layers: 1.5 }, "head 'h'"), {
+      message: "head 'h': option 'layers' expects an integer, got 1.5",
+    });
+    assert.throws(() => parseOptions(schema, { limit: -1 }, "head 'h'"), {
+      message: "head 'h': option 'limit' must be > 0, got -1",
+    });
   });
 });
 
@@ -50,17 +70,27 @@ describe('output head definitions', () => {
     for (const name of headNames()) {
       const allowed = Object.keys(getHeadDefinition(name).options.shape);
       const known = allowed.length > 0 ? `options: ${allowed.join(', ')}` : 'it takes no options';
-      assert.throws(() => resolveHeadOptions(name, { limt: 5 }), { message: `head '${name}': unknown option 'limt' (${known})` }, name);
+      assert.throws(
+        () => resolveHeadOptions(name, { limt: 5 }),
+        { message: `head '${name}': unknown option 'limt' (${known})` },
+        name,
+      );
     }
   });
 
   test('a model is not built with a mistyped or wrongly typed head option', () => {
-    assert.throws(() => buildModel('rnn-attn', config, sizes, { name: 'fixed-uniform', options: { limt: 5 } }, 1), /unknown option 'limt' \(options: limit\)/);
-    assert.throws(() => buildModel('rnn-attn', config, sizes, { name: 'drill', options: { layers: 'two' } }, 1), /option 'layers' expects a number/);
+    assert.throws(
+      () => buildModel('rnn-attn', config, sizes, { name: 'fixed-uniform', options: { limt: 5 } }, 1),
+      /unknown option 'limt' \(options: limit\)/,
+    );
+    assert.throws(
+      () => buildModel('rnn-attn', config, sizes, { name: 'drill', options: { layers: 'two' } }, 1),
+      /option 'layers' expects a number/,
+    );
     assert.deepEqual(resolveHeadOptions('fixed-uniform', {}), { limit: 10 });
   });
 
-  test("a head is frozen exactly when its built parameters hold a frozen matrix; its target matrix is read as the definition says", () => {
+  test('a head is frozen exactly when its built parameters hold a frozen matrix; its target matrix is read as the definition says', () => {
     for (const name of headNames()) {
       const def = getHeadDefinition(name);
       const model = buildModel('rnn-attn', config, sizes, { name }, 1);
@@ -90,7 +120,12 @@ describe('output head definitions', () => {
       const w = W.dataSync();
       const m = readTargetMatrix('learned', model.params)!;
       assert.equal(m.dim, d);
-      for (const [j, i] of [[0, 0], [V - 1, d - 1], [7, 3]] as const) assert.equal(m.data[j * d + i], w[i * V + j]);
+      for (const [j, i] of [
+        [0, 0],
+        [V - 1, d - 1],
+        [7, 3],
+      ] as const)
+        assert.equal(m.data[j * d + i], w[i * V + j]);
     } finally {
       model.params.dispose();
     }
@@ -100,10 +135,16 @@ describe('output head definitions', () => {
 describe('architecture settings (--set)', () => {
   test('an unknown setting names the settings; a wrong type names the expected one', () => {
     assert.throws(() => resolveArchConfig('rnn-attn', 'tiny', { hiden: 3 }), {
-      message: "architecture 'rnn-attn': unknown setting 'hiden' (settings: embedding, hidden, encoderHidden, attention, output, dropout)",
+      message:
+        "architecture 'rnn-attn': unknown setting 'hiden' (settings: embedding, hidden, encoderHidden, attention, output, dropout)",
     });
-    assert.throws(() => resolveArchConfig('rnn-attn', 'tiny', { hidden: 'abc' }), { message: `architecture 'rnn-attn': setting 'hidden' expects a number, got "abc"` });
-    assert.throws(() => resolveArchConfig('show-tell', 'tiny', { cnnChannels: [8, 'x'] }), /setting 'cnnChannels.1' expects a number/);
+    assert.throws(() => resolveArchConfig('rnn-attn', 'tiny', { hidden: 'abc' }), {
+      message: `architecture 'rnn-attn': setting 'hidden' expects a number, got "abc"`,
+    });
+    assert.throws(
+      () => resolveArchConfig('show-tell', 'tiny', { cnnChannels: [8, 'x'] }),
+      /setting 'cnnChannels.1' expects a number/,
+    );
     assert.equal(resolveArchConfig('rnn-attn', 'tiny', { hidden: 100 }).hidden, 100);
   });
 });

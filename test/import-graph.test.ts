@@ -38,7 +38,8 @@ function withoutComments(source: string): string {
 export function importsOf(file: string, source: string): Edge[] {
   const edges: Edge[] = [];
   const code = withoutComments(source);
-  const statement = /^\s*(import|export)\s+(type\s+)?([^'";]*?)\s*from\s*['"]([^'"]+)['"]|^\s*import\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/gm;
+  const statement =
+    /^\s*(import|export)\s+(type\s+)?([^'";]*?)\s*from\s*['"]([^'"]+)['"]|^\s*import\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/gm;
   for (const m of code.matchAll(statement)) {
     const spec = m[4] ?? m[5] ?? m[6]!;
     if (!spec.startsWith('.')) continue;
@@ -46,18 +47,26 @@ export function importsOf(file: string, source: string): Edge[] {
     if (!typeOnly && m[3] !== undefined) {
       const names = /^\{([\s\S]*)\}$/.exec(m[3].trim());
       if (names) {
-        const parts = names[1]!.split(',').map((p) => p.trim()).filter((p) => p !== '');
+        const parts = names[1]!
+          .split(',')
+          .map((p) => p.trim())
+          .filter((p) => p !== '');
         typeOnly = parts.length > 0 && parts.every((p) => p.startsWith('type '));
       }
     }
-    edges.push({ to: relative(ROOT, resolve(ROOT, dirname(file), spec)), typeOnly, ...(m[6] !== undefined ? { dynamic: true as const } : {}) });
+    edges.push({
+      to: relative(ROOT, resolve(ROOT, dirname(file), spec)),
+      typeOnly,
+      ...(m[6] !== undefined ? { dynamic: true as const } : {}),
+    });
   }
   return edges;
 }
 
 function importGraph(): Map<string, Edge[]> {
   const graph = new Map<string, Edge[]>();
-  for (const file of GRAPH_DIRS.flatMap(tsFiles)) graph.set(file, importsOf(file, readFileSync(join(ROOT, file), 'utf8')));
+  for (const file of GRAPH_DIRS.flatMap(tsFiles))
+    graph.set(file, importsOf(file, readFileSync(join(ROOT, file), 'utf8')));
   return graph;
 }
 
@@ -105,18 +114,21 @@ describe('import graph', () => {
   const graph = importGraph();
 
   test('the parser sees value, type-only and side-effect imports', () => {
-    const edges = importsOf('core/x.ts', [
-      "import { a } from './a.ts';",
-      "import type { B } from '../models/b.ts';",
-      "import { type C, type D } from './c.ts';",
-      "import { type E, f } from './e.ts';",
-      "export type * from './g.ts';",
-      "export { h } from './h.ts';",
-      "import './side.ts';",
-      "import {\n  i,\n  type J,\n} from './i.ts';",
-      '// import { k } from "./comment.ts";',
-      "import * as z from 'zod';",
-    ].join('\n'));
+    const edges = importsOf(
+      'core/x.ts',
+      [
+        "import { a } from './a.ts';",
+        "import type { B } from '../models/b.ts';",
+        "import { type C, type D } from './c.ts';",
+        "import { type E, f } from './e.ts';",
+        "export type * from './g.ts';",
+        "export { h } from './h.ts';",
+        "import './side.ts';",
+        "import {\n  i,\n  type J,\n} from './i.ts';",
+        '// import { k } from "./comment.ts";',
+        "import * as z from 'zod';",
+      ].join('\n'),
+    );
     assert.deepEqual(edges, [
       { to: 'core/a.ts', typeOnly: false },
       { to: 'models/b.ts', typeOnly: true },
@@ -133,20 +145,39 @@ describe('import graph', () => {
     const g = new Map<string, Edge[]>([
       ['a', [{ to: 'b', typeOnly: false }]],
       ['b', [{ to: 'c', typeOnly: false }]],
-      ['c', [{ to: 'a', typeOnly: true }, { to: 'd', typeOnly: false }]],
+      [
+        'c',
+        [
+          { to: 'a', typeOnly: true },
+          { to: 'd', typeOnly: false },
+        ],
+      ],
       ['d', []],
     ]);
-    assert.deepEqual(cycles(g, () => true), [['a', 'b', 'c']]);
-    assert.deepEqual(cycles(g, (e) => !e.typeOnly), []);
+    assert.deepEqual(
+      cycles(g, () => true),
+      [['a', 'b', 'c']],
+    );
+    assert.deepEqual(
+      cycles(g, (e) => !e.typeOnly),
+      [],
+    );
   });
 
   test('every relative import names a file that exists', () => {
-    const missing = [...graph].flatMap(([file, edges]) => edges.filter((e) => !e.dynamic && !graph.has(e.to) && !/\.(json|js)$/.test(e.to)).map((e) => `${file} -> ${e.to}`));
+    const missing = [...graph].flatMap(([file, edges]) =>
+      edges
+        .filter((e) => !e.dynamic && !graph.has(e.to) && !/\.(json|js)$/.test(e.to))
+        .map((e) => `${file} -> ${e.to}`),
+    );
     assert.deepEqual(missing, []);
   });
 
   test('no circle of value imports between files', () => {
-    assert.deepEqual(cycles(graph, (e) => !e.typeOnly), []);
+    assert.deepEqual(
+      cycles(graph, (e) => !e.typeOnly),
+      [],
+    );
   });
 
   test('no circle of any imports that crosses folders', () => {
@@ -172,13 +203,19 @@ describe('import graph', () => {
   test('export/ and report/ read run folders through train/run-folder.ts only, never the trainer', () => {
     const wrong = [...graph]
       .filter(([file]) => ['export', 'report'].includes(folderOf(file)))
-      .flatMap(([file, edges]) => edges.filter((e) => ['train/trainer.ts', 'train/prepare-data.ts', 'train/checkpoint.ts'].includes(e.to)).map((e) => `${file} -> ${e.to}`));
+      .flatMap(([file, edges]) =>
+        edges
+          .filter((e) => ['train/trainer.ts', 'train/prepare-data.ts', 'train/checkpoint.ts'].includes(e.to))
+          .map((e) => `${file} -> ${e.to}`),
+      );
     assert.deepEqual(wrong, []);
   });
 });
 
 test('onnxruntime-node sessions are created in one place (core/runtime/ort-node.ts)', () => {
-  const creators = CODE_DIRS.flatMap(tsFiles).filter((file) => /InferenceSession\.create\(/.test(withoutComments(readFileSync(join(ROOT, file), 'utf8'))));
+  const creators = CODE_DIRS.flatMap(tsFiles).filter((file) =>
+    /InferenceSession\.create\(/.test(withoutComments(readFileSync(join(ROOT, file), 'utf8'))),
+  );
   // seq2seq.ts is isomorphic: its default factory runs on whichever ORT module it is given.
   assert.deepEqual(creators.sort(), ['core/runtime/ort-node.ts', 'core/runtime/seq2seq.ts']);
 });

@@ -13,7 +13,15 @@ test('the translate request body the clients send is what the server validates',
   const same: Same<z.input<typeof schema>, TranslateRequestBody> = true;
   assert.ok(same);
   // Every field of the wire type, listed so that adding one without the other fails here.
-  const fields: Record<keyof TranslateRequestBody, true> = { model: true, text: true, texts: true, beam: true, n_best: true, max_len: true, length_penalty: true };
+  const fields: Record<keyof TranslateRequestBody, true> = {
+    model: true,
+    text: true,
+    texts: true,
+    beam: true,
+    n_best: true,
+    max_len: true,
+    length_penalty: true,
+  };
   assert.deepEqual(Object.keys(schema.shape).sort(), Object.keys(fields).sort());
   const body: TranslateRequestBody = { model: 'm', texts: ['a dog'], beam: 2, n_best: 2 };
   assert.ok(schema.safeParse(body).success);

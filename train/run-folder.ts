@@ -143,7 +143,9 @@ export async function readCheckpointInfo(runDir: string, which: CheckpointName):
 export async function exportedCheckpoint(runDir: string): Promise<CheckpointInfo> {
   const info = (await readCheckpointInfo(runDir, 'best')) ?? (await readCheckpointInfo(runDir, 'last'));
   if (!info) {
-    throw new Error(`${runDir} has no checkpoint yet (looked for ${checkpointDir(runDir, 'best')} and ${checkpointDir(runDir, 'last')})`);
+    throw new Error(
+      `${runDir} has no checkpoint yet (looked for ${checkpointDir(runDir, 'best')} and ${checkpointDir(runDir, 'last')})`,
+    );
   }
   return info;
 }

@@ -20,7 +20,12 @@ export interface NodeSessionOptions {
 export const NODE_SESSION_OPTIONS: Readonly<ort.InferenceSession.SessionOptions> = { graphOptimizationLevel: 'all' };
 
 /** Creates a session for a graph's bytes or file path. */
-export function createNodeSession(model: Uint8Array | string, opts: NodeSessionOptions = {}): Promise<ort.InferenceSession> {
+export function createNodeSession(
+  model: Uint8Array | string,
+  opts: NodeSessionOptions = {},
+): Promise<ort.InferenceSession> {
   const options: ort.InferenceSession.SessionOptions = { ...NODE_SESSION_OPTIONS, ...opts };
-  return typeof model === 'string' ? ort.InferenceSession.create(model, options) : ort.InferenceSession.create(model, options);
+  return typeof model === 'string'
+    ? ort.InferenceSession.create(model, options)
+    : ort.InferenceSession.create(model, options);
 }

@@ -12,7 +12,7 @@ export interface TargetMatrix {
   data: Float32Array;
 }
 
-/** How a head reads its target vectors from a built model's parameters (its definition says whether they are frozen). */
+/** How a head reads its target vectors from a built model's parameters (its definition says if they are frozen). */
 export type TargetMatrixReader = (params: ParamStore) => Omit<TargetMatrix, 'kind'>;
 
 /** Heads keep W as [d, |V|] so training multiplies f W directly; the target vectors are its columns. */
@@ -35,5 +35,10 @@ export function matrixColumns(description: string, name = 'head/W'): TargetMatri
 export const sharedEmbeddingRows: TargetMatrixReader = (params) => {
   const t: tf.Tensor = params.get('decoder/embedding');
   const [rows, dim] = t.shape as [number, number];
-  return { description: 'the target embedding E, shared with the output layer', rows, dim, data: Float32Array.from(t.dataSync() as Float32Array) };
+  return {
+    description: 'the target embedding E, shared with the output layer',
+    rows,
+    dim,
+    data: Float32Array.from(t.dataSync() as Float32Array),
+  };
 };
