@@ -70,7 +70,7 @@ export async function loadCheckpoint(dir: string): Promise<LoadedCheckpoint> {
   try {
     manifest = JSON.parse(await readFile(manifestPath, 'utf8')) as Manifest;
   } catch (err) {
-    throw new Error(`corrupt or missing checkpoint manifest ${manifestPath}: ${(err as Error).message}`);
+    throw new Error(`corrupt or missing checkpoint manifest ${manifestPath}: ${(err as Error).message}`, { cause: err });
   }
   if (manifest.format !== 'frost-checkpoint' || !Array.isArray(manifest.tensors)) {
     throw new Error(`${manifestPath} is not a frost checkpoint manifest`);
@@ -79,7 +79,7 @@ export async function loadCheckpoint(dir: string): Promise<LoadedCheckpoint> {
   try {
     bytes = await readFile(binPath);
   } catch (err) {
-    throw new Error(`missing checkpoint tensors ${binPath}: ${(err as Error).message}`);
+    throw new Error(`missing checkpoint tensors ${binPath}: ${(err as Error).message}`, { cause: err });
   }
   if (bytes.length !== manifest.bytes) {
     throw new Error(`corrupt checkpoint ${binPath}: ${bytes.length} bytes, manifest says ${manifest.bytes}`);

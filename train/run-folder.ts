@@ -155,7 +155,7 @@ export async function readVocab(path: string): Promise<Vocabulary> {
   try {
     json = JSON.parse(await readFile(path, 'utf8'));
   } catch (err) {
-    throw new Error(`cannot read vocabulary ${path}: ${(err as Error).message}`);
+    throw new Error(`cannot read vocabulary ${path}: ${(err as Error).message}`, { cause: err });
   }
   const { tokens, frequencies } = json as { tokens: string[]; frequencies?: number[] };
   if (!Array.isArray(tokens)) throw new Error(`${path} is not a frost vocabulary (no 'tokens' list)`);
