@@ -30,6 +30,8 @@ export interface CaptionRouterOptions {
   limits: RequestLimits;
 }
 
+// The answer's body is CaptionResponse, one of the wire types (core/wire.ts).
+
 const REASON_CODES: Record<ImageDecodeReason, ErrorCode> = {
   empty: 'FROST_ERR_IMAGE_EMPTY',
   'not-an-image': 'FROST_ERR_NOT_AN_IMAGE',
