@@ -9,7 +9,7 @@ import { SPECIALS, type Vocabulary } from '../core/vocab.ts';
 import { loadParallelCorpus } from '../train/data/corpus.ts';
 import type { TranslationRunConfig } from '../train/run-config.ts';
 import { cachedJson } from './cache.ts';
-import type { CheckpointInfo } from './checkpoint-info.ts';
+import type { CheckpointInfo } from '../train/run-folder.ts';
 import type { TestResult } from './schema.ts';
 
 /** The test split of a run's corpus, with a hash that changes whenever any sentence does. */

@@ -3,7 +3,7 @@ import { appendFile, mkdir } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildModel, getArch, type Seq2SeqModel } from '../models/index.ts';
-import { loadCheckpoint, saveCheckpoint, type CheckpointTensor } from './checkpoint.ts';
+import { collectTensors, loadCheckpoint, restoreTensors, saveCheckpoint } from './checkpoint.ts';
 import { Adam } from './optim/adam.ts';
 import { TrainingProgress } from './progress.ts';
 import { RUN_FILES, readRunConfig, writeRunConfig, type RunConfig } from './run-config.ts';
@@ -238,40 +238,6 @@ function checkArchForTask(config: RunConfig) {
     throw new Error(`architecture '${config.arch}' encodes ${what(archKind)}; a ${config.task} run needs one that encodes ${what(task.inputKind)}`);
   }
   return task;
-}
-
-function collectTensors(model: Seq2SeqModel, optimizer: Adam): CheckpointTensor[] {
-  const out: CheckpointTensor[] = [];
-  for (const [name, v] of model.params.learnable) {
-    out.push({ name, shape: [...v.shape], data: v.dataSync() as Float32Array });
-    out.push({ name: `adam.m/${name}`, shape: [...v.shape], data: optimizer.m.get(name)!.dataSync() as Float32Array });
-    out.push({ name: `adam.v/${name}`, shape: [...v.shape], data: optimizer.v.get(name)!.dataSync() as Float32Array });
-  }
-  return out;
-}
-
-/** Loads learnable parameters (and Adam moments, if given) from checkpoint tensors, checking every shape. */
-export function restoreTensors(
-  model: Seq2SeqModel,
-  optimizer: Adam | null,
-  tensors: Map<string, { shape: number[]; data: Float32Array }>,
-  where: string,
-): void {
-  const put = (target: tf.Variable, name: string) => {
-    const t = tensors.get(name);
-    if (!t) throw new Error(`checkpoint in ${where} has no tensor '${name}'`);
-    if (t.shape.join() !== target.shape.join()) {
-      throw new Error(`checkpoint in ${where}: '${name}' has shape [${t.shape}], the model expects [${target.shape}]`);
-    }
-    target.assign(tf.tensor(t.data, target.shape, 'float32'));
-  };
-  for (const [name, v] of model.params.learnable) {
-    put(v, name);
-    if (optimizer) {
-      put(optimizer.m.get(name)!, `adam.m/${name}`);
-      put(optimizer.v.get(name)!, `adam.v/${name}`);
-    }
-  }
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {
