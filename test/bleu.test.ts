@@ -12,6 +12,7 @@ import {
   tokenize13a,
   tokenizeChar,
   tokenizeIntl,
+  tokenizeZh,
   type BleuOptions,
   type SmoothMethod,
 } from '../core/metrics/bleu.ts';
@@ -193,6 +194,16 @@ test('tokenizeIntl: Unicode punctuation and symbols', () => {
   assert.equal(tokenizeIntl('Ende 2007.'), 'Ende 2007.'); // the mteval-v14 quirk sacreBLEU keeps
   assert.equal(tokenizeIntl('Er sagte: „Nein!“ — 2007.'), 'Er sagte : „ Nein ! “ — 2007.');
   assert.equal(tokenizeIntl('€100, £5 ©2020 ½'), '€ 100 , £ 5 © 2020 ½');
+});
+
+test('tokenizeZh: Chinese characters alone, the rest by 13a, with the reference\'s ranges as Python reads them', () => {
+  assert.equal(tokenizeZh('我们在北京。Hello, world!'), '我 们 在 北 京 。 Hello , world !');
+  assert.equal(tokenizeZh('  2016年3.5 ＡＢＣ  '), '2016 年 3.5 Ａ Ｂ Ｃ');
+  // u'\u20000' is U+2000 then "0" in Python: U+2001..U+2A6D count as Chinese, U+2000 does not ...
+  assert.equal(tokenizeZh('a\u2014b\u2026c\u2192d'), 'a \u2014 b \u2026 c \u2192 d');
+  assert.equal(tokenizeZh('a\u2000b'), 'a\u2000b'.split('\u2000').join(' '));
+  // ... and no astral character does, not even CJK Extension B
+  assert.equal(tokenizeZh('𠀀𠮷中'), '𠀀𠮷 中');
 });
 
 test('tokenizeChar: one token per code point', () => {

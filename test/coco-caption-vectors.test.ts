@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { evaluateCaptions } from '../core/metrics/caption-eval.ts';
+import { pythonSplit } from '../core/metrics/caption-ngrams.ts';
 import { cocoBleu } from '../core/metrics/coco-bleu.ts';
 import { cocoTokenize, cocoTokenizeCaptions, ptbTokenizeText } from '../core/metrics/ptb-tokenize.ts';
 import { getTokenizer } from '../core/text/tokenize.ts';
@@ -77,6 +78,11 @@ test('PTBTokenizer rules that captions hit, one by one', () => {
     ["The dogs' bone 'no entry' rock'n'roll '90s", "the dogs bone no entry rock 'n' roll '90s"],
   ];
   for (const [raw, tokens] of cases) assert.equal(cocoTokenize(raw), tokens, raw);
+});
+
+test("words split on Python's whitespace set, as the reference's str.split()", () => {
+  assert.deepEqual(pythonSplit('a\u0085b\u001fc\ufeffd\u00a0e'), ['a', 'b', 'c\ufeffd', 'e']);
+  assert.deepEqual(pythonSplit(' \u3000 '), []);
 });
 
 test('lines: one token list per line; a character no rule knows is deleted', () => {

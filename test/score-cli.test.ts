@@ -69,6 +69,17 @@ test('frost score on text: BLEU, chrF and chrF++ lines with signatures, as sacre
   assert.ok(Math.abs(parsed.chrf.score - c.corpus) < 1e-9);
   assert.ok(Math.abs(parsed.chrfpp.score - cpp.corpus) < 1e-9);
   assert.equal(parsed.chrfpp.signature, cpp.signature);
+
+  const sentences = frost(['score', '--sentence', '--json', hyp, ref1, ref2]);
+  assert.equal(sentences.status, 0, sentences.stderr);
+  const rows = sentences.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as { chrf: number; chrfpp: number });
+  assert.equal(rows.length, hyps.length);
+  const sentenceC = c as Entry & { sentence: number[] };
+  const sentenceCpp = cpp as Entry & { sentence: number[] };
+  rows.forEach((row, i) => {
+    assert.ok(Math.abs(row.chrf - sentenceC.sentence[i]!) < 1e-9, `line ${i}: ${row.chrf} vs ${sentenceC.sentence[i]}`);
+    assert.ok(Math.abs(row.chrfpp - sentenceCpp.sentence[i]!) < 1e-9, `line ${i}`);
+  });
 });
 
 test('frost bleu -t zh equals sacrebleu -tok zh on Chinese text', () => {

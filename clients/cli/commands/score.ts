@@ -1,7 +1,14 @@
 import { type Command, Option } from 'commander';
-import { bleuSignature, bleuTokenizers, corpusBleu, type BleuScore, type BleuTokenizerName } from '../../../core/metrics/bleu.ts';
+import {
+  bleuSignature,
+  bleuTokenizers,
+  corpusBleu,
+  sentenceBleu,
+  type BleuScore,
+  type BleuTokenizerName,
+} from '../../../core/metrics/bleu.ts';
 import { evaluateCaptions, type CaptionScores } from '../../../core/metrics/caption-eval.ts';
-import { chrfSignature, corpusChrf, type ChrfScore } from '../../../core/metrics/chrf.ts';
+import { chrfSignature, corpusChrf, sentenceChrf, type ChrfScore } from '../../../core/metrics/chrf.ts';
 import { getTokenizer } from '../../../core/text/tokenize.ts';
 import {
   looksLikeJson,
@@ -18,6 +25,7 @@ interface ScoreFlags {
   split: string;
   tokenize: BleuTokenizerName;
   lowercase?: boolean;
+  sentence?: boolean;
   json?: boolean;
 }
 
@@ -47,6 +55,7 @@ export function registerScore(program: Command): void {
       new Option('-t, --tokenize <name>', 'BLEU tokenizer (translation)').choices(Object.keys(bleuTokenizers)).default('13a'),
     )
     .option('-l, --lowercase', 'case-insensitive BLEU and chrF (translation)')
+    .option('--sentence', 'translation: BLEU, chrF and chrF++ of each line (sentence BLEU: effective order, exp smoothing)')
     .option('--json', 'print one JSON object')
     .addHelpText(
       'after',
@@ -75,6 +84,7 @@ function scoreTranslation(hypFile: string, hypText: string, refFiles: string[], 
     throw new Error(`score: ${hypFile} has ${hyps.length} lines, but ${mismatched.join(', ')}; every reference needs one line per hypothesis`);
   }
   const lowercase = flags.lowercase ?? false;
+  if (flags.sentence) return scoreSentences(hyps, refs, flags.tokenize, lowercase, flags.json ?? false);
   const bleu = corpusBleu(hyps, refs, { tokenize: flags.tokenize, lowercase });
   const bleuSig = bleuSignature(refs.length, { tokenize: flags.tokenize, lowercase });
   const chrfs = [0, 2].map((wordOrder) => {
@@ -89,6 +99,21 @@ function scoreTranslation(hypFile: string, hypText: string, refFiles: string[], 
     );
   }
   return [bleu.format({ signature: bleuSig }), ...chrfs.map((c) => c.score.format({ signature: c.signature }))].join('\n');
+}
+
+/** One line per segment: `BLEU = … <TAB> chrF2 = … <TAB> chrF2++ = …`, or one JSON object per line. */
+function scoreSentences(hyps: string[], refs: string[][], tokenize: BleuTokenizerName, lowercase: boolean, json: boolean): string {
+  const bleuOptions = { tokenize, lowercase };
+  const chrfOptions = [0, 2].map((wordOrder) => ({ wordOrder, lowercase }));
+  return hyps
+    .map((hyp, i) => {
+      const segmentRefs = refs.map((r) => r[i]!);
+      const bleu = sentenceBleu(hyp, segmentRefs, bleuOptions);
+      const [chrf, chrfpp] = chrfOptions.map((o) => sentenceChrf(hyp, segmentRefs, o));
+      if (json) return JSON.stringify({ bleu: bleu.score, chrf: chrf!.score, chrfpp: chrfpp!.score });
+      return [bleu.format(), chrf!.format(), chrfpp!.format()].join('\t');
+    })
+    .join('\n');
 }
 
 function bleuJson(score: BleuScore, signature: string) {
