@@ -39,7 +39,11 @@ const vectors = JSON.parse(
 function checkScores(hyps: string[], refs: string[][], expected: Scores): void {
   const got = evaluateCaptions(hyps, refs);
   const pairs: [string, number, number][] = [
-    ...expected.bleu.map((b, k): [string, number, number] => [`BLEU-${k + 1}`, [got.bleu1, got.bleu2, got.bleu3, got.bleu4][k]!, b]),
+    ...expected.bleu.map((b, k): [string, number, number] => [
+      `BLEU-${k + 1}`,
+      [got.bleu1, got.bleu2, got.bleu3, got.bleu4][k]!,
+      b,
+    ]),
     ['ROUGE-L', got.rougeL, expected.rougeL],
     ['CIDEr-D', got.ciderD, expected.ciderD],
   ];
@@ -63,7 +67,10 @@ test("the training tokeniser would not: neuraltalk's punctuation deletion moves 
   const { hypotheses, references, scores } = vectors.synthetic;
   const { tokenize } = getTokenizer('caption');
   const join = (s: string) => tokenize(s, 'en').join(' ');
-  const old = cocoBleu(hypotheses.map(join), references.map((rs) => rs.map(join)));
+  const old = cocoBleu(
+    hypotheses.map(join),
+    references.map((rs) => rs.map(join)),
+  );
   assert.ok(Math.abs(old.bleu[3]! - scores.bleu[3]!) > 1e-3, `BLEU-4 ${old.bleu[3]} vs ${scores.bleu[3]}`);
 });
 
@@ -93,7 +100,8 @@ test('lines: one token list per line; a character no rule knows is deleted', () 
 });
 
 /** generate.py's `flickr8k_hypotheses`. */
-const flickr8kHypotheses = (refs: string[][]) => refs.map((r, i) => (i % 2 === 0 ? r.at(-1)! : refs[(i + 1) % refs.length]![0]!));
+const flickr8kHypotheses = (refs: string[][]) =>
+  refs.map((r, i) => (i % 2 === 0 ? r.at(-1)! : refs[(i + 1) % refs.length]![0]!));
 
 const dataRoot = process.env.FROST_DATA ?? fileURLToPath(new URL('../../shared/data', import.meta.url));
 const flickr8kJson = join(dataRoot, 'flickr8k', 'dataset_flickr8k.json');
@@ -111,7 +119,10 @@ test(
     const hyps = flickr8kHypotheses(refs);
     const refTokens = cocoTokenizeCaptions(refs.flat());
     let at = 0;
-    const joined = [...refs.map((r) => refTokens.slice(at, (at += r.length)).join('\t')), ...cocoTokenizeCaptions(hyps)].join('\n');
+    const joined = [
+      ...refs.map((r) => refTokens.slice(at, (at += r.length)).join('\t')),
+      ...cocoTokenizeCaptions(hyps),
+    ].join('\n');
     assert.equal(createHash('sha256').update(joined, 'utf8').digest('hex'), expected.tokensSha256);
     checkScores(hyps, refs, expected.scores);
   },

@@ -9,7 +9,13 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
-import { bleuSignature, corpusBleu, sentenceBleu, type BleuOptions, type BleuTokenizerName } from '../core/metrics/bleu.ts';
+import {
+  bleuSignature,
+  corpusBleu,
+  sentenceBleu,
+  type BleuOptions,
+  type BleuTokenizerName,
+} from '../core/metrics/bleu.ts';
 import { chrfSignature, corpusChrf, sentenceChrf, type ChrfOptions } from '../core/metrics/chrf.ts';
 import { SACREBLEU_VERSION } from '../core/metrics/sacrebleu-version.ts';
 import { tokenize13a, tokenizeIntl, tokenizeZh } from '../core/metrics/tokenizers/index.ts';
@@ -88,7 +94,15 @@ function checkChrf(hyps: string[], refs: string[][], entries: ChrfEntry[], what:
     assert.equal(score.format(), entry.format, label);
     assert.equal(chrfSignature(refs.length, options), entry.signature, label);
     entry.sentence?.forEach((expected, i) => {
-      close(sentenceChrf(hyps[i]!, refs.map((r) => r[i]!), options).score, expected, `${label} sentence ${i}`);
+      close(
+        sentenceChrf(
+          hyps[i]!,
+          refs.map((r) => r[i]!),
+          options,
+        ).score,
+        expected,
+        `${label} sentence ${i}`,
+      );
     });
   }
 }
@@ -154,7 +168,9 @@ test(
   { skip: !haveMulti30k && `Multi30k not found under ${dataRoot} (set FROST_DATA)` },
   () => {
     for (const [lang, entry] of Object.entries(vectors.multi30k ?? {})) {
-      const refs = gunzipSync(readFileSync(join(dataRoot, entry.file))).toString('utf8').split('\n');
+      const refs = gunzipSync(readFileSync(join(dataRoot, entry.file)))
+        .toString('utf8')
+        .split('\n');
       if (refs.at(-1) === '') refs.pop();
       assert.equal(refs.length, entry.lines, entry.file);
       const hyps = perturb(refs);

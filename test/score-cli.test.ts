@@ -13,7 +13,8 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 
 const BIN = fileURLToPath(new URL('../bin/frost.js', import.meta.url));
-const fixture = (path: string) => JSON.parse(readFileSync(fileURLToPath(new URL(`./fixtures/${path}`, import.meta.url)), 'utf8')) as unknown;
+const fixture = (path: string) =>
+  JSON.parse(readFileSync(fileURLToPath(new URL(`./fixtures/${path}`, import.meta.url)), 'utf8')) as unknown;
 
 interface Entry {
   options: Record<string, unknown>;
@@ -26,7 +27,11 @@ const sacrebleu = fixture('sacrebleu/sacrebleu-2.6.0.json') as {
   chinese: { hyps: string[]; refs: string[][]; bleu: Entry[] };
 };
 const coco = fixture('coco-caption/coco-caption.json') as {
-  synthetic: { hypotheses: string[]; references: string[][]; scores: { bleu: number[]; rougeL: number; ciderD: number } };
+  synthetic: {
+    hypotheses: string[];
+    references: string[][];
+    scores: { bleu: number[]; rougeL: number; ciderD: number };
+  };
 };
 
 const dir = mkdtempSync(join(tmpdir(), 'frost-score-'));
@@ -64,7 +69,11 @@ test('frost score on text: BLEU, chrF and chrF++ lines with signatures, as sacre
 
   const json = frost(['score', '--json', '-', ref1, ref2], `${hyps.join('\n')}\n`);
   assert.equal(json.status, 0, json.stderr);
-  const parsed = JSON.parse(json.stdout) as { bleu: { score: number }; chrf: { score: number }; chrfpp: { score: number; signature: string } };
+  const parsed = JSON.parse(json.stdout) as {
+    bleu: { score: number };
+    chrf: { score: number };
+    chrfpp: { score: number; signature: string };
+  };
   assert.ok(Math.abs(parsed.bleu.score - b.corpus) < 1e-9);
   assert.ok(Math.abs(parsed.chrf.score - c.corpus) < 1e-9);
   assert.ok(Math.abs(parsed.chrfpp.score - cpp.corpus) < 1e-9);
@@ -72,7 +81,10 @@ test('frost score on text: BLEU, chrF and chrF++ lines with signatures, as sacre
 
   const sentences = frost(['score', '--sentence', '--json', hyp, ref1, ref2]);
   assert.equal(sentences.status, 0, sentences.stderr);
-  const rows = sentences.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as { chrf: number; chrfpp: number });
+  const rows = sentences.stdout
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { chrf: number; chrfpp: number });
   assert.equal(rows.length, hyps.length);
   const sentenceC = c as Entry & { sentence: number[] };
   const sentenceCpp = cpp as Entry & { sentence: number[] };
@@ -100,7 +112,12 @@ test('frost score on captions: Karpathy JSON with text or COCO results hypothese
     'dataset_toy.json',
     JSON.stringify({
       images: [
-        ...references.map((rs, i) => ({ filename: `${i}.jpg`, imgid: i, split: 'test', sentences: rs.map((raw) => ({ raw })) })),
+        ...references.map((rs, i) => ({
+          filename: `${i}.jpg`,
+          imgid: i,
+          split: 'test',
+          sentences: rs.map((raw) => ({ raw })),
+        })),
         { filename: 'train.jpg', imgid: 999, split: 'train', sentences: [{ raw: 'a dog runs' }] },
       ],
     }),
@@ -108,7 +125,13 @@ test('frost score on captions: Karpathy JSON with text or COCO results hypothese
   const expectJson = (args: string[]) => {
     const run = frost(['score', '--json', ...args]);
     assert.equal(run.status, 0, run.stderr);
-    const got = JSON.parse(run.stdout) as { bleu4: number; rougeL: number; ciderD: number; count: number; vocab: { rare?: unknown } };
+    const got = JSON.parse(run.stdout) as {
+      bleu4: number;
+      rougeL: number;
+      ciderD: number;
+      count: number;
+      vocab: { rare?: unknown };
+    };
     assert.equal(got.count, hypotheses.length);
     assert.ok(Math.abs(got.bleu4 - scores.bleu[3]!) < 1e-6);
     assert.ok(Math.abs(got.rougeL - scores.rougeL) < 1e-6);
@@ -137,8 +160,16 @@ test('frost score refuses mismatched or malformed inputs with one line naming th
   const bad = frost(['score', hyp, write('bad.json', '{"images": 3}')]);
   assert.equal(bad.status, 1);
   assert.match(bad.stderr, /bad\.json is neither a Karpathy dataset_\*\.json .* nor COCO caption annotations/);
-  const split = frost(['score', hyp, write('k.json', JSON.stringify({ images: [{ split: 'val', sentences: [{ raw: 'x' }] }] }))]);
+  const split = frost([
+    'score',
+    hyp,
+    write('k.json', JSON.stringify({ images: [{ split: 'val', sentences: [{ raw: 'x' }] }] })),
+  ]);
   assert.match(split.stderr, /no images in split 'test' \(it has: val\)/);
-  const missing = frost(['score', write('res.json', '[{"image_id": 1, "caption": "x"}]'), write('coco.json', JSON.stringify({ annotations: [{ image_id: 2, caption: 'y' }] }))]);
+  const missing = frost([
+    'score',
+    write('res.json', '[{"image_id": 1, "caption": "x"}]'),
+    write('coco.json', JSON.stringify({ annotations: [{ image_id: 2, caption: 'y' }] })),
+  ]);
   assert.match(missing.stderr, /res\.json has no caption for 1 of 1 images \(2\)/);
 });

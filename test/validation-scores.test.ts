@@ -13,7 +13,10 @@ const dir = await mkdtemp(join(tmpdir(), 'frost-val-scores-'));
 after(() => rm(dir, { recursive: true, force: true }));
 
 test('metrics.jsonl: an epoch has valBleu and valScores chrF2 / chrF2++ on sacreBLEU’s 0..100 scale', async () => {
-  const { runDir } = await trainToyRun(dir, { corpus: { seed: 3, train: 120, val: 8, test: 8 }, config: { epochs: 1 } });
+  const { runDir } = await trainToyRun(dir, {
+    corpus: { seed: 3, train: 120, val: 8, test: 8 },
+    config: { epochs: 1 },
+  });
   const lines = (await readFile(join(runDir, 'metrics.jsonl'), 'utf8'))
     .trim()
     .split('\n')

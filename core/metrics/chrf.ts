@@ -58,7 +58,8 @@ function resolve(options: ChrfOptions): Resolved {
     epsSmoothing: options.epsSmoothing ?? false,
   };
   for (const key of ['charOrder', 'wordOrder', 'beta'] as const) {
-    if (!Number.isInteger(r[key]) || r[key] < 0) throw new RangeError(`chrf: '${key}' must be an integer >= 0, got ${r[key]}`);
+    if (!Number.isInteger(r[key]) || r[key] < 0)
+      throw new RangeError(`chrf: '${key}' must be an integer >= 0, got ${r[key]}`);
   }
   if (r.charOrder + r.wordOrder === 0) throw new RangeError('chrf: charOrder + wordOrder must be at least 1');
   return { ...r, order: r.charOrder + r.wordOrder };
@@ -202,12 +203,16 @@ export function corpusChrf(
   if (references.length === 0) throw new Error('chrf: no reference streams given');
   references.forEach((stream, k) => {
     if (stream.length !== hypotheses.length) {
-      throw new Error(`chrf: reference stream ${k + 1} has ${stream.length} lines, hypotheses have ${hypotheses.length}`);
+      throw new Error(
+        `chrf: reference stream ${k + 1} has ${stream.length} lines, hypotheses have ${hypotheses.length}`,
+      );
     }
   });
   const sums = new Array<number>(3 * r.order).fill(0);
   hypotheses.forEach((hyp, i) => {
-    const refs = references.flatMap((stream) => (stream[i] === null || stream[i] === undefined ? [] : [lower(stream[i], r)]));
+    const refs = references.flatMap((stream) =>
+      stream[i] === null || stream[i] === undefined ? [] : [lower(stream[i], r)],
+    );
     if (refs.length === 0) throw new Error(`chrf: segment ${i + 1} has no reference`);
     segmentStatistics(lower(hyp, r), refs, r).forEach((v, j) => (sums[j]! += v));
   });

@@ -51,7 +51,8 @@ const SENTEND = `${SPACENL}${alt(SPACENL, '\\p{Lu}', SGML)}`;
 const NUM = alt(`${DIGIT}*(?:[.:,\\u00AD\\u066B\\u066C]${DIGIT}+)+`, `${DIGIT}+`);
 const NUMBER = `[\\-+]?${NUM}`;
 const DATE = `${DIGIT}{1,2}[\\-/]${DIGIT}{1,2}[\\-/]${DIGIT}{2,4}`;
-const SUBSUPNUM = '[\\u207A\\u207B\\u208A\\u208B]?(?:[\\u2070\\u00B9\\u00B2\\u00B3\\u2074-\\u2079]+|[\\u2080-\\u2089]+)';
+const SUBSUPNUM =
+  '[\\u207A\\u207B\\u208A\\u208B]?(?:[\\u2070\\u00B9\\u00B2\\u00B3\\u2074-\\u2079]+|[\\u2080-\\u2089]+)';
 const FRAC = `(?:${DIGIT}{1,4}[\\- \\u00A0])?${DIGIT}{1,4}(?:\\\\?\\/|\\u2044)${DIGIT}{1,4}`;
 const FRAC2 = '[\\u00BC\\u00BD\\u00BE\\u2153-\\u215E]';
 const DOLSIGN = '(?:[A-Z]*\\$|#)';
@@ -135,7 +136,10 @@ const ABBREV4 = alt(words(`${ABTITLE}|vs|Alex|Wm|Jos|Cie|a\\.k\\.a|cf|TREAS|Ph|$
 const ABBREV2 = `${ABBREV4}\\.`;
 const ACRONYM = `${ACRO}\\.`;
 const ABBREV3 = `${words('ca|figs?|prop|nos?|art|bldg|pp|op')}\\.`;
-/** Words after which an acronym ends a sentence; their first letter is a class in the lexer ([A]bout), so case-sensitive. */
+/**
+ * Words after which an acronym ends a sentence; their first letter is a class in the lexer ([A]bout),
+ * so case-sensitive.
+ */
 const ACRONYM_NEXT = alt(
   ...[
     ...(
@@ -208,9 +212,18 @@ const map = (to: (text: string) => string): PtbAction => ({ kind: 'map', to });
 const removeSoftHyphens = (text: string) => (text.includes('\u00AD') ? text.replaceAll('\u00AD', '') || '-' : text);
 const normalizeAmp = (text: string) => text.replace(/&amp;/gi, '&');
 const toParens = (text: string) => text.replaceAll('(', '-LRB-').replaceAll(')', '-RRB-');
-const FRACTIONS: Record<string, string> = { '\u00BC': '1/4', '\u00BD': '1/2', '\u00BE': '3/4', '\u2153': '1/3', '\u2154': '2/3' };
+const FRACTIONS: Record<string, string> = {
+  '\u00BC': '1/4',
+  '\u00BD': '1/2',
+  '\u00BE': '3/4',
+  '\u2153': '1/3',
+  '\u2154': '2/3',
+};
 const normalizeCurrency = (text: string) =>
-  text.replaceAll('\u00A2', 'cents').replaceAll('\u00A3', '#').replace(/[\u0080\u00A4\u20A0\u20AC]/g, '$');
+  text
+    .replaceAll('\u00A2', 'cents')
+    .replaceAll('\u00A3', '#')
+    .replace(/[\u0080\u00A4\u20A0\u20AC]/g, '$');
 
 /** PTBLexer's rules in its order; on equal lengths the earlier rule wins, as in JFlex. */
 export const PTB_RULES: readonly PtbRule[] = [
@@ -219,7 +232,11 @@ export const PTB_RULES: readonly PtbRule[] = [
   { name: 'cannot', pattern: ci('cannot'), action: { kind: 'split', keep: 3 } },
   { name: "'twas", pattern: ci("'twas"), action: { kind: 'split', keep: 2 } },
   { name: "'tis", pattern: ci("'tis"), action: { kind: 'split', keep: 2 } },
-  { name: 'gonna', pattern: alt(...['gonna', 'gotta', 'lemme', 'gimme', 'wanna'].map(ci)), action: { kind: 'split', keep: 3 } },
+  {
+    name: 'gonna',
+    pattern: alt(...['gonna', 'gotta', 'lemme', 'gimme', 'wanna'].map(ci)),
+    action: { kind: 'split', keep: 3 },
+  },
   { name: 'SGML', pattern: SGML, action: map((t) => t.replaceAll(' ', '\u00A0')) },
   { name: 'SPMDASH', pattern: SPMDASH, action: map(() => '--') },
   { name: 'SPAMP', pattern: SPAMP, action: map(normalizeAmp) },
@@ -244,9 +261,19 @@ export const PTB_RULES: readonly PtbRule[] = [
   { name: 'THING3', pattern: THING3, action: token },
   { name: 'DOLSIGN', pattern: DOLSIGN, action: token },
   { name: 'DOLSIGN2', pattern: DOLSIGN2, action: map(normalizeCurrency) },
-  { name: 'ACRONYM/', pattern: ACRONYM, trail: `${SPACENL}+${alt(ACRONYM_NEXT, SGML)}${SPACENL}`, action: { kind: 'acronym' } },
+  {
+    name: 'ACRONYM/',
+    pattern: ACRONYM,
+    trail: `${SPACENL}+${alt(ACRONYM_NEXT, SGML)}${SPACENL}`,
+    action: { kind: 'acronym' },
+  },
   { name: 'ABBREV3/', pattern: ABBREV3, trail: `${SPACENL}?\\p{Nd}`, action: token },
-  { name: 'pty.', pattern: `${alt(`${ci('pt')}[eyEY]`, ci('co'))}\\.`, trail: `${SPACE}${alt(ci('ltd'), ci('lim'))}`, action: token },
+  {
+    name: 'pty.',
+    pattern: `${alt(`${ci('pt')}[eyEY]`, ci('co'))}\\.`,
+    trail: `${SPACE}${alt(ci('ltd'), ci('lim'))}`,
+    action: token,
+  },
   { name: 'ABBREV1/SENTEND', pattern: ABBREV1, trail: SENTEND, action: { kind: 'abbrev' } },
   { name: 'ABBREV1/..', pattern: ABBREV1, trail: '[^]{2}', action: token },
   { name: 'ABBREV1', pattern: ABBREV1, action: { kind: 'abbrev' } },

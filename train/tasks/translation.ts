@@ -4,7 +4,10 @@ import { prepareData } from '../prepare-data.ts';
 import type { TranslationRunConfig } from '../run-config.ts';
 import { registerTask } from './registry.ts';
 
-/** Translation: a parallel corpus, length-bucketed sentence batches, validation BLEU (sacreBLEU 13a), chrF and chrF++ logged too. */
+/**
+ * Translation: a parallel corpus, length-bucketed sentence batches, validation BLEU (sacreBLEU 13a),
+ * with chrF and chrF++ logged beside it.
+ */
 registerTask<TranslationRunConfig>({
   name: 'translation',
   inputKind: 'tokens',

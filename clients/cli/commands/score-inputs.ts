@@ -123,7 +123,9 @@ export function parseCaptionHypotheses(file: string, text: string, refs: Caption
   if (!looksLikeJson(file, text)) {
     const lines = splitLines(text);
     if (lines.length !== refs.ids.length) {
-      throw new Error(`score: ${file} has ${lines.length} captions, the references have ${refs.ids.length} images (${refs.source})`);
+      throw new Error(
+        `score: ${file} has ${lines.length} captions, the references have ${refs.ids.length} images (${refs.source})`,
+      );
     }
     return lines;
   }
@@ -132,13 +134,16 @@ export function parseCaptionHypotheses(file: string, text: string, refs: Caption
   const byId = new Map<string, string>();
   for (const r of parsed.data) {
     const id = String(r.image_id);
-    if (byId.has(id)) throw new Error(`score: ${file} has two captions for image ${id}; the reference scorer takes one`);
+    if (byId.has(id))
+      throw new Error(`score: ${file} has two captions for image ${id}; the reference scorer takes one`);
     byId.set(id, r.caption);
   }
   const missing = refs.ids.filter((id) => !byId.has(id));
   if (missing.length > 0) {
     const some = missing.slice(0, 5).join(', ');
-    throw new Error(`score: ${file} has no caption for ${missing.length} of ${refs.ids.length} images (${some}${missing.length > 5 ? ', …' : ''})`);
+    throw new Error(
+      `score: ${file} has no caption for ${missing.length} of ${refs.ids.length} images (${some}${missing.length > 5 ? ', …' : ''})`,
+    );
   }
   return refs.ids.map((id) => byId.get(id)!);
 }

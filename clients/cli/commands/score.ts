@@ -37,7 +37,9 @@ interface ScoreFlags {
 export function registerScore(program: Command): void {
   program
     .command('score')
-    .description('score hypotheses against references with every metric that applies (BLEU, chrF, chrF++; caption metrics)')
+    .description(
+      'score hypotheses against references with every metric that applies (BLEU, chrF, chrF++; caption metrics)',
+    )
     .argument('<hyp>', 'hypotheses: one per line (- for stdin, .gz is fine), or COCO caption results JSON')
     .argument(
       '<ref...>',
@@ -52,10 +54,15 @@ export function registerScore(program: Command): void {
     )
     .option('--split <name>', 'the split of a Karpathy JSON to score', 'test')
     .addOption(
-      new Option('-t, --tokenize <name>', 'BLEU tokenizer (translation)').choices(Object.keys(bleuTokenizers)).default('13a'),
+      new Option('-t, --tokenize <name>', 'BLEU tokenizer (translation)')
+        .choices(Object.keys(bleuTokenizers))
+        .default('13a'),
     )
     .option('-l, --lowercase', 'case-insensitive BLEU and chrF (translation)')
-    .option('--sentence', 'translation: BLEU, chrF and chrF++ of each line (sentence BLEU: effective order, exp smoothing)')
+    .option(
+      '--sentence',
+      'translation: BLEU, chrF and chrF++ of each line (sentence BLEU: effective order, exp smoothing)',
+    )
     .option('--json', 'print one JSON object')
     .addHelpText(
       'after',
@@ -74,14 +81,25 @@ export function registerScore(program: Command): void {
     });
 }
 
-function scoreTranslation(hypFile: string, hypText: string, refFiles: string[], refTexts: string[], flags: ScoreFlags): string {
+function scoreTranslation(
+  hypFile: string,
+  hypText: string,
+  refFiles: string[],
+  refTexts: string[],
+  flags: ScoreFlags,
+): string {
   const json = [hypFile, ...refFiles].find((f, i) => looksLikeJson(f, [hypText, ...refTexts][i]!));
-  if (json !== undefined) throw new Error(`score: ${json} looks like JSON; translation scoring reads text, one segment per line`);
+  if (json !== undefined)
+    throw new Error(`score: ${json} looks like JSON; translation scoring reads text, one segment per line`);
   const hyps = splitLines(hypText);
   const refs = refTexts.map(splitLines);
-  const mismatched = refFiles.flatMap((f, k) => (refs[k]!.length === hyps.length ? [] : [`${f} has ${refs[k]!.length}`]));
+  const mismatched = refFiles.flatMap((f, k) =>
+    refs[k]!.length === hyps.length ? [] : [`${f} has ${refs[k]!.length}`],
+  );
   if (mismatched.length > 0) {
-    throw new Error(`score: ${hypFile} has ${hyps.length} lines, but ${mismatched.join(', ')}; every reference needs one line per hypothesis`);
+    throw new Error(
+      `score: ${hypFile} has ${hyps.length} lines, but ${mismatched.join(', ')}; every reference needs one line per hypothesis`,
+    );
   }
   const lowercase = flags.lowercase ?? false;
   if (flags.sentence) return scoreSentences(hyps, refs, flags.tokenize, lowercase, flags.json ?? false);
@@ -93,16 +111,30 @@ function scoreTranslation(hypFile: string, hypText: string, refFiles: string[], 
   });
   if (flags.json) {
     return JSON.stringify(
-      { task: 'translation', segments: hyps.length, bleu: bleuJson(bleu, bleuSig), chrf: chrfJson(chrfs[0]!), chrfpp: chrfJson(chrfs[1]!) },
+      {
+        task: 'translation',
+        segments: hyps.length,
+        bleu: bleuJson(bleu, bleuSig),
+        chrf: chrfJson(chrfs[0]!),
+        chrfpp: chrfJson(chrfs[1]!),
+      },
       null,
       1,
     );
   }
-  return [bleu.format({ signature: bleuSig }), ...chrfs.map((c) => c.score.format({ signature: c.signature }))].join('\n');
+  return [bleu.format({ signature: bleuSig }), ...chrfs.map((c) => c.score.format({ signature: c.signature }))].join(
+    '\n',
+  );
 }
 
 /** One line per segment: `BLEU = … <TAB> chrF2 = … <TAB> chrF2++ = …`, or one JSON object per line. */
-function scoreSentences(hyps: string[], refs: string[][], tokenize: BleuTokenizerName, lowercase: boolean, json: boolean): string {
+function scoreSentences(
+  hyps: string[],
+  refs: string[][],
+  tokenize: BleuTokenizerName,
+  lowercase: boolean,
+  json: boolean,
+): string {
   const bleuOptions = { tokenize, lowercase };
   const chrfOptions = [0, 2].map((wordOrder) => ({ wordOrder, lowercase }));
   return hyps
@@ -118,14 +150,31 @@ function scoreSentences(hyps: string[], refs: string[][], tokenize: BleuTokenize
 
 function bleuJson(score: BleuScore, signature: string) {
   const { score: value, counts, totals, precisions, bp, ratio, sysLen, refLen } = score;
-  return { name: 'BLEU', score: value, signature, counts, totals, precisions, bp, ratio, hyp_len: sysLen, ref_len: refLen };
+  return {
+    name: 'BLEU',
+    score: value,
+    signature,
+    counts,
+    totals,
+    precisions,
+    bp,
+    ratio,
+    hyp_len: sysLen,
+    ref_len: refLen,
+  };
 }
 
 function chrfJson({ score, signature }: { score: ChrfScore; signature: string }) {
   return { name: score.name, score: score.score, signature };
 }
 
-function scoreCaptions(hypFile: string, hypText: string, refFiles: string[], refTexts: string[], flags: ScoreFlags): string {
+function scoreCaptions(
+  hypFile: string,
+  hypText: string,
+  refFiles: string[],
+  refTexts: string[],
+  flags: ScoreFlags,
+): string {
   let hyps: string[];
   let refs: string[][];
   let training: string[] = [];
@@ -143,7 +192,8 @@ function scoreCaptions(hypFile: string, hypText: string, refFiles: string[], ref
     hyps = splitLines(hypText);
     const streams = refTexts.map(splitLines);
     streams.forEach((s, k) => {
-      if (s.length !== hyps.length) throw new Error(`score: ${hypFile} has ${hyps.length} captions, ${refFiles[k]} has ${s.length}`);
+      if (s.length !== hyps.length)
+        throw new Error(`score: ${hypFile} has ${hyps.length} captions, ${refFiles[k]} has ${s.length}`);
     });
     refs = hyps.map((_, i) => streams.map((s) => s[i]!));
     source = `${refFiles.length} reference file(s)`;
@@ -172,7 +222,9 @@ function formatCaptionScores(s: CaptionScores, source: string, refs: readonly (r
   ];
   if (s.vocab.rare) {
     const r = s.vocab.rare;
-    lines.push(`rare words (< ${r.threshold} in training) ${(100 * r.share).toFixed(2)}% of words, ${r.distinct} distinct`);
+    lines.push(
+      `rare words (< ${r.threshold} in training) ${(100 * r.share).toFixed(2)}% of words, ${r.distinct} distinct`,
+    );
   }
   return lines.join('\n');
 }
