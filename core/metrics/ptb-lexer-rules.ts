@@ -204,6 +204,12 @@ export interface PtbRule {
   pattern: string;
   /** JFlex trailing context (`pattern/trail`): must follow, counts for longest match, is not consumed. */
   trail?: string;
+  /**
+   * Search for the longest match, as JFlex's automaton finds it: a JS regex stops at the first match its
+   * backtracking reaches, which for these nested patterns can be shorter (`www.x.coma/b` read as
+   * `www.x.co` + `ma`… instead of host `www.x.coma` + path `/b`).
+   */
+  longest?: true;
   action: PtbAction;
 }
 
@@ -246,9 +252,9 @@ export const PTB_RULES: readonly PtbRule[] = [
   { name: 'WORD', pattern: WORD, action: map(removeSoftHyphens) },
   { name: 'APOWORD', pattern: APOWORD, action: token },
   { name: 'APOWORD2', pattern: APOWORD2, trail: L, action: token },
-  { name: 'FULLURL', pattern: FULLURL, action: token },
-  { name: 'LIKELYURL', pattern: LIKELYURL, action: token },
-  { name: 'EMAIL', pattern: EMAIL, action: token },
+  { name: 'FULLURL', pattern: FULLURL, action: token, longest: true },
+  { name: 'LIKELYURL', pattern: LIKELYURL, action: token, longest: true },
+  { name: 'EMAIL', pattern: EMAIL, action: token, longest: true },
   { name: 'TWITTER', pattern: TWITTER, action: token },
   { name: 'REDAUX/', pattern: REDAUX, trail: '[^A-Za-z]', action: { kind: 'quote', left: false } },
   { name: 'SREDAUX/', pattern: SREDAUX, trail: '[^A-Za-z]', action: { kind: 'quote', left: false } },
@@ -283,7 +289,7 @@ export const PTB_RULES: readonly PtbRule[] = [
   { name: 'TBSPEC2/', pattern: TBSPEC2, trail: SPACENL, action: token },
   { name: 'FILENAME/', pattern: FILENAME, trail: alt(SPACENL, '[.?!,]'), action: token },
   { name: 'WORD./', pattern: `${WORD}\\.`, trail: INSENTP, action: map(removeSoftHyphens) },
-  { name: 'PHONE', pattern: PHONE, action: map((t) => toParens(t.replaceAll(' ', '\u00A0'))) },
+  { name: 'PHONE', pattern: PHONE, action: map((t) => toParens(t.replaceAll(' ', '\u00A0'))), longest: true },
   { name: 'DBLQUOT/', pattern: DBLQUOT, trail: '[A-Za-z0-9$]', action: { kind: 'quote', left: true } },
   { name: 'DBLQUOT', pattern: DBLQUOT, action: { kind: 'quote', left: false } },
   { name: 'DEL', pattern: '\\x7f', action: { kind: 'skip' } },

@@ -38,7 +38,12 @@ interface CompiledRule {
   rule: PtbRule;
   /** The rule and its trailing context, sticky; group 1 is the token. */
   re: RegExp;
+  /** For `longest` rules: the whole pattern, to test longer candidates. */
+  whole?: RegExp;
 }
+
+/** How far past a first match a `longest` rule looks for a longer one (URLs, e-mail addresses, phones). */
+const LONGEST_SCAN = 200;
 
 let compiled: CompiledRule[] | undefined;
 
@@ -46,6 +51,7 @@ function rules(): CompiledRule[] {
   compiled ??= PTB_RULES.map((rule) => ({
     rule,
     re: new RegExp(rule.trail ? `(${rule.pattern})(?:${rule.trail})` : `(${rule.pattern})`, 'uy'),
+    ...(rule.longest ? { whole: new RegExp(`^(?:${rule.pattern})$`, 'u') } : {}),
   }));
   return compiled;
 }
@@ -77,10 +83,14 @@ export function ptbTokenizeText(text: string): string[][] {
     for (const c of rules()) {
       c.re.lastIndex = pos;
       const m = c.re.exec(text);
-      if (m !== null && m[0].length > bestLength) {
+      if (m === null) continue;
+      // rules compete on their whole match, trailing context included (`longest` rules have none)
+      const token = c.whole ? longestMatch(c.whole, text, pos, m[1]!) : m[1]!;
+      const length = c.whole ? token.length : m[0].length;
+      if (length > bestLength) {
         best = c;
-        bestLength = m[0].length;
-        bestToken = m[1]!;
+        bestLength = length;
+        bestToken = token;
       }
     }
     if (best === undefined) {
@@ -121,6 +131,17 @@ export function ptbTokenizeText(text: string): string[][] {
     pos += consumed;
   }
   return lines;
+}
+
+/** The longest text at `pos` that `whole` matches entirely, at least `first` (a match already found). */
+function longestMatch(whole: RegExp, text: string, pos: number, first: string): string {
+  const lineEnd = text.slice(pos, pos + LONGEST_SCAN).search(/[\n\r\u2028\u2029]/u);
+  const limit = pos + (lineEnd < 0 ? Math.min(LONGEST_SCAN, text.length - pos) : lineEnd);
+  for (let end = limit; end > pos + first.length; end--) {
+    const candidate = text.slice(pos, end);
+    if (whole.test(candidate)) return candidate;
+  }
+  return first;
 }
 
 /**
