@@ -37,6 +37,8 @@ export interface EpochMetrics {
   step: number;
   trainLoss: number;
   valBleu: number;
+  /** The validation's other scores by name (translation: chrF2, chrF2++); absent when there are none. */
+  valScores?: Record<string, number>;
   learningRate: number;
   tokensPerSecond: number;
   elapsedMinutes: number;
@@ -177,7 +179,9 @@ async function runTraining(
     }
     progress.endEpoch();
     const complete = !outOfTime;
-    const bleu = await data.validate(model);
+    const validation = await data.validate(model);
+    const bleu = typeof validation === 'number' ? validation : validation.score;
+    const valScores = typeof validation === 'number' ? undefined : validation.more;
     const verdict = schedule.observe(bleu, state.epoch);
     if (verdict.lrFactor !== 1) {
       optimizer.learningRate *= verdict.lrFactor;
@@ -205,6 +209,7 @@ async function runTraining(
       step: state.step,
       trainLoss: lossTokens ? lossSum / lossTokens : NaN,
       valBleu: bleu,
+      ...(valScores ? { valScores } : {}),
       learningRate: state.learningRate,
       tokensPerSecond: epochTokens / Math.max((Date.now() - epochStart) / 1000, 1e-3),
       elapsedMinutes: state.elapsedMs / 60_000,
@@ -213,7 +218,7 @@ async function runTraining(
     };
     await appendFile(join(runDir, RUN_FILES.metrics), `${JSON.stringify({ time: new Date().toISOString(), ...metrics })}\n`);
     progress.log(
-      `epoch ${metrics.epoch}${complete ? '' : ' (partial)'}: loss ${metrics.trainLoss.toFixed(3)}, val BLEU ${bleu.toFixed(2)}${verdict.improved ? ' (best)' : ''}, ${Math.round(metrics.tokensPerSecond)} tok/s`,
+      `epoch ${metrics.epoch}${complete ? '' : ' (partial)'}: loss ${metrics.trainLoss.toFixed(3)}, val BLEU ${bleu.toFixed(2)}${verdict.improved ? ' (best)' : ''}${formatScores(valScores)}, ${Math.round(metrics.tokensPerSecond)} tok/s`,
     );
     opts.onEpoch?.(metrics);
     if (verdict.improved) await save('best');
@@ -242,4 +247,9 @@ function checkArchForTask(config: RunConfig) {
 
 function stripUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** `, chrF2 51.20, chrF2++ 49.80` for the epoch line. */
+function formatScores(scores: Record<string, number> | undefined): string {
+  return scores ? Object.entries(scores).map(([name, value]) => `, ${name} ${value.toFixed(2)}`).join('') : '';
 }
