@@ -26,7 +26,6 @@ import { readGraphInfo } from '../export/inspect-graph.ts';
 import { resolveArchConfig } from '../models/index.ts';
 import { startServer, type RunningServer } from '../serve/server.ts';
 import { initBackend } from '../train/backend/select.ts';
-import { train } from '../train/trainer.ts';
 import { browserSkipReason, launchBrowser, type TestBrowser, settle } from './helpers/browser.ts';
 import { trainToyRun } from './helpers/toy-run.ts';
 import { webClient } from '../clients/web/build/web-client.ts';
