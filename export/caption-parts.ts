@@ -9,11 +9,12 @@ import { getTokenizer } from '../core/text/tokenize.ts';
 import type { Vocabulary } from '../core/vocab.ts';
 import { imagesOf, loadCaptionDataset } from '../train/data/captions.ts';
 import { encoderDigest } from '../train/data/image-features.ts';
-import { readVocab } from '../train/prepare-data.ts';
-import { RUN_FILES, type CaptionRunConfig } from '../train/run-config.ts';
+import type { CaptionRunConfig } from '../train/run-config.ts';
+import type { RunFolder } from '../train/run-folder.ts';
 import { mergeFrozenEncoder, onnxOpset } from './merge-encoder.ts';
 import type { ParityInputs } from './parity.ts';
 import type { ExportParts } from './task-parts.ts';
+import { createNodeSession } from '../core/runtime/ort-node.ts';
 
 /** Name of the model encoder's input when a frozen encoder's features feed it (models/layers/feature-encoder.ts). */
 const FEATURES_INPUT = 'features';
@@ -23,8 +24,9 @@ const PIXELS_INPUT = 'pixels';
  * Captioning: the caption vocabulary, the image spec in the card, images for parity and, with a
  * frozen encoder (`--encoder`), its graph merged in front of the model's encoder.
  */
-export async function captionExportParts(config: CaptionRunConfig, runDir: string): Promise<ExportParts> {
-  const vocab = await readVocab(join(runDir, RUN_FILES.tgtVocab));
+export async function captionExportParts(run: RunFolder<CaptionRunConfig>): Promise<ExportParts> {
+  const { config, dir: runDir } = run;
+  const vocab = await run.vocab('tgt');
   const { encoder } = config;
   let foreign: Uint8Array | undefined;
   if (encoder.kind === 'onnx') {
@@ -48,7 +50,7 @@ export async function captionExportParts(config: CaptionRunConfig, runDir: strin
       let images = pixels;
       let shape = pixelShape;
       if (frozen) {
-        const session = await ort.InferenceSession.create(frozen.bytes);
+        const session = await createNodeSession(frozen.bytes);
         const out = await session.run({ [frozen.input]: new ort.Tensor('float32', pixels, pixelShape) }, [frozen.output]);
         const features = out[frozen.output] as ort.Tensor;
         images = features.data as Float32Array;

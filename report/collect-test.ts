@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { bleuSignature, corpusBleu } from '../core/metrics/bleu.ts';
+import { chrfSignature, corpusChrf } from '../core/metrics/chrf.ts';
 import { rareWordRate, vocabularyUsage } from '../core/metrics/word-usage.ts';
 import { loadModelDir } from '../core/runtime/load-node.ts';
 import { getTokenizer } from '../core/text/tokenize.ts';
@@ -9,7 +10,7 @@ import { SPECIALS, type Vocabulary } from '../core/vocab.ts';
 import { loadParallelCorpus } from '../train/data/corpus.ts';
 import type { TranslationRunConfig } from '../train/run-config.ts';
 import { cachedJson } from './cache.ts';
-import type { CheckpointInfo } from './checkpoint-info.ts';
+import type { CheckpointInfo } from '../train/run-folder.ts';
 import type { TestResult } from './schema.ts';
 
 /** The test split of a run's corpus, with a hash that changes whenever any sentence does. */
@@ -71,7 +72,7 @@ const SPECIAL_TOKENS: ReadonlySet<string> = new Set(Object.values(SPECIALS).map(
 const words = (tokens: readonly string[]) => tokens.filter((t) => !SPECIAL_TOKENS.has(t));
 
 /**
- * BLEU, vocabulary usage and rare-word rate of the translations, with the references' usage and
+ * BLEU, chrF, chrF++, vocabulary usage and rare-word rate of the translations, with the references' usage and
  * rate beside them for scale. Training frequencies come from the run's target vocabulary; a word
  * outside it occurred fewer than the vocabulary's minimum count, so it counts 0.
  */
@@ -94,6 +95,9 @@ export function scoreTest(
     beam: opts.beam,
     bleu: corpusBleu(hyps.texts, [set.references], BLEU_OPTIONS).score,
     bleuSignature: bleuSignature(1, BLEU_OPTIONS),
+    chrf: corpusChrf(hyps.texts, [set.references], BLEU_OPTIONS).score,
+    chrfpp: corpusChrf(hyps.texts, [set.references], { ...BLEU_OPTIONS, wordOrder: 2 }).score,
+    chrfSignature: chrfSignature(1, { ...BLEU_OPTIONS, wordOrder: 2 }),
     vocabUsage: vocabularyUsage(produced),
     refVocabUsage: vocabularyUsage(references),
     rareRate: Number.isNaN(rate.rate) ? null : rate.rate,

@@ -20,12 +20,8 @@ import { reportsRouter } from './reports-static.ts';
 import { requestContext } from './request-context.ts';
 import { sameOriginPosts } from './same-origin.ts';
 import { DEFAULT_LIMITS, type RequestLimits } from './schemas.ts';
-import { webRouter } from './static.ts';
+import { webRouter, type WebClient } from './static.ts';
 import { translateRouter } from './translate-router.ts';
-
-export type { ModelSummary } from './models-router.ts';
-export type { TranslateResponse, WireHypothesis } from './translate-router.ts';
-export type { CaptionResponse } from './caption-route.ts';
 
 /** Options of {@link createApp}. */
 export interface AppOptions {
@@ -46,6 +42,8 @@ export interface AppOptions {
   onInternalError?: (err: unknown) => void;
   /** Origins besides the server's own whose browsers may POST to it (serve/same-origin.ts). @default none */
   allowedOrigins?: readonly string[];
+  /** The browser client served at `/` (clients/web/build/web-client.ts). @default none: no page */
+  web?: WebClient;
   /** Folder served as static files under /reports/ (`frost report --out reports/NAME`). @default `reports` in the working directory */
   reportsDir?: string;
 }
@@ -68,7 +66,7 @@ export function createApp(opts: AppOptions): Express {
   app.use(captionRouter({ registry, pool, limits }));
   // Reports (issue #7): `reports/NAME/report.html` at /reports/NAME/; what is not there falls through to the JSON 404.
   app.use('/reports', reportsRouter(opts.reportsDir ?? resolve('reports')));
-  app.use(webRouter({ registry }));
+  app.use(webRouter({ registry, web: opts.web }));
   app.use(notFoundHandler());
   app.use(errorHandler(onInternal, (err, reqId) => opts.logger?.info({ reqId, code: err.code }, 'client closed the connection mid-request')));
   return app;

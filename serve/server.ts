@@ -11,6 +11,7 @@ import { defaultMaxConnections, httpServerOptions, limitConnections } from './co
 import { errorBody, HttpError, RETRY_AFTER_S } from './errors.ts';
 import { DEFAULT_LIMITS, type RequestLimits } from './schemas.ts';
 import { RequestTracker } from './shutdown.ts';
+import type { WebClient } from './static.ts';
 import { watchModels, type ModelWatch } from './watch.ts';
 import { defaultWorkers, WorkerRuntime } from './worker-runtime.ts';
 
@@ -35,6 +36,8 @@ export interface ServerOptions {
   batching?: Partial<BatchingOptions>;
   /** Served as static files under /reports/ (`frost report --out reports/NAME`). @default `reports` in the working directory */
   reportsDir?: string;
+  /** The browser client served at `/` (clients/web/build/web-client.ts). @default none: no page */
+  web?: WebClient;
   /** Reload a model when its directory changes (see serve/watch.ts). @default false */
   watch?: boolean;
   /** How long {@link RunningServer.close} waits for in-flight requests before dropping them. @default 30000 */
@@ -108,6 +111,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     limits: opts.limits,
     reportsDir: opts.reportsDir,
     allowedOrigins: opts.allowedOrigins,
+    web: opts.web,
     pool,
     metrics,
     logger,

@@ -1,6 +1,7 @@
 import { generate } from '../core/decode/generate.ts';
 import type { SearchOptions } from '../core/decode/types.ts';
 import { corpusBleu } from '../core/metrics/bleu.ts';
+import { corpusChrf } from '../core/metrics/chrf.ts';
 import { getTokenizer } from '../core/text/tokenize.ts';
 import { SPECIALS, type Vocabulary } from '../core/vocab.ts';
 import type { Seq2SeqModel } from '../models/index.ts';
@@ -32,7 +33,8 @@ export async function translateIds(
 
 /**
  * Corpus BLEU of detokenised output against the raw references, lower-cased on both sides since
- * the models produce lower-cased text (sacreBLEU's 13a tokenisation with --lowercase).
+ * the models produce lower-cased text (sacreBLEU's 13a tokenisation with --lowercase), and chrF and
+ * chrF++ of the same output, lower-cased alike (sacreBLEU's defaults otherwise).
  */
 export async function evaluateBleu(
   model: Seq2SeqModel,
@@ -41,10 +43,13 @@ export async function evaluateBleu(
   tgtLang: string,
   tokenizer: string,
   opts: SearchOptions = {},
-): Promise<{ bleu: number; hypotheses: string[] }> {
+): Promise<{ bleu: number; chrf: number; chrfpp: number; hypotheses: string[] }> {
   const tok = getTokenizer(tokenizer);
   const tokens = await translateIds(model, tgtVocab, set.map((s) => s.src), opts);
   const hypotheses = tokens.map((t) => tok.detokenize(t, tgtLang));
-  const result = corpusBleu(hypotheses, [set.map((s) => s.ref)], { lowercase: true });
-  return { bleu: result.score, hypotheses };
+  const refs = [set.map((s) => s.ref)];
+  const result = corpusBleu(hypotheses, refs, { lowercase: true });
+  const chrf = corpusChrf(hypotheses, refs, { lowercase: true }).score;
+  const chrfpp = corpusChrf(hypotheses, refs, { lowercase: true, wordOrder: 2 }).score;
+  return { bleu: result.score, chrf, chrfpp, hypotheses };
 }

@@ -4,7 +4,10 @@ import { prepareData } from '../prepare-data.ts';
 import type { TranslationRunConfig } from '../run-config.ts';
 import { registerTask } from './registry.ts';
 
-/** Translation: a parallel corpus, length-bucketed sentence batches, validation BLEU (sacreBLEU 13a). */
+/**
+ * Translation: a parallel corpus, length-bucketed sentence batches, validation BLEU (sacreBLEU 13a),
+ * with chrF and chrF++ logged beside it.
+ */
 registerTask<TranslationRunConfig>({
   name: 'translation',
   inputKind: 'tokens',
@@ -19,7 +22,10 @@ registerTask<TranslationRunConfig>({
         const plan = planBatches(data.train, batchOptions, epoch);
         return { length: plan.length, batch: (i) => makeBatch(data.train, plan[i]) };
       },
-      validate: async (model) => (await evaluateBleu(model, data.tgtVocab, val, config.data.tgt, config.tokenizer)).bleu,
+      validate: async (model) => {
+        const { bleu, chrf, chrfpp } = await evaluateBleu(model, data.tgtVocab, val, config.data.tgt, config.tokenizer);
+        return { score: bleu, more: { chrF2: chrf, 'chrF2++': chrfpp } };
+      },
     };
   },
 });

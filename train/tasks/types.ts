@@ -16,8 +16,18 @@ export interface TaskData {
   readonly sizes: ModelSizes;
   /** The batches of `epoch` (0-based); deterministic for the run's seed and the epoch. */
   epoch(epoch: number): EpochPlan;
-  /** The validation score the schedule follows (BLEU, 0-100) with greedy decoding. */
-  validate(model: Seq2SeqModel): Promise<number>;
+  /**
+   * The validation score the schedule follows (BLEU, 0-100) with greedy decoding, alone or with more
+   * scores for the log and metrics.jsonl.
+   */
+  validate(model: Seq2SeqModel): Promise<number | ValidationScores>;
+}
+
+/** A validation's BLEU and the other scores computed on the same output (chrF, chrF++ …). */
+export interface ValidationScores {
+  score: number;
+  /** By name as printed, e.g. `{ chrF2: 51.2, 'chrF2++': 49.8 }`. */
+  more: Record<string, number>;
 }
 
 /** A kind of training run: how its data is read and its validation scored. */

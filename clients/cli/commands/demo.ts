@@ -10,6 +10,7 @@ import { fetchMulti30k } from '../../../train/data/fetch.ts';
 import { LOCAL_MULTI30K_DIR, multi30kDir, REPO_ROOT } from '../../../train/data/paths.ts';
 import { RUN_FILES, translationConfigSchema } from '../../../train/run-config.ts';
 import { resume, train } from '../../../train/trainer.ts';
+import { webClient } from '../../web/build/web-client.ts';
 
 interface DemoFlags {
   minutes: number;
@@ -79,7 +80,7 @@ export function registerDemo(program: Command): void {
         }
         await exportRun(runDir, modelDir, { name });
       }
-      const server = await startServer({ modelsDir: modelDir, port: flags.port, host: flags.host });
+      const server = await startServer({ modelsDir: modelDir, port: flags.port, host: flags.host, web: webClient() });
       const body = JSON.stringify({ text: 'Ein Hund rennt über die Wiese.', beam: 5 });
       process.stdout.write(
         `\nfrost is serving ${name} at ${server.url}\ntry:\n  curl -s ${server.url}/v1/translate -H 'content-type: application/json' -d '${body}'\n`,

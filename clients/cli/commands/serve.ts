@@ -6,6 +6,7 @@ import { defaultMaxConnections } from '../../../serve/connection-limits.ts';
 import { DEFAULT_LIMITS } from '../../../serve/schemas.ts';
 import { startServer } from '../../../serve/server.ts';
 import { defaultWorkers } from '../../../serve/worker-runtime.ts';
+import { webClient } from '../../web/build/web-client.ts';
 
 interface ServeFlags {
   models: string;
@@ -86,6 +87,7 @@ export function registerServe(program: Command): void {
         batching: { maxBatch: flags.maxBatch, maxWaitMs: flags.maxWaitMs, maxQueue: flags.maxQueue, concurrency: flags.batchConcurrency },
         watch: flags.watch,
         reportsDir: resolve(flags.reports),
+        web: webClient(),
         drainTimeoutMs: flags.drainTimeoutMs,
         maxConnections: flags.maxConnections,
         allowedOrigins: flags.allowOrigin,
