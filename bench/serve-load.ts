@@ -245,8 +245,8 @@ async function shutdownUnderLoad(modelDir: string, afterS: number) {
   const server = await startServer(modelDir, ['--max-queue', '64']);
   const target = new URL(`${server.url}/v1/translate`);
   const agent = new Agent({ keepAlive: true, maxSockets: 1024 });
-  const tally = { load: {} as Record<string, number>, inFlight: {} as Record<string, number>, after: {} as Record<string, number> };
-  let sigterm: number | undefined;
+  const tally: Record<'load' | 'inFlight' | 'after', Record<string, number>> = { load: {}, inFlight: {}, after: {} };
+  let sigterm: number | undefined = undefined;
   let stopped = false;
   const post = (body: string) =>
     new Promise<string>((resolve) => {
@@ -280,7 +280,13 @@ async function shutdownUnderLoad(modelDir: string, afterS: number) {
   stopped = true;
   await Promise.all(clients);
   agent.destroy();
-  return { beforeSigterm: tally.load, inFlightAtSigterm: tally.inFlight, sentAfterSigterm: tally.after, exitMs, exitCode };
+  return {
+    beforeSigterm: tally.load,
+    inFlightAtSigterm: tally.inFlight,
+    sentAfterSigterm: tally.after,
+    exitMs,
+    exitCode,
+  };
 }
 
 function table(runs: RunResult[]): string {

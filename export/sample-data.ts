@@ -22,7 +22,8 @@ export async function paritySamples(
 ): Promise<{ samples: ParitySample[]; synthetic?: string }> {
   let why: string;
   try {
-    const corpus = await loadParallelCorpus({ dataDir: config.data.dir, src: config.data.src, tgt: config.data.tgt, kind: config.data.kind });
+    const { dir: dataDir, src, tgt, kind } = config.data;
+    const corpus = await loadParallelCorpus({ dataDir, src, tgt, kind });
     const tok = getTokenizer(config.tokenizer);
     const samples = corpus.val.slice(0, count).map((p) => ({
       src: srcVocab.encode(tok.tokenize(p.src, config.data.src)),
@@ -35,5 +36,6 @@ export async function paritySamples(
   }
   const rng = new SeededRandom(config.seed, 'parity-samples');
   const words = (v: Vocabulary) => Int32Array.from({ length: 3 + rng.int(10) }, () => 4 + rng.int(v.size - 4));
-  return { samples: Array.from({ length: count }, () => ({ src: words(srcVocab), tgt: words(tgtVocab) })), synthetic: why };
+  const samples = Array.from({ length: count }, () => ({ src: words(srcVocab), tgt: words(tgtVocab) }));
+  return { samples, synthetic: why };
 }

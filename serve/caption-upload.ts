@@ -77,7 +77,8 @@ function readMultipart(req: Request, maxBytes: number): Promise<CaptionUpload> {
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
-      parser = busboy({ headers: req.headers, limits: { files: 1, fileSize: maxBytes, fields: MAX_FORM_PARTS, fieldSize: 256, parts: MAX_FORM_PARTS } });
+      const limits = { files: 1, fileSize: maxBytes, fields: MAX_FORM_PARTS, fieldSize: 256, parts: MAX_FORM_PARTS };
+      parser = busboy({ headers: req.headers, limits });
     } catch (err) {
       reject(new HttpError('FROST_ERR_INVALID_REQUEST', { issues: `multipart: ${(err as Error).message}` }, { cause: err }));
       return;

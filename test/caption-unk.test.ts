@@ -14,7 +14,8 @@ test('vocabulary usage and the rare-word share exclude <unk>', () => {
   ]);
   const refs = [['a dog runs'], ['a dog runs']];
   const withUnk = evaluateCaptions(['a <unk> dog', 'a dog runs <unk>'], refs, trainCounts);
-  assert.deepEqual(withUnk.vocab, { distinctWords: 3, totalWords: 5, rare: { threshold: 100, words: 0, share: 0, distinct: 0 } });
+  const rare = { threshold: 100, words: 0, share: 0, distinct: 0 };
+  assert.deepEqual(withUnk.vocab, { distinctWords: 3, totalWords: 5, rare });
   const without = evaluateCaptions(['a dog', 'a dog runs'], refs, trainCounts);
   assert.deepEqual(withUnk.vocab, without.vocab);
   // BLEU scores the hypothesis as generated: the <unk> is an extra, unmatched word.

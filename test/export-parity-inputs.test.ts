@@ -19,7 +19,8 @@ let dataDir: string;
 before(async () => {
   await initBackend({ prefer: 'wasm', quiet: true });
   dir = await mkdtemp(join(tmpdir(), 'frost-parity-inputs-'));
-  ({ runDir, dataDir } = await trainToyRun(dir, { corpus: { seed: 4, train: 120, val: 8, test: 8 }, config: { epochs: 1, optim: { learningRate: 1e-3 } } }));
+  const corpus = { seed: 4, train: 120, val: 8, test: 8 };
+  ({ runDir, dataDir } = await trainToyRun(dir, { corpus, config: { epochs: 1, optim: { learningRate: 1e-3 } } }));
 });
 
 after(async () => {
@@ -46,7 +47,8 @@ test('without it, the card records synthetic inputs and why, and the export says
   const out = join(dir, 'without-data');
   const written: string[] = [];
   const write = process.stderr.write.bind(process.stderr);
-  process.stderr.write = ((chunk: string | Uint8Array) => written.push(String(chunk)) > 0) as typeof process.stderr.write;
+  const capture = (chunk: string | Uint8Array) => written.push(String(chunk)) > 0;
+  process.stderr.write = capture as typeof process.stderr.write;
   try {
     await exportRun(runDir, out, { quiet: true });
   } finally {

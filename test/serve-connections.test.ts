@@ -25,7 +25,13 @@ after(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-async function start(opts: { timeoutMs?: number; maxConnections?: number; drainTimeoutMs?: number } = {}): Promise<RunningServer> {
+interface StartOptions {
+  timeoutMs?: number;
+  maxConnections?: number;
+  drainTimeoutMs?: number;
+}
+
+async function start(opts: StartOptions = {}): Promise<RunningServer> {
   return startServer({
     modelsDir: join(root, 'models'),
     port: 0,

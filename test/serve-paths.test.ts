@@ -64,7 +64,8 @@ test('--models DIR loads a linked model folder (DIR/current -> v3) once', async 
   const models = join(root, 'models-b');
   await mkdir(models, { recursive: true });
   await symlink(join(versions, 'v3'), join(models, 'current'));
-  const server = await startServer({ modelsDir: models, port: 0, intraOpNumThreads: 1, workers: 1, log: () => undefined });
+  const quiet = () => undefined;
+  const server = await startServer({ modelsDir: models, port: 0, intraOpNumThreads: 1, workers: 1, log: quiet });
   try {
     const list = (await (await fetch(`${server.url}/v1/models`)).json()) as { models: Array<{ name: string }> };
     assert.deepEqual(list.models.map((m) => m.name), ['linked']);

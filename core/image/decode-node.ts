@@ -49,7 +49,10 @@ export const DEFAULT_REDUCED_SHORT_SIDE = 512;
  * decoding it; a file over `maxBytes` is refused without reading it.
  * @throws ImageDecodeError naming the file when given a path; file-system errors (ENOENT, …) as they are
  */
-export async function decodeImage(input: Buffer | Uint8Array | string, opts: DecodeOptions = {}): Promise<DecodedImage> {
+export async function decodeImage(
+  input: Buffer | Uint8Array | string,
+  opts: DecodeOptions = {},
+): Promise<DecodedImage> {
   const source = typeof input === 'string' ? input : undefined;
   let bytes: Uint8Array;
   if (typeof input === 'string') {
@@ -83,7 +86,8 @@ export async function decodeImage(input: Buffer | Uint8Array | string, opts: Dec
   const reduce = width * height > (opts.reduceAbovePixels ?? Infinity);
   if (reduce) {
     const side = opts.reducedShortSide ?? DEFAULT_REDUCED_SHORT_SIDE;
-    // 'outside': the short side becomes `side` and the aspect ratio stays, so the centre square is the same part of the picture.
+    // 'outside': the short side becomes `side` and the aspect ratio stays, so the centre square is
+    // the same part of the picture.
     image.resize({ width: side, height: side, fit: 'outside', withoutEnlargement: true, kernel: 'linear' });
   }
   try {
