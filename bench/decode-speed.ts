@@ -43,8 +43,11 @@ const { values: args } = parseArgs({
     /** Output tokens per sentence before the forced </s> (Multi30k's German references average ~12-13 words). */
     len: { type: 'string', default: '14' },
     rounds: { type: 'string', default: '3' },
-    /** onnxruntime intra-op threads per session and torch.set_num_threads. */
-    threads: { type: 'string', default: String(Math.min(2, cpus().length)) },
+    /**
+     * onnxruntime intra-op threads per session and torch.set_num_threads. 1 by default: on a shared
+     * 2-core machine a second intra-op thread made frost's steps 2.5-5× slower (docs/decoding-speed.md).
+     */
+    threads: { type: 'string', default: '1' },
     'http-sentences': { type: 'string', default: '40' },
     'no-http': { type: 'boolean', default: false },
     python: { type: 'string', default: '/usr/bin/python3' },
