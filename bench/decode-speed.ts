@@ -26,6 +26,7 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { generate } from '../core/decode/generate.ts';
+import type { TranslateResponse } from '../core/wire.ts';
 import { SeededRandom } from '../core/random.ts';
 import { loadModelDir } from '../core/runtime/load-node.ts';
 import { NODE_SESSION_OPTIONS } from '../core/runtime/ort-node.ts';
@@ -50,6 +51,7 @@ const { values: args } = parseArgs({
     threads: { type: 'string', default: '1' },
     'http-sentences': { type: 'string', default: '40' },
     'no-http': { type: 'boolean', default: false },
+    'http-only': { type: 'boolean', default: false },
     python: { type: 'string', default: '/usr/bin/python3' },
   },
 });
@@ -195,7 +197,7 @@ async function httpOverhead(model: BenchModel, threads: number, count: number): 
   const post = async (text: string) => {
     const res = await fetch(`${server.url}/v1/translate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text }) });
     if (!res.ok) throw new Error(`POST /v1/translate: ${res.status} ${await res.text()}`);
-    await res.json();
+    return ((await res.json()) as TranslateResponse).timing.total_ms;
   };
   try {
     for (const t of texts.slice(0, 4)) {
@@ -204,18 +206,19 @@ async function httpOverhead(model: BenchModel, threads: number, count: number): 
     }
     const local: number[] = [];
     const http: number[] = [];
+    const serverSide: number[] = [];
     for (const t of texts) {
       let t0 = performance.now();
       await rt.translate([t]);
       local.push(performance.now() - t0);
       t0 = performance.now();
-      await post(t);
+      serverSide.push(await post(t));
       http.push(performance.now() - t0);
     }
     const [l, h] = [median(local), median(http)];
     process.stdout.write(
       `\nHTTP overhead at c=1 (${model.card.name}, greedy, ${count} texts, 1 decode thread): in-process p50 ${l.toFixed(2)} ms, ` +
-        `server p50 ${h.toFixed(2)} ms, overhead ${(h - l).toFixed(2)} ms\n`,
+        `server p50 ${h.toFixed(2)} ms (its own timing.total_ms p50 ${median(serverSide).toFixed(2)} ms), overhead ${(h - l).toFixed(2)} ms\n`,
     );
   } finally {
     await server.close();
@@ -251,7 +254,7 @@ async function main(): Promise<void> {
       for (const precision of precisions) {
         const model = await writeBenchModel(root, { head, precision });
         httpModel ??= model;
-        await timeModel(peer, model, head, precision, rounds, len, threads);
+        if (!args['http-only']) await timeModel(peer, model, head, precision, rounds, len, threads);
       }
     }
     if (!args['no-http'] && httpModel) await httpOverhead(httpModel, threads, Number(args['http-sentences']));
