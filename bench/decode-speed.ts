@@ -4,6 +4,7 @@
  *
  *   npm run bench:decode                                   # 3 heads × fp32/int8/int8-compute, ~10 min
  *   npm run bench:decode -- --heads learned --precisions fp32 --rounds 3
+ *   npm run bench:decode -- --write-models DIR --heads learned,fixed-l2 --precisions fp32   # for bench:web
  *
  * Both sides decode the same source ids (lengths 8-20, like Multi30k) with the same search and are
  * forced to the same output length (`--len` tokens, then </s>), so they run the same number of
@@ -52,6 +53,8 @@ const { values: args } = parseArgs({
     'http-sentences': { type: 'string', default: '40' },
     'no-http': { type: 'boolean', default: false },
     'http-only': { type: 'boolean', default: false },
+    /** Only write the bench models (one folder per head and precision) here, e.g. for `npm run bench:web -- --models DIR`. */
+    'write-models': { type: 'string' },
     python: { type: 'string', default: '/usr/bin/python3' },
   },
 });
@@ -231,6 +234,10 @@ async function main(): Promise<void> {
   const precisions = args.precisions!.split(',') as Precision[];
   for (const p of precisions) {
     if (!PRECISIONS.includes(p)) throw new Error(`--precisions: '${p}' is not one of ${PRECISIONS.join(', ')}`);
+  }
+  if (args['write-models'] !== undefined) {
+    for (const head of heads) for (const precision of precisions) process.stdout.write(`${(await writeBenchModel(resolve(args['write-models']), { head, precision })).dir}\n`);
+    return;
   }
   const len = Number(args.len);
   const rounds = Number(args.rounds);

@@ -25,10 +25,10 @@
  *
  * - int8-compute: the large MatMul/Gemm run as integer kernels (DynamicQuantizeLinear +
  *   MatMulInteger, export/precision-int8-compute.ts); the weights nothing but those read are stored
- *   int8 per output column, the rest as `int8` stores them. Faster on CPUs (onnxruntime-node); the
- *   weight-only `int8` is the one for the browser, where onnxruntime-web's wasm MatMulInteger is
- *   slower than its float32 MatMul and the small download is what counts.
- *
+ *   int8 per output column, the rest as `int8` stores them. Same download as `int8`, faster steps
+ *   in onnxruntime-node, and in onnxruntime-web's wasm too as measured under Node
+ *   (docs/decoding-speed.md); `int8` stays the variant that computes exactly the float32 graph's ops.
+
  * Only weight matrices are converted ({@link isConvertibleWeight}): embeddings, GRU W/R, attention
  * and output matrices, stored head matrices. Biases, vectors and small constants stay float32: they
  * are a rounding error of the size, and exactness there is free.
