@@ -49,7 +49,8 @@ export async function writeBenchModel(root: string, opts: BenchModelOptions): Pr
   const { encoder, decoder, graphs } = model.toOnnx();
   const enc = convertPrecision(encoder.toBytes(), precision).bytes;
   const dec = convertPrecision(decoder.toBytes(), precision).bytes;
-  const words = (prefix: string, n: number) => Array.from({ length: n - SPECIAL_TOKENS.length }, (_, i) => `${prefix}${i}`);
+  const words = (prefix: string, n: number) =>
+    Array.from({ length: n - SPECIAL_TOKENS.length }, (_, i) => `${prefix}${i}`);
   const sourceWords = words('s', srcVocab);
   const counts = model.params.counts();
   const input: ModelCardInput = {
@@ -65,7 +66,12 @@ export async function writeBenchModel(root: string, opts: BenchModelOptions): Pr
     specials: { pad: SPECIALS.pad.id, unk: SPECIALS.unk.id, bos: SPECIALS.bos.id, eos: SPECIALS.eos.id },
     tokenizer: 'whitespace',
     graphs,
-    params: { learnable: counts.learnable, frozen: counts.frozen, generated: model.head.generatedParams?.(false) ?? 0, byComponent: model.params.countsByComponent() },
+    params: {
+      learnable: counts.learnable,
+      frozen: counts.frozen,
+      generated: model.head.generatedParams?.(false) ?? 0,
+      byComponent: model.params.countsByComponent(),
+    },
     files: {
       [graphs.encoder.file]: { bytes: enc.length, gzipBytes: gzipSync(enc).length },
       [graphs.decoder.file]: { bytes: dec.length, gzipBytes: gzipSync(dec).length },

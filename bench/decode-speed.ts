@@ -53,7 +53,7 @@ const { values: args } = parseArgs({
     'http-sentences': { type: 'string', default: '40' },
     'no-http': { type: 'boolean', default: false },
     'http-only': { type: 'boolean', default: false },
-    /** Only write the bench models (one folder per head and precision) here, e.g. for `npm run bench:web -- --models DIR`. */
+    /** Only write the bench models here (a folder per head and precision), e.g. for `bench:web --models DIR`. */
     'write-models': { type: 'string' },
     python: { type: 'string', default: '/usr/bin/python3' },
   },
@@ -82,14 +82,17 @@ class Peer {
 
   static start(python: string, threads: number): Peer {
     const script = join(ROOT, 'bench', 'peer', 'rnn_attn.py');
-    const child = spawn(python, [script, '--decode-server', '--threads', String(threads)], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const child = spawn(python, [script, '--decode-server', '--threads', String(threads)], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
     return new Peer(child);
   }
 
   async ask<T>(req: Record<string, unknown>): Promise<T> {
     this.child.stdin!.write(`${JSON.stringify(req)}\n`);
     const next = await this.lines.next();
-    if (next.done) throw new Error(`the PyTorch peer exited (exit code ${this.child.exitCode}); is python3-torch installed?`);
+    if (next.done)
+      throw new Error(`the PyTorch peer exited (exit code ${this.child.exitCode}); is python3-torch installed?`);
     const reply = JSON.parse(next.value) as T & { error?: string };
     if (reply.error) throw new Error(`PyTorch peer: ${reply.error}`);
     return reply;
@@ -121,12 +124,20 @@ function chunks<T>(xs: readonly T[], size: number): T[][] {
 }
 
 /** Decodes every chunk with frost's runtime; returns the total ms and the decoder steps each chunk took. */
-async function frostDecode(rt: Seq2SeqRuntime, parts: number[][][], beam: number, len: number): Promise<{ ms: number; steps: number[] }> {
+async function frostDecode(
+  rt: Seq2SeqRuntime,
+  parts: number[][][],
+  beam: number,
+  len: number,
+): Promise<{ ms: number; steps: number[] }> {
   const steps: number[] = [];
   const t0 = performance.now();
   for (const part of parts) {
     let n = 0;
-    const model = { ...rt.stepModel, step: (prev: Int32Array, s: Parameters<typeof rt.stepModel.step>[1]) => (n++, rt.stepModel.step(prev, s)) };
+    const model = {
+      ...rt.stepModel,
+      step: (prev: Int32Array, s: Parameters<typeof rt.stepModel.step>[1]) => (n++, rt.stepModel.step(prev, s)),
+    };
     await generate(model, await rt.encode(part), part.length, { beam, minLen: len, maxLen: len });
     steps.push(n);
   }
@@ -139,17 +150,30 @@ interface Row {
   mode: string;
   frostMsPerSentence: number;
   peerMsPerSentence: number;
-  /** Median over rounds of that round's PyTorch / frost time: paired, so load that hits both sides of a round cancels. */
+  /** Median over rounds of each round's PyTorch / frost time: paired, so load hitting both sides of a round cancels. */
   ratio: number;
   tokensPerSentence: number;
 }
 
-async function timeModel(peer: Peer, model: BenchModel, head: string, precision: Precision, rounds: number, len: number, threads: number): Promise<Row[]> {
+async function timeModel(
+  peer: Peer,
+  model: BenchModel,
+  head: string,
+  precision: Precision,
+  rounds: number,
+  len: number,
+  threads: number,
+): Promise<Row[]> {
   const rt = await loadModelDir(model.dir, { intraOpNumThreads: threads });
   const key = `${head}/${precision === 'fp32' ? 'fp32' : 'int8'}`;
   await peer.ask({
-    cmd: 'model', key, head, srcVocab: model.card.source!.tokens.length, tgtVocab: model.card.target.tokens.length,
-    config: model.archConfig, int8: precision !== 'fp32',
+    cmd: 'model',
+    key,
+    head,
+    srcVocab: model.card.source!.tokens.length,
+    tgtVocab: model.card.target.tokens.length,
+    config: model.archConfig,
+    int8: precision !== 'fp32',
   });
   const specials = model.card.specials;
   const rows: Row[] = [];
@@ -167,7 +191,9 @@ async function timeModel(peer: Peer, model: BenchModel, head: string, precision:
       if (r % 2 === 1) frostMs.push((await frostDecode(rt, parts, mode.beam, len)).ms);
     }
     const row: Row = {
-      head, precision, mode: mode.name,
+      head,
+      precision,
+      mode: mode.name,
       frostMsPerSentence: median(frostMs) / mode.sentences,
       peerMsPerSentence: median(peerMs) / mode.sentences,
       ratio: median(peerMs.map((p, r) => p / frostMs[r]!)),
@@ -193,12 +219,24 @@ async function httpOverhead(model: BenchModel, threads: number, count: number): 
   const rng = new SeededRandom(2, 'decode-bench-http');
   const texts = Array.from({ length: count }, () => {
     const n = 8 + Math.floor(rng.next() * 13);
-    return Array.from({ length: n }, () => model.sourceWords[Math.floor(rng.next() * model.sourceWords.length)]).join(' ');
+    return Array.from({ length: n }, () => model.sourceWords[Math.floor(rng.next() * model.sourceWords.length)]).join(
+      ' ',
+    );
   });
   const rt = await loadModelDir(model.dir, { intraOpNumThreads: threads });
-  const server = await startServer({ modelsDir: model.dir, port: 0, intraOpNumThreads: threads, workers: 1, log: () => undefined });
+  const server = await startServer({
+    modelsDir: model.dir,
+    port: 0,
+    intraOpNumThreads: threads,
+    workers: 1,
+    log: () => undefined,
+  });
   const post = async (text: string) => {
-    const res = await fetch(`${server.url}/v1/translate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text }) });
+    const res = await fetch(`${server.url}/v1/translate`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ text }),
+    });
     if (!res.ok) throw new Error(`POST /v1/translate: ${res.status} ${await res.text()}`);
     return ((await res.json()) as TranslateResponse).timing.total_ms;
   };
@@ -236,7 +274,9 @@ async function main(): Promise<void> {
     if (!PRECISIONS.includes(p)) throw new Error(`--precisions: '${p}' is not one of ${PRECISIONS.join(', ')}`);
   }
   if (args['write-models'] !== undefined) {
-    for (const head of heads) for (const precision of precisions) process.stdout.write(`${(await writeBenchModel(resolve(args['write-models']), { head, precision })).dir}\n`);
+    for (const head of heads)
+      for (const precision of precisions)
+        process.stdout.write(`${(await writeBenchModel(resolve(args['write-models']), { head, precision })).dir}\n`);
     return;
   }
   const len = Number(args.len);
@@ -246,11 +286,18 @@ async function main(): Promise<void> {
   const peer = Peer.start(args.python!, threads);
   try {
     const info = await peer.ask<Record<string, unknown>>({
-      cmd: 'model', key: 'probe', head: 'learned', srcVocab: 8, tgtVocab: 8, config: { embedding: 4, hidden: 4, encoderHidden: 2, attention: 4, output: 4, dropout: 0 },
+      cmd: 'model',
+      key: 'probe',
+      head: 'learned',
+      srcVocab: 8,
+      tgtVocab: 8,
+      config: { embedding: 4, hidden: 4, encoderHidden: 2, attention: 4, output: 4, dropout: 0 },
     });
     process.stdout.write(
       `decode speed: rnn-attn small, vocab ${DEFAULT_VOCAB.src}/${DEFAULT_VOCAB.tgt}, ${len} tokens + </s> per sentence, ${rounds} rounds\n` +
-        `machine: ${cpus().length} × ${cpus()[0]?.model}, load ${loadavg().map((x) => x.toFixed(1)).join(' ')}\n` +
+        `machine: ${cpus().length} × ${cpus()[0]?.model}, load ${loadavg()
+          .map((x) => x.toFixed(1))
+          .join(' ')}\n` +
         `onnxruntime-node: ${JSON.stringify({ ...NODE_SESSION_OPTIONS, intraOpNumThreads: threads })}\n` +
         `pytorch: ${JSON.stringify(info)}\n\n` +
         '| head      | precision    | mode       | frost ms/sent | frost ms/tok | torch ms/sent | torch ms/tok | torch/frost |\n' +

@@ -78,7 +78,8 @@ function constantNames(graph: Graph): Set<string> {
   for (const i of graph.input ?? []) known.delete(i.name);
   for (const node of graph.node ?? []) {
     const ins = node.input.filter((x) => x !== '');
-    if (ins.length > 0 && !node.op_type.startsWith('Random') && ins.every((x) => known.has(x))) node.output.forEach((o) => known.add(o));
+    if (ins.length > 0 && !node.op_type.startsWith('Random') && ins.every((x) => known.has(x)))
+      node.output.forEach((o) => known.add(o));
   }
   return known;
 }
@@ -114,7 +115,13 @@ export function quantizeMatMulsInGraph(graph: Graph, weights: WeightAccess, conv
   const replaced = new Set<string>();
   const stored = new Map<string, { q: string; scale: string }>();
   const out: Node[] = [];
-  const node = (op: string, input: string[], output: string[], name: string, attribute: unknown[] = []): Node => ({ op_type: op, input, output, name, attribute });
+  const node = (op: string, input: string[], output: string[], name: string, attribute: unknown[] = []): Node => ({
+    op_type: op,
+    input,
+    output,
+    name,
+    attribute,
+  });
 
   /** The int8 copy of initializer `w` as the MatMul's [K, N] B (transposed first for transB). */
   const storeWeight = (w: Tensor, transB: boolean) => {
@@ -132,11 +139,18 @@ export function quantizeMatMulsInGraph(graph: Graph, weights: WeightAccess, conv
     }
     const { q, scales } = quantizeColumnsInt8(values, K, N);
     let maxAbsError = 0;
-    for (let i = 0; i < q.length; i++) maxAbsError = Math.max(maxAbsError, Math.abs(q[i]! * scales[i % N]! - values[i]!));
+    for (let i = 0; i < q.length; i++)
+      maxAbsError = Math.max(maxAbsError, Math.abs(q[i]! * scales[i % N]! - values[i]!));
     const names = { q: `${w.name}${transB ? '.T' : ''}.int8`, scale: `${w.name}.scale` };
     added.push({ name: names.q, dims: [K, N], data_type: TensorDataType.INT8, raw_data: raw(q) });
     added.push({ name: names.scale, dims: [N], data_type: TensorDataType.FLOAT, raw_data: raw(scales) });
-    converted.push({ name: w.name, dims, bytesBefore: values.length * 4, bytesAfter: q.byteLength + scales.byteLength, maxAbsError });
+    converted.push({
+      name: w.name,
+      dims,
+      bytesBefore: values.length * 4,
+      bytesAfter: q.byteLength + scales.byteLength,
+      maxAbsError,
+    });
     stored.set(key, names);
     replaced.add(w.name);
     return names;
@@ -147,9 +161,13 @@ export function quantizeMatMulsInGraph(graph: Graph, weights: WeightAccess, conv
     const init = b === undefined ? undefined : inits.get(b);
     const transB = n.op_type === 'Gemm' && (attr(n, 'transB')?.i ?? 0) === 1;
     const offline =
-      init !== undefined && !inputs.has(init.name) && (init.dims?.length ?? 0) === 2 &&
+      init !== undefined &&
+      !inputs.has(init.name) &&
+      (init.dims?.length ?? 0) === 2 &&
       isConvertibleWeight(init.data_type, init.dims ?? []) &&
-      (consumers.get(init.name) ?? []).every((c) => isQuantizableMatMul(c) && c.input[1] === init.name && c.input[0] !== init.name);
+      (consumers.get(init.name) ?? []).every(
+        (c) => isQuantizableMatMul(c) && c.input[1] === init.name && c.input[0] !== init.name,
+      );
     const inGraph = !offline && b !== undefined && init === undefined && constant.has(b) && !constant.has(n.input[0]!);
     if (!isQuantizableMatMul(n) || !(offline || inGraph)) {
       out.push(n);
@@ -169,8 +187,12 @@ export function quantizeMatMulsInGraph(graph: Graph, weights: WeightAccess, conv
       [bq, bScale, bZero] = [`${p}/b_q`, `${p}/b_scale`, `${p}/b_zero`];
       out.push(node('DynamicQuantizeLinear', [bf], [bq, bScale, bZero], `${p}/quantize_b`));
     }
-    out.push(node('MatMulInteger', bZero ? [aq, bq, az, bZero] : [aq, bq, az], [`${p}/y_int32`], `${p}/matmul_integer`));
-    out.push(node('Cast', [`${p}/y_int32`], [`${p}/y_float`], `${p}/cast`, [{ name: 'to', type: 2, i: TensorDataType.FLOAT }]));
+    out.push(
+      node('MatMulInteger', bZero ? [aq, bq, az, bZero] : [aq, bq, az], [`${p}/y_int32`], `${p}/matmul_integer`),
+    );
+    out.push(
+      node('Cast', [`${p}/y_int32`], [`${p}/y_float`], `${p}/cast`, [{ name: 'to', type: 2, i: TensorDataType.FLOAT }]),
+    );
     out.push(node('Mul', [as, bScale], [`${p}/scale`], `${p}/scale`));
     const hasBias = n.op_type === 'Gemm' && (n.input[2] ?? '') !== '';
     out.push(node('Mul', [`${p}/y_float`, `${p}/scale`], [hasBias ? `${p}/y_scaled` : n.output[0]!], `${p}/rescale`));

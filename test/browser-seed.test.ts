@@ -131,7 +131,8 @@ describe('a head regenerated from its seed, in Chromium', { skip: browserSkipRea
     const entries = async () =>
       page.evaluate(async () => {
         const cache = await caches.open('frost-files-v1');
-        return Promise.all((await cache.keys()).map(async (r) => ({ url: r.url, bytes: (await (await cache.match(r))!.arrayBuffer()).byteLength })));
+        const sizeOf = async (r: Request) => (await (await cache.match(r))!.arrayBuffer()).byteLength;
+        return Promise.all((await cache.keys()).map(async (r) => ({ url: r.url, bytes: await sizeOf(r) })));
       });
     const before = await entries();
     const file = card.graphs.decoder.file;

@@ -219,7 +219,8 @@ describe('int8-compute (integer MatMul/Gemm kernels)', () => {
     assert.ok(ops.includes('MatMulInteger') && ops.filter((o) => o === 'DynamicQuantizeLinear').length === 2, ops.join(','));
     assert.deepEqual(checkModel(out.bytes).unchecked, []);
     const feeds = { x: new ort.Tensor('float32', Float32Array.from({ length: 64 }, (_, i) => Math.sin(i)), [2, 32]) };
-    const [a, b] = [await (await ort.InferenceSession.create(fp32)).run(feeds), await (await ort.InferenceSession.create(out.bytes)).run(feeds)];
+    const runOn = async (bytes: Uint8Array) => (await ort.InferenceSession.create(bytes)).run(feeds);
+    const [a, b] = [await runOn(fp32), await runOn(out.bytes)];
     const ya = a.y!.data as Float32Array;
     const yb = b.y!.data as Float32Array;
     ya.forEach((v, i) => assert.ok(Math.abs(v - yb[i]!) < 0.1, `y[${i}]: ${v} vs ${yb[i]}`));

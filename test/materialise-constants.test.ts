@@ -15,14 +15,29 @@ async function decoderLogProbs(encoder: Uint8Array, decoder: Uint8Array): Promis
   const e = await ort.InferenceSession.create(encoder);
   const d = await ort.InferenceSession.create(decoder);
   const src = BigInt64Array.from({ length: 10 }, (_, i) => BigInt(4 + ((i * 37) % 290)));
-  const m = await e.run({ src_ids: new ort.Tensor('int64', src, [2, 5]), src_lengths: new ort.Tensor('int64', BigInt64Array.from([5n, 3n]), [2]) });
-  const out = await d.run({ prev_token: new ort.Tensor('int64', BigInt64Array.from([2n, 17n]), [2]), state: m.state!, enc_out: m.enc_out!, enc_keys: m.enc_keys!, src_mask: m.src_mask! });
+  const m = await e.run({
+    src_ids: new ort.Tensor('int64', src, [2, 5]),
+    src_lengths: new ort.Tensor('int64', BigInt64Array.from([5n, 3n]), [2]),
+  });
+  const out = await d.run({
+    prev_token: new ort.Tensor('int64', BigInt64Array.from([2n, 17n]), [2]),
+    state: m.state!,
+    enc_out: m.enc_out!,
+    enc_keys: m.enc_keys!,
+    src_mask: m.src_mask!,
+  });
   return out.log_probs!.data as Float32Array;
 }
 
 for (const precision of ['fp32', 'int8-compute'] as const) {
   test(`fixed-l2 (${precision}): the regenerated matrix, computed once by onnxruntime-web and stored, gives the same log-probs bit for bit`, async () => {
-    const model = buildModel('rnn-attn', resolveArchConfig('rnn-attn', 'tiny'), { srcVocab: 300, tgtVocab: 300 }, { name: 'fixed-l2', options: {} }, 3);
+    const model = buildModel(
+      'rnn-attn',
+      resolveArchConfig('rnn-attn', 'tiny'),
+      { srcVocab: 300, tgtVocab: 300 },
+      { name: 'fixed-l2', options: {} },
+      3,
+    );
     const graphs = model.toOnnx();
     model.params.dispose();
     const encoder = convertPrecision(graphs.encoder.toBytes(), precision).bytes;
@@ -47,7 +62,13 @@ for (const precision of ['fp32', 'int8-compute'] as const) {
 }
 
 test('a graph with nothing computed from initializers alone has no constants graph', () => {
-  const model = buildModel('rnn-attn', resolveArchConfig('rnn-attn', 'tiny'), { srcVocab: 300, tgtVocab: 300 }, { name: 'learned', options: {} }, 3);
+  const model = buildModel(
+    'rnn-attn',
+    resolveArchConfig('rnn-attn', 'tiny'),
+    { srcVocab: 300, tgtVocab: 300 },
+    { name: 'learned', options: {} },
+    3,
+  );
   const graphs = model.toOnnx();
   model.params.dispose();
   const decoder = graphs.decoder.toBytes();

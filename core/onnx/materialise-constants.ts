@@ -100,7 +100,12 @@ export function constantsGraph(bytes: Uint8Array): { bytes: Uint8Array; outputs:
   const model = decodeModel(bytes) as unknown as Model;
   const graph = model.graph;
   const nodes = graph.node ?? [];
-  if (nodes.some((n) => (n.domain ?? '') !== '' || n.attribute?.some((a) => a.g !== undefined || (a.graphs?.length ?? 0) > 0))) return null;
+  if (
+    nodes.some(
+      (n) => (n.domain ?? '') !== '' || n.attribute?.some((a) => a.g !== undefined || (a.graphs?.length ?? 0) > 0),
+    )
+  )
+    return null;
   const types = new Map<string, number>();
   for (const t of graph.initializer ?? []) types.set(t.name, t.data_type);
   for (const i of graph.input ?? []) types.delete(i.name);
@@ -118,7 +123,10 @@ export function constantsGraph(bytes: Uint8Array): { bytes: Uint8Array; outputs:
     constNodes.push(n);
   }
   const computed = new Set(constNodes.flatMap((n) => n.output));
-  const read = new Set([...nodes.filter((n) => !constNodes.includes(n)).flatMap((n) => n.input), ...(graph.output ?? []).map((o) => o.name)]);
+  const read = new Set([
+    ...nodes.filter((n) => !constNodes.includes(n)).flatMap((n) => n.input),
+    ...(graph.output ?? []).map((o) => o.name),
+  ]);
   const outputs = [...computed].filter((name) => read.has(name));
   if (outputs.length === 0) return null;
   const used = new Set(constNodes.flatMap((n) => n.input));
@@ -140,12 +148,17 @@ export function constantsGraph(bytes: Uint8Array): { bytes: Uint8Array; outputs:
  * initializers; initializers nothing reads any more are dropped.
  * @throws Error when `values` lacks an output of {@link constantsGraph} or holds an unknown type
  */
-export function withMaterialisedConstants(bytes: Uint8Array, values: Readonly<Record<string, ConstantValue>>): Uint8Array {
+export function withMaterialisedConstants(
+  bytes: Uint8Array,
+  values: Readonly<Record<string, ConstantValue>>,
+): Uint8Array {
   const split = constantsGraph(bytes);
   if (!split) return bytes;
   const model = decodeModel(bytes) as unknown as Model;
   const graph = model.graph;
-  const constantNodes = new Set((decodeModel(split.bytes) as unknown as Model).graph.node?.map((n) => n.output.join('|')));
+  const constantNodes = new Set(
+    (decodeModel(split.bytes) as unknown as Model).graph.node?.map((n) => n.output.join('|')),
+  );
   const kept = (graph.node ?? []).filter((n) => !constantNodes.has(n.output.join('|')));
   const added: Tensor[] = split.outputs.map((name) => {
     const v = values[name];

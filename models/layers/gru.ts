@@ -171,8 +171,9 @@ export function gruOnnxWeights(directions: GruWeights[]): { W: Float32Array; R: 
  */
 export function gruStepOnnx(g: GraphBuilder, w: GruWeights, prefix: string, x: string, h: string): string {
   const H = w.hidden;
-  const gx = g.op('Gemm', [x, g.initializer(`${prefix}/Wx`, tensorValue(w.Wx)), g.initializer(`${prefix}/bx`, tensorValue(w.bx))]);
-  const hw = g.op('Gemm', [h, g.initializer(`${prefix}/Wh`, tensorValue(w.Wh)), g.initializer(`${prefix}/bh`, tensorValue(w.bh))]);
+  const weight = (name: string, v: tf.Variable) => g.initializer(`${prefix}/${name}`, tensorValue(v));
+  const gx = g.op('Gemm', [x, weight('Wx', w.Wx), weight('bx', w.bx)]);
+  const hw = g.op('Gemm', [h, weight('Wh', w.Wh), weight('bh', w.bh)]);
   const [gxZr, gxN] = g.split(gx, 1, [2 * H, H]);
   const [hwZr, hwN] = g.split(hw, 1, [2 * H, H]);
   const [z, r] = g.split(g.op('Sigmoid', [g.op('Add', [gxZr!, hwZr!])]), 1, [H, H]);

@@ -56,7 +56,8 @@ export async function readDerived(key: string, version: string): Promise<Uint8Ar
 /** Stores bytes the page made itself; a full cache only costs the next load the work again. */
 export async function storeDerived(key: string, version: string, bytes: Uint8Array): Promise<void> {
   const headers = { [VERSION_HEADER]: version, 'content-type': 'application/octet-stream' };
-  await (await openCache())?.put(key, new Response(bytes as Uint8Array<ArrayBuffer>, { headers })).catch(() => undefined);
+  const response = new Response(bytes as Uint8Array<ArrayBuffer>, { headers });
+  await (await openCache())?.put(key, response).catch(() => undefined);
 }
 
 /** Deletes every cached file. */

@@ -6,12 +6,21 @@
  * cached one and skip the regeneration that onnxruntime would otherwise fold at every session
  * creation (core/onnx/materialise-constants.ts).
  */
-import { constantsGraph, withMaterialisedConstants, type ConstantValue } from '../../../core/onnx/materialise-constants.ts';
+import {
+  constantsGraph,
+  withMaterialisedConstants,
+  type ConstantValue,
+} from '../../../core/onnx/materialise-constants.ts';
 import type { Ort } from '../../../core/runtime/seq2seq-types.ts';
 import { readDerived, storeDerived } from './file-cache.ts';
 
 /** The graph to open a session from, and whether it came ready from the cache. */
-export async function materialisedGraph(ort: Ort, bytes: Uint8Array, url: string, version: string): Promise<{ bytes: Uint8Array; fromCache: boolean }> {
+export async function materialisedGraph(
+  ort: Ort,
+  bytes: Uint8Array,
+  url: string,
+  version: string,
+): Promise<{ bytes: Uint8Array; fromCache: boolean }> {
   const key = `${url}?frost-materialised`;
   const cached = await readDerived(key, version);
   if (cached) return { bytes: cached, fromCache: true };
