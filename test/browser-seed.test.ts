@@ -133,7 +133,8 @@ describe('a head regenerated from its seed, in Chromium', { skip: browserSkipRea
         const cache = await caches.open('frost-files-v1');
         // No named function in here: tsx's keepNames would wrap it in a helper the page lacks.
         const keys = await cache.keys();
-        const sizes = await Promise.all(keys.map(async (r) => (await (await cache.match(r))!.arrayBuffer()).byteLength));
+        const bodies = await Promise.all(keys.map(async (r) => (await cache.match(r))!.arrayBuffer()));
+        const sizes = bodies.map((b) => b.byteLength);
         return keys.map((r, i) => ({ url: r.url, bytes: sizes[i]! }));
       });
     const before = await entries();
