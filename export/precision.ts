@@ -23,16 +23,23 @@
  * Both shrink the files (download, disk, gzip), not the memory of a running session nor its
  * compute: the restored float32 weights are what onnxruntime keeps after folding.
  *
+ * - int8-compute: the large MatMul/Gemm run as integer kernels (DynamicQuantizeLinear +
+ *   MatMulInteger, export/precision-int8-compute.ts); the weights nothing but those read are stored
+ *   int8 per output column, the rest as `int8` stores them. Same download as `int8`, faster steps
+ *   in onnxruntime-node, and in onnxruntime-web's wasm too as measured under Node
+ *   (docs/decoding-speed.md); `int8` stays the variant that computes exactly the float32 graph's ops.
+
  * Only weight matrices are converted ({@link isConvertibleWeight}): embeddings, GRU W/R, attention
  * and output matrices, stored head matrices. Biases, vectors and small constants stay float32: they
  * are a rounding error of the size, and exactness there is free.
  */
 import { float16BitsToFloat32, toFloat16Array } from '../core/onnx/float16.ts';
 import { decodeModel, encodeModel, TensorDataType, type ModelProtoObject } from '../core/onnx/proto.ts';
+import { quantizeMatMulsInGraph, type Graph, type Node, type Tensor } from './precision-int8-compute.ts';
 import { quantizeRowsInt8 } from './precision-quantize.ts';
 
 /** Precisions `frost export --precision` offers (the card's `precision` field). */
-export const PRECISIONS = ['fp32', 'fp16', 'int8'] as const;
+export const PRECISIONS = ['fp32', 'fp16', 'int8', 'int8-compute'] as const;
 export type Precision = (typeof PRECISIONS)[number];
 
 /** Smaller float32 initializers are kept as they are (see {@link isConvertibleWeight}). */
@@ -67,28 +74,6 @@ export interface ConvertedWeight {
 export interface PrecisionResult {
   bytes: Uint8Array;
   converted: ConvertedWeight[];
-}
-
-interface Tensor {
-  name: string;
-  dims?: number[];
-  data_type: number;
-  raw_data?: Uint8Array;
-  float_data?: number[];
-}
-
-interface Node {
-  input: string[];
-  output: string[];
-  name: string;
-  op_type: string;
-  attribute?: unknown[];
-}
-
-interface Graph {
-  node?: Node[];
-  initializer?: Tensor[];
-  input?: Array<{ name: string }>;
 }
 
 /** A float32 initializer's values (raw_data, or the float_data field other exporters use). */
@@ -164,6 +149,8 @@ function toInt8(t: Tensor, values: Float32Array): { tensors: Tensor[]; nodes: No
 
 /** Converts one graph's initializers in place (subgraphs read the restored names from the outer scope). */
 function convertGraph(graph: Graph, precision: Exclude<Precision, 'fp32'>, converted: ConvertedWeight[]): void {
+  // int8-compute: MatMul/Gemm weights first (precision-int8-compute.ts); what they leave is stored as int8.
+  if (precision === 'int8-compute') quantizeMatMulsInGraph(graph, { float32Values, isConvertibleWeight }, converted);
   const keep: Tensor[] = [];
   const added: Tensor[] = [];
   const restore: Node[] = [];

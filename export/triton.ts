@@ -107,6 +107,14 @@ export function tritonConfig(modelName: string, onnx: Uint8Array, opts: TritonOp
   return config;
 }
 
+/** What the README says after a card's precision; inputs and outputs are float32/int64 at every precision. */
+const PRECISION_NOTES: Readonly<Record<ModelCard['precision'], string>> = {
+  fp32: '',
+  fp16: ' (restored to float32 inside the graph; inputs and outputs are float32/int64 either way)',
+  int8: ' (restored to float32 inside the graph; inputs and outputs are float32/int64 either way)',
+  'int8-compute': ' (integer MatMul kernels, activations quantised per call; inputs and outputs are float32/int64 either way)',
+};
+
 function readme(card: ModelCard, models: { encoder: string; decoder: string }, cardFile: string): string {
   const dec = card.graphs.decoder;
   return `# ${card.name}: Triton model repository (written by \`frost export --triton\`)
@@ -133,7 +141,7 @@ dims agree, so encoder requests batch when their padded source lengths match, an
 when their source lengths (the memory's second dim) match; send the sentences of one request
 padded together to get the most out of it.
 
-Precision of the weights: ${card.precision}${card.precision === 'fp32' ? '' : ' (restored to float32 inside the graph; inputs and outputs are float32/int64 either way)'}.
+Precision of the weights: ${card.precision}${PRECISION_NOTES[card.precision]}.
 `;
 }
 

@@ -97,7 +97,8 @@ describe('a head regenerated from its seed, in Chromium', { skip: browserSkipRea
     assert.ok(headBytes < 1024, `the head stores ${headBytes} bytes`);
   });
 
-  test('the page loads it through its UI and translates as POST /v1/translate does', async () => {
+  /** Loads the model through the page's UI and checks its translations against the server's. */
+  async function loadAndCompare(): Promise<void> {
     await page.goto(server.url);
     await page.waitForSelector('body[data-state="idle"]');
     await page.getByLabel('Model on this server').selectOption(MODEL);
@@ -119,6 +120,32 @@ describe('a head regenerated from its seed, in Chromium', { skip: browserSkipRea
       const onServer = await rows.nth(i).locator('td.server-text').getAttribute('data-text');
       assert.equal(inBrowser, onServer, `'${sentences[i]}'`);
     }
+  }
+
+  test('the page loads it through its UI and translates as POST /v1/translate does', async () => {
+    await loadAndCompare();
+  });
+
+  test('the first load stores the graph with its matrix in Cache Storage; a warm load opens that and translates the same', async () => {
+    const entries = async () =>
+      page.evaluate(async () => {
+        const cache = await caches.open('frost-files-v1');
+        // No named function in here: tsx's keepNames would wrap it in a helper the page lacks.
+        const keys = await cache.keys();
+        const bodies = await Promise.all(keys.map(async (r) => (await cache.match(r))!.arrayBuffer()));
+        const sizes = bodies.map((b) => b.byteLength);
+        return keys.map((r, i) => ({ url: r.url, bytes: sizes[i]! }));
+      });
+    const before = await entries();
+    const file = card.graphs.decoder.file;
+    const stored = before.find((e) => e.url.endsWith(`/${file}?frost-materialised`));
+    const download = before.find((e) => e.url.endsWith(`/${file}`));
+    assert.ok(stored && download, before.map((e) => e.url).join(', '));
+    // The download stays the seed; the page's own copy holds the matrix.
+    assert.equal(download.bytes, card.files[file]!.bytes);
+    assert.ok(stored.bytes > download.bytes + card.params.generated * 4 * 0.9, `${stored.bytes} vs ${download.bytes}`);
+    await loadAndCompare();
+    assert.deepEqual((await entries()).map((e) => e.url).sort(), before.map((e) => e.url).sort());
   });
 
   test('one decoder step: log-probabilities in the browser equal onnxruntime-node’s', async () => {

@@ -8,7 +8,9 @@ import { GraphBuilder } from '../core/onnx/graph-builder.ts';
 import { exportRun, type ExportResult } from '../export/export-run.ts';
 import { readGraphInfo } from '../export/inspect-graph.ts';
 import { dequantizeRows, INT8_MAX, quantizeRowsInt8 } from '../export/precision-quantize.ts';
+import { quantizeColumnsInt8 } from '../export/precision-int8-compute.ts';
 import { convertPrecision, weightNameOf } from '../export/precision.ts';
+import { decodeModel } from '../core/onnx/proto.ts';
 import { buildModel, resolveArchConfig } from '../models/index.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { checkModel, runOrtWeb } from './helpers/onnx-check.ts';
@@ -17,14 +19,14 @@ import { toyTestBleu, trainToyRun } from './helpers/toy-run.ts';
 let dir: string;
 let dataDir: string;
 /** One trained toy run, exported once per precision; every end-to-end test below reads these. */
-const exports: Partial<Record<'fp32' | 'fp16' | 'int8', ExportResult>> = {};
+const exports: Partial<Record<'fp32' | 'fp16' | 'int8' | 'int8-compute', ExportResult>> = {};
 
 before(async () => {
   await initBackend({ prefer: 'wasm', quiet: true });
   dir = await mkdtemp(join(tmpdir(), 'frost-precision-'));
   let runDir: string;
   ({ dataDir, runDir } = await trainToyRun(dir, { config: { epochs: 4 } }));
-  for (const precision of ['fp32', 'fp16', 'int8'] as const) {
+  for (const precision of ['fp32', 'fp16', 'int8', 'int8-compute'] as const) {
     exports[precision] = await exportRun(runDir, join(dir, `model-${precision}`), { precision, quiet: true });
   }
 });
@@ -114,7 +116,7 @@ describe('convertPrecision (a pass over the serialized model)', () => {
       // The weight matrices, and only those: GRU's B [dirs, 6H] and the other biases stay float32.
       const expected = {
         encoder: ['encoder/embedding', 'encoder/gru/W', 'encoder/gru/R', 'decoder/init/W', 'decoder/attention/Ua'],
-        decoder: ['decoder/embedding', 'decoder/attention/Wa', 'decoder/gru/W', 'decoder/gru/R', 'decoder/out/W', 'head/P'],
+        decoder: ['decoder/embedding', 'decoder/attention/Wa', 'decoder/gru/Wx', 'decoder/gru/Wh', 'decoder/out/W', 'head/P'],
       };
       for (const [role, before, after] of [['encoder', fp32.encoder, enc], ['decoder', fp32.decoder, dec]] as const) {
         const a = readGraphInfo(before);
@@ -147,6 +149,84 @@ describe('convertPrecision (a pass over the serialized model)', () => {
   }
 });
 
+/** Node op types of a serialized model's main graph, and which initializer each node reads as input 1. */
+function nodesOf(bytes: Uint8Array): Array<{ op: string; inputs: string[] }> {
+  const model = decodeModel(bytes) as { graph: { node: Array<{ op_type: string; input: string[] }> } };
+  return model.graph.node.map((n) => ({ op: n.op_type, inputs: n.input }));
+}
+
+describe('int8-compute (integer MatMul/Gemm kernels)', () => {
+  test('per-column int8: each value within half a step of its column scale, the column maximum maps to ±127', () => {
+    const K = 5;
+    const N = 3;
+    const w = Float32Array.from({ length: K * N }, (_, i) => Math.sin(i * 1.7) * (1 + (i % N) * 10));
+    const { q, scales } = quantizeColumnsInt8(w, K, N);
+    for (let n = 0; n < N; n++) {
+      let max = 0;
+      for (let k = 0; k < K; k++) max = Math.max(max, Math.abs(q[k * N + n]!));
+      assert.equal(max, 127);
+    }
+    w.forEach((v, i) => assert.ok(Math.abs(q[i]! * scales[i % N]! - v) <= scales[i % N]! / 2 + 1e-6, `value ${i}`));
+  });
+
+  test('rnn-attn: the MatMul/Gemm weights become MatMulInteger, the rest weight-only int8; log-probs close to fp32', async () => {
+    const model = buildModel('rnn-attn', resolveArchConfig('rnn-attn', 'tiny'), { srcVocab: 300, tgtVocab: 300 }, { name: 'learned', options: {} }, 3);
+    const graphs = model.toOnnx();
+    const fp32 = { encoder: graphs.encoder.toBytes(), decoder: graphs.decoder.toBytes() };
+    model.params.dispose();
+    const enc = convertPrecision(fp32.encoder, 'int8-compute');
+    const dec = convertPrecision(fp32.decoder, 'int8-compute');
+    const integerWeights = (bytes: Uint8Array) =>
+      nodesOf(bytes).filter((n) => n.op === 'MatMulInteger').map((n) => weightNameOf(n.inputs[1]!.replace(/\.T\.int8$/, '.int8'))).sort();
+    assert.deepEqual(integerWeights(dec.bytes), ['decoder/attention/Wa', 'decoder/gru/Wh', 'decoder/gru/Wx', 'decoder/out/W', 'head/W'].sort());
+    assert.deepEqual(integerWeights(enc.bytes), ['decoder/attention/Ua', 'decoder/init/W'].sort());
+    // What no MatMul reads alone (embeddings' Gather, the encoder's GRU node) is still stored int8.
+    assert.deepEqual(enc.converted.map((c) => c.name).sort(), ['decoder/attention/Ua', 'decoder/init/W', 'encoder/embedding', 'encoder/gru/R', 'encoder/gru/W'].sort());
+    for (const bytes of [enc.bytes, dec.bytes]) {
+      assert.deepEqual(checkModel(bytes).unchecked, []);
+      // Float MatMuls left multiply activations (attention) or small vectors (attention's v [att, 1]).
+      const floatMatrices = new Set(
+        readGraphInfo(bytes).initializers.filter((t) => t.elemType === 'float32' && t.dims.length === 2 && t.dims[0]! >= 16 && t.dims[1]! >= 16).map((t) => t.name),
+      );
+      assert.deepEqual([...floatMatrices], []);
+      const floatProducts = nodesOf(bytes).filter((n) => n.op === 'MatMul' || n.op === 'Gemm');
+      assert.ok(floatProducts.length <= 2, floatProducts.map((n) => n.inputs.join(' x ')).join('; '));
+    }
+    const run = async (bytes: { encoder: Uint8Array; decoder: Uint8Array }) => {
+      const e = await ort.InferenceSession.create(bytes.encoder);
+      const d = await ort.InferenceSession.create(bytes.decoder);
+      const src = BigInt64Array.from({ length: 10 }, (_, i) => BigInt(4 + ((i * 37) % 290)));
+      const m = await e.run({ src_ids: new ort.Tensor('int64', src, [2, 5]), src_lengths: new ort.Tensor('int64', BigInt64Array.from([5n, 3n]), [2]) });
+      const out = await d.run({ prev_token: new ort.Tensor('int64', BigInt64Array.from([2n, 17n]), [2]), state: m.state!, enc_out: m.enc_out!, enc_keys: m.enc_keys!, src_mask: m.src_mask! });
+      return out.log_probs!.data as Float32Array;
+    };
+    const [reference, actual] = [await run(fp32), await run({ encoder: enc.bytes, decoder: dec.bytes })];
+    let maxDiff = 0;
+    reference.forEach((v, i) => (maxDiff = Math.max(maxDiff, Math.abs(v - actual[i]!))));
+    assert.ok(maxDiff < 0.2 && maxDiff > 0, `max |Δ log p| ${maxDiff}`);
+  });
+
+  test('a matrix computed from initializers (a seeded head) is quantised in the graph, transB included', async () => {
+    const g = new GraphBuilder('computed');
+    const x = g.input('x', 'float32', ['rows', 32]);
+    const base = Float32Array.from({ length: 40 * 32 }, (_, i) => Math.cos(i * 0.37));
+    // T = 0.5 · base, [V=40, d=32], read transposed as a head reads its target matrix.
+    const T = g.op('Mul', [g.initializer('head/base', { dtype: 'float32', dims: [40, 32], data: base }), g.constFloat(0.5)]);
+    g.output(g.op('Gemm', [x, T], { transB: 1 }), 'y', 'float32', ['rows', 40]);
+    const fp32 = g.toBytes();
+    const out = convertPrecision(fp32, 'int8-compute');
+    const ops = nodesOf(out.bytes).map((n) => n.op);
+    assert.ok(ops.includes('MatMulInteger') && ops.filter((o) => o === 'DynamicQuantizeLinear').length === 2, ops.join(','));
+    assert.deepEqual(checkModel(out.bytes).unchecked, []);
+    const feeds = { x: new ort.Tensor('float32', Float32Array.from({ length: 64 }, (_, i) => Math.sin(i)), [2, 32]) };
+    const runOn = async (bytes: Uint8Array) => (await ort.InferenceSession.create(bytes)).run(feeds);
+    const [a, b] = [await runOn(fp32), await runOn(out.bytes)];
+    const ya = a.y!.data as Float32Array;
+    const yb = b.y!.data as Float32Array;
+    ya.forEach((v, i) => assert.ok(Math.abs(v - yb[i]!) < 0.1, `y[${i}]: ${v} vs ${yb[i]}`));
+  });
+});
+
 describe('frost export --precision on a trained toy model', () => {
   test('fp32 stays the default and records no precision check', () => {
     const r = exports.fp32!;
@@ -155,7 +235,7 @@ describe('frost export --precision on a trained toy model', () => {
     assert.ok(r.parity.maxScaledDiff <= 1e-4);
   });
 
-  for (const [precision, low, high] of [['fp16', 0.45, 0.55], ['int8', 0.22, 0.3]] as const) {
+  for (const [precision, low, high] of [['fp16', 0.45, 0.55], ['int8', 0.22, 0.3], ['int8-compute', 0.22, 0.3]] as const) {
     test(`${precision}: loads in onnxruntime-node, passes the ONNX checker, is smaller, and translates within 3 BLEU of fp32`, async () => {
       const r = exports[precision]!;
       const fp32 = exports.fp32!;
@@ -192,5 +272,6 @@ describe('frost export --precision on a trained toy model', () => {
     }
     assert.ok(exports.fp16!.card.size!.dtypes.float16! > 0);
     assert.ok(exports.int8!.card.size!.dtypes.int8! > 0);
+    assert.ok(exports['int8-compute']!.card.size!.dtypes.int8! > 0);
   });
 });

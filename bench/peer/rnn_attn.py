@@ -5,6 +5,8 @@ output heads, batches, loss and optimiser, timed the same way.
 
     /usr/bin/python3 bench/peer/rnn_attn.py --batches FILE --head learned --steps 20 --warmup 3 --threads 2
 
+With --decode-server it is instead the decoding peer of bench/decode-speed.ts (see decode_server).
+
 FILE is what bench/train-speed-data.ts writes (header: magic 'FTSB', version, |V| src, |V| tgt,
 count; per batch B, S, T, tokens, src [B*S], srcLen [B], tgtIn [B*T], tgtOut [B*T] int32, tgtMask
 [B*T] float32). Prints one JSON line (the last line of stdout) with the timings.
@@ -198,7 +200,9 @@ def build(torch, nn, src_vocab, tgt_vocab, head, cfg):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument('--batches', required=True)
+    ap.add_argument('--batches')
+    ap.add_argument('--decode-server', action='store_true',
+                    help='serve decode requests on stdin/stdout for bench/decode-speed.ts instead of timing training')
     ap.add_argument('--head', default='learned')
     ap.add_argument('--steps', type=int, default=20)
     ap.add_argument('--warmup', type=int, default=3)
@@ -212,6 +216,11 @@ def main():
     import torch
     from torch import nn
     torch.set_num_threads(a.threads)
+    if a.decode_server:
+        from rnn_attn_decode import decode_server
+        return decode_server(torch, nn, build, loaded_blas)
+    if not a.batches:
+        raise SystemExit('--batches is required (or --decode-server)')
     torch.manual_seed(a.seed)
     src_vocab, tgt_vocab, batches = read_batches(a.batches)
     if a.targets == 'packed':

@@ -69,7 +69,7 @@ const sizeSchema = z.object({
  */
 const precisionCheckSchema = z.object({
   reference: z.literal('fp32'),
-  precision: z.enum(['fp32', 'fp16', 'int8']),
+  precision: z.enum(['fp32', 'fp16', 'int8', 'int8-compute']),
   sentences: z.number().int().nonnegative(),
   bleuFp32: z.number().optional(),
   bleu: z.number().optional(),
@@ -110,7 +110,7 @@ export const modelCardSchema = z.object({
   graphs: graphsSchema,
   params: paramCountsSchema.extend({ byComponent: z.record(z.string(), z.number().int()) }),
   files: z.record(z.string(), z.object({ bytes: z.number().int(), gzipBytes: z.number().int().optional() })),
-  precision: z.enum(['fp32', 'fp16', 'int8']).default('fp32'),
+  precision: z.enum(['fp32', 'fp16', 'int8', 'int8-compute']).default('fp32'),
   precisionCheck: precisionCheckSchema.optional(),
   size: sizeSchema.optional(),
   config: z.record(z.string(), z.unknown()),

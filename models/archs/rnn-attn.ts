@@ -5,7 +5,7 @@ import { SeededRandom } from '../../core/random.ts';
 import { buildHead } from '../heads/index.ts';
 import type { OutputHead } from '../heads/types.ts';
 import { attend, attentionKeys, attentionSteps, createAttention, MASKED_SCORE, type AttentionWeights } from '../layers/attention.ts';
-import { createGru, gruInputProjection, gruOnnxWeights, gruStep, gruStepWith, type GruWeights } from '../layers/gru.ts';
+import { createGru, gruInputProjection, gruOnnxWeights, gruStep, gruStepOnnx, gruStepWith, type GruWeights } from '../layers/gru.ts';
 import { seededDropout } from '../layers/dropout.ts';
 import { sharedWeightMatMul } from '../layers/shared-matmul.ts';
 import { maskedCrossEntropySum } from '../loss.ts';
@@ -293,17 +293,8 @@ class RnnAttnModel implements Seq2SeqModel {
     // c = softmax(scores) · enc_out
     const alpha = g.op('Softmax', [masked], { axis: 1 });
     const c = g.squeeze(g.op('MatMul', [g.unsqueeze(alpha, [1]), encOut]), [1]);
-    // s' = GRU([e; c], s), one time step
-    const gw = gruOnnxWeights([decoder]);
-    const [, hNext] = g.node('GRU', [
-      g.unsqueeze(g.op('Concat', [e, c], { axis: 1 }), [0]),
-      g.initializer('decoder/gru/W', { dtype: 'float32', dims: [1, 3 * H, gw.input], data: gw.W }),
-      g.initializer('decoder/gru/R', { dtype: 'float32', dims: [1, 3 * H, H], data: gw.R }),
-      g.initializer('decoder/gru/B', { dtype: 'float32', dims: [1, 6 * H], data: gw.B }),
-      '',
-      g.unsqueeze(s, [0]),
-    ], { hidden_size: H, linear_before_reset: 1 }, { outputs: 2 });
-    const next = g.squeeze(hNext, [0]);
+    // s' = GRU([e; c], s), one time step as Gemms (layers/gru.ts), which int8-compute can quantise
+    const next = gruStepOnnx(g, decoder, 'decoder/gru', g.op('Concat', [e, c], { axis: 1 }), s);
     // f = tanh([s'; c; e] Wo + bo); log_probs = log_softmax(head(f))
     const f = g.op('Tanh', [g.op('Gemm', [g.op('Concat', [next, c, e], { axis: 1 }), g.initializer('decoder/out/W', tensorValue(this.w.outW)), g.initializer('decoder/out/b', tensorValue(this.w.outB))])]);
     const logits = g.scope('head', () => this.head.toOnnx(g, f, { embedding, storeFrozen }));

@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core';
+import type { GraphBuilder } from '../../core/onnx/graph-builder.ts';
 import type { ParamStore } from '../params.ts';
-import { transposed } from '../onnx-values.ts';
+import { tensorValue, transposed } from '../onnx-values.ts';
 import { fusedMode, runFused } from './fused.ts';
 import type { StepMatMul } from './shared-matmul.ts';
 
@@ -158,4 +159,24 @@ export function gruOnnxWeights(directions: GruWeights[]): { W: Float32Array; R: 
     B.set(d.bh.dataSync() as Float32Array, i * 6 * H + 3 * H);
   });
   return { W, R, B, input };
+}
+
+/**
+ * One GRU step as plain ONNX ops, for a decoder that steps one token at a time (rows x [rows, in],
+ * h [rows, H]): the same maths as a GRU node with linear_before_reset = 1 over one time step, but its
+ * two matrix products are Gemm nodes over `prefix/Wx` [in, 3H] and `prefix/Wh` [H, 3H], which
+ * `--precision int8-compute` turns into integer kernels (onnxruntime has none for a GRU node).
+ *   gx = x Wx + bx,  hw = h Wh + bh                      (gates ordered z, r, n)
+ *   z, r = σ(gx_zr + hw_zr),  n = tanh(gx_n + r ⊙ hw_n),  h' = n + z ⊙ (h − n)
+ */
+export function gruStepOnnx(g: GraphBuilder, w: GruWeights, prefix: string, x: string, h: string): string {
+  const H = w.hidden;
+  const weight = (name: string, v: tf.Variable) => g.initializer(`${prefix}/${name}`, tensorValue(v));
+  const gx = g.op('Gemm', [x, weight('Wx', w.Wx), weight('bx', w.bx)]);
+  const hw = g.op('Gemm', [h, weight('Wh', w.Wh), weight('bh', w.bh)]);
+  const [gxZr, gxN] = g.split(gx, 1, [2 * H, H]);
+  const [hwZr, hwN] = g.split(hw, 1, [2 * H, H]);
+  const [z, r] = g.split(g.op('Sigmoid', [g.op('Add', [gxZr!, hwZr!])]), 1, [H, H]);
+  const n = g.op('Tanh', [g.op('Add', [gxN!, g.op('Mul', [r!, hwN!])])]);
+  return g.op('Add', [n, g.op('Mul', [z!, g.op('Sub', [h, n])])]);
 }

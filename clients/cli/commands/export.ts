@@ -29,7 +29,8 @@ export function registerExport(program: Command): void {
     .option('--quiet', 'no summary line')
     .option('--store-frozen', 'store frozen output matrices as initializers instead of regenerating them from their seed or structure')
     .addOption(
-      new Option('--precision <p>', 'storage precision of the large weights (fp16/int8: smaller files, checked by validation BLEU against fp32)')
+      new Option('--precision <p>', 'precision of the large weights (fp16/int8: smaller files that compute in float32; ' +
+          'int8-compute: as small, with integer MatMul kernels, faster steps; all checked by validation BLEU against fp32)')
         .choices(PRECISIONS)
         .default('fp32'),
     )

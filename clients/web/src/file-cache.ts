@@ -46,6 +46,20 @@ export async function cachedFetch(
   return { bytes, fromCache: false };
 }
 
+/** Bytes the page made itself (not downloaded), stored under `key` (a same-origin URL) with this version, or null. */
+export async function readDerived(key: string, version: string): Promise<Uint8Array | null> {
+  const hit = await (await openCache())?.match(key);
+  if (!hit || hit.headers.get(VERSION_HEADER) !== version) return null;
+  return new Uint8Array(await hit.arrayBuffer());
+}
+
+/** Stores bytes the page made itself; a full cache only costs the next load the work again. */
+export async function storeDerived(key: string, version: string, bytes: Uint8Array): Promise<void> {
+  const headers = { [VERSION_HEADER]: version, 'content-type': 'application/octet-stream' };
+  const response = new Response(bytes as Uint8Array<ArrayBuffer>, { headers });
+  await (await openCache())?.put(key, response).catch(() => undefined);
+}
+
 /** Deletes every cached file. */
 export async function clearFileCache(): Promise<void> {
   if (typeof caches !== 'undefined') await caches.delete(CACHE_NAME);

@@ -9,6 +9,7 @@ import { MODEL_CARD_FILE, parseModelCard, type ModelCard } from '../../../core/r
 import { Seq2SeqRuntime, type GraphRole } from '../../../core/runtime/seq2seq.ts';
 import type { ProgressListener } from './download.ts';
 import { cachedFetch } from './file-cache.ts';
+import { materialisedGraph } from './materialised-graph.ts';
 import type { Backend, OrtSetup } from './ort-loader.ts';
 
 /** A model ready to translate in the page, with what it cost to get it there. */
@@ -72,10 +73,15 @@ export async function loadModel(folder: string, setup: OrtSetup, onProgress: Pro
 
   const create = async (backend: Backend): Promise<{ runtime: Seq2SeqRuntime; loadMs: number }> => {
     const t0 = performance.now();
+    // Seeded heads: the graphs with their regenerated matrices stored, from the cache after the first load.
+    const seeded = card.params.generated > 0;
+    const ready = await Promise.all(
+      bytes.map((b, i) => (seeded ? materialisedGraph(setup.ort, b, urls[i], `${card.name}@${card.created}`) : { bytes: b })),
+    );
     const runtime = await Seq2SeqRuntime.create({
       ort: setup.ort,
       card,
-      graphs: { encoder: bytes[0], decoder: bytes[1] },
+      graphs: { encoder: ready[0].bytes, decoder: ready[1].bytes },
       sessionOptions: { executionProviders: [backend], graphOptimizationLevel: 'all' },
       locate: (file) => new URL(file, folder).href,
     });

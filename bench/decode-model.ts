@@ -1,0 +1,92 @@
+/**
+ * The models bench/decode-speed.ts times when no trained model is named: rnn-attn with a given head,
+ * built from its seeded initialisation on vocabulary sizes of a real corpus, exported the way
+ * `frost export` exports a run (the arch's own ONNX emission, then the precision pass), and written
+ * as a model folder. Decoding cost does not depend on the weights' values, and the benchmark forces
+ * every sentence to the same output length, so an untrained model does the same work per sentence
+ * as a trained one; anyone can rebuild these in seconds.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { MODEL_CARD_FILE, modelCardSchema, type ModelCard, type ModelCardInput } from '../core/runtime/model-card.ts';
+import { SPECIALS } from '../core/vocab.ts';
+import { convertPrecision, type Precision } from '../export/precision.ts';
+import { buildModel, resolveArchConfig } from '../models/index.ts';
+
+/** Multi30k en→de vocabulary sizes of frost's default training run (words seen at least twice, specials included). */
+export const DEFAULT_VOCAB = { src: 5900, tgt: 7800 } as const;
+
+export interface BenchModelOptions {
+  head: string;
+  preset?: string;
+  precision?: Precision;
+  srcVocab?: number;
+  tgtVocab?: number;
+  seed?: number;
+}
+
+/** A written bench model: its folder, card and the arch config the PyTorch peer rebuilds. */
+export interface BenchModel {
+  dir: string;
+  card: ModelCard;
+  archConfig: Record<string, unknown>;
+  /** Source words of the card's vocabulary (no specials), to make request texts from. */
+  sourceWords: string[];
+}
+
+const SPECIAL_TOKENS = [SPECIALS.pad.token, SPECIALS.unk.token, SPECIALS.bos.token, SPECIALS.eos.token];
+
+/** Builds, exports and writes one bench model under `root`. */
+export async function writeBenchModel(root: string, opts: BenchModelOptions): Promise<BenchModel> {
+  const preset = opts.preset ?? 'small';
+  const precision = opts.precision ?? 'fp32';
+  const srcVocab = opts.srcVocab ?? DEFAULT_VOCAB.src;
+  const tgtVocab = opts.tgtVocab ?? DEFAULT_VOCAB.tgt;
+  const seed = opts.seed ?? 1;
+  const archConfig = resolveArchConfig('rnn-attn', preset);
+  const model = buildModel('rnn-attn', archConfig, { srcVocab, tgtVocab }, { name: opts.head }, seed);
+  const { encoder, decoder, graphs } = model.toOnnx();
+  const enc = convertPrecision(encoder.toBytes(), precision).bytes;
+  const dec = convertPrecision(decoder.toBytes(), precision).bytes;
+  const words = (prefix: string, n: number) =>
+    Array.from({ length: n - SPECIAL_TOKENS.length }, (_, i) => `${prefix}${i}`);
+  const sourceWords = words('s', srcVocab);
+  const counts = model.params.counts();
+  const input: ModelCardInput = {
+    format: 'frost-model',
+    version: 1,
+    name: `bench-${opts.head}-${precision}`,
+    task: 'translation',
+    arch: 'rnn-attn',
+    preset,
+    head: model.head.describe(),
+    source: { lang: 'en', tokens: [...SPECIAL_TOKENS, ...sourceWords] },
+    target: { lang: 'de', tokens: [...SPECIAL_TOKENS, ...words('t', tgtVocab)] },
+    specials: { pad: SPECIALS.pad.id, unk: SPECIALS.unk.id, bos: SPECIALS.bos.id, eos: SPECIALS.eos.id },
+    tokenizer: 'whitespace',
+    graphs,
+    params: {
+      learnable: counts.learnable,
+      frozen: counts.frozen,
+      generated: model.head.generatedParams?.(false) ?? 0,
+      byComponent: model.params.countsByComponent(),
+    },
+    files: {
+      [graphs.encoder.file]: { bytes: enc.length, gzipBytes: gzipSync(enc).length },
+      [graphs.decoder.file]: { bytes: dec.length, gzipBytes: gzipSync(dec).length },
+    },
+    precision,
+    config: { archConfig, seed, untrained: true },
+    metrics: {},
+    created: new Date().toISOString(),
+  };
+  model.params.dispose();
+  const card = modelCardSchema.parse(input);
+  const dir = join(root, card.name);
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, graphs.encoder.file), enc);
+  await writeFile(join(dir, graphs.decoder.file), dec);
+  await writeFile(join(dir, MODEL_CARD_FILE), `${JSON.stringify(card, null, 1)}\n`);
+  return { dir, card, archConfig, sourceWords };
+}

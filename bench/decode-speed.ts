@@ -1,0 +1,321 @@
+/**
+ * Decoding speed of frost's runtime (in-process, onnxruntime-node) against a PyTorch peer of the same
+ * model (bench/peer/rnn_attn_decode.py), measured side by side in one run:
+ *
+ *   npm run bench:decode                                   # 3 heads × fp32/int8/int8-compute, ~10 min
+ *   npm run bench:decode -- --heads learned --precisions fp32 --rounds 3
+ *   npm run bench:decode -- --write-models DIR --heads learned,fixed-l2 --precisions fp32   # for bench:web
+ *
+ * Both sides decode the same source ids (lengths 8-20, like Multi30k) with the same search and are
+ * forced to the same output length (`--len` tokens, then </s>), so they run the same number of
+ * decoder steps on the same rows: greedy at batch 1 and 64, beam 5 at batch 1 and 16. The models are
+ * rnn-attn `small` built from initialisation on Multi30k-sized vocabularies (bench/decode-model.ts):
+ * anyone can rerun this without a trained model. Each round times frost then PyTorch (then the other
+ * way round), so both share the machine's load; the table gives medians over rounds and the median
+ * of the rounds' PyTorch / frost ratios (above 1: frost is faster).
+ *
+ * Precisions: fp32 against PyTorch fp32; `int8` (weight-only, computes in float32) and
+ * `int8-compute` (integer MatMuls) against PyTorch's dynamic int8 quantisation.
+ *
+ * Last, the HTTP overhead at c=1: the same texts translated one at a time in-process and through
+ * `frost serve`'s /v1/translate (interleaved), server p50 minus in-process p50.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+import { generate } from '../core/decode/generate.ts';
+import type { TranslateResponse } from '../core/wire.ts';
+import { SeededRandom } from '../core/random.ts';
+import { loadModelDir } from '../core/runtime/load-node.ts';
+import { NODE_SESSION_OPTIONS } from '../core/runtime/ort-node.ts';
+import type { Seq2SeqRuntime } from '../core/runtime/seq2seq.ts';
+import { PRECISIONS, type Precision } from '../export/precision.ts';
+import { startServer } from '../serve/server.ts';
+import { DEFAULT_VOCAB, writeBenchModel, type BenchModel } from './decode-model.ts';
+
+const ROOT = resolve(import.meta.dirname, '..');
+
+const { values: args } = parseArgs({
+  options: {
+    heads: { type: 'string', default: 'learned,fixed-l2,hadamard' },
+    precisions: { type: 'string', default: 'fp32,int8,int8-compute' },
+    /** Output tokens per sentence before the forced </s> (Multi30k's German references average ~12-13 words). */
+    len: { type: 'string', default: '14' },
+    rounds: { type: 'string', default: '3' },
+    /**
+     * onnxruntime intra-op threads per session and torch.set_num_threads. 1 by default: on a shared
+     * 2-core machine a second intra-op thread made frost's steps 2.5-5× slower (docs/decoding-speed.md).
+     */
+    threads: { type: 'string', default: '1' },
+    'http-sentences': { type: 'string', default: '40' },
+    'no-http': { type: 'boolean', default: false },
+    'http-only': { type: 'boolean', default: false },
+    /** Only write the bench models here (a folder per head and precision), e.g. for `bench:web --models DIR`. */
+    'write-models': { type: 'string' },
+    python: { type: 'string', default: '/usr/bin/python3' },
+  },
+});
+
+interface Mode {
+  name: string;
+  beam: number;
+  batch: number;
+  sentences: number;
+}
+
+const MODES: Mode[] = [
+  { name: 'greedy b1', beam: 1, batch: 1, sentences: 16 },
+  { name: 'greedy b64', beam: 1, batch: 64, sentences: 64 },
+  { name: 'beam5 b1', beam: 5, batch: 1, sentences: 8 },
+  { name: 'beam5 b16', beam: 5, batch: 16, sentences: 16 },
+];
+
+/** The PyTorch peer as a child process answering one JSON line per request. */
+class Peer {
+  private readonly lines: AsyncIterator<string>;
+  private constructor(private readonly child: ReturnType<typeof spawn>) {
+    this.lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  }
+
+  static start(python: string, threads: number): Peer {
+    const script = join(ROOT, 'bench', 'peer', 'rnn_attn.py');
+    const child = spawn(python, [script, '--decode-server', '--threads', String(threads)], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    return new Peer(child);
+  }
+
+  async ask<T>(req: Record<string, unknown>): Promise<T> {
+    this.child.stdin!.write(`${JSON.stringify(req)}\n`);
+    const next = await this.lines.next();
+    if (next.done)
+      throw new Error(`the PyTorch peer exited (exit code ${this.child.exitCode}); is python3-torch installed?`);
+    const reply = JSON.parse(next.value) as T & { error?: string };
+    if (reply.error) throw new Error(`PyTorch peer: ${reply.error}`);
+    return reply;
+  }
+
+  stop(): void {
+    this.child.stdin!.end();
+  }
+}
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+}
+
+/** Seeded source id sequences, lengths 8-20, no specials. */
+function sourceIds(count: number, srcVocab: number, seed: number): number[][] {
+  const rng = new SeededRandom(seed, 'decode-bench-sources');
+  return Array.from({ length: count }, () => {
+    const n = 8 + Math.floor(rng.next() * 13);
+    return Array.from({ length: n }, () => 4 + Math.floor(rng.next() * (srcVocab - 4)));
+  });
+}
+
+function chunks<T>(xs: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < xs.length; i += size) out.push(xs.slice(i, i + size));
+  return out;
+}
+
+/** Decodes every chunk with frost's runtime; returns the total ms and the decoder steps each chunk took. */
+async function frostDecode(
+  rt: Seq2SeqRuntime,
+  parts: number[][][],
+  beam: number,
+  len: number,
+): Promise<{ ms: number; steps: number[] }> {
+  const steps: number[] = [];
+  const t0 = performance.now();
+  for (const part of parts) {
+    let n = 0;
+    const model = {
+      ...rt.stepModel,
+      step: (prev: Int32Array, s: Parameters<typeof rt.stepModel.step>[1]) => (n++, rt.stepModel.step(prev, s)),
+    };
+    await generate(model, await rt.encode(part), part.length, { beam, minLen: len, maxLen: len });
+    steps.push(n);
+  }
+  return { ms: performance.now() - t0, steps };
+}
+
+interface Row {
+  head: string;
+  precision: string;
+  mode: string;
+  frostMsPerSentence: number;
+  peerMsPerSentence: number;
+  /** Median over rounds of each round's PyTorch / frost time: paired, so load hitting both sides of a round cancels. */
+  ratio: number;
+  tokensPerSentence: number;
+}
+
+async function timeModel(
+  peer: Peer,
+  model: BenchModel,
+  head: string,
+  precision: Precision,
+  rounds: number,
+  len: number,
+  threads: number,
+): Promise<Row[]> {
+  const rt = await loadModelDir(model.dir, { intraOpNumThreads: threads });
+  const key = `${head}/${precision === 'fp32' ? 'fp32' : 'int8'}`;
+  await peer.ask({
+    cmd: 'model',
+    key,
+    head,
+    srcVocab: model.card.source!.tokens.length,
+    tgtVocab: model.card.target.tokens.length,
+    config: model.archConfig,
+    int8: precision !== 'fp32',
+  });
+  const specials = model.card.specials;
+  const rows: Row[] = [];
+  for (const mode of MODES) {
+    const parts = chunks(sourceIds(mode.sentences, model.card.source!.tokens.length, 1), mode.batch);
+    const warm = await frostDecode(rt, parts, mode.beam, len);
+    const peerReq = { cmd: 'decode', key, chunks: parts, steps: warm.steps, beam: mode.beam, specials };
+    await peer.ask(peerReq);
+    const frostMs: number[] = [];
+    const peerMs: number[] = [];
+    for (let r = 0; r < rounds; r++) {
+      // Alternate who goes first, so a load change within a round does not always hit the same side.
+      if (r % 2 === 0) frostMs.push((await frostDecode(rt, parts, mode.beam, len)).ms);
+      peerMs.push((await peer.ask<{ ms: number }>(peerReq)).ms);
+      if (r % 2 === 1) frostMs.push((await frostDecode(rt, parts, mode.beam, len)).ms);
+    }
+    const row: Row = {
+      head,
+      precision,
+      mode: mode.name,
+      frostMsPerSentence: median(frostMs) / mode.sentences,
+      peerMsPerSentence: median(peerMs) / mode.sentences,
+      ratio: median(peerMs.map((p, r) => p / frostMs[r]!)),
+      tokensPerSentence: len + 1,
+    };
+    rows.push(row);
+    printRow(row);
+  }
+  await rt.release();
+  return rows;
+}
+
+function printRow(r: Row): void {
+  const f = (x: number) => x.toFixed(2).padStart(8);
+  process.stdout.write(
+    `| ${r.head.padEnd(9)} | ${r.precision.padEnd(12)} | ${r.mode.padEnd(10)} | ${f(r.frostMsPerSentence)} | ${f(r.frostMsPerSentence / r.tokensPerSentence)} ` +
+      `| ${f(r.peerMsPerSentence)} | ${f(r.peerMsPerSentence / r.tokensPerSentence)} | ${r.ratio.toFixed(2).padStart(5)}× |\n`,
+  );
+}
+
+/** In-process vs HTTP latency of the same texts at c=1, interleaved. */
+async function httpOverhead(model: BenchModel, threads: number, count: number): Promise<void> {
+  const rng = new SeededRandom(2, 'decode-bench-http');
+  const texts = Array.from({ length: count }, () => {
+    const n = 8 + Math.floor(rng.next() * 13);
+    return Array.from({ length: n }, () => model.sourceWords[Math.floor(rng.next() * model.sourceWords.length)]).join(
+      ' ',
+    );
+  });
+  const rt = await loadModelDir(model.dir, { intraOpNumThreads: threads });
+  const server = await startServer({
+    modelsDir: model.dir,
+    port: 0,
+    intraOpNumThreads: threads,
+    workers: 1,
+    log: () => undefined,
+  });
+  const post = async (text: string) => {
+    const res = await fetch(`${server.url}/v1/translate`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ text }),
+    });
+    if (!res.ok) throw new Error(`POST /v1/translate: ${res.status} ${await res.text()}`);
+    return ((await res.json()) as TranslateResponse).timing.total_ms;
+  };
+  try {
+    for (const t of texts.slice(0, 4)) {
+      await rt.translate([t]);
+      await post(t);
+    }
+    const local: number[] = [];
+    const http: number[] = [];
+    const serverSide: number[] = [];
+    for (const t of texts) {
+      let t0 = performance.now();
+      await rt.translate([t]);
+      local.push(performance.now() - t0);
+      t0 = performance.now();
+      serverSide.push(await post(t));
+      http.push(performance.now() - t0);
+    }
+    const [l, h] = [median(local), median(http)];
+    process.stdout.write(
+      `\nHTTP overhead at c=1 (${model.card.name}, greedy, ${count} texts, 1 decode thread): in-process p50 ${l.toFixed(2)} ms, ` +
+        `server p50 ${h.toFixed(2)} ms (its own timing.total_ms p50 ${median(serverSide).toFixed(2)} ms), overhead ${(h - l).toFixed(2)} ms\n`,
+    );
+  } finally {
+    await server.close();
+    await rt.release();
+  }
+}
+
+async function main(): Promise<void> {
+  const heads = args.heads!.split(',');
+  const precisions = args.precisions!.split(',') as Precision[];
+  for (const p of precisions) {
+    if (!PRECISIONS.includes(p)) throw new Error(`--precisions: '${p}' is not one of ${PRECISIONS.join(', ')}`);
+  }
+  if (args['write-models'] !== undefined) {
+    for (const head of heads)
+      for (const precision of precisions)
+        process.stdout.write(`${(await writeBenchModel(resolve(args['write-models']), { head, precision })).dir}\n`);
+    return;
+  }
+  const len = Number(args.len);
+  const rounds = Number(args.rounds);
+  const threads = Number(args.threads);
+  const root = await mkdtemp(join(tmpdir(), 'frost-decode-bench-'));
+  const peer = Peer.start(args.python!, threads);
+  try {
+    const info = await peer.ask<Record<string, unknown>>({
+      cmd: 'model',
+      key: 'probe',
+      head: 'learned',
+      srcVocab: 8,
+      tgtVocab: 8,
+      config: { embedding: 4, hidden: 4, encoderHidden: 2, attention: 4, output: 4, dropout: 0 },
+    });
+    process.stdout.write(
+      `decode speed: rnn-attn small, vocab ${DEFAULT_VOCAB.src}/${DEFAULT_VOCAB.tgt}, ${len} tokens + </s> per sentence, ${rounds} rounds\n` +
+        `machine: ${cpus().length} × ${cpus()[0]?.model}, load ${loadavg()
+          .map((x) => x.toFixed(1))
+          .join(' ')}\n` +
+        `onnxruntime-node: ${JSON.stringify({ ...NODE_SESSION_OPTIONS, intraOpNumThreads: threads })}\n` +
+        `pytorch: ${JSON.stringify(info)}\n\n` +
+        '| head      | precision    | mode       | frost ms/sent | frost ms/tok | torch ms/sent | torch ms/tok | torch/frost |\n' +
+        '|---|---|---|---:|---:|---:|---:|---:|\n',
+    );
+    let httpModel: BenchModel | undefined;
+    for (const head of heads) {
+      for (const precision of precisions) {
+        const model = await writeBenchModel(root, { head, precision });
+        httpModel ??= model;
+        if (!args['http-only']) await timeModel(peer, model, head, precision, rounds, len, threads);
+      }
+    }
+    if (!args['no-http'] && httpModel) await httpOverhead(httpModel, threads, Number(args['http-sentences']));
+  } finally {
+    peer.stop();
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+await main();

@@ -1,0 +1,44 @@
+/**
+ * Warm loads of seeded heads (fixed-l2, hadamard...) as fast as of stored ones: the values such a
+ * graph computes from its initializers alone (the regenerated matrix) are computed once, with
+ * onnxruntime-web, and the graph holding them as initializers is kept in Cache Storage under the
+ * graph's URL and the model's version. The download stays the small graph; later loads open the
+ * cached one and skip the regeneration that onnxruntime would otherwise fold at every session
+ * creation (core/onnx/materialise-constants.ts).
+ */
+import {
+  constantsGraph,
+  withMaterialisedConstants,
+  type ConstantValue,
+} from '../../../core/onnx/materialise-constants.ts';
+import type { Ort } from '../../../core/runtime/seq2seq-types.ts';
+import { readDerived, storeDerived } from './file-cache.ts';
+
+/** The graph to open a session from, and whether it came ready from the cache. */
+export async function materialisedGraph(
+  ort: Ort,
+  bytes: Uint8Array,
+  url: string,
+  version: string,
+): Promise<{ bytes: Uint8Array; fromCache: boolean }> {
+  const key = `${url}?frost-materialised`;
+  const cached = await readDerived(key, version);
+  if (cached) return { bytes: cached, fromCache: true };
+  const split = constantsGraph(bytes);
+  if (!split) return { bytes, fromCache: false };
+  // The wasm provider computes exactly what session creation would have folded (tested bit for bit).
+  const session = await ort.InferenceSession.create(split.bytes, { executionProviders: ['wasm'] });
+  const values: Record<string, ConstantValue> = {};
+  try {
+    const out = await session.run({});
+    for (const name of split.outputs) {
+      const t = out[name]!;
+      values[name] = { type: t.type, dims: t.dims, data: t.data as ArrayBufferView };
+    }
+  } finally {
+    await session.release();
+  }
+  const materialised = withMaterialisedConstants(bytes, values);
+  await storeDerived(key, version, materialised);
+  return { bytes: materialised, fromCache: false };
+}
