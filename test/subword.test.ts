@@ -5,6 +5,7 @@ import { trainBpe } from '../core/subword/bpe-trainer.ts';
 import { SubwordModel, SubwordModelError } from '../core/subword/subword-model.ts';
 import { encodeModelProto, decodeModelProto, ModelType, PieceType } from '../core/subword/sentencepiece-proto.ts';
 import { SPECIALS } from '../core/vocab.ts';
+import { loadSubwordTokenizer, subwordVocabulary } from '../core/subword/subword-tokenizer.ts';
 
 const CORPUS = [
   'Ein Hund läuft über die Wiese.',
@@ -163,5 +164,39 @@ describe('SentencePiece model file', () => {
         name,
       );
     }
+  });
+});
+
+describe('subword models as a frost tokenizer and vocabulary', () => {
+  const { model } = trainBpe(corpus, { vocabSize: 400 });
+  const other = trainBpe(corpus.slice(0, 30), { vocabSize: 300 }).model;
+  const files: Record<string, Uint8Array> = { 'joint.model': model.toBytes(), 'other.model': other.toBytes() };
+  const read = async (file: string): Promise<Uint8Array> => {
+    const bytes = files[file];
+    if (bytes === undefined) throw new Error('ENOENT');
+    return bytes;
+  };
+
+  test('tokenize/detokenize through the vocabulary never meets <unk> and gives back the text', async () => {
+    const tok = await loadSubwordTokenizer({ de: 'joint.model', en: 'joint.model' }, { de: model.tokens, en: model.tokens }, read);
+    const vocab = subwordVocabulary(model, corpus);
+    for (const text of HOSTILE) {
+      const ids = vocab.encode(tok.tokenize(text, 'de'));
+      assert.ok(!ids.includes(SPECIALS.unk.id));
+      assert.equal(tok.detokenize(vocab.decode(ids, { stripSpecials: true }), 'en'), normalizeText(text));
+    }
+    assert.equal(vocab.count('<unk>'), 0);
+    assert.ok(vocab.count('▁Hund')! >= 20);
+  });
+
+  test('a model that does not match the card vocabulary, or is missing, is refused with its path', async () => {
+    await assert.rejects(
+      loadSubwordTokenizer({ en: 'other.model' }, { en: model.tokens }, read, (f) => `/art/${f}`),
+      /^SubwordModelError: \/art\/other.model: has \d+ pieces, but the en vocabulary has 400 tokens/,
+    );
+    await assert.rejects(
+      loadSubwordTokenizer({ en: 'gone.model' }, { en: model.tokens }, read, (f) => `/art/${f}`),
+      /\/art\/gone.model: cannot read the subword model \(ENOENT\)/,
+    );
   });
 });

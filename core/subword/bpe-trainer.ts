@@ -11,10 +11,10 @@
  *
  * Isomorphic: no Node APIs.
  */
-import { SPECIALS } from '../vocab.js';
-import { normalizeText } from './normalize.js';
-import { PieceType, type SentencePieceObject } from './sentencepiece-proto.js';
-import { SPACE_MARK, SubwordModel } from './subword-model.js';
+import { SPECIALS } from '../vocab.ts';
+import { normalizeText } from './normalize.ts';
+import { PieceType, type SentencePieceObject } from './sentencepiece-proto.ts';
+import { SPACE_MARK, SubwordModel } from './subword-model.ts';
 
 export interface BpeTrainOptions {
   /** Pieces in the model, specials and the 256 byte pieces included. @default 8000 */

@@ -12,8 +12,8 @@
  *
  * Isomorphic: no Node APIs.
  */
-import { SPECIALS } from '../vocab.js';
-import { normalizeText } from './normalize.js';
+import { SPECIALS } from '../vocab.ts';
+import { normalizeText } from './normalize.ts';
 import {
   decodeModelProto,
   encodeModelProto,
@@ -21,7 +21,7 @@ import {
   PieceType,
   type ModelProtoObject,
   type SentencePieceObject,
-} from './sentencepiece-proto.js';
+} from './sentencepiece-proto.ts';
 
 /** The word-boundary mark SentencePiece writes for a space (U+2581). */
 export const SPACE_MARK = '\u2581';
