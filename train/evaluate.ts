@@ -1,7 +1,7 @@
 import { generate } from '../core/decode/generate.ts';
 import type { SearchOptions } from '../core/decode/types.ts';
 import { corpusBleu } from '../core/metrics/bleu.ts';
-import { getTokenizer } from '../core/text/tokenize.ts';
+import type { Tokenizer } from '../core/text/tokenize.ts';
 import { SPECIALS, type Vocabulary } from '../core/vocab.ts';
 import type { Seq2SeqModel } from '../models/index.ts';
 import { TfjsStepModel } from './tfjs-step-model.ts';
@@ -30,21 +30,34 @@ export async function translateIds(
   return out;
 }
 
+/** Validation BLEU of a translation run: sacreBLEU's default (cased, 13a) and, beside it, lower-cased. */
+export interface BleuResult {
+  /** Cased BLEU (sacreBLEU default): the headline. */
+  bleu: number;
+  /** BLEU with both sides lower-cased (sacreBLEU --lowercase): what word-level, lower-casing models compare on. */
+  bleuLc: number;
+  hypotheses: string[];
+}
+
 /**
- * Corpus BLEU of detokenised output against the raw references, lower-cased on both sides since
- * the models produce lower-cased text (sacreBLEU's 13a tokenisation with --lowercase).
+ * Corpus BLEU of detokenised output against the raw references, cased (the headline) and lower-cased. A
+ * word-level Multi30k model writes lower-case text, so its cased figure is low by construction; subword models
+ * keep case.
  */
 export async function evaluateBleu(
   model: Seq2SeqModel,
   tgtVocab: Vocabulary,
   set: EvalSet[],
   tgtLang: string,
-  tokenizer: string,
+  tokenizer: Tokenizer,
   opts: SearchOptions = {},
-): Promise<{ bleu: number; hypotheses: string[] }> {
-  const tok = getTokenizer(tokenizer);
+): Promise<BleuResult> {
   const tokens = await translateIds(model, tgtVocab, set.map((s) => s.src), opts);
-  const hypotheses = tokens.map((t) => tok.detokenize(t, tgtLang));
-  const result = corpusBleu(hypotheses, [set.map((s) => s.ref)], { lowercase: true });
-  return { bleu: result.score, hypotheses };
+  const hypotheses = tokens.map((t) => tokenizer.detokenize(t, tgtLang));
+  const refs = [set.map((s) => s.ref)];
+  return {
+    bleu: corpusBleu(hypotheses, refs).score,
+    bleuLc: corpusBleu(hypotheses, refs, { lowercase: true }).score,
+    hypotheses,
+  };
 }

@@ -36,7 +36,11 @@ export interface EpochMetrics {
   epoch: number;
   step: number;
   trainLoss: number;
+  /** The score the schedule follows (translation: cased BLEU for subword runs, lower-cased for word runs). */
   valBleu: number;
+  /** Translation: cased BLEU (sacreBLEU default) and lower-cased BLEU; caption runs have neither. */
+  valBleuCased?: number;
+  valBleuLc?: number;
   learningRate: number;
   tokensPerSecond: number;
   elapsedMinutes: number;
@@ -177,7 +181,8 @@ async function runTraining(
     }
     progress.endEpoch();
     const complete = !outOfTime;
-    const bleu = await data.validate(model);
+    const validation = await data.validate(model);
+    const bleu = typeof validation === 'number' ? validation : validation.score;
     const verdict = schedule.observe(bleu, state.epoch);
     if (verdict.lrFactor !== 1) {
       optimizer.learningRate *= verdict.lrFactor;
@@ -205,6 +210,7 @@ async function runTraining(
       step: state.step,
       trainLoss: lossTokens ? lossSum / lossTokens : NaN,
       valBleu: bleu,
+      ...(typeof validation === 'number' ? {} : validation.also),
       learningRate: state.learningRate,
       tokensPerSecond: epochTokens / Math.max((Date.now() - epochStart) / 1000, 1e-3),
       elapsedMinutes: state.elapsedMs / 60_000,
@@ -213,7 +219,7 @@ async function runTraining(
     };
     await appendFile(join(runDir, RUN_FILES.metrics), `${JSON.stringify({ time: new Date().toISOString(), ...metrics })}\n`);
     progress.log(
-      `epoch ${metrics.epoch}${complete ? '' : ' (partial)'}: loss ${metrics.trainLoss.toFixed(3)}, val BLEU ${bleu.toFixed(2)}${verdict.improved ? ' (best)' : ''}, ${Math.round(metrics.tokensPerSecond)} tok/s`,
+      `epoch ${metrics.epoch}${complete ? '' : ' (partial)'}: loss ${metrics.trainLoss.toFixed(3)}, ${typeof validation === 'number' ? `val BLEU ${bleu.toFixed(2)}` : validation.text}${verdict.improved ? ' (best)' : ''}, ${Math.round(metrics.tokensPerSecond)} tok/s`,
     );
     opts.onEpoch?.(metrics);
     if (verdict.improved) await save('best');

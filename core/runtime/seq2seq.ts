@@ -7,7 +7,8 @@ import type { InferenceSession, Tensor } from 'onnxruntime-common';
 import { generate } from '../decode/generate.ts';
 import { searchWithHooks } from './search-hooks.ts';
 import type { Hypothesis, SearchOptions, StepModel } from '../decode/types.ts';
-import { getTokenizer, type Tokenizer } from '../text/tokenize.ts';
+import type { Tokenizer } from '../text/tokenize.ts';
+import { cardTokenizer } from './card-tokenizer.ts';
 import { SPECIALS, Vocabulary } from '../vocab.ts';
 import type { ModelCard } from './model-card.ts';
 
@@ -40,6 +41,10 @@ export interface Seq2SeqRuntimeInit {
    * reported where it lives. @default the file name itself
    */
   locate?: (file: string) => string;
+  /**
+   * Reads other files the card names (its subword `.model` files). @default `graphs` when that is a loader
+   */
+  files?: GraphLoader;
 }
 
 /** One hypothesis of a translation. */
@@ -134,7 +139,7 @@ export class Seq2SeqRuntime {
   readonly card: ModelCard;
   readonly vocabSize: number;
   /** The decoder as core/decode's step model. */
-  readonly stepModel: StepModel<DecoderState> & { readonly pad: number };
+  readonly stepModel: StepModel<DecoderState> & { readonly pad: number; readonly unk: number };
 
   /** The ORT module the sessions run on (feeds for {@link encodeFeeds} are made with its Tensor). */
   readonly ort: Ort;
@@ -171,6 +176,8 @@ export class Seq2SeqRuntime {
       bos: card.specials.bos,
       eos: card.specials.eos,
       pad: card.specials.pad,
+      // Search never emits <unk> unless a caller passes allowUnk (core/decode/types.ts).
+      unk: card.specials.unk,
       step: (prev, state) => this.step(prev, state),
       reorder: (state, order) => this.reorder(state, order),
     };
@@ -186,6 +193,8 @@ export class Seq2SeqRuntime {
     const locate = init.locate ?? ((file: string) => file);
     // Card problems are cheaper to report before any session is created.
     const vocabs = readVocabularies(card);
+    const files = init.files ?? (typeof init.graphs === 'function' ? init.graphs : undefined);
+    const tokenizer = await cardTokenizer(card, files, locate);
     const createSession: SessionFactory =
       init.createSession ?? ((bytes) => ort.InferenceSession.create(bytes, init.sessionOptions ?? {}));
     const open = async (role: GraphRole): Promise<InferenceSession> => {
@@ -217,7 +226,7 @@ export class Seq2SeqRuntime {
       await encoder.release().catch(() => undefined);
       throw err;
     }
-    return new Seq2SeqRuntime(ort, card, vocabs, encoder, decoder);
+    return new Seq2SeqRuntime(ort, card, { ...vocabs, tokenizer }, encoder, decoder);
   }
 
   /** Source-side ids of one text (no specials); unknown words map to <unk>. */
@@ -399,11 +408,11 @@ export class Seq2SeqRuntime {
 }
 
 /**
- * The tokenizer and vocabularies a card names. A card without a source vocabulary shares the
- * target one (joint vocabulary).
+ * The vocabularies a card names (the tokeniser comes from card-tokenizer.ts). A card without a source
+ * vocabulary shares the target one (joint vocabulary).
  * @throws Error naming the card section at fault
  */
-function readVocabularies(card: ModelCard): { tokenizer: Tokenizer; source: Vocabulary; target: Vocabulary } {
+function readVocabularies(card: ModelCard): { source: Vocabulary; target: Vocabulary } {
   const vocab = (section: 'source' | 'target', tokens: readonly string[]): Vocabulary => {
     try {
       return Vocabulary.fromJSON(tokens);
@@ -411,12 +420,6 @@ function readVocabularies(card: ModelCard): { tokenizer: Tokenizer; source: Voca
       throw new Error(`model card '${card.name}': ${section}.tokens: ${(err as Error).message}`, { cause: err });
     }
   };
-  let tokenizer: Tokenizer;
-  try {
-    tokenizer = getTokenizer(card.tokenizer);
-  } catch (err) {
-    throw new Error(`model card '${card.name}': tokenizer: ${(err as Error).message}`, { cause: err });
-  }
   const target = vocab('target', card.target.tokens);
   const source = card.source ? vocab('source', card.source.tokens) : target;
   const { specials } = card;
@@ -429,7 +432,7 @@ function readVocabularies(card: ModelCard): { tokenizer: Tokenizer; source: Voca
       );
     }
   }
-  return { tokenizer, source, target };
+  return { source, target };
 }
 
 /** The encoder inputs a runtime feeds, by task: token ids and lengths, or normalised pixels [B, 3, size, size]. */

@@ -16,8 +16,11 @@ export interface TaskData {
   readonly sizes: ModelSizes;
   /** The batches of `epoch` (0-based); deterministic for the run's seed and the epoch. */
   epoch(epoch: number): EpochPlan;
-  /** The validation score the schedule follows (BLEU, 0-100) with greedy decoding. */
-  validate(model: Seq2SeqModel): Promise<number>;
+  /**
+   * The validation score the schedule follows (BLEU, 0-100) with greedy decoding; or that score with other
+   * figures to log beside it (translation: cased and lower-cased BLEU).
+   */
+  validate(model: Seq2SeqModel): Promise<number | ValidationScore>;
 }
 
 /** A kind of training run: how its data is read and its validation scored. */
@@ -30,4 +33,14 @@ export interface TrainingTask<Config extends RunConfig = RunConfig> {
    * folder: the ids a checkpoint was trained with must not change).
    */
   prepare(config: Config, runDir: string, resuming: boolean, log: (line: string) => void): Promise<TaskData>;
+}
+
+/** A validation score and the figures logged beside it in metrics.jsonl and the epoch line. */
+export interface ValidationScore {
+  /** What the schedule follows and `valBleu` records. */
+  score: number;
+  /** Extra metrics by name (`valBleuLc`, ...), written to metrics.jsonl. */
+  also: Record<string, number>;
+  /** How the epoch line shows the score, e.g. `val BLEU 31.20 (lower-cased 32.05)`. */
+  text: string;
 }
