@@ -5,12 +5,13 @@ import * as tf from '@tensorflow/tfjs-core';
 import { decodeImage } from '../core/image/decode-node.ts';
 import { preprocessRgba } from '../core/image/preprocess.ts';
 import { SeededRandom } from '../core/random.ts';
-import { getTokenizer } from '../core/text/tokenize.ts';
+import type { Tokenizer } from '../core/text/tokenize.ts';
 import type { Vocabulary } from '../core/vocab.ts';
 import { imagesOf, loadCaptionDataset } from '../train/data/captions.ts';
 import { encoderDigest } from '../train/data/image-features.ts';
 import { readVocab } from '../train/prepare-data.ts';
 import { RUN_FILES, type CaptionRunConfig } from '../train/run-config.ts';
+import { runTokenizer, subwordSpec } from '../train/subwords.ts';
 import { mergeFrozenEncoder, onnxOpset } from './merge-encoder.ts';
 import type { ParityInputs } from './parity.ts';
 import type { ExportParts } from './task-parts.ts';
@@ -25,6 +26,10 @@ const PIXELS_INPUT = 'pixels';
  */
 export async function captionExportParts(config: CaptionRunConfig, runDir: string): Promise<ExportParts> {
   const vocab = await readVocab(join(runDir, RUN_FILES.tgtVocab));
+  const tokenizer = await runTokenizer(config, runDir, { en: vocab });
+  const subword = config.vocab.kind === 'bpe' ? subwordSpec(config.vocab, ['en']) : undefined;
+  const files: Record<string, Uint8Array> = {};
+  for (const file of new Set(Object.values(subword?.files ?? {}))) files[file] = new Uint8Array(await readFile(join(runDir, file)));
   const { encoder } = config;
   let foreign: Uint8Array | undefined;
   if (encoder.kind === 'onnx') {
@@ -40,7 +45,7 @@ export async function captionExportParts(config: CaptionRunConfig, runDir: strin
       ? (bytes) => ({ bytes: mergeFrozenEncoder(frozen.bytes, frozen.output, bytes, FEATURES_INPUT, PIXELS_INPUT), inputs: [PIXELS_INPUT] })
       : undefined,
     parityInputs: async (count) => {
-      const { pixels, targets } = await paritySamples(config, vocab, count);
+      const { pixels, targets } = await paritySamples(config, tokenizer, vocab, count);
       const n = targets.length;
       const { size } = config.image;
       const pixelShape = [n, 3, size, size];
@@ -66,12 +71,14 @@ export async function captionExportParts(config: CaptionRunConfig, runDir: strin
       task: 'caption',
       target: { lang: 'en', tokens: vocab.toJSON() },
       tokenizer: config.tokenizer,
+      ...(subword ? { subword } : {}),
       image: config.image,
       data: { dataset: basename(config.data.dir) },
       extra: {
         encoder: encoder.kind === 'onnx' ? { kind: 'onnx', sha256: encoder.sha256, output: encoder.output, featureShape: encoder.featureShape } : { kind: 'cnn' },
       },
     },
+    files,
     // The fp16/int8 BLEU comparison is translation's; a caption export records the log-prob drift only.
     precisionPairs: async () => [],
   };
@@ -82,19 +89,23 @@ export async function captionExportParts(config: CaptionRunConfig, runDir: strin
  * preprocessed as a client would, with their first caption; or, when the data set is not on this
  * machine, seeded random pixels and words (parity needs inputs, not meaning).
  */
-async function paritySamples(config: CaptionRunConfig, vocab: Vocabulary, count: number): Promise<{ pixels: Float32Array; targets: Int32Array[] }> {
+async function paritySamples(
+  config: CaptionRunConfig,
+  tokenizer: Tokenizer,
+  vocab: Vocabulary,
+  count: number,
+): Promise<{ pixels: Float32Array; targets: Int32Array[] }> {
   const plane = 3 * config.image.size * config.image.size;
   try {
     const dataset = await loadCaptionDataset(config.data.dir);
     const images = imagesOf(dataset, ['val']).slice(0, count);
     if (images.length === 0) throw new Error('no val images');
-    const { tokenize } = getTokenizer(config.tokenizer);
     const pixels = new Float32Array(images.length * plane);
     for (const [i, im] of images.entries()) {
       const { rgba, width, height } = await decodeImage(im.path);
       pixels.set(preprocessRgba(rgba, width, height, config.image), i * plane);
     }
-    return { pixels, targets: images.map((im) => vocab.encode(tokenize(im.captions[0], 'en'))) };
+    return { pixels, targets: images.map((im) => vocab.encode(tokenizer.tokenize(im.captions[0]!, 'en'))) };
   } catch {
     const rng = new SeededRandom(config.seed, 'parity-samples');
     const pixels = Float32Array.from({ length: count * plane }, () => rng.normal());
