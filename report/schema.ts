@@ -63,6 +63,9 @@ export const testResultSchema = z.object({
   /** Corpus BLEU of detokenised output against the raw references, lower-cased (sacreBLEU 13a). */
   bleu: z.number(),
   bleuSignature: z.string(),
+  /** The same, cased (sacreBLEU's default): the headline figure for models that keep case (subword runs). */
+  bleuCased: z.number().optional(),
+  bleuCasedSignature: z.string().optional(),
   /** Distinct target words produced (specials and <unk> excluded). */
   vocabUsage: count,
   /** Distinct words of the references, tokenised as in training: the usage a perfect output would have. */
@@ -71,6 +74,13 @@ export const testResultSchema = z.object({
   rareRate: maybe,
   refRareRate: maybe,
   words: count,
+  /**
+   * Subword runs: the figures above count words of the detokenised text (13a); these count pieces, with the
+   * pieces' training counts.
+   */
+  pieces: z
+    .object({ vocabUsage: count, refVocabUsage: count, rareRate: maybe, refRareRate: maybe, words: count })
+    .optional(),
 });
 export type TestResult = z.infer<typeof testResultSchema>;
 
