@@ -3,17 +3,14 @@
  * bench/hadamard-head.ts): per-run time of onnxruntime-node sessions, measured in interleaved
  * rounds so that sessions compared with each other share the machine's noise.
  */
-import * as ort from 'onnxruntime-node';
+import type * as ort from 'onnxruntime-node';
+import { createNodeSession } from '../core/runtime/ort-node.ts';
 
-/** Session options every benchmarked session gets. */
-export function sessionOptions(threads: number): ort.InferenceSession.SessionOptions {
-  return { graphOptimizationLevel: 'all', intraOpNumThreads: threads, interOpNumThreads: 1 };
-}
 
 /** A session and how long creating it took (constant folding happens here). */
 export async function createTimed(bytes: Uint8Array, threads: number): Promise<{ session: ort.InferenceSession; createMs: number }> {
   const t0 = performance.now();
-  const session = await ort.InferenceSession.create(bytes, sessionOptions(threads));
+  const session = await createNodeSession(bytes, { intraOpNumThreads: threads });
   return { session, createMs: performance.now() - t0 };
 }
 

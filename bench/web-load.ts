@@ -35,6 +35,7 @@ import { startServer, type RunningServer } from '../serve/server.ts';
 import { browserSkipReason, launchBrowser, type TestBrowser } from '../test/helpers/browser.ts';
 import { isMulti30kLang, multi30kFileName, readGzipLines } from '../train/data/multi30k.ts';
 import { multi30kDir } from '../train/data/paths.ts';
+import { webClient } from '../clients/web/build/web-client.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 
@@ -299,7 +300,7 @@ async function main(): Promise<void> {
   let environment = '';
   try {
     // One sentence at a time: the batching wait (5 ms by default) could only add latency, so it is off.
-    server = await startServer({ modelsDir, port: 0, host: '127.0.0.1', intraOpNumThreads: threads, batching: { maxWaitMs: 0 }, log: () => {} });
+    server = await startServer({ modelsDir, port: 0, host: '127.0.0.1', intraOpNumThreads: threads, batching: { maxWaitMs: 0 }, web: webClient(), log: () => {} });
     browser = await launchBrowser();
     const page = await browser.context.newPage();
     page.on('pageerror', (err) => log(`page error: ${err.message}`));

@@ -9,12 +9,12 @@ import type { Tokenizer } from '../core/text/tokenize.ts';
 import type { Vocabulary } from '../core/vocab.ts';
 import { imagesOf, loadCaptionDataset } from '../train/data/captions.ts';
 import { encoderDigest } from '../train/data/image-features.ts';
-import { readVocab } from '../train/prepare-data.ts';
-import { RUN_FILES, type CaptionRunConfig } from '../train/run-config.ts';
-import { runTokenizer, subwordSpec } from '../train/subwords.ts';
+import type { CaptionRunConfig } from '../train/run-config.ts';
+import type { RunFolder } from '../train/run-folder.ts';
 import { mergeFrozenEncoder, onnxOpset } from './merge-encoder.ts';
 import type { ParityInputs } from './parity.ts';
 import type { ExportParts } from './task-parts.ts';
+import { createNodeSession } from '../core/runtime/ort-node.ts';
 
 /** Name of the model encoder's input when a frozen encoder's features feed it (models/layers/feature-encoder.ts). */
 const FEATURES_INPUT = 'features';
@@ -24,12 +24,11 @@ const PIXELS_INPUT = 'pixels';
  * Captioning: the caption vocabulary, the image spec in the card, images for parity and, with a
  * frozen encoder (`--encoder`), its graph merged in front of the model's encoder.
  */
-export async function captionExportParts(config: CaptionRunConfig, runDir: string): Promise<ExportParts> {
-  const vocab = await readVocab(join(runDir, RUN_FILES.tgtVocab));
-  const tokenizer = await runTokenizer(config, runDir, { en: vocab });
-  const subword = config.vocab.kind === 'bpe' ? subwordSpec(config.vocab, ['en']) : undefined;
-  const files: Record<string, Uint8Array> = {};
-  for (const file of new Set(Object.values(subword?.files ?? {}))) files[file] = new Uint8Array(await readFile(join(runDir, file)));
+export async function captionExportParts(run: RunFolder<CaptionRunConfig>): Promise<ExportParts> {
+  const { config, dir: runDir } = run;
+  const vocab = await run.vocab('tgt');
+  const tokenizer = await run.tokenizer({ en: vocab });
+  const subwords = await run.subwords(['en']);
   const { encoder } = config;
   let foreign: Uint8Array | undefined;
   if (encoder.kind === 'onnx') {
@@ -53,7 +52,7 @@ export async function captionExportParts(config: CaptionRunConfig, runDir: strin
       let images = pixels;
       let shape = pixelShape;
       if (frozen) {
-        const session = await ort.InferenceSession.create(frozen.bytes);
+        const session = await createNodeSession(frozen.bytes);
         const out = await session.run({ [frozen.input]: new ort.Tensor('float32', pixels, pixelShape) }, [frozen.output]);
         const features = out[frozen.output] as ort.Tensor;
         images = features.data as Float32Array;
@@ -71,14 +70,14 @@ export async function captionExportParts(config: CaptionRunConfig, runDir: strin
       task: 'caption',
       target: { lang: 'en', tokens: vocab.toJSON() },
       tokenizer: config.tokenizer,
-      ...(subword ? { subword } : {}),
+      ...(subwords ? { subword: subwords.spec } : {}),
       image: config.image,
       data: { dataset: basename(config.data.dir) },
       extra: {
         encoder: encoder.kind === 'onnx' ? { kind: 'onnx', sha256: encoder.sha256, output: encoder.output, featureShape: encoder.featureShape } : { kind: 'cnn' },
       },
     },
-    files,
+    files: subwords?.files ?? {},
     // The fp16/int8 BLEU comparison is translation's; a caption export records the log-prob drift only.
     precisionPairs: async () => [],
   };

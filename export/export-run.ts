@@ -1,13 +1,9 @@
-import { existsSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { MODEL_CARD_FILE, modelCardSchema, type ModelCard, type ModelCardInput } from '../core/runtime/model-card.ts';
 import { SPECIALS } from '../core/vocab.ts';
-import { buildModel } from '../models/index.ts';
-import { loadCheckpoint } from '../train/checkpoint.ts';
-import { RUN_FILES, readRunConfig } from '../train/run-config.ts';
-import { restoreTensors } from '../train/trainer.ts';
+import { RunFolder } from '../train/run-folder.ts';
 import { checkParity, PARITY_TOLERANCE, type ParityReport } from './parity.ts';
 import { checkPrecision, type PrecisionCheck } from './precision-check.ts';
 import { convertPrecision, type Precision } from './precision.ts';
@@ -56,16 +52,13 @@ export interface ExportResult {
  * into the encoder graph) comes from task-parts.ts.
  */
 export async function exportRun(runDir: string, outDir: string, opts: ExportOptions = {}): Promise<ExportResult> {
-  const config = await readRunConfig(runDir);
-  const which = opts.checkpoint ?? 'best';
-  let ckptDir = join(runDir, which === 'best' ? RUN_FILES.best : RUN_FILES.last);
-  if (!existsSync(ckptDir) && which === 'best') ckptDir = join(runDir, RUN_FILES.last);
-  if (!existsSync(ckptDir)) throw new Error(`${runDir} has no checkpoint yet (looked for ${ckptDir})`);
-  const checkpoint = await loadCheckpoint(ckptDir);
-  const parts = await exportParts(config, runDir);
+  const run = await RunFolder.open(runDir);
+  const { config } = run;
+  const ckptDir = run.findCheckpoint(opts.checkpoint ?? 'best');
+  const checkpoint = await run.loadCheckpoint(ckptDir);
+  const parts = await exportParts(run);
 
-  const model = buildModel(config.arch, config.archConfig, parts.sizes, config.head, config.seed);
-  restoreTensors(model, null, checkpoint.tensors, ckptDir);
+  const model = run.rebuildModel(parts.sizes, checkpoint, ckptDir);
   const storeFrozen = opts.storeFrozen ?? false;
   const { encoder, decoder, graphs } = model.toOnnx({ storeFrozen, encoderOpset: parts.encoderOpset });
   const modelEncoderBytes = encoder.toBytes();

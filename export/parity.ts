@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import * as ort from 'onnxruntime-node';
 import type { EncoderInput, NamedTensors, Seq2SeqModel } from '../models/index.ts';
+import { createNodeSession } from '../core/runtime/ort-node.ts';
 
 export interface ParityReport {
   sentences: number;
@@ -67,8 +68,8 @@ export async function checkParity(
 ): Promise<ParityReport> {
   const inputs = Array.isArray(samples) ? tokenParityInputs(samples, pad) : samples;
   const targets = inputs.targets;
-  const encoder = await ort.InferenceSession.create(encoderBytes);
-  const decoder = await ort.InferenceSession.create(decoderBytes);
+  const encoder = await createNodeSession(encoderBytes);
+  const decoder = await createNodeSession(decoderBytes);
   const B = targets.length;
   const T = Math.max(1, ...targets.map((t) => t.length));
 

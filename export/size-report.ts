@@ -5,9 +5,9 @@
  * Computed from the serialized graphs, so it describes exactly what was written, after any
  * precision conversion.
  */
-import * as ort from 'onnxruntime-node';
 import { readGraphInfo } from './inspect-graph.ts';
 import { weightNameOf } from './precision.ts';
+import { createNodeSession } from '../core/runtime/ort-node.ts';
 
 /** Components in display order. */
 export const COMPONENTS = ['embeddings', 'encoder', 'decoder', 'head', 'other'] as const;
@@ -88,7 +88,7 @@ export async function medianSessionCreateMs(bytes: Uint8Array, runs = SESSION_TI
   const times: number[] = [];
   for (let i = 0; i < runs; i++) {
     const start = performance.now();
-    const session = await ort.InferenceSession.create(bytes, { graphOptimizationLevel: 'all' });
+    const session = await createNodeSession(bytes);
     times.push(performance.now() - start);
     await session.release();
   }

@@ -1,7 +1,8 @@
 import type { ModelCardInput } from '../core/runtime/model-card.ts';
 import type { ModelSizes } from '../models/index.ts';
 import type { Pair } from '../train/data/corpus.ts';
-import type { RunConfig, TaskName } from '../train/run-config.ts';
+import type { TaskName } from '../train/run-config.ts';
+import type { RunFolder } from '../train/run-folder.ts';
 import { captionExportParts } from './caption-parts.ts';
 import type { ParityInputs } from './parity.ts';
 import { translationExportParts } from './translation-parts.ts';
@@ -31,11 +32,11 @@ export interface ExportParts {
 }
 
 /** The export side of each training task. */
-export const EXPORT_PARTS: Readonly<Record<TaskName, (config: never, runDir: string) => Promise<ExportParts>>> = {
+export const EXPORT_PARTS: Readonly<Record<TaskName, (run: never) => Promise<ExportParts>>> = {
   translation: translationExportParts,
   caption: captionExportParts,
 };
 
-export function exportParts(config: RunConfig, runDir: string): Promise<ExportParts> {
-  return (EXPORT_PARTS[config.task] as (config: RunConfig, runDir: string) => Promise<ExportParts>)(config, runDir);
+export function exportParts(run: RunFolder): Promise<ExportParts> {
+  return (EXPORT_PARTS[run.config.task] as (run: RunFolder) => Promise<ExportParts>)(run);
 }

@@ -1,7 +1,7 @@
 import { spearman } from '../core/metrics/spearman.ts';
 import { cosineSimilarity, rowNorms } from '../core/metrics/vector-similarity.ts';
 import { SPECIALS, type Vocabulary } from '../core/vocab.ts';
-import type { TargetMatrix } from './output-matrix.ts';
+import type { TargetMatrix } from '../models/index.ts';
 import type { MatrixAnalysis } from './schema.ts';
 import type { WordPair } from './word-pairs.ts';
 

@@ -97,7 +97,7 @@ function latencySizeChart(report: Report): Chart {
 }
 
 function normFrequencyCharts(report: Report): Chart[] {
-  return report.runs.flatMap((r, i) => {
+  return report.runs.flatMap((r) => {
     const m = r.matrix;
     if (!m) return [];
     const rho = m.spearman === null ? 'all norms equal' : `Spearman ρ = ${m.spearman.toFixed(3)}`;

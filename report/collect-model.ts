@@ -1,12 +1,9 @@
-import { buildModel } from '../models/index.ts';
-import { loadCheckpoint } from '../train/checkpoint.ts';
 import type { TranslationRunConfig } from '../train/run-config.ts';
-import { restoreTensors } from '../train/trainer.ts';
+import type { CheckpointInfo, RunFolder } from '../train/run-folder.ts';
 import type { Vocabulary } from '../core/vocab.ts';
+import { readTargetMatrix } from '../models/index.ts';
 import type { ParamStore } from '../models/params.ts';
 import { analyseMatrix } from './analyse-matrix.ts';
-import type { CheckpointInfo } from './checkpoint-info.ts';
-import { readTargetMatrix } from './output-matrix.ts';
 import type { ComponentParams, MatrixAnalysis } from './schema.ts';
 import { wordPairs } from './word-pairs.ts';
 
@@ -48,18 +45,18 @@ export function componentParams(params: ParamStore, generated: number): Componen
  * from the seed, exactly as in training) and reads its parameter layout and target vectors.
  */
 export async function inspectTrainedModel(
-  config: TranslationRunConfig,
+  run: RunFolder<TranslationRunConfig>,
   checkpoint: CheckpointInfo,
   vocabs: { src: Vocabulary; tgt: Vocabulary },
   generated: number,
 ): Promise<ModelFindings> {
-  const { tensors } = await loadCheckpoint(checkpoint.dir);
-  const model = buildModel(config.arch, config.archConfig, { srcVocab: vocabs.src.size, tgtVocab: vocabs.tgt.size }, config.head, config.seed);
+  const { config } = run;
+  const loaded = await run.loadCheckpoint(checkpoint.dir);
+  const model = run.rebuildModel({ srcVocab: vocabs.src.size, tgtVocab: vocabs.tgt.size }, loaded, checkpoint.dir);
   try {
-    restoreTensors(model, null, tensors, checkpoint.dir);
     const components = componentParams(model.params, generated);
     const target = readTargetMatrix(config.head.name, model.params);
-    if (!target) return { components, matrix: null, matrixNote: `no target-matrix reader for head '${config.head.name}' (report/output-matrix.ts)` };
+    if (!target) return { components, matrix: null, matrixNote: `head '${config.head.name}' has no target matrix to read (its definition in models/heads/ gives none)` };
     return { components, matrix: analyseMatrix(target, vocabs.tgt, wordPairs(config.data.tgt)) };
   } finally {
     model.params.dispose();

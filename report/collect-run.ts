@@ -1,11 +1,8 @@
-import { basename, join } from 'node:path';
-import { readVocab } from '../train/prepare-data.ts';
-import { readTranslationRunConfig, RUN_FILES } from '../train/run-config.ts';
-import { readCheckpointInfo } from './checkpoint-info.ts';
+import { basename } from 'node:path';
+import { readCheckpointInfo, RunFolder } from '../train/run-folder.ts';
 import { inspectTrainedModel } from './collect-model.ts';
 import { measureSpeed } from './collect-speed.ts';
 import { loadTestSet, loadTrainingTargets, scoreTest, testHypotheses, wordCounts } from './collect-test.ts';
-import { runTokenizer } from '../train/subwords.ts';
 import { ensureExport } from './find-export.ts';
 import type { RunReport } from './schema.ts';
 
@@ -28,14 +25,15 @@ export type CollectedRun = Omit<RunReport, 'baseline' | 'learnableDecrease' | 'b
  */
 export async function collectRun(runDir: string, opts: CollectRunOptions): Promise<CollectedRun> {
   const beam = opts.beam ?? 5;
-  const config = await readTranslationRunConfig(runDir);
+  const run = await RunFolder.openTask(runDir, 'translation');
+  const { config } = run;
   const exp = await ensureExport(runDir, { preferred: opts.exportDir, log: opts.log });
-  const vocabs = { src: await readVocab(join(runDir, RUN_FILES.srcVocab)), tgt: await readVocab(join(runDir, RUN_FILES.tgtVocab)) };
-  if (!vocabs.tgt.frequencies) throw new Error(`${join(runDir, RUN_FILES.tgtVocab)} has no training frequencies (written before they were kept): the rare-word and norm analyses need them`);
+  const vocabs = { src: await run.vocab('src'), tgt: await run.vocab('tgt') };
+  if (!vocabs.tgt.frequencies) throw new Error(`${run.path('tgtVocab')} has no training frequencies (written before they were kept): the rare-word and norm analyses need them`);
   const set = await loadTestSet(config);
   opts.log?.(`${basename(runDir)}: test set (${set.sources.length} sentences, beam ${beam})`);
   const hyps = await testHypotheses(runDir, exp.modelDir, exp.checkpoint, set, beam);
-  const tokenizer = await runTokenizer(config, runDir, { [config.data.src]: vocabs.src, [config.data.tgt]: vocabs.tgt });
+  const tokenizer = await run.tokenizer({ [config.data.src]: vocabs.src, [config.data.tgt]: vocabs.tgt });
   // Subword runs count words of the text too, against word counts of the training targets.
   const trainWords = config.vocab.kind === 'bpe' ? wordCounts(await loadTrainingTargets(config)) : undefined;
   const test = scoreTest(hyps, set, {
@@ -48,7 +46,7 @@ export async function collectRun(runDir: string, opts: CollectRunOptions): Promi
   });
   opts.log?.(`${basename(runDir)}: sizes and latency`);
   const speed = await measureSpeed(runDir, exp.modelDir, exp.card, exp.checkpoint, set, beam);
-  const findings = await inspectTrainedModel(config, exp.checkpoint, vocabs, exp.card.params.generated);
+  const findings = await inspectTrainedModel(run, exp.checkpoint, vocabs, exp.card.params.generated);
 
   // Training progress is the last checkpoint's, not the exported (best) one's.
   const last = (await readCheckpointInfo(runDir, 'last')) ?? exp.checkpoint;

@@ -8,7 +8,7 @@ import { loadModelDir } from '../core/runtime/load-node.ts';
 import { convertPrecision } from '../export/precision.ts';
 import { medianSessionCreateMs } from '../export/size-report.ts';
 import { cachedJson } from './cache.ts';
-import type { CheckpointInfo } from './checkpoint-info.ts';
+import type { CheckpointInfo } from '../train/run-folder.ts';
 import type { TestSet } from './collect-test.ts';
 import { latencySchema, onnxSizeSchema, REPORT_PRECISIONS, type Latency, type OnnxSize } from './schema.ts';
 

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { bleuSignature, corpusBleu, tokenize13a } from '../core/metrics/bleu.ts';
+import { chrfSignature, corpusChrf } from '../core/metrics/chrf.ts';
 import { rareWordRate, vocabularyUsage } from '../core/metrics/word-usage.ts';
 import { loadModelDir } from '../core/runtime/load-node.ts';
 import type { Tokenizer } from '../core/text/tokenize.ts';
@@ -9,7 +10,7 @@ import { SPECIALS, type Vocabulary } from '../core/vocab.ts';
 import { loadParallelCorpus } from '../train/data/corpus.ts';
 import type { TranslationRunConfig } from '../train/run-config.ts';
 import { cachedJson } from './cache.ts';
-import type { CheckpointInfo } from './checkpoint-info.ts';
+import type { CheckpointInfo } from '../train/run-folder.ts';
 import type { TestResult } from './schema.ts';
 
 /** The test split of a run's corpus, with a hash that changes whenever any sentence does. */
@@ -86,11 +87,11 @@ export function wordCounts(sentences: Iterable<string>): Map<string, number> {
 }
 
 /**
- * BLEU (cased, the headline, and lower-cased), vocabulary usage and rare-word rate of the translations, with
- * the references' usage and rate beside them for scale. Word runs count their vocabulary's tokens, with the
- * training frequencies the vocabulary kept (a word outside it occurred fewer than the minimum count, so it
- * counts 0). Subword runs (`trainWords` given) count words of the detokenised text against word counts of the
- * training targets, and report the same figures for pieces under `pieces`.
+ * BLEU (cased, the headline, and lower-cased), chrF, chrF++ (lower-cased), vocabulary usage and rare-word rate
+ * of the translations, with the references' usage and rate beside them for scale. Word runs count their
+ * vocabulary's tokens, with the training frequencies the vocabulary kept (a word outside it occurred fewer than
+ * the minimum count, so it counts 0). Subword runs (`trainWords` given) count words of the detokenised text
+ * against word counts of the training targets, and report the same figures for pieces under `pieces`.
  */
 export function scoreTest(
   hyps: Hypotheses,
@@ -133,6 +134,9 @@ export function scoreTest(
     bleuSignature: bleuSignature(1, BLEU_OPTIONS),
     bleuCased: corpusBleu(hyps.texts, refs).score,
     bleuCasedSignature: bleuSignature(1, {}),
+    chrf: corpusChrf(hyps.texts, refs, BLEU_OPTIONS).score,
+    chrfpp: corpusChrf(hyps.texts, refs, { ...BLEU_OPTIONS, wordOrder: 2 }).score,
+    chrfSignature: chrfSignature(1, { ...BLEU_OPTIONS, wordOrder: 2 }),
     ...byWord,
     ...(trainWords ? { pieces: usage(producedTokens, referenceTokens, tokenCount) } : {}),
   };

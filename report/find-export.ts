@@ -3,7 +3,7 @@ import { basename, dirname, join } from 'node:path';
 import { MODEL_CARD_FILE, type ModelCard } from '../core/runtime/model-card.ts';
 import { readModelCard } from '../core/runtime/load-node.ts';
 import { exportRun } from '../export/export-run.ts';
-import { type CheckpointInfo, exportedCheckpoint } from './checkpoint-info.ts';
+import { type CheckpointInfo, exportedCheckpoint } from '../train/run-folder.ts';
 
 /** Where a run's export was found or written, and the checkpoint it holds. */
 export interface RunExport {

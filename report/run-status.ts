@@ -1,9 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { z } from 'zod';
-import { RUN_FILES } from '../train/run-config.ts';
-import { readCheckpointInfo } from './checkpoint-info.ts';
+import { readCheckpointInfo, RunFolder, runPath } from '../train/run-folder.ts';
 
 /**
  * Whether a grid's run still needs training. A run is finished when its trainer said it was done
@@ -30,7 +28,7 @@ export type MetricsLine = z.infer<typeof metricsLineSchema>;
  * @throws Error naming the file and line when a line is not a metrics record
  */
 export async function readMetrics(runDir: string): Promise<MetricsLine[]> {
-  const path = join(runDir, RUN_FILES.metrics);
+  const path = runPath(runDir, 'metrics');
   if (!existsSync(path)) return [];
   const lines = (await readFile(path, 'utf8')).split('\n').filter((l) => l.trim() !== '');
   return lines.map((line, i) => {
@@ -46,7 +44,7 @@ export async function readMetrics(runDir: string): Promise<MetricsLine[]> {
 }
 
 export async function runStatus(runDir: string, budgetMinutes: number): Promise<RunStatus> {
-  if (!existsSync(join(runDir, RUN_FILES.config))) return { kind: 'missing' };
+  if (!RunFolder.exists(runDir)) return { kind: 'missing' };
   const last = await readCheckpointInfo(runDir, 'last');
   const metrics = await readMetrics(runDir);
   const lastLine = metrics[metrics.length - 1];

@@ -66,6 +66,11 @@ export const testResultSchema = z.object({
   /** The same, cased (sacreBLEU's default): the headline figure for models that keep case (subword runs). */
   bleuCased: z.number().optional(),
   bleuCasedSignature: z.string().optional(),
+  /** chrF (β 2, character order 6) and chrF++ (word order 2) of the same output, lower-cased (sacreBLEU); absent in reports made before frost computed them. */
+  chrf: z.number().optional(),
+  chrfpp: z.number().optional(),
+  /** sacreBLEU's chrF++ signature, e.g. `nrefs:1|case:lc|eff:yes|nc:6|nw:2|space:no|version:2.6.0`. */
+  chrfSignature: z.string().optional(),
   /** Distinct target words produced (specials and <unk> excluded). */
   vocabUsage: count,
   /** Distinct words of the references, tokenised as in training: the usage a perfect output would have. */

@@ -92,6 +92,26 @@ function pieceTable(report: Report): Table | undefined {
   };
 }
 
+/** chrF and chrF++ beside Table 2: one row per head, two columns per language pair. */
+function chrfTable(report: Report): Table {
+  const pairs = unique(report.runs.map(pairLabel));
+  const heads = unique(report.runs.map((r) => r.head));
+  return {
+    id: 'chrf',
+    title: `Test chrF and chrF++, beam ${report.settings.beam}`,
+    note: 'sacreBLEU chrF2 (character 6-grams) and chrF2++ (plus word bigrams) on the same lower-cased output as the BLEU above.',
+    header: ['head', ...pairs.flatMap((pair) => [`${pair} chrF2`, `${pair} chrF2++`])],
+    numeric: [false, ...pairs.flatMap(() => [true, true])],
+    rows: heads.map((head) => [
+      plain(head),
+      ...pairs.flatMap((pair) => {
+        const i = report.runs.findIndex((r) => r.head === head && pairLabel(r) === pair);
+        return i < 0 ? [plain(MISSING), plain(MISSING)] : [value(report, i, 'test.chrf', formatFixed2), value(report, i, 'test.chrfpp', formatFixed2)];
+      }),
+    ]),
+  };
+}
+
 /** The paper's Table 3: parameters and the decrease in learnable ones against `learned`. */
 function paramsTable(report: Report): Table {
   return {
@@ -222,7 +242,8 @@ export function reportTables(report: Report): Table[] {
   const pieces = pieceTable(report);
   const cased = casedBleuTable(report);
   return [
-    ...[bleuTable(report), ...(cased ? [cased] : []), paramsTable(report), filesTable(report), latencyTable(report)],
-    ...[vocabTable(report), ...(pieces ? [pieces] : []), matrixTable(report), ...pairTables(report), trainingTable(report)],
+    ...[bleuTable(report), ...(cased ? [cased] : []), chrfTable(report), paramsTable(report), filesTable(report)],
+    ...[latencyTable(report), vocabTable(report), ...(pieces ? [pieces] : []), matrixTable(report), ...pairTables(report)],
+    trainingTable(report),
   ];
 }

@@ -1,3 +1,5 @@
+import { Registry } from '../core/registry.ts';
+
 /**
  * Word pairs whose target vectors the report compares, by target language. Related pairs should be
  * closer in a learned matrix than control pairs; in a frozen random one all are near 0. Pairs with
@@ -9,16 +11,15 @@ export interface WordPair {
   related: boolean;
 }
 
-const pairs = new Map<string, readonly WordPair[]>();
+const pairs = new Registry<readonly WordPair[]>('word-pair list for language');
 
 export function registerWordPairs(lang: string, list: readonly WordPair[]): void {
-  if (pairs.has(lang)) throw new Error(`word pairs for '${lang}' are already registered`);
-  pairs.set(lang, list);
+  pairs.register(lang, list);
 }
 
 /** The pairs for a target language; none for a language without a list. */
 export function wordPairs(lang: string): readonly WordPair[] {
-  return pairs.get(lang) ?? [];
+  return pairs.find(lang) ?? [];
 }
 
 const related = (a: string, b: string): WordPair => ({ a, b, related: true });

@@ -18,12 +18,8 @@ import { openApiDocument } from './openapi.ts';
 import { opsRouter } from './ops-router.ts';
 import { requestContext } from './request-context.ts';
 import { DEFAULT_LIMITS, type RequestLimits } from './schemas.ts';
-import { webRouter } from './static.ts';
+import { webRouter, type WebClient } from './static.ts';
 import { translateRouter } from './translate-router.ts';
-
-export type { ModelSummary } from './models-router.ts';
-export type { TranslateResponse, WireHypothesis } from './translate-router.ts';
-export type { CaptionResponse } from './caption-route.ts';
 
 /** Options of {@link createApp}. */
 export interface AppOptions {
@@ -42,6 +38,8 @@ export interface AppOptions {
   notReady?: () => string | undefined;
   /** Called with unexpected errors (answered as a generic 500). @default writes the stack to stderr */
   onInternalError?: (err: unknown) => void;
+  /** The browser client served at `/` (clients/web/build/web-client.ts). @default none: no page */
+  web?: WebClient;
   /** Folder served as static files under /reports/ (`frost report --out reports/NAME`). @default `reports` in the working directory */
   reportsDir?: string;
 }
@@ -63,7 +61,7 @@ export function createApp(opts: AppOptions): Express {
   app.use(captionRouter({ registry, pool, limits }));
   // Reports (issue #7): `reports/NAME/report.html` at /reports/NAME/; what is not there falls through to the JSON 404.
   app.use('/reports', express.static(opts.reportsDir ?? resolve('reports'), { index: ['report.html', 'index.html'], dotfiles: 'ignore' }));
-  app.use(webRouter({ registry }));
+  app.use(webRouter({ registry, web: opts.web }));
   app.use(notFoundHandler());
   app.use(errorHandler(onInternal));
   return app;

@@ -12,7 +12,7 @@ import {
 } from '../core/runtime/caption.ts';
 import type { Translation } from '../core/runtime/seq2seq.ts';
 import type { BatchKind } from './batcher.ts';
-import { HttpError } from './errors.ts';
+import { CaptionUnavailableError } from './decode-errors.ts';
 import type { ModelRuntime } from './model-runtime.ts';
 
 export const TRANSLATION: BatchKind<string, Translation, SearchOptions> = {
@@ -38,12 +38,12 @@ export const CAPTION: BatchKind<Float32Array, Caption, CaptionOptions> = {
 
 /**
  * Checks that a caption model's runtime can caption.
- * @throws HttpError FROST_ERR_CAPTION_UNAVAILABLE (501) for one without captionEach: a bare
+ * @throws CaptionUnavailableError (501 FROST_ERR_CAPTION_UNAVAILABLE over HTTP) for one without captionEach: a bare
  *   Seq2SeqRuntime that an embedder registered instead of an InProcessRuntime
  */
 export function assertCaptions(
   runtime: ModelRuntime,
   name = runtime.card.name,
 ): asserts runtime is ModelRuntime & Required<Pick<ModelRuntime, 'captionEach'>> {
-  if (!runtime.captionEach) throw new HttpError('FROST_ERR_CAPTION_UNAVAILABLE', { model: name });
+  if (!runtime.captionEach) throw new CaptionUnavailableError(name);
 }

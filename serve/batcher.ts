@@ -6,7 +6,7 @@
  * What an input is (a text, an image) and how a batch is decoded is a {@link BatchKind}
  * (serve/batch-kinds.ts); the queueing here is the same for every kind.
  */
-import { HttpError } from './errors.ts';
+import { QueueFullError } from './decode-errors.ts';
 import type { ModelRuntime } from './model-runtime.ts';
 
 /** Batching settings (per model). */
@@ -116,13 +116,13 @@ export class Batcher<In, Out, Opts> {
 
   /**
    * Queues `inputs` for decoding.
-   * @throws HttpError FROST_ERR_OVERLOADED (synchronously) when the queue is full, so the caller
+   * @throws QueueFullError (synchronously; FROST_ERR_OVERLOADED over HTTP) when the queue is full, so the caller
    *   can answer 503 before it commits to a response format
    * @returns a promise of one result per input, in order
    */
   submit(inputs: readonly In[], options: Opts, sub: SubmitOptions = {}): Promise<Out[]> {
     if (this.queue.length >= this.opts.maxQueue) {
-      throw new HttpError('FROST_ERR_OVERLOADED', { queue: this.opts.maxQueue });
+      throw new QueueFullError(this.opts.maxQueue);
     }
     const { signal } = sub;
     if (signal?.aborted) return Promise.reject(signal.reason);

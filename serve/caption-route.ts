@@ -12,6 +12,7 @@
 import { Router, type Request, type Response } from 'express';
 import { type DecodedImage, decodeImage, ImageDecodeError, type ImageDecodeReason } from '../core/image/decode-node.ts';
 import { DEFAULT_CAPTION_BEAM } from '../core/runtime/caption.ts';
+import type { CaptionResponse } from '../core/wire.ts';
 import { assertCaptions, CAPTION } from './batch-kinds.ts';
 import type { BatcherPool } from './batcher-pool.ts';
 import { imagePreprocessThread } from './image-preprocess-thread.ts';
@@ -29,17 +30,7 @@ export interface CaptionRouterOptions {
   limits: RequestLimits;
 }
 
-/** The body of a `POST /v1/caption` answer. */
-export interface CaptionResponse {
-  model: string;
-  caption: string;
-  tokens: string[];
-  /** Length-normalised log-probability of the caption. */
-  score: number;
-  /** The uploaded image as decoded (after EXIF orientation), before preprocessing. */
-  image: { width: number; height: number; format: 'jpeg' | 'png' };
-  timing: { total_ms: number };
-}
+// The answer's body is CaptionResponse, one of the wire types (core/wire.ts).
 
 const REASON_CODES: Record<ImageDecodeReason, ErrorCode> = {
   empty: 'FROST_ERR_IMAGE_EMPTY',

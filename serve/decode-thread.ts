@@ -2,7 +2,7 @@
  * One decode thread with one model loaded (serve/decode-worker.ts on the other side): it takes
  * batches (texts to translate or images to caption), routes the thread's per-input messages to each
  * batch's hooks, and, when the thread dies unexpectedly, fails every batch it held with
- * FROST_ERR_DECODER_CRASHED instead of leaving them hanging.
+ * a DecoderCrashedError (FROST_ERR_DECODER_CRASHED over HTTP) instead of leaving them hanging.
  */
 import { Worker } from 'node:worker_threads';
 import type { SearchOptions } from '../core/decode/types.ts';
@@ -10,7 +10,7 @@ import type { Caption, CaptionHooks, CaptionOptions } from '../core/runtime/capt
 import type { Device } from '../core/runtime/load-node.ts';
 import type { ModelCard } from '../core/runtime/model-card.ts';
 import type { TranslateHooks, Translation } from '../core/runtime/seq2seq.ts';
-import { HttpError } from './errors.ts';
+import { DecoderCrashedError } from './decode-errors.ts';
 import type { DecodeWorkerData, FromWorker, ToWorker } from './worker-protocol.ts';
 
 const BOOT = new URL('./tsx-worker-boot.js', import.meta.url);
@@ -218,7 +218,7 @@ export class DecodeThread {
   private failAll(reason: string): void {
     const calls = [...this.calls.values()];
     this.calls.clear();
-    for (const call of calls) call.reject(new HttpError('FROST_ERR_DECODER_CRASHED', { model: this.card.name }, { cause: new Error(reason) }));
+    for (const call of calls) call.reject(new DecoderCrashedError(this.card.name, { cause: new Error(reason) }));
     if (!this.releasing) this.opts.onCrash?.(reason, this);
   }
 }

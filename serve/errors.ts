@@ -1,5 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
+import { CaptionUnavailableError, DecoderCrashedError, QueueFullError } from './decode-errors.ts';
 
 /**
  * Every error the server can answer with, in one place, so clients can switch on a stable `code`
@@ -104,6 +105,10 @@ interface BodyParserError {
 /** Maps anything thrown in a handler to an {@link HttpError}; unexpected errors become a 500. */
 export function toHttpError(err: unknown): HttpError {
   if (err instanceof HttpError) return err;
+  // The decoding side's errors (decode-errors.ts), in HTTP terms.
+  if (err instanceof QueueFullError) return new HttpError('FROST_ERR_OVERLOADED', { queue: err.queue }, { cause: err });
+  if (err instanceof DecoderCrashedError) return new HttpError('FROST_ERR_DECODER_CRASHED', { model: err.model }, { cause: err.cause ?? err });
+  if (err instanceof CaptionUnavailableError) return new HttpError('FROST_ERR_CAPTION_UNAVAILABLE', { model: err.model }, { cause: err });
   const bp = (err ?? {}) as BodyParserError;
   if (bp.type === 'entity.parse.failed') {
     return new HttpError('FROST_ERR_BAD_JSON', { detail: bp.message ?? 'parse error' }, { cause: err });

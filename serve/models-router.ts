@@ -1,18 +1,14 @@
 /** `GET /v1/models`: the loaded models' cards, without their vocabularies. */
 import { Router } from 'express';
 import type { ModelCard } from '../core/runtime/model-card.ts';
+import type { ModelSummary, ModelsResponse } from '../core/wire.ts';
 import type { ModelRegistry } from './model-registry.ts';
-
-/** A card as `GET /v1/models` lists it: the vocabularies replaced by their sizes. */
-export type ModelSummary = Omit<ModelCard, 'source' | 'target'> & {
-  source?: { lang: string; size: number };
-  target: { lang: string; size: number };
-};
 
 export function modelsRouter(registry: ModelRegistry): Router {
   const router = Router();
   router.get('/v1/models', (_req, res) => {
-    res.json({ default: registry.defaultName ?? null, models: registry.list().map((m) => summarise(m.runtime.card)) });
+    const body: ModelsResponse = { default: registry.defaultName ?? null, models: registry.list().map((m) => summarise(m.runtime.card)) };
+    res.json(body);
   });
   return router;
 }

@@ -9,6 +9,7 @@ import { ServeMetrics } from './metrics.ts';
 import { ModelRegistry } from './model-registry.ts';
 import type { RequestLimits } from './schemas.ts';
 import { RequestTracker } from './shutdown.ts';
+import type { WebClient } from './static.ts';
 import { watchModels, type ModelWatch } from './watch.ts';
 import { defaultWorkers, WorkerRuntime } from './worker-runtime.ts';
 
@@ -33,6 +34,8 @@ export interface ServerOptions {
   batching?: Partial<BatchingOptions>;
   /** Served as static files under /reports/ (`frost report --out reports/NAME`). @default `reports` in the working directory */
   reportsDir?: string;
+  /** The browser client served at `/` (clients/web/build/web-client.ts). @default none: no page */
+  web?: WebClient;
   /** Reload a model when its directory changes (see serve/watch.ts). @default false */
   watch?: boolean;
   /** How long {@link RunningServer.close} waits for in-flight requests before dropping them. @default 30000 */
@@ -101,6 +104,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     registry,
     limits: opts.limits,
     reportsDir: opts.reportsDir,
+    web: opts.web,
     pool,
     metrics,
     logger,

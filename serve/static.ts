@@ -1,22 +1,35 @@
 /**
- * The browser client's routes: the page (`/`, built from clients/web on first request), ONNX
- * Runtime's wasm files (`/ort/:file`), and each loaded model's files
+ * The browser client's routes: the page (`/`, built on first request by the {@link WebClient}
+ * the CLI hands in), ONNX Runtime's wasm files (`/ort/:file`), and each loaded model's files
  * (`GET /v1/models/:name/files/:file`), which the page downloads to translate in the browser.
  */
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { Router, type NextFunction, type Request, type Response } from 'express';
-import { bundleWebApp, type WebBundle } from '../clients/web/build/bundle.ts';
-import { ISOLATION_HEADERS } from '../clients/web/build/isolation.ts';
-import { ORT_RUNTIME_FILES, ortContentType, ortDistDir } from '../clients/web/build/ort-files.ts';
 import { MODEL_CARD_FILE } from '../core/runtime/model-card.ts';
 import { HttpError } from './errors.ts';
 import type { ModelRegistry } from './model-registry.ts';
 
+/** The built page as the server serves it. */
+export interface WebPage {
+  /** Files by page-relative path: `index.html`, `app/main.js`, ... */
+  files: ReadonlyMap<string, { contents: Uint8Array; contentType: string }>;
+}
+
+/** The browser client the server serves (clients/web/build/web-client.ts makes one). */
+export interface WebClient {
+  /** Builds the page; run once, on the first request for it. */
+  bundle(): Promise<WebPage>;
+  /** Headers of every page and ORT file (cross-origin isolation, for ORT's wasm threads). */
+  headers: Readonly<Record<string, string>>;
+  /** onnxruntime-web's runtime files the page fetches: their names, folder and content types. */
+  ort: { files: readonly string[]; dir: string; contentType(file: string): string };
+}
+
 /** Options of {@link webRouter}. */
 export interface WebRouterOptions {
   registry: ModelRegistry;
-  /** Builds the page. @default {@link bundleWebApp}, run once on the first request for the page */
-  bundle?: () => Promise<WebBundle>;
+  /** The page and its runtime files. @default none: only the model files are served */
+  web?: WebClient;
 }
 
 /** Page files change when the server restarts with new code: revalidate (by ETag) on every load. */
@@ -28,27 +41,25 @@ const REVALIDATE = 'no-cache';
  * another file of the model directory, let alone outside it.
  */
 export function webRouter(opts: WebRouterOptions): Router {
-  const { registry } = opts;
-  const build = opts.bundle ?? (() => bundleWebApp());
-  let built: Promise<WebBundle> | undefined;
-  const page = (): Promise<WebBundle> => {
-    built ??= build().catch((err: unknown) => {
+  const { registry, web } = opts;
+  let built: Promise<WebPage> | undefined;
+  const page = (client: WebClient): Promise<WebPage> => {
+    built ??= client.bundle().catch((err: unknown) => {
       built = undefined; // let the next request try again
       throw err;
     });
     return built;
   };
-  const ortDir = ortDistDir();
 
   const router = Router();
 
   const sendPageFile = (path: string) => async (_req: Request, res: Response, next: NextFunction) => {
-    const asset = (await page()).files.get(path);
-    if (!asset) {
+    const asset = web && (await page(web)).files.get(path);
+    if (!web || !asset) {
       next();
       return;
     }
-    res.set({ ...ISOLATION_HEADERS, 'Content-Type': asset.contentType, 'Cache-Control': REVALIDATE, 'X-Content-Type-Options': 'nosniff' });
+    res.set({ ...web.headers, 'Content-Type': asset.contentType, 'Cache-Control': REVALIDATE, 'X-Content-Type-Options': 'nosniff' });
     res.send(Buffer.from(asset.contents.buffer, asset.contents.byteOffset, asset.contents.byteLength));
   };
 
@@ -57,13 +68,13 @@ export function webRouter(opts: WebRouterOptions): Router {
 
   router.get('/ort/:file', (req, res, next) => {
     const file = req.params.file;
-    if (!ORT_RUNTIME_FILES.includes(file)) {
+    if (!web || !web.ort.files.includes(file)) {
       next();
       return;
     }
     res.sendFile(
-      join(ortDir, file),
-      { headers: { ...ISOLATION_HEADERS, 'Content-Type': ortContentType(file), 'Cache-Control': REVALIDATE } },
+      join(web.ort.dir, file),
+      { headers: { ...web.headers, 'Content-Type': web.ort.contentType(file), 'Cache-Control': REVALIDATE } },
       (err) => err && next(err),
     );
   });

@@ -6,6 +6,7 @@
  */
 import { Router, type Request, type Response } from 'express';
 import type { Translation, TranslationHypothesis } from '../core/runtime/seq2seq.ts';
+import type { TranslateResponse, WireHypothesis } from '../core/wire.ts';
 import type { BatcherPool } from './batcher-pool.ts';
 import { HttpError, toHttpError } from './errors.ts';
 import { jsonBody } from './json-body.ts';
@@ -13,23 +14,6 @@ import type { ModelRegistry } from './model-registry.ts';
 import { requestDeadline } from './request-deadline.ts';
 import { parseTranslateRequest, type RequestLimits } from './schemas.ts';
 import { EventStream } from './sse.ts';
-
-/**
- * One hypothesis as sent over the wire (snake_case). A hypothesis the model gave zero probability
- * has score and log_prob -Infinity, which JSON writes as null.
- */
-export interface WireHypothesis {
-  text: string;
-  score: number;
-  log_prob: number;
-}
-
-/** The body of a `POST /v1/translate` answer. */
-export interface TranslateResponse {
-  model: string;
-  translations: Array<WireHypothesis & { n_best?: WireHypothesis[] }>;
-  timing: { total_ms: number; tokens: number };
-}
 
 /** Options of {@link translateRouter}. */
 export interface TranslateRouterOptions {

@@ -25,6 +25,7 @@ import { ModelRegistry } from '../serve/model-registry.ts';
 import { browserSkipReason, launchBrowser, settle, type TestBrowser } from './helpers/browser.ts';
 import { TOY_CAPTION_MODEL_NAME, toyCaptionModel, type ToyCaptionModel } from './helpers/toy-caption-model.ts';
 import { writeTinyModelDir } from './helpers/tiny-model.ts';
+import { webClient } from '../clients/web/build/web-client.ts';
 
 /** Not the runtime's default of 10, so the test shows the page passes on the width it is given. */
 const BEAM = 3;
@@ -71,7 +72,7 @@ describe('captioning in the web page (Chromium)', { skip: browserSkipReason(), t
       ],
       TOY_CAPTION_MODEL_NAME,
     );
-    server = createApp({ registry, onInternalError: (err) => serverErrors.push(err) }).listen(0, '127.0.0.1');
+    server = createApp({ registry, web: webClient(), onInternalError: (err) => serverErrors.push(err) }).listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
     browser = await launchBrowser();

@@ -14,6 +14,7 @@ import type { Page } from 'playwright-core';
 import { startServer, type RunningServer } from '../serve/server.ts';
 import { browserSkipReason, launchBrowser, type TestBrowser, settle } from './helpers/browser.ts';
 import { writeTinyModelDir } from './helpers/tiny-model.ts';
+import { webClient } from '../clients/web/build/web-client.ts';
 
 /** Sentences in the tiny model's vocabulary (plus one unknown word), all with non-empty outputs at beam 4. */
 const SENTENCES = ['The red dog sits on a big house .', 'a small cat and a big dog', 'the blue ball and the zebra'];
@@ -31,7 +32,7 @@ describe('web client in Chromium', { skip: browserSkipReason(), timeout: 180_000
   before(async () => {
     root = await mkdtemp(join(tmpdir(), 'frost-web-page-'));
     await writeTinyModelDir(join(root, 'models', 'tiny'));
-    server = await startServer({ modelsDir: join(root, 'models'), port: 0, host: '127.0.0.1', intraOpNumThreads: 1, log: () => {} });
+    server = await startServer({ modelsDir: join(root, 'models'), port: 0, host: '127.0.0.1', intraOpNumThreads: 1, web: webClient(), log: () => {} });
     browser = await launchBrowser();
     browser.context.on('request', (r) => requested.push(r.url()));
     page = await browser.context.newPage();

@@ -26,9 +26,9 @@ import { readGraphInfo } from '../export/inspect-graph.ts';
 import { resolveArchConfig } from '../models/index.ts';
 import { startServer, type RunningServer } from '../serve/server.ts';
 import { initBackend } from '../train/backend/select.ts';
-import { train } from '../train/trainer.ts';
 import { browserSkipReason, launchBrowser, type TestBrowser, settle } from './helpers/browser.ts';
 import { trainToyRun } from './helpers/toy-run.ts';
+import { webClient } from '../clients/web/build/web-client.ts';
 
 const MODEL = 'seeded-fixed-uniform';
 /** Where the test serves onnxruntime-web's JavaScript API to the page (the page bundles its own copy). */
@@ -70,7 +70,7 @@ describe('a head regenerated from its seed, in Chromium', { skip: browserSkipRea
     // The default export: the head's matrix is not in the file, only its seed.
     ({ card } = await exportRun(runDir, modelDir, { checkpoint: 'last', quiet: true, name: MODEL }));
 
-    server = await startServer({ modelsDir: join(root, 'models'), port: 0, host: '127.0.0.1', intraOpNumThreads: 1, log: () => {} });
+    server = await startServer({ modelsDir: join(root, 'models'), port: 0, host: '127.0.0.1', intraOpNumThreads: 1, web: webClient(), log: () => {} });
     browser = await launchBrowser();
     page = await browser.context.newPage();
     const api = await readFile(join(ortDistDir(), 'ort.wasm.min.mjs'));

@@ -12,6 +12,7 @@ import { ORT_RUNTIME_FILES, ortDistDir } from '../clients/web/build/ort-files.ts
 import { writeStaticSite } from '../clients/web/build/static-site.ts';
 import { startServer, type RunningServer } from '../serve/server.ts';
 import { writeTinyModelDir } from './helpers/tiny-model.ts';
+import { webClient } from '../clients/web/build/web-client.ts';
 
 let root: string;
 let modelDir: string;
@@ -23,7 +24,7 @@ before(async () => {
   // A file in the model directory that the card does not name: it must never be served.
   await writeFile(join(modelDir, 'notes.txt'), 'private');
   await writeFile(join(root, 'models', 'outside.txt'), 'outside');
-  server = await startServer({ modelsDir: join(root, 'models'), port: 0, intraOpNumThreads: 1, log: () => {} });
+  server = await startServer({ modelsDir: join(root, 'models'), port: 0, intraOpNumThreads: 1, web: webClient(), log: () => {} });
 });
 
 after(async () => {

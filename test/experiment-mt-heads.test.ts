@@ -107,7 +107,7 @@ describe('frost experiment mt-heads on the toy corpus', () => {
       }
 
       const tables = await page.$$eval('table[data-table]', (ts) => ts.map((t) => t.getAttribute('data-table')));
-      assert.deepEqual(tables, ['bleu', 'claim', 'params', 'files', 'latency', 'vocabulary', 'matrix', 'pairs-tgt', 'training']);
+      assert.deepEqual(tables, ['bleu', 'chrf', 'claim', 'params', 'files', 'latency', 'vocabulary', 'matrix', 'pairs-tgt', 'training']);
       const cells = await page.$$eval('td[data-path]', (tds) => tds.map((td) => [td.getAttribute('data-path')!, td.textContent ?? ''] as const));
       assert.ok(cells.length >= 50, `only ${cells.length} table cells are tied to report.json`);
       for (const [path, text] of cells) assertShows(report, path, text);

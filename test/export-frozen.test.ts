@@ -15,7 +15,6 @@ import { buildModel, resolveArchConfig } from '../models/index.ts';
 import { l2NormaliseRowsOnnx, seededUniformMatrixOnnx } from '../models/heads/seeded-matrix-onnx.ts';
 import { ParamStore } from '../models/params.ts';
 import { initBackend } from '../train/backend/select.ts';
-import { train } from '../train/trainer.ts';
 import { checkModel, runOrt, runOrtWeb, type TensorResult } from './helpers/onnx-check.ts';
 import { optimizedOpTypes } from './helpers/ort-optimized.ts';
 import { trainToyRun } from './helpers/toy-run.ts';

@@ -44,11 +44,11 @@ function runKernel(name: string, inputs: tf.NamedTensorMap, attrs: tf.NamedAttrM
 
 function withBackend<T>(name: string, fn: () => T): T {
   const previous = tf.getBackend();
-  tf.setBackend(name);
+  void tf.setBackend(name); // cpu and wasm are registered and initialised already, so the switch is synchronous
   try {
     return fn();
   } finally {
-    tf.setBackend(previous);
+    void tf.setBackend(previous);
   }
 }
 

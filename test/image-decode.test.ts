@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { deflateSync } from 'node:zlib';
 import sharp from 'sharp';
-import { decodeImage, ImageDecodeError } from '../core/image/decode-node.ts';
+import { decodeImage, type ImageDecodeError } from '../core/image/decode-node.ts';
 import { isCompleteImage, readImageSize, sniffImageFormat } from '../core/image/sniff.ts';
 
 let dir: string;

@@ -10,6 +10,21 @@ import { encodeAttribute } from '../core/onnx/attributes.ts';
 import { float16BitsToFloat32, float32ToFloat16Bits, fromFloat16Array, toFloat16Array } from '../core/onnx/float16.ts';
 import { GraphBuilder } from '../core/onnx/graph-builder.ts';
 import { AttributeType, decodeModel } from '../core/onnx/proto.ts';
+
+/** The fields of a decoded ModelProto these tests read (protobufjs's JSON-like form). */
+interface DecodedModel {
+  ir_version: number;
+  opset_import: { domain: string; version: number }[];
+  producer_name: string;
+  doc_string: string;
+  metadata_props: { key: string; value: string }[];
+  graph: {
+    input: { type: { tensor_type: { shape: { dim: unknown[] } } } }[];
+    initializer: { name: string; data_type: number; float_data?: number[]; raw_data: Uint8Array }[];
+    node: { op_type: string; input: string[] }[];
+  };
+}
+const decode = (bytes: Uint8Array): DecodedModel => decodeModel(bytes) as unknown as DecodedModel;
 import { streamKey, uniformMatrix } from '../core/random.ts';
 import { checkModel, runOrt, runOrtWeb, type TensorResult } from './helpers/onnx-check.ts';
 
@@ -124,7 +139,7 @@ test('MatMul + Add + Softmax with dynamic batch, in onnxruntime-node and -web', 
     }
   }
 
-  const model = decodeModel(bytes) as any;
+  const model = decode(bytes);
   assert.equal(model.ir_version, 8);
   assert.deepEqual(model.opset_import, [{ domain: '', version: 18 }]);
   assert.equal(model.producer_name, 'frost');
@@ -132,7 +147,8 @@ test('MatMul + Add + Softmax with dynamic batch, in onnxruntime-node and -web', 
   assert.deepEqual(model.metadata_props, [{ key: 'frost_test', value: '1' }]);
   assert.deepEqual(model.graph.input[0].type.tensor_type.shape.dim, [{ dim_param: 'batch' }, { dim_value: inDim }]);
   // Weights go to raw_data (little-endian), never to float_data.
-  const w = model.graph.initializer.find((t: any) => t.name === 'head/W');
+  const w = model.graph.initializer.find((t) => t.name === 'head/W');
+  assert.ok(w);
   assert.equal(w.float_data, undefined);
   assert.deepEqual(new Float32Array(new Uint8Array(w.raw_data).buffer), W);
   assert.deepEqual(b.initializerBytesByScope(), { head: (inDim * outDim + outDim) * 4 });
@@ -259,10 +275,12 @@ test('opset-aware helpers (reduce, split, slice, unsqueeze, squeeze) at opsets 1
     }
     assert.deepEqual(report.unchecked, []);
 
-    const model = decodeModel(bytes) as any;
-    const meanNode = model.graph.node.find((n: any) => n.op_type === 'ReduceMean');
+    const model = decode(bytes);
+    const meanNode = model.graph.node.find((n) => n.op_type === 'ReduceMean');
+    assert.ok(meanNode);
     assert.equal(meanNode.input.length, opset >= 18 ? 2 : 1, `ReduceMean axes form at opset ${opset}`);
-    const splitNode = model.graph.node.find((n: any) => n.op_type === 'Split');
+    const splitNode = model.graph.node.find((n) => n.op_type === 'Split');
+    assert.ok(splitNode);
     assert.equal(splitNode.input.length, opset >= 13 ? 2 : 1, `Split form at opset ${opset}`);
 
     for (const batch of [1, 3]) {
@@ -319,8 +337,9 @@ test('float16 initializers and inputs (raw bits) in onnxruntime', async () => {
   b.output(b.cast(bits, 'float32'), 'bits32', 'float32', [2]);
   const bytes = b.toBytes();
   checkModel(bytes);
-  const model = decodeModel(bytes) as any;
-  const stored = model.graph.initializer.find((t: any) => t.name === 'c');
+  const model = decode(bytes);
+  const stored = model.graph.initializer.find((t) => t.name === 'c');
+  assert.ok(stored);
   assert.equal(stored.data_type, 10);
   assert.deepEqual(Array.from(new Uint16Array(new Uint8Array(stored.raw_data).buffer)), [0x3c00, 0x2e66, 0x7bff, 0]);
   for (const run of [runOrt, runOrtWeb]) {

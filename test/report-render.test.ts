@@ -45,7 +45,7 @@ function run(id: string, head: string, pair: [string, string], over: { learnable
     },
     onnx: { fp32: size(1), fp16: size(0.5), int8: size(0.27) },
     latency: { beam: 5, threads: 1, batch1Ms: 12.34, batch1Sentences: 10, batch64Ms: 456.7, batch64Size: 64, batch64Batches: 3, loadAverage: 1.5 },
-    test: { split: 'test2016', sentences: 1000, beam: 5, bleu: over.bleu, bleuSignature: 'nrefs:1|case:lc|eff:no|tok:13a|smooth:exp', vocabUsage: 812, refVocabUsage: 1500, rareRate: 0.0123, refRareRate: 0.05, words: 12000 },
+    test: { split: 'test2016', sentences: 1000, beam: 5, bleu: over.bleu, bleuSignature: 'nrefs:1|case:lc|eff:no|tok:13a|smooth:exp', chrf: over.bleu + 30, chrfpp: over.bleu + 28, vocabUsage: 812, refVocabUsage: 1500, rareRate: 0.0123, refRareRate: 0.05, words: 12000 },
     matrix: {
       kind: head === 'learned' ? 'learned' : 'frozen',
       description: 'test matrix',
@@ -230,6 +230,17 @@ describe('rendering', () => {
       ['fixed-l2', '19.60', '–'],
       ['hadamard', '–', '15.50'],
     ]);
+  });
+
+  test('tables: chrF and chrF++ beside Table 2, two columns per pair', () => {
+    const chrf = reportTables(report).find((t) => t.id === 'chrf')!;
+    assert.deepEqual(chrf.header, ['head', 'de→en chrF2', 'de→en chrF2++', 'en→de chrF2', 'en→de chrF2++']);
+    assert.deepEqual(chrf.rows.map((r) => r.map((c) => c.text)), [
+      ['learned', '50.05', '48.05', '–', '–'],
+      ['fixed-l2', '49.60', '47.60', '–', '–'],
+      ['hadamard', '–', '–', '45.50', '43.50'],
+    ]);
+    assert.equal(chrf.rows[0]![2]!.path, 'runs.0.test.chrfpp');
   });
 
   test('every numeric cell names the report.json value it shows, and shows it', () => {

@@ -1,6 +1,9 @@
+import * as tf from '@tensorflow/tfjs-core';
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Seq2SeqModel } from '../models/index.ts';
+import type { Adam } from './optim/adam.ts';
 
 /**
  * A checkpoint is a folder with `tensors.bin` (float32 little-endian, concatenated) and
@@ -67,7 +70,7 @@ export async function loadCheckpoint(dir: string): Promise<LoadedCheckpoint> {
   try {
     manifest = JSON.parse(await readFile(manifestPath, 'utf8')) as Manifest;
   } catch (err) {
-    throw new Error(`corrupt or missing checkpoint manifest ${manifestPath}: ${(err as Error).message}`);
+    throw new Error(`corrupt or missing checkpoint manifest ${manifestPath}: ${(err as Error).message}`, { cause: err });
   }
   if (manifest.format !== 'frost-checkpoint' || !Array.isArray(manifest.tensors)) {
     throw new Error(`${manifestPath} is not a frost checkpoint manifest`);
@@ -76,7 +79,7 @@ export async function loadCheckpoint(dir: string): Promise<LoadedCheckpoint> {
   try {
     bytes = await readFile(binPath);
   } catch (err) {
-    throw new Error(`missing checkpoint tensors ${binPath}: ${(err as Error).message}`);
+    throw new Error(`missing checkpoint tensors ${binPath}: ${(err as Error).message}`, { cause: err });
   }
   if (bytes.length !== manifest.bytes) {
     throw new Error(`corrupt checkpoint ${binPath}: ${bytes.length} bytes, manifest says ${manifest.bytes}`);
@@ -88,4 +91,39 @@ export async function loadCheckpoint(dir: string): Promise<LoadedCheckpoint> {
   const tensors = new Map<string, { shape: number[]; data: Float32Array }>();
   for (const t of manifest.tensors) tensors.set(t.name, { shape: t.shape, data: all.subarray(t.offset, t.offset + t.length) });
   return { tensors, state: manifest.state };
+}
+
+/** The model's learnable parameters and the optimiser's moments, as checkpoint tensors. */
+export function collectTensors(model: Seq2SeqModel, optimizer: Adam): CheckpointTensor[] {
+  const out: CheckpointTensor[] = [];
+  for (const [name, v] of model.params.learnable) {
+    out.push({ name, shape: [...v.shape], data: v.dataSync() as Float32Array });
+    out.push({ name: `adam.m/${name}`, shape: [...v.shape], data: optimizer.m.get(name)!.dataSync() as Float32Array });
+    out.push({ name: `adam.v/${name}`, shape: [...v.shape], data: optimizer.v.get(name)!.dataSync() as Float32Array });
+  }
+  return out;
+}
+
+/** Loads learnable parameters (and Adam moments, if given) from checkpoint tensors, checking every shape. */
+export function restoreTensors(
+  model: Seq2SeqModel,
+  optimizer: Adam | null,
+  tensors: Map<string, { shape: number[]; data: Float32Array }>,
+  where: string,
+): void {
+  const put = (target: tf.Variable, name: string) => {
+    const t = tensors.get(name);
+    if (!t) throw new Error(`checkpoint in ${where} has no tensor '${name}'`);
+    if (t.shape.join() !== target.shape.join()) {
+      throw new Error(`checkpoint in ${where}: '${name}' has shape [${t.shape}], the model expects [${target.shape}]`);
+    }
+    target.assign(tf.tensor(t.data, target.shape, 'float32'));
+  };
+  for (const [name, v] of model.params.learnable) {
+    put(v, name);
+    if (optimizer) {
+      put(optimizer.m.get(name)!, `adam.m/${name}`);
+      put(optimizer.v.get(name)!, `adam.v/${name}`);
+    }
+  }
 }

@@ -1,6 +1,7 @@
 import { generate } from '../core/decode/generate.ts';
 import type { SearchOptions } from '../core/decode/types.ts';
 import { corpusBleu } from '../core/metrics/bleu.ts';
+import { corpusChrf } from '../core/metrics/chrf.ts';
 import type { Tokenizer } from '../core/text/tokenize.ts';
 import { SPECIALS, type Vocabulary } from '../core/vocab.ts';
 import type { Seq2SeqModel } from '../models/index.ts';
@@ -36,13 +37,17 @@ export interface BleuResult {
   bleu: number;
   /** BLEU with both sides lower-cased (sacreBLEU --lowercase): what word-level, lower-casing models compare on. */
   bleuLc: number;
+  /** chrF2 and chrF2++, lower-cased. */
+  chrf: number;
+  chrfpp: number;
   hypotheses: string[];
 }
 
 /**
- * Corpus BLEU of detokenised output against the raw references, cased (the headline) and lower-cased. A
- * word-level Multi30k model writes lower-case text, so its cased figure is low by construction; subword models
- * keep case.
+ * Corpus BLEU of detokenised output against the raw references, cased (sacreBLEU's default, the headline)
+ * and lower-cased, and chrF and chrF++ of the same output, lower-cased (sacreBLEU's defaults otherwise). A
+ * word-level Multi30k model writes lower-case text, so its cased BLEU is low by construction; subword models keep
+ * case.
  */
 export async function evaluateBleu(
   model: Seq2SeqModel,
@@ -58,6 +63,8 @@ export async function evaluateBleu(
   return {
     bleu: corpusBleu(hypotheses, refs).score,
     bleuLc: corpusBleu(hypotheses, refs, { lowercase: true }).score,
+    chrf: corpusChrf(hypotheses, refs, { lowercase: true }).score,
+    chrfpp: corpusChrf(hypotheses, refs, { lowercase: true, wordOrder: 2 }).score,
     hypotheses,
   };
 }

@@ -1,10 +1,10 @@
-import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { getTokenizer, type Tokenizer } from '../core/text/tokenize.ts';
 import { Vocabulary } from '../core/vocab.ts';
 import { filterByLength, type EncodedPair } from './data/batches.ts';
 import { loadParallelCorpus, type Pair } from './data/corpus.ts';
 import { RUN_FILES, type TranslationRunConfig } from './run-config.ts';
+import { readVocab, writeVocab } from './run-folder.ts';
 import { learnSubwords, runTokenizer } from './subwords.ts';
 
 /** A corpus ready to train on: vocabularies and id sequences, plus raw text for BLEU. */
@@ -67,21 +67,4 @@ export async function prepareData(config: TranslationRunConfig, runDir: string, 
   const evalSplit = (pairs: Pair[]) =>
     pairs.map((p) => ({ src: sv.encode(tok.tokenize(p.src, src)).slice(0, config.lengths.maxSrcLen * 2), ref: p.tgt }));
   return { tokenizer: tok, srcVocab: sv, tgtVocab: tv, train: kept, val: evalSplit(corpus.val), test: evalSplit(corpus.test), dropped };
-}
-
-export async function readVocab(path: string): Promise<Vocabulary> {
-  let json: unknown;
-  try {
-    json = JSON.parse(await readFile(path, 'utf8'));
-  } catch (err) {
-    throw new Error(`cannot read vocabulary ${path}: ${(err as Error).message}`);
-  }
-  const { tokens, frequencies } = json as { tokens: string[]; frequencies?: number[] };
-  if (!Array.isArray(tokens)) throw new Error(`${path} is not a frost vocabulary (no 'tokens' list)`);
-  return Vocabulary.fromJSON(tokens, frequencies);
-}
-
-/** Tokens by id and their training frequencies (reports correlate target-vector norms with them). */
-export async function writeVocab(path: string, vocab: Vocabulary): Promise<void> {
-  await writeFile(path, JSON.stringify({ tokens: vocab.toJSON(), frequencies: vocab.frequencies }));
 }

@@ -147,11 +147,6 @@ export async function readRunConfig(runDir: string): Promise<RunConfig> {
   return parsed.data;
 }
 
-/** Reads a translation run's config; a run of another task is refused, naming it. */
-export async function readTranslationRunConfig(runDir: string): Promise<TranslationRunConfig> {
-  return expectTask(await readRunConfig(runDir), 'translation', `${runDir}: this reader`);
-}
-
 export async function writeRunConfig(runDir: string, config: RunConfig): Promise<void> {
   await writeFile(join(runDir, RUN_FILES.config), `${JSON.stringify(config, null, 2)}\n`);
 }

@@ -68,3 +68,16 @@ export async function runTokenizer(
     join(runDir, file),
   );
 }
+
+/** Subword runs: the card's `subword` block and the `.model` files' bytes by name; undefined for word runs. */
+export async function readSubwords(
+  config: TextConfig,
+  runDir: string,
+  langs: readonly string[],
+): Promise<{ spec: SubwordSpec; files: Record<string, Uint8Array> } | undefined> {
+  if (config.vocab.kind !== 'bpe') return undefined;
+  const spec = subwordSpec(config.vocab, langs);
+  const files: Record<string, Uint8Array> = {};
+  for (const file of new Set(Object.values(spec.files))) files[file] = new Uint8Array(await readFile(join(runDir, file)));
+  return { spec, files };
+}

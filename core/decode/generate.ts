@@ -1,6 +1,6 @@
-import { beamSearch } from './beam-search.ts';
-import { greedySearch } from './greedy.ts';
-import type { DecodeModel, GenerateOptions } from './search-options.ts';
+import { createSearch } from './create-search.ts';
+import { runSearch } from './search.ts';
+import { resolveSearchOptions, type DecodeModel, type GenerateOptions } from './search-options.ts';
 import type { Hypothesis } from './types.ts';
 
 export type { DecodeModel, GenerateOptions } from './search-options.ts';
@@ -34,8 +34,6 @@ export async function generate<State>(
   batchSize: number,
   opts: GenerateOptions = {},
 ): Promise<Hypothesis[][]> {
-  // Anything but plain beam 1 / nBest 1 goes to beam search, whose validation reports bad values.
-  return (opts.beam ?? 1) === 1 && (opts.nBest ?? 1) === 1
-    ? greedySearch(model, initialState, batchSize, opts)
-    : beamSearch(model, initialState, batchSize, opts);
+  const resolved = resolveSearchOptions(model, batchSize, opts);
+  return runSearch(model, initialState, createSearch(batchSize, resolved), resolved.processors);
 }

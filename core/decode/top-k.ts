@@ -111,7 +111,7 @@ function worse(va: number, ia: number, vb: number, ib: number): boolean {
 /** Places (idx, val) at `pos` and moves it up while it is worse than its parent. */
 function siftUp(heapI: Int32Array, heapV: Float64Array, pos: number, idx: number, val: number): void {
   while (pos > 0) {
-    const parent = (pos - 1) >> 1;
+    const parent = Math.floor((pos - 1) / 2);
     if (!worse(val, idx, heapV[parent], heapI[parent])) break;
     heapI[pos] = heapI[parent];
     heapV[pos] = heapV[parent];

@@ -1,13 +1,24 @@
 /**
  * sacreBLEU-compatible BLEU (Papineni et al., 2002), so scores in frost reports can be compared with
- * published ones. Ported from sacrebleu 2.x (sacrebleu/metrics/bleu.py, sacrebleu/tokenizers/*.py);
- * same statistics, smoothing, effective order, brevity penalty and number formatting.
+ * published ones. Ported from sacreBLEU 2.6.0 (sacrebleu/metrics/bleu.py; the tokenisers are in
+ * ./tokenizers/); same statistics, smoothing, effective order, brevity penalty and number formatting.
  *
  * Isomorphic: no Node APIs.
  */
 
-/** The tokenisers sacreBLEU applies to detokenised text before counting n-grams. */
-export type BleuTokenizerName = '13a' | 'intl' | 'none' | 'char';
+import { formatFixed, pyRstrip, pySplit } from './python-text.ts';
+import { SACREBLEU_VERSION } from './sacrebleu-version.ts';
+import { type BleuTokenizerName, getBleuTokenizer } from './tokenizers/index.ts';
+
+export { formatFixed } from './python-text.ts';
+export {
+  bleuTokenizers,
+  type BleuTokenizerName,
+  tokenize13a,
+  tokenizeChar,
+  tokenizeIntl,
+  tokenizeZh,
+} from './tokenizers/index.ts';
 
 /** Smoothing methods of Chen & Cherry (2014) as named by sacreBLEU. */
 export type SmoothMethod = 'exp' | 'floor' | 'add-k' | 'none';
@@ -68,94 +79,6 @@ const SMOOTH_DEFAULTS: Record<SmoothMethod, number | undefined> = {
 const MAX_NGRAM_ORDER = 4;
 
 // ---------------------------------------------------------------------------------------------
-// Python string semantics that sacreBLEU relies on.
-
-/** Python's str.isspace() set, used by str.split() and str.rstrip(); JS \s differs (U+FEFF, U+001C-1F, U+0085). */
-const PY_SPACE = '\\t\\n\\v\\f\\r\\u001c-\\u001f \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
-const RE_PY_SPLIT = new RegExp(`[${PY_SPACE}]+`, 'u');
-const RE_PY_RSTRIP = new RegExp(`[${PY_SPACE}]+$`, 'u');
-
-/** Python `line.split()`. */
-function pySplit(line: string): string[] {
-  return line.split(RE_PY_SPLIT).filter((t) => t !== '');
-}
-
-/**
- * Python's `f"{x:.{digits}f}"`. JS toFixed rounds an exact tie (e.g. 6.25 to one decimal) away from
- * zero; Python rounds it to even ("6.2"). Ties are only possible when x * 2^(digits+1) is an odd
- * integer, so we detect those and step the last digit down when it came out odd.
- */
-export function formatFixed(x: number, digits: number): string {
-  if (Number.isNaN(x)) return 'nan';
-  if (!Number.isFinite(x)) return x > 0 ? 'inf' : '-inf';
-  const abs = Math.abs(x);
-  let text = abs.toFixed(digits);
-  const scaled = abs * 2 ** (digits + 1);
-  if (Number.isInteger(scaled) && scaled % 2 === 1) {
-    const n = BigInt(text.replace('.', ''));
-    if (n % 2n === 1n) {
-      const m = (n - 1n).toString().padStart(digits + 1, '0');
-      text = digits > 0 ? `${m.slice(0, -digits)}.${m.slice(-digits)}` : m;
-    }
-  }
-  return x < 0 || Object.is(x, -0) ? `-${text}` : text;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Tokenisers (sacrebleu/tokenizers)
-
-// Porting note: tokenizer_re.py's regexes, in order. Python's [0-9] and [^0-9] are ASCII here too.
-const RE_13A_SYMBOLS = /([{-~[-` -&(-+:-@/])/gu;
-const RE_13A_PERIOD_COMMA_AFTER_NON_DIGIT = /([^0-9])([.,])/gu;
-const RE_13A_PERIOD_COMMA_BEFORE_NON_DIGIT = /([.,])([^0-9])/gu;
-const RE_13A_DASH_AFTER_DIGIT = /([0-9])(-)/gu;
-
-/** sacreBLEU's `13a` tokeniser: mteval-v13a.pl's, the WMT default (tokenizer_13a.py + tokenizer_re.py). */
-export function tokenize13a(line: string): string {
-  let s = line.replaceAll('<skipped>', '').replaceAll('-\n', '').replaceAll('\n', ' ');
-  if (s.includes('&')) {
-    s = s.replaceAll('&quot;', '"').replaceAll('&amp;', '&').replaceAll('&lt;', '<').replaceAll('&gt;', '>');
-  }
-  s = ` ${s} `;
-  s = s.replace(RE_13A_SYMBOLS, ' $1 ');
-  s = s.replace(RE_13A_PERIOD_COMMA_AFTER_NON_DIGIT, '$1 $2 ');
-  s = s.replace(RE_13A_PERIOD_COMMA_BEFORE_NON_DIGIT, ' $1 $2');
-  s = s.replace(RE_13A_DASH_AFTER_DIGIT, '$1 $2 ');
-  return pySplit(s).join(' ');
-}
-
-const RE_INTL_PUNCT_AFTER_NON_NUMBER = /(\P{N})(\p{P})/gu;
-const RE_INTL_PUNCT_BEFORE_NON_NUMBER = /(\p{P})(\P{N})/gu;
-const RE_INTL_SYMBOL = /(\p{S})/gu;
-
-/**
- * sacreBLEU's `intl` tokeniser (mteval-v14.pl's international tokenisation, tokenizer_intl.py): splits
- * Unicode punctuation unless between digits, and every symbol.
- *
- * Porting note: like the original, a number followed by a final period keeps the period ("2007.").
- * Unicode categories come from the JS engine's Unicode version, Python's `regex` may be a version newer.
- */
-export function tokenizeIntl(line: string): string {
-  let s = line.replace(RE_INTL_PUNCT_AFTER_NON_NUMBER, '$1 $2 ');
-  s = s.replace(RE_INTL_PUNCT_BEFORE_NON_NUMBER, ' $1 $2');
-  s = s.replace(RE_INTL_SYMBOL, ' $1 ');
-  return pySplit(s).join(' ');
-}
-
-/** sacreBLEU's `char` tokeniser: every code point is a token. */
-export function tokenizeChar(line: string): string {
-  return Array.from(line).join(' ');
-}
-
-/** The BLEU tokenisers by sacreBLEU name; each maps a line to space-separated tokens. */
-export const bleuTokenizers: Readonly<Record<BleuTokenizerName, (line: string) => string>> = Object.freeze({
-  '13a': tokenize13a,
-  intl: tokenizeIntl,
-  none: (line: string) => line,
-  char: tokenizeChar,
-});
-
-// ---------------------------------------------------------------------------------------------
 // Statistics
 
 interface ReferenceInfo {
@@ -205,11 +128,7 @@ interface Resolved {
 }
 
 function resolve(options: BleuOptions, effectiveOrderDefault: boolean): Resolved {
-  const name = options.tokenize ?? '13a';
-  const tokenize = bleuTokenizers[name];
-  if (tokenize === undefined) {
-    throw new Error(`bleu: unknown tokenizer '${name}' (known: ${Object.keys(bleuTokenizers).join(', ')})`);
-  }
+  const tokenize = getBleuTokenizer(options.tokenize ?? '13a');
   const smoothMethod = options.smoothMethod ?? 'exp';
   if (!(smoothMethod in SMOOTH_DEFAULTS)) {
     throw new Error(`bleu: unknown smooth method '${smoothMethod}' (known: ${Object.keys(SMOOTH_DEFAULTS).join(', ')})`);
@@ -226,7 +145,7 @@ function resolve(options: BleuOptions, effectiveOrderDefault: boolean): Resolved
 
 /** Porting note: sacreBLEU's `_preprocess_segment`: lower-case, rstrip (Python whitespace), tokenise. */
 function preprocess(line: string, r: Resolved): string {
-  return r.tokenize((r.lowercase ? line.toLowerCase() : line).replace(RE_PY_RSTRIP, ''));
+  return r.tokenize(pyRstrip(r.lowercase ? line.toLowerCase() : line));
 }
 
 function referenceInfo(refs: readonly string[], r: Resolved): ReferenceInfo {
@@ -402,8 +321,8 @@ function statsToScore(stats: readonly number[], r: Resolved): BleuScore {
 }
 
 /**
- * sacreBLEU's reproducibility signature without the version field, e.g.
- * `nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp`.
+ * sacreBLEU's reproducibility signature, e.g. `nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0`;
+ * the version is the sacreBLEU release frost reproduces ({@link SACREBLEU_VERSION}).
  * @param nrefs references per segment, or 'var' when it varies
  * @param sentence whether the defaults are sentence BLEU's (effective order on)
  */
@@ -418,5 +337,6 @@ export function bleuSignature(nrefs: number | 'var', options: BleuOptions = {}, 
     `eff:${r.effectiveOrder ? 'yes' : 'no'}`,
     `tok:${options.tokenize ?? '13a'}`,
     `smooth:${smooth}`,
+    `version:${SACREBLEU_VERSION}`,
   ].join('|');
 }

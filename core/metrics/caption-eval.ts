@@ -2,15 +2,15 @@
  * Every caption metric frost reports, from one call: BLEU-1..4, ROUGE-L and CIDEr-D as coco-caption
  * computes them, plus vocabulary usage.
  *
- * Hypotheses and references are tokenised with the `caption` tokeniser first (lower case, ASCII
- * punctuation deleted), standing in for coco-caption's Stanford PTBTokenizer step.
- * Porting note: PTBTokenizer splits clitics (`dog's` → `dog 's`) where `caption` deletes the
- * apostrophe (`dogs`); scores can differ slightly from coco-caption on text with clitics or
- * hyphens. Captions generated from a `caption`-tokenised vocabulary are unaffected.
+ * BLEU, ROUGE-L and CIDEr-D see hypotheses and references as coco-caption does: its PTBTokenizer step
+ * (./ptb-tokenize.ts), the hypotheses as one document and the references as another, in image order.
+ * Vocabulary usage counts words as the model's `caption` tokeniser splits them, so that they can be
+ * looked up in the training counts.
  *
  * Isomorphic: no Node APIs.
  */
 import { getTokenizer } from '../text/tokenize.ts';
+import { cocoTokenizeCaptions } from './ptb-tokenize.ts';
 import { ciderD } from './cider-d.ts';
 import { cocoBleu } from './coco-bleu.ts';
 import { rougeL } from './rouge-l.ts';
@@ -35,8 +35,8 @@ export interface CaptionScores {
  */
 export function evaluateCaptions(hyps: readonly string[], refs: readonly (readonly string[])[], trainCounts?: TrainCounts): CaptionScores {
   const { tokenize } = getTokenizer('caption');
-  const h = hyps.map((s) => tokenize(s, 'en'));
-  const r = refs.map((rs) => rs.map((s) => tokenize(s, 'en')));
+  const h = cocoTokenizeCaptions(hyps);
+  const r = regroup(cocoTokenizeCaptions(refs.flat()), refs);
   const { bleu } = cocoBleu(h, r);
   return {
     bleu1: bleu[0]!,
@@ -45,7 +45,16 @@ export function evaluateCaptions(hyps: readonly string[], refs: readonly (readon
     bleu4: bleu[3]!,
     rougeL: rougeL(h, r).score,
     ciderD: ciderD(h, r).score,
-    vocab: vocabUsage(h, trainCounts ? { trainCounts } : {}),
+    vocab: vocabUsage(
+      hyps.map((s) => tokenize(s, 'en')),
+      trainCounts ? { trainCounts } : {},
+    ),
     count: hyps.length,
   };
+}
+
+/** Splits a flat list back into the shape of `groups`. */
+function regroup<T>(flat: readonly T[], groups: readonly (readonly unknown[])[]): T[][] {
+  let at = 0;
+  return groups.map((g) => flat.slice(at, (at += g.length)));
 }

@@ -2,13 +2,18 @@
  * What coco-caption's scorers share: sentences as the reference code splits them, and n-gram
  * counts. Isomorphic: no Node APIs.
  */
+import { pySplit } from './python-text.ts';
 
 /** A sentence as text (split the way the ported scorer splits it) or as tokens. */
 export type Sentence = string | readonly string[];
 
-/** Python's `str.split()`: runs of whitespace separate, and no empty tokens. */
+/**
+ * Python's `str.split()`: runs of whitespace separate, and no empty tokens. Whitespace is Python's set
+ * (U+0085 and U+001C..U+001F are, U+FEFF is not), so a PTB token holding a no-break space splits here
+ * as it does in the reference.
+ */
 export function pythonSplit(sentence: Sentence): readonly string[] {
-  return typeof sentence === 'string' ? sentence.split(/\s+/u).filter((t) => t !== '') : sentence;
+  return typeof sentence === 'string' ? pySplit(sentence) : sentence;
 }
 
 /** Joins n-gram tokens into a map key; U+0000 cannot occur inside a token split from text. */

@@ -1,3 +1,4 @@
+/* eslint-disable no-bitwise -- binary16 conversion is bit packing by definition. */
 /**
  * IEEE 754 binary16 ("fp16", "half") conversions, for exporting float16 models.
  *

@@ -10,7 +10,7 @@
  */
 import type { Hypothesis } from '../decode/types.ts';
 import type { ModelCard } from './model-card.ts';
-import { searchWithHooks } from './search-hooks.ts';
+import { searchWithHooks } from '../decode/search-hooks.ts';
 import { Seq2SeqRuntime, type Seq2SeqRuntimeInit } from './seq2seq.ts';
 
 /** The card's image preprocessing (core/image/preprocess.ts's ImageSpec). */

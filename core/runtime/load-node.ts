@@ -8,6 +8,7 @@ import * as ortNode from 'onnxruntime-node';
 import type { InferenceSession } from 'onnxruntime-common';
 import { MODEL_CARD_FILE, parseModelCard, type ModelCard } from './model-card.ts';
 import { CaptionRuntime } from './caption.ts';
+import { createNodeSession, type NodeSessionOptions } from './ort-node.ts';
 import { Seq2SeqRuntime } from './seq2seq.ts';
 
 /** Where to run: `cpu`, `cuda` (fail unless CUDA works), or `auto` (CUDA when it works, else CPU with a note). */
@@ -50,16 +51,16 @@ export async function loadModelDir(dir: string, opts: LoadModelOptions = {}): Pr
   const encoder = await readGraph(encoderPath, card, card.graphs.encoder.file);
   const decoder = await readGraph(decoderPath, card, card.graphs.decoder.file);
 
-  const base: InferenceSession.SessionOptions = { intraOpNumThreads: threads, graphOptimizationLevel: 'all' };
+  const base: NodeSessionOptions = { intraOpNumThreads: threads };
   const { providers, encoderSession } = await chooseProviders(device, encoder, encoderPath, base, log);
-  const options: InferenceSession.SessionOptions = { ...base, executionProviders: providers };
+  const options: NodeSessionOptions = { ...base, executionProviders: providers };
   return Seq2SeqRuntime.create({
     ort: ortNode,
     card,
     graphs: { encoder, decoder },
     // The CUDA probe already built the encoder's session; reuse it rather than build it twice.
     createSession: (bytes, role) =>
-      role === 'encoder' && encoderSession ? Promise.resolve(encoderSession) : ortNode.InferenceSession.create(bytes, options),
+      role === 'encoder' && encoderSession ? Promise.resolve(encoderSession) : createNodeSession(bytes, options),
     locate: (file) => join(dir, file),
     files: (file) => readCardFile(dir, card, file),
   });
@@ -152,7 +153,7 @@ async function chooseProviders(
   device: Device,
   encoder: Uint8Array,
   encoderPath: string,
-  base: InferenceSession.SessionOptions,
+  base: NodeSessionOptions,
   log: (message: string) => void,
 ): Promise<{ providers: string[]; encoderSession?: InferenceSession }> {
   if (device === 'cpu') return { providers: ['cpu'] };
@@ -162,13 +163,13 @@ async function chooseProviders(
     reason = `this onnxruntime-node build (${process.platform}-${process.arch}) has no CUDA backend`;
   } else {
     try {
-      const session = await ortNode.InferenceSession.create(encoder, { ...base, executionProviders: ['cuda'] });
+      const session = await createNodeSession(encoder, { ...base, executionProviders: ['cuda'] });
       return { providers: ['cuda', 'cpu'], encoderSession: session };
     } catch (err) {
       reason = `creating a session with the 'cuda' execution provider failed: ${firstLine(err)}`;
     }
     try {
-      await (await ortNode.InferenceSession.create(encoder, { ...base, executionProviders: ['cpu'] })).release();
+      await (await createNodeSession(encoder, { ...base, executionProviders: ['cpu'] })).release();
     } catch (err) {
       throw new Error(`${encoderPath}: not a loadable ONNX encoder graph (${firstLine(err)})`, { cause: err });
     }

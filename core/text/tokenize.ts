@@ -132,7 +132,7 @@ function prefixMap(always: string, numericOnly: string): Map<string, PrefixKind>
 }
 
 const RE_WHITESPACE_RUN = re(`[${PERL_SPACE}]+`);
-const RE_CONTROL = /[\u0000-\u001f]/g;
+const RE_CONTROL = /[\u0000-\u001f]/g; // eslint-disable-line no-control-regex -- sacreBLEU strips these
 const RE_SPECIAL_DEFAULT = re(`([^${ALNUM}\\s.'\`,\\-])`);
 const RE_SPECIAL_FI_SV = re(`([^${ALNUM}\\s.:'\`,\\-])`);
 const RE_COLON_FI_SV = re(`(:)(?=$|[^\\p{Lowercase}])`);

@@ -5,6 +5,7 @@
  * them all.
  */
 import type { GraphBuilder } from '../../core/onnx/graph-builder.ts';
+import { Registry } from '../../core/registry.ts';
 import type { DType } from '../../core/onnx/types.ts';
 import type { LayerConfig } from './layer-config.ts';
 import type { Shape } from './model-json.ts';
@@ -46,20 +47,19 @@ export interface LayerContext {
 /** Emits the ONNX nodes of one layer call and returns its outputs. Throws UnsupportedLayerError to refuse. */
 export type LayerConverter = (ctx: LayerContext) => Value[];
 
-const converters = new Map<string, LayerConverter>();
+const converters = new Registry<LayerConverter>('converter for layer class');
 
 /** Registers the converter of a layer class (the model.json `class_name`). Throws on a second registration. */
 export function registerLayerConverter(className: string, convert: LayerConverter): void {
-  if (converters.has(className)) throw new Error(`a converter for '${className}' is already registered`);
-  converters.set(className, convert);
+  converters.register(className, convert);
 }
 
-/** The converter of `className`, if any. */
+/** The converter of `className`, if any (the conversion reports every unsupported class at once). */
 export function layerConverter(className: string): LayerConverter | undefined {
-  return converters.get(className);
+  return converters.find(className);
 }
 
 /** Every layer class with a converter, sorted. */
 export function supportedLayerClasses(): string[] {
-  return [...converters.keys()].sort();
+  return converters.names().sort();
 }

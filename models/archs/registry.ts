@@ -1,31 +1,31 @@
+import { parseOptions } from '../../core/options.ts';
+import { Registry } from '../../core/registry.ts';
 import type { ArchDefinition, ModelSizes, Seq2SeqModel } from './types.ts';
 
-const archs = new Map<string, ArchDefinition<object>>();
+const archs = new Registry<ArchDefinition<object>>('architecture');
 
 export function registerArch<Config extends object>(def: ArchDefinition<Config>): void {
-  if (archs.has(def.name)) throw new Error(`architecture '${def.name}' is already registered`);
-  archs.set(def.name, def as unknown as ArchDefinition<object>);
+  archs.register(def.name, def as unknown as ArchDefinition<object>);
 }
 
 export function archNames(): string[] {
-  return [...archs.keys()];
+  return archs.names();
 }
 
 export function getArch(name: string): ArchDefinition<object> {
-  const def = archs.get(name);
-  if (!def) throw new RangeError(`unknown architecture '${name}'; known: ${archNames().join(', ')}`);
-  return def;
+  return archs.get(name);
 }
 
-/** The preset's config with overrides applied; unknown keys are refused so typos don't pass silently. */
+/**
+ * The preset's config with overrides (`--set`) applied, checked against the architecture's
+ * settings schema: an unknown key or a wrong type is refused (one line naming the settings or the
+ * expected type), so typos don't pass silently.
+ */
 export function resolveArchConfig(arch: string, preset: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   const def = getArch(arch);
   const base = def.presets[preset];
   if (!base) throw new RangeError(`unknown preset '${preset}' for '${arch}'; presets: ${Object.keys(def.presets).join(', ')}`);
-  for (const key of Object.keys(overrides)) {
-    if (!(key in base)) throw new RangeError(`'${key}' is not a setting of '${arch}' (settings: ${Object.keys(base).join(', ')})`);
-  }
-  return { ...base, ...overrides };
+  return { ...parseOptions(def.settings, { ...base, ...overrides }, `architecture '${arch}'`, 'setting') };
 }
 
 export function buildModel(

@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
+import { z } from 'zod';
 import { GraphBuilder } from '../../core/onnx/graph-builder.ts';
 import { SeededRandom } from '../../core/random.ts';
 import { buildHead } from '../heads/index.ts';
@@ -37,6 +38,15 @@ export interface RnnAttnConfig {
   /** Dropout on embeddings and on f while training. */
   dropout: number;
 }
+
+const settings = z.strictObject({
+  embedding: z.number().int().positive(),
+  hidden: z.number().int().positive(),
+  encoderHidden: z.number().int().positive(),
+  attention: z.number().int().positive(),
+  output: z.number().int().positive(),
+  dropout: z.number().min(0).lt(1),
+});
 
 const presets: Record<string, RnnAttnConfig> = {
   tiny: { embedding: 64, hidden: 128, encoderHidden: 64, attention: 64, output: 96, dropout: 0 },
@@ -318,6 +328,7 @@ registerArch<RnnAttnConfig>({
   summary: 'Bahdanau attention: bidirectional GRU encoder, GRU decoder, additive attention',
   inputKind: 'tokens',
   presets,
+  settings,
   build: (config, sizes, head, seed) => {
     if (sizes.srcVocab === undefined) throw new TypeError("rnn-attn needs a source vocabulary size (sizes.srcVocab)");
     return new RnnAttnModel(config, { ...sizes, srcVocab: sizes.srcVocab }, head, seed);

@@ -1,9 +1,10 @@
 import * as tf from '@tensorflow/tfjs-core';
+import { z } from 'zod';
 import { GraphBuilder } from '../../core/onnx/graph-builder.ts';
 import type { OutputHead } from '../heads/types.ts';
 import { attentionKeys, createAttention, type AttentionWeights } from '../layers/attention.ts';
 import { attendGrid } from '../layers/grid-attention.ts';
-import { createImageEncoder, type ConvEncoderConfig, type ImageEncoder } from '../layers/image-encoder.ts';
+import { convEncoderSettings, createImageEncoder, type ConvEncoderConfig, type ImageEncoder } from '../layers/image-encoder.ts';
 import { createLstm, lstmInputProjection, lstmOnnxStep, lstmStep, lstmStepWith, type LstmState, type LstmWeights } from '../layers/lstm.ts';
 import { sharedWeightMatMul } from '../layers/shared-matmul.ts';
 import { tensorValue } from '../onnx-values.ts';
@@ -38,6 +39,16 @@ export interface ShowAttendTellConfig extends ConvEncoderConfig {
   /** λ of the doubly stochastic attention penalty (the paper's 1). */
   attentionPenalty: number;
 }
+
+const settings = z.strictObject({
+  ...convEncoderSettings,
+  embedding: z.number().int().positive(),
+  hidden: z.number().int().positive(),
+  attention: z.number().int().positive(),
+  output: z.number().int().positive(),
+  dropout: z.number().min(0).lt(1),
+  attentionPenalty: z.number().nonnegative(),
+});
 
 const presets: Record<string, ShowAttendTellConfig> = {
   tiny: { cnnChannels: [8, 16, 32], embedding: 32, hidden: 64, attention: 32, output: 48, dropout: 0, attentionPenalty: 1 },
@@ -249,5 +260,6 @@ registerArch<ShowAttendTellConfig>({
   summary: 'Show, Attend and Tell (Xu et al.): LSTM with soft attention over the CNN grid, gating scalar β',
   inputKind: 'image',
   presets,
+  settings,
   build: (config, sizes, head, seed) => new ShowAttendTellModel(config, sizes, head, seed),
 });

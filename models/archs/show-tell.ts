@@ -1,7 +1,8 @@
 import * as tf from '@tensorflow/tfjs-core';
+import { z } from 'zod';
 import { GraphBuilder } from '../../core/onnx/graph-builder.ts';
 import type { OutputHead } from '../heads/types.ts';
-import { createImageEncoder, type ConvEncoderConfig, type ImageEncoder } from '../layers/image-encoder.ts';
+import { convEncoderSettings, createImageEncoder, type ConvEncoderConfig, type ImageEncoder } from '../layers/image-encoder.ts';
 import { createLstm, lstmInputProjection, lstmOnnxStep, lstmStep, lstmStepWith, type LstmState, type LstmWeights } from '../layers/lstm.ts';
 import { sharedWeightMatMul } from '../layers/shared-matmul.ts';
 import { tensorValue } from '../onnx-values.ts';
@@ -26,6 +27,13 @@ export interface ShowTellConfig extends ConvEncoderConfig {
   /** Dropout on the image and word embeddings and on f while training. */
   dropout: number;
 }
+
+const settings = z.strictObject({
+  ...convEncoderSettings,
+  embedding: z.number().int().positive(),
+  hidden: z.number().int().positive(),
+  dropout: z.number().min(0).lt(1),
+});
 
 const presets: Record<string, ShowTellConfig> = {
   tiny: { cnnChannels: [8, 16, 32], embedding: 64, hidden: 128, dropout: 0 },
@@ -153,5 +161,6 @@ registerArch<ShowTellConfig>({
   summary: 'Show and Tell (Vinyals et al.): CNN image feature as the LSTM\'s first input',
   inputKind: 'image',
   presets,
+  settings,
   build: (config, sizes, head, seed) => new ShowTellModel(config, sizes, head, seed),
 });

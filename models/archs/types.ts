@@ -3,6 +3,7 @@ import type { GraphBuilder } from '../../core/onnx/graph-builder.ts';
 import type { ModelCard } from '../../core/runtime/model-card.ts';
 import type { OutputHead } from '../heads/types.ts';
 import type { ParamStore } from '../params.ts';
+import type { OptionsSchema } from '../../core/options.ts';
 
 /** What an encoder reads: token ids (translation) or images (captioning). */
 export type InputKind = 'tokens' | 'image';
@@ -110,6 +111,8 @@ export interface ArchDefinition<Config extends object> {
   inputKind: InputKind;
   /** Named presets; every field of Config must be set by each. */
   presets: Record<string, Config>;
+  /** Types of Config's fields (`--set key=value` is checked against it); unknown keys are refused. */
+  settings: OptionsSchema<Config>;
   build(config: Config, sizes: ModelSizes, head: { name: string; options?: Record<string, unknown> }, seed: number): Seq2SeqModel;
 }
 

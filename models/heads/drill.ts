@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
+import { z } from 'zod';
 import { SeededRandom } from '../../core/random.ts';
 import { seededDropout } from '../layers/dropout.ts';
 import { tensorValue } from '../onnx-values.ts';
@@ -13,8 +14,13 @@ import { registerHead } from './registry.ts';
 registerHead({
   name: 'drill',
   summary: 'W = residual MLP over the shared embedding (DRILL), learned bias',
-  defaults: { layers: 2 },
-  build(ctx, options: { layers: number }) {
+  frozen: false,
+  options: z.strictObject({
+    /** Residual layers k of the MLP over the embedding. */
+    layers: z.number().int().nonnegative().default(2),
+  }),
+  // No target matrix to read: the output matrix is computed from E through the residual layers.
+  build(ctx, options) {
     const proj = embeddingProjection(ctx);
     const e = proj.size;
     const layers = Array.from({ length: options.layers }, (_, i) => ({

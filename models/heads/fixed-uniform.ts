@@ -1,7 +1,9 @@
+import { z } from 'zod';
 import { streamKey, uniformMatrix } from '../../core/random.ts';
 import { frozenDenseHead } from './fixed-dense.ts';
 import { seededUniformMatrixOnnx } from './seeded-matrix-onnx.ts';
 import { registerHead } from './registry.ts';
+import { matrixColumns } from './target-matrix.ts';
 
 /**
  * Every cell of W uniform in [-limit, limit] (the paper's [-10, 10]), frozen from the start, no bias.
@@ -10,8 +12,13 @@ import { registerHead } from './registry.ts';
 registerHead({
   name: 'fixed-uniform',
   summary: 'W frozen, uniform in [-10, 10], no bias',
-  defaults: { limit: 10 },
-  build(ctx, options: { limit: number }) {
+  frozen: true,
+  options: z.strictObject({
+    /** Cells are uniform in [-limit, limit]. */
+    limit: z.number().positive().default(10),
+  }),
+  targetMatrix: matrixColumns('the frozen uniform random matrix, regenerated from the seed'),
+  build(ctx, options) {
     const key = streamKey(ctx.seed, 'fixed-uniform');
     const targets = uniformMatrix(key, ctx.vocabSize, ctx.inputDim, -options.limit, options.limit);
     const spec = { key, rows: ctx.vocabSize, cols: ctx.inputDim, lo: -options.limit, hi: options.limit };

@@ -1,8 +1,10 @@
 import * as tf from '@tensorflow/tfjs-core';
+import { z } from 'zod';
 import { chooseHadamardColumns, hadamardOrder, hadamardRows } from '../../core/hadamard.ts';
 import { tensorValue } from '../onnx-values.ts';
 import { hadamardScoresOnnx } from './hadamard-onnx.ts';
 import { registerHead } from './registry.ts';
+import { matrixColumns } from './target-matrix.ts';
 
 /**
  * Hoffer et al.'s fixed Hadamard classifier: target vectors are rows of a Sylvester Hadamard matrix
@@ -13,7 +15,9 @@ import { registerHead } from './registry.ts';
 registerHead({
   name: 'hadamard',
   summary: 'W = rows of a Hadamard matrix (frozen, no storage), f L2-normalised, one learned scale',
-  defaults: {},
+  frozen: true,
+  options: z.strictObject({}),
+  targetMatrix: matrixColumns('the frozen Hadamard rows'),
   build(ctx) {
     const { vocabSize: V, inputDim: d } = ctx;
     const n = hadamardOrder(V, d);

@@ -1,12 +1,16 @@
 import * as tf from '@tensorflow/tfjs-core';
+import { z } from 'zod';
 import { tensorValue } from '../onnx-values.ts';
 import { registerHead } from './registry.ts';
+import { matrixColumns } from './target-matrix.ts';
 
 /** The usual output layer: softmax(f W + b) with W [d, |V|] and b learned. */
 registerHead({
   name: 'learned',
   summary: 'W and b learned (the baseline)',
-  defaults: {},
+  frozen: false,
+  options: z.strictObject({}),
+  targetMatrix: matrixColumns('the learned output matrix W'),
   build(ctx) {
     const W = ctx.params.variable('head/W', [ctx.inputDim, ctx.vocabSize], { kind: 'glorot-uniform' });
     const b = ctx.params.variable('head/b', [ctx.vocabSize], { kind: 'zeros' });

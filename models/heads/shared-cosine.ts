@@ -1,5 +1,7 @@
+import { z } from 'zod';
 import { registerHead } from './registry.ts';
 import { rowNorms, sharedHead } from './shared-normalised.ts';
+import { sharedEmbeddingRows } from './target-matrix.ts';
 
 /**
  * Cosine scores between f and each shared embedding row. Cosines lie in [-1, 1], too flat for a
@@ -8,8 +10,13 @@ import { rowNorms, sharedHead } from './shared-normalised.ts';
 registerHead({
   name: 'shared-cosine',
   summary: 'scores = s·cos(f, w) over the shared embedding, learned scale s',
-  defaults: { initialScale: 10 },
-  build: (ctx, options: { initialScale: number }) =>
+  frozen: false,
+  options: z.strictObject({
+    /** The learned temperature's starting value. */
+    initialScale: z.number().positive().default(10),
+  }),
+  targetMatrix: sharedEmbeddingRows,
+  build: (ctx, options) =>
     sharedHead(ctx, {
       name: 'shared-cosine',
       learnedBias: false,

@@ -1,6 +1,8 @@
 import * as tf from '@tensorflow/tfjs-core';
+import { z } from 'zod';
 import { registerHead } from './registry.ts';
 import { sharedHead } from './shared-normalised.ts';
+import { sharedEmbeddingRows } from './target-matrix.ts';
 
 /**
  * Negative squared distance up to a per-row constant: -½||x - w_j||² = x·w_j - ½||w_j||² - ½||x||²;
@@ -9,7 +11,9 @@ import { sharedHead } from './shared-normalised.ts';
 registerHead({
   name: 'shared-distance',
   summary: 'scores = f·w - ½||w||² over the shared embedding (a distance)',
-  defaults: {},
+  frozen: false,
+  options: z.strictObject({}),
+  targetMatrix: sharedEmbeddingRows,
   build: (ctx) =>
     sharedHead(ctx, {
       name: 'shared-distance',

@@ -1,13 +1,17 @@
 import * as tf from '@tensorflow/tfjs-core';
+import { z } from 'zod';
 import { tensorValue } from '../onnx-values.ts';
 import { embeddingProjection } from './projection.ts';
 import { registerHead } from './registry.ts';
+import { sharedEmbeddingRows } from './target-matrix.ts';
 
 /** Press & Wolf: the output matrix is the target input embedding E itself; a learned bias. */
 registerHead({
   name: 'tied',
   summary: 'W = the target input embedding (Press & Wolf), learned bias',
-  defaults: {},
+  frozen: false,
+  options: z.strictObject({}),
+  targetMatrix: sharedEmbeddingRows,
   build(ctx) {
     const proj = embeddingProjection(ctx);
     const b = ctx.params.variable('head/b', [ctx.vocabSize], { kind: 'zeros' });

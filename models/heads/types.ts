@@ -1,6 +1,8 @@
 import type * as tf from '@tensorflow/tfjs-core';
 import type { GraphBuilder } from '../../core/onnx/graph-builder.ts';
+import type { OptionsSchema } from '../../core/options.ts';
 import type { ParamStore } from '../params.ts';
+import type { TargetMatrixReader } from './target-matrix.ts';
 
 /** What a head is built from. Heads that reuse the target embedding read it from here. */
 export interface HeadContext {
@@ -52,10 +54,16 @@ export interface OutputHead {
   describe(): Record<string, unknown> & { name: string };
 }
 
+/** Everything about one output head; each file in models/heads/ registers one. */
 export interface HeadDefinition<Options extends object = object> {
   name: string;
   /** One line for `frost train --help`. */
   summary: string;
-  defaults: Options;
+  /** Whether the target vectors are frozen rather than learned (the heads the paper's claim is about). */
+  frozen: boolean;
+  /** The head's options (`--head-option key=value`): types and defaults; unknown keys are refused. */
+  options: OptionsSchema<Options>;
+  /** Reads the target vectors for the report's analyses; absent when the head has no single matrix to read. */
+  targetMatrix?: TargetMatrixReader;
   build(ctx: HeadContext, options: Options): OutputHead;
 }

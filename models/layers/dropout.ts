@@ -25,7 +25,7 @@ export function seededDropout<T extends tf.Tensor>(x: T, rate: number, seed: num
   if (!(rate >= 0 && rate < 1)) throw new RangeError(`dropout 'rate' must be in [0, 1), got ${rate}`);
   if (rate === 0) return x;
   if (fusedMode() === 'unfused') return tf.dropout(x, rate, undefined, seed) as T;
-  const attrs = { seed: seed >>> 0, rate };
+  const attrs = { seed: seed >>> 0, rate }; // eslint-disable-line no-bitwise -- the kernel takes the seed as a uint32
   const op = tf.customGrad(((input: tf.Tensor, save: tf.GradSaveFunc) => {
     const [y, mask] = runFused(DROPOUT_KERNEL, { x: input }, () => dropoutOps(input, attrs.seed, rate), attrs);
     save([mask]);

@@ -1,4 +1,5 @@
 import type * as tf from '@tensorflow/tfjs-core';
+import { z } from 'zod';
 import type { Dim, GraphBuilder } from '../../core/onnx/graph-builder.ts';
 import type { ImageInputSpec } from '../archs/types.ts';
 import type { ParamStore } from '../params.ts';
@@ -34,6 +35,9 @@ export interface ConvEncoderConfig {
   /** Channels of the stem and of each residual stage; every one halves the resolution. */
   cnnChannels: number[];
 }
+
+/** Schema fields of {@link ConvEncoderConfig}, for the architectures' settings schemas. */
+export const convEncoderSettings = { cnnChannels: z.array(z.number().int().positive()).min(1) };
 
 export function createImageEncoder(params: ParamStore, spec: ImageInputSpec | undefined, config: ConvEncoderConfig): ImageEncoder {
   if (spec === undefined) throw new TypeError('an image model needs sizes.image (pixels or frozen-encoder features)');

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { readTranslationRunConfig } from '../../train/run-config.ts';
+import { RunFolder } from '../../train/run-folder.ts';
 import { runStatus } from '../run-status.ts';
 import { runFrost } from './spawn-frost.ts';
 
@@ -40,7 +40,7 @@ export function threadsPerRun(heads: number, cores = availableParallelism()): nu
 
 /** Refuses to reuse or resume a folder that holds some other run, naming what differs. */
 async function checkSameRun(run: GridRun, spec: GridSpec): Promise<void> {
-  const c = await readTranslationRunConfig(run.dir);
+  const { config: c } = await RunFolder.openTask(run.dir, 'translation');
   const want = { arch: spec.arch, preset: spec.preset, head: run.head, seed: spec.seed, src: run.src, tgt: run.tgt };
   const have = { arch: c.arch, preset: c.preset, head: c.head.name, seed: c.seed, src: c.data.src, tgt: c.data.tgt };
   const diff = Object.keys(want).filter((k) => want[k as keyof typeof want] !== have[k as keyof typeof have]);

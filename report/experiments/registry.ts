@@ -1,3 +1,4 @@
+import { Registry } from '../../core/registry.ts';
 import type { WrittenReport } from '../write-report.ts';
 
 /**
@@ -40,19 +41,16 @@ export interface ExperimentDefinition {
   run(options: ExperimentOptions): Promise<ExperimentResult>;
 }
 
-const experiments = new Map<string, ExperimentDefinition>();
+const experiments = new Registry<ExperimentDefinition>('experiment');
 
 export function registerExperiment(def: ExperimentDefinition): void {
-  if (experiments.has(def.name)) throw new Error(`experiment '${def.name}' is already registered`);
-  experiments.set(def.name, def);
+  experiments.register(def.name, def);
 }
 
 export function experimentNames(): string[] {
-  return [...experiments.keys()];
+  return experiments.names();
 }
 
 export function getExperiment(name: string): ExperimentDefinition {
-  const def = experiments.get(name);
-  if (!def) throw new RangeError(`unknown experiment '${name}'; known experiments: ${experimentNames().join(', ')}`);
-  return def;
+  return experiments.get(name);
 }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import * as tf from '@tensorflow/tfjs-core';
+import type * as tf from '@tensorflow/tfjs-core';
 import { setFusedMode, type FusedMode } from '../../models/layers/fused.ts';
 
 /** max |a − b| / max(1, max |b|), after checking the shapes agree and nothing is NaN or infinite. */

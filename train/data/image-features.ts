@@ -19,6 +19,7 @@ import * as ort from 'onnxruntime-node';
 import type { ImageSpec } from '../../core/image/preprocess.ts';
 import type { ImageSource } from './caption-batches.ts';
 import { normaliseBatch, type ImageCache } from './image-cache.ts';
+import { createNodeSession } from '../../core/runtime/ort-node.ts';
 
 /** What a frozen encoder reads and which of its outputs are the features. */
 export interface FrozenEncoderInfo {
@@ -42,7 +43,7 @@ export interface FrozenEncoderInfo {
 export async function describeFrozenEncoder(bytes: Uint8Array, where: string, opts: { output?: string; size?: number } = {}): Promise<FrozenEncoderInfo> {
   let session: ort.InferenceSession;
   try {
-    session = await ort.InferenceSession.create(bytes);
+    session = await createNodeSession(bytes);
   } catch (err) {
     throw new Error(`${where}: not a loadable ONNX model (${(err as Error).message.split('\n')[0]})`, { cause: err });
   }
@@ -143,7 +144,7 @@ async function computeFeatures(
   path: string,
   onProgress?: (done: number, total: number) => void,
 ): Promise<void> {
-  const session = await ort.InferenceSession.create(bytes);
+  const session = await createNodeSession(bytes);
   const file = await open(path, 'w');
   try {
     for (let start = 0; start < cache.count; start += FEATURE_BATCH) {

@@ -11,8 +11,8 @@ import { buildCaptionVocabulary, imagesOf, loadCaptionDataset, TRAINING_SPLITS, 
 import { encoderDigest, loadFeatureSource } from '../data/image-features.ts';
 import { loadImageCache, normaliseBatch, type ImageCache } from '../data/image-cache.ts';
 import { REPO_ROOT } from '../data/paths.ts';
-import { readVocab, writeVocab } from '../prepare-data.ts';
 import { RUN_FILES, type CaptionRunConfig } from '../run-config.ts';
+import { readVocab, writeVocab } from '../run-folder.ts';
 import { learnSubwords, runTokenizer } from '../subwords.ts';
 import { registerTask } from './registry.ts';
 

@@ -4,7 +4,10 @@ import { prepareData } from '../prepare-data.ts';
 import type { TranslationRunConfig } from '../run-config.ts';
 import { registerTask } from './registry.ts';
 
-/** Translation: a parallel corpus, length-bucketed sentence batches, validation BLEU (sacreBLEU 13a). */
+/**
+ * Translation: a parallel corpus, length-bucketed sentence batches, validation BLEU (sacreBLEU 13a),
+ * with chrF and chrF++ logged beside it.
+ */
 registerTask<TranslationRunConfig>({
   name: 'translation',
   inputKind: 'tokens',
@@ -20,15 +23,11 @@ registerTask<TranslationRunConfig>({
         return { length: plan.length, batch: (i) => makeBatch(data.train, plan[i]) };
       },
       validate: async (model) => {
-        const { bleu, bleuLc } = await evaluateBleu(model, data.tgtVocab, val, config.data.tgt, data.tokenizer);
+        const { bleu, bleuLc, chrf, chrfpp } = await evaluateBleu(model, data.tgtVocab, val, config.data.tgt, data.tokenizer);
         // The schedule follows the figure the output can earn: cased for subword models (they keep case),
         // lower-cased for word models (their tokeniser lower-cases, so their cased BLEU mostly counts capitals).
         const cased = config.vocab.kind === 'bpe';
-        return {
-          score: cased ? bleu : bleuLc,
-          also: { valBleuCased: bleu, valBleuLc: bleuLc },
-          text: `val BLEU ${bleu.toFixed(2)} cased, ${bleuLc.toFixed(2)} lower-cased`,
-        };
+        return { score: cased ? bleu : bleuLc, more: { 'BLEU cased': bleu, 'BLEU lc': bleuLc, chrF2: chrf, 'chrF2++': chrfpp } };
       },
     };
   },

@@ -17,10 +17,17 @@ export interface TaskData {
   /** The batches of `epoch` (0-based); deterministic for the run's seed and the epoch. */
   epoch(epoch: number): EpochPlan;
   /**
-   * The validation score the schedule follows (BLEU, 0-100) with greedy decoding; or that score with other
-   * figures to log beside it (translation: cased and lower-cased BLEU).
+   * The validation score the schedule follows (BLEU, 0-100) with greedy decoding, alone or with more
+   * scores for the log and metrics.jsonl.
    */
-  validate(model: Seq2SeqModel): Promise<number | ValidationScore>;
+  validate(model: Seq2SeqModel): Promise<number | ValidationScores>;
+}
+
+/** A validation's BLEU and the other scores computed on the same output (chrF, chrF++ …). */
+export interface ValidationScores {
+  score: number;
+  /** By name as printed, e.g. `{ chrF2: 51.2, 'chrF2++': 49.8 }`. */
+  more: Record<string, number>;
 }
 
 /** A kind of training run: how its data is read and its validation scored. */
@@ -33,14 +40,4 @@ export interface TrainingTask<Config extends RunConfig = RunConfig> {
    * folder: the ids a checkpoint was trained with must not change).
    */
   prepare(config: Config, runDir: string, resuming: boolean, log: (line: string) => void): Promise<TaskData>;
-}
-
-/** A validation score and the figures logged beside it in metrics.jsonl and the epoch line. */
-export interface ValidationScore {
-  /** What the schedule follows and `valBleu` records. */
-  score: number;
-  /** Extra metrics by name (`valBleuLc`, ...), written to metrics.jsonl. */
-  also: Record<string, number>;
-  /** How the epoch line shows the score, e.g. `val BLEU 31.20 (lower-cased 32.05)`. */
-  text: string;
 }

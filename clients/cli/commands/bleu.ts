@@ -77,7 +77,7 @@ async function readText(file: string): Promise<string> {
   try {
     bytes = await readFile(file);
   } catch (err) {
-    throw new Error(`bleu: cannot read reference ${file}: ${(err as Error).message}`);
+    throw new Error(`bleu: cannot read reference ${file}: ${(err as Error).message}`, { cause: err });
   }
   if (bytes[0] === 0x1f && bytes[1] === 0x8b) bytes = gunzipSync(bytes);
   return bytes.toString('utf8');

@@ -11,6 +11,7 @@ import { fetchMulti30k } from '../../../train/data/fetch.ts';
 import { LOCAL_MULTI30K_DIR, multi30kDir, REPO_ROOT } from '../../../train/data/paths.ts';
 import { RUN_FILES, translationConfigSchema } from '../../../train/run-config.ts';
 import { resume, train } from '../../../train/trainer.ts';
+import { webClient } from '../../web/build/web-client.ts';
 
 interface DemoFlags {
   minutes: number;
@@ -99,7 +100,7 @@ export function registerDemo(program: Command): void {
         }
         await exportRun(runDir, modelDir, { name });
       }
-      const server = await startServer({ modelsDir: modelDir, port: flags.port, host: flags.host });
+      const server = await startServer({ modelsDir: modelDir, port: flags.port, host: flags.host, web: webClient() });
       await printSamples(modelDir, SAMPLES[flags.src] ?? []);
       const body = JSON.stringify({ text: 'Ein Hund rennt über die Wiese.', beam: 5 });
       process.stdout.write(

@@ -8,6 +8,7 @@ import { registerExperiment } from './experiment.ts';
 import { registerExport } from './export.ts';
 import { registerInspect } from './inspect.ts';
 import { registerReport } from './report.ts';
+import { registerScore } from './score.ts';
 import { registerServe } from './serve.ts';
 import { registerTrain } from './train.ts';
 import { registerTranslate } from './translate.ts';
@@ -15,4 +16,4 @@ import { registerTranslate } from './translate.ts';
 /** Each command lives in its own file and adds itself to the program. */
 export type RegisterCommand = (program: Command) => void;
 
-export const commands: RegisterCommand[] = [registerDemo, registerData, registerTrain, registerExport, registerInspect, registerTranslate, registerCaption, registerServe, registerConvert, registerBleu, registerReport, registerExperiment];
+export const commands: RegisterCommand[] = [registerDemo, registerData, registerTrain, registerExport, registerInspect, registerTranslate, registerCaption, registerServe, registerConvert, registerBleu, registerScore, registerReport, registerExperiment];

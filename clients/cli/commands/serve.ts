@@ -5,6 +5,7 @@ import { DEFAULT_BATCHING } from '../../../serve/batcher.ts';
 import { DEFAULT_LIMITS } from '../../../serve/schemas.ts';
 import { startServer } from '../../../serve/server.ts';
 import { defaultWorkers } from '../../../serve/worker-runtime.ts';
+import { webClient } from '../../web/build/web-client.ts';
 
 interface ServeFlags {
   models: string;
@@ -79,6 +80,7 @@ export function registerServe(program: Command): void {
         batching: { maxBatch: flags.maxBatch, maxWaitMs: flags.maxWaitMs, maxQueue: flags.maxQueue, concurrency: flags.batchConcurrency },
         watch: flags.watch,
         reportsDir: resolve(flags.reports),
+        web: webClient(),
         drainTimeoutMs: flags.drainTimeoutMs,
       });
       // SIGTERM/Ctrl-C: stop accepting, answer what was received, release the models, exit 0.

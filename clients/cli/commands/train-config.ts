@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { copyFile, mkdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { DEFAULT_IMAGE_SPEC } from '../../../core/image/preprocess.ts';
-import { resolveArchConfig } from '../../../models/index.ts';
+import { resolveArchConfig, resolveHeadOptions } from '../../../models/index.ts';
 import { detectCorpusKind, DEFAULT_LANGS } from '../../../train/data/corpus.ts';
 import { describeFrozenEncoder, encoderDigest } from '../../../train/data/image-features.ts';
 import { runConfigSchema, RUN_FILES, type RunConfig, type TaskName } from '../../../train/run-config.ts';
@@ -60,6 +60,8 @@ export async function newRunConfig(flags: NewRunFlags, runDir: string): Promise<
       ? { kind: 'bpe', size: flags.vocabSize ?? 8000, joint: flags.jointVocab ?? false }
       : { kind: 'word', ...(minFreq !== undefined ? { minFreq } : {}), ...(flags.vocabSize !== undefined ? { maxSize: flags.vocabSize } : {}) };
   const dataDir = resolve(flags.data);
+  // Checked here so a mistyped --head-option is refused before any data is read.
+  resolveHeadOptions(flags.head, flags.headOption);
   const common = {
     arch,
     preset: flags.preset,

@@ -1,6 +1,6 @@
 import { type Command, Option } from 'commander';
 import { resolve } from 'node:path';
-import { archNames, headNames } from '../../../models/index.ts';
+import { archNames, getHeadDefinition, headNames } from '../../../models/index.ts';
 import { initBackend } from '../../../train/backend/select.ts';
 import type { TaskName } from '../../../train/run-config.ts';
 import { taskNames } from '../../../train/tasks/index.ts';
@@ -48,6 +48,14 @@ export function parseSettings(pairs: string[], flag: string): Record<string, unk
   return out;
 }
 
+/** The heads that take options, and theirs, from the heads' schemas: `drill: layers; ...`. */
+function headOptionsHelp(): string {
+  const withOptions = headNames()
+    .map((name) => [name, Object.keys(getHeadDefinition(name).options.shape)] as const)
+    .filter(([, keys]) => keys.length > 0);
+  return withOptions.map(([name, keys]) => `${name}: ${keys.join(', ')}`).join('; ');
+}
+
 export function registerTrain(program: Command): void {
   program
     .command('train')
@@ -60,7 +68,7 @@ export function registerTrain(program: Command): void {
     .option('--tgt <lang>', 'target language (translation)')
     .option('--preset <name>', 'architecture preset: tiny, small, paper', 'small')
     .option('--set <key=value>', 'override one architecture setting (repeatable)', collect, [])
-    .option('--head-option <key=value>', 'set one output-head option (repeatable)', collect, [])
+    .option('--head-option <key=value>', `set one output-head option (repeatable; ${headOptionsHelp()})`, collect, [])
     .option('--out <dir>', 'run folder to create')
     .option('--resume <dir>', 'continue the run in this folder from its last checkpoint')
     .option('--epochs <n>', 'stop after n epochs', positiveInt('epochs'))

@@ -3,13 +3,10 @@
  * wherever `frost serve` mounts it; when the page is hosted as static files there is no API, and
  * {@link listServerModels} says so by returning undefined.
  */
-import type { ModelSummary, TranslateResponse } from '../../../serve/app.ts';
+import type { ErrorResponse, ModelsResponse, TranslateRequestBody, TranslateResponse } from '../../../core/wire.ts';
 
 /** `GET /v1/models`. */
-export interface ServerModels {
-  default: string | null;
-  models: ModelSummary[];
-}
+export type ServerModels = ModelsResponse;
 
 /** One sentence translated by the server, and how long it took. */
 export interface ServerTranslation {
@@ -46,10 +43,12 @@ export async function translateOnServer(base: string, model: string, text: strin
   const response = await fetch(new URL('v1/translate', base), {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ model, text, beam }),
+    body: JSON.stringify({ model, text, beam } satisfies TranslateRequestBody),
   });
-  const body = (await response.json()) as TranslateResponse & { message?: string };
+  const body = (await response.json()) as TranslateResponse | Partial<ErrorResponse>;
   const roundTripMs = performance.now() - started;
-  if (!response.ok) throw new Error(body.message ?? `POST /v1/translate: HTTP ${response.status}`);
+  if (!response.ok || !('translations' in body)) {
+    throw new Error(('message' in body ? body.message : undefined) ?? `POST /v1/translate: HTTP ${response.status}`);
+  }
   return { text: body.translations[0].text, roundTripMs, serverMs: body.timing.total_ms };
 }

@@ -1,3 +1,4 @@
+/* eslint-disable no-bitwise -- the mask threshold and seed are uint32 bit patterns. */
 /**
  * FrostDropout (the contract is in models/layers/dropout.ts) for the wasm backend: the mask from
  * core/random's counter hash, four lanes at a time in wasm SIMD, and y = x ⊙ mask in the same pass.

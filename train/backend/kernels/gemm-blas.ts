@@ -32,7 +32,7 @@ import { gemmThreads, selfCheck, type GemmProvider, type NativeGemm } from './na
  * (0.02 vs 0.04 ms a call, engine included), so this bound is not about speed: products this small
  * are rare in training (none in rnn-attn/small) and keep the path they had.
  */
-export const BLAS_MIN_MACS = 1 << 15;
+export const BLAS_MIN_MACS = 2 ** 15;
 
 /** Tried in order when FROST_BLAS is not set. */
 export const LIBRARIES: Readonly<Record<string, readonly string[]>> = {

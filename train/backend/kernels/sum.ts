@@ -19,7 +19,7 @@ import { asWasmBackend } from './wasm-internals.ts';
  * Below this many elements the stock kernel's transpose is cheap enough. With the SIMD pass the
  * break-even is small: [64, 18, 512] 0.13 vs 2.1 ms, [512, 1536] 0.2 vs 3.0 ms, [1856, 5921] 4.2 vs 49 ms.
  */
-export const LEADING_SUM_MIN = 1 << 12;
+export const LEADING_SUM_MIN = 2 ** 12;
 
 export function leadingAxesSum(stock: KernelFunc): KernelFunc {
   return (args) => {

@@ -1,3 +1,4 @@
+/* eslint-disable no-bitwise -- LEB128 encoding and alignment masks are bit operations. */
 /**
  * A small WebAssembly builder for frost's fused kernels: functions of i32 parameters (byte
  * offsets into the tfjs wasm heap, and sizes), written as nested instruction expressions that

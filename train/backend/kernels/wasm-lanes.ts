@@ -1,3 +1,4 @@
+/* eslint-disable no-bitwise -- alignment masks round sizes down to whole lanes. */
 /**
  * Elementwise code written once for four f32 lanes (v128) and for one (the tail of a row whose
  * length is not a multiple of 4), plus exp, σ and tanh on top of it.
@@ -75,7 +76,7 @@ export const SCALAR: Lanes = {
   zeroBelow: (value, x, limit) => f32.select(f32.const(0), value, f32.lt(x, f32.const(limit))),
 };
 
-const LOG2E = 1.44269504088896341;
+const LOG2E = 1.4426950408889634;
 const LN2_HI = 0.693359375;
 const LN2_LO = -2.12194440e-4;
 const EXP_POLY = [1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1];

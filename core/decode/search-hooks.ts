@@ -1,16 +1,22 @@
 /**
- * core/decode's search driver (`runSearch`) with per-input reporting, for servers that decode many
+ * The search driver (`runSearch`) with per-input reporting, for servers that decode many
  * requests in one batch: each input is reported the moment its search is over (so its request can
  * be answered while the rest of the batch keeps decoding), and optionally its best live prefix after
- * every step (streaming). The search classes are core/decode's own, so results are exactly those
- * of `generate` with the same options.
+ * every step (streaming). The search classes are the same, so results are exactly those of
+ * `generate` with the same options.
  */
-import { BeamSearch } from '../decode/beam-search.ts';
-import { GreedySearch } from '../decode/greedy.ts';
-import { resolveSearchOptions, type GenerateOptions } from '../decode/search-options.ts';
-import { runSearch, type Search } from '../decode/search.ts';
-import type { Hypothesis, StepModel } from '../decode/types.ts';
-import type { DecoderState } from './seq2seq.ts';
+import { createSearch } from './create-search.ts';
+import { resolveSearchOptions, type GenerateOptions } from './search-options.ts';
+import { runSearch } from './search.ts';
+import type { Hypothesis, StepModel } from './types.ts';
+
+/**
+ * A decoder state that says which input each live row belongs to: row r reads the encoder row
+ * `memoryRows[r]`, and the encoder has one row per input (core/runtime's `DecoderState`).
+ */
+export interface RowInputs {
+  readonly memoryRows: Int32Array;
+}
 
 /** Callbacks of {@link searchWithHooks}. Inputs are numbered in batch order. */
 export interface SearchHooks {
@@ -25,22 +31,21 @@ export interface SearchHooks {
 
 /**
  * Runs greedy (beam 1, nBest 1) or beam search exactly as core/decode's `generate` does, calling
- * `hooks` along the way. Rows are mapped to inputs through `DecoderState.memoryRows`: every live
- * row reads the encoder row of its input, and the encoder has one row per input.
+ * `hooks` along the way. Rows are mapped to inputs through the state's `memoryRows` ({@link RowInputs}).
  * @returns per input, its hypotheses (as `generate`)
  */
-export async function searchWithHooks(
-  model: StepModel<DecoderState> & { readonly pad?: number },
-  initialState: DecoderState,
+export async function searchWithHooks<State extends RowInputs>(
+  model: StepModel<State> & { readonly pad?: number },
+  initialState: State,
   batchSize: number,
   opts: GenerateOptions,
   hooks: SearchHooks = {},
 ): Promise<Hypothesis[][]> {
-  const greedy = (opts.beam ?? 1) === 1 && (opts.nBest ?? 1) === 1;
   const resolved = resolveSearchOptions(model, batchSize, opts);
-  const search: Search = greedy ? new GreedySearch(batchSize, resolved) : new BeamSearch(batchSize, resolved);
+  const search = createSearch(batchSize, resolved);
   const live = new Uint8Array(batchSize).fill(1);
   const seen = new Uint8Array(batchSize);
+  if (!hooks.onPrefix && !hooks.onDone) return runSearch(model, initialState, search, resolved.processors);
   return runSearch(model, initialState, search, resolved.processors, (state) => {
     // Which inputs still have rows: rows of an input are contiguous and the first is its best
     // (beam search keeps candidates in rank order), so the first row seen is the prefix to show.

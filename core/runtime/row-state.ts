@@ -1,0 +1,95 @@
+/**
+ * The decoder's rows as the runtime keeps them between steps: recurrent tensors per row, and the
+ * encoder memory each row reads, gathered lazily when beam search reorders rows.
+ */
+import type { Tensor } from 'onnxruntime-common';
+import type { Ort } from './seq2seq-types.ts';
+
+/** A tensor on the CPU: what reorder gathers rows of. */
+export type HostTensor = Tensor & { data: Exclude<Tensor['data'], string[]> };
+
+/**
+ * Per-row memory (encoder outputs, masks), gathered lazily. Beam search reorders rows every step,
+ * but within one input all beams share the same memory row, so we track which encoder row each
+ * live row reads (`rows`) and only materialise a gathered copy when that mapping changes: after
+ * the beam expansion and whenever finished inputs are dropped, not on every step.
+ */
+export class MemoryStore {
+  private cachedRows: Int32Array | null = null;
+  private cached: Record<string, HostTensor> | null = null;
+
+  constructor(
+    private readonly ort: Ort,
+    readonly base: Readonly<Record<string, HostTensor>>,
+  ) {}
+
+  /** The memory tensors whose row i is encoder row `rows[i]`. */
+  materialise(rows: Int32Array): Record<string, HostTensor> {
+    if (this.cached && this.cachedRows && sameRows(this.cachedRows, rows)) return this.cached;
+    const identity = rows.length === firstDim(this.base) && isIdentity(rows);
+    const out: Record<string, HostTensor> = {};
+    for (const [name, t] of Object.entries(this.base)) out[name] = identity ? t : gatherRows(this.ort, t, rows);
+    this.cachedRows = rows;
+    this.cached = out;
+    return out;
+  }
+}
+
+/** What {@link Seq2SeqRuntime.stepModel} steps: the decoder's recurrent tensors and a view of its memory. */
+export interface DecoderState {
+  /** Live rows. */
+  readonly rows: number;
+  /** Recurrent inputs by decoder input name (the card's `graphs.decoder.state`). */
+  readonly state: Readonly<Record<string, HostTensor>>;
+  /** For each live row, the encoder row whose memory it reads. */
+  readonly memoryRows: Int32Array;
+  readonly memory: MemoryStore;
+}
+
+/** Checks that an output is a CPU tensor with `rows` rows (reorder reads its data). */
+export function hostTensor(t: Tensor | undefined, what: string, rows: number): HostTensor {
+  if (!t) throw new Error(`${what} is missing from the run's outputs`);
+  if (t.location !== 'cpu' && t.location !== 'cpu-pinned') {
+    throw new Error(`${what} is on '${t.location}', but the runtime needs CPU tensors (leave preferredOutputLocation unset)`);
+  }
+  if (t.type === 'string') throw new Error(`${what} is a string tensor; expected numbers`);
+  if (t.dims[0] !== rows) throw new Error(`${what} has ${t.dims[0]} rows (dims [${t.dims.join(',')}]), expected ${rows}`);
+  return t as HostTensor;
+}
+
+/** Rows of `t` along axis 0: new row i = old row order[i]. */
+export function gatherRows(ort: Ort, t: HostTensor, order: Int32Array): HostTensor {
+  const rowSize = t.dims.length === 0 ? 1 : t.size / t.dims[0];
+  const src = t.data;
+  const Ctor = src.constructor as new (n: number) => typeof src;
+  const out = new Ctor(order.length * rowSize);
+  for (let i = 0; i < order.length; i++) {
+    const from = order[i] * rowSize;
+    // subarray + set is a memcpy for every typed array type, much faster than an element loop.
+    (out as Float32Array).set((src as Float32Array).subarray(from, from + rowSize), i * rowSize);
+  }
+  return new ort.Tensor(t.type as 'float32', out as Float32Array, [order.length, ...t.dims.slice(1)]) as HostTensor;
+}
+
+function firstDim(named: Readonly<Record<string, HostTensor>>): number {
+  for (const t of Object.values(named)) return t.dims[0];
+  return 0;
+}
+
+export function iota(n: number): Int32Array {
+  const a = new Int32Array(n);
+  for (let i = 0; i < n; i++) a[i] = i;
+  return a;
+}
+
+export function isIdentity(order: Int32Array): boolean {
+  for (let i = 0; i < order.length; i++) if (order[i] !== i) return false;
+  return true;
+}
+
+function sameRows(a: Int32Array, b: Int32Array): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}

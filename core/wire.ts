@@ -1,0 +1,76 @@
+/**
+ * The HTTP API's request and response bodies as they travel (snake_case, as on the wire), shared by
+ * the server (serve/) and its clients (the browser page). Types only: serve/schemas.ts validates
+ * requests against them, and test/wire-types.test.ts checks that the two agree.
+ */
+import type { ModelCard } from './runtime/model-card.ts';
+
+/** A card as `GET /v1/models` lists it: the vocabularies replaced by their sizes. */
+export type ModelSummary = Omit<ModelCard, 'source' | 'target'> & {
+  source?: { lang: string; size: number };
+  target: { lang: string; size: number };
+};
+
+/** The body of a `GET /v1/models` answer. */
+export interface ModelsResponse {
+  /** The model requests without `model` go to, if any. */
+  default: string | null;
+  models: ModelSummary[];
+}
+
+/** The body of a `POST /v1/translate` request: exactly one of `text` and `texts`. */
+export interface TranslateRequestBody {
+  /** @default the server's default model */
+  model?: string;
+  text?: string;
+  texts?: string[];
+  /** @default n_best (1: greedy) */
+  beam?: number;
+  /** @default 1 */
+  n_best?: number;
+  max_len?: number;
+  length_penalty?: number;
+  /** Let a word-level model emit `<unk>`. @default false */
+  allow_unk?: boolean;
+}
+
+/**
+ * One hypothesis of a translation on the wire. A hypothesis the model gave zero probability has
+ * score and log_prob -Infinity, which JSON writes as null.
+ */
+export interface WireHypothesis {
+  text: string;
+  score: number;
+  log_prob: number;
+}
+
+/** The body of a `POST /v1/translate` answer. */
+export interface TranslateResponse {
+  model: string;
+  translations: Array<WireHypothesis & { n_best?: WireHypothesis[] }>;
+  timing: { total_ms: number; tokens: number };
+}
+
+/** The body of a `POST /v1/caption` answer. */
+export interface CaptionResponse {
+  model: string;
+  caption: string;
+  tokens: string[];
+  /** Length-normalised log-probability of the caption. */
+  score: number;
+  /** The uploaded image as decoded (after EXIF orientation), before preprocessing. */
+  image: { width: number; height: number; format: 'jpeg' | 'png' };
+  timing: { total_ms: number };
+}
+
+/** The body of every error answer (serve/errors.ts fills it from its catalogue). */
+export interface ErrorResponse {
+  /** The HTTP reason phrase, e.g. "Bad Request". */
+  error: string;
+  /** A `FROST_ERR_*` code from the server's catalogue. */
+  code: string;
+  message: string;
+  statusCode: number;
+  /** The request's id (also in the `x-request-id` header), to find it in the server's log. */
+  request_id?: string;
+}

@@ -1,0 +1,221 @@
+/**
+ * The shape of the code as a test: the import graph of the .ts files has no circle of value
+ * imports, no circle of any kind between folders, and the layers import only downwards.
+ */
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const CODE_DIRS = ['core', 'models', 'train', 'export', 'serve', 'clients', 'report', 'bench'];
+/** The graph covers the tests too (benchmarks reuse their helpers). */
+const GRAPH_DIRS = [...CODE_DIRS, 'test'];
+
+interface Edge {
+  to: string;
+  /** `import type`, `export type`, or every named import marked `type`: erased at run time. */
+  typeOnly: boolean;
+  /** `import('...')`: may sit in code a test hands to a child process, resolved from elsewhere. */
+  dynamic?: true;
+}
+
+function tsFiles(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {
+    const path = join(dir, e.name);
+    if (e.isDirectory()) return e.name === 'node_modules' ? [] : tsFiles(path);
+    return e.name.endsWith('.ts') && !e.name.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
+/** Comments could hold example code; strings do not hold these patterns in this code base. */
+function withoutComments(source: string): string {
+  return source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+}
+
+/** The relative imports and re-exports of a file's source, resolved to repository paths. */
+export function importsOf(file: string, source: string): Edge[] {
+  const edges: Edge[] = [];
+  const code = withoutComments(source);
+  const statement =
+    /^\s*(import|export)\s+(type\s+)?([^'";]*?)\s*from\s*['"]([^'"]+)['"]|^\s*import\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/gm;
+  for (const m of code.matchAll(statement)) {
+    const spec = m[4] ?? m[5] ?? m[6]!;
+    if (!spec.startsWith('.')) continue;
+    let typeOnly = m[2] !== undefined;
+    if (!typeOnly && m[3] !== undefined) {
+      const names = /^\{([\s\S]*)\}$/.exec(m[3].trim());
+      if (names) {
+        const parts = names[1]!
+          .split(',')
+          .map((p) => p.trim())
+          .filter((p) => p !== '');
+        typeOnly = parts.length > 0 && parts.every((p) => p.startsWith('type '));
+      }
+    }
+    edges.push({
+      to: relative(ROOT, resolve(ROOT, dirname(file), spec)),
+      typeOnly,
+      ...(m[6] !== undefined ? { dynamic: true as const } : {}),
+    });
+  }
+  return edges;
+}
+
+function importGraph(): Map<string, Edge[]> {
+  const graph = new Map<string, Edge[]>();
+  for (const file of GRAPH_DIRS.flatMap(tsFiles))
+    graph.set(file, importsOf(file, readFileSync(join(ROOT, file), 'utf8')));
+  return graph;
+}
+
+/** Strongly connected components with more than one file, or a file importing itself (Tarjan). */
+function cycles(graph: Map<string, Edge[]>, keep: (e: Edge) => boolean): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const out: string[][] = [];
+  let next = 0;
+  const visit = (v: string): void => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    onStack.add(v);
+    for (const e of (graph.get(v) ?? []).filter(keep)) {
+      if (!graph.has(e.to)) continue;
+      if (!index.has(e.to)) {
+        visit(e.to);
+        low.set(v, Math.min(low.get(v)!, low.get(e.to)!));
+      } else if (onStack.has(e.to)) {
+        low.set(v, Math.min(low.get(v)!, index.get(e.to)!));
+      }
+    }
+    if (low.get(v) === index.get(v)) {
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        component.push(w);
+      } while (w !== v);
+      const selfLoop = (graph.get(v) ?? []).some((e) => keep(e) && e.to === v);
+      if (component.length > 1 || selfLoop) out.push(component.sort());
+    }
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return out;
+}
+
+const folderOf = (file: string) => file.split('/')[0]!;
+
+describe('import graph', () => {
+  const graph = importGraph();
+
+  test('the parser sees value, type-only and side-effect imports', () => {
+    const edges = importsOf(
+      'core/x.ts',
+      [
+        "import { a } from './a.ts';",
+        "import type { B } from '../models/b.ts';",
+        "import { type C, type D } from './c.ts';",
+        "import { type E, f } from './e.ts';",
+        "export type * from './g.ts';",
+        "export { h } from './h.ts';",
+        "import './side.ts';",
+        "import {\n  i,\n  type J,\n} from './i.ts';",
+        '// import { k } from "./comment.ts";',
+        "import * as z from 'zod';",
+      ].join('\n'),
+    );
+    assert.deepEqual(edges, [
+      { to: 'core/a.ts', typeOnly: false },
+      { to: 'models/b.ts', typeOnly: true },
+      { to: 'core/c.ts', typeOnly: true },
+      { to: 'core/e.ts', typeOnly: false },
+      { to: 'core/g.ts', typeOnly: true },
+      { to: 'core/h.ts', typeOnly: false },
+      { to: 'core/side.ts', typeOnly: false },
+      { to: 'core/i.ts', typeOnly: false },
+    ]);
+  });
+
+  test('the cycle finder finds a circle, and only that', () => {
+    const g = new Map<string, Edge[]>([
+      ['a', [{ to: 'b', typeOnly: false }]],
+      ['b', [{ to: 'c', typeOnly: false }]],
+      [
+        'c',
+        [
+          { to: 'a', typeOnly: true },
+          { to: 'd', typeOnly: false },
+        ],
+      ],
+      ['d', []],
+    ]);
+    assert.deepEqual(
+      cycles(g, () => true),
+      [['a', 'b', 'c']],
+    );
+    assert.deepEqual(
+      cycles(g, (e) => !e.typeOnly),
+      [],
+    );
+  });
+
+  test('every relative import names a file that exists', () => {
+    const missing = [...graph].flatMap(([file, edges]) =>
+      edges
+        .filter((e) => !e.dynamic && !graph.has(e.to) && !/\.(json|js)$/.test(e.to))
+        .map((e) => `${file} -> ${e.to}`),
+    );
+    assert.deepEqual(missing, []);
+  });
+
+  test('no circle of value imports between files', () => {
+    assert.deepEqual(
+      cycles(graph, (e) => !e.typeOnly),
+      [],
+    );
+  });
+
+  test('no circle of any imports that crosses folders', () => {
+    const crossing = cycles(graph, () => true).filter((c) => new Set(c.map(folderOf)).size > 1);
+    assert.deepEqual(crossing, []);
+  });
+
+  test('the layers import downwards only', () => {
+    // Folders each folder must never import (types included).
+    const forbidden: Record<string, string[]> = {
+      core: ['models', 'train', 'export', 'serve', 'clients', 'report', 'bench'],
+      models: ['train', 'export', 'serve', 'clients', 'report', 'bench'],
+      train: ['export', 'serve', 'clients', 'report', 'bench'],
+      export: ['serve', 'clients', 'report', 'bench'],
+      serve: ['models', 'train', 'export', 'clients', 'report', 'bench'],
+    };
+    const wrong = [...graph].flatMap(([file, edges]) =>
+      edges.filter((e) => forbidden[folderOf(file)]?.includes(folderOf(e.to))).map((e) => `${file} -> ${e.to}`),
+    );
+    assert.deepEqual(wrong, []);
+  });
+
+  test('export/ and report/ read run folders through train/run-folder.ts only, never the trainer', () => {
+    const wrong = [...graph]
+      .filter(([file]) => ['export', 'report'].includes(folderOf(file)))
+      .flatMap(([file, edges]) =>
+        edges
+          .filter((e) => ['train/trainer.ts', 'train/prepare-data.ts', 'train/checkpoint.ts'].includes(e.to))
+          .map((e) => `${file} -> ${e.to}`),
+      );
+    assert.deepEqual(wrong, []);
+  });
+});
+
+test('onnxruntime-node sessions are created in one place (core/runtime/ort-node.ts)', () => {
+  const creators = CODE_DIRS.flatMap(tsFiles).filter((file) =>
+    /InferenceSession\.create\(/.test(withoutComments(readFileSync(join(ROOT, file), 'utf8'))),
+  );
+  // seq2seq.ts is isomorphic: its default factory runs on whichever ORT module it is given.
+  assert.deepEqual(creators.sort(), ['core/runtime/ort-node.ts', 'core/runtime/seq2seq.ts']);
+});

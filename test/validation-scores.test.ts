@@ -1,0 +1,29 @@
+/**
+ * Translation validation logs chrF and chrF++ beside BLEU: metrics.jsonl holds them per epoch, computed
+ * on the same greedy output as the BLEU the schedule follows.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { trainToyRun } from './helpers/toy-run.ts';
+
+const dir = await mkdtemp(join(tmpdir(), 'frost-val-scores-'));
+after(() => rm(dir, { recursive: true, force: true }));
+
+test('metrics.jsonl: an epoch has valBleu and valScores chrF2 / chrF2++ on sacreBLEU’s 0..100 scale', async () => {
+  const { runDir } = await trainToyRun(dir, {
+    corpus: { seed: 3, train: 120, val: 8, test: 8 },
+    config: { epochs: 1 },
+  });
+  const lines = (await readFile(join(runDir, 'metrics.jsonl'), 'utf8'))
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { valBleu: number; valScores?: Record<string, number> });
+  assert.equal(lines.length, 1);
+  for (const line of lines) {
+    assert.deepEqual(Object.keys(line.valScores ?? {}), ['chrF2', 'chrF2++']);
+    for (const value of Object.values(line.valScores!)) assert.ok(value >= 0 && value <= 100, `${value}`);
+  }
+});

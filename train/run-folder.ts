@@ -1,0 +1,181 @@
+import { existsSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { SubwordSpec } from '../core/subword/subword-spec.ts';
+import type { Tokenizer } from '../core/text/tokenize.ts';
+import { Vocabulary } from '../core/vocab.ts';
+import { buildModel, type ModelSizes, type Seq2SeqModel } from '../models/index.ts';
+import { loadCheckpoint, restoreTensors, type LoadedCheckpoint } from './checkpoint.ts';
+import { expectTask, readRunConfig, RUN_FILES, type RunConfig, type TaskName } from './run-config.ts';
+import { readSubwords, runTokenizer } from './subwords.ts';
+
+/**
+ * A training run's folder as everything after training reads it (export, report, experiments):
+ * its config, vocabularies and checkpoints, and the trained model rebuilt from them. The trainer
+ * writes the folder (train/trainer.ts); nothing else needs to know its layout.
+ */
+
+/** Which checkpoint: the best validation score, or the latest save. */
+export type CheckpointName = 'best' | 'last';
+
+/**
+ * What a report needs to know about a checkpoint without loading its tensors: which one `frost
+ * export` picks, its SHA-256 (the key of every cached measurement) and where training was.
+ */
+export interface CheckpointInfo {
+  which: CheckpointName;
+  dir: string;
+  /** SHA-256 of tensors.bin, from the manifest (train/checkpoint.ts verifies it on load). */
+  sha256: string;
+  step: number;
+  epoch: number;
+  /** The trainer's state saved with it (done, stopReason, bestBleu, elapsedMs, ...). */
+  state: Record<string, unknown>;
+}
+
+export class RunFolder<Config extends RunConfig = RunConfig> {
+  private constructor(
+    readonly dir: string,
+    readonly config: Config,
+  ) {}
+
+  /**
+   * Opens a run folder of any task.
+   * @throws Error naming the folder when it holds no run, or its config when that is invalid
+   */
+  static async open(dir: string): Promise<RunFolder> {
+    return new RunFolder(dir, await readRunConfig(dir));
+  }
+
+  /** Opens a run of one task; a run of another task is refused, naming it. */
+  static async openTask<T extends TaskName>(dir: string, task: T): Promise<RunFolder<Extract<RunConfig, { task: T }>>> {
+    const config = expectTask(await readRunConfig(dir), task, `${dir}: this reader`);
+    return new RunFolder(dir, config);
+  }
+
+  /** Whether `dir` holds a run (a config file). */
+  static exists(dir: string): boolean {
+    return existsSync(runPath(dir, 'config'));
+  }
+
+  /** Path of one of the run's files. */
+  path(file: RunFile): string {
+    return runPath(this.dir, file);
+  }
+
+  /** The source or target vocabulary the run was trained with. */
+  vocab(side: 'src' | 'tgt'): Promise<Vocabulary> {
+    return readVocab(this.path(side === 'src' ? 'srcVocab' : 'tgtVocab'));
+  }
+
+  /** The tokeniser the run trained with: a word tokeniser by name, or its subword models checked against `vocabs`. */
+  tokenizer(vocabs: Readonly<Record<string, Vocabulary>>): Promise<Tokenizer> {
+    return runTokenizer(this.config, this.dir, vocabs);
+  }
+
+  /** Subword runs: the card's `subword` block and the `.model` files to export; undefined for word runs. */
+  subwords(langs: readonly string[]): Promise<{ spec: SubwordSpec; files: Record<string, Uint8Array> } | undefined> {
+    return readSubwords(this.config, this.dir, langs);
+  }
+
+  checkpointDir(which: CheckpointName): string {
+    return checkpointDir(this.dir, which);
+  }
+
+  /**
+   * The folder of the checkpoint to export: `which`, or `last` when `best` was asked for and
+   * no validation score ever improved enough to save one.
+   * @throws Error naming the folder looked for when the run has no checkpoint yet
+   */
+  findCheckpoint(which: CheckpointName = 'best'): string {
+    let dir = this.checkpointDir(which);
+    if (!existsSync(dir) && which === 'best') dir = this.checkpointDir('last');
+    if (!existsSync(dir)) throw new Error(`${this.dir} has no checkpoint yet (looked for ${dir})`);
+    return dir;
+  }
+
+  /** Loads and verifies a checkpoint's tensors (train/checkpoint.ts). */
+  loadCheckpoint(dir: string): Promise<LoadedCheckpoint> {
+    return loadCheckpoint(dir);
+  }
+
+  /**
+   * Rebuilds the trained model from the config and a loaded checkpoint: frozen heads regenerate
+   * their matrices from the seed exactly as in training, learnable parameters come from `checkpoint`.
+   * The caller disposes `model.params`.
+   * @throws Error naming `checkpointDir` when a tensor is missing or has the wrong shape
+   */
+  rebuildModel(sizes: ModelSizes, checkpoint: LoadedCheckpoint, checkpointDir: string): Seq2SeqModel {
+    const { config } = this;
+    const model = buildModel(config.arch, config.archConfig, sizes, config.head, config.seed);
+    try {
+      restoreTensors(model, null, checkpoint.tensors, checkpointDir);
+    } catch (err) {
+      model.params.dispose();
+      throw err;
+    }
+    return model;
+  }
+}
+
+export type RunFile = keyof typeof RUN_FILES;
+
+/** Path of one of a run folder's files, whether or not the run exists yet. */
+export function runPath(runDir: string, file: RunFile): string {
+  return join(runDir, RUN_FILES[file]);
+}
+
+export function checkpointDir(runDir: string, which: CheckpointName): string {
+  return runPath(runDir, which);
+}
+
+/**
+ * Reads `runDir/checkpoints/<which>/checkpoint.json`; null when that checkpoint does not exist.
+ * @throws Error naming the manifest when it exists but cannot be read
+ */
+export async function readCheckpointInfo(runDir: string, which: CheckpointName): Promise<CheckpointInfo | null> {
+  const dir = checkpointDir(runDir, which);
+  const path = join(dir, 'checkpoint.json');
+  if (!existsSync(path)) return null;
+  let manifest: { sha256?: unknown; state?: Record<string, unknown> };
+  try {
+    manifest = JSON.parse(await readFile(path, 'utf8')) as typeof manifest;
+  } catch (err) {
+    throw new Error(`${path}: cannot read the checkpoint manifest (${(err as Error).message})`, { cause: err });
+  }
+  if (typeof manifest.sha256 !== 'string') throw new Error(`${path}: not a frost checkpoint manifest (no sha256)`);
+  const state = manifest.state ?? {};
+  return { which, dir, sha256: manifest.sha256, step: Number(state.step ?? 0), epoch: Number(state.epoch ?? 0), state };
+}
+
+/**
+ * The checkpoint `frost export` exports by default: `best`, or `last` when no validation score
+ * ever improved enough to save a best.
+ * @throws Error naming the run when it has no checkpoint at all
+ */
+export async function exportedCheckpoint(runDir: string): Promise<CheckpointInfo> {
+  const info = (await readCheckpointInfo(runDir, 'best')) ?? (await readCheckpointInfo(runDir, 'last'));
+  if (!info) {
+    throw new Error(
+      `${runDir} has no checkpoint yet (looked for ${checkpointDir(runDir, 'best')} and ${checkpointDir(runDir, 'last')})`,
+    );
+  }
+  return info;
+}
+
+export async function readVocab(path: string): Promise<Vocabulary> {
+  let json: unknown;
+  try {
+    json = JSON.parse(await readFile(path, 'utf8'));
+  } catch (err) {
+    throw new Error(`cannot read vocabulary ${path}: ${(err as Error).message}`, { cause: err });
+  }
+  const { tokens, frequencies } = json as { tokens: string[]; frequencies?: number[] };
+  if (!Array.isArray(tokens)) throw new Error(`${path} is not a frost vocabulary (no 'tokens' list)`);
+  return Vocabulary.fromJSON(tokens, frequencies);
+}
+
+/** Tokens by id and their training frequencies (reports correlate target-vector norms with them). */
+export async function writeVocab(path: string, vocab: Vocabulary): Promise<void> {
+  await writeFile(path, JSON.stringify({ tokens: vocab.toJSON(), frequencies: vocab.frequencies }));
+}
