@@ -22,6 +22,7 @@ import { initBackend } from '../train/backend/select.ts';
 import { makeBatch, planBatches } from '../train/data/batches.ts';
 import { makeToyCorpus } from '../train/data/toy-corpus.ts';
 import type { TranslationRunConfigInput } from '../train/run-config.ts';
+import { RunFolder } from '../train/run-folder.ts';
 import { train } from '../train/trainer.ts';
 import { toyRunConfig, toyTestBleu, writeToyData } from './helpers/toy-run.ts';
 
@@ -93,6 +94,12 @@ describe('a joint-BPE model from corpus to ONNX answer', () => {
     assert.deepEqual(card.subword?.files, { src: 'subword.model', tgt: 'subword.model' });
     assert.equal(card.subword?.normalization.lowercase, false);
     assert.equal(card.files['subword.model']?.bytes, (await readFile(join(runDir, 'subword.model'))).length);
+    // what frost report does: rebuild the model from the run folder with the plain vocabulary sizes
+    const run = await RunFolder.open(runDir);
+    const ckpt = run.findCheckpoint();
+    const rebuilt = run.rebuildModel({ srcVocab: card.target.tokens.length, tgtVocab: card.target.tokens.length }, await run.loadCheckpoint(ckpt), ckpt);
+    assert.equal(rebuilt.params.counts().learnable, card.params.learnable, 'one embedding matrix, as trained');
+    rebuilt.params.dispose();
     const bleu = await toyTestBleu(modelDir, dataDir);
     // Measured 66 at this size and budget (word-level reaches 100): well above chance, the tiny model is still learning.
     assert.ok(bleu >= 40, `test BLEU ${bleu.toFixed(2)} < 40`);

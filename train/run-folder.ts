@@ -107,7 +107,9 @@ export class RunFolder<Config extends RunConfig = RunConfig> {
    */
   rebuildModel(sizes: ModelSizes, checkpoint: LoadedCheckpoint, checkpointDir: string): Seq2SeqModel {
     const { config } = this;
-    const model = buildModel(config.arch, config.archConfig, sizes, config.head, config.seed);
+    // A joint subword vocabulary means one embedding matrix for both sides, whatever the caller's sizes say.
+    const joint = config.vocab.joint ? { jointEmbedding: true } : {};
+    const model = buildModel(config.arch, config.archConfig, { ...sizes, ...joint }, config.head, config.seed);
     try {
       restoreTensors(model, null, checkpoint.tensors, checkpointDir);
     } catch (err) {
