@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
+import { webClient } from '../clients/web/build/web-client.ts';
 import { startServer, type RunningServer } from '../serve/server.ts';
 import { browserSkipReason, launchBrowser, type TestBrowser, settle } from './helpers/browser.ts';
 import { writeTinyModelDir } from './helpers/tiny-model.ts';
@@ -27,7 +28,7 @@ describe('a subword model in the web page (Chromium)', { skip: browserSkipReason
   before(async () => {
     root = await mkdtemp(join(tmpdir(), 'frost-web-subword-'));
     await writeTinyModelDir(join(root, 'models', MODEL), { name: MODEL, subword: true });
-    server = await startServer({ modelsDir: join(root, 'models'), port: 0, host: '127.0.0.1', intraOpNumThreads: 1, log: () => {} });
+    server = await startServer({ modelsDir: join(root, 'models'), port: 0, host: '127.0.0.1', intraOpNumThreads: 1, web: webClient(), log: () => {} });
     browser = await launchBrowser();
     browser.context.on('request', (r) => requested.push(r.url()));
     page = await browser.context.newPage();
