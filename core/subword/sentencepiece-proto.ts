@@ -1,68 +1,15 @@
 /**
- * SentencePiece's model file (`.model`, protobuf `sentencepiece.ModelProto`), read and written with
- * protobufjs. Only the fields frost reads or writes are declared; protobuf skips the others when reading, so
- * a model written by `spm_train` still loads. Field numbers and defaults follow google/sentencepiece
+ * SentencePiece's model file (`.model`, protobuf `sentencepiece.ModelProto`), read and written with protobufjs's
+ * wire-format Reader and Writer. Only the fields frost reads or writes are handled; the reader skips the others,
+ * so a model written by `spm_train` still loads. Field numbers and defaults follow google/sentencepiece
  * `src/sentencepiece_model.proto` (proto2).
  *
- * Isomorphic: the descriptor is plain data, so no file system is needed (browsers included).
+ * Why `protobufjs/minimal` and a hand-written codec for three messages: this module runs in the browser page,
+ * and protobufjs's reflection build (`light`) pulls Node's `fs` into the web bundle.
+ *
+ * Isomorphic: no Node APIs.
  */
-import protobuf from 'protobufjs/light.js';
-
-const descriptor: protobuf.INamespace = {
-  nested: {
-    sentencepiece: {
-      nested: {
-        TrainerSpec: {
-          fields: {
-            model_type: { type: 'int32', id: 3, options: { default: 1 } },
-            vocab_size: { type: 'int32', id: 4, options: { default: 8000 } },
-            character_coverage: { type: 'float', id: 10, options: { default: 0.9995 } },
-            max_sentencepiece_length: { type: 'int32', id: 20, options: { default: 16 } },
-            byte_fallback: { type: 'bool', id: 35, options: { default: false } },
-            unk_id: { type: 'int32', id: 40, options: { default: 0 } },
-            bos_id: { type: 'int32', id: 41, options: { default: 1 } },
-            eos_id: { type: 'int32', id: 42, options: { default: 2 } },
-            pad_id: { type: 'int32', id: 43, options: { default: -1 } },
-            unk_piece: { type: 'string', id: 45, options: { default: '<unk>' } },
-            bos_piece: { type: 'string', id: 46, options: { default: '<s>' } },
-            eos_piece: { type: 'string', id: 47, options: { default: '</s>' } },
-            pad_piece: { type: 'string', id: 48, options: { default: '<pad>' } },
-          },
-        },
-        NormalizerSpec: {
-          fields: {
-            name: { type: 'string', id: 1 },
-            precompiled_charsmap: { type: 'bytes', id: 2 },
-            add_dummy_prefix: { type: 'bool', id: 3, options: { default: true } },
-            remove_extra_whitespaces: { type: 'bool', id: 4, options: { default: true } },
-            escape_whitespaces: { type: 'bool', id: 5, options: { default: true } },
-          },
-        },
-        ModelProto: {
-          fields: {
-            pieces: { rule: 'repeated', type: 'SentencePiece', id: 1 },
-            trainer_spec: { type: 'TrainerSpec', id: 2 },
-            normalizer_spec: { type: 'NormalizerSpec', id: 3 },
-          },
-          nested: {
-            SentencePiece: {
-              fields: {
-                piece: { type: 'string', id: 1 },
-                score: { type: 'float', id: 2 },
-                type: { type: 'int32', id: 3, options: { default: 1 } },
-              },
-            },
-          },
-        },
-      },
-    },
-  },
-};
-
-const root = protobuf.Root.fromJSON(descriptor);
-
-/** sentencepiece.ModelProto. */
-export const SentencePieceModelProto: protobuf.Type = root.lookupType('sentencepiece.ModelProto');
+import protobuf from 'protobufjs/minimal.js';
 
 /** sentencepiece.ModelProto.SentencePiece.Type codes. */
 export const PieceType = { NORMAL: 1, UNKNOWN: 2, CONTROL: 3, USER_DEFINED: 4, UNUSED: 5, BYTE: 6 } as const;
@@ -107,10 +54,81 @@ export interface ModelProtoObject {
   normalizer_spec: NormalizerSpecObject;
 }
 
+/** Protobuf wire types. */
+const VARINT = 0;
+const LENGTH = 2;
+const FIXED32 = 5;
+const tag = (field: number, wire: number): number => field * 8 + wire;
+
+const TRAINER_DEFAULTS: TrainerSpecObject = {
+  model_type: ModelType.UNIGRAM,
+  vocab_size: 8000,
+  character_coverage: 0.9995,
+  max_sentencepiece_length: 16,
+  byte_fallback: false,
+  unk_id: 0,
+  bos_id: 1,
+  eos_id: 2,
+  pad_id: -1,
+  unk_piece: '<unk>',
+  bos_piece: '<s>',
+  eos_piece: '</s>',
+  pad_piece: '<pad>',
+};
+
+const NORMALIZER_DEFAULTS: NormalizerSpecObject = {
+  name: '',
+  precompiled_charsmap: new Uint8Array(0),
+  add_dummy_prefix: true,
+  remove_extra_whitespaces: true,
+  escape_whitespaces: true,
+};
+
+/** TrainerSpec fields frost reads and writes: field number, wire type, kind. */
+const TRAINER_FIELDS: Readonly<Record<keyof TrainerSpecObject, [number, 'int32' | 'float' | 'bool' | 'string']>> = {
+  model_type: [3, 'int32'],
+  vocab_size: [4, 'int32'],
+  character_coverage: [10, 'float'],
+  max_sentencepiece_length: [20, 'int32'],
+  byte_fallback: [35, 'bool'],
+  unk_id: [40, 'int32'],
+  bos_id: [41, 'int32'],
+  eos_id: [42, 'int32'],
+  pad_id: [43, 'int32'],
+  unk_piece: [45, 'string'],
+  bos_piece: [46, 'string'],
+  eos_piece: [47, 'string'],
+  pad_piece: [48, 'string'],
+};
+
 /** Serialises a model. */
 export function encodeModelProto(model: ModelProtoObject): Uint8Array {
-  const message = SentencePieceModelProto.fromObject(model);
-  return SentencePieceModelProto.encode(message).finish();
+  const w = protobuf.Writer.create();
+  for (const p of model.pieces) {
+    w.uint32(tag(1, LENGTH)).fork();
+    w.uint32(tag(1, LENGTH)).string(p.piece);
+    w.uint32(tag(2, FIXED32)).float(p.score);
+    w.uint32(tag(3, VARINT)).int32(p.type);
+    w.ldelim();
+  }
+  w.uint32(tag(2, LENGTH)).fork();
+  for (const [key, [field, kind]] of Object.entries(TRAINER_FIELDS)) {
+    const value = model.trainer_spec[key as keyof TrainerSpecObject];
+    if (kind === 'float') w.uint32(tag(field, FIXED32)).float(value as number);
+    else if (kind === 'string') w.uint32(tag(field, LENGTH)).string(value as string);
+    else if (kind === 'bool') w.uint32(tag(field, VARINT)).bool(value as boolean);
+    else w.uint32(tag(field, VARINT)).int32(value as number);
+  }
+  w.ldelim();
+  const n = model.normalizer_spec;
+  w.uint32(tag(3, LENGTH)).fork();
+  w.uint32(tag(1, LENGTH)).string(n.name);
+  if (n.precompiled_charsmap.length > 0) w.uint32(tag(2, LENGTH)).bytes(n.precompiled_charsmap);
+  w.uint32(tag(3, VARINT)).bool(n.add_dummy_prefix);
+  w.uint32(tag(4, VARINT)).bool(n.remove_extra_whitespaces);
+  w.uint32(tag(5, VARINT)).bool(n.escape_whitespaces);
+  w.ldelim();
+  return w.finish();
 }
 
 /**
@@ -118,21 +136,65 @@ export function encodeModelProto(model: ModelProtoObject): Uint8Array {
  * that are not a protobuf message (callers add the file's path).
  */
 export function decodeModelProto(bytes: Uint8Array): ModelProtoObject {
-  const message = SentencePieceModelProto.decode(bytes);
-  const object = SentencePieceModelProto.toObject(message, { defaults: true, arrays: true, bytes: Uint8Array });
-  const spec = (o: unknown, name: string): unknown => {
-    if (o !== undefined && o !== null) return o;
-    const type = root.lookupType(`sentencepiece.${name}`);
-    return type.toObject(type.create(), { defaults: true, bytes: Uint8Array });
+  const r = protobuf.Reader.create(bytes);
+  const model: ModelProtoObject = {
+    pieces: [],
+    trainer_spec: { ...TRAINER_DEFAULTS },
+    normalizer_spec: { ...NORMALIZER_DEFAULTS },
   };
-  const pieces = (object.pieces as Partial<SentencePieceObject>[]).map((p) => ({
-    piece: p.piece ?? '',
-    score: p.score ?? 0,
-    type: p.type ?? PieceType.NORMAL,
-  }));
-  return {
-    pieces,
-    trainer_spec: spec(object.trainer_spec, 'TrainerSpec') as TrainerSpecObject,
-    normalizer_spec: spec(object.normalizer_spec, 'NormalizerSpec') as NormalizerSpecObject,
-  };
+  while (r.pos < r.len) {
+    const t = r.uint32();
+    const field = Math.floor(t / 8);
+    if (field === 1 && t % 8 === LENGTH) model.pieces.push(readPiece(r, r.uint32()));
+    else if (field === 2 && t % 8 === LENGTH) readTrainerSpec(r, r.uint32(), model.trainer_spec);
+    else if (field === 3 && t % 8 === LENGTH) readNormalizerSpec(r, r.uint32(), model.normalizer_spec);
+    else r.skipType(t % 8);
+  }
+  return model;
+}
+
+function readPiece(r: protobuf.Reader, length: number): SentencePieceObject {
+  const end = r.pos + length;
+  const piece: SentencePieceObject = { piece: '', score: 0, type: PieceType.NORMAL };
+  while (r.pos < end) {
+    const t = r.uint32();
+    const field = Math.floor(t / 8);
+    if (field === 1 && t % 8 === LENGTH) piece.piece = r.string();
+    else if (field === 2 && t % 8 === FIXED32) piece.score = r.float();
+    else if (field === 3 && t % 8 === VARINT) piece.type = r.int32();
+    else r.skipType(t % 8);
+  }
+  return piece;
+}
+
+const TRAINER_BY_FIELD = new Map(Object.entries(TRAINER_FIELDS).map(([key, [field, kind]]) => [field, { key, kind }]));
+
+function readTrainerSpec(r: protobuf.Reader, length: number, spec: TrainerSpecObject): void {
+  const end = r.pos + length;
+  const out = spec as unknown as Record<string, unknown>;
+  while (r.pos < end) {
+    const t = r.uint32();
+    const known = TRAINER_BY_FIELD.get(Math.floor(t / 8));
+    const wire = t % 8;
+    if (known?.kind === 'float' && wire === FIXED32) out[known.key] = r.float();
+    else if (known?.kind === 'string' && wire === LENGTH) out[known.key] = r.string();
+    else if (known?.kind === 'bool' && wire === VARINT) out[known.key] = r.bool();
+    else if (known?.kind === 'int32' && wire === VARINT) out[known.key] = r.int32();
+    else r.skipType(wire);
+  }
+}
+
+function readNormalizerSpec(r: protobuf.Reader, length: number, spec: NormalizerSpecObject): void {
+  const end = r.pos + length;
+  while (r.pos < end) {
+    const t = r.uint32();
+    const field = Math.floor(t / 8);
+    const wire = t % 8;
+    if (field === 1 && wire === LENGTH) spec.name = r.string();
+    else if (field === 2 && wire === LENGTH) spec.precompiled_charsmap = r.bytes();
+    else if (field === 3 && wire === VARINT) spec.add_dummy_prefix = r.bool();
+    else if (field === 4 && wire === VARINT) spec.remove_extra_whitespaces = r.bool();
+    else if (field === 5 && wire === VARINT) spec.escape_whitespaces = r.bool();
+    else r.skipType(wire);
+  }
 }
