@@ -53,7 +53,11 @@ const encode = median(() => {
   pieces = 0;
   for (const line of joint) pieces += fresh.encode(line).length;
 });
-rows.push([`encode ${src!.length} pairs (${joint.length} sentences, ${pieces} pieces) (frost)`, encode, 'target < 2 s']);
+rows.push([
+  `encode ${src!.length} pairs (${joint.length} sentences, ${pieces} pieces) (frost)`,
+  encode,
+  'target < 2 s',
+]);
 let words = 0;
 const moses = median(() => {
   words = 0;
@@ -70,11 +74,25 @@ if (spawnSync('spm_train', ['--help'], { stdio: 'ignore' }).error === undefined)
     const modelPath = join(tmp, 'frost.model');
     writeFileSync(modelPath, bytes);
     const spmTrain = median(() =>
-      execFileSync('spm_train', [
-        `--input=${input}`, `--model_prefix=${join(tmp, 'spm')}`, '--model_type=bpe', `--vocab_size=${vocabSize}`,
-        '--normalization_rule_name=identity', '--byte_fallback=true', '--character_coverage=1.0', '--minloglevel=2',
-        '--pad_id=0', '--unk_id=1', '--bos_id=2', '--eos_id=3', '--num_threads=1',
-      ], { stdio: 'ignore' }),
+      execFileSync(
+        'spm_train',
+        [
+          `--input=${input}`,
+          `--model_prefix=${join(tmp, 'spm')}`,
+          '--model_type=bpe',
+          `--vocab_size=${vocabSize}`,
+          '--normalization_rule_name=identity',
+          '--byte_fallback=true',
+          '--character_coverage=1.0',
+          '--minloglevel=2',
+          '--pad_id=0',
+          '--unk_id=1',
+          '--bos_id=2',
+          '--eos_id=3',
+          '--num_threads=1',
+        ],
+        { stdio: 'ignore' },
+      ),
     );
     rows.push([`learn the same with spm_train (1 thread)`, spmTrain, 'reference']);
     const spmEncode = median(() =>
@@ -82,7 +100,11 @@ if (spawnSync('spm_train', ['--help'], { stdio: 'ignore' }).error === undefined)
         stdio: ['ignore', 'ignore', 'ignore'],
       }),
     );
-    rows.push([`encode the same sentences with spm_encode (frost's model, process start included)`, spmEncode, 'reference']);
+    rows.push([
+      `encode the same sentences with spm_encode (frost's model, process start included)`,
+      spmEncode,
+      'reference',
+    ]);
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
@@ -92,5 +114,8 @@ if (spawnSync('spm_train', ['--help'], { stdio: 'ignore' }).error === undefined)
 
 console.log(`Multi30k train ${args.src}-${args.tgt}, median of ${repeats}, node ${process.version}\n`);
 const width = Math.max(...rows.map(([name]) => name.length));
-for (const [name, seconds, note] of rows) console.log(`${name.padEnd(width)}  ${seconds.toFixed(3).padStart(7)} s  ${note}`);
-console.log(`\nratios: learn ${(learn / 30).toFixed(3)} of its target, encode ${(encode / 2).toFixed(3)} of its target`);
+for (const [name, seconds, note] of rows)
+  console.log(`${name.padEnd(width)}  ${seconds.toFixed(3).padStart(7)} s  ${note}`);
+console.log(
+  `\nratios: learn ${(learn / 30).toFixed(3)} of its target, encode ${(encode / 2).toFixed(3)} of its target`,
+);

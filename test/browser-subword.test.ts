@@ -28,7 +28,14 @@ describe('a subword model in the web page (Chromium)', { skip: browserSkipReason
   before(async () => {
     root = await mkdtemp(join(tmpdir(), 'frost-web-subword-'));
     await writeTinyModelDir(join(root, 'models', MODEL), { name: MODEL, subword: true });
-    server = await startServer({ modelsDir: join(root, 'models'), port: 0, host: '127.0.0.1', intraOpNumThreads: 1, web: webClient(), log: () => {} });
+    server = await startServer({
+      modelsDir: join(root, 'models'),
+      port: 0,
+      host: '127.0.0.1',
+      intraOpNumThreads: 1,
+      web: webClient(),
+      log: () => {},
+    });
     browser = await launchBrowser();
     browser.context.on('request', (r) => requested.push(r.url()));
     page = await browser.context.newPage();
@@ -57,7 +64,10 @@ describe('a subword model in the web page (Chromium)', { skip: browserSkipReason
     await page.getByLabel('Run on').selectOption('wasm');
     await page.getByRole('button', { name: 'Load model' }).click();
     await settle(page);
-    assert.ok(requested.some((u) => u.endsWith(`/v1/models/${MODEL}/files/subword.model`)), 'the page fetched the subword model');
+    assert.ok(
+      requested.some((u) => u.endsWith(`/v1/models/${MODEL}/files/subword.model`)),
+      'the page fetched the subword model',
+    );
 
     await page.getByLabel('Text, one sentence per line').fill(SENTENCES.join('\n'));
     await page.getByLabel('Beam width').fill(String(BEAM));

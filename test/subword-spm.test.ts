@@ -71,32 +71,53 @@ describe('frost and spm_encode give the same pieces', { skip: SPM_SKIP }, () => 
     assertSamePieces(model, path, MIXED);
   });
 
-  test('the whole Multi30k validation set (de and en), joint 8000-piece model from the training set', { skip: DATA_SKIP }, async () => {
-    const [trainDe, trainEn, valDe, valEn] = await Promise.all(
-      ['train.de.gz', 'train.en.gz', 'val.de.gz', 'val.en.gz'].map((f) => readGzipLines(join(M30K, f))),
-    );
-    const { model } = trainBpe([...trainDe!, ...trainEn!], { vocabSize: 8000 });
-    assert.equal(model.size, 8000);
-    const path = join(dir, 'm30k.model');
-    writeFileSync(path, model.toBytes());
-    const val = [...valDe!, ...valEn!];
-    assert.equal(val.length, 2028);
-    const pieces = assertSamePieces(SubwordModel.fromBytes(readFileSync(path), path), path, val);
-    assert.ok(pieces > 25_000, `${pieces} pieces`); // about 14 per sentence
-  });
+  test(
+    'the whole Multi30k validation set (de and en), joint 8000-piece model from the training set',
+    { skip: DATA_SKIP },
+    async () => {
+      const [trainDe, trainEn, valDe, valEn] = await Promise.all(
+        ['train.de.gz', 'train.en.gz', 'val.de.gz', 'val.en.gz'].map((f) => readGzipLines(join(M30K, f))),
+      );
+      const { model } = trainBpe([...trainDe!, ...trainEn!], { vocabSize: 8000 });
+      assert.equal(model.size, 8000);
+      const path = join(dir, 'm30k.model');
+      writeFileSync(path, model.toBytes());
+      const val = [...valDe!, ...valEn!];
+      assert.equal(val.length, 2028);
+      const pieces = assertSamePieces(SubwordModel.fromBytes(readFileSync(path), path), path, val);
+      assert.ok(pieces > 25_000, `${pieces} pieces`); // about 14 per sentence
+    },
+  );
 
-  test('a model trained by spm_train (BPE, byte fallback, frost ids) is read and encoded as spm_encode does', { skip: DATA_SKIP }, async () => {
-    const val = (await readGzipLines(join(M30K, 'val.en.gz'))).map(normalizeText);
-    const input = join(dir, 'spm-train.txt');
-    writeFileSync(input, val.map((l) => `${l}\n`).join(''));
-    const prefix = join(dir, 'spm');
-    execFileSync('spm_train', [
-      `--input=${input}`, `--model_prefix=${prefix}`, '--model_type=bpe', '--vocab_size=1000',
-      '--normalization_rule_name=identity', '--byte_fallback=true', '--character_coverage=1.0',
-      '--pad_id=0', '--unk_id=1', '--bos_id=2', '--eos_id=3', '--minloglevel=2',
-    ], { stdio: 'ignore' });
-    const path = `${prefix}.model`;
-    const model = SubwordModel.fromBytes(readFileSync(path), path);
-    assertSamePieces(model, path, [...val, ...MIXED]);
-  });
+  test(
+    'a model trained by spm_train (BPE, byte fallback, frost ids) is read and encoded as spm_encode does',
+    { skip: DATA_SKIP },
+    async () => {
+      const val = (await readGzipLines(join(M30K, 'val.en.gz'))).map(normalizeText);
+      const input = join(dir, 'spm-train.txt');
+      writeFileSync(input, val.map((l) => `${l}\n`).join(''));
+      const prefix = join(dir, 'spm');
+      execFileSync(
+        'spm_train',
+        [
+          `--input=${input}`,
+          `--model_prefix=${prefix}`,
+          '--model_type=bpe',
+          '--vocab_size=1000',
+          '--normalization_rule_name=identity',
+          '--byte_fallback=true',
+          '--character_coverage=1.0',
+          '--pad_id=0',
+          '--unk_id=1',
+          '--bos_id=2',
+          '--eos_id=3',
+          '--minloglevel=2',
+        ],
+        { stdio: 'ignore' },
+      );
+      const path = `${prefix}.model`;
+      const model = SubwordModel.fromBytes(readFileSync(path), path);
+      assertSamePieces(model, path, [...val, ...MIXED]);
+    },
+  );
 });

@@ -178,7 +178,11 @@ describe('subword models as a frost tokenizer and vocabulary', () => {
   };
 
   test('tokenize/detokenize through the vocabulary never meets <unk> and gives back the text', async () => {
-    const tok = await loadSubwordTokenizer({ de: 'joint.model', en: 'joint.model' }, { de: model.tokens, en: model.tokens }, read);
+    const tok = await loadSubwordTokenizer(
+      { de: 'joint.model', en: 'joint.model' },
+      { de: model.tokens, en: model.tokens },
+      read,
+    );
     const vocab = subwordVocabulary(model, corpus);
     for (const text of HOSTILE) {
       const ids = vocab.encode(tok.tokenize(text, 'de'));

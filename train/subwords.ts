@@ -64,8 +64,11 @@ export async function runTokenizer(
   if (config.vocab.kind !== 'bpe') return getTokenizer(config.tokenizer);
   const spec = subwordSpec(config.vocab, Object.keys(vocabs));
   const tokens = Object.fromEntries(Object.entries(vocabs).map(([lang, v]) => [lang, v.tokens]));
-  return loadSubwordTokenizer(spec.files, tokens, async (file) => new Uint8Array(await readFile(join(runDir, file))), (file) =>
-    join(runDir, file),
+  return loadSubwordTokenizer(
+    spec.files,
+    tokens,
+    async (file) => new Uint8Array(await readFile(join(runDir, file))),
+    (file) => join(runDir, file),
   );
 }
 
@@ -78,6 +81,7 @@ export async function readSubwords(
   if (config.vocab.kind !== 'bpe') return undefined;
   const spec = subwordSpec(config.vocab, langs);
   const files: Record<string, Uint8Array> = {};
-  for (const file of new Set(Object.values(spec.files))) files[file] = new Uint8Array(await readFile(join(runDir, file)));
+  for (const file of new Set(Object.values(spec.files)))
+    files[file] = new Uint8Array(await readFile(join(runDir, file)));
   return { spec, files };
 }

@@ -27,10 +27,14 @@ export async function cardTokenizer(
     }
   }
   if (card.tokenizer !== SUBWORD_TOKENIZER) {
-    throw new Error(`model card '${card.name}': a card with 'subword' needs tokenizer '${SUBWORD_TOKENIZER}', not '${card.tokenizer}'`);
+    throw new Error(
+      `model card '${card.name}': a card with 'subword' needs tokenizer '${SUBWORD_TOKENIZER}', not '${card.tokenizer}'`,
+    );
   }
   if (read === undefined) {
-    throw new Error(`model card '${card.name}': its subword models (${Object.values(card.subword.files).join(', ')}) need a file loader`);
+    throw new Error(
+      `model card '${card.name}': its subword models (${Object.values(card.subword.files).join(', ')}) need a file loader`,
+    );
   }
   const vocabularies: Record<string, readonly string[]> = { [card.target.lang]: card.target.tokens };
   if (card.source) vocabularies[card.source.lang] = card.source.tokens;

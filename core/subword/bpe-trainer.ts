@@ -51,7 +51,7 @@ class PairHeap {
     c.push(count);
     k.push(key);
     while (i > 0) {
-      const parent = (i - 1) >> 1;
+      const parent = Math.floor((i - 1) / 2);
       if (!this.#above(count, key, c[parent]!, k[parent]!)) break;
       c[i] = c[parent]!;
       k[i] = k[parent]!;
@@ -98,12 +98,17 @@ class PairHeap {
  *
  * @example const model = trainBpe([...german, ...english], { vocabSize: 8000 }).model; // a joint vocabulary
  */
-export function trainBpe(sentences: Iterable<string>, options: BpeTrainOptions = {}): { model: SubwordModel; stats: BpeTrainStats } {
+export function trainBpe(
+  sentences: Iterable<string>,
+  options: BpeTrainOptions = {},
+): { model: SubwordModel; stats: BpeTrainStats } {
   const vocabSize = options.vocabSize ?? 8000;
   const maxPieceLength = options.maxPieceLength ?? 16;
   const minPairCount = options.minPairCount ?? 2;
   if (!Number.isInteger(vocabSize) || vocabSize < SPECIAL_COUNT + BYTE_COUNT + 1) {
-    throw new RangeError(`trainBpe: vocabSize must be an integer >= ${SPECIAL_COUNT + BYTE_COUNT + 1}, got ${vocabSize}`);
+    throw new RangeError(
+      `trainBpe: vocabSize must be an integer >= ${SPECIAL_COUNT + BYTE_COUNT + 1}, got ${vocabSize}`,
+    );
   }
   if (!Number.isInteger(maxPieceLength) || maxPieceLength < 2) {
     throw new RangeError(`trainBpe: maxPieceLength must be an integer >= 2, got ${maxPieceLength}`);
@@ -129,9 +134,7 @@ export function trainBpe(sentences: Iterable<string>, options: BpeTrainOptions =
   for (const [word, count] of wordCounts) {
     for (const ch of word) charCounts.set(ch, (charCounts.get(ch) ?? 0) + count);
   }
-  const chars = [...charCounts]
-    .sort(([a, ca], [b, cb]) => cb - ca || (a < b ? -1 : a > b ? 1 : 0))
-    .map(([ch]) => ch);
+  const chars = [...charCounts].sort(([a, ca], [b, cb]) => cb - ca || (a < b ? -1 : a > b ? 1 : 0)).map(([ch]) => ch);
   const keptChars = chars.slice(0, vocabSize - SPECIAL_COUNT - BYTE_COUNT);
 
   // Symbols: strings by id; the characters first.

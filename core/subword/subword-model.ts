@@ -37,8 +37,6 @@ export class SubwordModelError extends Error {
   }
 }
 
-const byteToken = (b: number): string => `<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`;
-
 /**
  * An encoder/decoder over a SentencePiece BPE piece list whose first four ids are frost's specials
  * (`<pad>`=0, `<unk>`=1, `<s>`=2, `</s>`=3), so the ids are a frost vocabulary's ids.
@@ -60,7 +58,10 @@ export class SubwordModel {
     for (const { token, id } of specials) {
       const expected = id === SPECIALS.unk.id ? PieceType.UNKNOWN : PieceType.CONTROL;
       if (pieces[id]?.piece !== token || pieces[id]?.type !== expected) {
-        throw new SubwordModelError(label, `id ${id} must be the special '${token}', found '${pieces[id]?.piece ?? '(none)'}'`);
+        throw new SubwordModelError(
+          label,
+          `id ${id} must be the special '${token}', found '${pieces[id]?.piece ?? '(none)'}'`,
+        );
       }
     }
     const normalIds = new Map<string, number>();
@@ -85,7 +86,8 @@ export class SubwordModel {
         throw new SubwordModelError(label, `piece ${id} '${piece}' has type ${type}, which frost does not support`);
       }
     });
-    if (byteIds.some((id) => id < 0)) throw new SubwordModelError(label, 'no byte fallback: the 256 <0xXX> pieces are missing');
+    if (byteIds.some((id) => id < 0))
+      throw new SubwordModelError(label, 'no byte fallback: the 256 <0xXX> pieces are missing');
     this.#pieces = Object.freeze(pieces.map((p) => Object.freeze({ ...p })));
     this.#normalIds = normalIds;
     this.#byteIds = byteIds;
@@ -123,7 +125,10 @@ export class SubwordModel {
       normalizer.remove_extra_whitespaces &&
       normalizer.escape_whitespaces;
     if (!normalizerOk) {
-      throw new SubwordModelError(label, `normaliser '${normalizer.name}' is not frost's (identity, dummy prefix, escaped spaces)`);
+      throw new SubwordModelError(
+        label,
+        `normaliser '${normalizer.name}' is not frost's (identity, dummy prefix, escaped spaces)`,
+      );
     }
     return new SubwordModel(proto.pieces, label);
   }

@@ -66,7 +66,9 @@ export async function loadSubwordTokenizer(
       try {
         bytes = await read(file);
       } catch (err) {
-        throw new SubwordModelError(locate(file), `cannot read the subword model (${(err as Error).message})`, { cause: err });
+        throw new SubwordModelError(locate(file), `cannot read the subword model (${(err as Error).message})`, {
+          cause: err,
+        });
       }
       model = SubwordModel.fromBytes(bytes, locate(file));
       byFile.set(file, model);
@@ -79,14 +81,25 @@ export async function loadSubwordTokenizer(
 }
 
 /** Refuses a model whose pieces are not exactly `tokens`, naming the first difference. */
-export function checkMatchesVocabulary(model: SubwordModel, tokens: readonly string[], where: string, lang: string): void {
+export function checkMatchesVocabulary(
+  model: SubwordModel,
+  tokens: readonly string[],
+  where: string,
+  lang: string,
+): void {
   const pieces = model.tokens;
   if (pieces.length !== tokens.length) {
-    throw new SubwordModelError(where, `has ${pieces.length} pieces, but the ${lang} vocabulary has ${tokens.length} tokens (a model from another run?)`);
+    throw new SubwordModelError(
+      where,
+      `has ${pieces.length} pieces, but the ${lang} vocabulary has ${tokens.length} tokens (a model from another run?)`,
+    );
   }
   const at = pieces.findIndex((p, i) => p !== tokens[i]);
   if (at >= 0) {
-    throw new SubwordModelError(where, `piece ${at} is '${pieces[at]}', but the ${lang} vocabulary has '${tokens[at]}' (a model from another run?)`);
+    throw new SubwordModelError(
+      where,
+      `piece ${at} is '${pieces[at]}', but the ${lang} vocabulary has '${tokens[at]}' (a model from another run?)`,
+    );
   }
 }
 
