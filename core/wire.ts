@@ -30,6 +30,8 @@ export interface TranslateRequestBody {
   n_best?: number;
   max_len?: number;
   length_penalty?: number;
+  /** Let a word-level model emit `<unk>`. @default false */
+  allow_unk?: boolean;
 }
 
 /**

@@ -5,7 +5,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { decodeImage } from '../core/image/decode-node.ts';
 import { preprocessRgba } from '../core/image/preprocess.ts';
 import { SeededRandom } from '../core/random.ts';
-import { getTokenizer } from '../core/text/tokenize.ts';
+import type { Tokenizer } from '../core/text/tokenize.ts';
 import type { Vocabulary } from '../core/vocab.ts';
 import { imagesOf, loadCaptionDataset } from '../train/data/captions.ts';
 import { encoderDigest } from '../train/data/image-features.ts';
@@ -27,6 +27,8 @@ const PIXELS_INPUT = 'pixels';
 export async function captionExportParts(run: RunFolder<CaptionRunConfig>): Promise<ExportParts> {
   const { config, dir: runDir } = run;
   const vocab = await run.vocab('tgt');
+  const tokenizer = await run.tokenizer({ en: vocab });
+  const subwords = await run.subwords(['en']);
   const { encoder } = config;
   let foreign: Uint8Array | undefined;
   if (encoder.kind === 'onnx') {
@@ -42,7 +44,7 @@ export async function captionExportParts(run: RunFolder<CaptionRunConfig>): Prom
       ? (bytes) => ({ bytes: mergeFrozenEncoder(frozen.bytes, frozen.output, bytes, FEATURES_INPUT, PIXELS_INPUT), inputs: [PIXELS_INPUT] })
       : undefined,
     parityInputs: async (count) => {
-      const { pixels, targets, synthetic } = await paritySamples(config, vocab, count);
+      const { pixels, targets, synthetic } = await paritySamples(config, tokenizer, vocab, count);
       const n = targets.length;
       const { size } = config.image;
       const pixelShape = [n, 3, size, size];
@@ -69,12 +71,14 @@ export async function captionExportParts(run: RunFolder<CaptionRunConfig>): Prom
       task: 'caption',
       target: { lang: 'en', tokens: vocab.toJSON() },
       tokenizer: config.tokenizer,
+      ...(subwords ? { subword: subwords.spec } : {}),
       image: config.image,
       data: { dataset: basename(config.data.dir) },
       extra: {
         encoder: encoder.kind === 'onnx' ? { kind: 'onnx', sha256: encoder.sha256, output: encoder.output, featureShape: encoder.featureShape } : { kind: 'cnn' },
       },
     },
+    files: subwords?.files ?? {},
     // The fp16/int8 BLEU comparison is translation's; a caption export records the log-prob drift only.
     precisionPairs: async () => [],
   };
@@ -87,6 +91,7 @@ export async function captionExportParts(run: RunFolder<CaptionRunConfig>): Prom
  */
 async function paritySamples(
   config: CaptionRunConfig,
+  tokenizer: Tokenizer,
   vocab: Vocabulary,
   count: number,
 ): Promise<{ pixels: Float32Array; targets: Int32Array[]; synthetic?: string }> {
@@ -95,13 +100,12 @@ async function paritySamples(
     const dataset = await loadCaptionDataset(config.data.dir);
     const images = imagesOf(dataset, ['val']).slice(0, count);
     if (images.length === 0) throw new Error('no val images');
-    const { tokenize } = getTokenizer(config.tokenizer);
     const pixels = new Float32Array(images.length * plane);
     for (const [i, im] of images.entries()) {
       const { rgba, width, height } = await decodeImage(im.path);
       pixels.set(preprocessRgba(rgba, width, height, config.image), i * plane);
     }
-    return { pixels, targets: images.map((im) => vocab.encode(tokenize(im.captions[0], 'en'))) };
+    return { pixels, targets: images.map((im) => vocab.encode(tokenizer.tokenize(im.captions[0]!, 'en'))) };
   } catch (err) {
     const rng = new SeededRandom(config.seed, 'parity-samples');
     const pixels = Float32Array.from({ length: count * plane }, () => rng.normal());

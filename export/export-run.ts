@@ -100,6 +100,8 @@ export async function exportRun(runDir: string, outDir: string, opts: ExportOpti
   await rm(join(outDir, MODEL_CARD_FILE), { force: true });
   await writeFile(join(outDir, graphs.encoder.file), final.encoder);
   await writeFile(join(outDir, graphs.decoder.file), final.decoder);
+  const extraFiles = parts.files ?? {};
+  for (const [file, bytes] of Object.entries(extraFiles)) await writeFile(join(outDir, file), bytes);
   const counts = model.params.counts();
   const state = checkpoint.state as { bestBleu?: number; step?: number; epoch?: number };
   const input: ModelCardInput = {
@@ -115,11 +117,13 @@ export async function exportRun(runDir: string, outDir: string, opts: ExportOpti
     ...(parts.card.image ? { image: parts.card.image } : {}),
     specials: { pad: SPECIALS.pad.id, unk: SPECIALS.unk.id, bos: SPECIALS.bos.id, eos: SPECIALS.eos.id },
     tokenizer: parts.card.tokenizer,
+    ...(parts.card.subword ? { subword: parts.card.subword } : {}),
     graphs,
     params: { learnable: counts.learnable, frozen: counts.frozen, generated: model.head.generatedParams?.(storeFrozen) ?? 0, byComponent: model.params.countsByComponent() },
     files: {
       [graphs.encoder.file]: { bytes: final.encoder.length, gzipBytes: gzipSync(final.encoder).length },
       [graphs.decoder.file]: { bytes: final.decoder.length, gzipBytes: gzipSync(final.decoder).length },
+      ...Object.fromEntries(Object.entries(extraFiles).map(([file, bytes]) => [file, { bytes: bytes.length, gzipBytes: gzipSync(bytes).length }])),
     },
     precision,
     size,
@@ -152,6 +156,11 @@ export async function exportRun(runDir: string, outDir: string, opts: ExportOpti
       pairs: await parts.precisionPairs(opts.precisionSentences),
       convertedWeights: encoderOut.converted.length + decoderOut.converted.length,
       maxAbsLogProbDiff: drift.maxAbsDiff,
+      files: async (file) => {
+        const bytes = extraFiles[file];
+        if (bytes === undefined) throw new Error('not among the exported files');
+        return bytes;
+      },
     });
     card = modelCardSchema.parse({ ...input, precisionCheck });
   }

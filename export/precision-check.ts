@@ -9,7 +9,7 @@
 import * as ort from 'onnxruntime-node';
 import { corpusBleu } from '../core/metrics/bleu.ts';
 import type { ModelCard } from '../core/runtime/model-card.ts';
-import { Seq2SeqRuntime } from '../core/runtime/seq2seq.ts';
+import { Seq2SeqRuntime, type GraphLoader } from '../core/runtime/seq2seq.ts';
 import { loadParallelCorpus, type Pair } from '../train/data/corpus.ts';
 import type { TranslationRunConfig } from '../train/run-config.ts';
 import type { Precision } from './precision.ts';
@@ -60,8 +60,8 @@ export async function validationPairs(config: TranslationRunConfig, max = PRECIS
 }
 
 /** Greedy corpus BLEU of `graphs` (described by `card`) on `pairs`, through onnxruntime-node. */
-export async function greedyBleu(card: ModelCard, graphs: GraphBytes, pairs: readonly Pair[]): Promise<number> {
-  const runtime = await Seq2SeqRuntime.create({ ort, card, graphs, sessionOptions: { graphOptimizationLevel: 'all' } });
+export async function greedyBleu(card: ModelCard, graphs: GraphBytes, pairs: readonly Pair[], files?: GraphLoader): Promise<number> {
+  const runtime = await Seq2SeqRuntime.create({ ort, card, graphs, files, sessionOptions: { graphOptimizationLevel: 'all' } });
   try {
     const hypotheses: string[] = [];
     for (let i = 0; i < pairs.length; i += BATCH) {
@@ -84,6 +84,8 @@ export async function checkPrecision(args: {
   pairs: readonly Pair[];
   convertedWeights: number;
   maxAbsLogProbDiff: number;
+  /** The card's other files (subword models). */
+  files?: GraphLoader;
 }): Promise<PrecisionCheck> {
   const { card, fp32, converted, pairs } = args;
   const check: PrecisionCheck = {
@@ -96,8 +98,8 @@ export async function checkPrecision(args: {
     maxAbsLogProbDiff: args.maxAbsLogProbDiff,
   };
   if (pairs.length > 0) {
-    check.bleuFp32 = await greedyBleu(card, fp32, pairs);
-    check.bleu = await greedyBleu(card, converted, pairs);
+    check.bleuFp32 = await greedyBleu(card, fp32, pairs, args.files);
+    check.bleu = await greedyBleu(card, converted, pairs, args.files);
     check.bleuDelta = check.bleu - check.bleuFp32;
   }
   return check;

@@ -1,5 +1,5 @@
 import { SeededRandom } from '../core/random.ts';
-import { getTokenizer } from '../core/text/tokenize.ts';
+import type { Tokenizer } from '../core/text/tokenize.ts';
 import type { Vocabulary } from '../core/vocab.ts';
 import { loadParallelCorpus } from '../train/data/corpus.ts';
 import type { TranslationRunConfig } from '../train/run-config.ts';
@@ -16,6 +16,7 @@ export interface ParitySample {
  */
 export async function paritySamples(
   config: TranslationRunConfig,
+  tok: Tokenizer,
   srcVocab: Vocabulary,
   tgtVocab: Vocabulary,
   count: number,
@@ -24,7 +25,6 @@ export async function paritySamples(
   try {
     const { dir: dataDir, src, tgt, kind } = config.data;
     const corpus = await loadParallelCorpus({ dataDir, src, tgt, kind });
-    const tok = getTokenizer(config.tokenizer);
     const samples = corpus.val.slice(0, count).map((p) => ({
       src: srcVocab.encode(tok.tokenize(p.src, config.data.src)),
       tgt: tgtVocab.encode(tok.tokenize(p.tgt, config.data.tgt)),

@@ -21,7 +21,12 @@ export interface ExportParts {
   /** Inputs the parity check runs, `count` of them. */
   parityInputs(count: number, pad: number): Promise<ParityInputs>;
   /** The card's task-specific fields. */
-  card: Pick<ModelCardInput, 'task' | 'source' | 'target' | 'tokenizer' | 'image'> & { data: Record<string, unknown>; extra?: Record<string, unknown> };
+  card: Pick<ModelCardInput, 'task' | 'source' | 'target' | 'tokenizer' | 'image' | 'subword'> & {
+    data: Record<string, unknown>;
+    extra?: Record<string, unknown>;
+  };
+  /** Files written beside the graphs and listed in the card's `files` (subword models), by name. */
+  files?: Record<string, Uint8Array>;
   /** Validation pairs for the fp16/int8 BLEU comparison (translation only; none: no BLEU recorded). */
   precisionPairs(max?: number): Promise<Pair[]>;
 }

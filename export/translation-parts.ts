@@ -5,24 +5,32 @@ import { validationPairs } from './precision-check.ts';
 import { paritySamples } from './sample-data.ts';
 import type { ExportParts } from './task-parts.ts';
 
-/** Translation: source and target vocabularies, token sources for parity, validation pairs for the precision check. */
+/**
+ * Translation: source and target vocabularies (and, for subword runs, their `.model` files, copied beside the
+ * graphs), token sources for parity, validation pairs for the precision check.
+ */
 export async function translationExportParts(run: RunFolder<TranslationRunConfig>): Promise<ExportParts> {
   const { config } = run;
+  const { src, tgt } = config.data;
   const srcVocab = await run.vocab('src');
   const tgtVocab = await run.vocab('tgt');
+  const tokenizer = await run.tokenizer({ [src]: srcVocab, [tgt]: tgtVocab });
+  const subwords = await run.subwords([src, tgt]);
   return {
-    sizes: { srcVocab: srcVocab.size, tgtVocab: tgtVocab.size },
+    sizes: { srcVocab: srcVocab.size, tgtVocab: tgtVocab.size, jointEmbedding: config.vocab.joint },
     parityInputs: async (count, pad) => {
-      const { samples, synthetic } = await paritySamples(config, srcVocab, tgtVocab, count);
+      const { samples, synthetic } = await paritySamples(config, tokenizer, srcVocab, tgtVocab, count);
       return tokenParityInputs(samples, pad, synthetic);
     },
     card: {
       task: 'translation',
-      source: { lang: config.data.src, tokens: srcVocab.toJSON() },
-      target: { lang: config.data.tgt, tokens: tgtVocab.toJSON() },
+      source: { lang: src, tokens: srcVocab.toJSON() },
+      target: { lang: tgt, tokens: tgtVocab.toJSON() },
       tokenizer: config.tokenizer,
-      data: { kind: config.data.kind, src: config.data.src, tgt: config.data.tgt },
+      ...(subwords ? { subword: subwords.spec } : {}),
+      data: { kind: config.data.kind, src, tgt },
     },
+    files: subwords?.files ?? {},
     precisionPairs: (max) => validationPairs(config, max),
   };
 }

@@ -47,8 +47,15 @@ export function analyseMatrix(m: TargetMatrix, vocab: Vocabulary, pairs: readonl
     spearman: Number.isNaN(rho) ? null : rho,
     points,
     pairs: pairs.map(({ a, b, related }) => {
-      const cos = vocab.has(a) && vocab.has(b) ? cosineSimilarity(row(vocab.id(a)), row(vocab.id(b))) : NaN;
+      const [ta, tb] = [asToken(vocab, a), asToken(vocab, b)];
+      const cos = ta !== undefined && tb !== undefined ? cosineSimilarity(row(vocab.id(ta)), row(vocab.id(tb))) : NaN;
       return { a, b, related, cosine: Number.isNaN(cos) ? null : cos };
     }),
   };
+}
+
+/** A word's token: itself in a word vocabulary, its word-initial piece (`▁dog`) in a subword one; else undefined. */
+function asToken(vocab: Vocabulary, word: string): string | undefined {
+  if (vocab.has(word)) return word;
+  return vocab.has(`\u2581${word}`) ? `\u2581${word}` : undefined;
 }

@@ -2,7 +2,7 @@ import { basename } from 'node:path';
 import { readCheckpointInfo, RunFolder } from '../train/run-folder.ts';
 import { inspectTrainedModel } from './collect-model.ts';
 import { measureSpeed } from './collect-speed.ts';
-import { loadTestSet, scoreTest, testHypotheses } from './collect-test.ts';
+import { loadTestSet, loadTrainingTargets, scoreTest, testHypotheses, wordCounts } from './collect-test.ts';
 import { ensureExport } from './find-export.ts';
 import type { RunReport } from './schema.ts';
 
@@ -33,7 +33,17 @@ export async function collectRun(runDir: string, opts: CollectRunOptions): Promi
   const set = await loadTestSet(config);
   opts.log?.(`${basename(runDir)}: test set (${set.sources.length} sentences, beam ${beam})`);
   const hyps = await testHypotheses(runDir, exp.modelDir, exp.checkpoint, set, beam);
-  const test = scoreTest(hyps, set, { tgtVocab: vocabs.tgt, tokenizer: config.tokenizer, tgtLang: config.data.tgt, beam, rareThreshold: opts.rareThreshold });
+  const tokenizer = await run.tokenizer({ [config.data.src]: vocabs.src, [config.data.tgt]: vocabs.tgt });
+  // Subword runs count words of the text too, against word counts of the training targets.
+  const trainWords = config.vocab.kind === 'bpe' ? wordCounts(await loadTrainingTargets(config)) : undefined;
+  const test = scoreTest(hyps, set, {
+    tgtVocab: vocabs.tgt,
+    tokenizer,
+    tgtLang: config.data.tgt,
+    beam,
+    rareThreshold: opts.rareThreshold,
+    ...(trainWords ? { trainWords } : {}),
+  });
   opts.log?.(`${basename(runDir)}: sizes and latency`);
   const speed = await measureSpeed(runDir, exp.modelDir, exp.card, exp.checkpoint, set, beam);
   const findings = await inspectTrainedModel(run, exp.checkpoint, vocabs, exp.card.params.generated);

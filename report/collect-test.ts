@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { bleuSignature, corpusBleu } from '../core/metrics/bleu.ts';
+import { bleuSignature, corpusBleu, tokenize13a } from '../core/metrics/bleu.ts';
 import { chrfSignature, corpusChrf } from '../core/metrics/chrf.ts';
 import { rareWordRate, vocabularyUsage } from '../core/metrics/word-usage.ts';
 import { loadModelDir } from '../core/runtime/load-node.ts';
-import { getTokenizer } from '../core/text/tokenize.ts';
+import type { Tokenizer } from '../core/text/tokenize.ts';
 import { SPECIALS, type Vocabulary } from '../core/vocab.ts';
 import { loadParallelCorpus } from '../train/data/corpus.ts';
 import type { TranslationRunConfig } from '../train/run-config.ts';
@@ -34,6 +34,12 @@ export async function loadTestSet(config: TranslationRunConfig): Promise<TestSet
   const references = corpus.test.map((p) => p.tgt);
   const fingerprint = createHash('sha256').update(JSON.stringify([sources, references])).digest('hex').slice(0, 16);
   return { split: config.data.kind === 'multi30k' ? 'test2016' : 'test', sources, references, fingerprint };
+}
+
+/** The raw target sentences of the training split (a subword run's word counts come from them). */
+export async function loadTrainingTargets(config: TranslationRunConfig): Promise<string[]> {
+  const corpus = await loadParallelCorpus({ dataDir: config.data.dir, src: config.data.src, tgt: config.data.tgt, kind: config.data.kind });
+  return corpus.train.map((p) => p.tgt);
 }
 
 const hypothesesSchema = z.object({ texts: z.array(z.string()), tokens: z.array(z.array(z.string())) });
@@ -70,38 +76,69 @@ export async function testHypotheses(runDir: string, modelDir: string, checkpoin
 
 const SPECIAL_TOKENS: ReadonlySet<string> = new Set(Object.values(SPECIALS).map((s) => s.token));
 const words = (tokens: readonly string[]) => tokens.filter((t) => !SPECIAL_TOKENS.has(t));
+/** Words of detokenised text as BLEU sees them (13a): what a subword run's word-level figures count. */
+const textWords = (text: string) => tokenize13a(text).split(' ').filter((w) => w !== '');
+
+/** Training counts of the words of `sentences` (13a words): a subword run's word frequencies. */
+export function wordCounts(sentences: Iterable<string>): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const s of sentences) for (const w of textWords(s)) counts.set(w, (counts.get(w) ?? 0) + 1);
+  return counts;
+}
 
 /**
- * BLEU, chrF, chrF++, vocabulary usage and rare-word rate of the translations, with the references' usage and
- * rate beside them for scale. Training frequencies come from the run's target vocabulary; a word
- * outside it occurred fewer than the vocabulary's minimum count, so it counts 0.
+ * BLEU (cased, the headline, and lower-cased), chrF, chrF++ (lower-cased), vocabulary usage and rare-word rate
+ * of the translations, with the references' usage and rate beside them for scale. Word runs count their
+ * vocabulary's tokens, with the training frequencies the vocabulary kept (a word outside it occurred fewer than
+ * the minimum count, so it counts 0). Subword runs (`trainWords` given) count words of the detokenised text
+ * against word counts of the training targets, and report the same figures for pieces under `pieces`.
  */
 export function scoreTest(
   hyps: Hypotheses,
   set: TestSet,
-  opts: { tgtVocab: Vocabulary; tokenizer: string; tgtLang: string; beam: number; rareThreshold: number },
+  opts: {
+    tgtVocab: Vocabulary;
+    tokenizer: Tokenizer;
+    tgtLang: string;
+    beam: number;
+    rareThreshold: number;
+    /** Subword runs: word counts of the training targets (see {@link wordCounts}). */
+    trainWords?: ReadonlyMap<string, number>;
+  },
 ): TestResult {
-  const { tgtVocab } = opts;
+  const { tgtVocab, trainWords } = opts;
   if (!tgtVocab.frequencies) throw new Error('the target vocabulary has no training frequencies (vocab.tgt.json predates them); retrain or rebuild it');
-  const frequencyOf = (w: string) => tgtVocab.count(w) ?? 0;
-  const tok = getTokenizer(opts.tokenizer);
-  const produced = hyps.tokens.map(words);
-  const references = set.references.map((r) => words(tok.tokenize(r, opts.tgtLang)));
-  const rate = rareWordRate(produced, frequencyOf, opts.rareThreshold);
-  const refRate = rareWordRate(references, frequencyOf, opts.rareThreshold);
+  const tokenCount = (w: string) => tgtVocab.count(w) ?? 0;
+  const producedTokens = hyps.tokens.map(words);
+  const referenceTokens = set.references.map((r) => words(opts.tokenizer.tokenize(r, opts.tgtLang)));
+  const usage = (produced: string[][], references: string[][], frequencyOf: (w: string) => number) => {
+    const rate = rareWordRate(produced, frequencyOf, opts.rareThreshold);
+    const refRate = rareWordRate(references, frequencyOf, opts.rareThreshold);
+    return {
+      vocabUsage: vocabularyUsage(produced),
+      refVocabUsage: vocabularyUsage(references),
+      rareRate: Number.isNaN(rate.rate) ? null : rate.rate,
+      refRareRate: Number.isNaN(refRate.rate) ? null : refRate.rate,
+      words: rate.words,
+    };
+  };
+  const byWord = trainWords
+    ? usage(hyps.texts.map(textWords), set.references.map(textWords), (w) => trainWords.get(w) ?? 0)
+    : usage(producedTokens, referenceTokens, tokenCount);
+  const refs = [set.references];
   return {
     split: set.split,
     sentences: set.sources.length,
     beam: opts.beam,
-    bleu: corpusBleu(hyps.texts, [set.references], BLEU_OPTIONS).score,
+    bleu: corpusBleu(hyps.texts, refs, BLEU_OPTIONS).score,
     bleuSignature: bleuSignature(1, BLEU_OPTIONS),
-    chrf: corpusChrf(hyps.texts, [set.references], BLEU_OPTIONS).score,
-    chrfpp: corpusChrf(hyps.texts, [set.references], { ...BLEU_OPTIONS, wordOrder: 2 }).score,
+    bleuCased: corpusBleu(hyps.texts, refs).score,
+    bleuCasedSignature: bleuSignature(1, {}),
+    chrf: corpusChrf(hyps.texts, refs, BLEU_OPTIONS).score,
+    chrfpp: corpusChrf(hyps.texts, refs, { ...BLEU_OPTIONS, wordOrder: 2 }).score,
     chrfSignature: chrfSignature(1, { ...BLEU_OPTIONS, wordOrder: 2 }),
-    vocabUsage: vocabularyUsage(produced),
-    refVocabUsage: vocabularyUsage(references),
-    rareRate: Number.isNaN(rate.rate) ? null : rate.rate,
-    refRareRate: Number.isNaN(refRate.rate) ? null : refRate.rate,
-    words: rate.words,
+    ...byWord,
+    ...(trainWords ? { pieces: usage(producedTokens, referenceTokens, tokenCount) } : {}),
   };
 }
+

@@ -63,6 +63,9 @@ export const testResultSchema = z.object({
   /** Corpus BLEU of detokenised output against the raw references, lower-cased (sacreBLEU 13a). */
   bleu: z.number(),
   bleuSignature: z.string(),
+  /** The same, cased (sacreBLEU's default): the headline figure for models that keep case (subword runs). */
+  bleuCased: z.number().optional(),
+  bleuCasedSignature: z.string().optional(),
   /** chrF (β 2, character order 6) and chrF++ (word order 2) of the same output, lower-cased (sacreBLEU); absent in reports made before frost computed them. */
   chrf: z.number().optional(),
   chrfpp: z.number().optional(),
@@ -76,6 +79,13 @@ export const testResultSchema = z.object({
   rareRate: maybe,
   refRareRate: maybe,
   words: count,
+  /**
+   * Subword runs: the figures above count words of the detokenised text (13a); these count pieces, with the
+   * pieces' training counts.
+   */
+  pieces: z
+    .object({ vocabUsage: count, refVocabUsage: count, rareRate: maybe, refRareRate: maybe, words: count })
+    .optional(),
 });
 export type TestResult = z.infer<typeof testResultSchema>;
 

@@ -56,6 +56,42 @@ function bleuTable(report: Report): Table {
   };
 }
 
+/** Cased BLEU (sacreBLEU's default, the headline for models that keep case) beside the lower-cased figure. */
+function casedBleuTable(report: Report): Table | undefined {
+  // Reports written before cased BLEU was recorded have no such column to show.
+  const runs = report.runs.map((r, i) => ({ r, i })).filter(({ r }) => r.test.bleuCased !== undefined);
+  if (runs.length === 0) return undefined;
+  return {
+    id: 'bleu-cased',
+    title: `Test BLEU, cased and lower-cased, beam ${report.settings.beam}`,
+    note: 'sacreBLEU 13a on detokenised output against the raw references: cased (sacreBLEU\'s default, the headline for subword models, which keep case) and lower-cased (what the paper\'s numbers and word-level models, whose tokeniser lower-cases, compare with).',
+    header: ['run', 'cased', 'lower-cased'],
+    numeric: [false, true, true],
+    rows: runs.map(({ r, i }) => [plain(r.id), value(report, i, 'test.bleuCased', formatFixed2), value(report, i, 'test.bleu', formatFixed2)]),
+  };
+}
+
+/** Subword runs: vocabulary usage counted in pieces (the vocabulary table counts words of the text for them). */
+function pieceTable(report: Report): Table | undefined {
+  const runs = report.runs.map((r, i) => ({ r, i })).filter(({ r }) => r.test.pieces !== undefined);
+  if (runs.length === 0) return undefined;
+  return {
+    id: 'pieces',
+    title: 'Subword runs: vocabulary usage in pieces',
+    note: `For subword runs the vocabulary table counts words of the detokenised text (13a) against word counts of the training targets; this one counts pieces against the pieces' training counts (rare: fewer than ${report.settings.rareThreshold}).`,
+    header: ['run', 'distinct pieces', 'references', 'rare-piece rate', 'references', 'pieces produced'],
+    numeric: [false, true, true, true, true, true],
+    rows: runs.map(({ r, i }) => [
+      plain(r.id),
+      value(report, i, 'test.pieces.vocabUsage', formatCount),
+      value(report, i, 'test.pieces.refVocabUsage', formatCount),
+      value(report, i, 'test.pieces.rareRate', formatPercent),
+      value(report, i, 'test.pieces.refRareRate', formatPercent),
+      value(report, i, 'test.pieces.words', formatCount),
+    ]),
+  };
+}
+
 /** chrF and chrF++ beside Table 2: one row per head, two columns per language pair. */
 function chrfTable(report: Report): Table {
   const pairs = unique(report.runs.map(pairLabel));
@@ -133,7 +169,7 @@ function vocabTable(report: Report): Table {
   return {
     id: 'vocabulary',
     title: 'Vocabulary usage on the test set',
-    note: `Distinct target words in the translations (specials and <unk> excluded) and the share of produced words that occur fewer than ${report.settings.rareThreshold} times in the training targets. The references' values, tokenised as in training, show what a perfect output would have.`,
+    note: `Distinct target words in the translations (specials and <unk> excluded) and the share of produced words that occur fewer than ${report.settings.rareThreshold} times in the training targets. The references' values, tokenised as in training, show what a perfect output would have. Subword runs count words of the detokenised text (13a) against word counts of the training targets; their pieces have a table of their own.`,
     header: ['run', 'distinct words', 'references', 'rare-word rate', 'references', 'words produced'],
     numeric: [false, true, true, true, true, true],
     rows: report.runs.map((r, i) => [
@@ -203,5 +239,11 @@ function trainingTable(report: Report): Table {
 
 /** Every table, in reading order. */
 export function reportTables(report: Report): Table[] {
-  return [bleuTable(report), chrfTable(report), paramsTable(report), filesTable(report), latencyTable(report), vocabTable(report), matrixTable(report), ...pairTables(report), trainingTable(report)];
+  const pieces = pieceTable(report);
+  const cased = casedBleuTable(report);
+  return [
+    ...[bleuTable(report), ...(cased ? [cased] : []), chrfTable(report), paramsTable(report), filesTable(report)],
+    ...[latencyTable(report), vocabTable(report), ...(pieces ? [pieces] : []), matrixTable(report), ...pairTables(report)],
+    trainingTable(report),
+  ];
 }

@@ -17,7 +17,10 @@ import type { ModelRuntime } from './model-runtime.ts';
 
 export const TRANSLATION: BatchKind<string, Translation, SearchOptions> = {
   key: (o) =>
-    JSON.stringify([o.beam ?? 1, o.nBest ?? 1, o.maxLen ?? null, o.lengthPenalty ?? null, o.minLen ?? null, o.maxLenA ?? null, o.maxLenB ?? null]),
+    JSON.stringify([
+      ...[o.beam ?? 1, o.nBest ?? 1, o.maxLen ?? null, o.lengthPenalty ?? null, o.minLen ?? null],
+      ...[o.maxLenA ?? null, o.maxLenB ?? null, o.allowUnk ?? false],
+    ]),
   decode: (runtime, texts, options, hooks) => runtime.translateEach(texts, options, hooks),
   tokens: (t) => t.tokens.length,
   finalText: (t) => t.text,

@@ -85,6 +85,8 @@ export function translateBodySchema(limits: RequestLimits) {
       n_best: z.int().min(1).max(MAX_BEAM).optional(),
       max_len: z.int().min(1).max(MAX_OUTPUT_LEN).optional(),
       length_penalty: z.number().min(-MAX_LENGTH_PENALTY).max(MAX_LENGTH_PENALTY).optional(),
+      /** Let a word-level model emit `<unk>` (off by default; subword models never need it). */
+      allow_unk: z.boolean().optional(),
     })
     .superRefine((body, ctx) => {
       if ((body.text === undefined) === (body.texts === undefined)) {
@@ -119,6 +121,7 @@ export function parseTranslateRequest(body: unknown, limits: RequestLimits): Tra
   const options: SearchOptions = { beam: b.beam ?? nBest, nBest };
   if (b.max_len !== undefined) options.maxLen = b.max_len;
   if (b.length_penalty !== undefined) options.lengthPenalty = b.length_penalty;
+  if (b.allow_unk !== undefined) options.allowUnk = b.allow_unk;
   return {
     model: b.model,
     texts: b.texts ?? [b.text as string],

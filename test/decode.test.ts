@@ -449,6 +449,23 @@ describe('special tokens, minLen and bad log-probabilities', () => {
     assert.ok(out[0][0].tokens.every((t) => t !== 3));
   });
 
+  it('never emits <unk> unless allowUnk, whether the id comes from the model or the options', async () => {
+    const V = 6;
+    const UNK = 3;
+    const unkLover = markov(V, Object.fromEntries([BOS, 3, 4, 5].map((p) => [p, { [UNK]: 0.7 }])));
+    const base = new TableModel(V, unkLover);
+    const withUnk = Object.assign(Object.create(base) as TableModel, { unk: UNK });
+    for (const beam of [1, 3]) {
+      const [forbidden] = await generate(withUnk, rowsFor([0]), 1, { beam, maxLen: 4 });
+      assert.ok(forbidden![0]!.tokens.every((t) => t !== UNK));
+      const [viaOptions] = await generate(base, rowsFor([0]), 1, { beam, maxLen: 4, unk: UNK });
+      assert.ok(viaOptions![0]!.tokens.every((t) => t !== UNK));
+      const [allowed] = await generate(withUnk, rowsFor([0]), 1, { beam, maxLen: 4, allowUnk: true });
+      assert.ok(allowed![0]!.tokens.includes(UNK), 'the model prefers <unk>, and it is allowed');
+    }
+    await assert.rejects(generate(base, rowsFor([0]), 1, { unk: V }), RangeError);
+  });
+
   it('minLen blocks </s> until enough tokens are out', async () => {
     const V = 6;
     const eager = markov(V, Object.fromEntries([BOS, 3, 4, 5].map((p) => [p, { [EOS]: 0.9 }])));

@@ -4,11 +4,14 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { getTokenizer } from '../core/text/tokenize.ts';
+import { trainBpe } from '../core/subword/bpe-trainer.ts';
+import { SubwordTokenizer, subwordVocabulary } from '../core/subword/subword-tokenizer.ts';
 import { Vocabulary } from '../core/vocab.ts';
 import { analyseMatrix, evenSample } from '../report/analyse-matrix.ts';
 import { bleuHolds, claimTable, decreaseHolds } from '../report/claim.ts';
 import { compareWithBaselines } from '../report/collect.ts';
-import { scoreTest } from '../report/collect-test.ts';
+import { scoreTest, wordCounts } from '../report/collect-test.ts';
 import type { CollectedRun } from '../report/collect-run.ts';
 import { reportCharts } from '../report/charts.ts';
 import { type Report, reportSchema } from '../report/schema.ts';
@@ -110,7 +113,7 @@ describe('test-set scores', () => {
     // Texts differ from the references only in case: BLEU is lower-cased, so 100.
     const hyps = { texts: ['A dog a puppy a dog', 'A puppy a dog a puppy runs'], tokens: [['a', 'dog', '<unk>'], ['a', 'puppy']] };
     const set = { split: 'test', sources: ['x', 'y'], references: ['a dog a puppy a dog', 'a puppy a dog a puppy runs'], fingerprint: 'f' };
-    const r = scoreTest(hyps, set, { tgtVocab, tokenizer: 'whitespace', tgtLang: 'tgt', beam: 5, rareThreshold: 100 });
+    const r = scoreTest(hyps, set, { tgtVocab, tokenizer: getTokenizer('whitespace'), tgtLang: 'tgt', beam: 5, rareThreshold: 100 });
     // produced tokens: a dog a puppy (4 words, 3 distinct; dog 99 and puppy 5 are rare)
     assert.equal(r.words, 4);
     assert.equal(r.vocabUsage, 3);
@@ -120,6 +123,28 @@ describe('test-set scores', () => {
     assert.equal(r.refRareRate, 7 / 13);
     assert.equal(r.sentences, 2);
     assert.ok(Math.abs(r.bleu - 100) < 1e-9, `BLEU ${r.bleu}`);
+    // cased BLEU sees the capital A's: below 100
+    assert.ok(r.bleuCased! < 90, `cased BLEU ${r.bleuCased}`);
+    assert.equal(r.pieces, undefined);
+  });
+
+  test('subword runs count words of the text against training word counts, and pieces against piece counts', () => {
+    const { model } = trainBpe(['A dog and a puppy', 'a dog runs', 'the dog'], { vocabSize: 290 });
+    const tgtVocab = subwordVocabulary(model, ['A dog and a puppy', 'a dog runs', 'the dog']);
+    const tokenizer = new SubwordTokenizer({ en: model });
+    const texts = ['A dog runs.', 'A puppy, a dog'];
+    const hyps = { texts, tokens: texts.map((t) => tokenizer.tokenize(t, 'en')) };
+    const set = { split: 'test', sources: ['x', 'y'], references: ['A dog runs.', 'A puppy and a dog'], fingerprint: 'f' };
+    const trainWords = wordCounts(['A dog and a puppy', 'a dog runs', 'the dog', 'a dog']);
+    const r = scoreTest(hyps, set, { tgtVocab, tokenizer, tgtLang: 'en', beam: 5, rareThreshold: 3, trainWords });
+    // 13a words of the texts: A dog runs . | A puppy , a dog → 9 words, 7 distinct (A and a differ)
+    assert.equal(r.words, 9);
+    assert.equal(r.vocabUsage, 7);
+    // training counts: dog 4, a 3, A 1, runs 1, puppy 1; '.' and ',' unseen: rare (< 3) are A ×2, runs, ., puppy, ','
+    assert.equal(r.rareRate, 6 / 9);
+    assert.equal(r.pieces!.words, hyps.tokens.flat().length);
+    assert.ok(r.pieces!.vocabUsage > 0 && r.pieces!.vocabUsage <= r.pieces!.words);
+    assert.ok(Math.abs(r.bleuCased! - 100) > 1 && r.bleuCased! > 0);
   });
 });
 

@@ -12,7 +12,7 @@ import { trainToyRun } from './helpers/toy-run.ts';
 const dir = await mkdtemp(join(tmpdir(), 'frost-val-scores-'));
 after(() => rm(dir, { recursive: true, force: true }));
 
-test('metrics.jsonl: an epoch has valBleu and valScores chrF2 / chrF2++ on sacreBLEU’s 0..100 scale', async () => {
+test('metrics.jsonl: an epoch has valBleu and valScores (cased and lower-cased BLEU, chrF2, chrF2++) on sacreBLEU’s 0..100 scale', async () => {
   const { runDir } = await trainToyRun(dir, {
     corpus: { seed: 3, train: 120, val: 8, test: 8 },
     config: { epochs: 1 },
@@ -23,7 +23,9 @@ test('metrics.jsonl: an epoch has valBleu and valScores chrF2 / chrF2++ on sacre
     .map((l) => JSON.parse(l) as { valBleu: number; valScores?: Record<string, number> });
   assert.equal(lines.length, 1);
   for (const line of lines) {
-    assert.deepEqual(Object.keys(line.valScores ?? {}), ['chrF2', 'chrF2++']);
+    // cased BLEU (the headline) and lower-cased BLEU beside chrF; a word run's schedule follows the lower-cased one
+    assert.deepEqual(Object.keys(line.valScores ?? {}), ['BLEU cased', 'BLEU lc', 'chrF2', 'chrF2++']);
+    assert.equal(line.valBleu, line.valScores!['BLEU lc']);
     for (const value of Object.values(line.valScores!)) assert.ok(value >= 0 && value <= 100, `${value}`);
   }
 });

@@ -21,6 +21,7 @@ test('the translate request body the clients send is what the server validates',
     n_best: true,
     max_len: true,
     length_penalty: true,
+    allow_unk: true,
   };
   assert.deepEqual(Object.keys(schema.shape).sort(), Object.keys(fields).sort());
   const body: TranslateRequestBody = { model: 'm', texts: ['a dog'], beam: 2, n_best: 2 };

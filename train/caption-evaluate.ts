@@ -33,7 +33,15 @@ export async function captionRows(
 }
 
 /** coco-caption BLEU-4 (×100, the scale the trainer logs) of greedy captions of the set. */
-export async function captionBleu4(model: Seq2SeqModel, vocab: Vocabulary, source: ImageSource, set: CaptionEvalSet): Promise<number> {
-  const hyps = await captionRows(model, vocab, source, set.rows);
+export async function captionBleu4(
+  model: Seq2SeqModel,
+  vocab: Vocabulary,
+  source: ImageSource,
+  set: CaptionEvalSet,
+  /** Output tokens to the references' words (subword models: detokenise, then split); @default the tokens */
+  toWords?: (tokens: string[]) => string[],
+): Promise<number> {
+  const rows = await captionRows(model, vocab, source, set.rows);
+  const hyps = toWords ? rows.map(toWords) : rows;
   return cocoBleu(hyps, set.refs).bleu[3] * 100;
 }

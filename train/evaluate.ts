@@ -2,7 +2,7 @@ import { generate } from '../core/decode/generate.ts';
 import type { SearchOptions } from '../core/decode/types.ts';
 import { corpusBleu } from '../core/metrics/bleu.ts';
 import { corpusChrf } from '../core/metrics/chrf.ts';
-import { getTokenizer } from '../core/text/tokenize.ts';
+import type { Tokenizer } from '../core/text/tokenize.ts';
 import { SPECIALS, type Vocabulary } from '../core/vocab.ts';
 import type { Seq2SeqModel } from '../models/index.ts';
 import { TfjsStepModel } from './tfjs-step-model.ts';
@@ -31,25 +31,40 @@ export async function translateIds(
   return out;
 }
 
+/** Validation BLEU of a translation run: sacreBLEU's default (cased, 13a) and, beside it, lower-cased. */
+export interface BleuResult {
+  /** Cased BLEU (sacreBLEU default): the headline. */
+  bleu: number;
+  /** BLEU with both sides lower-cased (sacreBLEU --lowercase): what word-level, lower-casing models compare on. */
+  bleuLc: number;
+  /** chrF2 and chrF2++, lower-cased. */
+  chrf: number;
+  chrfpp: number;
+  hypotheses: string[];
+}
+
 /**
- * Corpus BLEU of detokenised output against the raw references, lower-cased on both sides since
- * the models produce lower-cased text (sacreBLEU's 13a tokenisation with --lowercase), and chrF and
- * chrF++ of the same output, lower-cased alike (sacreBLEU's defaults otherwise).
+ * Corpus BLEU of detokenised output against the raw references, cased (sacreBLEU's default, the headline)
+ * and lower-cased, and chrF and chrF++ of the same output, lower-cased (sacreBLEU's defaults otherwise). A
+ * word-level Multi30k model writes lower-case text, so its cased BLEU is low by construction; subword models keep
+ * case.
  */
 export async function evaluateBleu(
   model: Seq2SeqModel,
   tgtVocab: Vocabulary,
   set: EvalSet[],
   tgtLang: string,
-  tokenizer: string,
+  tokenizer: Tokenizer,
   opts: SearchOptions = {},
-): Promise<{ bleu: number; chrf: number; chrfpp: number; hypotheses: string[] }> {
-  const tok = getTokenizer(tokenizer);
+): Promise<BleuResult> {
   const tokens = await translateIds(model, tgtVocab, set.map((s) => s.src), opts);
-  const hypotheses = tokens.map((t) => tok.detokenize(t, tgtLang));
+  const hypotheses = tokens.map((t) => tokenizer.detokenize(t, tgtLang));
   const refs = [set.map((s) => s.ref)];
-  const result = corpusBleu(hypotheses, refs, { lowercase: true });
-  const chrf = corpusChrf(hypotheses, refs, { lowercase: true }).score;
-  const chrfpp = corpusChrf(hypotheses, refs, { lowercase: true, wordOrder: 2 }).score;
-  return { bleu: result.score, chrf, chrfpp, hypotheses };
+  return {
+    bleu: corpusBleu(hypotheses, refs).score,
+    bleuLc: corpusBleu(hypotheses, refs, { lowercase: true }).score,
+    chrf: corpusChrf(hypotheses, refs, { lowercase: true }).score,
+    chrfpp: corpusChrf(hypotheses, refs, { lowercase: true, wordOrder: 2 }).score,
+    hypotheses,
+  };
 }

@@ -28,6 +28,28 @@ const common = {
   checkpointMinutes: z.number().positive().default(5),
 };
 
+/**
+ * The vocabulary: words (the paper's; a frequency cut, the rest `<unk>`) or subword pieces learned from the
+ * training text (core/subword/, never `<unk>`). Subword runs keep their `.model` files in the run folder.
+ */
+const vocabSchema = (minFreq: number) =>
+  z
+    .object({
+      kind: z.enum(['word', 'bpe']).default('word'),
+      /** word: keep words seen at least this often. */
+      minFreq: z.number().int().positive().default(minFreq),
+      /** word: cap on the vocabulary size, specials included. */
+      maxSize: z.number().int().positive().optional(),
+      /** bpe: pieces per subword model, specials and the 256 byte pieces included. */
+      size: z.number().int().min(261).default(8000),
+      /** bpe: one model and one vocabulary for source and target, and one embedding matrix in the model. */
+      joint: z.boolean().default(false),
+    })
+    .refine((v) => v.kind === 'bpe' || !v.joint, { message: 'a joint vocabulary needs kind bpe', path: ['joint'] })
+    .default({ kind: 'word', minFreq, size: 8000, joint: false });
+
+export type VocabConfig = z.infer<ReturnType<typeof vocabSchema>>;
+
 const optim = (learningRate: number) =>
   z.object({ learningRate: z.number().positive().default(learningRate), clipNorm: z.number().nonnegative().default(5) }).default({ learningRate, clipNorm: 5 });
 
@@ -40,8 +62,9 @@ export const translationConfigSchema = z.object({
     src: z.string(),
     tgt: z.string(),
   }),
+  /** The word tokeniser, or 'sentencepiece' for subword vocabularies (`vocab.kind` 'bpe'). */
   tokenizer: z.string().default('multi30k'),
-  vocab: z.object({ minFreq: z.number().int().positive().default(2), maxSize: z.number().int().positive().optional() }).default({ minFreq: 2 }),
+  vocab: vocabSchema(2),
   lengths: z.object({ maxSrcLen: z.number().int().positive().default(50), maxTgtLen: z.number().int().positive().default(50) }).default({ maxSrcLen: 50, maxTgtLen: 50 }),
   batch: z.object({ maxSentences: z.number().int().positive().default(64), maxTokens: z.number().int().positive().optional() }).default({ maxSentences: 64 }),
   optim: optim(1e-3),
@@ -72,9 +95,10 @@ export const captionConfigSchema = z.object({
   ...common,
   /** A caption data set (train/data/captions.ts: Karpathy split JSON or COCO annotations). */
   data: z.object({ dir: z.string() }),
-  tokenizer: z.literal('caption').default('caption'),
+  /** 'caption' for word vocabularies, 'sentencepiece' for subword ones (`vocab.kind` 'bpe'). */
+  tokenizer: z.enum(['caption', 'sentencepiece']).default('caption'),
   /** The paper's minimum word frequency of 5. */
-  vocab: z.object({ minFreq: z.number().int().positive().default(5), maxSize: z.number().int().positive().optional() }).default({ minFreq: 5 }),
+  vocab: vocabSchema(5),
   /** Training captions longer than this many words are left out. */
   lengths: z.object({ maxTgtLen: z.number().int().positive().default(30) }).default({ maxTgtLen: 30 }),
   /** Captions per batch (the paper's 32); all captions of an image go in the same batch, so its CNN pass is shared. */

@@ -1,10 +1,13 @@
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { SubwordSpec } from '../core/subword/subword-spec.ts';
+import type { Tokenizer } from '../core/text/tokenize.ts';
 import { Vocabulary } from '../core/vocab.ts';
 import { buildModel, type ModelSizes, type Seq2SeqModel } from '../models/index.ts';
 import { loadCheckpoint, restoreTensors, type LoadedCheckpoint } from './checkpoint.ts';
 import { expectTask, readRunConfig, RUN_FILES, type RunConfig, type TaskName } from './run-config.ts';
+import { readSubwords, runTokenizer } from './subwords.ts';
 
 /**
  * A training run's folder as everything after training reads it (export, report, experiments):
@@ -65,6 +68,16 @@ export class RunFolder<Config extends RunConfig = RunConfig> {
     return readVocab(this.path(side === 'src' ? 'srcVocab' : 'tgtVocab'));
   }
 
+  /** The tokeniser the run trained with: a word tokeniser by name, or its subword models checked against `vocabs`. */
+  tokenizer(vocabs: Readonly<Record<string, Vocabulary>>): Promise<Tokenizer> {
+    return runTokenizer(this.config, this.dir, vocabs);
+  }
+
+  /** Subword runs: the card's `subword` block and the `.model` files to export; undefined for word runs. */
+  subwords(langs: readonly string[]): Promise<{ spec: SubwordSpec; files: Record<string, Uint8Array> } | undefined> {
+    return readSubwords(this.config, this.dir, langs);
+  }
+
   checkpointDir(which: CheckpointName): string {
     return checkpointDir(this.dir, which);
   }
@@ -94,7 +107,9 @@ export class RunFolder<Config extends RunConfig = RunConfig> {
    */
   rebuildModel(sizes: ModelSizes, checkpoint: LoadedCheckpoint, checkpointDir: string): Seq2SeqModel {
     const { config } = this;
-    const model = buildModel(config.arch, config.archConfig, sizes, config.head, config.seed);
+    // A joint subword vocabulary means one embedding matrix for both sides, whatever the caller's sizes say.
+    const joint = config.vocab.joint ? { jointEmbedding: true } : {};
+    const model = buildModel(config.arch, config.archConfig, { ...sizes, ...joint }, config.head, config.seed);
     try {
       restoreTensors(model, null, checkpoint.tensors, checkpointDir);
     } catch (err) {

@@ -1,8 +1,8 @@
 import { minLength, suppressTokens, type LogitsProcessor } from './logits-processors.ts';
 import type { SearchOptions, StepModel } from './types.ts';
 
-/** A step model that may also name its <pad> id, which search then never emits. */
-export type DecodeModel<State> = StepModel<State> & { readonly pad?: number };
+/** A step model that may also name its <pad> and <unk> ids, which search then never emits (<unk>: unless allowed). */
+export type DecodeModel<State> = StepModel<State> & { readonly pad?: number; readonly unk?: number };
 
 /** Options of {@link generate}: search options plus each input's source length, for the per-input length cap. */
 export type GenerateOptions = SearchOptions & {
@@ -20,7 +20,7 @@ export interface ResolvedSearchOptions {
   readonly lengthPenalty: number;
   /** Cap on output tokens (without </s>) per input; at this length </s> is forced. */
   readonly maxLens: Int32Array;
-  /** Built-in processors (suppress <pad>/<s>, minLen) followed by the caller's. */
+  /** Built-in processors (suppress <pad>/<s>/<unk>, minLen) followed by the caller's. */
   readonly processors: readonly LogitsProcessor[];
 }
 
@@ -48,6 +48,12 @@ export function resolveSearchOptions<State>(
   const maxLenB = finite('maxLenB', opts.maxLenB ?? 10);
   const padRaw = opts.pad ?? model.pad;
   const pad = padRaw === undefined ? undefined : integer(opts.pad !== undefined ? 'pad' : 'model.pad', padRaw, 0, vocab - 1);
+  const unkRaw = opts.unk ?? model.unk;
+  const unk = unkRaw === undefined ? undefined : integer(opts.unk !== undefined ? 'unk' : 'model.unk', unkRaw, 0, vocab - 1);
+  if (opts.allowUnk !== undefined && typeof opts.allowUnk !== 'boolean') {
+    throw new TypeError(`allowUnk must be a boolean, got ${String(opts.allowUnk)}`);
+  }
+  const forbidUnk = unk !== undefined && opts.allowUnk !== true;
 
   const maxLens = new Int32Array(batchSize).fill(maxLen);
   const src = opts.sourceLengths;
@@ -70,7 +76,7 @@ export function resolveSearchOptions<State>(
     if (typeof p !== 'function') throw new TypeError(`logitsProcessors[${i}] must be a function, got ${typeof p}`);
   });
   // Some vocabularies share one id for <s> and </s>; suppressing it would make </s> unreachable.
-  const banned = [bos, ...(pad === undefined ? [] : [pad])].filter((id) => id !== eos);
+  const banned = [bos, ...(pad === undefined ? [] : [pad]), ...(forbidUnk ? [unk] : [])].filter((id) => id !== eos);
   const processors: LogitsProcessor[] = [suppressTokens(banned)];
   if (minLen > 0) processors.push(minLength(eos, minLen));
   processors.push(...user);

@@ -34,7 +34,16 @@ export interface SearchOptions {
   minLen?: number;
   /** Id of <pad>, which is never emitted (nor is <s>). Defaults to the model's `pad` field when it has one. */
   pad?: number;
-  /** Extra processors, run after the built-in ones (suppress <pad>/<s>, then minLen) on every step. */
+  /** Id of <unk>. Defaults to the model's `unk` field when it has one. */
+  unk?: number;
+  /**
+   * Let search emit <unk>. Off by default, so no output ever shows `<unk>` to a reader: a word-level model
+   * names its second-best word instead (a subword model has no reason to emit it at all). Turn it on to
+   * reproduce papers that scored outputs with <unk> in them.
+   * @default false
+   */
+  allowUnk?: boolean;
+  /** Extra processors, run after the built-in ones (suppress <pad>/<s>/<unk>, then minLen) on every step. */
   logitsProcessors?: readonly LogitsProcessor[];
 }
 

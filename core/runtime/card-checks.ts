@@ -4,16 +4,15 @@
  * mid-request with an ORT feed error.
  */
 import type { InferenceSession } from 'onnxruntime-common';
-import { getTokenizer, type Tokenizer } from '../text/tokenize.ts';
 import { SPECIALS, Vocabulary } from '../vocab.ts';
 import type { ModelCard } from './model-card.ts';
 
 /**
- * The tokenizer and vocabularies a card names. A card without a source vocabulary shares the
- * target one (joint vocabulary).
+ * The vocabularies a card names (its tokeniser comes from card-tokenizer.ts). A card without a source
+ * vocabulary shares the target one.
  * @throws Error naming the card section at fault
  */
-export function readVocabularies(card: ModelCard): { tokenizer: Tokenizer; source: Vocabulary; target: Vocabulary } {
+export function readVocabularies(card: ModelCard): { source: Vocabulary; target: Vocabulary } {
   const vocab = (section: 'source' | 'target', tokens: readonly string[]): Vocabulary => {
     try {
       return Vocabulary.fromJSON(tokens);
@@ -21,12 +20,6 @@ export function readVocabularies(card: ModelCard): { tokenizer: Tokenizer; sourc
       throw new Error(`model card '${card.name}': ${section}.tokens: ${(err as Error).message}`, { cause: err });
     }
   };
-  let tokenizer: Tokenizer;
-  try {
-    tokenizer = getTokenizer(card.tokenizer);
-  } catch (err) {
-    throw new Error(`model card '${card.name}': tokenizer: ${(err as Error).message}`, { cause: err });
-  }
   const target = vocab('target', card.target.tokens);
   const source = card.source ? vocab('source', card.source.tokens) : target;
   const { specials } = card;
@@ -39,7 +32,7 @@ export function readVocabularies(card: ModelCard): { tokenizer: Tokenizer; sourc
       );
     }
   }
-  return { tokenizer, source, target };
+  return { source, target };
 }
 
 /** The encoder inputs a runtime feeds, by task: token ids and lengths, or normalised pixels [B, 3, size, size]. */

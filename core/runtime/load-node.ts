@@ -62,7 +62,31 @@ export async function loadModelDir(dir: string, opts: LoadModelOptions = {}): Pr
     createSession: (bytes, role) =>
       role === 'encoder' && encoderSession ? Promise.resolve(encoderSession) : createNodeSession(bytes, options),
     locate: (file) => join(dir, file),
+    files: (file) => readCardFile(dir, card, file),
   });
+}
+
+/**
+ * Another file the card names (a subword model), read from inside the model directory; a size other than the
+ * card's record means a truncated or replaced file. Errors carry the reason only: the caller adds the path.
+ */
+async function readCardFile(dir: string, card: ModelCard, file: string): Promise<Uint8Array> {
+  const path = resolve(dir, file);
+  const rel = relative(resolve(dir), path);
+  if (file === '' || isAbsolute(file) || rel.startsWith('..') || isAbsolute(rel)) {
+    throw new Error(`'${file}' is not a file inside the model directory`);
+  }
+  let bytes: Uint8Array;
+  try {
+    bytes = new Uint8Array(await readFile(path));
+  } catch (err) {
+    throw new Error(describeFsError(err), { cause: err });
+  }
+  const expected = card.files[file]?.bytes;
+  if (expected !== undefined && expected !== bytes.length) {
+    throw new Error(`${bytes.length} bytes, but the model card records ${expected}: the file is truncated or does not belong to this card`);
+  }
+  return bytes;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { subwordSpecSchema } from '../subword/subword-spec.ts';
 
 /**
  * The model card: plain JSON beside the ONNX files of an exported model. Everything a runtime needs
@@ -107,6 +108,8 @@ export const modelCardSchema = z.object({
   image: imageSpecSchema.optional(),
   specials: specialsSchema,
   tokenizer: z.string(),
+  /** Subword models (tokenizer 'sentencepiece'): the `.model` files beside the card and the normalisation. */
+  subword: subwordSpecSchema.optional(),
   graphs: graphsSchema,
   params: paramCountsSchema.extend({ byComponent: z.record(z.string(), z.number().int()) }),
   files: z.record(z.string(), z.object({ bytes: z.number().int(), gzipBytes: z.number().int().optional() })),

@@ -34,6 +34,8 @@ export interface Seq2SeqRuntimeInit {
    * reported where it lives. @default the file name itself
    */
   locate?: (file: string) => string;
+  /** Reads other files the card names (its subword `.model` files). @default `graphs` when that is a loader */
+  files?: GraphLoader;
 }
 
 /** One hypothesis of a translation. */

@@ -9,6 +9,7 @@ import type { Hypothesis, SearchOptions, StepModel } from '../decode/types.ts';
 import type { Tokenizer } from '../text/tokenize.ts';
 import type { Vocabulary } from '../vocab.ts';
 import { checkGraphs, readVocabularies } from './card-checks.ts';
+import { cardTokenizer } from './card-tokenizer.ts';
 import type { ModelCard } from './model-card.ts';
 import { gatherRows, hostTensor, iota, isIdentity, MemoryStore, type DecoderState, type HostTensor } from './row-state.ts';
 import { RunQueue } from './run-queue.ts';
@@ -28,7 +29,7 @@ export class Seq2SeqRuntime {
   readonly card: ModelCard;
   readonly vocabSize: number;
   /** The decoder as core/decode's step model. */
-  readonly stepModel: StepModel<DecoderState> & { readonly pad: number };
+  readonly stepModel: StepModel<DecoderState> & { readonly pad: number; readonly unk: number };
 
   /** The ORT module the sessions run on (feeds for {@link encodeFeeds} are made with its Tensor). */
   readonly ort: Ort;
@@ -65,6 +66,8 @@ export class Seq2SeqRuntime {
       bos: card.specials.bos,
       eos: card.specials.eos,
       pad: card.specials.pad,
+      // Search never emits <unk> unless a caller passes allowUnk (core/decode/types.ts).
+      unk: card.specials.unk,
       step: (prev, state) => this.step(prev, state),
       reorder: (state, order) => this.reorder(state, order),
     };
@@ -80,6 +83,8 @@ export class Seq2SeqRuntime {
     const locate = init.locate ?? ((file: string) => file);
     // Card problems are cheaper to report before any session is created.
     const vocabs = readVocabularies(card);
+    const files = init.files ?? (typeof init.graphs === 'function' ? init.graphs : undefined);
+    const tokenizer = await cardTokenizer(card, files, locate);
     const createSession: SessionFactory =
       init.createSession ?? ((bytes) => ort.InferenceSession.create(bytes, init.sessionOptions ?? {}));
     const open = async (role: GraphRole): Promise<InferenceSession> => {
@@ -111,7 +116,7 @@ export class Seq2SeqRuntime {
       await encoder.release().catch(() => undefined);
       throw err;
     }
-    return new Seq2SeqRuntime(ort, card, vocabs, encoder, decoder);
+    return new Seq2SeqRuntime(ort, card, { ...vocabs, tokenizer }, encoder, decoder);
   }
 
   /** Source-side ids of one text (no specials); unknown words map to <unk>. */

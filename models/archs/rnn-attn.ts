@@ -89,13 +89,23 @@ class RnnAttnModel implements Seq2SeqModel {
     const { embedding: e, hidden: H, encoderHidden: eh, attention: att, output: d } = cfg;
     const A = 2 * eh;
     const uniformEmb = { kind: 'uniform', limit: 0.1 } as const;
+    if (sizes.jointEmbedding && sizes.srcVocab !== sizes.tgtVocab) {
+      throw new RangeError(`rnn-attn: a joint embedding needs one vocabulary, got srcVocab ${sizes.srcVocab} and tgtVocab ${sizes.tgtVocab}`);
+    }
+    // Joint vocabulary: one matrix E for the source lookup, the target lookup and (tied/shared heads) the output.
+    const srcEmbedding = sizes.jointEmbedding ? undefined : p.variable('encoder/embedding', [sizes.srcVocab, e], uniformEmb);
+    const encFwd = createGru(p, 'encoder/fwd', e, eh);
+    const encBwd = createGru(p, 'encoder/bwd', e, eh);
+    const initW = p.variable('decoder/init/W', [A, H], { kind: 'glorot-uniform' });
+    const initB = p.variable('decoder/init/b', [H], { kind: 'zeros' });
+    const tgtEmbedding = p.variable('decoder/embedding', [sizes.tgtVocab, e], uniformEmb);
     this.w = {
-      srcEmbedding: p.variable('encoder/embedding', [sizes.srcVocab, e], uniformEmb),
-      encFwd: createGru(p, 'encoder/fwd', e, eh),
-      encBwd: createGru(p, 'encoder/bwd', e, eh),
-      initW: p.variable('decoder/init/W', [A, H], { kind: 'glorot-uniform' }),
-      initB: p.variable('decoder/init/b', [H], { kind: 'zeros' }),
-      tgtEmbedding: p.variable('decoder/embedding', [sizes.tgtVocab, e], uniformEmb),
+      srcEmbedding: srcEmbedding ?? tgtEmbedding,
+      encFwd,
+      encBwd,
+      initW,
+      initB,
+      tgtEmbedding,
       attention: createAttention(p, 'decoder/attention', A, H, att),
       decoder: createGru(p, 'decoder/gru', e + A, H),
       outW: p.variable('decoder/out/W', [H + A + e, d], { kind: 'glorot-uniform' }),

@@ -95,6 +95,11 @@ export interface ModelSizes {
   /** Source vocabulary (token-input models). */
   srcVocab?: number;
   tgtVocab: number;
+  /**
+   * Source and target share one vocabulary (a joint subword model): the model keeps one embedding matrix for
+   * both sides, which tied and shared heads also score with. Needs srcVocab === tgtVocab. @default false
+   */
+  jointEmbedding?: boolean;
   /** Image-input models. */
   image?: ImageInputSpec;
 }

@@ -15,6 +15,8 @@ import { join } from 'node:path';
 import { GraphBuilder } from '../../core/onnx/graph-builder.ts';
 import { streamKey, uniformMatrix } from '../../core/random.ts';
 import { MODEL_CARD_FILE, type ModelCardInput } from '../../core/runtime/model-card.ts';
+import { trainBpe } from '../../core/subword/bpe-trainer.ts';
+import type { SubwordModel } from '../../core/subword/subword-model.ts';
 
 const SPECIALS = ['<pad>', '<unk>', '<s>', '</s>'];
 /** Picked so that, with the default seed, some outputs are empty, some short and some run long. */
@@ -35,6 +37,18 @@ export interface TinyModelOptions {
   seed?: number;
   /** Hidden size. @default 8 */
   hidden?: number;
+  /**
+   * A joint BPE vocabulary (core/subword) learned from the tiny words, cased, instead of the word lists: the card
+   * names `subword.model`, which {@link writeTinyModelDir} writes beside the graphs. @default false
+   */
+  subword?: boolean;
+}
+
+/** A joint 300-piece BPE model over the tiny words (both languages, cased and lower-cased). */
+function tinySubwordModel(): SubwordModel {
+  const words = [...TINY_SOURCE_WORDS, ...TINY_TARGET_WORDS];
+  const sentences = words.flatMap((w, i) => [`${w} ${words[(i + 3) % words.length]}`, `${w[0]!.toUpperCase()}${w.slice(1)} .`]);
+  return trainBpe(sentences, { vocabSize: 300 }).model;
 }
 
 /** The two graphs' bytes and the card (as JSON input, `files` filled in). */
@@ -42,6 +56,8 @@ export interface TinyModel {
   card: ModelCardInput;
   encoder: Uint8Array;
   decoder: Uint8Array;
+  /** Other files the card names (the subword model), by name. */
+  files: Record<string, Uint8Array>;
 }
 
 /** Builds the tiny model in memory. */
@@ -49,8 +65,10 @@ export function buildTinyModel(opts: TinyModelOptions = {}): TinyModel {
   const name = opts.name ?? 'tiny-en-de';
   const seed = opts.seed ?? 7;
   const H = opts.hidden ?? 8;
-  const srcTokens = [...SPECIALS, ...TINY_SOURCE_WORDS];
-  const tgtTokens = [...SPECIALS, ...TINY_TARGET_WORDS];
+  const subword = opts.subword ? tinySubwordModel() : undefined;
+  const srcTokens = subword ? subword.tokens : [...SPECIALS, ...TINY_SOURCE_WORDS];
+  const tgtTokens = subword ? subword.tokens : [...SPECIALS, ...TINY_TARGET_WORDS];
+  const files: Record<string, Uint8Array> = subword ? { 'subword.model': subword.toBytes() } : {};
   const Vs = srcTokens.length;
   const Vt = tgtTokens.length;
   const weights = (stream: string, rows: number, cols: number, scale: number) => ({
@@ -128,7 +146,10 @@ export function buildTinyModel(opts: TinyModelOptions = {}): TinyModel {
     source: { lang: 'en', tokens: srcTokens },
     target: { lang: 'de', tokens: tgtTokens },
     specials: { pad: 0, unk: 1, bos: 2, eos: 3 },
-    tokenizer: 'multi30k',
+    tokenizer: subword ? 'sentencepiece' : 'multi30k',
+    ...(subword
+      ? { subword: { kind: 'bpe', joint: true, vocabSize: subword.size, files: { en: 'subword.model', de: 'subword.model' } } }
+      : {}),
     graphs: {
       encoder: { file: 'encoder.onnx', inputs: ['src_ids', 'src_lengths'], outputs: ['state', 'enc_out', 'src_mask'] },
       decoder: { file: 'decoder.onnx', token: 'token', state: ['state'], memory: ['enc_out', 'src_mask'], logProbs: 'log_probs' },
@@ -139,13 +160,17 @@ export function buildTinyModel(opts: TinyModelOptions = {}): TinyModel {
       generated: 0,
       byComponent: { encoder: encParams, decoder: decParams - (H * Vt + Vt), head: H * Vt + Vt },
     },
-    files: { 'encoder.onnx': { bytes: encoder.length }, 'decoder.onnx': { bytes: decoder.length } },
+    files: {
+      'encoder.onnx': { bytes: encoder.length },
+      'decoder.onnx': { bytes: decoder.length },
+      ...Object.fromEntries(Object.entries(files).map(([file, bytes]) => [file, { bytes: bytes.length }])),
+    },
     precision: 'fp32',
     config: { hidden: H, seed },
     metrics: {},
     created: '2025-01-01T00:00:00.000Z',
   };
-  return { card, encoder, decoder };
+  return { card, encoder, decoder, files };
 }
 
 /** Writes the tiny model as an export directory (`model-card.json`, `encoder.onnx`, `decoder.onnx`); returns `dir`. */
@@ -155,5 +180,6 @@ export async function writeTinyModelDir(dir: string, opts: TinyModelOptions = {}
   await writeFile(join(dir, MODEL_CARD_FILE), `${JSON.stringify(model.card, null, 2)}\n`);
   await writeFile(join(dir, 'encoder.onnx'), model.encoder);
   await writeFile(join(dir, 'decoder.onnx'), model.decoder);
+  for (const [file, bytes] of Object.entries(model.files)) await writeFile(join(dir, file), bytes);
   return dir;
 }

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import type { ImageSpec } from '../../core/image/preprocess.ts';
-import { getTokenizer } from '../../core/text/tokenize.ts';
+import { getTokenizer, type Tokenizer } from '../../core/text/tokenize.ts';
+import type { Vocabulary } from '../../core/vocab.ts';
 import type { ImageInputSpec } from '../../models/index.ts';
 import { captionBleu4, type CaptionEvalSet } from '../caption-evaluate.ts';
 import { makeCaptionBatch, planCaptionBatches, type EncodedCaptionImage, type ImageSource } from '../data/caption-batches.ts';
@@ -12,6 +13,7 @@ import { loadImageCache, normaliseBatch, type ImageCache } from '../data/image-c
 import { REPO_ROOT } from '../data/paths.ts';
 import { RUN_FILES, type CaptionRunConfig } from '../run-config.ts';
 import { readVocab, writeVocab } from '../run-folder.ts';
+import { learnSubwords, runTokenizer } from '../subwords.ts';
 import { registerTask } from './registry.ts';
 
 /**
@@ -25,8 +27,26 @@ registerTask<CaptionRunConfig>({
   async prepare(config, runDir, resuming, log) {
     const dataset = await loadCaptionDataset(config.data.dir);
     const vocabPath = join(runDir, RUN_FILES.tgtVocab);
-    const vocab = resuming ? await readVocab(vocabPath) : buildCaptionVocabulary(dataset, { minFreq: config.vocab.minFreq });
+    // Subword captions (`--vocab bpe`): a BPE model learned from the raw training captions, cased as written.
+    const subword = config.vocab.kind === 'bpe';
+    let vocab: Vocabulary;
+    let tokenizer: Tokenizer;
+    if (resuming) {
+      vocab = await readVocab(vocabPath);
+      tokenizer = await runTokenizer(config, runDir, { en: vocab });
+    } else if (subword) {
+      const captions = imagesOf(dataset, TRAINING_SPLITS).flatMap((im) => im.captions);
+      const learned = await learnSubwords(config.vocab, runDir, { en: captions });
+      vocab = learned.vocabs.en!;
+      tokenizer = learned.tokenizer;
+    } else {
+      vocab = buildCaptionVocabulary(dataset, { minFreq: config.vocab.minFreq });
+      tokenizer = getTokenizer(config.tokenizer);
+    }
     if (!resuming) await writeVocab(vocabPath, vocab);
+    // BLEU-4 compares coco-caption words: subword output is detokenised first, then split as the references are.
+    const words = getTokenizer('caption');
+    const toWords = subword ? (pieces: string[]) => words.tokenize(tokenizer.detokenize(pieces, 'en'), 'en') : undefined;
 
     const spec: ImageSpec = config.image;
     const cacheDir = captionCacheDir(dataset, config.imageCache);
@@ -39,7 +59,7 @@ registerTask<CaptionRunConfig>({
     const cache = await loadImageCache(dataset, { cacheDir, spec, onProgress: progress(`decoding images into ${cacheDir}`) });
     const { source, image } = await imageSource(config, runDir, cache, spec, cacheDir, progress('frozen encoder features'));
 
-    const { tokenize } = getTokenizer(config.tokenizer);
+    const tokenize = (text: string, lang: string) => tokenizer.tokenize(text, lang);
     const rowOf = (id: string) => {
       const row = cache.indexOf(id);
       if (row < 0) throw new Error(`image '${id}' is not in the image cache ${cacheDir}`);
@@ -57,19 +77,19 @@ registerTask<CaptionRunConfig>({
     if (valImages.length === 0) throw new Error(`${config.data.dir}: no 'val' images to validate on`);
     const val: CaptionEvalSet = {
       rows: Int32Array.from(valImages.map((im) => rowOf(im.id))),
-      refs: valImages.map((im) => im.captions.map((c) => tokenize(c, 'en'))),
+      refs: valImages.map((im) => im.captions.map((c) => words.tokenize(c, 'en'))),
     };
     const captions = train.reduce((n, im) => n + im.captions.length, 0);
     return {
       summary:
         `data: ${dataset.name}, ${train.length} training images with ${captions} captions (${dropped} longer than ${config.lengths.maxTgtLen} words or empty dropped), ` +
-        `${val.rows.length} val images; vocab ${vocab.size} (min frequency ${config.vocab.minFreq}); image input ${image.kind === 'pixels' ? `${image.size}²` : `[${image.shape.join(', ')}] frozen-encoder features`}`,
+        `${val.rows.length} val images; vocab ${vocab.size} ${subword ? 'BPE pieces' : `(min frequency ${config.vocab.minFreq})`}; image input ${image.kind === 'pixels' ? `${image.size}²` : `[${image.shape.join(', ')}] frozen-encoder features`}`,
       sizes: { tgtVocab: vocab.size, image },
       epoch(epoch) {
         const plan = planCaptionBatches(train, { seed: config.seed, maxCaptions: config.batch.maxSentences }, epoch);
         return { length: plan.length, batch: (i) => makeCaptionBatch(train, plan[i], source) };
       },
-      validate: (model) => captionBleu4(model, vocab, source, val),
+      validate: (model) => captionBleu4(model, vocab, source, val, toWords),
     };
   },
 });

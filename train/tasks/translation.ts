@@ -17,14 +17,17 @@ registerTask<TranslationRunConfig>({
     const batchOptions = { seed: config.seed, maxSentences: config.batch.maxSentences, maxTokens: config.batch.maxTokens };
     return {
       summary: `data: ${data.train.length} training pairs (${data.dropped} dropped by length), vocab ${config.data.src} ${data.srcVocab.size} / ${config.data.tgt} ${data.tgtVocab.size}`,
-      sizes: { srcVocab: data.srcVocab.size, tgtVocab: data.tgtVocab.size },
+      sizes: { srcVocab: data.srcVocab.size, tgtVocab: data.tgtVocab.size, jointEmbedding: config.vocab.joint },
       epoch(epoch) {
         const plan = planBatches(data.train, batchOptions, epoch);
         return { length: plan.length, batch: (i) => makeBatch(data.train, plan[i]) };
       },
       validate: async (model) => {
-        const { bleu, chrf, chrfpp } = await evaluateBleu(model, data.tgtVocab, val, config.data.tgt, config.tokenizer);
-        return { score: bleu, more: { chrF2: chrf, 'chrF2++': chrfpp } };
+        const { bleu, bleuLc, chrf, chrfpp } = await evaluateBleu(model, data.tgtVocab, val, config.data.tgt, data.tokenizer);
+        // The schedule follows the figure the output can earn: cased for subword models (they keep case),
+        // lower-cased for word models (their tokeniser lower-cases, so their cased BLEU mostly counts capitals).
+        const cased = config.vocab.kind === 'bpe';
+        return { score: cased ? bleu : bleuLc, more: { 'BLEU cased': bleu, 'BLEU lc': bleuLc, chrF2: chrf, 'chrF2++': chrfpp } };
       },
     };
   },

@@ -1,6 +1,7 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { loadModelDir } from '../../../core/runtime/load-node.ts';
 import { MODEL_CARD_FILE } from '../../../core/runtime/model-card.ts';
 import { exportRun } from '../../../export/export-run.ts';
 import { resolveArchConfig } from '../../../models/index.ts';
@@ -20,7 +21,21 @@ interface DemoFlags {
   tgt: string;
   head: string;
   preset: string;
+  vocab: 'bpe' | 'word';
+  vocabSize: number;
 }
+
+/** Sentences the demo translates once it is up (Multi30k-like, with names and capitals to show casing). */
+const SAMPLES: Readonly<Record<string, readonly string[]>> = {
+  de: [
+    'Ein Boston Terrier läuft über saftig-grünes Gras.',
+    'Zwei Männer in orangefarbenen Westen arbeiten an einer Straße in New York.',
+    'Eine Frau mit Sonnenbrille fotografiert den Eiffelturm.',
+  ],
+  fr: ['Un homme en chemise bleue joue de la guitare à Paris.'],
+  cs: ['Muž v modré košili hraje na kytaru.'],
+  en: ['A Boston terrier is running on lush green grass.'],
+};
 
 /** Finds Multi30k (FROST_DATA, ../shared/data, ./data/multi30k) or downloads it; says what to do when neither works. */
 async function findMulti30k(): Promise<string> {
@@ -56,8 +71,10 @@ export function registerDemo(program: Command): void {
     .option('--tgt <lang>', 'target language', 'en')
     .option('--head <name>', 'output head', 'fixed-l2')
     .option('--preset <name>', 'architecture preset', 'small')
+    .addOption(new Option('--vocab <kind>', 'joint BPE subwords (cased, never <unk>) or the paper\'s word vocabularies').choices(['bpe', 'word']).default('bpe'))
+    .option('--vocab-size <n>', 'bpe: pieces in the joint model', (v) => Number(v), 8000)
     .action(async (flags: DemoFlags) => {
-      const name = `demo-${flags.src}-${flags.tgt}-${flags.head}`;
+      const name = `demo-${flags.src}-${flags.tgt}-${flags.head}${flags.vocab === 'bpe' ? '-bpe' : ''}`;
       const modelDir = join(REPO_ROOT, 'artifacts', name);
       if (!existsSync(join(modelDir, MODEL_CARD_FILE))) {
         const runDir = join(REPO_ROOT, 'runs', name);
@@ -74,6 +91,9 @@ export function registerDemo(program: Command): void {
             archConfig: resolveArchConfig('rnn-attn', flags.preset),
             head: { name: flags.head },
             data: { dir: dataDir, kind: 'multi30k', src: flags.src, tgt: flags.tgt },
+            ...(flags.vocab === 'bpe'
+              ? { tokenizer: 'sentencepiece', vocab: { kind: 'bpe', size: flags.vocabSize, joint: true } }
+              : {}),
             maxMinutes: flags.minutes,
           });
           (await train(config, runDir)).model.params.dispose();
@@ -81,6 +101,7 @@ export function registerDemo(program: Command): void {
         await exportRun(runDir, modelDir, { name });
       }
       const server = await startServer({ modelsDir: modelDir, port: flags.port, host: flags.host, web: webClient() });
+      await printSamples(modelDir, SAMPLES[flags.src] ?? []);
       const body = JSON.stringify({ text: 'Ein Hund rennt über die Wiese.', beam: 5 });
       process.stdout.write(
         `\nfrost is serving ${name} at ${server.url}\ntry:\n  curl -s ${server.url}/v1/translate -H 'content-type: application/json' -d '${body}'\n`,
@@ -89,4 +110,17 @@ export function registerDemo(program: Command): void {
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
     });
+}
+
+/** Translates the sample sentences (beam 5) and prints them: what the model writes, as a reader sees it. */
+async function printSamples(modelDir: string, samples: readonly string[]): Promise<void> {
+  if (samples.length === 0) return;
+  const runtime = await loadModelDir(modelDir);
+  try {
+    const out = await runtime.translate(samples, { beam: 5 });
+    process.stdout.write('\nsample translations (beam 5):\n');
+    samples.forEach((text, i) => process.stdout.write(`  ${text}\n  -> ${out[i]!.text}\n`));
+  } finally {
+    await runtime.release();
+  }
 }

@@ -24,6 +24,11 @@ export interface NewRunFlags {
   lr?: number;
   batchSize?: number;
   minFreq?: number;
+  /** 'word' (default) or 'bpe'. */
+  vocab?: string;
+  /** word: cap on the vocabulary; bpe: pieces per model. */
+  vocabSize?: number;
+  jointVocab?: boolean;
   valSentences?: number;
   encoder?: string;
   encoderOutput?: string;
@@ -44,6 +49,16 @@ export const FROZEN_ENCODER_FILE = 'frozen-encoder.onnx';
  */
 export async function newRunConfig(flags: NewRunFlags, runDir: string): Promise<RunConfig> {
   const arch = flags.arch ?? DEFAULT_ARCH[flags.task];
+  const kindOfVocab = flags.vocab ?? 'word';
+  if (kindOfVocab !== 'word' && kindOfVocab !== 'bpe') throw new Error(`--vocab ${flags.vocab}: expected word or bpe`);
+  if (flags.jointVocab && kindOfVocab !== 'bpe') throw new Error('--joint-vocab needs --vocab bpe');
+  if (flags.jointVocab && flags.task !== 'translation') throw new Error('--joint-vocab is for --task translation');
+  if (kindOfVocab === 'bpe' && flags.minFreq !== undefined) throw new Error('--min-freq is for word vocabularies (--vocab word)');
+  const subword = kindOfVocab === 'bpe';
+  const vocab = (minFreq: number | undefined): Record<string, unknown> =>
+    subword
+      ? { kind: 'bpe', size: flags.vocabSize ?? 8000, joint: flags.jointVocab ?? false }
+      : { kind: 'word', ...(minFreq !== undefined ? { minFreq } : {}), ...(flags.vocabSize !== undefined ? { maxSize: flags.vocabSize } : {}) };
   const dataDir = resolve(flags.data);
   // Checked here so a mistyped --head-option is refused before any data is read.
   resolveHeadOptions(flags.head, flags.headOption);
@@ -67,8 +82,8 @@ export async function newRunConfig(flags: NewRunFlags, runDir: string): Promise<
       task: 'translation',
       ...common,
       data: { dir: dataDir, kind, src: flags.src ?? DEFAULT_LANGS[kind].src, tgt: flags.tgt ?? DEFAULT_LANGS[kind].tgt },
-      tokenizer: kind === 'plain' ? 'whitespace' : 'multi30k',
-      vocab: { minFreq: flags.minFreq ?? (kind === 'plain' ? 1 : 2) },
+      tokenizer: subword ? 'sentencepiece' : kind === 'plain' ? 'whitespace' : 'multi30k',
+      vocab: vocab(flags.minFreq ?? (kind === 'plain' ? 1 : 2)),
       batch: { maxSentences: flags.batchSize ?? 64 },
     });
   }
@@ -93,7 +108,8 @@ export async function newRunConfig(flags: NewRunFlags, runDir: string): Promise<
     task: 'caption',
     ...common,
     data: { dir: dataDir },
-    ...(flags.minFreq !== undefined ? { vocab: { minFreq: flags.minFreq } } : {}),
+    tokenizer: subword ? 'sentencepiece' : 'caption',
+    vocab: vocab(flags.minFreq),
     ...(flags.batchSize !== undefined ? { batch: { maxSentences: flags.batchSize } } : {}),
     image: { size, mean: [...DEFAULT_IMAGE_SPEC.mean], std: [...DEFAULT_IMAGE_SPEC.std] },
     encoder,

@@ -11,6 +11,7 @@ export const STDIN_BATCH = 32;
 
 interface TranslateFlags {
   beam: number;
+  allowUnk?: boolean;
   nBest: number;
   maxLen?: number;
   lengthPenalty?: number;
@@ -34,6 +35,7 @@ export function registerTranslate(program: Command): void {
     .option('--n-best <n>', 'hypotheses per input (at most --beam)', intOption('--n-best', 1), 1)
     .option('--max-len <n>', 'cap on output tokens', intOption('--max-len', 1))
     .option('--length-penalty <p>', 'score = logProb / length^p', floatOption('--length-penalty'))
+    .option('--allow-unk', 'word-level models: let the output contain <unk> (the paper\'s setting; off by default)')
     .option('--json', 'one JSON object per input: {text, score, log_prob, n_best?}')
     .addOption(new Option('--device <device>', 'where to run the model').choices(DEVICES).default('cpu'))
     .option('--threads <n>', 'ONNX Runtime intra-op threads (0: one per core)', intOption('--threads', 0), 0)
@@ -42,7 +44,7 @@ export function registerTranslate(program: Command): void {
         throw new InvalidArgumentError(`--n-best (${flags.nBest}) must not exceed --beam (${flags.beam})`);
       }
       const runtime = await loadModelDir(resolve(modelDir), { device: flags.device, intraOpNumThreads: flags.threads });
-      const options: SearchOptions = { beam: flags.beam, nBest: flags.nBest };
+      const options: SearchOptions = { beam: flags.beam, nBest: flags.nBest, ...(flags.allowUnk ? { allowUnk: true } : {}) };
       if (flags.maxLen !== undefined) options.maxLen = flags.maxLen;
       if (flags.lengthPenalty !== undefined) options.lengthPenalty = flags.lengthPenalty;
       const printer = new Printer(flags);

@@ -84,6 +84,13 @@ export async function loadModel(folder: string, setup: OrtSetup, onProgress: Pro
       graphs: { encoder: ready[0].bytes, decoder: ready[1].bytes },
       sessionOptions: { executionProviders: [backend], graphOptimizationLevel: 'all' },
       locate: (file) => new URL(file, folder).href,
+      // Subword models: small files, fetched as the card names them (checked inside the folder like the graphs).
+      files: async (file) => {
+        const url = graphUrl(folder, file, cardUrl);
+        const got = await fetch(url, { cache: 'no-cache' });
+        if (!got.ok) throw new Error(`HTTP ${got.status} ${got.statusText}`);
+        return new Uint8Array(await got.arrayBuffer());
+      },
     });
     return { runtime, loadMs: performance.now() - t0 };
   };

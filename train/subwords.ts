@@ -1,0 +1,87 @@
+/**
+ * Subword vocabularies of a training run: learned from the training text when a run starts, written to the
+ * run folder as SentencePiece `.model` files (`subword.model` when joint, else `subword.<lang>.model`), and
+ * read back on resume, export and report. Word runs get their tokeniser by name, as before.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { trainBpe } from '../core/subword/bpe-trainer.ts';
+import { NORMALIZATION } from '../core/subword/normalize.ts';
+import { subwordFileName, type SubwordSpec } from '../core/subword/subword-spec.ts';
+import { loadSubwordTokenizer, SubwordTokenizer, subwordVocabulary } from '../core/subword/subword-tokenizer.ts';
+import { getTokenizer, type Tokenizer } from '../core/text/tokenize.ts';
+import type { Vocabulary } from '../core/vocab.ts';
+import type { VocabConfig } from './run-config.ts';
+
+/** What a run config says about its text: the tokeniser name and the vocabulary settings. */
+export interface TextConfig {
+  tokenizer: string;
+  vocab: VocabConfig;
+}
+
+/** The `subword` block for a card: model file by language (names relative to the run or model folder). */
+export function subwordSpec(vocab: VocabConfig, langs: readonly string[]): SubwordSpec {
+  const files = Object.fromEntries(langs.map((lang) => [lang, subwordFileName(vocab.joint, lang)]));
+  return { kind: 'bpe', joint: vocab.joint, vocabSize: vocab.size, files, normalization: { ...NORMALIZATION } };
+}
+
+/**
+ * Learns the run's subword model(s) from the training sentences of each language and writes them to `runDir`.
+ * A joint vocabulary learns one model from both languages' text. The vocabularies carry each piece's training
+ * count, as word vocabularies carry word counts.
+ */
+export async function learnSubwords(
+  vocab: VocabConfig,
+  runDir: string,
+  sentences: Readonly<Record<string, readonly string[]>>,
+): Promise<{ tokenizer: SubwordTokenizer; vocabs: Record<string, Vocabulary> }> {
+  const langs = Object.keys(sentences);
+  const groups = vocab.joint ? [langs] : langs.map((lang) => [lang]);
+  const models: Record<string, ReturnType<typeof trainBpe>['model']> = {};
+  const vocabs: Record<string, Vocabulary> = {};
+  for (const group of groups) {
+    const text = group.flatMap((lang) => sentences[lang]!);
+    const { model } = trainBpe(text, { vocabSize: vocab.size });
+    await writeFile(join(runDir, subwordFileName(vocab.joint, group[0]!)), model.toBytes());
+    const counted = subwordVocabulary(model, text);
+    for (const lang of group) {
+      models[lang] = model;
+      vocabs[lang] = counted;
+    }
+  }
+  return { tokenizer: new SubwordTokenizer(models), vocabs };
+}
+
+/**
+ * The tokeniser a run trained with: a word tokeniser by name, or the run's subword models, each checked against
+ * the vocabulary saved beside it (a `.model` from another run is refused with its path).
+ */
+export async function runTokenizer(
+  config: TextConfig,
+  runDir: string,
+  vocabs: Readonly<Record<string, Vocabulary>>,
+): Promise<Tokenizer> {
+  if (config.vocab.kind !== 'bpe') return getTokenizer(config.tokenizer);
+  const spec = subwordSpec(config.vocab, Object.keys(vocabs));
+  const tokens = Object.fromEntries(Object.entries(vocabs).map(([lang, v]) => [lang, v.tokens]));
+  return loadSubwordTokenizer(
+    spec.files,
+    tokens,
+    async (file) => new Uint8Array(await readFile(join(runDir, file))),
+    (file) => join(runDir, file),
+  );
+}
+
+/** Subword runs: the card's `subword` block and the `.model` files' bytes by name; undefined for word runs. */
+export async function readSubwords(
+  config: TextConfig,
+  runDir: string,
+  langs: readonly string[],
+): Promise<{ spec: SubwordSpec; files: Record<string, Uint8Array> } | undefined> {
+  if (config.vocab.kind !== 'bpe') return undefined;
+  const spec = subwordSpec(config.vocab, langs);
+  const files: Record<string, Uint8Array> = {};
+  for (const file of new Set(Object.values(spec.files)))
+    files[file] = new Uint8Array(await readFile(join(runDir, file)));
+  return { spec, files };
+}
