@@ -47,7 +47,10 @@ const minutes = Number(args.minutes);
 const beam = Number(args.beam);
 const outDir = resolve(args.out!);
 const dataDir = resolve(args.data ?? join(resolveDataRoot() ?? join(REPO_ROOT, 'data'), 'flickr8k'));
-if (!existsSync(dataDir)) throw new Error(`Flickr8k not found at ${dataDir}; pass --data DIR (a Karpathy-style dataset_flickr8k.json with its images)`);
+if (!existsSync(dataDir))
+  throw new Error(
+    `Flickr8k not found at ${dataDir}; pass --data DIR (a Karpathy-style dataset_flickr8k.json with its images)`,
+  );
 const cores = availableParallelism();
 const gemmThreads = Math.max(1, Math.floor(cores / heads.length));
 
@@ -60,9 +63,22 @@ const started = Date.now();
 await mkdir(outDir, { recursive: true });
 const dataset = await loadCaptionDataset(dataDir);
 // The image cache is built here once, before the side-by-side trainers would each build it.
-const spec = (runConfigSchema.parse({ task: 'caption', arch: archs[0], preset: args.preset, archConfig: {}, head: { name: heads[0] }, data: { dir: dataDir } }) as CaptionRunConfig).image;
+const spec = (
+  runConfigSchema.parse({
+    task: 'caption',
+    arch: archs[0],
+    preset: args.preset,
+    archConfig: {},
+    head: { name: heads[0] },
+    data: { dir: dataDir },
+  }) as CaptionRunConfig
+).image;
 const cacheDir = captionCacheDir(dataset);
-const cache = await loadImageCache(dataset, { cacheDir, spec, onProgress: (done, total) => done % 1000 === 0 && process.stderr.write(`decoding images: ${done}/${total}\n`) });
+const cache = await loadImageCache(dataset, {
+  cacheDir,
+  spec,
+  onProgress: (done, total) => done % 1000 === 0 && process.stderr.write(`decoding images: ${done}/${total}\n`),
+});
 
 const runName = (arch: string, head: string) => `${arch}-${head}`;
 for (const arch of archs) {
@@ -73,8 +89,28 @@ for (const arch of archs) {
       const common = ['--max-minutes', String(minutes), '--quiet'];
       const argv = existsSync(join(runDir, 'config.json'))
         ? ['train', '--resume', runDir, ...common]
-        : ['train', '--task', 'caption', '--arch', arch, '--head', head, '--data', dataDir, '--preset', args.preset!, '--seed', args.seed!,
-           '--val-sentences', args['val-images']!, '--image-cache', cacheDir, '--out', runDir, ...common];
+        : [
+            'train',
+            '--task',
+            'caption',
+            '--arch',
+            arch,
+            '--head',
+            head,
+            '--data',
+            dataDir,
+            '--preset',
+            args.preset!,
+            '--seed',
+            args.seed!,
+            '--val-sentences',
+            args['val-images']!,
+            '--image-cache',
+            cacheDir,
+            '--out',
+            runDir,
+            ...common,
+          ];
       const env = { FROST_WASM_THREADS: '1', FROST_NATIVE_GEMM_THREADS: String(gemmThreads) };
       await runFrost(argv, env, join(outDir, `${runName(arch, head)}.train.log`));
     }),
@@ -93,13 +129,18 @@ for (const arch of archs) {
     const modelDir = join(outDir, 'artifacts', name);
     await runFrost(['export', runDir, '--out', modelDir, '--quiet'], {}, join(outDir, `${name}.export.log`));
     const runtime = await loadCaptionModelDir(modelDir, { intraOpNumThreads: cores });
-    if (runtime.imageSpec.size !== spec.size) throw new Error(`${modelDir}: trained at ${runtime.imageSpec.size}², the cache holds ${spec.size}²`);
+    if (runtime.imageSpec.size !== spec.size)
+      throw new Error(`${modelDir}: trained at ${runtime.imageSpec.size}², the cache holds ${spec.size}²`);
     const t0 = Date.now();
     const hyps: string[] = [];
     const plane = 3 * spec.size * spec.size;
     for (let i = 0; i < test.length; i += 50) {
       const chunk = test.slice(i, i + 50);
-      const pixels = normaliseBatch(cache, chunk.map((im) => cache.indexOf(im.id)), spec);
+      const pixels = normaliseBatch(
+        cache,
+        chunk.map((im) => cache.indexOf(im.id)),
+        spec,
+      );
       const images = chunk.map((_, j) => pixels.subarray(j * plane, (j + 1) * plane));
       for (const c of await runtime.caption(images, { beam })) hyps.push(c.text);
     }
@@ -133,12 +174,29 @@ for (const im of examples) {
   const file = `examples/${im.id}${extname(im.path)}`;
   await copyFile(im.path, join(outDir, file));
   const index = test.indexOf(im);
-  exampleRows.push({ file, reference: im.captions[0], captions: Object.fromEntries(Object.entries(captionsByModel).map(([m, c]) => [m, c[index]])) });
+  exampleRows.push({
+    file,
+    reference: im.captions[0],
+    captions: Object.fromEntries(Object.entries(captionsByModel).map(([m, c]) => [m, c[index]])),
+  });
 }
 
 const machine = `${cpus()[0]?.model ?? 'cpu'} x${cores}, Node ${process.version}, onnxruntime-node ${ort.env.versions.node}`;
 const command = `npm run bench:caption -- --minutes ${minutes}${args.archs !== 'show-tell,show-attend-tell' ? ` --archs ${args.archs}` : ''}${args.heads !== 'learned,fixed-uniform' ? ` --heads ${args.heads}` : ''}`;
-const table = formatResults({ rows, examples: exampleRows, machine, minutes, beam, preset: args.preset!, testImages: test.length, command, wallMinutes: (Date.now() - started) / 60000 });
-await writeFile(join(outDir, 'results.json'), `${JSON.stringify({ machine, args, rows, examples: exampleRows }, null, 2)}\n`);
+const table = formatResults({
+  rows,
+  examples: exampleRows,
+  machine,
+  minutes,
+  beam,
+  preset: args.preset!,
+  testImages: test.length,
+  command,
+  wallMinutes: (Date.now() - started) / 60000,
+});
+await writeFile(
+  join(outDir, 'results.json'),
+  `${JSON.stringify({ machine, args, rows, examples: exampleRows }, null, 2)}\n`,
+);
 await writeFile(join(outDir, 'results.md'), `${table}\n`);
 process.stdout.write(`${table}\n`);

@@ -27,7 +27,10 @@ export interface ExampleRow {
   captions: Record<string, string>;
 }
 
-const MODEL_NAMES: Record<string, string> = { 'show-tell': 'Show and Tell', 'show-attend-tell': 'Show, Attend and Tell' };
+const MODEL_NAMES: Record<string, string> = {
+  'show-tell': 'Show and Tell',
+  'show-attend-tell': 'Show, Attend and Tell',
+};
 
 const pct = (x: number) => (100 * x).toFixed(1);
 
@@ -59,9 +62,12 @@ export function formatResults(r: {
     '',
     '| model | output layer | epochs | steps | training minutes | best val BLEU-4 (greedy) | test decoding (s) |',
     '|---|---|---:|---:|---:|---:|---:|',
-    ...r.rows.map((row) => `| ${row.arch} | \`${row.head}\` | ${row.epochs} | ${row.steps} | ${row.trainMinutes.toFixed(1)} | ${row.valBleu4 === undefined ? '—' : row.valBleu4.toFixed(2)} | ${row.decodeSeconds.toFixed(1)} |`),
+    ...r.rows.map(
+      (row) =>
+        `| ${row.arch} | \`${row.head}\` | ${row.epochs} | ${row.steps} | ${row.trainMinutes.toFixed(1)} | ${row.valBleu4 === undefined ? '—' : row.valBleu4.toFixed(2)} | ${row.decodeSeconds.toFixed(1)} |`,
+    ),
     '',
-    'Examples (test images; the first reference caption, then each model\'s):',
+    "Examples (test images; the first reference caption, then each model's):",
     '',
     ...r.examples.flatMap((ex) => [
       `![${ex.file}](${ex.file})`,

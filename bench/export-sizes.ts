@@ -29,7 +29,11 @@ const { values: args } = parseArgs({
 await initBackend({ quiet: true });
 const corpus = await loadParallelCorpus({ dataDir: multi30kDir(), src: args.src, tgt: args.tgt, kind: 'multi30k' });
 const tok = getTokenizer('multi30k');
-const vocab = (side: 'src' | 'tgt', lang: string) => Vocabulary.build(corpus.train.map((p) => tok.tokenize(p[side], lang)), { minFreq: 2 });
+const vocab = (side: 'src' | 'tgt', lang: string) =>
+  Vocabulary.build(
+    corpus.train.map((p) => tok.tokenize(p[side], lang)),
+    { minFreq: 2 },
+  );
 const sizes = { srcVocab: vocab('src', args.src!).size, tgtVocab: vocab('tgt', args.tgt!).size };
 const config = resolveArchConfig('rnn-attn', args.preset!);
 const d = config.output as number;

@@ -45,10 +45,24 @@ function headGraph(head: 'fixed-uniform' | 'fixed-l2', stored: boolean): Uint8Ar
   return g.toBytes();
 }
 
-const GENERATOR_OPS = new Set(['Range', 'Cast', 'Mul', 'BitwiseXor', 'BitShift', 'Add', 'Reshape', 'CumSum', 'Slice', 'Sqrt', 'Div']);
+const GENERATOR_OPS = new Set([
+  'Range',
+  'Cast',
+  'Mul',
+  'BitwiseXor',
+  'BitShift',
+  'Add',
+  'Reshape',
+  'CumSum',
+  'Slice',
+  'Sqrt',
+  'Div',
+]);
 
 console.log(`|V| = ${V}, d = ${d}, onnxruntime-node ${ort.env.versions.common}, ${threads} intra-op thread(s)\n`);
-console.log('head           file stored → seeded (bytes)   create stored / seeded (ms)   batch  run stored  run seeded  seeded/stored  ops left after folding');
+console.log(
+  'head           file stored → seeded (bytes)   create stored / seeded (ms)   batch  run stored  run seeded  seeded/stored  ops left after folding',
+);
 for (const head of ['fixed-uniform', 'fixed-l2'] as const) {
   const storedBytes = headGraph(head, true);
   const seededBytes = headGraph(head, false);
@@ -58,7 +72,11 @@ for (const head of ['fixed-uniform', 'fixed-l2'] as const) {
   for (const N of [1, 64]) {
     const f = new Float32Array(N * d).map((_, i) => Math.sin(i * 0.37));
     const feeds = { f: new ort.Tensor('float32', f, [N, d]) };
-    const [a, b] = await medianRunMs([stored.session, seeded.session], feeds, { rounds: 7, runs: N === 1 ? 100 : 20, warmup: 5 });
+    const [a, b] = await medianRunMs([stored.session, seeded.session], feeds, {
+      rounds: 7,
+      runs: N === 1 ? 100 : 20,
+      warmup: 5,
+    });
     console.log(
       `${head.padEnd(14)} ${String(storedBytes.length).padStart(9)} → ${String(seededBytes.length).padEnd(8)}       ` +
         `${stored.createMs.toFixed(0).padStart(6)} / ${seeded.createMs.toFixed(0).padEnd(6)}            ` +

@@ -70,13 +70,18 @@ for (const [label, aShape, bShape, tA, tB] of CASES) {
   rows.push([
     label,
     `[${M}×${K}]·[${K}×${N}]`,
-    ...meds.map((ms, k) => `${ms.toFixed(2)} ms, ${((2 * M * K * N) / ms / 1e6).toFixed(0)} GFLOP/s${k > 0 ? `, ${(ms / meds[0]).toFixed(2)}×` : ''}`),
+    ...meds.map(
+      (ms, k) =>
+        `${ms.toFixed(2)} ms, ${((2 * M * K * N) / ms / 1e6).toFixed(0)} GFLOP/s${k > 0 ? `, ${(ms / meds[0]).toFixed(2)}×` : ''}`,
+    ),
   ]);
   tf.dispose([a, b]);
 }
 setNativeGemm(null);
 
-console.log(`\nGEMMs through frost's wasm BatchMatMul, median per call (runs interleaved; ratios: time over ${runners[0].name}'s)\n`);
+console.log(
+  `\nGEMMs through frost's wasm BatchMatMul, median per call (runs interleaved; ratios: time over ${runners[0].name}'s)\n`,
+);
 const header = ['product', 'shape', ...runners.map((r) => r.name)];
 console.log(`| ${header.join(' | ')} |\n|${header.map(() => '---').join('|')}|`);
 for (const r of rows) console.log(`| ${r.join(' | ')} |`);

@@ -34,7 +34,11 @@ function scoresGraph(structured: boolean, maxFactor?: number): Uint8Array {
   const scores = g.scope('head', () =>
     structured
       ? hadamardScoresOnnx(g, u, { rows: V, order: n, columns, maxFactor })
-      : g.op('Gemm', [u, g.initializer('targets', { dtype: 'float32', dims: [V, d], data: hadamardRows(V, columns) })], { transB: 1 }),
+      : g.op(
+          'Gemm',
+          [u, g.initializer('targets', { dtype: 'float32', dims: [V, d], data: hadamardRows(V, columns) })],
+          { transB: 1 },
+        ),
   );
   g.output(scores, 'scores', 'float32', ['N', V]);
   return g.toBytes();

@@ -57,7 +57,11 @@ for (const [w, h] of SIZES) {
 }
 await thread.close();
 
-console.log(`\nImage preprocessing (${DEFAULT_IMAGE_SPEC.size}×${DEFAULT_IMAGE_SPEC.size} output), ${REPEAT} images per size\n`);
-console.log('| image | preprocessRgba, median ms | longest event-loop stall, inline (ms) | longest stall, preprocessing thread (ms) |');
+console.log(
+  `\nImage preprocessing (${DEFAULT_IMAGE_SPEC.size}×${DEFAULT_IMAGE_SPEC.size} output), ${REPEAT} images per size\n`,
+);
+console.log(
+  '| image | preprocessRgba, median ms | longest event-loop stall, inline (ms) | longest stall, preprocessing thread (ms) |',
+);
 console.log('|---|---:|---:|---:|');
 for (const r of rows) console.log(r);

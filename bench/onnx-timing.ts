@@ -6,9 +6,11 @@
 import type * as ort from 'onnxruntime-node';
 import { createNodeSession } from '../core/runtime/ort-node.ts';
 
-
 /** A session and how long creating it took (constant folding happens here). */
-export async function createTimed(bytes: Uint8Array, threads: number): Promise<{ session: ort.InferenceSession; createMs: number }> {
+export async function createTimed(
+  bytes: Uint8Array,
+  threads: number,
+): Promise<{ session: ort.InferenceSession; createMs: number }> {
   const t0 = performance.now();
   const session = await createNodeSession(bytes, { intraOpNumThreads: threads });
   return { session, createMs: performance.now() - t0 };

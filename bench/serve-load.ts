@@ -54,10 +54,15 @@ const { values: args } = parseArgs({
 /** Longer than any request can take here, so slow answers are measured rather than dropped. */
 const CLIENT_TIMEOUT_S = 180;
 
-/** The settings of "batching off": every request decoded on its own, all interleaved (the server before dynamic batching). */
+/**
+ * The settings of "batching off": every request decoded on its own, all interleaved (the server before dynamic
+ * batching).
+ */
 const BATCHING_OFF = ['--max-batch', '1', '--max-wait-ms', '0', '--batch-concurrency', '256'];
 const BATCHING_ON: string[] = [];
-/** For the on/off comparison only: with batching off at c=64 a request waits for 64 decodes, which is what is measured. */
+/**
+ * For the on/off comparison only: with batching off at c=64 a request waits for 64 decodes, which is what is measured.
+ */
 const NO_SERVER_TIMEOUT = ['--timeout-ms', String(CLIENT_TIMEOUT_S * 1000)];
 
 interface Server {
@@ -76,7 +81,21 @@ async function startServer(modelDir: string, extra: string[]): Promise<Server> {
   const log = await open(logPath, 'w');
   const child = spawn(
     process.execPath,
-    [CLI, 'serve', '--models', modelDir, '--host', '127.0.0.1', '--port', '0', '--threads', args.threads!, '--workers', args.workers!, ...extra],
+    [
+      CLI,
+      'serve',
+      '--models',
+      modelDir,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--threads',
+      args.threads!,
+      '--workers',
+      args.workers!,
+      ...extra,
+    ],
     { stdio: ['ignore', 'ignore', log.fd] },
   );
   await log.close();
@@ -84,7 +103,8 @@ async function startServer(modelDir: string, extra: string[]): Promise<Server> {
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r((exitCode = code))));
   let url: string | undefined;
   while (!url) {
-    if (exitCode !== undefined) throw new Error(`frost serve exited with ${exitCode} before listening:\n${await readFile(logPath, 'utf8')}`);
+    if (exitCode !== undefined)
+      throw new Error(`frost serve exited with ${exitCode} before listening:\n${await readFile(logPath, 'utf8')}`);
     await new Promise((r) => setTimeout(r, 50));
     for (const line of (await readFile(logPath, 'utf8')).split('\n')) {
       try {
@@ -125,13 +145,19 @@ async function pickModel(): Promise<{ dir: string; what: string; cleanup?: strin
   const found = existsSync(artifacts) ? await findCard(artifacts, 3) : undefined;
   if (found) return { dir: found, what: found };
   const tmp = await mkdtemp(join(tmpdir(), 'frost-bench-serve-'));
-  return { dir: await writeTinyModelDir(join(tmp, 'tiny')), what: 'test tiny model (hidden 8, vocab 20)', cleanup: tmp };
+  return {
+    dir: await writeTinyModelDir(join(tmp, 'tiny')),
+    what: 'test tiny model (hidden 8, vocab 20)',
+    cleanup: tmp,
+  };
 }
 
 async function findCard(dir: string, depth: number): Promise<string | undefined> {
   if (existsSync(join(dir, MODEL_CARD_FILE))) return dir;
   if (depth === 0) return undefined;
-  for (const e of (await readdir(dir, { withFileTypes: true })).filter((e) => e.isDirectory()).sort((a, b) => a.name.localeCompare(b.name))) {
+  for (const e of (await readdir(dir, { withFileTypes: true }))
+    .filter((e) => e.isDirectory())
+    .sort((a, b) => a.name.localeCompare(b.name))) {
     const hit = await findCard(join(dir, e.name), depth - 1);
     if (hit) return hit;
   }
@@ -150,9 +176,12 @@ async function requestTexts(modelDir: string): Promise<{ texts: string[]; what: 
   let s = 42;
   const next = () => (s = (s * 16807) % 2147483647) / 2147483647;
   const texts = Array.from({ length: 64 }, () =>
-    Array.from({ length: 4 + Math.floor(next() * 10) }, () => TINY_SOURCE_WORDS[Math.floor(next() * TINY_SOURCE_WORDS.length)]).join(' '),
+    Array.from(
+      { length: 4 + Math.floor(next() * 10) },
+      () => TINY_SOURCE_WORDS[Math.floor(next() * TINY_SOURCE_WORDS.length)],
+    ).join(' '),
   );
-  return { texts, what: 'random sentences over the tiny test model\'s 16 words' };
+  return { texts, what: "random sentences over the tiny test model's 16 words" };
 }
 
 /** Request bodies in a fixed order, so batching on and off see the same sequence. */
@@ -196,17 +225,20 @@ async function load(
   let failed!: (e: unknown) => void;
   const finished = new Promise<autocannon.Result>((res, rej) => ((done = res), (failed = rej)));
   const started = performance.now();
-  const instance = autocannon({
-    url: `${url}/v1/translate`,
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    connections: concurrency,
-    duration: warmup + seconds,
-    // A request cap, not `amount`: amount would override the duration.
-    ...(maxRequests ? { maxOverallRequests: maxRequests } : {}),
-    timeout: CLIENT_TIMEOUT_S,
-    requests: [{ setupRequest: (req) => ({ ...req, body: pool[i++ % pool.length] }) }],
-  }, (err, result) => (err ? failed(err) : done(result)));
+  const instance = autocannon(
+    {
+      url: `${url}/v1/translate`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      connections: concurrency,
+      duration: warmup + seconds,
+      // A request cap, not `amount`: amount would override the duration.
+      ...(maxRequests ? { maxOverallRequests: maxRequests } : {}),
+      timeout: CLIENT_TIMEOUT_S,
+      requests: [{ setupRequest: (req) => ({ ...req, body: pool[i++ % pool.length] }) }],
+    },
+    (err, result) => (err ? failed(err) : done(result)),
+  );
   let measuredFrom: number | undefined;
   instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
     const now = performance.now();
@@ -218,7 +250,10 @@ async function load(
   const result = await finished;
   const elapsed = (performance.now() - (measuredFrom ?? started + warmup * 1000)) / 1000;
   latencies.sort((a, b) => a - b);
-  const pct = (p: number) => (latencies.length ? Math.round(latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] * 100) / 100 : NaN);
+  const pct = (p: number) =>
+    latencies.length
+      ? Math.round(latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] * 100) / 100
+      : NaN;
   const total = latencies.length;
   return {
     batching,
@@ -256,7 +291,13 @@ async function shutdownUnderLoad(modelDir: string, afterS: number) {
         res.on('error', () => resolve('reset'));
       });
       req.on('error', (err: NodeJS.ErrnoException) => {
-        resolve(err.code === 'ECONNREFUSED' ? 'refused' : err.code === 'ECONNRESET' || err.message === 'socket hang up' ? 'reset' : err.code ?? err.message);
+        resolve(
+          err.code === 'ECONNREFUSED'
+            ? 'refused'
+            : err.code === 'ECONNRESET' || err.message === 'socket hang up'
+              ? 'reset'
+              : (err.code ?? err.message),
+        );
       });
       req.end(body);
     });
@@ -290,10 +331,13 @@ async function shutdownUnderLoad(modelDir: string, afterS: number) {
 }
 
 function table(runs: RunResult[]): string {
-  const head = '| batching | c | requests | req/s | p50 ms | p95 ms | p99 ms | status | errors |\n|---|---|---|---|---|---|---|---|---|';
+  const head =
+    '| batching | c | requests | req/s | p50 ms | p95 ms | p99 ms | status | errors |\n|---|---|---|---|---|---|---|---|---|';
   const rows = runs.map(
     (r) =>
-      `| ${r.batching} | ${r.concurrency} | ${r.requests} | ${r.rps} | ${r.p50} | ${r.p95} | ${r.p99} | ${Object.entries(r.status)
+      `| ${r.batching} | ${r.concurrency} | ${r.requests} | ${r.rps} | ${r.p50} | ${r.p95} | ${r.p99} | ${Object.entries(
+        r.status,
+      )
         .map(([k, v]) => `${k}:${v}`)
         .join(' ')} | ${r.errors} |`,
   );
@@ -330,7 +374,15 @@ async function main(): Promise<void> {
       const alive = (await fetch(`${server.url}/healthz`)).status === 200;
       const exitCode = await server.stop();
       const onlyOkOr503 = Object.keys(run.status).every((s) => s === '200' || s === '503');
-      Object.assign(report, { overload: run, serverDecodedRequests: served, serverRefused503: refused, peakRssMiB: mem?.peakMiB, aliveAfter: alive, exitCode, onlyOkOr503 });
+      Object.assign(report, {
+        overload: run,
+        serverDecodedRequests: served,
+        serverRefused503: refused,
+        peakRssMiB: mem?.peakMiB,
+        aliveAfter: alive,
+        exitCode,
+        onlyOkOr503,
+      });
       markdown += `## overload (c=1024, --max-queue 64, ${args.overload} s)\n\n${table([run])}\n\nserver side: ${served} requests decoded, ${refused} refused with 503; peak RSS ${mem?.peakMiB} MiB; alive after: ${alive}; exit code ${exitCode}; only 200/503: ${onlyOkOr503}\n`;
     } else if (args.shutdown) {
       name = 'serve-shutdown';
@@ -351,7 +403,15 @@ async function main(): Promise<void> {
       const exitCode = await server.stop();
       const growth = warm && end ? Math.round((end.rssMiB - warm.rssMiB) * 10) / 10 : undefined;
       const growthPct = warm && end ? Math.round(((end.rssMiB - warm.rssMiB) / warm.rssMiB) * 1000) / 10 : undefined;
-      Object.assign(report, { soak: run, rssAfterWarmupMiB: warm?.rssMiB, rssEndMiB: end?.rssMiB, rssGrowthMiB: growth, rssGrowthPercent: growthPct, peakRssMiB: end?.peakMiB, exitCode });
+      Object.assign(report, {
+        soak: run,
+        rssAfterWarmupMiB: warm?.rssMiB,
+        rssEndMiB: end?.rssMiB,
+        rssGrowthMiB: growth,
+        rssGrowthPercent: growthPct,
+        peakRssMiB: end?.peakMiB,
+        exitCode,
+      });
       markdown += `## soak (c=32, ${args.soak} min after 15 s warm-up)\n\n${table([run])}\n\nRSS after warm-up ${warm?.rssMiB} MiB, at the end ${end?.rssMiB} MiB (growth ${growth} MiB, **${growthPct}%**), peak ${end?.peakMiB} MiB; exit code ${exitCode}\n`;
     } else {
       const levels = args.concurrency!.split(',').map(Number);
@@ -369,10 +429,16 @@ async function main(): Promise<void> {
       for (const [i, c] of levels.entries()) {
         const seconds = durations[i] ?? durations[0];
         const warmup = warmups[i] ?? warmups[0];
-        const pair = await Promise.all((['on', 'off'] as const).map((mode) => load(servers[mode].url, c, seconds, mode, { warmup, maxRequests: 200_000 })));
+        const pair = await Promise.all(
+          (['on', 'off'] as const).map((mode) =>
+            load(servers[mode].url, c, seconds, mode, { warmup, maxRequests: 200_000 }),
+          ),
+        );
         for (const run of pair) {
           runs.push(run);
-          process.stdout.write(`batching ${run.batching} c=${c}: ${run.rps} req/s, p50 ${run.p50} ms, p95 ${run.p95} ms, p99 ${run.p99} ms ${JSON.stringify(run.status)}\n`);
+          process.stdout.write(
+            `batching ${run.batching} c=${c}: ${run.rps} req/s, p50 ${run.p50} ms, p95 ${run.p95} ms, p99 ${run.p99} ms ${JSON.stringify(run.status)}\n`,
+          );
         }
       }
       for (const mode of ['on', 'off'] as const) {
@@ -385,9 +451,15 @@ async function main(): Promise<void> {
       const minC = Math.min(...levels);
       const rpsRatio = (find('on', maxC)?.rps ?? NaN) / (find('off', maxC)?.rps ?? NaN);
       const p50Ratio = (find('on', minC)?.p50 ?? NaN) / (find('off', minC)?.p50 ?? NaN);
-      Object.assign(report, { runs, [`rpsRatioOnOff_c${maxC}`]: Math.round(rpsRatio * 100) / 100, [`p50RatioOnOff_c${minC}`]: Math.round(p50Ratio * 100) / 100 });
+      Object.assign(report, {
+        runs,
+        [`rpsRatioOnOff_c${maxC}`]: Math.round(rpsRatio * 100) / 100,
+        [`p50RatioOnOff_c${minC}`]: Math.round(p50Ratio * 100) / 100,
+      });
       markdown += `${table(runs)}\n\nthroughput batching on/off at c=${maxC}: **${rpsRatio.toFixed(2)}×**; p50 latency on/off at c=${minC}: **${p50Ratio.toFixed(2)}×** (an idle model starts a lone request at once; no batching wait)\n`;
-      process.stdout.write(`\nrequests/s on/off at c=${maxC}: ${rpsRatio.toFixed(2)}x; p50 on/off at c=${minC}: ${p50Ratio.toFixed(2)}x\n`);
+      process.stdout.write(
+        `\nrequests/s on/off at c=${maxC}: ${rpsRatio.toFixed(2)}x; p50 on/off at c=${minC}: ${p50Ratio.toFixed(2)}x\n`,
+      );
     }
   } finally {
     if (model.cleanup) await rm(model.cleanup, { recursive: true, force: true });

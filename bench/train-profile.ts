@@ -44,7 +44,8 @@ const { values: args } = parseArgs({
 
 const MODES: readonly FusedMode[] = ['auto', 'ops', 'unfused'];
 const asMode = (m: string): FusedMode => {
-  if (!(MODES as readonly string[]).includes(m)) throw new RangeError(`--mode/--ab must be one of ${MODES.join(', ')}, got '${m}'`);
+  if (!(MODES as readonly string[]).includes(m))
+    throw new RangeError(`--mode/--ab must be one of ${MODES.join(', ')}, got '${m}'`);
   return m as FusedMode;
 };
 setFusedMode(asMode(args.mode!));
@@ -54,7 +55,13 @@ const steps = Number(args.steps);
 const data = args.batches
   ? readBenchData(args.batches)
   : await prepareBenchData({ data: args.data!, src: 'de', tgt: 'en', batchSize: 64, count: steps + 1, seed: 1 });
-const model = buildModel('rnn-attn', resolveArchConfig('rnn-attn', args.preset!), { srcVocab: data.srcVocab, tgtVocab: data.tgtVocab }, { name: args.head! }, 1);
+const model = buildModel(
+  'rnn-attn',
+  resolveArchConfig('rnn-attn', args.preset!),
+  { srcVocab: data.srcVocab, tgtVocab: data.tgtVocab },
+  { name: args.head! },
+  1,
+);
 const adam = new Adam(model.params.learnable);
 const step = (i: number) => {
   const b = data.batches[i % data.batches.length];
@@ -85,9 +92,13 @@ if (args.ab != null) {
   console.log(`A/B, ${args.preset}/${args.head}, ${steps} batches each, alternating (ms per step: median, mean):`);
   modes.forEach((m, k) => {
     const r = rows[k];
-    console.log(`  ${m.padEnd(8)} CPU ${med(r.cpu).toFixed(0).padStart(6)} ${(total(r.cpu) / steps).toFixed(0).padStart(6)}   wall ${med(r.wall).toFixed(0).padStart(6)} ${(total(r.wall) / steps).toFixed(0).padStart(6)}`);
+    console.log(
+      `  ${m.padEnd(8)} CPU ${med(r.cpu).toFixed(0).padStart(6)} ${(total(r.cpu) / steps).toFixed(0).padStart(6)}   wall ${med(r.wall).toFixed(0).padStart(6)} ${(total(r.wall) / steps).toFixed(0).padStart(6)}`,
+    );
   });
-  console.log(`  ${modes[0]}/auto: CPU ${(total(rows[0].cpu) / total(rows[1].cpu)).toFixed(2)}×, wall ${(total(rows[0].wall) / total(rows[1].wall)).toFixed(2)}×`);
+  console.log(
+    `  ${modes[0]}/auto: CPU ${(total(rows[0].cpu) / total(rows[1].cpu)).toFixed(2)}×, wall ${(total(rows[0].wall) / total(rows[1].wall)).toFixed(2)}×`,
+  );
   adam.dispose();
   model.params.dispose();
   process.exit(0);
@@ -132,7 +143,9 @@ for (const config of tf.getKernelsForBackend(backendName)) {
         const c = process.cpuUsage(c0);
         const cpu = (c.user + c.system) / 1000;
         add(byName, config.kernelName, ms, cpu);
-        const shapes = Object.values(a.inputs).map((t) => `[${(t as tf.TensorInfo | undefined)?.shape.join(',') ?? ''}]`);
+        const shapes = Object.values(a.inputs).map(
+          (t) => `[${(t as tf.TensorInfo | undefined)?.shape.join(',') ?? ''}]`,
+        );
         add(byShape, `${config.kernelName} ${shapes.join(' ')}`, ms, cpu);
       }
     }
@@ -169,7 +182,9 @@ const fmt = (m: Map<string, Row>, top: number) =>
         `${(r.ms / steps).toFixed(1).padStart(9)} ms wall ${(r.calls / steps).toFixed(1).padStart(7)}×  ${k}`,
     )
     .join('\n');
-console.log(`${info.name} ${info.threads ?? ''} thread(s), GEMM: ${info.gemm ?? 'backend'}, ${args.preset}/${args.head}, mode ${args.mode}, ${steps} steps, ${(tokens / steps).toFixed(0)} target tokens/step`);
+console.log(
+  `${info.name} ${info.threads ?? ''} thread(s), GEMM: ${info.gemm ?? 'backend'}, ${args.preset}/${args.head}, mode ${args.mode}, ${steps} steps, ${(tokens / steps).toFixed(0)} target tokens/step`,
+);
 console.log(
   `step ${(wall / steps).toFixed(0)} ms wall, ${(cpu / steps).toFixed(0)} ms CPU (all threads); kernels ${(total / steps).toFixed(0)} ms wall, ` +
     `${(totalCpu / steps).toFixed(0)} ms CPU; outside kernels ${((wall - total) / steps).toFixed(0)} ms wall, ${((cpu - totalCpu) / steps).toFixed(0)} ms CPU; ` +

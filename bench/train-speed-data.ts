@@ -66,9 +66,17 @@ export async function prepareBenchData(opts: BenchDataOptions): Promise<BenchDat
     pairs = filterByLength(encoded, { maxSrcLen: 50, maxTgtLen: 50 }).kept;
     source = `Multi30k ${opts.src}→${opts.tgt} train (${pairs.length} pairs), min freq 2`;
   }
-  const plan = planBatches(pairs, { seed: opts.seed, maxSentences: opts.batchSize }, 0).filter((b) => b.length === opts.batchSize);
-  if (plan.length < opts.count) throw new Error(`only ${plan.length} full batches of ${opts.batchSize}; asked for ${opts.count}`);
-  return { source, srcVocab: srcVocab.size, tgtVocab: tgtVocab.size, batches: plan.slice(0, opts.count).map((ix) => makeBatch(pairs, ix)) };
+  const plan = planBatches(pairs, { seed: opts.seed, maxSentences: opts.batchSize }, 0).filter(
+    (b) => b.length === opts.batchSize,
+  );
+  if (plan.length < opts.count)
+    throw new Error(`only ${plan.length} full batches of ${opts.batchSize}; asked for ${opts.count}`);
+  return {
+    source,
+    srcVocab: srcVocab.size,
+    tgtVocab: tgtVocab.size,
+    batches: plan.slice(0, opts.count).map((ix) => makeBatch(pairs, ix)),
+  };
 }
 
 const MAGIC = 0x42535446; // 'FTSB'

@@ -81,7 +81,8 @@ const PEER_TARGETS: Record<string, string> = {
   padded: 'its decoder computing every padded target position, as PyTorch NMT code usually does (frost skips them)',
   packed: 'its decoder skipping target padding as frost does (--peer-targets packed)',
 };
-if (!(args['peer-targets']! in PEER_TARGETS)) throw new Error(`--peer-targets takes ${Object.keys(PEER_TARGETS).join(' or ')}; got '${args['peer-targets']}'`);
+if (!(args['peer-targets']! in PEER_TARGETS))
+  throw new Error(`--peer-targets takes ${Object.keys(PEER_TARGETS).join(' or ')}; got '${args['peer-targets']}'`);
 
 /** One side's measurement of one head (what a frost worker or the peer prints as JSON). */
 interface SideResult {
@@ -120,7 +121,8 @@ interface SideResult {
 function pooled(rounds: SideResult[]): SideResult {
   const failed = rounds.find((r) => r.error != null);
   if (failed != null || rounds.length === 0) return failed ?? ({ error: 'no rounds ran' } as SideResult);
-  const growth = (k: 'tensorGrowth' | 'dataIdGrowth') => (rounds.some((r) => r[k] != null) ? Math.max(...rounds.map((r) => r[k] ?? 0)) : undefined);
+  const growth = (k: 'tensorGrowth' | 'dataIdGrowth') =>
+    rounds.some((r) => r[k] != null) ? Math.max(...rounds.map((r) => r[k] ?? 0)) : undefined;
   return {
     ...rounds[0],
     stepSeconds: rounds.flatMap((r) => r.stepSeconds),
@@ -132,7 +134,9 @@ function pooled(rounds: SideResult[]): SideResult {
     tensorGrowth: growth('tensorGrowth'),
     dataIdGrowth: growth('dataIdGrowth'),
     leak: rounds.find((r) => r.leak != null)?.leak,
-    stealShare: rounds.some((r) => r.stealShare != null) ? Math.max(...rounds.map((r) => r.stealShare ?? 0)) : undefined,
+    stealShare: rounds.some((r) => r.stealShare != null)
+      ? Math.max(...rounds.map((r) => r.stealShare ?? 0))
+      : undefined,
   };
 }
 
@@ -226,7 +230,13 @@ async function worker(): Promise<void> {
   const sizes = { srcVocab: data.srcVocab, tgtVocab: data.tgtVocab };
 
   const train = (preset: string, count: number, onStep?: (i: number, seconds: number) => void) => {
-    const model = buildModel('rnn-attn', resolveArchConfig('rnn-attn', preset), sizes, { name: head }, Number(args.seed));
+    const model = buildModel(
+      'rnn-attn',
+      resolveArchConfig('rnn-attn', preset),
+      sizes,
+      { name: head },
+      Number(args.seed),
+    );
     const adam = new Adam(model.params.learnable);
     const step = (i: number) => {
       const b = data.batches[i % data.batches.length];
@@ -328,13 +338,18 @@ async function runChild(cmd: string, argv: string[], env: Record<string, string>
   const before = cpuTimes();
   const result = await runChildProcess(cmd, argv, env);
   const after = cpuTimes();
-  if (before != null && after != null && after.total > before.total) result.stealShare = (after.steal - before.steal) / (after.total - before.total);
+  if (before != null && after != null && after.total > before.total)
+    result.stealShare = (after.steal - before.steal) / (after.total - before.total);
   return result;
 }
 
 function runChildProcess(cmd: string, argv: string[], env: Record<string, string>): Promise<SideResult> {
   return new Promise((resolvePromise) => {
-    const child = spawn(cmd, argv, { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, argv, {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
@@ -371,7 +386,9 @@ async function orchestrate(): Promise<void> {
   const outDir = resolve(REPO_ROOT, args.out!);
   await mkdir(outDir, { recursive: true });
   const started = Date.now();
-  const loadStart = loadavg().map((x) => x.toFixed(1)).join(' / ');
+  const loadStart = loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' / ');
 
   const data = await prepareBenchData({
     data: args.data!,
@@ -389,8 +406,14 @@ async function orchestrate(): Promise<void> {
   const torchVersion = args.peer === 'off' ? null : peerAvailable(args.python!);
   if (torchVersion == null && args.peer === 'on') throw new Error(`--peer on, but ${args.python} cannot import torch`);
   const log = (line: string) => process.stderr.write(`${line}\n`);
-  log(`${data.source}: |V| ${data.srcVocab} / ${data.tgtVocab}, ${data.batches.length} batches of ${args.batch}, ${meanTokens.toFixed(0)} target tokens each on average, ${(100 * targetPadding).toFixed(0)}% of the padded target positions padding`);
-  log(torchVersion ? `PyTorch ${torchVersion} peer: ${args.python} bench/peer/rnn_attn.py` : 'PyTorch peer: not available (no torch for this python)');
+  log(
+    `${data.source}: |V| ${data.srcVocab} / ${data.tgtVocab}, ${data.batches.length} batches of ${args.batch}, ${meanTokens.toFixed(0)} target tokens each on average, ${(100 * targetPadding).toFixed(0)}% of the padded target positions padding`,
+  );
+  log(
+    torchVersion
+      ? `PyTorch ${torchVersion} peer: ${args.python} bench/peer/rnn_attn.py`
+      : 'PyTorch peer: not available (no torch for this python)',
+  );
 
   const frost: SideResult[] = [];
   const peer: SideResult[] = [];
@@ -399,30 +422,77 @@ async function orchestrate(): Promise<void> {
   const cfg = resolveArchConfig('rnn-attn', args.preset!);
   const runFrost = async (head: string, threads: number, gemm: string, leakSteps: number): Promise<SideResult> => {
     const argv = [
-      '--import', 'tsx', join(REPO_ROOT, 'bench/train-speed.ts'), '--worker', '--head', head, '--batches', batchFile,
-      '--threads', String(threads), '--gemm', gemm, '--wasm-threads', gemm === 'xnnpack' ? String(threads) : args['wasm-threads']!,
-      '--steps', String(STEPS), '--warmup', String(WARMUP), '--leak-steps', String(leakSteps), '--preset', args.preset!, '--seed', args.seed!,
+      '--import',
+      'tsx',
+      join(REPO_ROOT, 'bench/train-speed.ts'),
+      '--worker',
+      '--head',
+      head,
+      '--batches',
+      batchFile,
+      '--threads',
+      String(threads),
+      '--gemm',
+      gemm,
+      '--wasm-threads',
+      gemm === 'xnnpack' ? String(threads) : args['wasm-threads']!,
+      '--steps',
+      String(STEPS),
+      '--warmup',
+      String(WARMUP),
+      '--leak-steps',
+      String(leakSteps),
+      '--preset',
+      args.preset!,
+      '--seed',
+      args.seed!,
     ];
     const r = await runChild(process.execPath, argv, { FROST_NATIVE_GEMM_THREADS: String(threads) });
     r.head ??= head;
     if (r.error == null) {
       r.threads = threads;
-      log(`frost   ${head} ${gemm} ${threads}T: ${fmtInt(tps(r))} tok/s, median ${fmtMs(median(r.stepSeconds))} ms/step, CPU/wall ${(r.cpuSeconds / sum(r.stepSeconds)).toFixed(2)}${fmtSteal(r)}`);
+      log(
+        `frost   ${head} ${gemm} ${threads}T: ${fmtInt(tps(r))} tok/s, median ${fmtMs(median(r.stepSeconds))} ms/step, CPU/wall ${(r.cpuSeconds / sum(r.stepSeconds)).toFixed(2)}${fmtSteal(r)}`,
+      );
     } else log(`frost   ${head} ${gemm} ${threads}T failed: ${r.error}`);
     return { ...r, gemm: r.gemm ?? gemm, threads };
   };
   const runPeer = async (head: string, threads: number): Promise<SideResult> => {
-    const r = await runChild(args.python!, [
-      join(REPO_ROOT, 'bench/peer/rnn_attn.py'), '--batches', batchFile, '--head', head, '--steps', String(STEPS), '--warmup', String(WARMUP),
-      '--threads', String(threads), '--config', JSON.stringify(cfg), '--seed', args.seed!, '--targets', args['peer-targets']!,
-    ], { OMP_NUM_THREADS: String(threads) });
+    const r = await runChild(
+      args.python!,
+      [
+        join(REPO_ROOT, 'bench/peer/rnn_attn.py'),
+        '--batches',
+        batchFile,
+        '--head',
+        head,
+        '--steps',
+        String(STEPS),
+        '--warmup',
+        String(WARMUP),
+        '--threads',
+        String(threads),
+        '--config',
+        JSON.stringify(cfg),
+        '--seed',
+        args.seed!,
+        '--targets',
+        args['peer-targets']!,
+      ],
+      { OMP_NUM_THREADS: String(threads) },
+    );
     r.head ??= head;
     r.threads ??= threads;
-    if (r.error == null) log(`pytorch ${head} ${threads}T: ${fmtInt(tps(r))} tok/s, median ${fmtMs(median(r.stepSeconds))} ms/step, CPU/wall ${(r.cpuSeconds / sum(r.stepSeconds)).toFixed(2)}${fmtSteal(r)}`);
+    if (r.error == null)
+      log(
+        `pytorch ${head} ${threads}T: ${fmtInt(tps(r))} tok/s, median ${fmtMs(median(r.stepSeconds))} ms/step, CPU/wall ${(r.cpuSeconds / sum(r.stepSeconds)).toFixed(2)}${fmtSteal(r)}`,
+      );
     else log(`pytorch ${head} ${threads}T failed: ${r.error}`);
     return r;
   };
-  for (const gemm of gemms) if (!(GEMMS as readonly string[]).includes(gemm)) throw new Error(`--gemm takes ${GEMMS.join(', ')}; got '${gemm}'`);
+  for (const gemm of gemms)
+    if (!(GEMMS as readonly string[]).includes(gemm))
+      throw new Error(`--gemm takes ${GEMMS.join(', ')}; got '${gemm}'`);
   for (const head of heads) {
     for (const threads of threadsList) {
       const frostRounds = gemms.map(() => [] as SideResult[]);
@@ -430,7 +500,8 @@ async function orchestrate(): Promise<void> {
       for (let round = 0; round < ROUNDS; round++) {
         // The leak check (tiny preset) runs once, in the first round.
         const frostSide = async () => {
-          for (const [g, gemm] of gemms.entries()) frostRounds[g].push(await runFrost(head, threads, gemm, round === 0 ? LEAK_STEPS : 0));
+          for (const [g, gemm] of gemms.entries())
+            frostRounds[g].push(await runFrost(head, threads, gemm, round === 0 ? LEAK_STEPS : 0));
         };
         const peerSide = async () => {
           if (torchVersion != null) peerRounds.push(await runPeer(head, threads));
@@ -448,16 +519,22 @@ async function orchestrate(): Promise<void> {
           if (p == null || p.error != null || r.error != null) continue;
           const key = `${head}/${threads}/${gemm}`;
           roundRatios.set(key, [...(roundRatios.get(key) ?? []), tps(r) / tps(p)]);
-          if (ROUNDS > 1) log(`round ${round + 1}/${ROUNDS} ${head} ${gemm} ${threads}T: frost/PyTorch ${(tps(r) / tps(p)).toFixed(2)}`);
+          if (ROUNDS > 1)
+            log(
+              `round ${round + 1}/${ROUNDS} ${head} ${gemm} ${threads}T: frost/PyTorch ${(tps(r) / tps(p)).toFixed(2)}`,
+            );
         }
       }
-      for (const [g, gemm] of gemms.entries()) frost.push({ ...pooled(frostRounds[g]), gemm: frostRounds[g][0]?.gemm ?? gemm, threads, } as SideResult);
+      for (const [g, gemm] of gemms.entries())
+        frost.push({ ...pooled(frostRounds[g]), gemm: frostRounds[g][0]?.gemm ?? gemm, threads } as SideResult);
       if (peerRounds.length > 0) peer.push({ ...pooled(peerRounds), threads });
     }
   }
 
   // ---- report ----
-  const load = loadavg().map((x) => x.toFixed(1)).join(' / ');
+  const load = loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' / ');
   const machine = `${cpus()[0]?.model ?? 'cpu'} ×${availableParallelism()}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
   const blas = peer.find((p) => p.blas)?.blas ?? [];
   const peerFor = (r: SideResult) => peer.find((p) => p.head === r.head && p.threads === r.threads && p.error == null);
@@ -513,7 +590,9 @@ async function orchestrate(): Promise<void> {
       `Adam, teacher forcing, dropout ${cfg.dropout}; ${WARMUP} warm-up + ${STEPS} measured steps per head and round, the same batches on both sides; ` +
       `${ROUNDS} round${ROUNDS === 1 ? '' : 's'} per head, frost first in odd rounds and PyTorch first in even ones.`,
     `Machine: ${machine}; load average at the start ${loadStart}, at the end ${load} (1/5/15 min; shared: other processes may run, CPU/wall shows the share each side got)` +
-      (steals.length > 0 ? `; CPU time stolen by the VM's host while a side ran: up to ${(100 * Math.max(...steals)).toFixed(1)}% (each side's figure is in the log and results.json).` : '.'),
+      (steals.length > 0
+        ? `; CPU time stolen by the VM's host while a side ran: up to ${(100 * Math.max(...steals)).toFixed(1)}% (each side's figure is in the log and results.json).`
+        : '.'),
     torchVersion
       ? `PyTorch ${torchVersion} (${args.python}), ${peer.find((p) => p.threads)?.threads ?? '?'} threads, ${PEER_TARGETS[args['peer-targets']!]}; BLAS loaded in its process: ${blas.join(', ') || 'unknown'} (torch's ${/BLAS_INFO=\w+/.exec(peer.find((p) => p.blasConfig)?.blasConfig ?? '')?.[0] ?? 'BLAS_INFO=?'}: it calls whatever libblas.so.3 the system's alternatives point to).`
       : 'PyTorch: not available here, no ratios.',
@@ -521,7 +600,10 @@ async function orchestrate(): Promise<void> {
     ...table,
     '',
     ...(roundRatios.size > 0 && ROUNDS > 1
-      ? [`frost/PyTorch tokens/s in each round: ${[...roundRatios].map(([k, xs]) => `${k.replace(/\//g, ' ')}: ${xs.map((x) => x.toFixed(2)).join(', ')}`).join('; ')}.`, '']
+      ? [
+          `frost/PyTorch tokens/s in each round: ${[...roundRatios].map(([k, xs]) => `${k.replace(/\//g, ' ')}: ${xs.map((x) => x.toFixed(2)).join(', ')}`).join('; ')}.`,
+          '',
+        ]
       : []),
     '## Frozen heads vs learned (same run)',
     '',
@@ -531,7 +613,10 @@ async function orchestrate(): Promise<void> {
     '',
     `Command: \`npm run bench:train -- --steps ${STEPS} --warmup ${WARMUP} --rounds ${ROUNDS} --heads ${heads.join(',')} --threads ${threadsList.join(',')} --gemm ${gemms.join(',')}${args['peer-targets'] === 'padded' ? '' : ` --peer-targets ${args['peer-targets']}`}\` (${((Date.now() - started) / 60000).toFixed(1)} min).`,
   ].join('\n');
-  await writeFile(join(outDir, 'results.json'), `${JSON.stringify({ machine, args, source: data.source, vocab: [data.srcVocab, data.tgtVocab], meanTokens, targetPadding, frost, peer, roundRatios: Object.fromEntries(roundRatios) }, null, 2)}\n`);
+  await writeFile(
+    join(outDir, 'results.json'),
+    `${JSON.stringify({ machine, args, source: data.source, vocab: [data.srcVocab, data.tgtVocab], meanTokens, targetPadding, frost, peer, roundRatios: Object.fromEntries(roundRatios) }, null, 2)}\n`,
+  );
   await writeFile(join(outDir, 'results.md'), `${md}\n`);
   process.stdout.write(`${md}\n`);
   if (leaks.length > 0 || frost.some((r) => r.error != null)) process.exitCode = 1;

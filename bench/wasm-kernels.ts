@@ -142,7 +142,11 @@ matmulCase('batched scores Q·Kᵀ', [B, S, d], [B, S, d], false, true);
     stockGrad = /not registered/.test(String(err)) ? 'not registered' : `throws: ${String(err).slice(0, 40)}`;
   }
   registerWasmKernels();
-  rows.push({ label: 'grad of tf.gather (embedding)', shapes: `E [${V},${e}], ${N} ids`, ...compare(stockGrad, lookupGrad) });
+  rows.push({
+    label: 'grad of tf.gather (embedding)',
+    shapes: `E [${V},${e}], ${N} ids`,
+    ...compare(stockGrad, lookupGrad),
+  });
 
   // What one would do without the kernel: oneHot(ids)ᵀ · dy, a transposeA MatMul.
   const oneHot = tf.oneHot(ids, V, 1, 0, 'float32');
@@ -157,19 +161,41 @@ matmulCase('batched scores Q·Kᵀ', [B, S, d], [B, S, d], false, true);
 
 // Copies that the stock kernels make: gather of embeddings, unstack of time-major projections,
 // the tape's clone of each saved tensor (Identity).
-function kernelCase(label: string, shapes: string, kernelName: string, inputs: Record<string, TensorInfo>, attrs: NamedAttrMap): void {
+function kernelCase(
+  label: string,
+  shapes: string,
+  kernelName: string,
+  inputs: Record<string, TensorInfo>,
+  attrs: NamedAttrMap,
+): void {
   const stock = stockWasmKernel(kernelName);
   const ours = tf.getKernel(kernelName, 'wasm')!.kernelFunc;
-  rows.push({ label, shapes, ...compare(stock ? kernelThunk(stock, inputs, attrs) : 'missing', kernelThunk(ours, inputs, attrs)) });
+  rows.push({
+    label,
+    shapes,
+    ...compare(stock ? kernelThunk(stock, inputs, attrs) : 'missing', kernelThunk(ours, inputs, attrs)),
+  });
 }
 {
   const E = tf.randomNormal([V, 256]);
   const ids = tf.randomUniform([N], 0, V, 'int32');
-  kernelCase('embedding lookup (GatherV2)', `E [${V},256], ${N} ids`, 'GatherV2', { x: E, indices: ids }, { axis: 0, batchDims: 0 });
+  kernelCase(
+    'embedding lookup (GatherV2)',
+    `E [${V},256], ${N} ids`,
+    'GatherV2',
+    { x: E, indices: ids },
+    { axis: 0, batchDims: 0 },
+  );
   const proj = tf.randomNormal([S, B, 768]);
   kernelCase('tf.unstack (Unpack)', `[${S},${B},768] → ${S}×`, 'Unpack', { value: proj }, { axis: 0 });
   const feats = tf.randomNormal([N, 1280]);
-  kernelCase('tf.split, concat grad (SplitV)', `[${N},1280] → 3 pieces`, 'SplitV', { x: feats }, { numOrSizeSplits: [512, 512, 256], axis: 1 });
+  kernelCase(
+    'tf.split, concat grad (SplitV)',
+    `[${N},1280] → 3 pieces`,
+    'SplitV',
+    { x: feats },
+    { numOrSizeSplits: [512, 512, 256], axis: 1 },
+  );
   const W = tf.randomNormal([d, V]);
   kernelCase('tape clone of a weight (Identity)', `[${d},${V}]`, 'Identity', { x: W }, {});
   tf.dispose([E, ids, proj, feats, W]);
@@ -181,10 +207,27 @@ function kernelCase(label: string, shapes: string, kernelName: string, inputs: R
   const x = tf.randomNormal([6, 64, 64, 32]);
   const filter = tf.randomNormal([3, 3, 32, 64]);
   const dy = tf.randomNormal([6, 32, 32, 64]);
-  const conv = { strides: [2, 2], pad: 'same', dataFormat: 'NHWC', dimRoundingMode: undefined } as unknown as NamedAttrMap;
+  const conv = {
+    strides: [2, 2],
+    pad: 'same',
+    dataFormat: 'NHWC',
+    dimRoundingMode: undefined,
+  } as unknown as NamedAttrMap;
   const shapes = 'x [6,64,64,32], W [3,3,32,64], stride 2';
-  kernelCase('conv grad wrt W (Conv2DBackpropFilter)', shapes, 'Conv2DBackpropFilter', { x, dy }, { ...conv, filterShape: [3, 3, 32, 64] });
-  kernelCase('conv grad wrt x (Conv2DBackpropInput)', shapes, 'Conv2DBackpropInput', { dy, filter }, { ...conv, inputShape: [6, 64, 64, 32] });
+  kernelCase(
+    'conv grad wrt W (Conv2DBackpropFilter)',
+    shapes,
+    'Conv2DBackpropFilter',
+    { x, dy },
+    { ...conv, filterShape: [3, 3, 32, 64] },
+  );
+  kernelCase(
+    'conv grad wrt x (Conv2DBackpropInput)',
+    shapes,
+    'Conv2DBackpropInput',
+    { dy, filter },
+    { ...conv, inputShape: [6, 64, 64, 32] },
+  );
   tf.dispose([x, filter, dy]);
 }
 
@@ -199,8 +242,11 @@ const table = rows.map((r) => [
   String(r.runs),
 ]);
 const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i].length)));
-const line = (cells: string[]) => cells.map((c, i) => (i >= 2 ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ');
-console.log(`\nwasm kernels, ${info.threads ?? 1} XNNPACK thread(s), median ms per call (stock and frost interleaved)\n`);
+const line = (cells: string[]) =>
+  cells.map((c, i) => (i >= 2 ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ');
+console.log(
+  `\nwasm kernels, ${info.threads ?? 1} XNNPACK thread(s), median ms per call (stock and frost interleaved)\n`,
+);
 console.log(line(header));
 console.log(widths.map((w) => '-'.repeat(w)).join('  '));
 for (const row of table) console.log(line(row));

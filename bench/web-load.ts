@@ -154,12 +154,17 @@ async function findModels(dir: string): Promise<ModelEntry[]> {
   const read = async (d: string): Promise<ModelEntry> => {
     const cardPath = join(d, MODEL_CARD_FILE);
     const card = parseModelCard(await readFile(cardPath, 'utf8'), cardPath);
-    const graphBytes = [card.graphs.encoder.file, card.graphs.decoder.file].reduce((n, f) => n + (card.files[f]?.bytes ?? 0), 0);
+    const graphBytes = [card.graphs.encoder.file, card.graphs.decoder.file].reduce(
+      (n, f) => n + (card.files[f]?.bytes ?? 0),
+      0,
+    );
     return { dir: d, card, graphBytes };
   };
   if (existsSync(join(dir, MODEL_CARD_FILE))) return [await read(dir)];
   const entries = await readdir(dir, { withFileTypes: true });
-  const dirs = entries.filter((e) => e.isDirectory() && existsSync(join(dir, e.name, MODEL_CARD_FILE))).map((e) => join(dir, e.name));
+  const dirs = entries
+    .filter((e) => e.isDirectory() && existsSync(join(dir, e.name, MODEL_CARD_FILE)))
+    .map((e) => join(dir, e.name));
   return Promise.all(dirs.sort().map(read));
 }
 
@@ -175,11 +180,17 @@ async function sentencesFor(lang: string, count: number): Promise<{ sentences: s
     const file = join(dataDir, multi30kFileName('test2016', lang));
     if (existsSync(file)) {
       const lines = (await readGzipLines(file)).map((l) => l.trim()).filter((l) => l.length > 0);
-      return { sentences: lines.slice(0, count), from: `Multi30k test2016 (${multi30kFileName('test2016', lang)}), first ${count} lines` };
+      return {
+        sentences: lines.slice(0, count),
+        from: `Multi30k test2016 (${multi30kFileName('test2016', lang)}), first ${count} lines`,
+      };
     }
   }
   const list = BUILT_IN[lang] ?? BUILT_IN.en;
-  return { sentences: list.slice(0, count), from: `built-in ${BUILT_IN[lang] ? lang : 'en'} list (no Multi30k ${lang} file here)` };
+  return {
+    sentences: list.slice(0, count),
+    from: `built-in ${BUILT_IN[lang] ? lang : 'en'} list (no Multi30k ${lang} file here)`,
+  };
 }
 
 /** Waits until the page is ready (or idle, after a navigation); fails with the page's own message on an error. */
@@ -210,7 +221,9 @@ async function loadThroughUi(page: Page, name: string): Promise<LoadRun> {
   await page.evaluate(() => {
     const w = window as unknown as { __frostBench: { t0?: number; t1?: number } };
     w.__frostBench = {};
-    document.getElementById('model-form')!.addEventListener('submit', () => (w.__frostBench.t0 = performance.now()), { capture: true, once: true });
+    document
+      .getElementById('model-form')!
+      .addEventListener('submit', () => (w.__frostBench.t0 = performance.now()), { capture: true, once: true });
     const observer = new MutationObserver(() => {
       const state = document.body.dataset.state;
       if (w.__frostBench.t0 !== undefined && (state === 'ready' || state === 'error')) {
@@ -224,7 +237,9 @@ async function loadThroughUi(page: Page, name: string): Promise<LoadRun> {
   await page.getByLabel('Run on').selectOption('wasm');
   await page.getByRole('button', { name: 'Load model' }).click();
   await settle(page);
-  const { t0, t1 } = await page.evaluate(() => (window as unknown as { __frostBench: { t0: number; t1: number } }).__frostBench);
+  const { t0, t1 } = await page.evaluate(
+    () => (window as unknown as { __frostBench: { t0: number; t1: number } }).__frostBench,
+  );
   const row = page.locator(`#models tbody tr[data-model="${name}"]`);
   const num = async (attr: string) => Number(await row.getAttribute(attr));
   const environment = (await page.textContent('#environment')) ?? '';
@@ -239,7 +254,12 @@ async function loadThroughUi(page: Page, name: string): Promise<LoadRun> {
 }
 
 /** Types the sentences, sets the beam, turns on the server comparison and clicks "Translate". */
-async function translateThroughUi(page: Page, sentences: readonly string[], beam: number, compare: boolean): Promise<SentenceRun[]> {
+async function translateThroughUi(
+  page: Page,
+  sentences: readonly string[],
+  beam: number,
+  compare: boolean,
+): Promise<SentenceRun[]> {
   await page.getByLabel('Text, one sentence per line').fill(sentences.join('\n'));
   await page.getByLabel('Beam width').fill(String(beam));
   const toggle = page.getByRole('switch', { name: /Compare with the server/ });
@@ -250,9 +270,13 @@ async function translateThroughUi(page: Page, sentences: readonly string[], beam
   // No named functions inside: tsx would wrap them in a helper (`__name`) the page does not have.
   return page.$$eval('#results tbody tr', (rows) =>
     rows.map((tr) => {
-      const [source, browserText, browserMs, serverText, serverMs] = ['source', 'browser-text', 'browser-ms', 'server-text', 'server-ms'].map(
-        (cls) => tr.querySelector<HTMLElement>(`td.${cls}`)!,
-      );
+      const [source, browserText, browserMs, serverText, serverMs] = [
+        'source',
+        'browser-text',
+        'browser-ms',
+        'server-text',
+        'server-ms',
+      ].map((cls) => tr.querySelector<HTMLElement>(`td.${cls}`)!);
       return {
         source: source.textContent ?? '',
         browserText: browserText.dataset.text ?? '',
@@ -281,7 +305,10 @@ async function main(): Promise<void> {
   const count = Number(args.sentences);
   const repeats = Number(args.repeats);
   const threads = Number(args.threads);
-  for (const [name, n] of [['--sentences', count], ['--repeats', repeats]] as const) {
+  for (const [name, n] of [
+    ['--sentences', count],
+    ['--repeats', repeats],
+  ] as const) {
     if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer`);
   }
   if (!Number.isInteger(threads) || threads < 0) throw new Error('--threads must be an integer ≥ 0');
@@ -296,11 +323,19 @@ async function main(): Promise<void> {
   let browser: TestBrowser | undefined;
   const results = [];
   let screenshot: string | undefined;
-  let userAgent = '';
+  let userAgent: string;
   let environment = '';
   try {
     // One sentence at a time: the batching wait (5 ms by default) could only add latency, so it is off.
-    server = await startServer({ modelsDir, port: 0, host: '127.0.0.1', intraOpNumThreads: threads, batching: { maxWaitMs: 0 }, web: webClient(), log: () => {} });
+    server = await startServer({
+      modelsDir,
+      port: 0,
+      host: '127.0.0.1',
+      intraOpNumThreads: threads,
+      batching: { maxWaitMs: 0 },
+      web: webClient(),
+      log: () => {},
+    });
     browser = await launchBrowser();
     const page = await browser.context.newPage();
     page.on('pageerror', (err) => log(`page error: ${err.message}`));
@@ -324,9 +359,12 @@ async function main(): Promise<void> {
         cold.push(c);
         await openPage(page, server.url);
         const w = await loadThroughUi(page, name);
-        if (w.cachedBytes !== w.downloadBytes || !w.ortFromCache) throw new Error(`${name}: a warm load downloaded files again`);
+        if (w.cachedBytes !== w.downloadBytes || !w.ortFromCache)
+          throw new Error(`${name}: a warm load downloaded files again`);
         warm.push(w);
-        log(`  load ${r + 1}/${repeats}: cold ${f0(c.totalMs)} ms (graphs ${f0(c.downloadMs)} + sessions ${f0(c.sessionMs)}), warm ${f0(w.totalMs)} ms`);
+        log(
+          `  load ${r + 1}/${repeats}: cold ${f0(c.totalMs)} ms (graphs ${f0(c.downloadMs)} + sessions ${f0(c.sessionMs)}), warm ${f0(w.totalMs)} ms`,
+        );
       }
       environment = (await page.textContent('#environment')) ?? environment;
 
@@ -338,7 +376,9 @@ async function main(): Promise<void> {
         const b = stats(beams[beam].map((s) => s.browserMs));
         const sv = stats(beams[beam].map((s) => s.serverRoundTripMs));
         const same = beams[beam].filter((s) => s.browserText === s.serverText).length;
-        log(`  beam ${beam}: browser p50 ${f1(b.p50)} ms, mean ${f1(b.mean)} ms; server round trip p50 ${f1(sv.p50)} ms; same output ${same}/${sentences.length}`);
+        log(
+          `  beam ${beam}: browser p50 ${f1(b.p50)} ms, mean ${f1(b.mean)} ms; server round trip p50 ${f1(sv.p50)} ms; same output ${same}/${sentences.length}`,
+        );
       }
       const summary = (runs: SentenceRun[]) => ({
         browser: stats(runs.map((s) => s.browserMs)),
@@ -346,7 +386,8 @@ async function main(): Promise<void> {
         server: stats(runs.map((s) => s.serverMs)),
         sameOutput: runs.filter((s) => s.browserText === s.serverText).length,
         /** Latency grows with the output's length: a model that repeats itself is slower per sentence. */
-        meanOutputWords: runs.reduce((n, s) => n + (s.browserText === '' ? 0 : s.browserText.split(/\s+/).length), 0) / runs.length,
+        meanOutputWords:
+          runs.reduce((n, s) => n + (s.browserText === '' ? 0 : s.browserText.split(/\s+/).length), 0) / runs.length,
       });
       results.push({
         name,
@@ -369,7 +410,9 @@ async function main(): Promise<void> {
 
     if (!args['no-screenshot']) {
       // Every model in one page; the best one (by validation BLEU) last, so its translations are shown.
-      const byBleu = [...models].sort((a, b) => (a.card.metrics?.valBleu ?? -Infinity) - (b.card.metrics?.valBleu ?? -Infinity));
+      const byBleu = [...models].sort(
+        (a, b) => (a.card.metrics?.valBleu ?? -Infinity) - (b.card.metrics?.valBleu ?? -Infinity),
+      );
       await openPage(page, server.url);
       for (const [i, model] of byBleu.entries()) {
         await loadThroughUi(page, model.card.name);
@@ -425,7 +468,16 @@ async function main(): Promise<void> {
   ].join('\n');
 
   await mkdir(args.out!, { recursive: true });
-  const report = { machine, load, chromium: userAgent, environment, threads, repeats, screenshot: screenshot && relative(ROOT, screenshot), models: results };
+  const report = {
+    machine,
+    load,
+    chromium: userAgent,
+    environment,
+    threads,
+    repeats,
+    screenshot: screenshot && relative(ROOT, screenshot),
+    models: results,
+  };
   await writeFile(join(args.out!, 'web-load.json'), `${JSON.stringify(report, null, 2)}\n`);
   await writeFile(join(args.out!, 'web-load.md'), `${markdown}\n`);
   log(`\n${markdown}\n\nwrote web-load.json and web-load.md in ${relative(ROOT, resolve(args.out!)) || '.'}`);

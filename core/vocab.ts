@@ -13,7 +13,12 @@ export const SPECIALS = Object.freeze({
   eos: { token: '</s>', id: 3 },
 } as const);
 
-const SPECIAL_TOKENS: readonly string[] = [SPECIALS.pad.token, SPECIALS.unk.token, SPECIALS.bos.token, SPECIALS.eos.token];
+const SPECIAL_TOKENS: readonly string[] = [
+  SPECIALS.pad.token,
+  SPECIALS.unk.token,
+  SPECIALS.bos.token,
+  SPECIALS.eos.token,
+];
 
 export interface BuildOptions {
   /** Keep a token only if it occurs at least this often in the training sentences. @default 1 */
@@ -58,7 +63,8 @@ export class Vocabulary {
     }
     const ids = new Map<string, number>();
     tokens.forEach((token, id) => {
-      if (ids.has(token)) throw new Error(`vocabulary: token '${token}' appears twice (ids ${ids.get(token)} and ${id})`);
+      if (ids.has(token))
+        throw new Error(`vocabulary: token '${token}' appears twice (ids ${ids.get(token)} and ${id})`);
       ids.set(token, id);
     });
     if (frequencies !== undefined && frequencies.length !== tokens.length) {

@@ -34,14 +34,25 @@ export async function captionExportParts(run: RunFolder<CaptionRunConfig>): Prom
   if (encoder.kind === 'onnx') {
     const path = join(runDir, encoder.file);
     foreign = new Uint8Array(await readFile(path));
-    if (encoderDigest(foreign) !== encoder.sha256) throw new Error(`${path}: the frozen encoder changed since training (SHA-256 differs from config.json)`);
+    if (encoderDigest(foreign) !== encoder.sha256)
+      throw new Error(`${path}: the frozen encoder changed since training (SHA-256 differs from config.json)`);
   }
-  const frozen = foreign && encoder.kind === 'onnx' ? { bytes: foreign, output: encoder.output, input: encoder.input } : undefined;
+  const frozen =
+    foreign && encoder.kind === 'onnx' ? { bytes: foreign, output: encoder.output, input: encoder.input } : undefined;
   return {
-    sizes: { tgtVocab: vocab.size, image: encoder.kind === 'onnx' ? { kind: 'features', shape: encoder.featureShape } : { kind: 'pixels', size: config.image.size } },
+    sizes: {
+      tgtVocab: vocab.size,
+      image:
+        encoder.kind === 'onnx'
+          ? { kind: 'features', shape: encoder.featureShape }
+          : { kind: 'pixels', size: config.image.size },
+    },
     encoderOpset: frozen ? onnxOpset(frozen.bytes) : undefined,
     finishEncoder: frozen
-      ? (bytes) => ({ bytes: mergeFrozenEncoder(frozen.bytes, frozen.output, bytes, FEATURES_INPUT, PIXELS_INPUT), inputs: [PIXELS_INPUT] })
+      ? (bytes) => ({
+          bytes: mergeFrozenEncoder(frozen.bytes, frozen.output, bytes, FEATURES_INPUT, PIXELS_INPUT),
+          inputs: [PIXELS_INPUT],
+        })
       : undefined,
     parityInputs: async (count) => {
       const { pixels, targets, synthetic } = await paritySamples(config, tokenizer, vocab, count);
@@ -53,7 +64,9 @@ export async function captionExportParts(run: RunFolder<CaptionRunConfig>): Prom
       let shape = pixelShape;
       if (frozen) {
         const session = await createNodeSession(frozen.bytes);
-        const out = await session.run({ [frozen.input]: new ort.Tensor('float32', pixels, pixelShape) }, [frozen.output]);
+        const out = await session.run({ [frozen.input]: new ort.Tensor('float32', pixels, pixelShape) }, [
+          frozen.output,
+        ]);
         const features = out[frozen.output] as ort.Tensor;
         images = features.data as Float32Array;
         shape = [...features.dims].map(Number);
@@ -75,7 +88,10 @@ export async function captionExportParts(run: RunFolder<CaptionRunConfig>): Prom
       image: config.image,
       data: { dataset: basename(config.data.dir) },
       extra: {
-        encoder: encoder.kind === 'onnx' ? { kind: 'onnx', sha256: encoder.sha256, output: encoder.output, featureShape: encoder.featureShape } : { kind: 'cnn' },
+        encoder:
+          encoder.kind === 'onnx'
+            ? { kind: 'onnx', sha256: encoder.sha256, output: encoder.output, featureShape: encoder.featureShape }
+            : { kind: 'cnn' },
       },
     },
     files: subwords?.files ?? {},
@@ -109,7 +125,9 @@ async function paritySamples(
   } catch (err) {
     const rng = new SeededRandom(config.seed, 'parity-samples');
     const pixels = Float32Array.from({ length: count * plane }, () => rng.normal());
-    const targets = Array.from({ length: count }, () => Int32Array.from({ length: 3 + rng.int(10) }, () => 4 + rng.int(vocab.size - 4)));
+    const targets = Array.from({ length: count }, () =>
+      Int32Array.from({ length: 3 + rng.int(10) }, () => 4 + rng.int(vocab.size - 4)),
+    );
     const synthetic = `the data set could not be read (${err instanceof Error ? err.message : String(err)})`;
     return { pixels, targets, synthetic };
   }

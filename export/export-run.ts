@@ -70,7 +70,9 @@ export async function exportRun(runDir: string, outDir: string, opts: ExportOpti
   const samples = await parts.parityInputs(opts.paritySentences ?? 8, SPECIALS.pad.id);
   // Said even when quiet: the card claims a parity check, and this one ran on made-up inputs.
   if (samples.synthetic !== undefined) {
-    process.stderr.write(`warning: the parity check runs on synthetic inputs (seeded random), because ${samples.synthetic}; the card records it\n`);
+    process.stderr.write(
+      `warning: the parity check runs on synthetic inputs (seeded random), because ${samples.synthetic}; the card records it\n`,
+    );
   }
   const parity = await checkParity(model, encoderBytes, decoderBytes, samples, SPECIALS.bos.id, SPECIALS.pad.id);
   if (!(parity.maxScaledDiff <= PARITY_TOLERANCE)) {
@@ -81,7 +83,8 @@ export async function exportRun(runDir: string, outDir: string, opts: ExportOpti
     );
   }
 
-  // Reduced precision is a pass over the checked float32 bytes; its drift from tfjs is recorded, not held to the tolerance.
+  // Reduced precision is a pass over the checked float32 bytes; its drift from tfjs is recorded, not held to the
+  // tolerance.
   const precision = opts.precision ?? 'fp32';
   const encoderOut = convertPrecision(encoderBytes, precision);
   const decoderOut = convertPrecision(decoderBytes, precision);
@@ -91,7 +94,9 @@ export async function exportRun(runDir: string, outDir: string, opts: ExportOpti
     drift = await checkParity(model, final.encoder, final.decoder, samples, SPECIALS.bos.id, SPECIALS.pad.id);
     if (!Number.isFinite(drift.maxAbsDiff)) {
       model.params.dispose();
-      throw new Error(`export refused: the ${precision} graphs produce non-finite log-probabilities (a weight out of ${precision} range?)`);
+      throw new Error(
+        `export refused: the ${precision} graphs produce non-finite log-probabilities (a weight out of ${precision} range?)`,
+      );
     }
   }
   const size = await measureSizeReport({ [graphs.encoder.file]: final.encoder, [graphs.decoder.file]: final.decoder });
@@ -119,11 +124,21 @@ export async function exportRun(runDir: string, outDir: string, opts: ExportOpti
     tokenizer: parts.card.tokenizer,
     ...(parts.card.subword ? { subword: parts.card.subword } : {}),
     graphs,
-    params: { learnable: counts.learnable, frozen: counts.frozen, generated: model.head.generatedParams?.(storeFrozen) ?? 0, byComponent: model.params.countsByComponent() },
+    params: {
+      learnable: counts.learnable,
+      frozen: counts.frozen,
+      generated: model.head.generatedParams?.(storeFrozen) ?? 0,
+      byComponent: model.params.countsByComponent(),
+    },
     files: {
       [graphs.encoder.file]: { bytes: final.encoder.length, gzipBytes: gzipSync(final.encoder).length },
       [graphs.decoder.file]: { bytes: final.decoder.length, gzipBytes: gzipSync(final.decoder).length },
-      ...Object.fromEntries(Object.entries(extraFiles).map(([file, bytes]) => [file, { bytes: bytes.length, gzipBytes: gzipSync(bytes).length }])),
+      ...Object.fromEntries(
+        Object.entries(extraFiles).map(([file, bytes]) => [
+          file,
+          { bytes: bytes.length, gzipBytes: gzipSync(bytes).length },
+        ]),
+      ),
     },
     precision,
     size,
@@ -168,9 +183,10 @@ export async function exportRun(runDir: string, outDir: string, opts: ExportOpti
   model.params.dispose();
   if (opts.triton !== undefined) await writeTritonRepository(opts.triton, card, final, opts.tritonOptions);
   if (!opts.quiet) {
-    const check = precisionCheck?.bleuDelta === undefined
-      ? ''
-      : `, ${precision} validation BLEU ${precisionCheck.bleu!.toFixed(2)} (fp32 ${precisionCheck.bleuFp32!.toFixed(2)}, Δ ${precisionCheck.bleuDelta.toFixed(2)})`;
+    const check =
+      precisionCheck?.bleuDelta === undefined
+        ? ''
+        : `, ${precision} validation BLEU ${precisionCheck.bleu!.toFixed(2)} (fp32 ${precisionCheck.bleuFp32!.toFixed(2)}, Δ ${precisionCheck.bleuDelta.toFixed(2)})`;
     process.stderr.write(
       `exported ${runDir} -> ${outDir}: ${card.params.learnable} learnable parameters, ` +
         `${final.encoder.length + final.decoder.length} bytes of ${precision} ONNX, parity max |Δ| ${parity.maxAbsDiff.toExponential(2)}${check}\n`,

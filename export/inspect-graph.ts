@@ -25,7 +25,19 @@ const ELEMENT_TYPES: Readonly<Record<number, string>> = {
 };
 
 const ELEMENT_BYTES: Readonly<Record<string, number>> = {
-  float32: 4, uint8: 1, int8: 1, uint16: 2, int16: 2, int32: 4, int64: 8, bool: 1, float16: 2, float64: 8, uint32: 4, uint64: 8, bfloat16: 2,
+  float32: 4,
+  uint8: 1,
+  int8: 1,
+  uint16: 2,
+  int16: 2,
+  int32: 4,
+  int64: 8,
+  bool: 1,
+  float16: 2,
+  float64: 8,
+  uint32: 4,
+  uint64: 8,
+  bfloat16: 2,
 };
 
 /** The element type name of an ONNX data type code ('float32', 'int64', ...; `type<code>` if unknown). */
@@ -102,7 +114,12 @@ function tensorPayloadBytes(t: RawTensor, elemType: string): number {
 function collect(graph: RawGraph, out: { initializers: InitializerInfo[]; nodes: number }): void {
   for (const t of graph.initializer ?? []) {
     const elemType = elementTypeName(t.data_type ?? 0);
-    out.initializers.push({ name: t.name ?? '', elemType, dims: [...(t.dims ?? [])], bytes: tensorPayloadBytes(t, elemType) });
+    out.initializers.push({
+      name: t.name ?? '',
+      elemType,
+      dims: [...(t.dims ?? [])],
+      bytes: tensorPayloadBytes(t, elemType),
+    });
   }
   for (const node of graph.node ?? []) {
     out.nodes += 1;

@@ -12,7 +12,9 @@ export function formatTable(rows: readonly (readonly string[])[], align: readonl
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
   const line = (row: readonly string[]) =>
     row
-      .map((cell, i) => ((align[i] ?? (i === 0 ? 'left' : 'right')) === 'left' ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!)))
+      .map((cell, i) =>
+        (align[i] ?? (i === 0 ? 'left' : 'right')) === 'left' ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!),
+      )
       .join('  ')
       .trimEnd();
   if (rows.length === 0) return [];
@@ -34,7 +36,9 @@ export function formatBytes(n: number): string {
 
 /** An integer with thousands separators: `1,234,567`. */
 export function formatCount(n: number): string {
-  return Math.round(n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  return Math.round(n)
+    .toString()
+    .replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
 
 /** `part` as a percentage of `whole` (one decimal), '-' when whole is 0. */

@@ -105,9 +105,25 @@ export function formatInspect(r: InspectReport): string {
       ...fileNames.map((n) => {
         const f = r.files[n]!;
         const ms = timing?.[n];
-        return [n, formatCount(f.bytes), formatBytes(f.bytes), f.gzipBytes === undefined ? '-' : formatBytes(f.gzipBytes), ms === undefined ? '-' : `${ms.toFixed(1)} ms`];
+        return [
+          n,
+          formatCount(f.bytes),
+          formatBytes(f.bytes),
+          f.gzipBytes === undefined ? '-' : formatBytes(f.gzipBytes),
+          ms === undefined ? '-' : `${ms.toFixed(1)} ms`,
+        ];
       }),
-      ['total', formatCount(total((f) => f.bytes)), formatBytes(total((f) => f.bytes)), formatBytes(total((f) => f.gzipBytes)), timing ? `${Object.values(timing).reduce((a, b) => a + b, 0).toFixed(1)} ms` : '-'],
+      [
+        'total',
+        formatCount(total((f) => f.bytes)),
+        formatBytes(total((f) => f.bytes)),
+        formatBytes(total((f) => f.gzipBytes)),
+        timing
+          ? `${Object.values(timing)
+              .reduce((a, b) => a + b, 0)
+              .toFixed(1)} ms`
+          : '-',
+      ],
     ]),
   );
   if (!timing) out.push('(session-creation time is measured at export; this card predates it)');
@@ -124,16 +140,33 @@ export function formatInspect(r: InspectReport): string {
         formatBytes(r.size.components[c] ?? 0),
         formatShare(r.size.components[c] ?? 0, weightTotal),
       ]),
-      ['total', ...files.map((f) => formatBytes(Object.values(r.size.byFile[f]!).reduce((a, b) => a + b, 0))), formatBytes(weightTotal), ''],
+      [
+        'total',
+        ...files.map((f) => formatBytes(Object.values(r.size.byFile[f]!).reduce((a, b) => a + b, 0))),
+        formatBytes(weightTotal),
+        '',
+      ],
     ]),
     `(initializer bytes${r.sizeSource === 'graphs' ? ', computed from the graph files' : ''}; the rest of a file is graph structure)`,
     '',
   );
 
   const scopes = Object.entries(r.size.scopes).sort((a, b) => b[1] - a[1]);
-  out.push(...formatTable([['scope', 'bytes', 'share'], ...scopes.map(([s, b]) => [s, formatBytes(b), formatShare(b, weightTotal)])]), '');
+  out.push(
+    ...formatTable([
+      ['scope', 'bytes', 'share'],
+      ...scopes.map(([s, b]) => [s, formatBytes(b), formatShare(b, weightTotal)]),
+    ]),
+    '',
+  );
   const dtypes = Object.entries(r.size.dtypes).sort((a, b) => b[1] - a[1]);
-  out.push(...formatTable([['stored as', 'bytes', 'share'], ...dtypes.map(([t, b]) => [t, formatBytes(b), formatShare(b, weightTotal)])]), '');
+  out.push(
+    ...formatTable([
+      ['stored as', 'bytes', 'share'],
+      ...dtypes.map(([t, b]) => [t, formatBytes(b), formatShare(b, weightTotal)]),
+    ]),
+    '',
+  );
 
   const pc = r.precisionCheck;
   if (pc) {
@@ -154,7 +187,11 @@ export function formatInspect(r: InspectReport): string {
     out.push(`${file} (opset ${g.opset}, ${g.nodes} nodes)`);
     out.push(
       ...formatTable(
-        [['', 'name', 'type', 'shape'], ...g.inputs.map((v) => ['in', v.name, v.elemType, dims(v)]), ...g.outputs.map((v) => ['out', v.name, v.elemType, dims(v)])],
+        [
+          ['', 'name', 'type', 'shape'],
+          ...g.inputs.map((v) => ['in', v.name, v.elemType, dims(v)]),
+          ...g.outputs.map((v) => ['out', v.name, v.elemType, dims(v)]),
+        ],
         ['left', 'left', 'left', 'left'],
       ).map((l) => `  ${l}`),
       '',

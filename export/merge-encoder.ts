@@ -18,10 +18,24 @@ import { ModelProto } from '../core/onnx/proto.ts';
 export const FROZEN_ENCODER_SCOPE = 'frozen-encoder';
 
 // The decoded protobuf messages, as far as this file reads and writes them (snake_case as in onnx.proto).
-interface Tensor { name?: string; data_location?: number }
-interface ValueInfo { name: string; type?: unknown }
-interface Attribute { g?: Graph | null; graphs?: Graph[] }
-interface Node { input: string[]; output: string[]; name?: string; attribute?: Attribute[] }
+interface Tensor {
+  name?: string;
+  data_location?: number;
+}
+interface ValueInfo {
+  name: string;
+  type?: unknown;
+}
+interface Attribute {
+  g?: Graph | null;
+  graphs?: Graph[];
+}
+interface Node {
+  input: string[];
+  output: string[];
+  name?: string;
+  attribute?: Attribute[];
+}
 interface Graph {
   name?: string;
   node: Node[];
@@ -31,7 +45,10 @@ interface Graph {
   output: ValueInfo[];
   value_info?: ValueInfo[];
 }
-interface OpsetId { domain?: string; version: number | { toNumber(): number } }
+interface OpsetId {
+  domain?: string;
+  version: number | { toNumber(): number };
+}
 interface Model {
   ir_version: number | { toNumber(): number };
   opset_import: OpsetId[];
@@ -58,24 +75,41 @@ export function onnxOpset(bytes: Uint8Array): number {
  * @throws Error naming what cannot be merged: weights stored outside the file, model-local functions,
  *   sparse initializers, a missing output, different default-domain opsets
  */
-export function mergeFrozenEncoder(foreign: Uint8Array, output: string, model: Uint8Array, featuresInput: string, pixelsInput: string): Uint8Array {
+export function mergeFrozenEncoder(
+  foreign: Uint8Array,
+  output: string,
+  model: Uint8Array,
+  featuresInput: string,
+  pixelsInput: string,
+): Uint8Array {
   const outer = decode(foreign, 'the frozen encoder');
   const inner = decode(model, "the model's encoder graph");
   const f = outer.graph;
-  if ((outer.functions?.length ?? 0) > 0) throw new Error('the frozen encoder defines model-local functions, which frost does not merge');
-  if ((f.sparse_initializer?.length ?? 0) > 0) throw new Error('the frozen encoder has sparse initializers, which frost does not merge');
+  if ((outer.functions?.length ?? 0) > 0)
+    throw new Error('the frozen encoder defines model-local functions, which frost does not merge');
+  if ((f.sparse_initializer?.length ?? 0) > 0)
+    throw new Error('the frozen encoder has sparse initializers, which frost does not merge');
   if (f.initializer.some((t) => t.data_location === EXTERNAL)) {
-    throw new Error('the frozen encoder keeps weights in external data files; save it with the weights inside the .onnx file');
+    throw new Error(
+      'the frozen encoder keeps weights in external data files; save it with the weights inside the .onnx file',
+    );
   }
-  if (!f.output.some((o) => o.name === output)) throw new Error(`the frozen encoder has no output '${output}' (outputs: ${f.output.map((o) => o.name).join(', ')})`);
-  const opset = (m: Model) => num(m.opset_import.find((o) => (o.domain ?? '') === '' || o.domain === 'ai.onnx')?.version ?? 0);
+  if (!f.output.some((o) => o.name === output))
+    throw new Error(
+      `the frozen encoder has no output '${output}' (outputs: ${f.output.map((o) => o.name).join(', ')})`,
+    );
+  const opset = (m: Model) =>
+    num(m.opset_import.find((o) => (o.domain ?? '') === '' || o.domain === 'ai.onnx')?.version ?? 0);
   if (opset(outer) !== opset(inner)) {
-    throw new Error(`opset mismatch: the frozen encoder uses opset ${opset(outer)}, the model's encoder graph ${opset(inner)}; build it at the encoder's opset`);
+    throw new Error(
+      `opset mismatch: the frozen encoder uses opset ${opset(outer)}, the model's encoder graph ${opset(inner)}; build it at the encoder's opset`,
+    );
   }
 
   const initializerNames = new Set(f.initializer.map((t) => t.name ?? ''));
   const inputs = f.input.filter((i) => !initializerNames.has(i.name));
-  if (inputs.length !== 1) throw new Error(`the frozen encoder must have one (non-initializer) input, it has ${inputs.length}`);
+  if (inputs.length !== 1)
+    throw new Error(`the frozen encoder must have one (non-initializer) input, it has ${inputs.length}`);
   const foreignInput = inputs[0].name;
   const rename = (name: string): string => {
     if (name === '') return name;

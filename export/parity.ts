@@ -31,7 +31,9 @@ export interface ParityInputs {
   tfjs(): EncoderInput;
   onnx: Record<string, ort.Tensor>;
   targets: Int32Array[];
-  /** Why the inputs are made up (seeded random tokens or pixels) rather than validation data; absent when they are real. */
+  /**
+   * Why the inputs are made up (seeded random tokens or pixels) rather than validation data; absent when they are real.
+   */
   synthetic?: string;
 }
 
@@ -89,7 +91,10 @@ export async function checkParity(
     const expected = (await logProbs.data()) as Float32Array;
     const V = logProbs.shape[1];
     logProbs.dispose();
-    const out = await decoder.run({ ...onnxInputs, prev_token: new ort.Tensor('int64', BigInt64Array.from(prev, BigInt), [B]) });
+    const out = await decoder.run({
+      ...onnxInputs,
+      prev_token: new ort.Tensor('int64', BigInt64Array.from(prev, BigInt), [B]),
+    });
     const actual = (out.log_probs as ort.Tensor).data as Float32Array;
     for (let i = 0; i < expected.length; i++) {
       const diff = Math.abs(expected[i] - actual[i]);

@@ -14,7 +14,10 @@ import { loadParallelCorpus, type Pair } from '../train/data/corpus.ts';
 import type { TranslationRunConfig } from '../train/run-config.ts';
 import type { Precision } from './precision.ts';
 
-/** Validation sentences translated per precision unless told otherwise: enough for a stable corpus BLEU, quick on a laptop. */
+/**
+ * Validation sentences translated per precision unless told otherwise: enough for a stable corpus BLEU, quick on a
+ * laptop.
+ */
 export const PRECISION_CHECK_SENTENCES = 300;
 
 /** Sentences per encoder batch: bounds memory on long validation sets. */
@@ -52,7 +55,12 @@ export interface PrecisionCheck {
  */
 export async function validationPairs(config: TranslationRunConfig, max = PRECISION_CHECK_SENTENCES): Promise<Pair[]> {
   try {
-    const corpus = await loadParallelCorpus({ dataDir: config.data.dir, src: config.data.src, tgt: config.data.tgt, kind: config.data.kind });
+    const corpus = await loadParallelCorpus({
+      dataDir: config.data.dir,
+      src: config.data.src,
+      tgt: config.data.tgt,
+      kind: config.data.kind,
+    });
     return corpus.val.slice(0, max);
   } catch {
     return [];
@@ -60,12 +68,26 @@ export async function validationPairs(config: TranslationRunConfig, max = PRECIS
 }
 
 /** Greedy corpus BLEU of `graphs` (described by `card`) on `pairs`, through onnxruntime-node. */
-export async function greedyBleu(card: ModelCard, graphs: GraphBytes, pairs: readonly Pair[], files?: GraphLoader): Promise<number> {
-  const runtime = await Seq2SeqRuntime.create({ ort, card, graphs, files, sessionOptions: { graphOptimizationLevel: 'all' } });
+export async function greedyBleu(
+  card: ModelCard,
+  graphs: GraphBytes,
+  pairs: readonly Pair[],
+  files?: GraphLoader,
+): Promise<number> {
+  const runtime = await Seq2SeqRuntime.create({
+    ort,
+    card,
+    graphs,
+    files,
+    sessionOptions: { graphOptimizationLevel: 'all' },
+  });
   try {
     const hypotheses: string[] = [];
     for (let i = 0; i < pairs.length; i += BATCH) {
-      const out = await runtime.translate(pairs.slice(i, i + BATCH).map((p) => p.src), { beam: 1 });
+      const out = await runtime.translate(
+        pairs.slice(i, i + BATCH).map((p) => p.src),
+        { beam: 1 },
+      );
       hypotheses.push(...out.map((t) => t.text));
     }
     // Lower-cased like training's validation BLEU (train/evaluate.ts), so the numbers are comparable.

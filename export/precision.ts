@@ -100,7 +100,11 @@ function rawBytes(view: ArrayBufferView): Uint8Array {
 export function isConvertibleWeight(elemType: number, dims: readonly number[]): boolean {
   if (elemType !== TensorDataType.FLOAT || dims.length < 2) return false;
   const count = dims.reduce((a, b) => a * b, 1);
-  return dims[dims.length - 1]! >= MIN_MATRIX_SIDE && dims[dims.length - 2]! >= MIN_MATRIX_SIDE && count >= MIN_CONVERTED_ELEMENTS;
+  return (
+    dims[dims.length - 1]! >= MIN_MATRIX_SIDE &&
+    dims[dims.length - 2]! >= MIN_MATRIX_SIDE &&
+    count >= MIN_CONVERTED_ELEMENTS
+  );
 }
 
 function intAttr(name: string, i: number) {
@@ -111,13 +115,29 @@ function intAttr(name: string, i: number) {
 function toFp16(t: Tensor, values: Float32Array): { tensors: Tensor[]; nodes: Node[]; info: ConvertedWeight } {
   const bits = toFloat16Array(values);
   let maxAbsError = 0;
-  for (let i = 0; i < values.length; i++) maxAbsError = Math.max(maxAbsError, Math.abs(float16BitsToFloat32(bits[i]!) - values[i]!));
-  if (!Number.isFinite(maxAbsError)) throw new Error(`weight '${t.name}' holds values beyond fp16's range (±65504); export it as fp32 or int8`);
+  for (let i = 0; i < values.length; i++)
+    maxAbsError = Math.max(maxAbsError, Math.abs(float16BitsToFloat32(bits[i]!) - values[i]!));
+  if (!Number.isFinite(maxAbsError))
+    throw new Error(`weight '${t.name}' holds values beyond fp16's range (±65504); export it as fp32 or int8`);
   const stored = `${t.name}.fp16`;
   return {
     tensors: [{ name: stored, dims: t.dims, data_type: TensorDataType.FLOAT16, raw_data: rawBytes(bits) }],
-    nodes: [{ input: [stored], output: [t.name], name: `${t.name}/restore_fp32`, op_type: 'Cast', attribute: [intAttr('to', TensorDataType.FLOAT)] }],
-    info: { name: t.name, dims: t.dims ?? [], bytesBefore: values.length * 4, bytesAfter: bits.byteLength, maxAbsError },
+    nodes: [
+      {
+        input: [stored],
+        output: [t.name],
+        name: `${t.name}/restore_fp32`,
+        op_type: 'Cast',
+        attribute: [intAttr('to', TensorDataType.FLOAT)],
+      },
+    ],
+    info: {
+      name: t.name,
+      dims: t.dims ?? [],
+      bytesBefore: values.length * 4,
+      bytesAfter: bits.byteLength,
+      maxAbsError,
+    },
   };
 }
 
@@ -128,7 +148,8 @@ function toInt8(t: Tensor, values: Float32Array): { tensors: Tensor[]; nodes: No
   const rows = values.length / cols;
   const { q, scales } = quantizeRowsInt8(values, rows, cols);
   let maxAbsError = 0;
-  for (let i = 0; i < values.length; i++) maxAbsError = Math.max(maxAbsError, Math.abs(q[i]! * scales[Math.floor(i / cols)]! - values[i]!));
+  for (let i = 0; i < values.length; i++)
+    maxAbsError = Math.max(maxAbsError, Math.abs(q[i]! * scales[Math.floor(i / cols)]! - values[i]!));
   const [stored, scale, shape] = [`${t.name}.int8`, `${t.name}.scale`, `${t.name}.shape`];
   const tensors: Tensor[] = [
     { name: stored, dims: [rows, cols], data_type: TensorDataType.INT8, raw_data: rawBytes(q) },
@@ -137,14 +158,47 @@ function toInt8(t: Tensor, values: Float32Array): { tensors: Tensor[]; nodes: No
   ];
   const flat = dims.length === 2 ? t.name : `${t.name}/dequantized`;
   const nodes: Node[] = [
-    { input: [stored], output: [`${t.name}/as_float`], name: `${t.name}/as_float`, op_type: 'Cast', attribute: [intAttr('to', TensorDataType.FLOAT)] },
-    { input: [`${t.name}/as_float`, scale], output: [flat], name: `${t.name}/dequantize`, op_type: 'Mul', attribute: [] },
+    {
+      input: [stored],
+      output: [`${t.name}/as_float`],
+      name: `${t.name}/as_float`,
+      op_type: 'Cast',
+      attribute: [intAttr('to', TensorDataType.FLOAT)],
+    },
+    {
+      input: [`${t.name}/as_float`, scale],
+      output: [flat],
+      name: `${t.name}/dequantize`,
+      op_type: 'Mul',
+      attribute: [],
+    },
   ];
   if (flat !== t.name) {
-    tensors.push({ name: shape, dims: [dims.length], data_type: TensorDataType.INT64, raw_data: rawBytes(BigInt64Array.from(dims, BigInt)) });
-    nodes.push({ input: [flat, shape], output: [t.name], name: `${t.name}/reshape`, op_type: 'Reshape', attribute: [] });
+    tensors.push({
+      name: shape,
+      dims: [dims.length],
+      data_type: TensorDataType.INT64,
+      raw_data: rawBytes(BigInt64Array.from(dims, BigInt)),
+    });
+    nodes.push({
+      input: [flat, shape],
+      output: [t.name],
+      name: `${t.name}/reshape`,
+      op_type: 'Reshape',
+      attribute: [],
+    });
   }
-  return { tensors, nodes, info: { name: t.name, dims, bytesBefore: values.length * 4, bytesAfter: q.byteLength + scales.byteLength, maxAbsError } };
+  return {
+    tensors,
+    nodes,
+    info: {
+      name: t.name,
+      dims,
+      bytesBefore: values.length * 4,
+      bytesAfter: q.byteLength + scales.byteLength,
+      maxAbsError,
+    },
+  };
 }
 
 /** Converts one graph's initializers in place (subgraphs read the restored names from the outer scope). */
@@ -179,7 +233,8 @@ function convertGraph(graph: Graph, precision: Exclude<Precision, 'fp32'>, conve
  */
 export function convertPrecision(bytes: Uint8Array, precision: Precision): PrecisionResult {
   if (precision === 'fp32') return { bytes, converted: [] };
-  if (!PRECISIONS.includes(precision)) throw new Error(`precision must be one of ${PRECISIONS.join(', ')}, got '${String(precision)}'`);
+  if (!PRECISIONS.includes(precision))
+    throw new Error(`precision must be one of ${PRECISIONS.join(', ')}, got '${String(precision)}'`);
   const model = decodeModel(bytes) as unknown as ModelProtoObject & { graph: Graph };
   const converted: ConvertedWeight[] = [];
   convertGraph(model.graph, precision, converted);

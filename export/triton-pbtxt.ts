@@ -23,7 +23,9 @@ export function pbEnum(name: string): PbEnum {
 }
 
 function isEnum(v: PbValue): v is PbEnum {
-  return typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 1 && typeof (v as PbEnum).enum === 'string';
+  return (
+    typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 1 && typeof (v as PbEnum).enum === 'string'
+  );
 }
 
 function isMessage(v: PbValue): v is PbMessage {
@@ -48,11 +50,17 @@ function formatMessage(msg: PbMessage, indent: string): string[] {
       if (value.length > 0 && value.every(isMessage)) {
         lines.push(`${indent}${key} [`);
         value.forEach((m, i) => {
-          lines.push(`${indent}  {`, ...formatMessage(m as PbMessage, `${indent}    `), `${indent}  }${i < value.length - 1 ? ',' : ''}`);
+          lines.push(
+            `${indent}  {`,
+            ...formatMessage(m as PbMessage, `${indent}    `),
+            `${indent}  }${i < value.length - 1 ? ',' : ''}`,
+          );
         });
         lines.push(`${indent}]`);
       } else {
-        lines.push(value.length === 0 ? `${indent}${key}: [ ]` : `${indent}${key}: [ ${value.map(scalar).join(', ')} ]`);
+        lines.push(
+          value.length === 0 ? `${indent}${key}: [ ]` : `${indent}${key}: [ ${value.map(scalar).join(', ')} ]`,
+        );
       }
     } else if (isMessage(value)) {
       lines.push(`${indent}${key} {`, ...formatMessage(value, `${indent}  `), `${indent}}`);
@@ -110,7 +118,8 @@ export function parsePbtxt(text: string): PbMessage {
   const peek = () => tokens[pos];
   const expect = (p: string) => {
     const t = tokens[pos++];
-    if (!t || t.kind !== 'punct' || t.text !== p) throw new Error(`pbtxt: expected '${p}', got ${t ? `'${t.text}'` : 'end of input'}`);
+    if (!t || t.kind !== 'punct' || t.text !== p)
+      throw new Error(`pbtxt: expected '${p}', got ${t ? `'${t.text}'` : 'end of input'}`);
   };
   const isPunct = (p: string) => peek()?.kind === 'punct' && peek()!.text === p;
   const asList = (v: PbValue): PbValue[] => (Array.isArray(v) ? v : [v]);
@@ -137,7 +146,8 @@ export function parsePbtxt(text: string): PbMessage {
     for (;;) {
       if (end === null ? pos >= tokens.length : isPunct(end)) break;
       const key = tokens[pos++];
-      if (!key || key.kind !== 'word') throw new Error(`pbtxt: expected a field name, got ${key ? `'${key.text}'` : 'end of input'}`);
+      if (!key || key.kind !== 'word')
+        throw new Error(`pbtxt: expected a field name, got ${key ? `'${key.text}'` : 'end of input'}`);
       if (isPunct(':')) expect(':');
       let value: PbValue;
       if (isPunct('[')) {

@@ -93,7 +93,8 @@ function tensorConfig(v: GraphValueInfo, batching: boolean): PbMessage {
  */
 export function tritonConfig(modelName: string, onnx: Uint8Array, opts: TritonOptions = {}): PbMessage {
   const maxBatchSize = opts.maxBatchSize ?? 64;
-  if (!Number.isInteger(maxBatchSize) || maxBatchSize < 1) throw new Error(`maxBatchSize must be an integer >= 1, got ${maxBatchSize}`);
+  if (!Number.isInteger(maxBatchSize) || maxBatchSize < 1)
+    throw new Error(`maxBatchSize must be an integer >= 1, got ${maxBatchSize}`);
   const info = readGraphInfo(onnx);
   const batching = batchDim([...info.inputs, ...info.outputs]) !== null;
   const config: PbMessage = {
@@ -112,7 +113,8 @@ const PRECISION_NOTES: Readonly<Record<ModelCard['precision'], string>> = {
   fp32: '',
   fp16: ' (restored to float32 inside the graph; inputs and outputs are float32/int64 either way)',
   int8: ' (restored to float32 inside the graph; inputs and outputs are float32/int64 either way)',
-  'int8-compute': ' (integer MatMul kernels, activations quantised per call; inputs and outputs are float32/int64 either way)',
+  'int8-compute':
+    ' (integer MatMul kernels, activations quantised per call; inputs and outputs are float32/int64 either way)',
 };
 
 function readme(card: ModelCard, models: { encoder: string; decoder: string }, cardFile: string): string {

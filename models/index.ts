@@ -9,4 +9,14 @@ import './archs/show-attend-tell.ts';
 export { archNames, buildModel, getArch, resolveArchConfig } from './archs/registry.ts';
 export { getHeadDefinition, headIsFrozen, headNames, readTargetMatrix, resolveHeadOptions } from './heads/index.ts';
 export type { TargetMatrix } from './heads/index.ts';
-export type { EncoderInput, ImageBatch, ImageInputSpec, InputKind, ModelBatch, ModelSizes, NamedTensors, Seq2SeqBatch, Seq2SeqModel } from './archs/types.ts';
+export type {
+  EncoderInput,
+  ImageBatch,
+  ImageInputSpec,
+  InputKind,
+  ModelBatch,
+  ModelSizes,
+  NamedTensors,
+  Seq2SeqBatch,
+  Seq2SeqModel,
+} from './archs/types.ts';

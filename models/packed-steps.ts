@@ -44,7 +44,8 @@ export function packSteps(mask: Float32Array, B: number, T: number): PackedSteps
 
 /** Rows of a row-major [B, width] array in `order`. */
 export function permuteRows<A extends Int32Array | Float32Array>(x: A, order: Int32Array, width: number): A {
-  if (x.length !== order.length * width) throw new RangeError(`${x.length} values are not ${order.length} rows of ${width}`);
+  if (x.length !== order.length * width)
+    throw new RangeError(`${x.length} values are not ${order.length} rows of ${width}`);
   const out = new (x.constructor as new (n: number) => A)(x.length);
   for (let i = 0; i < order.length; i++) out.set(x.subarray(order[i] * width, (order[i] + 1) * width), i * width);
   return out;
@@ -55,7 +56,8 @@ export function permuteRows<A extends Int32Array | Float32Array>(x: A, order: In
  * major: step 0's rows, then step 1's, … each in `order`.
  */
 export function packTimeMajor<A extends Int32Array | Float32Array>(x: A, steps: PackedSteps, T: number): A {
-  if (x.length !== steps.order.length * T) throw new RangeError(`${x.length} values are not ${steps.order.length} rows of ${T}`);
+  if (x.length !== steps.order.length * T)
+    throw new RangeError(`${x.length} values are not ${steps.order.length} rows of ${T}`);
   const out = new (x.constructor as new (n: number) => A)(steps.size);
   let k = 0;
   steps.counts.forEach((n, t) => {

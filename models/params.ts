@@ -4,7 +4,10 @@ import { SeededRandom } from '../core/random.ts';
 /** How a parameter is filled when a model is built (a checkpoint may overwrite learnable ones). */
 export type Initializer =
   | { kind: 'glorot-uniform' }
-  /** He et al. (2015) for ReLU layers: uniform in ±√(6 / fan-in), fan-in = the product of all dims but the last ([kh, kw, in, out] filters, [in, out] matrices). */
+  /**
+   * He et al. (2015) for ReLU layers: uniform in ±√(6 / fan-in), fan-in = the product of all dims but the last ([kh,
+   * kw, in, out] filters, [in, out] matrices).
+   */
   | { kind: 'he-uniform' }
   | { kind: 'uniform'; limit: number }
   | { kind: 'zeros' }

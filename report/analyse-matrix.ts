@@ -27,12 +27,19 @@ export function evenSample(n: number, count: number): number[] {
 export function analyseMatrix(m: TargetMatrix, vocab: Vocabulary, pairs: readonly WordPair[]): MatrixAnalysis {
   const freqs = vocab.frequencies;
   if (!freqs) throw new Error('the target vocabulary has no training frequencies (vocab.tgt.json predates them)');
-  if (m.rows !== vocab.size) throw new Error(`the target matrix has ${m.rows} rows, the vocabulary ${vocab.size} words`);
+  if (m.rows !== vocab.size)
+    throw new Error(`the target matrix has ${m.rows} rows, the vocabulary ${vocab.size} words`);
   // Five significant digits: float32 rounding makes a unit-norm row 0.99999994 or 1.0000001, and
   // ranking that noise would report a correlation where all norms are equal by construction.
   const norms = Array.from(rowNorms(m.data, m.rows, m.dim), (n) => Number(n.toPrecision(5)));
   const ids = Array.from({ length: m.rows - FIRST_WORD }, (_, i) => i + FIRST_WORD);
-  const rho = ids.length >= 2 ? spearman(ids.map((j) => freqs[j]!), ids.map((j) => norms[j]!)) : NaN;
+  const rho =
+    ids.length >= 2
+      ? spearman(
+          ids.map((j) => freqs[j]!),
+          ids.map((j) => norms[j]!),
+        )
+      : NaN;
   const byFreq = [...ids].sort((a, b) => freqs[a]! - freqs[b]! || a - b);
   const points = evenSample(byFreq.length, MAX_SCATTER_POINTS).map((k) => {
     const j = byFreq[k]!;

@@ -22,7 +22,12 @@ function sameKey(a: unknown, b: CacheKey): boolean {
  * The value cached at `path` for `key`, or `compute()`'s, written there for next time. A file that
  * is unreadable, fails `schema`, or was computed for another key is recomputed, not trusted.
  */
-export async function cachedJson<T>(path: string, key: CacheKey, schema: z.ZodType<T>, compute: () => Promise<T>): Promise<T> {
+export async function cachedJson<T>(
+  path: string,
+  key: CacheKey,
+  schema: z.ZodType<T>,
+  compute: () => Promise<T>,
+): Promise<T> {
   if (existsSync(path)) {
     try {
       const stored = JSON.parse(await readFile(path, 'utf8')) as { key?: unknown; value?: unknown };

@@ -24,7 +24,8 @@ const MB = 1e6;
 function sizeChart(report: Report): Chart {
   return {
     id: 'size',
-    caption: 'Parameters per component. The output layer is split into what is learned, what is frozen and stored, and what is frozen and rebuilt by the graph (zero bytes in the file).',
+    caption:
+      'Parameters per component. The output layer is split into what is learned, what is frozen and stored, and what is frozen and rebuilt by the graph (zero bytes in the file).',
     svg: stackedBarChart({
       id: 'size',
       title: 'Parameters by component',
@@ -32,7 +33,10 @@ function sizeChart(report: Report): Chart {
       categories: report.runs.map((r) => r.id),
       segments: COMPONENT_KEYS.map((key) => ({
         name: SEGMENT_NAMES[key],
-        values: report.runs.map((r, i) => ({ value: r.params.components[key], attrs: { 'data-path': `runs.${i}.params.components.${key}` } })),
+        values: report.runs.map((r, i) => ({
+          value: r.params.components[key],
+          attrs: { 'data-path': `runs.${i}.params.components.${key}` },
+        })),
       })),
       y: { label: 'parameters' },
     }),
@@ -49,7 +53,15 @@ function byHead(report: Report, y: (i: number) => { value: number; path: string 
     points: report.runs.flatMap((r, i) => {
       if (r.head !== head) return [];
       const v = y(i);
-      return [{ x: r.onnx.fp32.bytes / MB, y: v.value, title: `${r.id} (${pairLabel(r)})`, label: labelPairs ? pairLabel(r) : undefined, attrs: { 'data-x-path': `runs.${i}.onnx.fp32.bytes`, 'data-x-scale': String(1 / MB), 'data-y-path': v.path } }];
+      return [
+        {
+          x: r.onnx.fp32.bytes / MB,
+          y: v.value,
+          title: `${r.id} (${pairLabel(r)})`,
+          label: labelPairs ? pairLabel(r) : undefined,
+          attrs: { 'data-x-path': `runs.${i}.onnx.fp32.bytes`, 'data-x-scale': String(1 / MB), 'data-y-path': v.path },
+        },
+      ];
     }),
   }));
 }
@@ -89,7 +101,11 @@ function latencySizeChart(report: Report): Chart {
           x: r.onnx.fp32.bytes / MB,
           y: r.latency[key],
           title: `${r.id}: ${r.latency[key]} ms`,
-          attrs: { 'data-x-path': `runs.${i}.onnx.fp32.bytes`, 'data-x-scale': String(1 / MB), 'data-y-path': `runs.${i}.latency.${key}` },
+          attrs: {
+            'data-x-path': `runs.${i}.onnx.fp32.bytes`,
+            'data-x-scale': String(1 / MB),
+            'data-y-path': `runs.${i}.latency.${key}`,
+          },
         })),
       })),
     }),

@@ -43,7 +43,14 @@ export function claimTable(report: Report): Table | null {
     id: 'claim',
     title: "The paper's claim on this machine",
     note: `Frozen output layers: test BLEU within ${PAPER_CLAIM.maxBleuLoss} of the learned head (or better), and ${PAPER_CLAIM.decrease.min * 100}–${PAPER_CLAIM.decrease.max * 100}% fewer learnable parameters. Equal training budgets compare models at the same cost, not at convergence.`,
-    header: ['run', 'baseline', 'BLEU vs learned', `within ${PAPER_CLAIM.maxBleuLoss}`, 'fewer learnable', `in ${PAPER_CLAIM.decrease.min * 100}–${PAPER_CLAIM.decrease.max * 100}%`],
+    header: [
+      'run',
+      'baseline',
+      'BLEU vs learned',
+      `within ${PAPER_CLAIM.maxBleuLoss}`,
+      'fewer learnable',
+      `in ${PAPER_CLAIM.decrease.min * 100}–${PAPER_CLAIM.decrease.max * 100}%`,
+    ],
     numeric: [false, false, true, false, true, false],
     rows,
   };

@@ -21,18 +21,29 @@ export interface ModelFindings {
  * @throws Error naming a parameter that fits no component, rather than counting it somewhere wrong
  */
 export function componentParams(params: ParamStore, generated: number): ComponentParams {
-  const out: ComponentParams = { embeddings: 0, encoder: 0, decoder: 0, headLearnable: 0, headFrozen: 0, headGenerated: 0 };
+  const out: ComponentParams = {
+    embeddings: 0,
+    encoder: 0,
+    decoder: 0,
+    headLearnable: 0,
+    headFrozen: 0,
+    headGenerated: 0,
+  };
   for (const [name, v] of params.learnable) {
     const parts = name.split('/');
     if (parts[parts.length - 1] === 'embedding') out.embeddings += v.size;
     else if (parts[0] === 'head') out.headLearnable += v.size;
     else if (parts[0] === 'encoder') out.encoder += v.size;
     else if (parts[0] === 'decoder') out.decoder += v.size;
-    else throw new Error(`report: learnable parameter '${name}' belongs to no component (encoder/, decoder/, head/, */embedding)`);
+    else
+      throw new Error(
+        `report: learnable parameter '${name}' belongs to no component (encoder/, decoder/, head/, */embedding)`,
+      );
   }
   let frozen = 0;
   for (const [name, t] of params.frozen) {
-    if (!name.startsWith('head/')) throw new Error(`report: frozen parameter '${name}' is outside the output layer; the size bars cannot place it`);
+    if (!name.startsWith('head/'))
+      throw new Error(`report: frozen parameter '${name}' is outside the output layer; the size bars cannot place it`);
     frozen += t.size;
   }
   out.headGenerated = Math.min(generated, frozen);
@@ -56,7 +67,12 @@ export async function inspectTrainedModel(
   try {
     const components = componentParams(model.params, generated);
     const target = readTargetMatrix(config.head.name, model.params);
-    if (!target) return { components, matrix: null, matrixNote: `head '${config.head.name}' has no target matrix to read (its definition in models/heads/ gives none)` };
+    if (!target)
+      return {
+        components,
+        matrix: null,
+        matrixNote: `head '${config.head.name}' has no target matrix to read (its definition in models/heads/ gives none)`,
+      };
     return { components, matrix: analyseMatrix(target, vocabs.tgt, wordPairs(config.data.tgt)) };
   } finally {
     model.params.dispose();

@@ -29,7 +29,10 @@ export async function collectRun(runDir: string, opts: CollectRunOptions): Promi
   const { config } = run;
   const exp = await ensureExport(runDir, { preferred: opts.exportDir, log: opts.log });
   const vocabs = { src: await run.vocab('src'), tgt: await run.vocab('tgt') };
-  if (!vocabs.tgt.frequencies) throw new Error(`${run.path('tgtVocab')} has no training frequencies (written before they were kept): the rare-word and norm analyses need them`);
+  if (!vocabs.tgt.frequencies)
+    throw new Error(
+      `${run.path('tgtVocab')} has no training frequencies (written before they were kept): the rare-word and norm analyses need them`,
+    );
   const set = await loadTestSet(config);
   opts.log?.(`${basename(runDir)}: test set (${set.sources.length} sentences, beam ${beam})`);
   const hyps = await testHypotheses(runDir, exp.modelDir, exp.checkpoint, set, beam);
@@ -70,7 +73,12 @@ export async function collectRun(runDir: string, opts: CollectRunOptions): Promi
       bestValBleu: Number.isFinite(bestBleu) ? bestBleu : null,
       stopReason: typeof last.state.stopReason === 'string' ? last.state.stopReason : null,
     },
-    checkpoint: { which: exp.checkpoint.which, sha256: exp.checkpoint.sha256, step: exp.checkpoint.step, epoch: exp.checkpoint.epoch },
+    checkpoint: {
+      which: exp.checkpoint.which,
+      sha256: exp.checkpoint.sha256,
+      step: exp.checkpoint.step,
+      epoch: exp.checkpoint.epoch,
+    },
     params: {
       learnable: exp.card.params.learnable,
       frozen: exp.card.params.frozen,

@@ -29,16 +29,29 @@ const BLEU_OPTIONS = { lowercase: true } as const;
 
 /** Reads the run's test split from the corpus its config names. */
 export async function loadTestSet(config: TranslationRunConfig): Promise<TestSet> {
-  const corpus = await loadParallelCorpus({ dataDir: config.data.dir, src: config.data.src, tgt: config.data.tgt, kind: config.data.kind });
+  const corpus = await loadParallelCorpus({
+    dataDir: config.data.dir,
+    src: config.data.src,
+    tgt: config.data.tgt,
+    kind: config.data.kind,
+  });
   const sources = corpus.test.map((p) => p.src);
   const references = corpus.test.map((p) => p.tgt);
-  const fingerprint = createHash('sha256').update(JSON.stringify([sources, references])).digest('hex').slice(0, 16);
+  const fingerprint = createHash('sha256')
+    .update(JSON.stringify([sources, references]))
+    .digest('hex')
+    .slice(0, 16);
   return { split: config.data.kind === 'multi30k' ? 'test2016' : 'test', sources, references, fingerprint };
 }
 
 /** The raw target sentences of the training split (a subword run's word counts come from them). */
 export async function loadTrainingTargets(config: TranslationRunConfig): Promise<string[]> {
-  const corpus = await loadParallelCorpus({ dataDir: config.data.dir, src: config.data.src, tgt: config.data.tgt, kind: config.data.kind });
+  const corpus = await loadParallelCorpus({
+    dataDir: config.data.dir,
+    src: config.data.src,
+    tgt: config.data.tgt,
+    kind: config.data.kind,
+  });
   return corpus.train.map((p) => p.tgt);
 }
 
@@ -66,18 +79,28 @@ async function decode(modelDir: string, set: TestSet, beam: number): Promise<Hyp
  * The test-set translations of the run's checkpoint, cached in `<run>/eval/` under the checkpoint's
  * hash, the beam and the test set's fingerprint.
  */
-export async function testHypotheses(runDir: string, modelDir: string, checkpoint: CheckpointInfo, set: TestSet, beam: number): Promise<Hypotheses> {
+export async function testHypotheses(
+  runDir: string,
+  modelDir: string,
+  checkpoint: CheckpointInfo,
+  set: TestSet,
+  beam: number,
+): Promise<Hypotheses> {
   const path = join(runDir, 'eval', `${set.split}-beam${beam}-${checkpoint.sha256.slice(0, 12)}.json`);
   const key = { checkpoint: checkpoint.sha256, beam, testSet: set.fingerprint };
   const hyps = await cachedJson(path, key, hypothesesSchema, () => decode(modelDir, set, beam));
-  if (hyps.texts.length !== set.sources.length) throw new Error(`${path}: ${hyps.texts.length} translations for ${set.sources.length} test sentences`);
+  if (hyps.texts.length !== set.sources.length)
+    throw new Error(`${path}: ${hyps.texts.length} translations for ${set.sources.length} test sentences`);
   return hyps;
 }
 
 const SPECIAL_TOKENS: ReadonlySet<string> = new Set(Object.values(SPECIALS).map((s) => s.token));
 const words = (tokens: readonly string[]) => tokens.filter((t) => !SPECIAL_TOKENS.has(t));
 /** Words of detokenised text as BLEU sees them (13a): what a subword run's word-level figures count. */
-const textWords = (text: string) => tokenize13a(text).split(' ').filter((w) => w !== '');
+const textWords = (text: string) =>
+  tokenize13a(text)
+    .split(' ')
+    .filter((w) => w !== '');
 
 /** Training counts of the words of `sentences` (13a words): a subword run's word frequencies. */
 export function wordCounts(sentences: Iterable<string>): Map<string, number> {
@@ -107,7 +130,10 @@ export function scoreTest(
   },
 ): TestResult {
   const { tgtVocab, trainWords } = opts;
-  if (!tgtVocab.frequencies) throw new Error('the target vocabulary has no training frequencies (vocab.tgt.json predates them); retrain or rebuild it');
+  if (!tgtVocab.frequencies)
+    throw new Error(
+      'the target vocabulary has no training frequencies (vocab.tgt.json predates them); retrain or rebuild it',
+    );
   const tokenCount = (w: string) => tgtVocab.count(w) ?? 0;
   const producedTokens = hyps.tokens.map(words);
   const referenceTokens = set.references.map((r) => words(opts.tokenizer.tokenize(r, opts.tgtLang)));
@@ -141,4 +167,3 @@ export function scoreTest(
     ...(trainWords ? { pieces: usage(producedTokens, referenceTokens, tokenCount) } : {}),
   };
 }
-

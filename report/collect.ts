@@ -22,7 +22,8 @@ const comparableKey = (r: CollectedRun) => JSON.stringify([r.arch, r.preset, r.s
 /** Adds each run's baseline, its learnable-parameter decrease (the paper's Table 3) and BLEU difference. */
 export function compareWithBaselines(runs: CollectedRun[]): RunReport[] {
   const baselines = new Map<string, CollectedRun>();
-  for (const r of runs) if (r.head === 'learned' && !baselines.has(comparableKey(r))) baselines.set(comparableKey(r), r);
+  for (const r of runs)
+    if (r.head === 'learned' && !baselines.has(comparableKey(r))) baselines.set(comparableKey(r), r);
   return runs.map((r) => {
     const base = baselines.get(comparableKey(r));
     if (!base) return { ...r, baseline: null, learnableDecrease: null, bleuDelta: null };
@@ -36,7 +37,12 @@ export function compareWithBaselines(runs: CollectedRun[]): RunReport[] {
 }
 
 export function machineInfo(): Report['machine'] {
-  return { cpu: cpus()[0]?.model.trim() ?? 'unknown CPU', cores: availableParallelism(), node: process.version, onnxruntime: ort.env.versions.node ?? 'unknown' };
+  return {
+    cpu: cpus()[0]?.model.trim() ?? 'unknown CPU',
+    cores: availableParallelism(),
+    node: process.version,
+    onnxruntime: ort.env.versions.node ?? 'unknown',
+  };
 }
 
 /** Collects every run (in the order given) into the data behind a report. */
@@ -46,7 +52,10 @@ export async function collectReport(runDirs: string[], opts: CollectReportOption
   const byName = new Map<string, string>();
   for (const dir of runDirs.map((d) => resolve(d))) {
     const other = byName.get(basename(dir));
-    if (other !== undefined) throw new Error(`${other} and ${dir} are both named '${basename(dir)}': a report names runs by their folder, so give runs distinct folder names`);
+    if (other !== undefined)
+      throw new Error(
+        `${other} and ${dir} are both named '${basename(dir)}': a report names runs by their folder, so give runs distinct folder names`,
+      );
     byName.set(basename(dir), dir);
   }
   const beam = opts.beam ?? 5;

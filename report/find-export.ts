@@ -20,14 +20,23 @@ export interface RunExport {
  * bench/mt-heads.ts write), and `<run>/export`, the default place to export on demand.
  */
 export function exportCandidates(runDir: string, preferred?: string): string[] {
-  const all = [...(preferred ? [preferred] : []), join(dirname(runDir), 'artifacts', basename(runDir)), join(runDir, 'export')];
+  const all = [
+    ...(preferred ? [preferred] : []),
+    join(dirname(runDir), 'artifacts', basename(runDir)),
+    join(runDir, 'export'),
+  ];
   return [...new Set(all)];
 }
 
 /** An export is current when it is a float32 export of the checkpoint `frost export` would pick now. */
 function isCurrent(card: ModelCard, checkpoint: CheckpointInfo): boolean {
   const source = card.config.checkpoint as { which?: string; step?: number; epoch?: number } | undefined;
-  return card.precision === 'fp32' && source?.which === checkpoint.which && source.step === checkpoint.step && source.epoch === checkpoint.epoch;
+  return (
+    card.precision === 'fp32' &&
+    source?.which === checkpoint.which &&
+    source.step === checkpoint.step &&
+    source.epoch === checkpoint.epoch
+  );
 }
 
 /**
@@ -35,7 +44,10 @@ function isCurrent(card: ModelCard, checkpoint: CheckpointInfo): boolean {
  * or a new one written to the first candidate (`preferred`, else `<run>/export`), so a report on a
  * run that was trained further never measures the older model.
  */
-export async function ensureExport(runDir: string, opts: { preferred?: string; log?: (line: string) => void } = {}): Promise<RunExport> {
+export async function ensureExport(
+  runDir: string,
+  opts: { preferred?: string; log?: (line: string) => void } = {},
+): Promise<RunExport> {
   const checkpoint = await exportedCheckpoint(runDir);
   const candidates = exportCandidates(runDir, opts.preferred);
   for (const dir of candidates) {

@@ -43,11 +43,23 @@ export function reportLayout(report: Report): ReportLayout {
       `${report.runs.length} runs, measured on ${report.created.slice(0, 10)} on ${m.cpu} (${m.cores} cores), Node ${m.node}, ` +
       `onnxruntime-node ${m.onnxruntime}. Test translations use beam ${report.settings.beam}; every number below is in report.json.`,
     sections: [
-      { id: 'quality', title: 'Translation quality and size', blocks: [...take('bleu'), ...take('chrf'), ...(claim ? [table(claim)] : []), ...take('params')] },
-      { id: 'charts', title: 'At a glance', blocks: ['size', 'bleu-size', 'latency-size'].flatMap((id) => (charts.has(id) ? [chart(charts.get(id)!)] : [])) },
+      {
+        id: 'quality',
+        title: 'Translation quality and size',
+        blocks: [...take('bleu'), ...take('chrf'), ...(claim ? [table(claim)] : []), ...take('params')],
+      },
+      {
+        id: 'charts',
+        title: 'At a glance',
+        blocks: ['size', 'bleu-size', 'latency-size'].flatMap((id) => (charts.has(id) ? [chart(charts.get(id)!)] : [])),
+      },
       { id: 'files', title: 'Files and speed', blocks: [...take('files'), ...take('latency')] },
       { id: 'vocabulary', title: 'Vocabulary', blocks: take('vocabulary') },
-      { id: 'output-matrix', title: 'The output matrix', blocks: [...take('matrix'), ...normCharts.map(chart), ...pairTables] },
+      {
+        id: 'output-matrix',
+        title: 'The output matrix',
+        blocks: [...take('matrix'), ...normCharts.map(chart), ...pairTables],
+      },
       { id: 'runs', title: 'Runs', blocks: take('training') },
     ].filter((s) => s.blocks.length > 0),
   };

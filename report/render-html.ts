@@ -24,9 +24,21 @@ figure{margin:16px 0}figure svg{max-width:100%;height:auto}figcaption{color:#555
 function tableHtml(t: Table): string {
   const cls = (i: number) => (t.numeric[i] ? 'num' : undefined);
   const head = el('tr', {}, ...t.header.map((h, i) => el('th', { class: cls(i), scope: 'col' }, text(h))));
-  const body = t.rows.map((row) => el('tr', {}, ...row.map((c, i) => el('td', { class: cls(i), 'data-path': c.path }, text(c.text)))));
+  const body = t.rows.map((row) =>
+    el('tr', {}, ...row.map((c, i) => el('td', { class: cls(i), 'data-path': c.path }, text(c.text)))),
+  );
   return [
-    el('div', { class: 'table-wrap' }, el('table', { id: `table-${t.id}`, 'data-table': t.id }, el('caption', {}, text(t.title)), el('thead', {}, head), el('tbody', {}, ...body))),
+    el(
+      'div',
+      { class: 'table-wrap' },
+      el(
+        'table',
+        { id: `table-${t.id}`, 'data-table': t.id },
+        el('caption', {}, text(t.title)),
+        el('thead', {}, head),
+        el('tbody', {}, ...body),
+      ),
+    ),
     ...(t.note ? [el('p', { class: 'note' }, text(t.note))] : []),
   ].join('\n');
 }
@@ -39,8 +51,21 @@ function blockHtml(b: Block): string {
 
 export function renderHtml(layout: ReportLayout): string {
   const nav = el('nav', {}, ...layout.sections.map((s) => el('a', { href: `#${s.id}` }, text(s.title))));
-  const sections = layout.sections.map((s) => el('section', { id: s.id }, el('h2', {}, text(s.title)), ...s.blocks.map(blockHtml)));
-  const head = el('head', {}, '<meta charset="utf-8">', '<meta name="viewport" content="width=device-width, initial-scale=1">', el('title', {}, text(layout.title)), el('style', {}, STYLE));
-  const body = el('body', {}, el('main', {}, el('h1', {}, text(layout.title)), el('p', {}, text(layout.intro)), nav, ...sections));
+  const sections = layout.sections.map((s) =>
+    el('section', { id: s.id }, el('h2', {}, text(s.title)), ...s.blocks.map(blockHtml)),
+  );
+  const head = el(
+    'head',
+    {},
+    '<meta charset="utf-8">',
+    '<meta name="viewport" content="width=device-width, initial-scale=1">',
+    el('title', {}, text(layout.title)),
+    el('style', {}, STYLE),
+  );
+  const body = el(
+    'body',
+    {},
+    el('main', {}, el('h1', {}, text(layout.title)), el('p', {}, text(layout.intro)), nav, ...sections),
+  );
   return `<!doctype html>\n${el('html', { lang: 'en' }, head, body)}\n`;
 }

@@ -20,7 +20,12 @@ export function budgetTolerance(budgetMinutes: number): number {
   return Math.max(0.01, budgetMinutes * 0.005);
 }
 
-const metricsLineSchema = z.looseObject({ epoch: z.number(), step: z.number(), elapsedMinutes: z.number(), complete: z.boolean() });
+const metricsLineSchema = z.looseObject({
+  epoch: z.number(),
+  step: z.number(),
+  elapsedMinutes: z.number(),
+  complete: z.boolean(),
+});
 export type MetricsLine = z.infer<typeof metricsLineSchema>;
 
 /**
@@ -38,7 +43,10 @@ export async function readMetrics(runDir: string): Promise<MetricsLine[]> {
     } catch (err) {
       throw new Error(`${path}:${i + 1}: not JSON (${(err as Error).message})`, { cause: err });
     }
-    if (!parsed.success) throw new Error(`${path}:${i + 1}: not a metrics line (${parsed.error.issues.map((x) => `${x.path.join('.')}: ${x.message}`).join('; ')})`);
+    if (!parsed.success)
+      throw new Error(
+        `${path}:${i + 1}: not a metrics line (${parsed.error.issues.map((x) => `${x.path.join('.')}: ${x.message}`).join('; ')})`,
+      );
     return parsed.data;
   });
 }

@@ -32,7 +32,10 @@ export const onnxSizeSchema = z.object({
   /** encoder + decoder file bytes. */
   bytes: count,
   gzipBytes: count,
-  /** Median onnxruntime-node session creation of each graph, summed, in ms (all graph optimisations, as serving loads them). */
+  /**
+   * Median onnxruntime-node session creation of each graph, summed, in ms (all graph optimisations, as serving loads
+   * them).
+   */
   sessionCreateMs: z.number().nonnegative(),
 });
 export type OnnxSize = z.infer<typeof onnxSizeSchema>;
@@ -66,7 +69,10 @@ export const testResultSchema = z.object({
   /** The same, cased (sacreBLEU's default): the headline figure for models that keep case (subword runs). */
   bleuCased: z.number().optional(),
   bleuCasedSignature: z.string().optional(),
-  /** chrF (β 2, character order 6) and chrF++ (word order 2) of the same output, lower-cased (sacreBLEU); absent in reports made before frost computed them. */
+  /**
+   * chrF (β 2, character order 6) and chrF++ (word order 2) of the same output, lower-cased (sacreBLEU); absent in
+   * reports made before frost computed them.
+   */
   chrf: z.number().optional(),
   chrfpp: z.number().optional(),
   /** sacreBLEU's chrF++ signature, e.g. `nrefs:1|case:lc|eff:yes|nc:6|nw:2|space:no|version:2.6.0`. */
@@ -161,4 +167,9 @@ export const reportSchema = z.object({
 });
 export type Report = z.infer<typeof reportSchema>;
 
-export const REPORT_FILES = { json: 'report.json', markdown: 'report.md', html: 'report.html', charts: 'charts' } as const;
+export const REPORT_FILES = {
+  json: 'report.json',
+  markdown: 'report.md',
+  html: 'report.html',
+  charts: 'charts',
+} as const;

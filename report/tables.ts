@@ -1,4 +1,13 @@
-import { formatBytes, formatCount, formatFixed1, formatFixed2, formatFixed3, formatMs, formatPercent, MISSING } from './format.ts';
+import {
+  formatBytes,
+  formatCount,
+  formatFixed1,
+  formatFixed2,
+  formatFixed3,
+  formatMs,
+  formatPercent,
+  MISSING,
+} from './format.ts';
 import type { Report, RunReport } from './schema.ts';
 
 /**
@@ -43,7 +52,7 @@ function bleuTable(report: Report): Table {
   return {
     id: 'bleu',
     title: `Test BLEU, beam ${report.settings.beam}`,
-    note: 'The layout of the paper\'s Table 2. sacreBLEU 13a on detokenised, lower-cased output against the raw references.',
+    note: "The layout of the paper's Table 2. sacreBLEU 13a on detokenised, lower-cased output against the raw references.",
     header: ['head', ...pairs],
     numeric: [false, ...pairs.map(() => true)],
     rows: heads.map((head) => [
@@ -64,10 +73,14 @@ function casedBleuTable(report: Report): Table | undefined {
   return {
     id: 'bleu-cased',
     title: `Test BLEU, cased and lower-cased, beam ${report.settings.beam}`,
-    note: 'sacreBLEU 13a on detokenised output against the raw references: cased (sacreBLEU\'s default, the headline for subword models, which keep case) and lower-cased (what the paper\'s numbers and word-level models, whose tokeniser lower-cases, compare with).',
+    note: "sacreBLEU 13a on detokenised output against the raw references: cased (sacreBLEU's default, the headline for subword models, which keep case) and lower-cased (what the paper's numbers and word-level models, whose tokeniser lower-cases, compare with).",
     header: ['run', 'cased', 'lower-cased'],
     numeric: [false, true, true],
-    rows: runs.map(({ r, i }) => [plain(r.id), value(report, i, 'test.bleuCased', formatFixed2), value(report, i, 'test.bleu', formatFixed2)]),
+    rows: runs.map(({ r, i }) => [
+      plain(r.id),
+      value(report, i, 'test.bleuCased', formatFixed2),
+      value(report, i, 'test.bleu', formatFixed2),
+    ]),
   };
 }
 
@@ -106,7 +119,9 @@ function chrfTable(report: Report): Table {
       plain(head),
       ...pairs.flatMap((pair) => {
         const i = report.runs.findIndex((r) => r.head === head && pairLabel(r) === pair);
-        return i < 0 ? [plain(MISSING), plain(MISSING)] : [value(report, i, 'test.chrf', formatFixed2), value(report, i, 'test.chrfpp', formatFixed2)];
+        return i < 0
+          ? [plain(MISSING), plain(MISSING)]
+          : [value(report, i, 'test.chrf', formatFixed2), value(report, i, 'test.chrfpp', formatFixed2)];
       }),
     ]),
   };
@@ -117,7 +132,7 @@ function paramsTable(report: Report): Table {
   return {
     id: 'params',
     title: 'Parameters',
-    note: 'The layout of the paper\'s Table 3. Frozen parameters get no gradient; generated ones are frozen parameters the ONNX graph rebuilds from a seed or structure instead of storing. The decrease is in learnable parameters against the `learned` run of the same architecture, preset and language pair.',
+    note: "The layout of the paper's Table 3. Frozen parameters get no gradient; generated ones are frozen parameters the ONNX graph rebuilds from a seed or structure instead of storing. The decrease is in learnable parameters against the `learned` run of the same architecture, preset and language pair.",
     header: ['run', 'pair', 'head', 'learnable', 'frozen', 'generated', 'decrease vs learned'],
     numeric: [false, false, false, true, true, true, true],
     rows: report.runs.map((r, i) => [
@@ -138,11 +153,18 @@ function filesTable(report: Report): Table {
     id: 'files',
     title: 'ONNX files',
     note: 'Encoder and decoder together. fp16 and int8 are the files `frost export --precision` writes (the same pass over the float32 graphs). Session creation: median of 3 onnxruntime-node sessions per graph, both graphs summed.',
-    header: ['run', ...precisions.flatMap((p) => [`${p} bytes`, `${p} gzip`]), ...precisions.map((p) => `${p} session`)],
+    header: [
+      'run',
+      ...precisions.flatMap((p) => [`${p} bytes`, `${p} gzip`]),
+      ...precisions.map((p) => `${p} session`),
+    ],
     numeric: [false, ...precisions.flatMap(() => [true, true]), ...precisions.map(() => true)],
     rows: report.runs.map((r, i) => [
       plain(r.id),
-      ...precisions.flatMap((p) => [value(report, i, `onnx.${p}.bytes`, formatBytes), value(report, i, `onnx.${p}.gzipBytes`, formatBytes)]),
+      ...precisions.flatMap((p) => [
+        value(report, i, `onnx.${p}.bytes`, formatBytes),
+        value(report, i, `onnx.${p}.gzipBytes`, formatBytes),
+      ]),
       ...precisions.map((p) => value(report, i, `onnx.${p}.sessionCreateMs`, formatMs)),
     ]),
   };
@@ -187,12 +209,18 @@ function matrixTable(report: Report): Table {
   return {
     id: 'matrix',
     title: 'Target-vector norm against training frequency',
-    note: 'Spearman ρ of ‖w_j‖ and the training frequency of word j over the whole target vocabulary (the paper\'s Figure 2 found 0.76–0.93 for learned output matrices). Frozen heads are the control; where every norm is equal by construction there is no correlation to compute.',
+    note: "Spearman ρ of ‖w_j‖ and the training frequency of word j over the whole target vocabulary (the paper's Figure 2 found 0.76–0.93 for learned output matrices). Frozen heads are the control; where every norm is equal by construction there is no correlation to compute.",
     header: ['run', 'head', 'target vectors', 'words', 'Spearman ρ'],
     numeric: [false, false, false, true, true],
     rows: report.runs.map((r, i) =>
       r.matrix
-        ? [plain(r.id), plain(r.head), plain(r.matrix.kind), value(report, i, 'matrix.words', formatCount), r.matrix.spearman === null ? plain('all norms equal') : value(report, i, 'matrix.spearman', formatFixed3)]
+        ? [
+            plain(r.id),
+            plain(r.head),
+            plain(r.matrix.kind),
+            value(report, i, 'matrix.words', formatCount),
+            r.matrix.spearman === null ? plain('all norms equal') : value(report, i, 'matrix.spearman', formatFixed3),
+          ]
         : [plain(r.id), plain(r.head), plain(r.matrixNote ?? 'not analysed'), plain(MISSING), plain(MISSING)],
     ),
   };
@@ -201,7 +229,9 @@ function matrixTable(report: Report): Table {
 /** Cosine similarity of word pairs, one table per target language (the pairs are language-specific). */
 function pairTables(report: Report): Table[] {
   return unique(report.runs.map((r) => r.tgt)).flatMap((lang) => {
-    const runs = report.runs.map((r, i) => ({ r, i })).filter(({ r }) => r.tgt === lang && r.matrix && r.matrix.pairs.length > 0);
+    const runs = report.runs
+      .map((r, i) => ({ r, i }))
+      .filter(({ r }) => r.tgt === lang && r.matrix && r.matrix.pairs.length > 0);
     if (runs.length === 0) return [];
     const pairs = runs[0]!.r.matrix!.pairs;
     return [
@@ -211,7 +241,11 @@ function pairTables(report: Report): Table[] {
         note: 'Related pairs first, then control pairs (marked ×). A learned matrix should put related words closer than controls; random frozen vectors are all near 0. A dash: a word is not in the vocabulary.',
         header: ['run', 'target vectors', ...pairs.map((p) => `${p.related ? '' : '× '}${p.a}/${p.b}`)],
         numeric: [false, false, ...pairs.map(() => true)],
-        rows: runs.map(({ r, i }) => [plain(r.id), plain(r.matrix!.kind), ...pairs.map((_, k) => value(report, i, `matrix.pairs.${k}.cosine`, formatFixed3))]),
+        rows: runs.map(({ r, i }) => [
+          plain(r.id),
+          plain(r.matrix!.kind),
+          ...pairs.map((_, k) => value(report, i, `matrix.pairs.${k}.cosine`, formatFixed3)),
+        ]),
       },
     ];
   });
@@ -243,7 +277,13 @@ export function reportTables(report: Report): Table[] {
   const cased = casedBleuTable(report);
   return [
     ...[bleuTable(report), ...(cased ? [cased] : []), chrfTable(report), paramsTable(report), filesTable(report)],
-    ...[latencyTable(report), vocabTable(report), ...(pieces ? [pieces] : []), matrixTable(report), ...pairTables(report)],
+    ...[
+      latencyTable(report),
+      vocabTable(report),
+      ...(pieces ? [pieces] : []),
+      matrixTable(report),
+      ...pairTables(report),
+    ],
     trainingTable(report),
   ];
 }

@@ -25,7 +25,21 @@ export function wordPairs(lang: string): readonly WordPair[] {
 const related = (a: string, b: string): WordPair => ({ a, b, related: true });
 const control = (a: string, b: string): WordPair => ({ a, b, related: false });
 
-registerWordPairs('en', [related('dog', 'puppy'), related('man', 'woman'), related('boy', 'girl'), related('street', 'road'), control('dog', 'shirt'), control('man', 'water')]);
-registerWordPairs('de', [related('hund', 'welpe'), related('mann', 'frau'), related('junge', 'mädchen'), related('straße', 'weg'), control('hund', 'hemd'), control('mann', 'wasser')]);
+registerWordPairs('en', [
+  related('dog', 'puppy'),
+  related('man', 'woman'),
+  related('boy', 'girl'),
+  related('street', 'road'),
+  control('dog', 'shirt'),
+  control('man', 'water'),
+]);
+registerWordPairs('de', [
+  related('hund', 'welpe'),
+  related('mann', 'frau'),
+  related('junge', 'mädchen'),
+  related('straße', 'weg'),
+  control('hund', 'hemd'),
+  control('mann', 'wasser'),
+]);
 // The toy corpus's target side (train/data/toy-corpus.ts): determiners that differ only in gender.
 registerWordPairs('tgt', [related('lo', 'la'), related('li', 'le'), related('un', 'una')]);

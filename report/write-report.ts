@@ -34,7 +34,13 @@ export async function writeReport(report: Report, dir: string): Promise<WrittenR
       charts.push(path);
     }
   }
-  const out = { dir, json: join(dir, REPORT_FILES.json), markdown: join(dir, REPORT_FILES.markdown), html: join(dir, REPORT_FILES.html), charts };
+  const out = {
+    dir,
+    json: join(dir, REPORT_FILES.json),
+    markdown: join(dir, REPORT_FILES.markdown),
+    html: join(dir, REPORT_FILES.html),
+    charts,
+  };
   await writeFile(out.json, `${JSON.stringify(data, null, 2)}\n`);
   await writeFile(out.markdown, renderMarkdown(layout, REPORT_FILES.charts));
   await writeFile(out.html, renderHtml(layout));

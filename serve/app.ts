@@ -1,7 +1,8 @@
 /**
  * The HTTP API, one router per concern: operations (`/healthz`, `/readyz`, `/metrics`,
  * `/openapi.json`), models (`/v1/models`), translation (`POST /v1/translate`), captioning
- * (`POST /v1/caption`) and the browser client. A new concern is one more router mounted below, before the JSON 404. The listening
+ * (`POST /v1/caption`) and the browser client. A new concern is one more router mounted below, before the JSON 404. The
+ * listening
  * socket and shutdown belong to server.ts, so tests and embedders can mount this app as they like.
  */
 import { resolve } from 'node:path';
@@ -44,7 +45,10 @@ export interface AppOptions {
   allowedOrigins?: readonly string[];
   /** The browser client served at `/` (clients/web/build/web-client.ts). @default none: no page */
   web?: WebClient;
-  /** Folder served as static files under /reports/ (`frost report --out reports/NAME`). @default `reports` in the working directory */
+  /**
+   * Folder served as static files under /reports/ (`frost report --out reports/NAME`). @default `reports` in the
+   * working directory
+   */
   reportsDir?: string;
 }
 
@@ -54,7 +58,9 @@ export function createApp(opts: AppOptions): Express {
   const metrics = opts.metrics ?? new ServeMetrics();
   const pool = opts.pool ?? new BatcherPool(registry, opts.batching, metrics);
   const notReady = opts.notReady ?? (() => (registry.names.length ? undefined : 'no model loaded'));
-  const onInternal = opts.onInternalError ?? ((err: unknown) => process.stderr.write(`frost serve: ${(err as Error)?.stack ?? String(err)}\n`));
+  const onInternal =
+    opts.onInternalError ??
+    ((err: unknown) => process.stderr.write(`frost serve: ${(err as Error)?.stack ?? String(err)}\n`));
 
   const app = express();
   app.disable('x-powered-by');
@@ -68,6 +74,10 @@ export function createApp(opts: AppOptions): Express {
   app.use('/reports', reportsRouter(opts.reportsDir ?? resolve('reports')));
   app.use(webRouter({ registry, web: opts.web }));
   app.use(notFoundHandler());
-  app.use(errorHandler(onInternal, (err, reqId) => opts.logger?.info({ reqId, code: err.code }, 'client closed the connection mid-request')));
+  app.use(
+    errorHandler(onInternal, (err, reqId) =>
+      opts.logger?.info({ reqId, code: err.code }, 'client closed the connection mid-request'),
+    ),
+  );
   return app;
 }

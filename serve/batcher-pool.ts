@@ -24,7 +24,8 @@ export class BatcherPool {
     const given = Object.entries(options).filter(([, value]) => value !== undefined);
     this.options = { ...DEFAULT_BATCHING, ...Object.fromEntries(given) };
     for (const [key, value] of Object.entries(this.options)) {
-      if (!Number.isInteger(value) || value < (key === 'maxWaitMs' ? 0 : 1)) throw new RangeError(`batching.${key} must be an integer >= ${key === 'maxWaitMs' ? 0 : 1}, got ${value}`);
+      if (!Number.isInteger(value) || value < (key === 'maxWaitMs' ? 0 : 1))
+        throw new RangeError(`batching.${key} must be an integer >= ${key === 'maxWaitMs' ? 0 : 1}, got ${value}`);
     }
   }
 

@@ -11,7 +11,10 @@ import type { ModelRuntime } from './model-runtime.ts';
 
 /** Batching settings (per model). */
 export interface BatchingOptions {
-  /** Most inputs (texts, images) decoded in one batch; 1 turns batching off. A larger single request still runs, alone. @default 64 */
+  /**
+   * Most inputs (texts, images) decoded in one batch; 1 turns batching off. A larger single request still runs, alone.
+   * @default 64
+   */
   maxBatch: number;
   /**
    * How long a request waits for others before its batch starts, while another batch is decoding
@@ -28,7 +31,12 @@ export interface BatchingOptions {
   concurrency: number;
 }
 
-export const DEFAULT_BATCHING: Readonly<BatchingOptions> = { maxBatch: 64, maxWaitMs: 5, maxQueue: 256, concurrency: 2 };
+export const DEFAULT_BATCHING: Readonly<BatchingOptions> = {
+  maxBatch: 64,
+  maxWaitMs: 5,
+  maxQueue: 256,
+  concurrency: 2,
+};
 
 /** What the batcher reports, for metrics. */
 export interface BatchObserver {
@@ -206,7 +214,7 @@ export class Batcher<In, Out, Opts> {
     const head = this.queue[0];
     const jobs: Job<In, Out, Opts>[] = [];
     let size = 0;
-    for (let i = 0; i < this.queue.length; ) {
+    for (let i = 0; i < this.queue.length;) {
       const job = this.queue[i];
       // The head always goes, even when it alone is larger than maxBatch (its size is capped by the request limits).
       if (job.key === head.key && (jobs.length === 0 || size + job.inputs.length <= this.opts.maxBatch)) {

@@ -6,7 +6,8 @@
  * core/image/preprocess.ts, as the CLI and the browser do. That happens here, before the upload
  * takes a place in the model's queue, so that a bad one is refused with its own 4xx and code:
  * sharp decodes in libuv's pool and the preprocessing runs in its own thread
- * (serve/image-preprocess-thread.ts), so neither holds the event loop. The pixels then go through the model's caption batcher (serve/batch-kinds.ts), so
+ * (serve/image-preprocess-thread.ts), so neither holds the event loop. The pixels then go through the model's caption
+ * batcher (serve/batch-kinds.ts), so
  * concurrent requests share one encoder run and one beam search in the model's decode thread.
  */
 import { Router, type Request, type Response } from 'express';
@@ -64,7 +65,8 @@ export function captionRouter({ registry, pool, limits, budget = new UploadBudge
       const upload = await readUpload(req, res);
       const model = registry.get(upload.model);
       const { task, image: spec } = model.runtime.card;
-      if (task !== 'caption' || !spec) throw new HttpError('FROST_ERR_NOT_A_CAPTION_MODEL', { model: model.name, task });
+      if (task !== 'caption' || !spec)
+        throw new HttpError('FROST_ERR_NOT_A_CAPTION_MODEL', { model: model.name, task });
       assertCaptions(model.runtime, model.name);
       prepared = await budget.decode(async () => {
         const image = await decodeUpload(upload, limits);

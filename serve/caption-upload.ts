@@ -26,11 +26,15 @@ export const captionJsonSchema = z.strictObject({
     .string()
     .min(1, 'must be a non-empty base64 string')
     .describe('the JPEG or PNG file, base64; a data:image/…;base64, prefix is accepted'),
-  beam: z.int().min(1).max(MAX_BEAM).optional().describe('beam width; 10 (the paper\'s) when left out'),
+  beam: z.int().min(1).max(MAX_BEAM).optional().describe("beam width; 10 (the paper's) when left out"),
 });
 
 /** A form's beam: decimal digits only (Number() would also take '0x10', '1e1' or ' 4 '). */
-const beamField = z.string().regex(/^\d{1,3}$/).transform(Number).pipe(z.int().min(1).max(MAX_BEAM));
+const beamField = z
+  .string()
+  .regex(/^\d{1,3}$/)
+  .transform(Number)
+  .pipe(z.int().min(1).max(MAX_BEAM));
 /** The form fields read; any other is refused, as the JSON body's unknown keys are. */
 const FORM_FIELDS = new Set(['image', 'model', 'beam']);
 /** Parts a form may have: the image and the two text fields, with room to spare. */
@@ -58,7 +62,8 @@ async function readJson(req: Request, res: Response, json: RequestHandler): Prom
   const parsed = captionJsonSchema.safeParse(req.body);
   if (!parsed.success) {
     const missing = parsed.error.issues.some((i) => i.path[0] === 'image' && i.code === 'invalid_type');
-    if (missing) throw new HttpError('FROST_ERR_NO_IMAGE', { detail: 'the JSON body has no "image" (base64 JPEG or PNG)' });
+    if (missing)
+      throw new HttpError('FROST_ERR_NO_IMAGE', { detail: 'the JSON body has no "image" (base64 JPEG or PNG)' });
     throw new HttpError('FROST_ERR_INVALID_REQUEST', { issues: formatIssues(parsed.error.issues) });
   }
   const b64 = parsed.data.image.replace(/^data:[\w/+.-]+;base64,/, '').replace(/\s+/g, '');
@@ -80,7 +85,9 @@ function readMultipart(req: Request, maxBytes: number): Promise<CaptionUpload> {
       const limits = { files: 1, fileSize: maxBytes, fields: MAX_FORM_PARTS, fieldSize: 256, parts: MAX_FORM_PARTS };
       parser = busboy({ headers: req.headers, limits });
     } catch (err) {
-      reject(new HttpError('FROST_ERR_INVALID_REQUEST', { issues: `multipart: ${(err as Error).message}` }, { cause: err }));
+      reject(
+        new HttpError('FROST_ERR_INVALID_REQUEST', { issues: `multipart: ${(err as Error).message}` }, { cause: err }),
+      );
       return;
     }
     const upload: Omit<CaptionUpload, 'bytes'> = {};
@@ -95,7 +102,9 @@ function readMultipart(req: Request, maxBytes: number): Promise<CaptionUpload> {
     parser.on('fieldsLimit', tooMany(`${MAX_FORM_PARTS} fields`));
     parser.on('filesLimit', tooMany("one file (field 'image')"));
     const unknownField = (name: string) => {
-      failure ??= new HttpError('FROST_ERR_INVALID_REQUEST', { issues: `multipart: unknown field '${clip(name)}' (expected image, model, beam)` });
+      failure ??= new HttpError('FROST_ERR_INVALID_REQUEST', {
+        issues: `multipart: unknown field '${clip(name)}' (expected image, model, beam)`,
+      });
     };
     parser.on('file', (name, stream, info) => {
       // A form cut short fails the file stream too ("Unexpected end of file"); the parser reports it.
@@ -115,17 +124,24 @@ function readMultipart(req: Request, maxBytes: number): Promise<CaptionUpload> {
       });
     });
     parser.on('field', (name, value) => {
-      if (name === 'image') failure ??= new HttpError('FROST_ERR_NO_IMAGE', { detail: "the form's field 'image' is text, not a file" });
+      if (name === 'image')
+        failure ??= new HttpError('FROST_ERR_NO_IMAGE', { detail: "the form's field 'image' is text, not a file" });
       else if (!FORM_FIELDS.has(name)) unknownField(name);
       if (name === 'model') {
         const model = modelName.safeParse(value);
         if (model.success) upload.model = model.data;
-        else failure ??= new HttpError('FROST_ERR_INVALID_REQUEST', { issues: `model: ${model.error.issues[0]!.message}` });
+        else
+          failure ??= new HttpError('FROST_ERR_INVALID_REQUEST', {
+            issues: `model: ${model.error.issues[0]!.message}`,
+          });
       }
       if (name === 'beam') {
         const beam = beamField.safeParse(value);
         if (beam.success) upload.beam = beam.data;
-        else failure ??= new HttpError('FROST_ERR_INVALID_REQUEST', { issues: `beam: must be an integer from 1 to ${MAX_BEAM}, got '${clip(value)}'` });
+        else
+          failure ??= new HttpError('FROST_ERR_INVALID_REQUEST', {
+            issues: `beam: must be an integer from 1 to ${MAX_BEAM}, got '${clip(value)}'`,
+          });
       }
     });
     parser.on('error', (err: Error) => {

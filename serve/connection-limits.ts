@@ -47,7 +47,8 @@ export function httpServerOptions(timeoutMs: number): ServerOptions {
  * so its descriptor is freed at once. Drops are logged at most once a second, with their count.
  */
 export function limitConnections(server: Server, max: number, logger?: Logger): void {
-  if (!Number.isInteger(max) || max < 1) throw new RangeError(`'maxConnections' must be a positive integer, got ${max}`);
+  if (!Number.isInteger(max) || max < 1)
+    throw new RangeError(`'maxConnections' must be a positive integer, got ${max}`);
   server.maxConnections = max;
   let dropped = 0;
   let timer: NodeJS.Timeout | undefined;

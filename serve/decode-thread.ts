@@ -55,11 +55,13 @@ export class DecodeThread {
   ) {
     worker.on('message', (msg: FromWorker) => this.receive(msg));
     worker.on('error', (err) => (this.crashReason ??= `uncaught ${err.name}: ${err.message}`));
-    this.exit = new Promise((resolve) => worker.once('exit', (code) => {
-      this.ended = true;
-      this.failAll(this.crashReason ?? `the thread exited with code ${code}`);
-      resolve();
-    }));
+    this.exit = new Promise((resolve) =>
+      worker.once('exit', (code) => {
+        this.ended = true;
+        this.failAll(this.crashReason ?? `the thread exited with code ${code}`);
+        resolve();
+      }),
+    );
   }
 
   /**
@@ -67,7 +69,11 @@ export class DecodeThread {
    * @throws Error with the loader's message (naming the file of a missing or corrupt model)
    */
   static start(dir: string, opts: DecodeThreadOptions = {}): Promise<DecodeThread> {
-    const workerData: DecodeWorkerData = { dir, device: opts.device ?? 'cpu', intraOpNumThreads: opts.intraOpNumThreads ?? 0 };
+    const workerData: DecodeWorkerData = {
+      dir,
+      device: opts.device ?? 'cpu',
+      intraOpNumThreads: opts.intraOpNumThreads ?? 0,
+    };
     const worker = new Worker(BOOT, { workerData: { ...workerData, entry: ENTRY } });
     return new Promise<DecodeThread>((resolve, reject) => {
       // Only these listeners go: Worker keeps internal ones of its own (removeAllListeners would drop them).
@@ -91,8 +97,10 @@ export class DecodeThread {
           resolve(new DecodeThread(worker, msg.card, opts));
         }
       };
-      const onError = (err: Error) => fail(new Error(`${dir}: the decode thread failed while loading: ${err.message}`, { cause: err }));
-      const onExit = (code: number) => fail(new Error(`${dir}: the decode thread exited with code ${code} while loading`));
+      const onError = (err: Error) =>
+        fail(new Error(`${dir}: the decode thread failed while loading: ${err.message}`, { cause: err }));
+      const onExit = (code: number) =>
+        fail(new Error(`${dir}: the decode thread exited with code ${code} while loading`));
       worker.on('message', onMessage);
       worker.on('error', onError);
       worker.on('exit', onExit);
@@ -110,9 +118,14 @@ export class DecodeThread {
   }
 
   /** Decodes a batch in the thread; same contract as `Seq2SeqRuntime.translateEach`. */
-  translateEach(texts: readonly string[], options: SearchOptions = {}, hooks: TranslateHooks = {}): Promise<Translation[]> {
+  translateEach(
+    texts: readonly string[],
+    options: SearchOptions = {},
+    hooks: TranslateHooks = {},
+  ): Promise<Translation[]> {
     const { logitsProcessors, ...plain } = options;
-    if (logitsProcessors?.length) return Promise.reject(new TypeError('translateEach: logitsProcessors cannot cross to a decode thread'));
+    if (logitsProcessors?.length)
+      return Promise.reject(new TypeError('translateEach: logitsProcessors cannot cross to a decode thread'));
     return this.call<Translation>('translateEach', hooks, (id) => ({
       msg: { type: 'translate', id, texts: [...texts], options: plain, prefixInputs: [...(hooks.prefixInputs ?? [])] },
     }));
@@ -123,7 +136,11 @@ export class DecodeThread {
    * buffers are transferred, not copied (a batch of 64 128² images is 12 MB), so the arrays are
    * detached here once this is called.
    */
-  captionEach(images: readonly Float32Array[], options: CaptionOptions = {}, hooks: CaptionHooks = {}): Promise<Caption[]> {
+  captionEach(
+    images: readonly Float32Array[],
+    options: CaptionOptions = {},
+    hooks: CaptionHooks = {},
+  ): Promise<Caption[]> {
     const list = [...images];
     const bad = list.findIndex((im) => !(im instanceof Float32Array));
     if (bad >= 0) return Promise.reject(new TypeError(`captionEach: images[${bad}] must be a Float32Array`));

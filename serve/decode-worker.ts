@@ -14,7 +14,11 @@ const { dir, device, intraOpNumThreads } = workerData as DecodeWorkerData;
 
 let runtime: InProcessRuntime | undefined;
 try {
-  runtime = await InProcessRuntime.load(dir, { device, intraOpNumThreads, log: (message) => post({ type: 'log', message }) });
+  runtime = await InProcessRuntime.load(dir, {
+    device,
+    intraOpNumThreads,
+    log: (message) => post({ type: 'log', message }),
+  });
   post({ type: 'ready', card: runtime.card });
 } catch (err) {
   post({ type: 'load-failed', message: (err as Error)?.message ?? String(err) });
@@ -45,24 +49,31 @@ if (runtime) {
 
 function translate(rt: InProcessRuntime, msg: Extract<ToWorker, { type: 'translate' }>): void {
   const { id } = msg;
-  settle(id, rt.translateEach(msg.texts, msg.options, {
-    prefixInputs: new Set(msg.prefixInputs),
-    onPrefix: (input, text) => post({ type: 'prefix', id, input, text }),
-    onDone: (input, translation) => post({ type: 'done', id, input, translation }),
-  }));
+  settle(
+    id,
+    rt.translateEach(msg.texts, msg.options, {
+      prefixInputs: new Set(msg.prefixInputs),
+      onPrefix: (input, text) => post({ type: 'prefix', id, input, text }),
+      onDone: (input, translation) => post({ type: 'done', id, input, translation }),
+    }),
+  );
 }
 
 function caption(rt: InProcessRuntime, msg: Extract<ToWorker, { type: 'caption' }>): void {
   const { id } = msg;
-  settle(id, rt.captionEach(msg.images, msg.options, {
-    onDone: (input, result) => post({ type: 'captioned', id, input, caption: result }),
-  }));
+  settle(
+    id,
+    rt.captionEach(msg.images, msg.options, {
+      onDone: (input, result) => post({ type: 'captioned', id, input, caption: result }),
+    }),
+  );
 }
 
 /** Every batch ends with exactly one `finished` or `failed`, after its per-input messages. */
 function settle(id: number, decoding: Promise<unknown>): void {
   decoding.then(
     () => post({ type: 'finished', id }),
-    (err: unknown) => post({ type: 'failed', id, message: (err as Error)?.message ?? String(err), stack: (err as Error)?.stack }),
+    (err: unknown) =>
+      post({ type: 'failed', id, message: (err as Error)?.message ?? String(err), stack: (err as Error)?.stack }),
   );
 }

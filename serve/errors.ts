@@ -54,14 +54,19 @@ export const ERRORS = {
   // Only for an embedder's app whose registry holds a bare Seq2SeqRuntime; `frost serve` always captions.
   FROST_ERR_CAPTION_UNAVAILABLE: {
     statusCode: 501,
-    message: "Model '{model}' is a caption model, but its runtime cannot caption (register an InProcessRuntime or a WorkerRuntime)",
+    message:
+      "Model '{model}' is a caption model, but its runtime cannot caption (register an InProcessRuntime or a WorkerRuntime)",
   },
   // Nobody reads this answer: it names the request in the log and the metrics.
-  FROST_ERR_CLIENT_CLOSED: { statusCode: 400, message: 'The client closed the connection before its request was complete' },
+  FROST_ERR_CLIENT_CLOSED: {
+    statusCode: 400,
+    message: 'The client closed the connection before its request was complete',
+  },
   FROST_ERR_INTERNAL: { statusCode: 500, message: 'Internal server error' },
   FROST_ERR_DECODER_CRASHED: {
     statusCode: 500,
-    message: "The decoding thread of model '{model}' stopped unexpectedly, so this request was not completed; it is being restarted",
+    message:
+      "The decoding thread of model '{model}' stopped unexpectedly, so this request was not completed; it is being restarted",
   },
   FROST_ERR_OVERLOADED: {
     statusCode: 503,
@@ -123,20 +128,30 @@ export function toHttpError(err: unknown): HttpError {
   if (err instanceof HttpError) return err;
   // The decoding side's errors (decode-errors.ts), in HTTP terms.
   if (err instanceof QueueFullError) return new HttpError('FROST_ERR_OVERLOADED', { queue: err.queue }, { cause: err });
-  if (err instanceof DecoderCrashedError) return new HttpError('FROST_ERR_DECODER_CRASHED', { model: err.model }, { cause: err.cause ?? err });
-  if (err instanceof CaptionUnavailableError) return new HttpError('FROST_ERR_CAPTION_UNAVAILABLE', { model: err.model }, { cause: err });
+  if (err instanceof DecoderCrashedError)
+    return new HttpError('FROST_ERR_DECODER_CRASHED', { model: err.model }, { cause: err.cause ?? err });
+  if (err instanceof CaptionUnavailableError)
+    return new HttpError('FROST_ERR_CAPTION_UNAVAILABLE', { model: err.model }, { cause: err });
   const bp = (err ?? {}) as BodyParserError;
   if (bp.type === 'entity.parse.failed') {
     return new HttpError('FROST_ERR_BAD_JSON', { detail: bp.message ?? 'parse error' }, { cause: err });
   }
   if (bp.type === 'charset.unsupported') {
-    return new HttpError('FROST_ERR_UNSUPPORTED_MEDIA_TYPE', { contentType: bp.message ?? 'unsupported charset' }, { cause: err });
+    return new HttpError(
+      'FROST_ERR_UNSUPPORTED_MEDIA_TYPE',
+      { contentType: bp.message ?? 'unsupported charset' },
+      { cause: err },
+    );
   }
   if (bp.type === 'entity.too.large') {
     return new HttpError('FROST_ERR_BODY_TOO_LARGE', { limit: bp.limit ?? 'configured' }, { cause: err });
   }
   if (bp.type === 'encoding.unsupported') {
-    return new HttpError('FROST_ERR_UNSUPPORTED_ENCODING', { encoding: JSON.stringify(clip(bp.encoding ?? '?')) }, { cause: err });
+    return new HttpError(
+      'FROST_ERR_UNSUPPORTED_ENCODING',
+      { encoding: JSON.stringify(clip(bp.encoding ?? '?')) },
+      { cause: err },
+    );
   }
   if (bp.type === 'request.aborted') return new HttpError('FROST_ERR_CLIENT_CLOSED', {}, { cause: err });
   // The rest of body-parser's client errors: a gzip or brotli body that does not decompress (zlib's

@@ -1,7 +1,8 @@
 /**
  * Image preprocessing (core/image/preprocess.ts: centre crop, resize, normalise) in a worker
  * thread, off the event loop. It is plain JS over every pixel of the decoded upload: 9-10 ms for a
- * 640×480 photo and 180 ms for 25 megapixels on the 2-core dev machine (npm run bench:preprocess), time in which the server
+ * 640×480 photo and 180 ms for 25 megapixels on the 2-core dev machine (npm run bench:preprocess), time in which the
+ * server
  * could answer nothing else, health checks included. (sharp's decoding already runs in libuv's
  * pool; the resize stays frost's own so that a server, the CLI and the browser make the same
  * tensor from the same image.)
@@ -50,7 +51,8 @@ export class ImagePreprocessThread {
    * it is the whole of its buffer, that buffer moves to the thread and is empty here afterwards.
    */
   run(rgba: Uint8Array | Uint8ClampedArray, width: number, height: number, spec: ImageSpec): Promise<Float32Array> {
-    const own = rgba.byteOffset === 0 && rgba.byteLength === rgba.buffer.byteLength && rgba.buffer instanceof ArrayBuffer;
+    const own =
+      rgba.byteOffset === 0 && rgba.byteLength === rgba.buffer.byteLength && rgba.buffer instanceof ArrayBuffer;
     const buffer = own ? (rgba.buffer as ArrayBuffer) : rgba.slice().buffer;
     const job: PreprocessJob = { id: this.nextId++, rgba: buffer, width, height, spec };
     const worker = this.thread();

@@ -35,8 +35,13 @@ export class InProcessRuntime implements ModelRuntime {
   }
 
   /** @throws TypeError for a translation model (its encoder reads text) */
-  async captionEach(images: readonly Float32Array[], options?: CaptionOptions, hooks?: CaptionHooks): Promise<Caption[]> {
-    if (!this.captioner) throw new TypeError(`captionEach: model '${this.card.name}' is a ${this.card.task} model, not a caption model`);
+  async captionEach(
+    images: readonly Float32Array[],
+    options?: CaptionOptions,
+    hooks?: CaptionHooks,
+  ): Promise<Caption[]> {
+    if (!this.captioner)
+      throw new TypeError(`captionEach: model '${this.card.name}' is a ${this.card.task} model, not a caption model`);
     return this.captioner.captionEach(images, options, hooks);
   }
 

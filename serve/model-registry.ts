@@ -42,7 +42,9 @@ export class ModelRegistry {
     for (const m of models) {
       const clash = this.models.get(m.name);
       if (clash) {
-        throw new Error(`two models are named '${m.name}' (${clash.dir ?? '?'} and ${m.dir ?? '?'}); model names must be unique`);
+        throw new Error(
+          `two models are named '${m.name}' (${clash.dir ?? '?'} and ${m.dir ?? '?'}); model names must be unique`,
+        );
       }
       this.models.set(m.name, m);
     }
@@ -129,7 +131,8 @@ async function findModelDirs(dir: string): Promise<string[]> {
   } catch {
     throw new Error(`${dir}: models directory not found`);
   }
-  if (!info.isDirectory()) throw new Error(`${dir}: not a directory (--models takes a model directory or a directory of them)`);
+  if (!info.isDirectory())
+    throw new Error(`${dir}: not a directory (--models takes a model directory or a directory of them)`);
   if (existsSync(join(dir, MODEL_CARD_FILE))) return [dir];
   const entries = await readdir(dir, { withFileTypes: true });
   const candidates = entries

@@ -7,7 +7,10 @@ import type { ModelRegistry } from './model-registry.ts';
 export function modelsRouter(registry: ModelRegistry): Router {
   const router = Router();
   router.get('/v1/models', (_req, res) => {
-    const body: ModelsResponse = { default: registry.defaultName ?? null, models: registry.list().map((m) => summarise(m.runtime.card)) };
+    const body: ModelsResponse = {
+      default: registry.defaultName ?? null,
+      models: registry.list().map((m) => summarise(m.runtime.card)),
+    };
     res.json(body);
   });
   return router;

@@ -14,7 +14,10 @@ const hypothesis = {
   required: ['text', 'score', 'log_prob'],
   properties: {
     text: { type: 'string' },
-    score: { type: ['number', 'null'], description: 'length-normalised log-probability; null for an impossible hypothesis' },
+    score: {
+      type: ['number', 'null'],
+      description: 'length-normalised log-probability; null for an impossible hypothesis',
+    },
     log_prob: { type: ['number', 'null'] },
   },
 } as const;
@@ -38,14 +41,21 @@ const errorResponse = (description: string) => ({
 
 /** Builds the document for the given limits (they appear as maxLength/maxItems in the request schema). */
 export function openApiDocument(limits: RequestLimits, version = '0.1.0'): Record<string, unknown> {
-  const { $schema: _drop, ...request } = z.toJSONSchema(translateBodySchema(limits), { io: 'input' }) as Record<string, unknown>;
-  const { $schema: _drop2, ...captionJson } = z.toJSONSchema(captionJsonSchema, { io: 'input' }) as Record<string, unknown>;
+  const { $schema: _drop, ...request } = z.toJSONSchema(translateBodySchema(limits), { io: 'input' }) as Record<
+    string,
+    unknown
+  >;
+  const { $schema: _drop2, ...captionJson } = z.toJSONSchema(captionJsonSchema, { io: 'input' }) as Record<
+    string,
+    unknown
+  >;
   return {
     openapi: '3.1.0',
     info: {
       title: 'frost server',
       version,
-      description: 'Translates text and captions images with exported frost models. Errors are JSON with a stable FROST_ERR_* code.',
+      description:
+        'Translates text and captions images with exported frost models. Errors are JSON with a stable FROST_ERR_* code.',
     },
     paths: {
       '/v1/translate': {
@@ -57,10 +67,14 @@ export function openApiDocument(limits: RequestLimits, version = '0.1.0'): Recor
               in: 'query',
               required: false,
               schema: { type: 'string', enum: ['1', 'true'] },
-              description: 'Answer as server-sent events: `prefix` events ({index, text}) as the best prefix grows, then one `result` event (the JSON answer) or an `error` event',
+              description:
+                'Answer as server-sent events: `prefix` events ({index, text}) as the best prefix grows, then one `result` event (the JSON answer) or an `error` event',
             },
           ],
-          requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/TranslateRequest' } } } },
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/TranslateRequest' } } },
+          },
           responses: {
             200: {
               description: 'Translations, one per text, in order',
@@ -69,12 +83,19 @@ export function openApiDocument(limits: RequestLimits, version = '0.1.0'): Recor
                 'text/event-stream': { schema: { type: 'string' } },
               },
             },
-            400: errorResponse('Malformed JSON, invalid UTF-8, a field that fails validation (named in the message), or a caption model (FROST_ERR_NOT_A_TRANSLATION_MODEL)'),
+            400: errorResponse(
+              'Malformed JSON, invalid UTF-8, a field that fails validation (named in the message), or a caption model (FROST_ERR_NOT_A_TRANSLATION_MODEL)',
+            ),
             404: errorResponse('Unknown model'),
             413: errorResponse('Body larger than the limit'),
             415: errorResponse('Not application/json'),
-            500: errorResponse('The decoding thread died during the request (FROST_ERR_DECODER_CRASHED; it is restarted, a retry can succeed), or an internal error'),
-            503: { ...errorResponse('Queue full (FROST_ERR_OVERLOADED); see Retry-After'), headers: { 'Retry-After': { schema: { type: 'integer' } } } },
+            500: errorResponse(
+              'The decoding thread died during the request (FROST_ERR_DECODER_CRASHED; it is restarted, a retry can succeed), or an internal error',
+            ),
+            503: {
+              ...errorResponse('Queue full (FROST_ERR_OVERLOADED); see Retry-After'),
+              headers: { 'Retry-After': { schema: { type: 'integer' } } },
+            },
             504: errorResponse('Not answered within the request timeout (FROST_ERR_TIMEOUT)'),
           },
         },
@@ -94,9 +115,21 @@ export function openApiDocument(limits: RequestLimits, version = '0.1.0'): Recor
                   type: 'object',
                   required: ['image'],
                   properties: {
-                    image: { type: 'string', format: 'binary', description: `the JPEG or PNG file, at most ${limits.maxImageBytes} bytes and ${limits.maxImagePixels} pixels` },
-                    model: { type: 'string', description: 'the model to caption with; the default model when left out' },
-                    beam: { type: 'integer', minimum: 1, maximum: MAX_BEAM, description: "beam width; 10 (the paper's) when left out" },
+                    image: {
+                      type: 'string',
+                      format: 'binary',
+                      description: `the JPEG or PNG file, at most ${limits.maxImageBytes} bytes and ${limits.maxImagePixels} pixels`,
+                    },
+                    model: {
+                      type: 'string',
+                      description: 'the model to caption with; the default model when left out',
+                    },
+                    beam: {
+                      type: 'integer',
+                      minimum: 1,
+                      maximum: MAX_BEAM,
+                      description: "beam width; 10 (the paper's) when left out",
+                    },
                   },
                 },
                 encoding: { image: { contentType: 'image/jpeg, image/png' } },
@@ -105,7 +138,10 @@ export function openApiDocument(limits: RequestLimits, version = '0.1.0'): Recor
             },
           },
           responses: {
-            200: { description: 'The caption', content: { 'application/json': { schema: { $ref: '#/components/schemas/CaptionResponse' } } } },
+            200: {
+              description: 'The caption',
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/CaptionResponse' } } },
+            },
             400: errorResponse(
               'No image (FROST_ERR_NO_IMAGE), an empty (FROST_ERR_IMAGE_EMPTY), truncated (FROST_ERR_IMAGE_TRUNCATED) or ' +
                 'corrupt (FROST_ERR_IMAGE_CORRUPT) image, bad base64 or fields (FROST_ERR_INVALID_REQUEST), malformed JSON, ' +
@@ -119,9 +155,16 @@ export function openApiDocument(limits: RequestLimits, version = '0.1.0'): Recor
               'Not an image, e.g. a PDF renamed .jpg (FROST_ERR_NOT_AN_IMAGE); an image format other than JPEG and PNG ' +
                 '(FROST_ERR_UNSUPPORTED_IMAGE); neither multipart/form-data nor application/json (FROST_ERR_CAPTION_CONTENT_TYPE)',
             ),
-            500: errorResponse('The decoding thread died during the request (FROST_ERR_DECODER_CRASHED), or an internal error'),
-            501: errorResponse("The caption model's runtime cannot caption (FROST_ERR_CAPTION_UNAVAILABLE; embedded apps only)"),
-            503: { ...errorResponse('Queue full (FROST_ERR_OVERLOADED); see Retry-After'), headers: { 'Retry-After': { schema: { type: 'integer' } } } },
+            500: errorResponse(
+              'The decoding thread died during the request (FROST_ERR_DECODER_CRASHED), or an internal error',
+            ),
+            501: errorResponse(
+              "The caption model's runtime cannot caption (FROST_ERR_CAPTION_UNAVAILABLE; embedded apps only)",
+            ),
+            503: {
+              ...errorResponse('Queue full (FROST_ERR_OVERLOADED); see Retry-After'),
+              headers: { 'Retry-After': { schema: { type: 'integer' } } },
+            },
             504: errorResponse('Not answered within the request timeout (FROST_ERR_TIMEOUT)'),
           },
         },
@@ -129,7 +172,9 @@ export function openApiDocument(limits: RequestLimits, version = '0.1.0'): Recor
       '/v1/models': {
         get: {
           summary: 'The loaded models (cards, vocabularies reduced to their sizes)',
-          responses: { 200: { description: 'Models', content: { 'application/json': { schema: { type: 'object' } } } } },
+          responses: {
+            200: { description: 'Models', content: { 'application/json': { schema: { type: 'object' } } } },
+          },
         },
       },
       '/healthz': {
@@ -142,7 +187,10 @@ export function openApiDocument(limits: RequestLimits, version = '0.1.0'): Recor
         },
       },
       '/metrics': {
-        get: { summary: 'Prometheus metrics', responses: { 200: { description: 'Text exposition format', content: { 'text/plain': {} } } } },
+        get: {
+          summary: 'Prometheus metrics',
+          responses: { 200: { description: 'Text exposition format', content: { 'text/plain': {} } } },
+        },
       },
       '/openapi.json': { get: { summary: 'This document', responses: { 200: { description: 'OpenAPI 3.1' } } } },
     },
@@ -182,7 +230,11 @@ export function openApiDocument(limits: RequestLimits, version = '0.1.0'): Recor
               type: 'object',
               required: ['width', 'height', 'format'],
               description: 'the upload as decoded (EXIF orientation applied), before preprocessing',
-              properties: { width: { type: 'integer' }, height: { type: 'integer' }, format: { type: 'string', enum: ['jpeg', 'png'] } },
+              properties: {
+                width: { type: 'integer' },
+                height: { type: 'integer' },
+                format: { type: 'string', enum: ['jpeg', 'png'] },
+              },
             },
             timing: { type: 'object', required: ['total_ms'], properties: { total_ms: { type: 'number' } } },
           },

@@ -52,7 +52,13 @@ export function reportsRouter(dir: string): Router {
     }
     next();
   });
-  router.use(express.static(root, { index: INDEX_FILES, dotfiles: 'ignore', setHeaders: (res) => res.set(PAGE_SECURITY_HEADERS) }));
+  router.use(
+    express.static(root, {
+      index: INDEX_FILES,
+      dotfiles: 'ignore',
+      setHeaders: (res) => res.set(PAGE_SECURITY_HEADERS),
+    }),
+  );
   return router;
 }
 

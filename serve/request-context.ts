@@ -27,10 +27,20 @@ export function requestContext(metrics: ServeMetrics, logger?: Logger): RequestH
     res.on('finish', () => {
       const seconds = (performance.now() - started) / 1000;
       const code = res.locals.errorCode as string | undefined;
-      metrics.requestDuration.observe({ method: req.method, route: routeLabel(req, path), status: res.statusCode }, seconds);
+      metrics.requestDuration.observe(
+        { method: req.method, route: routeLabel(req, path), status: res.statusCode },
+        seconds,
+      );
       if (code) metrics.errors.inc({ code });
       logger?.info(
-        { reqId: id, method: req.method, path, status: res.statusCode, ms: Math.round(seconds * 1e5) / 100, ...(code ? { code } : {}) },
+        {
+          reqId: id,
+          method: req.method,
+          path,
+          status: res.statusCode,
+          ms: Math.round(seconds * 1e5) / 100,
+          ...(code ? { code } : {}),
+        },
         'request',
       );
     });

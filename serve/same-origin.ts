@@ -38,7 +38,11 @@ export function sameOriginPosts(allowedOrigins: readonly string[] = []): Request
     const site = req.get('sec-fetch-site');
     if (origin === undefined) {
       // Without Origin, only a browser's own word that the request is cross-site counts.
-      next(site === 'cross-site' ? new HttpError('FROST_ERR_CROSS_ORIGIN', { origin: '(none)', host: clip(req.get('host') ?? '') }) : undefined);
+      next(
+        site === 'cross-site'
+          ? new HttpError('FROST_ERR_CROSS_ORIGIN', { origin: '(none)', host: clip(req.get('host') ?? '') })
+          : undefined,
+      );
       return;
     }
     if (allowed.has(origin.toLowerCase()) || sameHost(origin, req.get('host'))) {

@@ -30,7 +30,7 @@ export interface RequestLimits {
 export const DEFAULT_LIMITS: Readonly<RequestLimits> = {
   maxTextChars: 1000,
   maxBatch: 32,
-  maxBodyBytes: 1 << 20,
+  maxBodyBytes: 2 ** 20,
   timeoutMs: 30_000,
   maxImageBytes: 10 * 1024 * 1024,
   maxImagePixels: DEFAULT_MAX_PIXELS,
@@ -53,7 +53,10 @@ export const MAX_MODEL_NAME = 128;
 const INVISIBLE = /[\p{White_Space}\p{Cf}]/gu;
 
 /** A model name as requests give it. */
-export const modelName = z.string().min(1, 'must be a non-empty string').max(MAX_MODEL_NAME, `must be at most ${MAX_MODEL_NAME} characters`);
+export const modelName = z
+  .string()
+  .min(1, 'must be a non-empty string')
+  .max(MAX_MODEL_NAME, `must be at most ${MAX_MODEL_NAME} characters`);
 
 /** A validated `POST /v1/translate` request, camelCase, with options ready for search. */
 export interface TranslateRequest {
@@ -71,7 +74,10 @@ export function translateBodySchema(limits: RequestLimits) {
   const text = z
     .string()
     .max(limits.maxTextChars, `must be at most ${limits.maxTextChars} characters (code points)`)
-    .refine((s) => s.replace(INVISIBLE, '').length > 0, 'must be a non-empty string (spaces and zero-width characters do not count)');
+    .refine(
+      (s) => s.replace(INVISIBLE, '').length > 0,
+      'must be a non-empty string (spaces and zero-width characters do not count)',
+    );
   return z
     .strictObject({
       model: modelName.optional(),

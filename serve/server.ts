@@ -32,9 +32,14 @@ export interface ServerOptions {
   /** The model used when a request names none. */
   defaultModel?: string;
   limits?: Partial<RequestLimits>;
-  /** Dynamic batching (see serve/batcher.ts); `concurrency` defaults to max(2, workers), so every worker has a batch. */
+  /**
+   * Dynamic batching (see serve/batcher.ts); `concurrency` defaults to max(2, workers), so every worker has a batch.
+   */
   batching?: Partial<BatchingOptions>;
-  /** Served as static files under /reports/ (`frost report --out reports/NAME`). @default `reports` in the working directory */
+  /**
+   * Served as static files under /reports/ (`frost report --out reports/NAME`). @default `reports` in the working
+   * directory
+   */
   reportsDir?: string;
   /** The browser client served at `/` (clients/web/build/web-client.ts). @default none: no page */
   web?: WebClient;
@@ -73,7 +78,8 @@ export interface RunningServer {
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const logger = createLogger(opts.log);
   const port = opts.port ?? 8080;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`port must be an integer in 0..65535, got ${port}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`port must be an integer in 0..65535, got ${port}`);
   const host = opts.host ?? '127.0.0.1';
 
   const workers = opts.workers ?? defaultWorkers();
@@ -87,7 +93,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       log: (message) => logger.warn(message),
       onCrash: (reason) => {
         metrics.decodeThreadCrashes.inc({ model });
-        logger.error({ model, dir, reason }, 'decode thread crashed: its requests failed with FROST_ERR_DECODER_CRASHED; restarting it');
+        logger.error(
+          { model, dir, reason },
+          'decode thread crashed: its requests failed with FROST_ERR_DECODER_CRASHED; restarting it',
+        );
       },
       onRestart: (error) =>
         error
@@ -98,7 +107,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     return runtime;
   };
   const registry = await ModelRegistry.load(opts.modelsDir, { defaultModel: opts.defaultModel, loader: load });
-  const threadCounts = () => registry.list().map((m): [string, number] => [m.name, m.runtime instanceof WorkerRuntime ? m.runtime.threads.length : 0]);
+  const threadCounts = () =>
+    registry
+      .list()
+      .map((m): [string, number] => [m.name, m.runtime instanceof WorkerRuntime ? m.runtime.threads.length : 0]);
   metrics.countDecodeThreads(threadCounts);
   const pool = new BatcherPool(
     registry,
@@ -118,7 +130,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     notReady: () => {
       if (tracker?.isDraining) return 'shutting down';
       if (!registry.names.length) return 'no model loaded';
-      const down = threadCounts().filter(([, n]) => n === 0).map(([name]) => name);
+      const down = threadCounts()
+        .filter(([, n]) => n === 0)
+        .map(([name]) => name);
       return down.length ? `no decode thread running for ${down.join(', ')} (restarting)` : undefined;
     },
     onInternalError: (err) => logger.error({ err: (err as Error)?.stack ?? String(err) }, 'internal error'),
@@ -163,8 +177,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const address = server.address() as AddressInfo;
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${shownHost}:${address.port}`;
-  for (const m of registry.list()) logger.info({ model: m.name, dir: m.dir, default: m.name === registry.defaultName }, 'model loaded');
-  logger.info({ url, workers, batching: pool.options, watch: Boolean(opts.watch), maxConnections, timeoutMs }, 'frost serve listening');
+  for (const m of registry.list())
+    logger.info({ model: m.name, dir: m.dir, default: m.name === registry.defaultName }, 'model loaded');
+  logger.info(
+    { url, workers, batching: pool.options, watch: Boolean(opts.watch), maxConnections, timeoutMs },
+    'frost serve listening',
+  );
 
   let closing: Promise<void> | undefined;
   return {

@@ -74,9 +74,12 @@ export class RequestTracker {
     this.draining = true;
     const closed = this.stopListening();
     for (const res of this.active.keys()) if (!res.headersSent) res.setHeader('Connection', 'close');
-    const stalled = setTimeout(() => {
-      for (const req of this.active.values()) if (!req.complete) req.socket.destroy();
-    }, Math.min(STALLED_BODY_MS, timeoutMs));
+    const stalled = setTimeout(
+      () => {
+        for (const req of this.active.values()) if (!req.complete) req.socket.destroy();
+      },
+      Math.min(STALLED_BODY_MS, timeoutMs),
+    );
     await new Promise((resolve) => setTimeout(resolve, Math.min(IDLE_GRACE_MS, timeoutMs)));
     this.closeIdle();
     timeoutMs = Math.max(0, timeoutMs - (performance.now() - started));

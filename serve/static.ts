@@ -60,7 +60,12 @@ export function webRouter(opts: WebRouterOptions): Router {
       next();
       return;
     }
-    res.set({ ...web.headers, ...PAGE_SECURITY_HEADERS, 'Content-Type': asset.contentType, 'Cache-Control': REVALIDATE });
+    res.set({
+      ...web.headers,
+      ...PAGE_SECURITY_HEADERS,
+      'Content-Type': asset.contentType,
+      'Cache-Control': REVALIDATE,
+    });
     res.send(Buffer.from(asset.contents.buffer, asset.contents.byteOffset, asset.contents.byteLength));
   };
 
@@ -84,7 +89,12 @@ export function webRouter(opts: WebRouterOptions): Router {
     const model = registry.get(req.params.name);
     const file = req.params.file;
     const { card } = model.runtime;
-    const named = new Set([MODEL_CARD_FILE, card.graphs.encoder.file, card.graphs.decoder.file, ...Object.keys(card.files)]);
+    const named = new Set([
+      MODEL_CARD_FILE,
+      card.graphs.encoder.file,
+      card.graphs.decoder.file,
+      ...Object.keys(card.files),
+    ]);
     const notFound = () => new HttpError('FROST_ERR_NOT_FOUND', { method: req.method, path: req.path });
     const dir = model.dir === undefined ? undefined : resolve(model.dir);
     // The card is data: even a name it lists must stay inside the model directory.

@@ -55,7 +55,8 @@ export class UploadBudget {
     if (!Number.isInteger(decodeConcurrency) || decodeConcurrency < 1) {
       throw new RangeError(`'decodeConcurrency' must be a positive integer, got ${decodeConcurrency}`);
     }
-    if (!Number.isInteger(maxWaiting) || maxWaiting < 0) throw new RangeError(`'maxWaiting' must be a non-negative integer, got ${maxWaiting}`);
+    if (!Number.isInteger(maxWaiting) || maxWaiting < 0)
+      throw new RangeError(`'maxWaiting' must be a non-negative integer, got ${maxWaiting}`);
   }
 
   /** Bytes reserved now. */
@@ -90,7 +91,9 @@ export class UploadBudget {
   async decode<T>(work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     if (this.decoding >= this.options.decodeConcurrency) {
       if (this.waiting.length >= this.options.maxWaiting) {
-        throw new HttpError('FROST_ERR_UPLOADS_BUSY', { detail: `${this.waiting.length} uploads are already waiting to be decoded` });
+        throw new HttpError('FROST_ERR_UPLOADS_BUSY', {
+          detail: `${this.waiting.length} uploads are already waiting to be decoded`,
+        });
       }
       await new Promise<void>((resolve, reject) => {
         const go = () => {

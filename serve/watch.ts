@@ -53,14 +53,20 @@ export function watchModels(registry: ModelRegistry, opts: WatchOptions): ModelW
       try {
         fresh = await opts.load(dir);
       } catch (err) {
-        opts.logger.error({ model: name, dir, err: (err as Error).message }, 'model reload refused; the previous version keeps serving');
+        opts.logger.error(
+          { model: name, dir, err: (err as Error).message },
+          'model reload refused; the previous version keeps serving',
+        );
         opts.onReload?.(name, false);
         return;
       }
       if (fresh.card.name !== name || closed) {
         await fresh.release().catch(() => undefined);
         if (!closed) {
-          opts.logger.error({ model: name, dir, newName: fresh.card.name }, 'model reload refused: the card renames the model; restart to rename');
+          opts.logger.error(
+            { model: name, dir, newName: fresh.card.name },
+            'model reload refused: the card renames the model; restart to rename',
+          );
           opts.onReload?.(name, false);
         }
         return;
@@ -68,7 +74,11 @@ export function watchModels(registry: ModelRegistry, opts: WatchOptions): ModelW
       const old = registry.replace({ name, dir, runtime: fresh });
       opts.logger.info({ model: name, dir }, 'model reloaded');
       opts.onReload?.(name, true);
-      await opts.retire(old.runtime).catch((err: unknown) => opts.logger.warn({ model: name, err: (err as Error).message }, 'releasing the previous version failed'));
+      await opts
+        .retire(old.runtime)
+        .catch((err: unknown) =>
+          opts.logger.warn({ model: name, err: (err as Error).message }, 'releasing the previous version failed'),
+        );
     };
     const schedule = () => {
       if (timer) clearTimeout(timer);
@@ -90,7 +100,9 @@ export function watchModels(registry: ModelRegistry, opts: WatchOptions): ModelW
         opts.logger.warn({ model: name, dir, err: (err as Error).message }, 'watching the model directory failed');
         return;
       }
-      inner.on('error', (err) => opts.logger.warn({ model: name, dir, err: err.message }, 'watching the model directory failed'));
+      inner.on('error', (err) =>
+        opts.logger.warn({ model: name, dir, err: err.message }, 'watching the model directory failed'),
+      );
     };
     watchDir();
     const base = basename(dir);
@@ -99,7 +111,9 @@ export function watchModels(registry: ModelRegistry, opts: WatchOptions): ModelW
       watchDir();
       schedule();
     });
-    parent.on('error', (err) => opts.logger.warn({ model: name, dir, err: err.message }, 'watching the models folder failed'));
+    parent.on('error', (err) =>
+      opts.logger.warn({ model: name, dir, err: err.message }, 'watching the models folder failed'),
+    );
     watchers.push(parent, { close: () => inner?.close() });
   }
 

@@ -21,7 +21,9 @@ export interface WorkerRuntimeOptions {
   workers?: number;
   /** @default 'cpu' */
   device?: Device;
-  /** ORT intra-op threads per session; 0 lets ORT pick with one worker, and splits the cores between several. @default 0 */
+  /**
+   * ORT intra-op threads per session; 0 lets ORT pick with one worker, and splits the cores between several. @default 0
+   */
   intraOpNumThreads?: number;
   /** Notes from loading (the CUDA fallback of `--device auto`). */
   log?(message: string): void;
@@ -74,9 +76,11 @@ export class WorkerRuntime implements ModelRuntime {
   static async start(dir: string, options: WorkerRuntimeOptions = {}): Promise<WorkerRuntime> {
     const cores = availableParallelism();
     const workers = options.workers ?? defaultWorkers(cores);
-    if (!Number.isInteger(workers) || workers < 1) throw new RangeError(`workers must be an integer >= 1, got ${String(options.workers)}`);
+    if (!Number.isInteger(workers) || workers < 1)
+      throw new RangeError(`workers must be an integer >= 1, got ${String(options.workers)}`);
     const intra = options.intraOpNumThreads ?? 0;
-    if (!Number.isInteger(intra) || intra < 0) throw new RangeError(`intraOpNumThreads must be an integer >= 0, got ${String(intra)}`);
+    if (!Number.isInteger(intra) || intra < 0)
+      throw new RangeError(`intraOpNumThreads must be an integer >= 0, got ${String(intra)}`);
     let runtime: WorkerRuntime | undefined;
     const threadOptions: DecodeThreadOptions = {
       device: options.device,
@@ -85,7 +89,9 @@ export class WorkerRuntime implements ModelRuntime {
       log: options.log,
       onCrash: (reason, thread) => runtime?.crashed(thread, reason),
     };
-    const started = await Promise.allSettled(Array.from({ length: workers }, () => DecodeThread.start(dir, threadOptions)));
+    const started = await Promise.allSettled(
+      Array.from({ length: workers }, () => DecodeThread.start(dir, threadOptions)),
+    );
     const threads = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
     const failure = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     const mixed = threads.some((t) => JSON.stringify(t.card) !== JSON.stringify(threads[0].card));
@@ -103,12 +109,20 @@ export class WorkerRuntime implements ModelRuntime {
   }
 
   /** Decodes on the least busy thread; waits for a replacement when every thread is down. */
-  async translateEach(texts: readonly string[], options: SearchOptions = {}, hooks: TranslateHooks = {}): Promise<Translation[]> {
+  async translateEach(
+    texts: readonly string[],
+    options: SearchOptions = {},
+    hooks: TranslateHooks = {},
+  ): Promise<Translation[]> {
     return (await this.pick()).translateEach(texts, options, hooks);
   }
 
   /** Captions on the least busy thread (transferring the images' buffers); waits like translateEach. */
-  async captionEach(images: readonly Float32Array[], options: CaptionOptions = {}, hooks: CaptionHooks = {}): Promise<Caption[]> {
+  async captionEach(
+    images: readonly Float32Array[],
+    options: CaptionOptions = {},
+    hooks: CaptionHooks = {},
+  ): Promise<Caption[]> {
     return (await this.pick()).captionEach(images, options, hooks);
   }
 
@@ -156,7 +170,9 @@ export class WorkerRuntime implements ModelRuntime {
       thread = await DecodeThread.start(this.dir, this.threadOptions);
       if (JSON.stringify(thread.card) !== this.cardJson) {
         // Mixing two versions of a model across threads would make answers depend on the thread.
-        throw new Error(`${this.dir} now holds another version of '${this.card.name}'; not mixing versions (reload it with --watch, or restart)`);
+        throw new Error(
+          `${this.dir} now holds another version of '${this.card.name}'; not mixing versions (reload it with --watch, or restart)`,
+        );
       }
     } catch (err) {
       await thread?.release();

@@ -190,13 +190,16 @@ test('tokenizeIntl: Unicode punctuation and symbols', () => {
     tokenizeIntl('He said &quot;no&quot; &amp; left &lt;now&gt;.'),
     'He said & quot ; no & quot ; & amp ; left & lt ; now & gt ; .',
   );
-  assert.equal(tokenizeIntl('e-mail: a@b.com /path/ 50% [x] {y} ~z $5 a_b'), 'e - mail : a @ b . com / path / 50 % [ x ] { y } ~ z $ 5 a _ b');
+  assert.equal(
+    tokenizeIntl('e-mail: a@b.com /path/ 50% [x] {y} ~z $5 a_b'),
+    'e - mail : a @ b . com / path / 50 % [ x ] { y } ~ z $ 5 a _ b',
+  );
   assert.equal(tokenizeIntl('Ende 2007.'), 'Ende 2007.'); // the mteval-v14 quirk sacreBLEU keeps
   assert.equal(tokenizeIntl('Er sagte: „Nein!“ — 2007.'), 'Er sagte : „ Nein ! “ — 2007.');
   assert.equal(tokenizeIntl('€100, £5 ©2020 ½'), '€ 100 , £ 5 © 2020 ½');
 });
 
-test('tokenizeZh: Chinese characters alone, the rest by 13a, with the reference\'s ranges as Python reads them', () => {
+test("tokenizeZh: Chinese characters alone, the rest by 13a, with the reference's ranges as Python reads them", () => {
   assert.equal(tokenizeZh('我们在北京。Hello, world!'), '我 们 在 北 京 。 Hello , world !');
   assert.equal(tokenizeZh('  2016年3.5 ＡＢＣ  '), '2016 年 3.5 Ａ Ｂ Ｃ');
   // u'\u20000' is U+2000 then "0" in Python: U+2001..U+2A6D count as Chinese, U+2000 does not ...
@@ -246,7 +249,13 @@ test('computeBleu: floor and add-k smoothing; add-k counts include k (as sacreBL
   close(floor.score, 5.062667121584364, 1e-10);
   const addK = computeBleu([3, 1, 0, 0], [8, 7, 6, 5], 8, 10, { smoothMethod: 'add-k' });
   assert.equal(addK.format(), 'BLEU = 16.93 37.5/25.0/14.3/16.7 (BP = 0.779 ratio = 0.800 hyp_len = 8 ref_len = 10)');
-  assert.deepEqual([addK.counts, addK.totals], [[3, 2, 1, 1], [8, 8, 7, 6]]);
+  assert.deepEqual(
+    [addK.counts, addK.totals],
+    [
+      [3, 2, 1, 1],
+      [8, 8, 7, 6],
+    ],
+  );
 });
 
 test('sentenceBleu defaults to effective order; corpusBleu does not', () => {
@@ -266,9 +275,18 @@ test('multiple references: n-gram counts are clipped by the max over references,
 
 test('bleuSignature: sacreBLEU signature fields, ending in the sacreBLEU version reproduced', () => {
   assert.equal(bleuSignature(1), 'nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0');
-  assert.equal(bleuSignature(1, { smoothMethod: 'floor' }), 'nrefs:1|case:mixed|eff:no|tok:13a|smooth:floor[0.10]|version:2.6.0');
   assert.equal(
-    bleuSignature(2, { smoothMethod: 'add-k', smoothValue: 2, lowercase: true, tokenize: 'intl', effectiveOrder: true }),
+    bleuSignature(1, { smoothMethod: 'floor' }),
+    'nrefs:1|case:mixed|eff:no|tok:13a|smooth:floor[0.10]|version:2.6.0',
+  );
+  assert.equal(
+    bleuSignature(2, {
+      smoothMethod: 'add-k',
+      smoothValue: 2,
+      lowercase: true,
+      tokenize: 'intl',
+      effectiveOrder: true,
+    }),
     'nrefs:2|case:lc|eff:yes|tok:intl|smooth:add-k[2.00]|version:2.6.0',
   );
   assert.equal(bleuSignature('var', {}, true), 'nrefs:var|case:mixed|eff:yes|tok:13a|smooth:exp|version:2.6.0');
@@ -285,13 +303,20 @@ test('errors: mismatched streams, no references, unknown options', () => {
 
 const DATA = fileURLToPath(new URL('../../shared/data/multi30k/', import.meta.url));
 
-test('Multi30k test_2016: references score 100 against themselves', { skip: !existsSync(DATA) && 'Multi30k data not found' }, () => {
-  const lines = gunzipSync(readFileSync(`${DATA}/test_2016_flickr.de.gz`)).toString('utf8').trimEnd().split('\n');
-  const score = corpusBleu(lines, [lines]);
-  assert.equal(score.format().slice(0, 40), 'BLEU = 100.00 100.0/100.0/100.0/100.0 (B');
-  const shifted = corpusBleu(lines, [[...lines.slice(1), lines[0]!]]);
-  assert.ok(shifted.score < 5, `unrelated sentences scored ${shifted.score}`);
-});
+test(
+  'Multi30k test_2016: references score 100 against themselves',
+  { skip: !existsSync(DATA) && 'Multi30k data not found' },
+  () => {
+    const lines = gunzipSync(readFileSync(`${DATA}/test_2016_flickr.de.gz`))
+      .toString('utf8')
+      .trimEnd()
+      .split('\n');
+    const score = corpusBleu(lines, [lines]);
+    assert.equal(score.format().slice(0, 40), 'BLEU = 100.00 100.0/100.0/100.0/100.0 (B');
+    const shifted = corpusBleu(lines, [[...lines.slice(1), lines[0]!]]);
+    assert.ok(shifted.score < 5, `unrelated sentences scored ${shifted.score}`);
+  },
+);
 
 // The comparison with the real sacreBLEU (tokens, corpus and sentence scores, signatures) is
 // test/sacrebleu-vectors.test.ts, on vectors sacreBLEU 2.6.0 produced.

@@ -57,7 +57,9 @@ describe('captioning in the web page (Chromium)', { skip: browserSkipReason(), t
       for (const path of images) {
         const { rgba, width, height } = await decodeImage(path);
         // One image per call, as the page captions them.
-        const [caption] = await captioner.caption([preprocessRgba(rgba, width, height, captioner.imageSpec)], { beam: BEAM });
+        const [caption] = await captioner.caption([preprocessRgba(rgba, width, height, captioner.imageSpec)], {
+          beam: BEAM,
+        });
         expected.push(caption.text);
       }
     } finally {
@@ -67,12 +69,19 @@ describe('captioning in the web page (Chromium)', { skip: browserSkipReason(), t
     const tinyDir = await writeTinyModelDir(join(root, 'tiny'));
     registry = new ModelRegistry(
       [
-        { name: TOY_CAPTION_MODEL_NAME, dir: toy.modelDir, runtime: await loadModelDir(toy.modelDir, { intraOpNumThreads: 1 }) },
+        {
+          name: TOY_CAPTION_MODEL_NAME,
+          dir: toy.modelDir,
+          runtime: await loadModelDir(toy.modelDir, { intraOpNumThreads: 1 }),
+        },
         { name: TRANSLATION_MODEL, dir: tinyDir, runtime: await loadModelDir(tinyDir, { intraOpNumThreads: 1 }) },
       ],
       TOY_CAPTION_MODEL_NAME,
     );
-    server = createApp({ registry, web: webClient(), onInternalError: (err) => serverErrors.push(err) }).listen(0, '127.0.0.1');
+    server = createApp({ registry, web: webClient(), onInternalError: (err) => serverErrors.push(err) }).listen(
+      0,
+      '127.0.0.1',
+    );
     await new Promise((resolve) => server.once('listening', resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
     browser = await launchBrowser();
@@ -98,7 +107,9 @@ describe('captioning in the web page (Chromium)', { skip: browserSkipReason(), t
   async function captionAndSettle(action: () => Promise<void>, rows: number): Promise<void> {
     await action();
     await page.waitForFunction(
-      (n) => document.body.dataset.state === 'error' || (document.body.dataset.state === 'ready' && document.querySelectorAll('#captions tbody tr').length === n),
+      (n) =>
+        document.body.dataset.state === 'error' ||
+        (document.body.dataset.state === 'ready' && document.querySelectorAll('#captions tbody tr').length === n),
       rows,
       { timeout: 120_000 },
     );
@@ -108,7 +119,10 @@ describe('captioning in the web page (Chromium)', { skip: browserSkipReason(), t
   const captionRows = () => page.locator('#captions tbody tr');
 
   test('a caption model shows the caption form instead of the translation form', async () => {
-    assert.ok(new Set(expected).size > 1, `the toy model gives these different images one caption: ${expected.join(' | ')}`);
+    assert.ok(
+      new Set(expected).size > 1,
+      `the toy model gives these different images one caption: ${expected.join(' | ')}`,
+    );
     await page.goto(url);
     await page.waitForSelector('body[data-state="idle"]');
     await loadModel(TOY_CAPTION_MODEL_NAME);
@@ -125,7 +139,11 @@ describe('captioning in the web page (Chromium)', { skip: browserSkipReason(), t
     assert.equal(await page.textContent('#status'), `Captioned ${images.length} images with beam ${BEAM}.`);
     for (let i = 0; i < images.length; i++) {
       const row = captionRows().nth(i);
-      assert.equal(await row.locator('td.caption-text').getAttribute('data-text'), expected[i], `${basename(images[i])}: in the browser vs onnxruntime-node`);
+      assert.equal(
+        await row.locator('td.caption-text').getAttribute('data-text'),
+        expected[i],
+        `${basename(images[i])}: in the browser vs onnxruntime-node`,
+      );
       assert.equal(await row.locator('td.image .sub').textContent(), basename(images[i]));
       // The thumbnail is the picked file itself, decoded by the browser (the toy PNGs are 64²).
       const thumb = row.locator('img.thumb');
@@ -134,7 +152,10 @@ describe('captioning in the web page (Chromium)', { skip: browserSkipReason(), t
       assert.match((await row.locator('td.caption-ms').textContent()) ?? '', /ms$/);
     }
     // The models table counts the captioned images.
-    assert.equal(await page.textContent('#models tbody tr[aria-current="true"] td.latency .sub'), `${images.length} images`);
+    assert.equal(
+      await page.textContent('#models tbody tr[aria-current="true"] td.latency .sub'),
+      `${images.length} images`,
+    );
   });
 
   test('captions an image dropped on the section', async () => {
@@ -156,9 +177,14 @@ describe('captioning in the web page (Chromium)', { skip: browserSkipReason(), t
 
   test('a file that is not an image is refused, naming the file', async () => {
     const rows = await captionRows().count();
-    await page.getByLabel(/^Images/).setInputFiles({ name: 'scan.jpg', mimeType: 'image/jpeg', buffer: Buffer.from('%PDF-1.4\n%%EOF\n') });
+    await page
+      .getByLabel(/^Images/)
+      .setInputFiles({ name: 'scan.jpg', mimeType: 'image/jpeg', buffer: Buffer.from('%PDF-1.4\n%%EOF\n') });
     await page.waitForSelector('body[data-state="error"]');
-    assert.equal(await page.textContent('#status'), 'scan.jpg: not an image: the bytes are a PDF document (only JPEG and PNG are accepted)');
+    assert.equal(
+      await page.textContent('#status'),
+      'scan.jpg: not an image: the bytes are a PDF document (only JPEG and PNG are accepted)',
+    );
     assert.equal(await captionRows().count(), rows, 'no row for the refused file');
     // The page stays usable: the next good image is captioned.
     await captionAndSettle(() => page.getByLabel(/^Images/).setInputFiles(images[0]), rows + 1);

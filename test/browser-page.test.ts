@@ -32,7 +32,14 @@ describe('web client in Chromium', { skip: browserSkipReason(), timeout: 180_000
   before(async () => {
     root = await mkdtemp(join(tmpdir(), 'frost-web-page-'));
     await writeTinyModelDir(join(root, 'models', 'tiny'));
-    server = await startServer({ modelsDir: join(root, 'models'), port: 0, host: '127.0.0.1', intraOpNumThreads: 1, web: webClient(), log: () => {} });
+    server = await startServer({
+      modelsDir: join(root, 'models'),
+      port: 0,
+      host: '127.0.0.1',
+      intraOpNumThreads: 1,
+      web: webClient(),
+      log: () => {},
+    });
     browser = await launchBrowser();
     browser.context.on('request', (r) => requested.push(r.url()));
     page = await browser.context.newPage();
@@ -43,8 +50,6 @@ describe('web client in Chromium', { skip: browserSkipReason(), timeout: 180_000
     await server?.close();
     if (root) await rm(root, { recursive: true, force: true });
   });
-
-
 
   async function loadModel(): Promise<void> {
     await page.goto(server.url);
@@ -68,7 +73,10 @@ describe('web client in Chromium', { skip: browserSkipReason(), timeout: 180_000
   test(`translates in the page with beam ${BEAM}, exactly as POST /v1/translate does`, async () => {
     await loadModel();
     // Cross-origin isolation is what gives ORT its threads.
-    const { isolated, cores } = await page.evaluate(() => ({ isolated: crossOriginIsolated, cores: navigator.hardwareConcurrency }));
+    const { isolated, cores } = await page.evaluate(() => ({
+      isolated: crossOriginIsolated,
+      cores: navigator.hardwareConcurrency,
+    }));
     assert.equal(isolated, true, 'the page is cross-origin isolated');
     const threads = Math.max(1, Math.min(4, cores));
     const backend = (await page.textContent('#models tbody tr[aria-current="true"] td.backend')) ?? '';

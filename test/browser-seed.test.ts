@@ -65,12 +65,23 @@ describe('a head regenerated from its seed, in Chromium', { skip: browserSkipRea
   before(async () => {
     root = await mkdtemp(join(tmpdir(), 'frost-web-seed-'));
     await initBackend({ prefer: 'wasm', quiet: true });
-    const { runDir } = await trainToyRun(root, { head: 'fixed-uniform', corpus: { seed: 1, train: 120, val: 8, test: 8 }, config: { epochs: 1, optim: { learningRate: 1e-3 } } });
+    const { runDir } = await trainToyRun(root, {
+      head: 'fixed-uniform',
+      corpus: { seed: 1, train: 120, val: 8, test: 8 },
+      config: { epochs: 1, optim: { learningRate: 1e-3 } },
+    });
     modelDir = join(root, 'models', MODEL);
     // The default export: the head's matrix is not in the file, only its seed.
     ({ card } = await exportRun(runDir, modelDir, { checkpoint: 'last', quiet: true, name: MODEL }));
 
-    server = await startServer({ modelsDir: join(root, 'models'), port: 0, host: '127.0.0.1', intraOpNumThreads: 1, web: webClient(), log: () => {} });
+    server = await startServer({
+      modelsDir: join(root, 'models'),
+      port: 0,
+      host: '127.0.0.1',
+      intraOpNumThreads: 1,
+      web: webClient(),
+      log: () => {},
+    });
     browser = await launchBrowser();
     page = await browser.context.newPage();
     const api = await readFile(join(ortDistDir(), 'ort.wasm.min.mjs'));
@@ -84,8 +95,6 @@ describe('a head regenerated from its seed, in Chromium', { skip: browserSkipRea
     await server?.close();
     if (root) await rm(root, { recursive: true, force: true });
   });
-
-
 
   test('the export stores a seed, not the matrix', async () => {
     const V = card.target.tokens.length;
@@ -181,7 +190,9 @@ describe('a head regenerated from its seed, in Chromium', { skip: browserSkipRea
         const ortWeb = (await import(apiUrl)) as OrtWeb;
         // As the page sets it up (clients/web/src/ort-loader.ts): wasm from the server, threads when isolated.
         ortWeb.env.wasm.wasmPaths = new URL('ort/', document.baseURI).href;
-        ortWeb.env.wasm.numThreads = crossOriginIsolated ? Math.max(1, Math.min(4, navigator.hardwareConcurrency || 1)) : 1;
+        ortWeb.env.wasm.numThreads = crossOriginIsolated
+          ? Math.max(1, Math.min(4, navigator.hardwareConcurrency || 1))
+          : 1;
         const bytes = new Uint8Array(await (await fetch(decoderUrl)).arrayBuffer());
         const tensors: Record<string, InstanceType<OrtWeb['Tensor']>> = {};
         for (const [name, t] of Object.entries(feeds)) {
@@ -192,14 +203,22 @@ describe('a head regenerated from its seed, in Chromium', { skip: browserSkipRea
         }
         const out: Record<string, { dims: number[]; data: number[] }> = {};
         for (const level of ['all', 'disabled'] as const) {
-          const session = await ortWeb.InferenceSession.create(bytes, { executionProviders: ['wasm'], graphOptimizationLevel: level });
+          const session = await ortWeb.InferenceSession.create(bytes, {
+            executionProviders: ['wasm'],
+            graphOptimizationLevel: level,
+          });
           const result = (await session.run(tensors))[output]!;
           out[level] = { dims: [...result.dims], data: Array.from(result.data as Float32Array) };
           await session.release();
         }
         return { out, version: ortWeb.env.versions.web, threads: ortWeb.env.wasm.numThreads };
       },
-      { apiUrl: `${server.url}${ORT_API_PATH}`, decoderUrl: `${server.url}/v1/models/${MODEL}/files/${dec.file}`, feeds, output: dec.logProbs },
+      {
+        apiUrl: `${server.url}${ORT_API_PATH}`,
+        decoderUrl: `${server.url}/v1/models/${MODEL}/files/${dec.file}`,
+        feeds,
+        output: dec.logProbs,
+      },
     );
 
     const want = expected.data as Float32Array;
@@ -214,7 +233,10 @@ describe('a head regenerated from its seed, in Chromium', { skip: browserSkipRea
           at = i;
         }
       }
-      assert.ok(worst <= TOLERANCE, `optimisation '${level}': |Δ|/max(1,|v|) = ${worst} at ${at} (browser ${got.data[at]}, node ${want[at]})`);
+      assert.ok(
+        worst <= TOLERANCE,
+        `optimisation '${level}': |Δ|/max(1,|v|) = ${worst} at ${at} (browser ${got.data[at]}, node ${want[at]})`,
+      );
       // A real distribution, not a constant: the step ranks the words.
       assert.ok(Math.max(...got.data) > Math.min(...got.data) + 1e-3, `${level}: flat log-probabilities`);
     }

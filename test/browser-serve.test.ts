@@ -24,7 +24,13 @@ before(async () => {
   // A file in the model directory that the card does not name: it must never be served.
   await writeFile(join(modelDir, 'notes.txt'), 'private');
   await writeFile(join(root, 'models', 'outside.txt'), 'outside');
-  server = await startServer({ modelsDir: join(root, 'models'), port: 0, intraOpNumThreads: 1, web: webClient(), log: () => {} });
+  server = await startServer({
+    modelsDir: join(root, 'models'),
+    port: 0,
+    intraOpNumThreads: 1,
+    web: webClient(),
+    log: () => {},
+  });
 });
 
 after(async () => {
@@ -89,7 +95,11 @@ describe('GET /v1/models/:name/files/:file', () => {
     for (const file of ['model-card.json', 'encoder.onnx', 'decoder.onnx']) {
       const res = await get(`/v1/models/tiny-en-de/files/${file}`);
       assert.equal(res.status, 200, file);
-      assert.deepEqual(new Uint8Array(await res.arrayBuffer()), new Uint8Array(await readFile(join(modelDir, file))), file);
+      assert.deepEqual(
+        new Uint8Array(await res.arrayBuffer()),
+        new Uint8Array(await readFile(join(modelDir, file))),
+        file,
+      );
     }
   });
 
@@ -98,7 +108,15 @@ describe('GET /v1/models/:name/files/:file', () => {
   });
 
   test('refuses files the card does not name, and path traversal', async () => {
-    for (const file of ['notes.txt', '..%2Foutside.txt', '..%2F..%2F..%2Fetc%2Fpasswd', '%2E%2E%2Fmodel-card.json', '.', '..', '%2Fetc%2Fpasswd']) {
+    for (const file of [
+      'notes.txt',
+      '..%2Foutside.txt',
+      '..%2F..%2F..%2Fetc%2Fpasswd',
+      '%2E%2E%2Fmodel-card.json',
+      '.',
+      '..',
+      '%2Fetc%2Fpasswd',
+    ]) {
       await assertJson404(`/v1/models/tiny-en-de/files/${file}`);
     }
     // A path with more segments does not match the route at all.
@@ -114,20 +132,32 @@ describe('the bundle', () => {
   });
 
   test('runs the shared runtime, tokeniser, vocabulary and beam search', () => {
-    for (const file of ['core/runtime/seq2seq.ts', 'core/runtime/model-card.ts', 'core/text/tokenize.ts', 'core/vocab.ts', 'core/decode/beam-search.ts']) {
+    for (const file of [
+      'core/runtime/seq2seq.ts',
+      'core/runtime/model-card.ts',
+      'core/text/tokenize.ts',
+      'core/vocab.ts',
+      'core/decode/beam-search.ts',
+    ]) {
       assert.ok(bundle.inputs.includes(file), `${file} is bundled`);
     }
   });
 
-  test('pulls in no Node module and no onnxruntime-node', () => {
-    const ours = bundle.inputs.filter((i) => !i.startsWith('node_modules/'));
+  test('pulls in no Node module and no onnxruntime-node', async () => {
+    // A package may say in its own `browser` field that a Node module is not needed in the browser
+    // (protobufjs: `{ "fs": false }`, used only by its file loader); esbuild lists those as `(disabled):NAME`.
+    const stubbedByPackages = await browserStubs(bundle.inputs);
+    const ours = bundle.inputs.filter(
+      (i) => !i.startsWith('node_modules/') && !stubbedByPackages.has(i.replace(/^\(disabled\):/, '')),
+    );
     assert.deepEqual(
       bundle.inputs.filter((i) => /onnxruntime-node|^node:/.test(i)),
       [],
     );
     for (const i of ours) assert.match(i, /^(clients\/web\/src|core)\//, `${i}: only the client and core are bundled`);
     for (const [path, asset] of bundle.files) {
-      if (path.endsWith('.js')) assert.ok(!Buffer.from(asset.contents).includes('onnxruntime-node'), `${path} mentions onnxruntime-node`);
+      if (path.endsWith('.js'))
+        assert.ok(!Buffer.from(asset.contents).includes('onnxruntime-node'), `${path} mentions onnxruntime-node`);
     }
   });
 });
@@ -143,9 +173,32 @@ test('a Node import in client code fails the build, naming the module', async ()
 test('npm run build:web writes a static site', async () => {
   const out = join(root, 'web');
   const site = await writeStaticSite(out);
-  for (const file of ['index.html', 'app/main.js', 'app/style.css', '_headers', ...ORT_RUNTIME_FILES.map((f) => `ort/${f}`)]) {
+  for (const file of [
+    'index.html',
+    'app/main.js',
+    'app/style.css',
+    '_headers',
+    ...ORT_RUNTIME_FILES.map((f) => `ort/${f}`),
+  ]) {
     assert.ok(site.files.includes(file), `${file} is written`);
   }
   assert.deepEqual((await readdir(join(out, 'ort'))).sort(), [...ORT_RUNTIME_FILES].sort());
   assert.match(await readFile(join(out, '_headers'), 'utf8'), /Cross-Origin-Embedder-Policy: require-corp/);
 });
+
+/** Module names that the bundled packages map to `false` in their package.json `browser` field. */
+async function browserStubs(inputs: readonly string[]): Promise<Set<string>> {
+  const roots = new Set<string>();
+  for (const i of inputs) {
+    const m = /^((?:.*\/)?node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(i);
+    if (m) roots.add(m[1]);
+  }
+  const stubs = new Set<string>();
+  for (const root of roots) {
+    const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { browser?: unknown };
+    if (pkg.browser && typeof pkg.browser === 'object') {
+      for (const [name, target] of Object.entries(pkg.browser)) if (target === false) stubs.add(name);
+    }
+  }
+  return stubs;
+}

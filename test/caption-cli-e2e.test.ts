@@ -86,7 +86,10 @@ describe('frost caption on an exported toy caption model', { timeout: 600_000 },
 
   test('several images: one `path<TAB>caption` line each, in order, at --beam 3', async () => {
     const expected = await libraryCaptions(images, { beam: 3 });
-    assert.ok(new Set(expected.map((c) => c.text)).size > 1, `different images got one caption: ${expected.map((c) => c.text).join(' | ')}`);
+    assert.ok(
+      new Set(expected.map((c) => c.text)).size > 1,
+      `different images got one caption: ${expected.map((c) => c.text).join(' | ')}`,
+    );
     const run = await frostCaption([toy.modelDir, ...images, '--beam', '3', '--threads', String(THREADS)]);
     assert.equal(run.code, 0, run.stderr);
     assert.deepEqual(run.stdout.split('\n'), [...images.map((path, i) => `${path}\t${expected[i].text}`), '']);
@@ -95,9 +98,22 @@ describe('frost caption on an exported toy caption model', { timeout: 600_000 },
   test('--json: one object per image with its caption, tokens and score; --max-len caps the words', async () => {
     const maxLength = 4;
     const expected = await libraryCaptions(images, { beam: 2, maxLength });
-    const run = await frostCaption([toy.modelDir, ...images, '--json', '--beam', '2', '--max-len', String(maxLength), '--threads', String(THREADS)]);
+    const run = await frostCaption([
+      toy.modelDir,
+      ...images,
+      '--json',
+      '--beam',
+      '2',
+      '--max-len',
+      String(maxLength),
+      '--threads',
+      String(THREADS),
+    ]);
     assert.equal(run.code, 0, run.stderr);
-    const lines = run.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as { image: string; caption: string; tokens: string[]; score: number });
+    const lines = run.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { image: string; caption: string; tokens: string[]; score: number });
     assert.equal(lines.length, images.length);
     lines.forEach((line, i) => {
       assert.deepEqual(Object.keys(line), ['image', 'caption', 'tokens', 'score']);
@@ -107,7 +123,10 @@ describe('frost caption on an exported toy caption model', { timeout: 600_000 },
       assert.equal(line.caption, line.tokens.join(' '));
       assert.ok(line.tokens.length <= maxLength, `${line.tokens.length} words with --max-len ${maxLength}`);
       // The same runtime in another process: the score may differ only by float rounding.
-      assert.ok(Math.abs(line.score - expected[i].score) <= 1e-5 * Math.max(1, Math.abs(expected[i].score)), `score ${line.score} vs ${expected[i].score}`);
+      assert.ok(
+        Math.abs(line.score - expected[i].score) <= 1e-5 * Math.max(1, Math.abs(expected[i].score)),
+        `score ${line.score} vs ${expected[i].score}`,
+      );
     });
   });
 
@@ -116,6 +135,9 @@ describe('frost caption on an exported toy caption model', { timeout: 600_000 },
     const run = await frostCaption([tiny, images[0]]);
     assert.equal(run.code, 1);
     assert.equal(run.stdout, '');
-    assert.equal(run.stderr, `frost: ${join(tiny, 'model-card.json')}: 'tiny-en-de' is a translation model, not a caption model\n`);
+    assert.equal(
+      run.stderr,
+      `frost: ${join(tiny, 'model-card.json')}: 'tiny-en-de' is a translation model, not a caption model\n`,
+    );
   });
 });

@@ -27,7 +27,12 @@ test('frost caption refuses a bad image by path before loading the model', async
   dir = await mkdtemp(join(tmpdir(), 'frost-caption-cli-'));
   const good = join(dir, 'good.jpg');
   const pdf = join(dir, 'scan.jpg');
-  await writeFile(good, await sharp({ create: { width: 20, height: 20, channels: 3, background: '#fff' } }).jpeg().toBuffer());
+  await writeFile(
+    good,
+    await sharp({ create: { width: 20, height: 20, channels: 3, background: '#fff' } })
+      .jpeg()
+      .toBuffer(),
+  );
   await writeFile(pdf, '%PDF-1.4\n%%EOF\n');
   const missingModel = join(dir, 'no-model');
   // The model directory does not exist: the image error wins, so images are checked first.
@@ -36,9 +41,14 @@ test('frost caption refuses a bad image by path before loading the model', async
     message: `${pdf}: not an image: the bytes are a PDF document (only JPEG and PNG are accepted)`,
   });
   // With good images, the missing model is what fails, naming its directory.
-  await assert.rejects(program().parseAsync(['node', 'frost', 'caption', missingModel, good]), (err: Error) => err.message.includes(missingModel));
+  await assert.rejects(program().parseAsync(['node', 'frost', 'caption', missingModel, good]), (err: Error) =>
+    err.message.includes(missingModel),
+  );
 });
 
 test('frost caption validates --beam', async () => {
-  await assert.rejects(program().parseAsync(['node', 'frost', 'caption', 'm', 'a.jpg', '--beam', '0']), /--beam must be an integer >= 1, got '0'/);
+  await assert.rejects(
+    program().parseAsync(['node', 'frost', 'caption', 'm', 'a.jpg', '--beam', '0']),
+    /--beam must be an integer >= 1, got '0'/,
+  );
 });

@@ -10,9 +10,20 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import sharp from 'sharp';
 import { decodeImage } from '../core/image/decode-node.ts';
-import { centreCropResize, DEFAULT_IMAGE_SPEC, flattenAlpha, type ImageSpec, rgbToNormalisedCHW } from '../core/image/preprocess.ts';
+import {
+  centreCropResize,
+  DEFAULT_IMAGE_SPEC,
+  flattenAlpha,
+  type ImageSpec,
+  rgbToNormalisedCHW,
+} from '../core/image/preprocess.ts';
 import { getTokenizer } from '../core/text/tokenize.ts';
-import { buildCaptionVocabulary, captionWordCounts, type CaptionDataset, loadCaptionDataset } from '../train/data/captions.ts';
+import {
+  buildCaptionVocabulary,
+  captionWordCounts,
+  type CaptionDataset,
+  loadCaptionDataset,
+} from '../train/data/captions.ts';
 import { loadImageCache, normaliseBatch } from '../train/data/image-cache.ts';
 import { resolveDataRoot } from '../train/data/paths.ts';
 import { makeToyCaptions, TOY_COLOURS } from '../train/data/toy-captions.ts';
@@ -41,10 +52,21 @@ function flickr8kDir(): string | null {
 }
 
 describe('the caption tokeniser', () => {
-  test('lower-cases and deletes ASCII punctuation as Karpathy\'s prepro does', () => {
+  test("lower-cases and deletes ASCII punctuation as Karpathy's prepro does", () => {
     const { tokenize, detokenize } = getTokenizer('caption');
     assert.deepEqual(tokenize('A black dog and a tri-colored dog\'s toy, "playing" on the road .', 'en'), [
-      'a', 'black', 'dog', 'and', 'a', 'tricolored', 'dogs', 'toy', 'playing', 'on', 'the', 'road',
+      'a',
+      'black',
+      'dog',
+      'and',
+      'a',
+      'tricolored',
+      'dogs',
+      'toy',
+      'playing',
+      'on',
+      'the',
+      'road',
     ]);
     assert.deepEqual(tokenize('  Two   people\tin [the] snow!  ', 'en'), ['two', 'people', 'in', 'the', 'snow']);
     assert.equal(detokenize(['a', 'dog'], 'en'), 'a dog');
@@ -79,21 +101,46 @@ describe('reading caption data sets', () => {
     const dir = await tempDir();
     await touch(join(dir, 'val2014', 'COCO_val2014_000000000042.jpg'));
     const json = join(dir, 'dataset_coco.json');
-    await writeFile(json, JSON.stringify({ dataset: 'coco', images: [{ filepath: 'val2014', filename: 'COCO_val2014_000000000042.jpg', split: 'test', sentences: [{ raw: 'a clock' }] }] }));
+    await writeFile(
+      json,
+      JSON.stringify({
+        dataset: 'coco',
+        images: [
+          {
+            filepath: 'val2014',
+            filename: 'COCO_val2014_000000000042.jpg',
+            split: 'test',
+            sentences: [{ raw: 'a clock' }],
+          },
+        ],
+      }),
+    );
     const ds = await loadCaptionDataset(json);
     assert.equal(ds.images[0]!.path, join(dir, 'val2014', 'COCO_val2014_000000000042.jpg'));
     assert.equal(ds.images[0]!.id, 'COCO_val2014_000000000042');
   });
 
-  test('COCO\'s own annotations: captions grouped by image, split from the file name', async () => {
+  test("COCO's own annotations: captions grouped by image, split from the file name", async () => {
     const dir = await tempDir();
     await touch(join(dir, 'train2014', 'COCO_train2014_1.jpg'), join(dir, 'images', 'val2014', 'COCO_val2014_2.jpg'));
     await mkdir(join(dir, 'annotations'));
     await writeFile(
       join(dir, 'annotations', 'captions_train2014.json'),
-      JSON.stringify({ images: [{ id: 1, file_name: 'COCO_train2014_1.jpg' }], annotations: [{ image_id: 1, caption: 'A bus. ' }, { image_id: 1, caption: 'a red bus' }] }),
+      JSON.stringify({
+        images: [{ id: 1, file_name: 'COCO_train2014_1.jpg' }],
+        annotations: [
+          { image_id: 1, caption: 'A bus. ' },
+          { image_id: 1, caption: 'a red bus' },
+        ],
+      }),
     );
-    await writeFile(join(dir, 'annotations', 'captions_val2014.json'), JSON.stringify({ images: [{ id: 2, file_name: 'COCO_val2014_2.jpg' }], annotations: [{ image_id: 2, caption: 'a tree' }] }));
+    await writeFile(
+      join(dir, 'annotations', 'captions_val2014.json'),
+      JSON.stringify({
+        images: [{ id: 2, file_name: 'COCO_val2014_2.jpg' }],
+        annotations: [{ image_id: 2, caption: 'a tree' }],
+      }),
+    );
     const ds = await loadCaptionDataset(dir);
     assert.equal(ds.name, 'coco');
     assert.deepEqual(
@@ -107,7 +154,9 @@ describe('reading caption data sets', () => {
 
   test('bad input fails with the path and what is wrong', async () => {
     const dir = await tempDir();
-    await assert.rejects(loadCaptionDataset(join(dir, 'nope')), { message: `${join(dir, 'nope')}: caption data set not found` });
+    await assert.rejects(loadCaptionDataset(join(dir, 'nope')), {
+      message: `${join(dir, 'nope')}: caption data set not found`,
+    });
     await assert.rejects(loadCaptionDataset(dir), { message: new RegExp(`^${dir}: not a caption data set`) });
 
     const json = join(dir, 'dataset_bad.json');
@@ -115,28 +164,61 @@ describe('reading caption data sets', () => {
     await assert.rejects(loadCaptionDataset(dir), { message: new RegExp(`^${json}: invalid JSON`) });
 
     await writeFile(json, JSON.stringify({ images: [{ filename: 'a.jpg', split: 'dev', sentences: [{ raw: 'x' }] }] }));
-    await assert.rejects(loadCaptionDataset(dir), { message: new RegExp(`^${json}: not the expected layout: images\\[0\\]\\.split`) });
+    await assert.rejects(loadCaptionDataset(dir), {
+      message: new RegExp(`^${json}: not the expected layout: images\\[0\\]\\.split`),
+    });
 
-    await writeFile(json, JSON.stringify({ images: [{ filename: 'a.jpg', split: 'train', sentences: [{ raw: 'x' }] }] }));
-    await assert.rejects(loadCaptionDataset(dir), { message: `${json}: image 'a.jpg' not found under ${join(dir, 'images')} or ${dir}` });
+    await writeFile(
+      json,
+      JSON.stringify({ images: [{ filename: 'a.jpg', split: 'train', sentences: [{ raw: 'x' }] }] }),
+    );
+    await assert.rejects(loadCaptionDataset(dir), {
+      message: `${json}: image 'a.jpg' not found under ${join(dir, 'images')} or ${dir}`,
+    });
 
     await touch(join(dir, 'images', 'a.jpg'));
-    await writeFile(json, JSON.stringify({ images: ['a.jpg', 'b.jpg', 'a.png'].map((filename) => ({ filename, split: 'train', sentences: [{ raw: 'x' }] })) }));
+    await writeFile(
+      json,
+      JSON.stringify({
+        images: ['a.jpg', 'b.jpg', 'a.png'].map((filename) => ({
+          filename,
+          split: 'train',
+          sentences: [{ raw: 'x' }],
+        })),
+      }),
+    );
     await assert.rejects(loadCaptionDataset(dir), { message: `${json}: image id 'a' appears twice` });
-    await writeFile(json, JSON.stringify({ images: ['a.jpg', 'b.jpg', 'c.jpg'].map((filename) => ({ filename, split: 'train', sentences: [{ raw: 'x' }] })) }));
-    await assert.rejects(loadCaptionDataset(dir), { message: `${json}: 2 of 3 image files are missing (${join(dir, 'images', 'b.jpg')}, ${join(dir, 'images', 'c.jpg')})` });
+    await writeFile(
+      json,
+      JSON.stringify({
+        images: ['a.jpg', 'b.jpg', 'c.jpg'].map((filename) => ({
+          filename,
+          split: 'train',
+          sentences: [{ raw: 'x' }],
+        })),
+      }),
+    );
+    await assert.rejects(loadCaptionDataset(dir), {
+      message: `${json}: 2 of 3 image files are missing (${join(dir, 'images', 'b.jpg')}, ${join(dir, 'images', 'c.jpg')})`,
+    });
 
     await writeFile(join(dir, 'dataset_other.json'), '{}');
-    await assert.rejects(loadCaptionDataset(dir), { message: /more than one split file \(dataset_bad\.json, dataset_other\.json\)/ });
+    await assert.rejects(loadCaptionDataset(dir), {
+      message: /more than one split file \(dataset_bad\.json, dataset_other\.json\)/,
+    });
   });
 
-  test('Flickr8k from shared/data: 7900 images, 5 captions each, the official splits', { skip: flickr8kDir() ? false : 'Flickr8k not found (set FROST_DATA)' }, async () => {
-    const ds = await loadCaptionDataset(flickr8kDir()!);
-    assert.equal(ds.name, 'flickr8k');
-    const count = (split: string) => ds.images.filter((im) => im.split === split).length;
-    assert.deepEqual(['train', 'val', 'test', 'restval'].map(count), [6000, 1000, 900, 0]);
-    assert.ok(ds.images.every((im) => im.captions.length === 5));
-  });
+  test(
+    'Flickr8k from shared/data: 7900 images, 5 captions each, the official splits',
+    { skip: flickr8kDir() ? false : 'Flickr8k not found (set FROST_DATA)' },
+    async () => {
+      const ds = await loadCaptionDataset(flickr8kDir()!);
+      assert.equal(ds.name, 'flickr8k');
+      const count = (split: string) => ds.images.filter((im) => im.split === split).length;
+      assert.deepEqual(['train', 'val', 'test', 'restval'].map(count), [6000, 1000, 900, 0]);
+      assert.ok(ds.images.every((im) => im.captions.length === 5));
+    },
+  );
 });
 
 describe('the caption vocabulary', () => {
@@ -156,7 +238,14 @@ describe('the caption vocabulary', () => {
     assert.equal(vocab.count('<unk>'), 4, "the four 'cat's");
     assert.ok(!vocab.has('zebra'), 'test captions do not count');
     assert.deepEqual(buildCaptionVocabulary(ds, { minFreq: 4 }).tokens.slice(4), ['a', 'dog', 'cat']);
-    assert.deepEqual([...captionWordCounts(ds)], [['a', 9], ['dog', 5], ['cat', 4]]);
+    assert.deepEqual(
+      [...captionWordCounts(ds)],
+      [
+        ['a', 9],
+        ['dog', 5],
+        ['cat', 4],
+      ],
+    );
   });
 });
 
@@ -167,7 +256,10 @@ describe('the toy caption set', () => {
     await makeToyCaptions(b, { seed: 7, count: 24, size: 48 });
     await makeToyCaptions(c, { seed: 8, count: 24, size: 48 });
     assert.equal(await readFile(first.jsonPath, 'utf8'), await readFile(join(b, 'dataset_toy.json'), 'utf8'));
-    assert.deepEqual(await readFile(join(a, 'images', 'toy_0005.png')), await readFile(join(b, 'images', 'toy_0005.png')));
+    assert.deepEqual(
+      await readFile(join(a, 'images', 'toy_0005.png')),
+      await readFile(join(b, 'images', 'toy_0005.png')),
+    );
     assert.notEqual(await readFile(first.jsonPath, 'utf8'), await readFile(join(c, 'dataset_toy.json'), 'utf8'));
 
     const ds = await loadCaptionDataset(a);
@@ -176,7 +268,11 @@ describe('the toy caption set', () => {
     const vocab = buildCaptionVocabulary(ds, { minFreq: 1 });
     assert.ok(vocab.size < 40, `a small vocabulary (${vocab.size})`);
     for (const [i, im] of first.images.entries()) {
-      assert.ok(ds.images[i]!.captions.every((cap) => cap.includes(im.colour) && cap.includes(im.shape) && cap.includes(im.background)));
+      assert.ok(
+        ds.images[i]!.captions.every(
+          (cap) => cap.includes(im.colour) && cap.includes(im.shape) && cap.includes(im.background),
+        ),
+      );
       assert.notEqual(im.colour, im.background);
       // The background covers most pixels and the shape the next most.
       const { rgba } = await decodeImage(join(a, 'images', im.filename));
@@ -186,7 +282,11 @@ describe('the toy caption set', () => {
         counts.set(key, (counts.get(key) ?? 0) + 1);
       }
       const ranked = [...counts].sort((x, y) => y[1] - x[1]).map(([k]) => k);
-      assert.deepEqual(ranked.slice(0, 2), [TOY_COLOURS[im.background], TOY_COLOURS[im.colour]], `${im.filename}: ${im.colour} ${im.shape} on ${im.background}`);
+      assert.deepEqual(
+        ranked.slice(0, 2),
+        [TOY_COLOURS[im.background], TOY_COLOURS[im.colour]],
+        `${im.filename}: ${im.colour} ${im.shape} on ${im.background}`,
+      );
     }
   });
 });
@@ -199,7 +299,9 @@ describe('the image cache', () => {
     await makeToyCaptions(dir, { seed: 3, count: 12, size: 48 });
     // One translucent, non-square image, so cropping and flattening are exercised too.
     const translucent = join(dir, 'images', 'toy_0001.png');
-    await sharp({ create: { width: 60, height: 40, channels: 4, background: { r: 200, g: 30, b: 30, alpha: 0.4 } } }).png().toFile(translucent);
+    await sharp({ create: { width: 60, height: 40, channels: 4, background: { r: 200, g: 30, b: 30, alpha: 0.4 } } })
+      .png()
+      .toFile(translucent);
     const ds = await loadCaptionDataset(dir);
     const cacheDir = join(dir, 'cache');
     let decoded = 0;
@@ -224,7 +326,9 @@ describe('the image cache', () => {
     assert.deepEqual(again.pixels, cache.pixels);
 
     // A changed image file (new content and mtime) rebuilds it.
-    await sharp({ create: { width: 48, height: 48, channels: 3, background: '#00ff00' } }).png().toFile(ds.images[0]!.path);
+    await sharp({ create: { width: 48, height: 48, channels: 3, background: '#00ff00' } })
+      .png()
+      .toFile(ds.images[0]!.path);
     await utimes(ds.images[0]!.path, new Date(), new Date(Date.now() + 5000));
     const changed = await loadImageCache(ds, { cacheDir, spec, onProgress });
     assert.equal(decoded, 12);
@@ -252,14 +356,25 @@ describe('the image cache', () => {
     assert.deepEqual(batch.subarray(0, 3072), rgbToNormalisedCHW(cache.pixels.subarray(5 * 3072, 6 * 3072), 32, spec));
     assert.deepEqual(batch.subarray(3072), rgbToNormalisedCHW(cache.pixels.subarray(0, 3072), 32, spec));
     assert.throws(() => normaliseBatch(cache, [6], spec), /row 6 is outside 0\.\.5/);
-    assert.throws(() => normaliseBatch(cache, [0], DEFAULT_IMAGE_SPEC), /the cache holds 32px images, the spec asks for 128px/);
+    assert.throws(
+      () => normaliseBatch(cache, [0], DEFAULT_IMAGE_SPEC),
+      /the cache holds 32px images, the spec asks for 128px/,
+    );
   });
 
-  test('Flickr8k images at 128 px are cached as decoded', { skip: flickr8kDir() ? false : 'Flickr8k not found (set FROST_DATA)' }, async () => {
-    const full = await loadCaptionDataset(flickr8kDir()!);
-    const some: CaptionDataset = { ...full, images: full.images.slice(0, 40) };
-    const cache = await loadImageCache(some, { cacheDir: join(await tempDir(), 'cache') });
-    const { rgba } = await decodeImage(some.images[39]!.path);
-    assert.deepEqual(cache.pixels.subarray(39 * 49152), flattenAlpha(rgba, DEFAULT_IMAGE_SPEC), '128×128 JPEGs need no resampling');
-  });
+  test(
+    'Flickr8k images at 128 px are cached as decoded',
+    { skip: flickr8kDir() ? false : 'Flickr8k not found (set FROST_DATA)' },
+    async () => {
+      const full = await loadCaptionDataset(flickr8kDir()!);
+      const some: CaptionDataset = { ...full, images: full.images.slice(0, 40) };
+      const cache = await loadImageCache(some, { cacheDir: join(await tempDir(), 'cache') });
+      const { rgba } = await decodeImage(some.images[39]!.path);
+      assert.deepEqual(
+        cache.pixels.subarray(39 * 49152),
+        flattenAlpha(rgba, DEFAULT_IMAGE_SPEC),
+        '128×128 JPEGs need no resampling',
+      );
+    },
+  );
 });

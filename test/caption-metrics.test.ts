@@ -130,9 +130,15 @@ const COCO_CAPTION: Record<string, Reference> = {
     testLen: 89,
     refLen: 95,
     rouge: 0.5847404976439939,
-    rougeEach: [0.3562043795620438, 0.4972826086956521, 0.5865384615384615, 0.6240409207161125, 0.5980392156862745, 0.7777777777777778, 0.6500888099467139, 0.5879518072289156],
+    rougeEach: [
+      0.3562043795620438, 0.4972826086956521, 0.5865384615384615, 0.6240409207161125, 0.5980392156862745,
+      0.7777777777777778, 0.6500888099467139, 0.5879518072289156,
+    ],
     cider: 1.3358934549344705,
-    ciderEach: [0.6339775813750602, 0.8075194944669062, 1.7410177778005882, 1.6063916682031507, 1.1535573918415771, 2.1851978574659436, 1.3941953260671434, 1.1652905422553952],
+    ciderEach: [
+      0.6339775813750602, 0.8075194944669062, 1.7410177778005882, 1.6063916682031507, 1.1535573918415771,
+      2.1851978574659436, 1.3941953260671434, 1.1652905422553952,
+    ],
   },
   'edge cases': {
     hyps: ['a dog runs', '', 'the cat sat on the mat', 'two men are here', 'a'],
@@ -178,7 +184,10 @@ describe('caption metrics match coco-caption', () => {
   test('evaluateCaptions tokenises raw text first: case and punctuation do not change the scores', () => {
     const ref = COCO_CAPTION['coco-caption demo (kracwarlock)']!;
     const shout = (s: string) => `${s[0]!.toUpperCase()}${s.slice(1)} .`;
-    const scores = evaluateCaptions(ref.hyps.map(shout), ref.refs.map((rs) => rs.map(shout)));
+    const scores = evaluateCaptions(
+      ref.hyps.map(shout),
+      ref.refs.map((rs) => rs.map(shout)),
+    );
     close(scores.bleu1, ref.bleu[0]!, 'BLEU-1');
     close(scores.bleu4, ref.bleu[3]!, 'BLEU-4');
     close(scores.rougeL, ref.rouge, 'ROUGE-L');
@@ -265,13 +274,19 @@ describe('vocabulary usage', () => {
   });
 
   test('a Vocabulary built with counts works as the training counts', () => {
-    const train = Array.from({ length: 120 }, () => ['a', 'dog']).concat(Array.from({ length: 10 }, () => ['runs', 'sits']));
+    const train = Array.from({ length: 120 }, () => ['a', 'dog']).concat(
+      Array.from({ length: 10 }, () => ['runs', 'sits']),
+    );
     const vocab = Vocabulary.build(train, { minFreq: 1 });
     const usage = vocabUsage(hyps, { trainCounts: vocab, rareThreshold: 100 });
     assert.deepEqual(usage.rare, { threshold: 100, words: 4, share: 4 / 9, distinct: 3 });
   });
 
   test('no hypotheses: zero words and a zero share, not NaN', () => {
-    assert.deepEqual(vocabUsage([], { trainCounts: new Map() }), { distinctWords: 0, totalWords: 0, rare: { threshold: 100, words: 0, share: 0, distinct: 0 } });
+    assert.deepEqual(vocabUsage([], { trainCounts: new Map() }), {
+      distinctWords: 0,
+      totalWords: 0,
+      rare: { threshold: 100, words: 0, share: 0, distinct: 0 },
+    });
   });
 });

@@ -36,7 +36,11 @@ describe('show-tell on the toy corpus, from pixels to onnxruntime captions', () 
   // every image scores BLEU-4 ≈ 0.3 here; captioning colours, shapes and backgrounds scores more.
   test("a tiny model's greedy captions of held-out images reach BLEU-4 >= 0.45", async () => {
     const runDir = join(dir, 'run');
-    const result = await train(toyCaptionConfig(dir, dataDir, 'show-tell', { optim: { learningRate: 3e-3 }, epochs: 14 }), runDir, { quiet: true });
+    const result = await train(
+      toyCaptionConfig(dir, dataDir, 'show-tell', { optim: { learningRate: 3e-3 }, epochs: 14 }),
+      runDir,
+      { quiet: true },
+    );
     result.model.params.dispose();
     const modelDir = join(dir, 'model');
     const { card, parity } = await exportRun(runDir, modelDir, { quiet: true });
@@ -48,7 +52,10 @@ describe('show-tell on the toy corpus, from pixels to onnxruntime captions', () 
     assert.deepEqual(card.graphs.encoder.inputs, ['pixels']);
     for (const file of ['encoder.onnx', 'decoder.onnx']) checkModel(join(modelDir, file));
     const { bleu4, captions } = await toyTestBleu4(modelDir, testImages);
-    assert.ok(bleu4 >= 0.45, `test BLEU-4 ${bleu4.toFixed(3)} < 0.45; e.g. '${captions[0]}' for '${testImages[0].captions[0]}'`);
+    assert.ok(
+      bleu4 >= 0.45,
+      `test BLEU-4 ${bleu4.toFixed(3)} < 0.45; e.g. '${captions[0]}' for '${testImages[0].captions[0]}'`,
+    );
     assert.ok(new Set(captions).size > 3, `captions do not depend on the image: ${[...new Set(captions)].join(' | ')}`);
     // A translation runtime refuses the caption model rather than feeding it token ids.
     const plain = await loadModelDir(modelDir);
@@ -67,12 +74,22 @@ describe('show-tell on the toy corpus, from pixels to onnxruntime captions', () 
     resumed.model.params.dispose();
     assert.equal(resumed.epochs, 2);
     assert.equal(resumed.steps, straight.steps);
-    assert.equal(await readFile(join(resumedDir, 'vocab.tgt.json'), 'utf8'), vocabBefore, 'resume rebuilt the vocabulary');
+    assert.equal(
+      await readFile(join(resumedDir, 'vocab.tgt.json'), 'utf8'),
+      vocabBefore,
+      'resume rebuilt the vocabulary',
+    );
     const lines = async (run: string) =>
-      (await readFile(join(run, 'metrics.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { trainLoss: number; valBleu: number });
+      (await readFile(join(run, 'metrics.jsonl'), 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { trainLoss: number; valBleu: number });
     const [a, b] = [await lines(join(dir, 'straight')), await lines(resumedDir)];
     assert.equal(b.length, 2);
-    assert.ok(Math.abs(a[1].trainLoss - b[1].trainLoss) < 1e-6, `epoch-2 loss ${b[1].trainLoss} after resume, ${a[1].trainLoss} without`);
+    assert.ok(
+      Math.abs(a[1].trainLoss - b[1].trainLoss) < 1e-6,
+      `epoch-2 loss ${b[1].trainLoss} after resume, ${a[1].trainLoss} without`,
+    );
     assert.equal(b[1].valBleu, a[1].valBleu);
   });
 });

@@ -42,8 +42,21 @@ function pretrainedCnn(): Uint8Array {
   const g = new GraphBuilder('zoo-cnn', { opset: 17 });
   const image = g.input('image', 'float32', ['N', 3, SIZE, SIZE]);
   const conv = (x: string, cin: number, cout: number, name: string) =>
-    g.op('Relu', [g.op('Conv', [x, g.initializer(`${name}.weight`, { dtype: 'float32', dims: [cout, cin, 3, 3], data: weights(cout * cin * 9, Math.sqrt(2 / (cin * 9))) }),
-      g.initializer(`${name}.bias`, { dtype: 'float32', dims: [cout], data: weights(cout, 0.1) })], { kernel_shape: [3, 3], strides: [2, 2], pads: [1, 1, 1, 1] })]);
+    g.op('Relu', [
+      g.op(
+        'Conv',
+        [
+          x,
+          g.initializer(`${name}.weight`, {
+            dtype: 'float32',
+            dims: [cout, cin, 3, 3],
+            data: weights(cout * cin * 9, Math.sqrt(2 / (cin * 9))),
+          }),
+          g.initializer(`${name}.bias`, { dtype: 'float32', dims: [cout], data: weights(cout, 0.1) }),
+        ],
+        { kernel_shape: [3, 3], strides: [2, 2], pads: [1, 1, 1, 1] },
+      ),
+    ]);
   const map = conv(conv(image, 3, 8, 'layer1'), 8, 16, 'layer2');
   g.output(map, 'feature_map', 'float32', ['N', 16, SIZE / 4, SIZE / 4]);
   g.output(g.op('Flatten', [g.op('GlobalAveragePool', [map])]), 'pooled', 'float32', ['N', 16]);
@@ -67,17 +80,49 @@ describe('a frozen pretrained encoder (--encoder some.onnx)', () => {
   test('frost train/export through the CLI: features cached, encoder merged, served model takes pixels', async () => {
     const runDir = join(dir, 'run');
     const cache = join(dir, 'cache');
-    await run(process.execPath, [CLI, 'train', '--task', 'caption', '--arch', 'show-attend-tell', '--preset', 'tiny', '--head', 'fixed-uniform',
-      '--data', dataDir, '--encoder', encoderPath, '--encoder-output', 'feature_map', '--epochs', '2', '--min-freq', '1', '--val-sentences', '4',
-      '--image-cache', cache, '--out', runDir, '--quiet']);
+    await run(process.execPath, [
+      CLI,
+      'train',
+      '--task',
+      'caption',
+      '--arch',
+      'show-attend-tell',
+      '--preset',
+      'tiny',
+      '--head',
+      'fixed-uniform',
+      '--data',
+      dataDir,
+      '--encoder',
+      encoderPath,
+      '--encoder-output',
+      'feature_map',
+      '--epochs',
+      '2',
+      '--min-freq',
+      '1',
+      '--val-sentences',
+      '4',
+      '--image-cache',
+      cache,
+      '--out',
+      runDir,
+      '--quiet',
+    ]);
     const config = JSON.parse(await readFile(join(runDir, 'config.json'), 'utf8'));
     assert.equal(config.encoder.kind, 'onnx');
     assert.deepEqual(config.encoder.featureShape, [16, 8, 8]);
-    assert.equal(config.image.size, SIZE, 'the image size comes from the encoder\'s fixed input');
-    assert.ok((await readdir(cache)).some((f) => /^features-.*\.f32$/.test(f)), 'no feature cache written');
+    assert.equal(config.image.size, SIZE, "the image size comes from the encoder's fixed input");
+    assert.ok(
+      (await readdir(cache)).some((f) => /^features-.*\.f32$/.test(f)),
+      'no feature cache written',
+    );
     // Frozen means frozen: the run has no parameter of the pretrained CNN.
     const manifest = JSON.parse(await readFile(join(runDir, 'checkpoints', 'last', 'checkpoint.json'), 'utf8'));
-    assert.ok(!manifest.tensors.some((t: { name: string }) => t.name.includes('cnn')), 'the frozen encoder was trained');
+    assert.ok(
+      !manifest.tensors.some((t: { name: string }) => t.name.includes('cnn')),
+      'the frozen encoder was trained',
+    );
 
     const modelDir = join(dir, 'model');
     await run(process.execPath, [CLI, 'export', runDir, '--out', modelDir, '--quiet']);
@@ -86,13 +131,25 @@ describe('a frozen pretrained encoder (--encoder some.onnx)', () => {
     assert.equal((card.config.encoder as { kind: string }).kind, 'onnx');
     const report = checkModel(join(modelDir, 'encoder.onnx'));
     assert.equal(report.modelOpset, 17);
-    const graph = (decodeModel(new Uint8Array(await readFile(join(modelDir, 'encoder.onnx')))) as { graph: { input: { name: string }[]; node: { op_type: string; name: string }[] } }).graph;
-    assert.deepEqual(graph.input.map((i) => i.name), ['pixels']);
-    assert.equal(graph.node.filter((n) => n.op_type === 'Conv' && n.name.startsWith(`${FROZEN_ENCODER_SCOPE}/`)).length, 2);
+    const graph = (
+      decodeModel(new Uint8Array(await readFile(join(modelDir, 'encoder.onnx')))) as {
+        graph: { input: { name: string }[]; node: { op_type: string; name: string }[] };
+      }
+    ).graph;
+    assert.deepEqual(
+      graph.input.map((i) => i.name),
+      ['pixels'],
+    );
+    assert.equal(
+      graph.node.filter((n) => n.op_type === 'Conv' && n.name.startsWith(`${FROZEN_ENCODER_SCOPE}/`)).length,
+      2,
+    );
 
     const runtime = await loadCaptionModelDir(modelDir);
     const rng = new SeededRandom(1, 'pixels');
-    const captions = await runtime.caption([Float32Array.from({ length: 3 * SIZE * SIZE }, () => rng.normal())], { beam: 2 });
+    const captions = await runtime.caption([Float32Array.from({ length: 3 * SIZE * SIZE }, () => rng.normal())], {
+      beam: 2,
+    });
     assert.equal(captions.length, 1);
     assert.ok(captions[0].tokens.length > 0);
     await runtime.release();
@@ -101,8 +158,22 @@ describe('a frozen pretrained encoder (--encoder some.onnx)', () => {
   test('show-tell on a pooled [C] output, through the API; parity holds on the merged graph', async () => {
     const runDir = join(dir, 'run-pooled');
     const config = await newRunConfig(
-      { task: 'caption', arch: 'show-tell', head: 'tied', data: dataDir, preset: 'tiny', set: {}, headOption: {}, seed: 1, epochs: 1, minFreq: 1, valSentences: 4,
-        encoder: encoderPath, encoderOutput: 'pooled', imageCache: join(dir, 'cache') },
+      {
+        task: 'caption',
+        arch: 'show-tell',
+        head: 'tied',
+        data: dataDir,
+        preset: 'tiny',
+        set: {},
+        headOption: {},
+        seed: 1,
+        epochs: 1,
+        minFreq: 1,
+        valSentences: 4,
+        encoder: encoderPath,
+        encoderOutput: 'pooled',
+        imageCache: join(dir, 'cache'),
+      },
       runDir,
     );
     (await train(config, runDir, { quiet: true })).model.params.dispose();
@@ -116,10 +187,19 @@ describe('a frozen pretrained encoder (--encoder some.onnx)', () => {
     const a = g.input('a', 'float32', ['N', 3, 8, 8]);
     const b = g.input('b', 'float32', ['N', 3, 8, 8]);
     g.output(g.op('Add', [a, b]), 'y', 'float32', ['N', 3, 8, 8]);
-    await assert.rejects(describeFrozenEncoder(g.toBytes(), 'two.onnx'), /two\.onnx: a frozen image encoder must have one input/);
-    await assert.rejects(describeFrozenEncoder(pretrainedCnn(), 'zoo.onnx', { output: 'nope' }), /no output 'nope' \(outputs: feature_map, pooled\)/);
+    await assert.rejects(
+      describeFrozenEncoder(g.toBytes(), 'two.onnx'),
+      /two\.onnx: a frozen image encoder must have one input/,
+    );
+    await assert.rejects(
+      describeFrozenEncoder(pretrainedCnn(), 'zoo.onnx', { output: 'nope' }),
+      /no output 'nope' \(outputs: feature_map, pooled\)/,
+    );
     await assert.rejects(describeFrozenEncoder(pretrainedCnn(), 'zoo.onnx', { size: 64 }), /fixed at 32×32, not 64×64/);
-    assert.throws(() => mergeFrozenEncoder(pretrainedCnn(), 'feature_map', trivialGraph().toBytes(), 'features', 'pixels'), /opset mismatch: the frozen encoder uses opset 17/);
+    assert.throws(
+      () => mergeFrozenEncoder(pretrainedCnn(), 'feature_map', trivialGraph().toBytes(), 'features', 'pixels'),
+      /opset mismatch: the frozen encoder uses opset 17/,
+    );
   });
 });
 

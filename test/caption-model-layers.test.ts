@@ -40,16 +40,26 @@ describe('LSTM', () => {
     const h = randn(N * H, 0.5);
     const c = randn(N * H, 0.5);
     const next = tf.tidy(() => {
-      const { h: hNext, c: cNext } = lstmStep(w, lstmInputProjection(w, tf.tensor2d(x, [N, input])), { h: tf.tensor2d(h, [N, H]), c: tf.tensor2d(c, [N, H]) });
+      const { h: hNext, c: cNext } = lstmStep(w, lstmInputProjection(w, tf.tensor2d(x, [N, input])), {
+        h: tf.tensor2d(h, [N, H]),
+        c: tf.tensor2d(c, [N, H]),
+      });
       return { h: hNext, c: cNext };
     });
 
     const g = new GraphBuilder('lstm-step', { opset: 18 });
-    const out = lstmOnnxStep(g, w, 'lstm', g.input('x', 'float32', [N, input]), { h: g.input('h', 'float32', [N, H]), c: g.input('c', 'float32', [N, H]) });
+    const out = lstmOnnxStep(g, w, 'lstm', g.input('x', 'float32', [N, input]), {
+      h: g.input('h', 'float32', [N, H]),
+      c: g.input('c', 'float32', [N, H]),
+    });
     g.output(out.h, 'h_next', 'float32', [N, H]);
     g.output(out.c, 'c_next', 'float32', [N, H]);
     const session = await ort.InferenceSession.create(g.toBytes());
-    const res = await session.run({ x: new ort.Tensor('float32', x, [N, input]), h: new ort.Tensor('float32', h, [N, H]), c: new ort.Tensor('float32', c, [N, H]) });
+    const res = await session.run({
+      x: new ort.Tensor('float32', x, [N, input]),
+      h: new ort.Tensor('float32', h, [N, H]),
+      c: new ort.Tensor('float32', c, [N, H]),
+    });
     assert.ok(maxDiff(next.h.dataSync(), res.h_next.data as Float32Array) < 1e-5);
     assert.ok(maxDiff(next.c.dataSync(), res.c_next.data as Float32Array) < 1e-5);
     await session.release();
@@ -83,7 +93,10 @@ describe('residual CNN encoder', () => {
 
   test('an image size the stages cannot halve evenly is refused', () => {
     const params = new ParamStore(1);
-    assert.throws(() => new ConvEncoder(params, 'cnn', 100, [8, 16, 32, 64]), /image size 100 must be a multiple of 16 for 4 stride-2 stages/);
+    assert.throws(
+      () => new ConvEncoder(params, 'cnn', 100, [8, 16, 32, 64]),
+      /image size 100 must be a multiple of 16 for 4 stride-2 stages/,
+    );
   });
 });
 
@@ -108,7 +121,11 @@ describe('wasm convolution gradients (Conv2DBackpropFilter, Conv2DBackpropInput)
           const y = tf.conv2d(x, w, s as 1 | 2, p);
           // A random weighting of the output, so every output position's gradient differs.
           const weights = tf.tensor(randnFixed(y.size), y.shape);
-          return tf.grads((a: tf.Tensor, b: tf.Tensor) => tf.sum(tf.mul(tf.conv2d(a as tf.Tensor4D, b as tf.Tensor4D, s as 1 | 2, p), weights)))([x, w]).map((t) => t.dataSync() as Float32Array);
+          return tf
+            .grads((a: tf.Tensor, b: tf.Tensor) =>
+              tf.sum(tf.mul(tf.conv2d(a as tf.Tensor4D, b as tf.Tensor4D, s as 1 | 2, p), weights)),
+            )([x, w])
+            .map((t) => t.dataSync() as Float32Array);
         });
       const onWasm = grads();
       await tf.setBackend('cpu');
@@ -116,7 +133,10 @@ describe('wasm convolution gradients (Conv2DBackpropFilter, Conv2DBackpropInput)
       await tf.setBackend('wasm');
       ['dx', 'dW'].forEach((name, i) => {
         const scale = Math.max(1, ...Array.from(onCpu[i], Math.abs));
-        assert.ok(maxDiff(onWasm[i], onCpu[i]) <= 1e-5 * scale, `${name}: max |Δ| ${maxDiff(onWasm[i], onCpu[i])} (scale ${scale})`);
+        assert.ok(
+          maxDiff(onWasm[i], onCpu[i]) <= 1e-5 * scale,
+          `${name}: max |Δ| ${maxDiff(onWasm[i], onCpu[i])} (scale ${scale})`,
+        );
       });
     });
   }
@@ -131,13 +151,18 @@ function randnFixed(n: number): Float32Array {
 describe('caption batches', () => {
   const images: EncodedCaptionImage[] = Array.from({ length: 23 }, (_, i) => ({
     row: 100 + i,
-    captions: Array.from({ length: i === 5 ? 9 : 1 + (i % 5) }, (_, c) => Int32Array.from({ length: 1 + ((i + c) % 4) }, (_, t) => 4 + ((i + c + t) % 10))),
+    captions: Array.from({ length: i === 5 ? 9 : 1 + (i % 5) }, (_, c) =>
+      Int32Array.from({ length: 1 + ((i + c) % 4) }, (_, t) => 4 + ((i + c + t) % 10)),
+    ),
   }));
 
   test('every image once per epoch, whole, in batches of at most maxCaptions captions (an image with more alone)', () => {
     const plan = planCaptionBatches(images, { seed: 1, maxCaptions: 8 }, 0);
     const seen = plan.flatMap((b) => Array.from(b)).sort((a, b) => a - b);
-    assert.deepEqual(seen, images.map((_, i) => i));
+    assert.deepEqual(
+      seen,
+      images.map((_, i) => i),
+    );
     for (const batch of plan) {
       const n = Array.from(batch).reduce((sum, i) => sum + images[i].captions.length, 0);
       assert.ok(n <= 8 || batch.length === 1, `batch of ${n} captions`);
@@ -146,21 +171,33 @@ describe('caption batches', () => {
     assert.notDeepEqual(planCaptionBatches(images, { seed: 1, maxCaptions: 8 }, 1), plan, 'the same order every epoch');
   });
 
-  test('a batch: one row per caption, <s> y / y </s> with a mask, image rows shared by an image\'s captions', () => {
-    const source = { shape: [2], read: (rows: ArrayLike<number>) => Float32Array.from(Array.from(rows).flatMap((r) => [r, -r])) };
+  test("a batch: one row per caption, <s> y / y </s> with a mask, image rows shared by an image's captions", () => {
+    const source = {
+      shape: [2],
+      read: (rows: ArrayLike<number>) => Float32Array.from(Array.from(rows).flatMap((r) => [r, -r])),
+    };
     const batch = makeCaptionBatch(images, [2, 0], source);
     const caps = [...images[2].captions, ...images[0].captions];
     assert.equal(batch.B, caps.length);
     assert.equal(batch.imageCount, 2);
     assert.deepEqual(Array.from(batch.images), [102, -102, 100, -100]);
-    assert.deepEqual(Array.from(batch.imageRows), [...images[2].captions.map(() => 0), ...images[0].captions.map(() => 1)]);
+    assert.deepEqual(Array.from(batch.imageRows), [
+      ...images[2].captions.map(() => 0),
+      ...images[0].captions.map(() => 1),
+    ]);
     assert.equal(batch.T, Math.max(...caps.map((c) => c.length)) + 1);
     caps.forEach((c, b) => {
       const row = (a: ArrayLike<number>) => Array.from(a).slice(b * batch.T, (b + 1) * batch.T);
       assert.deepEqual(row(batch.tgtIn).slice(0, c.length + 1), [2, ...c]);
       assert.deepEqual(row(batch.tgtOut).slice(0, c.length + 1), [...c, 3]);
-      assert.equal(row(batch.tgtMask).reduce((a, m) => a + m, 0), c.length + 1);
+      assert.equal(
+        row(batch.tgtMask).reduce((a, m) => a + m, 0),
+        c.length + 1,
+      );
     });
-    assert.equal(batch.tokens, caps.reduce((n, c) => n + c.length + 1, 0));
+    assert.equal(
+      batch.tokens,
+      caps.reduce((n, c) => n + c.length + 1, 0),
+    );
   });
 });

@@ -13,7 +13,11 @@ import { buildModel, resolveArchConfig } from '../models/index.ts';
 import { initBackend } from '../train/backend/select.ts';
 
 const SIZE = 32;
-const IMAGE = { size: SIZE, mean: [0.5, 0.5, 0.5] as [number, number, number], std: [0.25, 0.25, 0.25] as [number, number, number] };
+const IMAGE = {
+  size: SIZE,
+  mean: [0.5, 0.5, 0.5] as [number, number, number],
+  std: [0.25, 0.25, 0.25] as [number, number, number],
+};
 const words = Vocabulary.build([['a', 'dog', 'runs', 'on', 'the', 'grass', 'red', 'ball']]);
 let runtime: CaptionRuntime;
 let card: ModelCard;
@@ -26,13 +30,32 @@ function images(n: number, seed: number): Float32Array[] {
 
 before(async () => {
   await initBackend({ prefer: 'wasm', quiet: true });
-  const model = buildModel('show-attend-tell', resolveArchConfig('show-attend-tell', 'tiny'), { tgtVocab: words.size, image: { kind: 'pixels', size: SIZE } }, { name: 'learned' }, 9);
+  const model = buildModel(
+    'show-attend-tell',
+    resolveArchConfig('show-attend-tell', 'tiny'),
+    { tgtVocab: words.size, image: { kind: 'pixels', size: SIZE } },
+    { name: 'learned' },
+    9,
+  );
   const out = model.toOnnx();
   graphs = { encoder: out.encoder.toBytes(), decoder: out.decoder.toBytes() };
   card = modelCardSchema.parse({
-    format: 'frost-model', version: 1, name: 'tiny-sat', task: 'caption', arch: 'show-attend-tell', preset: 'tiny', head: model.head.describe(),
-    target: { lang: 'en', tokens: words.toJSON() }, image: IMAGE, specials: { pad: 0, unk: 1, bos: 2, eos: 3 }, tokenizer: 'caption',
-    graphs: out.graphs, params: { ...model.params.counts(), generated: 0, byComponent: {} }, files: {}, config: {}, created: new Date(0).toISOString(),
+    format: 'frost-model',
+    version: 1,
+    name: 'tiny-sat',
+    task: 'caption',
+    arch: 'show-attend-tell',
+    preset: 'tiny',
+    head: model.head.describe(),
+    target: { lang: 'en', tokens: words.toJSON() },
+    image: IMAGE,
+    specials: { pad: 0, unk: 1, bos: 2, eos: 3 },
+    tokenizer: 'caption',
+    graphs: out.graphs,
+    params: { ...model.params.counts(), generated: 0, byComponent: {} },
+    files: {},
+    config: {},
+    created: new Date(0).toISOString(),
   });
   model.params.dispose();
   runtime = await CaptionRuntime.create({ ort, card, graphs });
@@ -61,7 +84,9 @@ describe('CaptionRuntime', () => {
     }
     // Beam search keeps the best of more candidates: never a lower score than greedy's.
     const beam = await runtime.caption(ims, { beam: 4, maxLength: 6 });
-    beam.forEach((c, i) => assert.ok(c.score >= together[i].score - 1e-6, `image ${i}: beam ${c.score} < greedy ${together[i].score}`));
+    beam.forEach((c, i) =>
+      assert.ok(c.score >= together[i].score - 1e-6, `image ${i}: beam ${c.score} < greedy ${together[i].score}`),
+    );
     assert.deepEqual(await runtime.caption([]), []);
   });
 
@@ -81,16 +106,31 @@ describe('CaptionRuntime', () => {
   });
 
   test('bad inputs are refused, naming the argument', async () => {
-    await assert.rejects(runtime.caption([...images(1, 4), new Float32Array(10)]), /images\[1\] has 10 values; model 'tiny-sat' takes \[3, 32, 32\] = 3072/);
-    await assert.rejects(runtime.caption([new Array(3072).fill(0) as unknown as Float32Array]), /images\[0\] must be a Float32Array, got Array/);
+    await assert.rejects(
+      runtime.caption([...images(1, 4), new Float32Array(10)]),
+      /images\[1\] has 10 values; model 'tiny-sat' takes \[3, 32, 32\] = 3072/,
+    );
+    await assert.rejects(
+      runtime.caption([new Array(3072).fill(0) as unknown as Float32Array]),
+      /images\[0\] must be a Float32Array, got Array/,
+    );
     await assert.rejects(runtime.caption(images(1, 5), { beam: 0 }), /'beam' must be a positive integer, got 0/);
-    await assert.rejects(runtime.caption(images(1, 5), { maxLength: 1.5 }), /'maxLength' must be a positive integer, got 1.5/);
+    await assert.rejects(
+      runtime.caption(images(1, 5), { maxLength: 1.5 }),
+      /'maxLength' must be a positive integer, got 1.5/,
+    );
   });
 
   test('a translation card is not a caption model, and a caption card needs its image spec', async () => {
     const translation = { ...card, task: 'translation' as const };
-    await assert.rejects(CaptionRuntime.create({ ort, card: translation, graphs }), /'tiny-sat' is a translation model, not a caption model/);
+    await assert.rejects(
+      CaptionRuntime.create({ ort, card: translation, graphs }),
+      /'tiny-sat' is a translation model, not a caption model/,
+    );
     const { image: _image, ...noImage } = card;
-    assert.throws(() => parseModelCard(JSON.stringify(noImage), 'card.json'), /card\.json: not a valid model card \(image: a caption model's card needs 'image'/);
+    assert.throws(
+      () => parseModelCard(JSON.stringify(noImage), 'card.json'),
+      /card\.json: not a valid model card \(image: a caption model's card needs 'image'/,
+    );
   });
 });

@@ -30,7 +30,11 @@ after(async () => {
 
 test("show-attend-tell: a tiny model's greedy captions of held-out images reach BLEU-4 >= 0.5, beam 3 too", async () => {
   const runDir = join(dir, 'run');
-  const result = await train(toyCaptionConfig(dir, dataDir, 'show-attend-tell', { optim: { learningRate: 5e-3 }, epochs: 12 }), runDir, { quiet: true });
+  const result = await train(
+    toyCaptionConfig(dir, dataDir, 'show-attend-tell', { optim: { learningRate: 5e-3 }, epochs: 12 }),
+    runDir,
+    { quiet: true },
+  );
   result.model.params.dispose();
   const modelDir = join(dir, 'model');
   const { card, parity } = await exportRun(runDir, modelDir, { quiet: true });
@@ -38,8 +42,14 @@ test("show-attend-tell: a tiny model's greedy captions of held-out images reach 
   assert.deepEqual(card.graphs.decoder.memory, ['annotations', 'keys']);
   for (const file of ['encoder.onnx', 'decoder.onnx']) checkModel(join(modelDir, file));
   const greedy = await toyTestBleu4(modelDir, testImages, 1);
-  assert.ok(greedy.bleu4 >= 0.5, `greedy test BLEU-4 ${greedy.bleu4.toFixed(3)} < 0.5; e.g. '${greedy.captions[0]}' for '${testImages[0].captions[0]}'`);
-  assert.ok(new Set(greedy.captions).size > 3, `captions do not depend on the image: ${[...new Set(greedy.captions)].join(' | ')}`);
+  assert.ok(
+    greedy.bleu4 >= 0.5,
+    `greedy test BLEU-4 ${greedy.bleu4.toFixed(3)} < 0.5; e.g. '${greedy.captions[0]}' for '${testImages[0].captions[0]}'`,
+  );
+  assert.ok(
+    new Set(greedy.captions).size > 3,
+    `captions do not depend on the image: ${[...new Set(greedy.captions)].join(' | ')}`,
+  );
   // Beam search reorders the attention memory between steps (core/runtime's MemoryStore).
   const beam = await toyTestBleu4(modelDir, testImages, 3);
   assert.ok(beam.bleu4 >= 0.5, `beam-3 test BLEU-4 ${beam.bleu4.toFixed(3)} < 0.5`);

@@ -22,7 +22,9 @@ let batches: ImageBatch[];
 
 before(async () => {
   await initBackend({ prefer: 'wasm', quiet: true });
-  batches = [0, 1].map((i) => syntheticImageBatch(SEED + i, { images: 3, captionsPerImage: 2, size: SIZE, vocab: VOCAB, maxLen: 5 }));
+  batches = [0, 1].map((i) =>
+    syntheticImageBatch(SEED + i, { images: 3, captionsPerImage: 2, size: SIZE, vocab: VOCAB, maxLen: 5 }),
+  );
 });
 
 /** Image rows and teacher-forced captions of a batch, as parity inputs (one row per caption). */
@@ -36,14 +38,25 @@ function parityInputs(batch: ImageBatch): ParityInputs {
     return Int32Array.from(out.subarray(0, len - 1));
   });
   const shape = [batch.B, ...batch.imageShape];
-  return { tfjs: () => ({ kind: 'image', images: tf.tensor(images, shape) }), onnx: { pixels: new ort.Tensor('float32', images, shape) }, targets };
+  return {
+    tfjs: () => ({ kind: 'image', images: tf.tensor(images, shape) }),
+    onnx: { pixels: new ort.Tensor('float32', images, shape) },
+    targets,
+  };
 }
 
-/** Learnable parameters of the CNN (tiny preset: stem + two residual stages) and of each decoder, from their equations. */
+/**
+ * Learnable parameters of the CNN (tiny preset: stem + two residual stages) and of each decoder, from their equations.
+ */
 function cnnParams(channels: number[]): number {
   const conv = (k: number, cin: number, cout: number) => k * k * cin * cout + cout;
   let n = conv(3, 3, channels[0]);
-  for (let i = 1; i < channels.length; i++) n += conv(1, channels[i - 1], channels[i]) + conv(3, channels[i - 1], channels[i]) + conv(3, channels[i], channels[i]) + 1;
+  for (let i = 1; i < channels.length; i++)
+    n +=
+      conv(1, channels[i - 1], channels[i]) +
+      conv(3, channels[i - 1], channels[i]) +
+      conv(3, channels[i], channels[i]) +
+      1;
   return n;
 }
 const lstmParams = (input: number, H: number) => 4 * H * input + 4 * H + 4 * H * H + 4 * H;
@@ -54,7 +67,15 @@ function bodyParams(arch: string, cfg: Record<string, number>, channels: number[
   const words = VOCAB * e;
   if (arch === 'show-tell') return cnnParams(channels) + (C * e + e) + lstmParams(e, H) + words;
   const { attention: att, output: d } = cfg;
-  return cnnParams(channels) + 2 * (C * H + H) + (C * att + H * att + att + att) + (H + 1) + lstmParams(e + C, H) + ((H + C + e) * d + d) + words;
+  return (
+    cnnParams(channels) +
+    2 * (C * H + H) +
+    (C * att + H * att + att + att) +
+    (H + 1) +
+    lstmParams(e + C, H) +
+    ((H + C + e) * d + d) +
+    words
+  );
 }
 
 function headParams(head: string, d: number, e: number): number {
@@ -92,8 +113,13 @@ for (const arch of ['show-tell', 'show-attend-tell']) {
         try {
           assert.equal(model.inputKind, 'image');
           assert.deepEqual(model.imageShape, [3, SIZE, SIZE]);
-          assert.equal(model.params.counts().learnable, bodyParams(arch, cfg, cfg.cnnChannels) + headParams(head, d, cfg.embedding));
-          const frozenBefore = new Map([...model.params.frozen].map(([name, t]) => [name, (t.dataSync() as Float32Array).slice()]));
+          assert.equal(
+            model.params.counts().learnable,
+            bodyParams(arch, cfg, cfg.cnnChannels) + headParams(head, d, cfg.embedding),
+          );
+          const frozenBefore = new Map(
+            [...model.params.frozen].map(([name, t]) => [name, (t.dataSync() as Float32Array).slice()]),
+          );
           const optimizer = new Adam(model.params.learnable, { learningRate: 1e-2 });
           const losses: number[] = [];
           const tensorsBefore = tf.memory().numTensors;
@@ -119,7 +145,10 @@ for (const arch of ['show-tell', 'show-attend-tell']) {
             checkModel(decoderBytes);
           }
           const parity = await checkParity(model, encoderBytes, decoderBytes, parityInputs(batches[0]), 2, 0);
-          assert.ok(parity.maxScaledDiff <= PARITY_TOLERANCE, `parity ${parity.maxScaledDiff} at ${JSON.stringify(parity.worst)}`);
+          assert.ok(
+            parity.maxScaledDiff <= PARITY_TOLERANCE,
+            `parity ${parity.maxScaledDiff} at ${JSON.stringify(parity.worst)}`,
+          );
         } finally {
           model.params.dispose();
         }
@@ -128,7 +157,17 @@ for (const arch of ['show-tell', 'show-attend-tell']) {
 
     test('a token batch is refused with a message naming what the model reads', () => {
       const model = buildModel(arch, config, sizes, { name: 'learned' }, SEED);
-      const tokens = { B: 1, S: 1, T: 1, src: Int32Array.of(4), srcLen: Int32Array.of(1), tgtIn: Int32Array.of(2), tgtOut: Int32Array.of(3), tgtMask: Float32Array.of(1), tokens: 1 };
+      const tokens = {
+        B: 1,
+        S: 1,
+        T: 1,
+        src: Int32Array.of(4),
+        srcLen: Int32Array.of(1),
+        tgtIn: Int32Array.of(2),
+        tgtOut: Int32Array.of(3),
+        tgtMask: Float32Array.of(1),
+        tokens: 1,
+      };
       assert.throws(() => model.lossSum(tokens, true), /reads images, but was given a batch of token ids/);
       model.params.dispose();
     });

@@ -55,7 +55,11 @@ class GatedRuntime implements ModelRuntime {
     this.openGate();
   }
 
-  async captionEach(images: readonly Float32Array[], options?: CaptionOptions, hooks?: CaptionHooks): Promise<Caption[]> {
+  async captionEach(
+    images: readonly Float32Array[],
+    options?: CaptionOptions,
+    hooks?: CaptionHooks,
+  ): Promise<Caption[]> {
     this.entered++;
     await this.gate;
     this.batches.push({ size: images.length, beam: options?.beam });
@@ -108,13 +112,17 @@ async function app(limits: Partial<RequestLimits> = {}, concurrency = 2) {
   );
   const pool = new BatcherPool(registry, { concurrency });
   const internal: unknown[] = [];
-  const server = createApp({ registry, pool, limits, onInternalError: (err) => internal.push(err) }).listen(0, '127.0.0.1');
+  const server = createApp({ registry, pool, limits, onInternalError: (err) => internal.push(err) }).listen(
+    0,
+    '127.0.0.1',
+  );
   servers.push(server);
   await new Promise((resolve) => server.once('listening', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/caption`;
   const post = async (body: FormData | string, contentType?: string) => {
     const res = await fetch(url, { method: 'POST', body, headers: contentType ? { 'content-type': contentType } : {} });
-    return { status: res.status, body: (await res.json()) as Record<string, any> }; // eslint-disable-line @typescript-eslint/no-explicit-any -- JSON under test
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON under test
+    return { status: res.status, body: (await res.json()) as Record<string, any> };
   };
   return { gated, pool, post, internal };
 }
@@ -143,10 +151,20 @@ describe('POST /v1/caption, in-process', () => {
     const want = await expected(files[0]!);
     const viaForm = await post(form(files[0]!));
     assert.equal(viaForm.status, 200, JSON.stringify(viaForm.body));
-    assert.deepEqual([viaForm.body.caption, viaForm.body.tokens, viaForm.body.score], [want.text, want.tokens, want.score]);
+    assert.deepEqual(
+      [viaForm.body.caption, viaForm.body.tokens, viaForm.body.score],
+      [want.text, want.tokens, want.score],
+    );
     const viaJson = await post(JSON.stringify({ image: files[0]!.toString('base64') }), 'application/json');
     assert.deepEqual({ ...viaJson.body, timing: 0 }, { ...viaForm.body, timing: 0 });
-    assert.deepEqual(gated.batches, [{ size: 1, beam: 10 }, { size: 1, beam: 10 }], "the paper's beam of 10 by default");
+    assert.deepEqual(
+      gated.batches,
+      [
+        { size: 1, beam: 10 },
+        { size: 1, beam: 10 },
+      ],
+      "the paper's beam of 10 by default",
+    );
     assert.deepEqual(internal, []);
   });
 
@@ -161,13 +179,20 @@ describe('POST /v1/caption, in-process', () => {
     await until(() => pool.for(TOY_CAPTION_MODEL_NAME, CAPTION).depth === beams.length);
     gated.open();
     const answers = await Promise.all([first, ...queued]);
-    assert.deepEqual(gated.batches, [{ size: 1, beam: 10 }, { size: 5, beam: 10 }, { size: 1, beam: 3 }]);
+    assert.deepEqual(gated.batches, [
+      { size: 1, beam: 10 },
+      { size: 5, beam: 10 },
+      { size: 1, beam: 3 },
+    ]);
     for (const [i, a] of answers.entries()) {
       assert.equal(a.status, 200, JSON.stringify(a.body));
       const want = await expected(files[i]!, i === 0 ? 10 : beams[i - 1]);
       // Decoded with others, rows go through other matrix shapes: same words, scores equal up to rounding.
       assert.deepEqual(a.body.tokens, want.tokens, `request ${i}`);
-      assert.ok(Math.abs(a.body.score - want.score) <= 1e-5 * Math.abs(want.score), `request ${i}: ${a.body.score} vs ${want.score}`);
+      assert.ok(
+        Math.abs(a.body.score - want.score) <= 1e-5 * Math.abs(want.score),
+        `request ${i}: ${a.body.score} vs ${want.score}`,
+      );
     }
   });
 
@@ -179,19 +204,87 @@ describe('POST /v1/caption, in-process', () => {
     const noImage = new FormData();
     noImage.append('model', TOY_CAPTION_MODEL_NAME);
     const cases: Array<[string, FormData | string, string | undefined, number, string, RegExp?]> = [
-      ['GIF', form(gif, 'a.gif'), undefined, 415, 'FROST_ERR_UNSUPPORTED_IMAGE', /^a\.gif: GIF images are not supported/],
+      [
+        'GIF',
+        form(gif, 'a.gif'),
+        undefined,
+        415,
+        'FROST_ERR_UNSUPPORTED_IMAGE',
+        /^a\.gif: GIF images are not supported/,
+      ],
       ['no image field', noImage, undefined, 400, 'FROST_ERR_NO_IMAGE', /no file field 'image'/],
-      ['JSON without image', JSON.stringify({ model: TOY_CAPTION_MODEL_NAME }), 'application/json', 400, 'FROST_ERR_NO_IMAGE'],
-      ['JSON, not base64', JSON.stringify({ image: 'not base64!' }), 'application/json', 400, 'FROST_ERR_INVALID_REQUEST', /image: not valid base64/],
+      [
+        'JSON without image',
+        JSON.stringify({ model: TOY_CAPTION_MODEL_NAME }),
+        'application/json',
+        400,
+        'FROST_ERR_NO_IMAGE',
+      ],
+      [
+        'JSON, not base64',
+        JSON.stringify({ image: 'not base64!' }),
+        'application/json',
+        400,
+        'FROST_ERR_INVALID_REQUEST',
+        /image: not valid base64/,
+      ],
       ['malformed JSON', '{"image": ', 'application/json', 400, 'FROST_ERR_BAD_JSON'],
-      ['beam too large', form(files[0]!, 'photo.png', { beam: '99' }), undefined, 400, 'FROST_ERR_INVALID_REQUEST', /beam: must be an integer from 1 to 16/],
-      ['JSON beam not an integer', JSON.stringify({ image: files[0]!.toString('base64'), beam: 2.5 }), 'application/json', 400, 'FROST_ERR_INVALID_REQUEST', /beam/],
+      [
+        'beam too large',
+        form(files[0]!, 'photo.png', { beam: '99' }),
+        undefined,
+        400,
+        'FROST_ERR_INVALID_REQUEST',
+        /beam: must be an integer from 1 to 16/,
+      ],
+      [
+        'JSON beam not an integer',
+        JSON.stringify({ image: files[0]!.toString('base64'), beam: 2.5 }),
+        'application/json',
+        400,
+        'FROST_ERR_INVALID_REQUEST',
+        /beam/,
+      ],
       ['plain text body', 'hello', 'text/plain', 415, 'FROST_ERR_CAPTION_CONTENT_TYPE', /got text\/plain/],
-      ['an unknown model', form(files[0]!, 'photo.png', { model: 'nope' }), undefined, 404, 'FROST_ERR_UNKNOWN_MODEL', /available: bare-caption, tiny-en-de, toy-caption/],
-      ['a translation model', form(files[0]!, 'photo.png', { model: 'tiny-en-de' }), undefined, 400, 'FROST_ERR_NOT_A_CAPTION_MODEL', /'tiny-en-de' is a translation model/],
-      ['a file over maxImageBytes', form(big, 'big.png'), undefined, 413, 'FROST_ERR_IMAGE_TOO_LARGE', /^big\.png: larger than the limit of 65536 bytes/],
-      ['a JSON body over its limit', JSON.stringify({ image: big.toString('base64') + 'A'.repeat(64 * 1024) }), 'application/json', 413, 'FROST_ERR_BODY_TOO_LARGE'],
-      ['a runtime that cannot caption', form(files[0]!, 'photo.png', { model: 'bare-caption' }), undefined, 501, 'FROST_ERR_CAPTION_UNAVAILABLE', /'bare-caption'/],
+      [
+        'an unknown model',
+        form(files[0]!, 'photo.png', { model: 'nope' }),
+        undefined,
+        404,
+        'FROST_ERR_UNKNOWN_MODEL',
+        /available: bare-caption, tiny-en-de, toy-caption/,
+      ],
+      [
+        'a translation model',
+        form(files[0]!, 'photo.png', { model: 'tiny-en-de' }),
+        undefined,
+        400,
+        'FROST_ERR_NOT_A_CAPTION_MODEL',
+        /'tiny-en-de' is a translation model/,
+      ],
+      [
+        'a file over maxImageBytes',
+        form(big, 'big.png'),
+        undefined,
+        413,
+        'FROST_ERR_IMAGE_TOO_LARGE',
+        /^big\.png: larger than the limit of 65536 bytes/,
+      ],
+      [
+        'a JSON body over its limit',
+        JSON.stringify({ image: big.toString('base64') + 'A'.repeat(64 * 1024) }),
+        'application/json',
+        413,
+        'FROST_ERR_BODY_TOO_LARGE',
+      ],
+      [
+        'a runtime that cannot caption',
+        form(files[0]!, 'photo.png', { model: 'bare-caption' }),
+        undefined,
+        501,
+        'FROST_ERR_CAPTION_UNAVAILABLE',
+        /'bare-caption'/,
+      ],
     ];
     for (const [what, body, type, status, code, message] of cases) {
       const res = await post(body, type);

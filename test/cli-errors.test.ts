@@ -38,7 +38,10 @@ function assertOneLine(r: { code: number | null; lines: string[] }, first: RegEx
 
 test('--seed abc and --seed -5 name the flag', () => {
   for (const seed of ['abc', '-5', '1.5']) {
-    assertOneLine(frost('train', '--data', root, '--out', join(root, 'run'), '--seed', seed), new RegExp(`--seed must be an integer .*'${seed.replace('.', '\\.')}'`));
+    assertOneLine(
+      frost('train', '--data', root, '--out', join(root, 'run'), '--seed', seed),
+      new RegExp(`--seed must be an integer .*'${seed.replace('.', '\\.')}'`),
+    );
   }
 });
 
@@ -46,7 +49,10 @@ test('a corrupt config.json is named with its path', async () => {
   const run = join(root, 'bad-run');
   await mkdir(run, { recursive: true });
   await writeFile(join(run, 'config.json'), '{"task": "transl');
-  assertOneLine(frost('export', run, '--out', join(root, 'out')), new RegExp(`${join(run, 'config.json')}: not valid JSON`));
+  assertOneLine(
+    frost('export', run, '--out', join(root, 'out')),
+    new RegExp(`${join(run, 'config.json')}: not valid JSON`),
+  );
 });
 
 test('an empty validation split is refused before training', async () => {
@@ -58,11 +64,29 @@ test('an empty validation split is refused before training', async () => {
   }
   await writeFile(join(data, 'val.src'), '');
   await writeFile(join(data, 'val.tgt'), '');
-  const r = frost('train', '--data', data, '--src', 'src', '--tgt', 'tgt', '--out', join(root, 'run-empty'), '--preset', 'tiny', '--epochs', '1', '--quiet');
+  const r = frost(
+    'train',
+    '--data',
+    data,
+    '--src',
+    'src',
+    '--tgt',
+    'tgt',
+    '--out',
+    join(root, 'run-empty'),
+    '--preset',
+    'tiny',
+    '--epochs',
+    '1',
+    '--quiet',
+  );
   assertOneLine(r, new RegExp(`${data}: the val split \\(val\\.src, val\\.tgt\\) has no sentence pairs`));
 });
 
 test('frost caption M missing.jpg names the file', async () => {
-  assertOneLine(frost('caption', root, join(root, 'missing.jpg')), new RegExp(`${join(root, 'missing.jpg')}: no such file$`));
+  assertOneLine(
+    frost('caption', root, join(root, 'missing.jpg')),
+    new RegExp(`${join(root, 'missing.jpg')}: no such file$`),
+  );
   assertOneLine(frost('caption', root, root), new RegExp(`${root}: a directory, not an image file$`));
 });

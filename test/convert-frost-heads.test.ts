@@ -21,7 +21,9 @@ const D = 8;
 
 /** Float initializers holding at least |V|·d values: a stored target matrix. */
 function storedMatrices(bytes: Uint8Array): string[] {
-  const graph = (decodeModel(bytes) as { graph: { initializer: { name: string; dims?: number[]; data_type?: number }[] } }).graph;
+  const graph = (
+    decodeModel(bytes) as { graph: { initializer: { name: string; dims?: number[]; data_type?: number }[] } }
+  ).graph;
   return graph.initializer
     .filter((t) => t.data_type === 1 && (t.dims ?? []).map(Number).reduce((a, b) => a * b, 1) >= V * D)
     .map((t) => `${t.name} [${(t.dims ?? []).join(', ')}]`);
@@ -35,7 +37,10 @@ function storedMatrices(bytes: Uint8Array): string[] {
 async function roundTrip(model: tf.LayersModel, seed = 7): Promise<ConvertResult> {
   const result = convertLayersModel(await prepare(model, seed));
   const report = checkModel(result.bytes);
-  assert.ok(report.unchecked.every((node) => node.startsWith('BitwiseXor(')), `unchecked: ${report.unchecked.join(', ')}`);
+  assert.ok(
+    report.unchecked.every((node) => node.startsWith('BitwiseXor(')),
+    `unchecked: ${report.unchecked.join(', ')}`,
+  );
   const inputs = modelInputs(model, seed);
   const expected = predict(model, inputs);
   await assertMatches(result, inputs, expected);
@@ -57,11 +62,16 @@ describe('frost head layers', () => {
     const l2 = new FrostFixedHead({ units: V, kind: 'fixed-l2', seed: 12, name: 'l2' });
     const hadamard = new FrostHadamardHead({ units: V, seed: 13, name: 'had' });
     const base = Object.keys(new (class extends tf.layers.Layer {})({ name: 'x' }).getConfig()); // name, trainable, dtype…
-    const own = (c: tf.serialization.ConfigDict) => Object.fromEntries(Object.entries(c).filter(([k]) => !base.includes(k)));
+    const own = (c: tf.serialization.ConfigDict) =>
+      Object.fromEntries(Object.entries(c).filter(([k]) => !base.includes(k)));
     assert.deepEqual(own(fixed.getConfig()), { units: V, kind: 'fixed-uniform', seed: 11, limit: 3 });
     assert.deepEqual(own(l2.getConfig()), { units: V, kind: 'fixed-l2', seed: 12 });
     assert.deepEqual(own(hadamard.getConfig()), { units: V, seed: 13 });
-    for (const [cls, layer] of [[FrostFixedHead, fixed], [FrostFixedHead, l2], [FrostHadamardHead, hadamard]] as const) {
+    for (const [cls, layer] of [
+      [FrostFixedHead, fixed],
+      [FrostFixedHead, l2],
+      [FrostHadamardHead, hadamard],
+    ] as const) {
       const again = cls.fromConfig(cls, layer.getConfig());
       assert.ok(again instanceof cls);
       assert.deepEqual(again.getConfig(), layer.getConfig());
@@ -77,14 +87,19 @@ describe('frost head layers', () => {
     const targets = uniformMatrix(streamKey(5, 'fixed-uniform'), V, D, -10, 10);
     assert.deepEqual(frostFixedTargets('fixed-uniform', V, D, 5), targets);
     for (let k = 0; k < D; k++) for (let v = 0; v < V; v++) assert.equal(got[k]![v], targets[v * D + k]);
-    assert.throws(() => new FrostFixedHead({ units: V, kind: 'fixed-l2', seed: 1 }).apply(tf.input({ shape: [2, 3, D] })), /\[batch, d\] or \[batch, time, d\]/);
+    assert.throws(
+      () => new FrostFixedHead({ units: V, kind: 'fixed-l2', seed: 1 }).apply(tf.input({ shape: [2, 3, D] })),
+      /\[batch, d\] or \[batch, time, d\]/,
+    );
   });
 });
 
 describe('frost convert: frost heads', () => {
   for (const kind of ['fixed-uniform', 'fixed-l2'] as const) {
     test(`Dense → FrostFixedHead (${kind}): parity, checker, matrix regenerated`, async () => {
-      const model = withHead(new FrostFixedHead({ units: V, kind, seed: 21, ...(kind === 'fixed-uniform' ? { limit: 2 } : {}) }));
+      const model = withHead(
+        new FrostFixedHead({ units: V, kind, seed: 21, ...(kind === 'fixed-uniform' ? { limit: 2 } : {}) }),
+      );
       assert.equal(model.layers[1]!.weights.length, 0, 'no weights');
       const result = await roundTrip(model);
       assert.deepEqual(result.outputs[0]!.dims, ['batch', V]);
@@ -95,8 +110,14 @@ describe('frost convert: frost heads', () => {
   test('Dense → FrostHadamardHead: parity (scale read from the weights), checker, no stored matrix', async () => {
     const head = new FrostHadamardHead({ units: V, seed: 22 });
     const model = withHead(head);
-    assert.deepEqual(head.trainableWeights.map((w) => w.shape), [[1]]);
-    assert.ok(Math.abs((head.getWeights()[0]!.dataSync()[0] ?? 0) - 1 / Math.sqrt(V)) < 1e-7, 'scale starts at 1/√units');
+    assert.deepEqual(
+      head.trainableWeights.map((w) => w.shape),
+      [[1]],
+    );
+    assert.ok(
+      Math.abs((head.getWeights()[0]!.dataSync()[0] ?? 0) - 1 / Math.sqrt(V)) < 1e-7,
+      'scale starts at 1/√units',
+    );
     const result = await roundTrip(model); // roundTrip randomises scale, so a dropped weight would show
     assert.deepEqual(result.outputs[0]!.dims, ['batch', V]);
     assert.deepEqual(storedMatrices(result.bytes), []);
@@ -107,14 +128,26 @@ describe('frost convert: frost heads', () => {
     const f = apply(tf.layers.dense({ units: D }), x);
     const model = tf.model({
       inputs: x,
-      outputs: [apply(new FrostFixedHead({ units: V, kind: 'fixed-l2', seed: 31 }), f), apply(new FrostHadamardHead({ units: V, seed: 32 }), f)],
+      outputs: [
+        apply(new FrostFixedHead({ units: V, kind: 'fixed-l2', seed: 31 }), f),
+        apply(new FrostHadamardHead({ units: V, seed: 32 }), f),
+      ],
     });
     const result = await roundTrip(model);
-    assert.deepEqual(result.outputs.map((o) => o.dims), [['batch', 4, V], ['batch', 4, V]]);
+    assert.deepEqual(
+      result.outputs.map((o) => o.dims),
+      [
+        ['batch', 4, V],
+        ['batch', 4, V],
+      ],
+    );
   });
 
   test('below opset 18 the fixed head is refused with a reason', async () => {
     const artifacts = await prepare(withHead(new FrostFixedHead({ units: V, kind: 'fixed-l2', seed: 1 })));
-    assert.throws(() => convertLayersModel(artifacts, { opset: 17 }), (err: unknown) => err instanceof UnsupportedLayersError && /opset 18/.test(err.message));
+    assert.throws(
+      () => convertLayersModel(artifacts, { opset: 17 }),
+      (err: unknown) => err instanceof UnsupportedLayersError && /opset 18/.test(err.message),
+    );
   });
 });

@@ -36,18 +36,23 @@ describe('LSTM', () => {
   });
 
   test('return_sequences, last output, return_state; sigmoid and tfjs-default hard_sigmoid gates; linear and relu cell activations', async () => {
-    const model = branches([5, 3], [
-      (x) => apply(tf.layers.lstm({ units: 4, returnSequences: true, recurrentActivation: 'sigmoid' }), x),
-      (x) => apply(tf.layers.lstm({ units: 3 }), x), // hard_sigmoid gates
-      (x) => apply(tf.layers.lstm({ units: 2, activation: 'linear', returnSequences: true }), x), // Affine after HardSigmoid: alpha/beta order
-      (x) => apply(tf.layers.lstm({ units: 2, activation: 'relu', useBias: false }), x),
-    ]);
+    const model = branches(
+      [5, 3],
+      [
+        (x) => apply(tf.layers.lstm({ units: 4, returnSequences: true, recurrentActivation: 'sigmoid' }), x),
+        (x) => apply(tf.layers.lstm({ units: 3 }), x), // hard_sigmoid gates
+        (x) => apply(tf.layers.lstm({ units: 2, activation: 'linear', returnSequences: true }), x), // Affine after HardSigmoid: alpha/beta order
+        (x) => apply(tf.layers.lstm({ units: 2, activation: 'relu', useBias: false }), x),
+      ],
+    );
     await roundTrip(model);
   });
 
   test('return_state gives [output, h, c]; go_backwards with return_sequences', async () => {
     const x = tf.input({ shape: [6, 2] });
-    const [y, h, c] = tf.layers.lstm({ units: 3, returnState: true, returnSequences: true }).apply(x) as tf.SymbolicTensor[];
+    const [y, h, c] = tf.layers
+      .lstm({ units: 3, returnState: true, returnSequences: true })
+      .apply(x) as tf.SymbolicTensor[];
     const back = apply(tf.layers.lstm({ units: 2, goBackwards: true, returnSequences: true }), x);
     const backLast = apply(tf.layers.lstm({ units: 2, goBackwards: true }), x);
     await roundTrip(tf.model({ inputs: x, outputs: [y!, h!, c!, back, backLast] }));
@@ -55,7 +60,10 @@ describe('LSTM', () => {
 
   test('Embedding → LSTM → Dense over a dynamic sequence length', async () => {
     const ids = tf.input({ shape: [null], dtype: 'int32' });
-    const seq = apply(tf.layers.lstm({ units: 4, returnSequences: true }), apply(tf.layers.embedding({ inputDim: 12, outputDim: 3 }), ids));
+    const seq = apply(
+      tf.layers.lstm({ units: 4, returnSequences: true }),
+      apply(tf.layers.embedding({ inputDim: 12, outputDim: 3 }), ids),
+    );
     const model = tf.model({ inputs: ids, outputs: apply(tf.layers.dense({ units: 5, activation: 'softmax' }), seq) });
     const result = convertChecked(await prepare(model));
     const [batch, time] = result.inputs[0]!.dims;
@@ -69,8 +77,14 @@ describe('LSTM', () => {
 });
 
 /** Rebuilds artifacts with the weight `name` replaced (new shape and data), for layouts tfjs cannot produce. */
-function replaceWeight(artifacts: LayersModelArtifacts, name: string, shape: number[], data: Float32Array): LayersModelArtifacts {
-  const bytes = artifacts.weightData instanceof Uint8Array ? artifacts.weightData : new Uint8Array(artifacts.weightData);
+function replaceWeight(
+  artifacts: LayersModelArtifacts,
+  name: string,
+  shape: number[],
+  data: Float32Array,
+): LayersModelArtifacts {
+  const bytes =
+    artifacts.weightData instanceof Uint8Array ? artifacts.weightData : new Uint8Array(artifacts.weightData);
   const parts: Uint8Array[] = [];
   let offset = 0;
   const weightSpecs = artifacts.weightSpecs.map((spec) => {
@@ -87,7 +101,9 @@ function replaceWeight(artifacts: LayersModelArtifacts, name: string, shape: num
 describe('GRU', () => {
   test('reset_after=false (tfjs): return_sequences, last output, return_state, go_backwards', async () => {
     const x = tf.input({ shape: [5, 3] });
-    const [y, h] = tf.layers.gru({ units: 4, returnSequences: true, returnState: true }).apply(x) as tf.SymbolicTensor[];
+    const [y, h] = tf.layers
+      .gru({ units: 4, returnSequences: true, returnState: true })
+      .apply(x) as tf.SymbolicTensor[];
     const outputs = [
       y!,
       h!,
@@ -100,7 +116,10 @@ describe('GRU', () => {
 
   test('Porting note: reset_after=true (Keras) → linear_before_reset=1 with bias [2, 3H] = [Wb; Rb], against the Keras formula', async () => {
     const units = 3;
-    const model = branches([4, 2], [(x) => apply(tf.layers.gru({ units, returnSequences: true, recurrentActivation: 'sigmoid', name: 'gru' }), x)]);
+    const model = branches(
+      [4, 2],
+      [(x) => apply(tf.layers.gru({ units, returnSequences: true, recurrentActivation: 'sigmoid', name: 'gru' }), x)],
+    );
     const prepared = await prepare(model);
     const config = layerJson(prepared, 'gru').config;
     config.reset_after = true;
@@ -142,21 +161,29 @@ describe('SimpleRNN', () => {
 
 describe('Bidirectional', () => {
   test('merge modes concat, sum, mul, ave over LSTM, GRU and SimpleRNN; sequences and last outputs', async () => {
-    const bi = (layer: tf.RNN, mergeMode?: 'concat' | 'sum' | 'mul' | 'ave') => (x: tf.SymbolicTensor) => apply(tf.layers.bidirectional({ layer, mergeMode }), x);
-    const model = branches([5, 3], [
-      bi(tf.layers.lstm({ units: 3, returnSequences: true }) as tf.RNN),
-      bi(tf.layers.gru({ units: 2, recurrentActivation: 'sigmoid' }) as tf.RNN, 'sum'),
-      bi(tf.layers.simpleRNN({ units: 2, returnSequences: true }) as tf.RNN, 'ave'),
-      bi(tf.layers.lstm({ units: 2 }) as tf.RNN, 'mul'),
-      bi(tf.layers.gru({ units: 2, returnSequences: true }) as tf.RNN, 'concat'),
-    ]);
+    const bi = (layer: tf.RNN, mergeMode?: 'concat' | 'sum' | 'mul' | 'ave') => (x: tf.SymbolicTensor) =>
+      apply(tf.layers.bidirectional({ layer, mergeMode }), x);
+    const model = branches(
+      [5, 3],
+      [
+        bi(tf.layers.lstm({ units: 3, returnSequences: true }) as tf.RNN),
+        bi(tf.layers.gru({ units: 2, recurrentActivation: 'sigmoid' }) as tf.RNN, 'sum'),
+        bi(tf.layers.simpleRNN({ units: 2, returnSequences: true }) as tf.RNN, 'ave'),
+        bi(tf.layers.lstm({ units: 2 }) as tf.RNN, 'mul'),
+        bi(tf.layers.gru({ units: 2, returnSequences: true }) as tf.RNN, 'concat'),
+      ],
+    );
     await roundTrip(model);
   });
 
   test('merge_mode null gives [forward, backward]; return_state appends [h_f, c_f, h_b, c_b]', async () => {
     const x = tf.input({ shape: [4, 3] });
-    const split = tf.layers.bidirectional({ layer: tf.layers.gru({ units: 2, returnSequences: true }) as tf.RNN, mergeMode: null as never }).apply(x) as tf.SymbolicTensor[];
-    const states = tf.layers.bidirectional({ layer: tf.layers.lstm({ units: 2, returnState: true }) as tf.RNN }).apply(x) as tf.SymbolicTensor[];
+    const split = tf.layers
+      .bidirectional({ layer: tf.layers.gru({ units: 2, returnSequences: true }) as tf.RNN, mergeMode: null as never })
+      .apply(x) as tf.SymbolicTensor[];
+    const states = tf.layers
+      .bidirectional({ layer: tf.layers.lstm({ units: 2, returnState: true }) as tf.RNN })
+      .apply(x) as tf.SymbolicTensor[];
     assert.equal(split.length, 2);
     assert.equal(states.length, 5);
     await roundTrip(tf.model({ inputs: x, outputs: [...split, ...states] }));

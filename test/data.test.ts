@@ -9,13 +9,7 @@ import { registerData } from '../clients/cli/commands/data.ts';
 import { SeededRandom } from '../core/random.ts';
 import { tokenize } from '../core/text/tokenize.ts';
 import { Vocabulary } from '../core/vocab.ts';
-import {
-  type EncodedPair,
-  filterByLength,
-  makeBatch,
-  paddingStats,
-  planBatches,
-} from '../train/data/batches.ts';
+import { type EncodedPair, filterByLength, makeBatch, paddingStats, planBatches } from '../train/data/batches.ts';
 import { detectCorpusKind, loadParallelCorpus } from '../train/data/corpus.ts';
 import { fetchMulti30k, MULTI30K_BASE_URL } from '../train/data/fetch.ts';
 import { multi30kFiles, readMulti30k } from '../train/data/multi30k.ts';
@@ -77,12 +71,15 @@ describe('data paths', () => {
   it('says what to do when Multi30k is not there', async (t) => {
     if (existsSync(LOCAL_MULTI30K_DIR)) return t.skip(`${LOCAL_MULTI30K_DIR} exists, so the lookup cannot fail`);
     const empty = await tempDir();
-    assert.throws(() => multi30kDir({ FROST_DATA: empty }), (err: Error) => {
-      assert.match(err.message, /set FROST_DATA=/i);
-      assert.match(err.message, /run `frost data multi30k --out data\/multi30k`/);
-      assert.ok(err.message.includes(join(empty, 'multi30k')), 'names the place it looked');
-      return true;
-    });
+    assert.throws(
+      () => multi30kDir({ FROST_DATA: empty }),
+      (err: Error) => {
+        assert.match(err.message, /set FROST_DATA=/i);
+        assert.match(err.message, /run `frost data multi30k --out data\/multi30k`/);
+        assert.ok(err.message.includes(join(empty, 'multi30k')), 'names the place it looked');
+        return true;
+      },
+    );
   });
 });
 
@@ -113,8 +110,9 @@ describe('Multi30k reader', () => {
 
   it('names the path of a missing or corrupt file', async () => {
     const dir = await tempDir();
-    await assert.rejects(readMulti30k({ dir, split: 'val', src: 'en', tgt: 'de' }), (err: Error) =>
-      err.message.includes(join(dir, 'val.en.gz')) && /not found/.test(err.message),
+    await assert.rejects(
+      readMulti30k({ dir, split: 'val', src: 'en', tgt: 'de' }),
+      (err: Error) => err.message.includes(join(dir, 'val.en.gz')) && /not found/.test(err.message),
     );
     await writeFile(join(dir, 'val.en.gz'), 'this is not gzip');
     await writeFile(join(dir, 'val.de.gz'), 'nor is this');
@@ -133,7 +131,10 @@ describe('corpus loader', () => {
     assert.equal(detectCorpusKind(dir), 'plain');
     await assert.rejects(loadParallelCorpus({ dataDir: dir }), /train is misaligned: .*train\.src has 2 lines/);
     await writeFile(join(dir, 'train.tgt'), 'x y\nz\n');
-    await assert.rejects(loadParallelCorpus({ dataDir: dir }), (err: Error) => err.message === `${join(dir, 'val.src')}: file not found`);
+    await assert.rejects(
+      loadParallelCorpus({ dataDir: dir }),
+      (err: Error) => err.message === `${join(dir, 'val.src')}: file not found`,
+    );
   });
 });
 
@@ -197,7 +198,11 @@ describe('toy corpus', () => {
     const n = 2000;
     for (let i = 0; i < n; i++) {
       const s = lang.sample(rng);
-      assert.deepEqual([...s.align].sort((a, b) => a - b), [...s.src.keys()], 'alignment is a permutation');
+      assert.deepEqual(
+        [...s.align].sort((a, b) => a - b),
+        [...s.src.keys()],
+        'alignment is a permutation',
+      );
       if (s.align.some((p, j) => j > 0 && p < s.align[j - 1])) reordered++;
       s.align.forEach((p, j) => {
         const set = translations.get(s.src[p]) ?? new Set<string>();
@@ -221,8 +226,14 @@ describe('toy corpus', () => {
 
 describe('batches', () => {
   const toy = makeToyCorpus({ seed: 3, train: 2000, val: 0, test: 0 });
-  const srcVocab = Vocabulary.build(toy.train.map((p) => tokenize(p.src, 'en')), { minFreq: 1 });
-  const tgtVocab = Vocabulary.build(toy.train.map((p) => tokenize(p.tgt, 'de')), { minFreq: 1 });
+  const srcVocab = Vocabulary.build(
+    toy.train.map((p) => tokenize(p.src, 'en')),
+    { minFreq: 1 },
+  );
+  const tgtVocab = Vocabulary.build(
+    toy.train.map((p) => tokenize(p.tgt, 'de')),
+    { minFreq: 1 },
+  );
   const pairs: EncodedPair[] = toy.train.map((p) => ({
     src: srcVocab.encode(tokenize(p.src, 'en')),
     tgt: tgtVocab.encode(tokenize(p.tgt, 'de')),
@@ -301,7 +312,10 @@ describe('batches', () => {
     const random = paddingStats(pairs, planBatches(pairs, { seed: 1, maxSentences: 32, bucket: false }, 0));
     assert.equal(bucketed.sentences, pairs.length);
     assert.ok(bucketed.waste < 0.15, `bucketed waste ${bucketed.waste.toFixed(3)}`);
-    assert.ok(bucketed.waste < random.waste / 3, `waste ${bucketed.waste.toFixed(3)} vs random ${random.waste.toFixed(3)}`);
+    assert.ok(
+      bucketed.waste < random.waste / 3,
+      `waste ${bucketed.waste.toFixed(3)} vs random ${random.waste.toFixed(3)}`,
+    );
   });
 
   it('is deterministic for a seed and epoch, and shuffles between epochs', () => {
@@ -316,13 +330,36 @@ describe('batches', () => {
 describe('frost data (CLI)', () => {
   it('`frost data toy` writes the plain layout that loadParallelCorpus reads back', async (t) => {
     const out = join(await tempDir(), 'toy');
-    const printed = await runData(t, ['toy', '--out', out, '--seed', '4', '--size', '300', '--val', '30', '--test', '20']);
+    const printed = await runData(t, [
+      'toy',
+      '--out',
+      out,
+      '--seed',
+      '4',
+      '--size',
+      '300',
+      '--val',
+      '30',
+      '--test',
+      '20',
+    ]);
     assert.match(printed, /300\/30\/20/);
-    assert.deepEqual(readdirSync(out).sort(), ['README.md', 'test.src', 'test.tgt', 'train.src', 'train.tgt', 'val.src', 'val.tgt']);
+    assert.deepEqual(readdirSync(out).sort(), [
+      'README.md',
+      'test.src',
+      'test.tgt',
+      'train.src',
+      'train.tgt',
+      'val.src',
+      'val.tgt',
+    ]);
     assert.equal(readFileSync(join(out, 'train.src'), 'utf8').split('\n').length, 301, '300 lines, newline-terminated');
     assert.match(readFileSync(join(out, 'README.md'), 'utf8'), /seed 4/);
     assert.equal(detectCorpusKind(out), 'plain');
-    assert.deepEqual(await loadParallelCorpus({ dataDir: out }), makeToyCorpus({ seed: 4, train: 300, val: 30, test: 20 }));
+    assert.deepEqual(
+      await loadParallelCorpus({ dataDir: out }),
+      makeToyCorpus({ seed: 4, train: 300, val: 30, test: 20 }),
+    );
   });
 
   it('`frost data toy` rejects a bad number', async (t) => {
@@ -347,13 +384,15 @@ describe('frost data (CLI)', () => {
   it('downloads through fetch, verifying line counts (fetch faked from the local copy)', async (t) => {
     if (!needData(t)) return;
     const urls: string[] = [];
-    const fromLocal = (truncate: string | null): typeof fetch => async (input) => {
-      const url = String(input);
-      urls.push(url);
-      const file = url.slice(MULTI30K_BASE_URL.length);
-      const bytes = file === truncate ? Buffer.from([0x1f, 0x8b]) : readFileSync(join(MULTI30K!, file));
-      return new Response(bytes, { status: 200 });
-    };
+    const fromLocal =
+      (truncate: string | null): typeof fetch =>
+      async (input) => {
+        const url = String(input);
+        urls.push(url);
+        const file = url.slice(MULTI30K_BASE_URL.length);
+        const bytes = file === truncate ? Buffer.from([0x1f, 0x8b]) : readFileSync(join(MULTI30K!, file));
+        return new Response(bytes, { status: 200 });
+      };
     const out = await tempDir();
     const result = await fetchMulti30k({ out, download: true, fetchImpl: fromLocal(null) });
     assert.equal(result.method, 'download');

@@ -107,7 +107,10 @@ function markov(V: number, spec: Record<number, Record<number, number>>): Table 
     }
     const free = p.filter((x) => Number.isNaN(x)).length;
     const rest = free > 0 ? Math.max(1 - mass, 1e-6) / free : 0;
-    rows.set(prev, Float32Array.from(p, (x) => Math.log(Number.isNaN(x) ? rest : x)));
+    rows.set(
+      prev,
+      Float32Array.from(p, (x) => Math.log(Number.isNaN(x) ? rest : x)),
+    );
   }
   return (_input, _pos, prev) => rows.get(prev)!;
 }
@@ -142,7 +145,11 @@ function bruteForce(table: Table, V: number, input: number, maxLen: number, leng
   const walk = (tokens: number[], logProb: number, prev: number): void => {
     const row = table(input, tokens.length, prev);
     const closed = logProb + row[EOS];
-    out.push({ tokens: tokens.slice(), logProb: closed, score: lengthNormalizedScore(closed, tokens.length, lengthPenalty) });
+    out.push({
+      tokens: tokens.slice(),
+      logProb: closed,
+      score: lengthNormalizedScore(closed, tokens.length, lengthPenalty),
+    });
     if (tokens.length === maxLen) return;
     for (let v = 3; v < V; v++) walk([...tokens, v], logProb + row[v], v);
   };
@@ -154,7 +161,15 @@ function bruteForce(table: Table, V: number, input: number, maxLen: number, leng
  * Beam search the slow, obvious way (fairseq semantics): score every (row, token) candidate of an
  * input, sort them all, finish </s> candidates ranked within the top K, keep the K best others.
  */
-function naiveBeam(table: Table, V: number, input: number, K: number, maxLen: number, lengthPenalty: number, nBest: number): Hypothesis[] {
+function naiveBeam(
+  table: Table,
+  V: number,
+  input: number,
+  K: number,
+  maxLen: number,
+  lengthPenalty: number,
+  nBest: number,
+): Hypothesis[] {
   const fin: Hypothesis[] = [];
   const close = (tokens: number[], logProb: number) =>
     fin.push({ tokens, logProb, score: lengthNormalizedScore(logProb, tokens.length, lengthPenalty) });
@@ -222,8 +237,14 @@ describe('topK', () => {
       const k = Math.floor(r() * (n + 3));
       const got = topK(values, k);
       const want = reference(values, k);
-      assert.deepEqual(Array.from(got.indices), want.map((x) => x.i));
-      assert.deepEqual(Array.from(got.values), want.map((x) => x.v));
+      assert.deepEqual(
+        Array.from(got.indices),
+        want.map((x) => x.i),
+      );
+      assert.deepEqual(
+        Array.from(got.values),
+        want.map((x) => x.v),
+      );
     }
   });
 
@@ -236,7 +257,10 @@ describe('topK', () => {
     for (let row = 0; row < 3; row++) {
       const m = topKInto(values, 6, idx, val, row * V, (row + 1) * V);
       assert.equal(m, 6);
-      assert.deepEqual(Array.from(idx), reference(values, 6, row * V, (row + 1) * V).map((x) => x.i));
+      assert.deepEqual(
+        Array.from(idx),
+        reference(values, 6, row * V, (row + 1) * V).map((x) => x.i),
+      );
     }
     assert.equal(topKInto(values, 0, idx, val, 0, V), 0);
     assert.throws(() => topKInto(values, 7, idx, val, 0, V), RangeError);
@@ -314,7 +338,12 @@ describe('beam search', () => {
         const K = V ** L;
         const all = inputs.map((input) => bruteForce(table, V, input, L, lengthPenalty));
         const nBest = all[0].length;
-        const out = await generate(new TableModel(V, table), rowsFor(inputs), inputs.length, { beam: K, nBest, maxLen: L, lengthPenalty });
+        const out = await generate(new TableModel(V, table), rowsFor(inputs), inputs.length, {
+          beam: K,
+          nBest,
+          maxLen: L,
+          lengthPenalty,
+        });
         out.forEach((list, b) => assertSameHypotheses(list, all[b]));
       }
     }
@@ -328,7 +357,12 @@ describe('beam search', () => {
       // Low temperature keeps </s> competitive so it often takes a top-K slot.
       const table = randomTable(V, seed, 1);
       const inputs = [0, 1, 2];
-      const out = await generate(new TableModel(V, table), rowsFor(inputs), inputs.length, { beam: K, nBest: K, maxLen: 6, lengthPenalty });
+      const out = await generate(new TableModel(V, table), rowsFor(inputs), inputs.length, {
+        beam: K,
+        nBest: K,
+        maxLen: 6,
+        lengthPenalty,
+      });
       inputs.forEach((b) => assertSameHypotheses(out[b], naiveBeam(table, V, b, K, 6, lengthPenalty, K)));
     }
   });
@@ -345,9 +379,15 @@ describe('beam search', () => {
       { beam: 5, nBest: 5, minLen: 2, lengthPenalty: 1.3 },
     ]) {
       const common = { ...opts, maxLen: 9, maxLenA: 1, maxLenB: 2 };
-      const batched = await generate(new TableModel(V, table), rowsFor(inputs), inputs.length, { ...common, sourceLengths });
+      const batched = await generate(new TableModel(V, table), rowsFor(inputs), inputs.length, {
+        ...common,
+        sourceLengths,
+      });
       for (const b of inputs) {
-        const alone = await generate(new TableModel(V, table), rowsFor([b]), 1, { ...common, sourceLengths: [sourceLengths[b]] });
+        const alone = await generate(new TableModel(V, table), rowsFor([b]), 1, {
+          ...common,
+          sourceLengths: [sourceLengths[b]],
+        });
         assert.deepEqual(batched[b], alone[0], `input ${b} with ${JSON.stringify(opts)}`);
       }
     }
@@ -355,7 +395,11 @@ describe('beam search', () => {
 
   it('returns sorted, distinct n-best lists of the requested size', async () => {
     const V = 8;
-    const out = await generate(new TableModel(V, randomTable(V, 5)), rowsFor([0, 1, 2, 3]), 4, { beam: 6, nBest: 4, maxLen: 7 });
+    const out = await generate(new TableModel(V, randomTable(V, 5)), rowsFor([0, 1, 2, 3]), 4, {
+      beam: 6,
+      nBest: 4,
+      maxLen: 7,
+    });
     for (const list of out) {
       assert.equal(list.length, 4);
       assertSortedDistinct(list);
@@ -373,7 +417,14 @@ describe('beam search', () => {
     const chatty = markov(V, Object.fromEntries([BOS, 3, 4, 5].map((p) => [p, { [EOS]: 1e-9 }])));
     for (const beam of [1, 3]) {
       const model = new TableModel(V, chatty);
-      const out = await generate(model, rowsFor([0, 1, 2, 3]), 4, { beam, nBest: beam, maxLen: 6, maxLenA: 0.5, maxLenB: 1, sourceLengths: [0, 3, 8, 40] });
+      const out = await generate(model, rowsFor([0, 1, 2, 3]), 4, {
+        beam,
+        nBest: beam,
+        maxLen: 6,
+        maxLenA: 0.5,
+        maxLenB: 1,
+        sourceLengths: [0, 3, 8, 40],
+      });
       const caps = [1, 2, 5, 6];
       out.forEach((list, b) => list.forEach((h) => assert.equal(h.tokens.length, caps[b])));
       assert.equal(model.stepRows.length, 7, 'one step per token plus the forced </s>');
@@ -381,7 +432,10 @@ describe('beam search', () => {
       assert.equal(plain[0][0].tokens.length, 4);
     }
     const none = await generate(new TableModel(V, chatty), rowsFor([0]), 1, { beam: 2, maxLen: 0 });
-    assert.deepEqual(none[0].map((h) => h.tokens), [[]]);
+    assert.deepEqual(
+      none[0].map((h) => h.tokens),
+      [[]],
+    );
   });
 
   it('drops finished inputs from the batch with shrinking reorders', async () => {
@@ -421,10 +475,26 @@ describe('beam search', () => {
       [Z]: { [W]: 0.9 },
       [W]: { [EOS]: 0.7 },
     });
-    const raw = await generate(new TableModel(7, table), rowsFor([0]), 1, { beam: 8, nBest: 2, maxLen: 4, lengthPenalty: 0 });
-    const norm = await generate(new TableModel(7, table), rowsFor([0]), 1, { beam: 8, nBest: 2, maxLen: 4, lengthPenalty: 1 });
-    assert.deepEqual(raw[0].map((h) => h.tokens), [[X], [Y, Z, W]]);
-    assert.deepEqual(norm[0].map((h) => h.tokens), [[Y, Z, W], [X]]);
+    const raw = await generate(new TableModel(7, table), rowsFor([0]), 1, {
+      beam: 8,
+      nBest: 2,
+      maxLen: 4,
+      lengthPenalty: 0,
+    });
+    const norm = await generate(new TableModel(7, table), rowsFor([0]), 1, {
+      beam: 8,
+      nBest: 2,
+      maxLen: 4,
+      lengthPenalty: 1,
+    });
+    assert.deepEqual(
+      raw[0].map((h) => h.tokens),
+      [[X], [Y, Z, W]],
+    );
+    assert.deepEqual(
+      norm[0].map((h) => h.tokens),
+      [[Y, Z, W], [X]],
+    );
     assertSameHypotheses(raw[0], bruteForce(table, 7, 0, 4, 0).slice(0, 2));
     assertSameHypotheses(norm[0], bruteForce(table, 7, 0, 4, 1).slice(0, 2));
   });
@@ -444,7 +514,13 @@ describe('special tokens, minLen and bad log-probabilities', () => {
     const V = 6;
     const loud = markov(V, Object.fromEntries([BOS, 3, 4, 5].map((p) => [p, { 3: 0.6 }])));
     const base = new TableModel(V, loud);
-    const model: StepModel<Row[]> = { vocabSize: V, bos: BOS, eos: EOS, step: (p, s) => base.step(p, s), reorder: (s, o) => base.reorder(s, o) };
+    const model: StepModel<Row[]> = {
+      vocabSize: V,
+      bos: BOS,
+      eos: EOS,
+      step: (p, s) => base.step(p, s),
+      reorder: (s, o) => base.reorder(s, o),
+    };
     const out = await generate(model, rowsFor([0]), 1, { pad: 3, maxLen: 4 });
     assert.ok(out[0][0].tokens.every((t) => t !== 3));
   });
@@ -470,10 +546,21 @@ describe('special tokens, minLen and bad log-probabilities', () => {
     const V = 6;
     const eager = markov(V, Object.fromEntries([BOS, 3, 4, 5].map((p) => [p, { [EOS]: 0.9 }])));
     for (const beam of [1, 3]) {
-      const out = await generate(new TableModel(V, eager), rowsFor([0, 1]), 2, { beam, nBest: beam, minLen: 3, maxLen: 10 });
+      const out = await generate(new TableModel(V, eager), rowsFor([0, 1]), 2, {
+        beam,
+        nBest: beam,
+        minLen: 3,
+        maxLen: 10,
+      });
       for (const h of out.flat()) assert.ok(h.tokens.length >= 3, `got ${h.tokens.length} tokens`);
       // A short per-input cap does not override minLen.
-      const capped = await generate(new TableModel(V, eager), rowsFor([0]), 1, { beam, minLen: 3, maxLenA: 0, maxLenB: 1, sourceLengths: [4] });
+      const capped = await generate(new TableModel(V, eager), rowsFor([0]), 1, {
+        beam,
+        minLen: 3,
+        maxLenA: 0,
+        maxLenB: 1,
+        sourceLengths: [4],
+      });
       assert.equal(capped[0][0].tokens.length, 3);
     }
   });
@@ -487,7 +574,11 @@ describe('special tokens, minLen and bad log-probabilities', () => {
     };
     const table = randomTable(V, 33);
     for (const beam of [1, 2]) {
-      const out = await generate(new TableModel(V, table), rowsFor([0, 1]), 2, { beam, maxLen: 5, logitsProcessors: [banThree] });
+      const out = await generate(new TableModel(V, table), rowsFor([0, 1]), 2, {
+        beam,
+        maxLen: 5,
+        logitsProcessors: [banThree],
+      });
       for (const h of out.flat()) assert.ok(!h.tokens.includes(3));
     }
     assert.equal(seen[0], 0);
@@ -529,8 +620,14 @@ describe('special tokens, minLen and bad log-probabilities', () => {
 describe('validation', () => {
   const model = new TableModel(5, randomTable(5, 1));
   it('rejects nBest > beam naming nBest', async () => {
-    await assert.rejects(generate(model, rowsFor([0]), 1, { beam: 2, nBest: 3 }), (e: Error) => e instanceof RangeError && /nBest/.test(e.message));
-    await assert.rejects(generate(model, rowsFor([0]), 1, { nBest: 2 }), (e: Error) => e instanceof RangeError && /nBest/.test(e.message));
+    await assert.rejects(
+      generate(model, rowsFor([0]), 1, { beam: 2, nBest: 3 }),
+      (e: Error) => e instanceof RangeError && /nBest/.test(e.message),
+    );
+    await assert.rejects(
+      generate(model, rowsFor([0]), 1, { nBest: 2 }),
+      (e: Error) => e instanceof RangeError && /nBest/.test(e.message),
+    );
   });
 
   it('names the bad argument', async () => {
@@ -546,13 +643,23 @@ describe('validation', () => {
       [{ logitsProcessors: [42] }, /logitsProcessors\[0\]/, TypeError],
     ];
     for (const [opts, pattern, kind] of cases) {
-      await assert.rejects(generate(model, rowsFor([0]), 1, opts), (e: Error) => e instanceof kind && pattern.test(e.message), JSON.stringify(opts));
+      await assert.rejects(
+        generate(model, rowsFor([0]), 1, opts),
+        (e: Error) => e instanceof kind && pattern.test(e.message),
+        JSON.stringify(opts),
+      );
     }
     await assert.rejects(generate(model, [], -1), /batchSize/);
   });
 
   it('rejects a model that returns the wrong number of log-probabilities', async () => {
-    const bad: StepModel<null> = { vocabSize: 5, bos: BOS, eos: EOS, step: async () => ({ logProbs: new Float32Array(3), state: null }), reorder: (s) => s };
+    const bad: StepModel<null> = {
+      vocabSize: 5,
+      bos: BOS,
+      eos: EOS,
+      step: async () => ({ logProbs: new Float32Array(3), state: null }),
+      reorder: (s) => s,
+    };
     await assert.rejects(generate(bad, null, 2), /logProbs/);
   });
 
@@ -563,7 +670,10 @@ describe('validation', () => {
   });
 
   it('BeamSearch can be driven without a model', () => {
-    const search = new BeamSearch(1, resolveSearchOptions(new TableModel(5, randomTable(5, 1)), 1, { beam: 2, maxLen: 1 }));
+    const search = new BeamSearch(
+      1,
+      resolveSearchOptions(new TableModel(5, randomTable(5, 1)), 1, { beam: 2, maxLen: 1 }),
+    );
     const lp = Float32Array.from([-9, -9, -3, -0.1, -1]);
     const order = search.step(lp);
     assert.deepEqual(Array.from(order!), [0, 0]);

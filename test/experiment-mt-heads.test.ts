@@ -34,7 +34,21 @@ let stdout: string;
 
 before(async () => {
   out = await mkdtemp(join(tmpdir(), 'frost-experiment-'));
-  const argv = [join(ROOT, 'bin', 'frost.js'), 'experiment', 'mt-heads', '--data', 'toy', '--heads', HEADS.join(','), '--budget-minutes', String(BUDGET), '--preset', 'tiny', '--out', out];
+  const argv = [
+    join(ROOT, 'bin', 'frost.js'),
+    'experiment',
+    'mt-heads',
+    '--data',
+    'toy',
+    '--heads',
+    HEADS.join(','),
+    '--budget-minutes',
+    String(BUDGET),
+    '--preset',
+    'tiny',
+    '--out',
+    out,
+  ];
   ({ stdout } = await run(process.execPath, argv, { cwd: ROOT, timeout: 240_000 }));
   report = reportSchema.parse(JSON.parse(await readFile(join(out, 'report', 'report.json'), 'utf8')));
 });
@@ -46,7 +60,10 @@ after(async () => {
 describe('frost experiment mt-heads on the toy corpus', () => {
   test('trains the grid in <out>/<src>-<tgt>-<head>/, exports to <out>/artifacts/, reports in <out>/report/', () => {
     assert.equal(stdout.trim(), join(out, 'report', 'report.html'));
-    assert.deepEqual(report.runs.map((r) => r.id), ['src-tgt-learned', 'src-tgt-fixed-l2']);
+    assert.deepEqual(
+      report.runs.map((r) => r.id),
+      ['src-tgt-learned', 'src-tgt-fixed-l2'],
+    );
     for (const r of report.runs) {
       assert.equal(r.runDir, join(out, r.id));
       assert.equal(r.modelDir, join(out, 'artifacts', r.id));
@@ -70,62 +87,122 @@ describe('frost experiment mt-heads on the toy corpus', () => {
     assert.equal(typeof learned.matrix?.spearman, 'number');
   });
 
-  test('the report renders in Chromium from /reports/ with charts and tables equal to report.json', { skip: browserSkipReason() }, async () => {
-    const app = createApp({ registry: new ModelRegistry([]), reportsDir: out });
-    const server: Server = createServer(app);
-    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    let browser: TestBrowser | undefined;
-    try {
-      const missing = await fetch(`${base}/reports/nope/report.html`);
-      assert.equal(missing.status, 404);
-      browser = await launchBrowser();
-      const page = await browser.context.newPage();
-      const response = await page.goto(`${base}/reports/report/`);
-      assert.equal(response?.status(), 200);
+  test(
+    'the report renders in Chromium from /reports/ with charts and tables equal to report.json',
+    { skip: browserSkipReason() },
+    async () => {
+      const app = createApp({ registry: new ModelRegistry([]), reportsDir: out });
+      const server: Server = createServer(app);
+      await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      let browser: TestBrowser | undefined;
+      try {
+        const missing = await fetch(`${base}/reports/nope/report.html`);
+        assert.equal(missing.status, 404);
+        browser = await launchBrowser();
+        const page = await browser.context.newPage();
+        const response = await page.goto(`${base}/reports/report/`);
+        assert.equal(response?.status(), 200);
 
-      const series = (chart: string) => page.$$eval(`svg[data-chart="${chart}"] g.series`, (gs) => gs.map((g) => g.getAttribute('data-series')));
-      assert.deepEqual(await series('size'), ['embeddings', 'encoder', 'decoder', 'output layer, learned', 'output layer, frozen (stored)', 'output layer, generated (not stored)']);
-      assert.deepEqual(await series('bleu-size'), HEADS);
-      assert.deepEqual(await series('latency-size'), ['batch 1', 'batch 64']);
-      for (const r of report.runs) {
-        const points = await page.$$eval(`svg[data-chart="norm-frequency-${r.id}"] circle.point`, (cs) => cs.map((c) => [Number(c.getAttribute('data-x')), Number(c.getAttribute('data-y'))]));
-        assert.deepEqual(points, r.matrix!.points.map((p) => [p.freq, p.norm]), `norm-frequency scatter of ${r.id}`);
+        const series = (chart: string) =>
+          page.$$eval(`svg[data-chart="${chart}"] g.series`, (gs) => gs.map((g) => g.getAttribute('data-series')));
+        assert.deepEqual(await series('size'), [
+          'embeddings',
+          'encoder',
+          'decoder',
+          'output layer, learned',
+          'output layer, frozen (stored)',
+          'output layer, generated (not stored)',
+        ]);
+        assert.deepEqual(await series('bleu-size'), HEADS);
+        assert.deepEqual(await series('latency-size'), ['batch 1', 'batch 64']);
+        for (const r of report.runs) {
+          const points = await page.$$eval(`svg[data-chart="norm-frequency-${r.id}"] circle.point`, (cs) =>
+            cs.map((c) => [Number(c.getAttribute('data-x')), Number(c.getAttribute('data-y'))]),
+          );
+          assert.deepEqual(
+            points,
+            r.matrix!.points.map((p) => [p.freq, p.norm]),
+            `norm-frequency scatter of ${r.id}`,
+          );
+        }
+
+        // Every bar and point tied to report.json shows its value.
+        const bars = await page.$$eval('svg[data-chart="size"] rect.bar', (rs) =>
+          rs.map((r) => [r.getAttribute('data-path')!, Number(r.getAttribute('data-value'))] as const),
+        );
+        assert.equal(bars.length, 6 * report.runs.length);
+        for (const [path, v] of bars) assert.equal(v, valueAt(report, path), path);
+        const points = await page.$$eval('circle.point[data-y-path]', (cs) =>
+          cs.map((c) => ({
+            x: Number(c.getAttribute('data-x')),
+            y: Number(c.getAttribute('data-y')),
+            xPath: c.getAttribute('data-x-path')!,
+            xScale: Number(c.getAttribute('data-x-scale')),
+            yPath: c.getAttribute('data-y-path')!,
+          })),
+        );
+        assert.equal(points.length, report.runs.length * 3, 'one BLEU and two latency points per run');
+        for (const p of points) {
+          assert.equal(p.y, valueAt(report, p.yPath), p.yPath);
+          assert.ok(Math.abs(p.x - (valueAt(report, p.xPath) as number) * p.xScale) < 1e-9, p.xPath);
+        }
+
+        const tables = await page.$$eval('table[data-table]', (ts) => ts.map((t) => t.getAttribute('data-table')));
+        assert.deepEqual(tables, [
+          'bleu',
+          'chrf',
+          'claim',
+          'params',
+          'files',
+          'latency',
+          'vocabulary',
+          'matrix',
+          'pairs-tgt',
+          'training',
+        ]);
+        const cells = await page.$$eval('td[data-path]', (tds) =>
+          tds.map((td) => [td.getAttribute('data-path')!, td.textContent ?? ''] as const),
+        );
+        assert.ok(cells.length >= 50, `only ${cells.length} table cells are tied to report.json`);
+        for (const [path, text] of cells) assertShows(report, path, text);
+        // Table 2: one row per head, each showing its own run's BLEU.
+        const bleuRows = await page.$$eval('table[data-table="bleu"] tbody tr', (trs) =>
+          trs.map((tr) => Array.from(tr.querySelectorAll('td'), (c) => c.getAttribute('data-path') ?? c.textContent)),
+        );
+        assert.deepEqual(bleuRows, [
+          ['learned', 'runs.0.test.bleu'],
+          ['fixed-l2', 'runs.1.test.bleu'],
+        ]);
+      } finally {
+        await browser?.close();
+        await new Promise((done) => server.close(done));
       }
-
-      // Every bar and point tied to report.json shows its value.
-      const bars = await page.$$eval('svg[data-chart="size"] rect.bar', (rs) => rs.map((r) => [r.getAttribute('data-path')!, Number(r.getAttribute('data-value'))] as const));
-      assert.equal(bars.length, 6 * report.runs.length);
-      for (const [path, v] of bars) assert.equal(v, valueAt(report, path), path);
-      const points = await page.$$eval('circle.point[data-y-path]', (cs) =>
-        cs.map((c) => ({ x: Number(c.getAttribute('data-x')), y: Number(c.getAttribute('data-y')), xPath: c.getAttribute('data-x-path')!, xScale: Number(c.getAttribute('data-x-scale')), yPath: c.getAttribute('data-y-path')! })),
-      );
-      assert.equal(points.length, report.runs.length * 3, 'one BLEU and two latency points per run');
-      for (const p of points) {
-        assert.equal(p.y, valueAt(report, p.yPath), p.yPath);
-        assert.ok(Math.abs(p.x - (valueAt(report, p.xPath) as number) * p.xScale) < 1e-9, p.xPath);
-      }
-
-      const tables = await page.$$eval('table[data-table]', (ts) => ts.map((t) => t.getAttribute('data-table')));
-      assert.deepEqual(tables, ['bleu', 'chrf', 'claim', 'params', 'files', 'latency', 'vocabulary', 'matrix', 'pairs-tgt', 'training']);
-      const cells = await page.$$eval('td[data-path]', (tds) => tds.map((td) => [td.getAttribute('data-path')!, td.textContent ?? ''] as const));
-      assert.ok(cells.length >= 50, `only ${cells.length} table cells are tied to report.json`);
-      for (const [path, text] of cells) assertShows(report, path, text);
-      // Table 2: one row per head, each showing its own run's BLEU.
-      const bleuRows = await page.$$eval('table[data-table="bleu"] tbody tr', (trs) => trs.map((tr) => Array.from(tr.querySelectorAll('td'), (c) => c.getAttribute('data-path') ?? c.textContent)));
-      assert.deepEqual(bleuRows, [['learned', 'runs.0.test.bleu'], ['fixed-l2', 'runs.1.test.bleu']]);
-    } finally {
-      await browser?.close();
-      await new Promise((done) => server.close(done));
-    }
-  });
+    },
+  );
 
   test('a rerun reuses the finished runs and their exports', async () => {
     const before = await Promise.all(report.runs.map((r) => readFile(join(r.runDir, 'metrics.jsonl'), 'utf8')));
     const lines: string[] = [];
-    await trainGrid({ out, dataDir: join(out, 'data', 'toy'), arch: 'rnn-attn', preset: 'tiny', seed: 1, budgetMinutes: BUDGET, pairs: [{ src: 'src', tgt: 'tgt' }], heads: HEADS, log: (l) => lines.push(l) });
-    assert.deepEqual(lines.map((l) => l.endsWith('reused')), [true, true]);
-    assert.deepEqual(await Promise.all(report.runs.map((r) => readFile(join(r.runDir, 'metrics.jsonl'), 'utf8'))), before);
+    await trainGrid({
+      out,
+      dataDir: join(out, 'data', 'toy'),
+      arch: 'rnn-attn',
+      preset: 'tiny',
+      seed: 1,
+      budgetMinutes: BUDGET,
+      pairs: [{ src: 'src', tgt: 'tgt' }],
+      heads: HEADS,
+      log: (l) => lines.push(l),
+    });
+    assert.deepEqual(
+      lines.map((l) => l.endsWith('reused')),
+      [true, true],
+    );
+    assert.deepEqual(
+      await Promise.all(report.runs.map((r) => readFile(join(r.runDir, 'metrics.jsonl'), 'utf8'))),
+      before,
+    );
     for (const r of report.runs) {
       const exp = await ensureExport(r.runDir, { preferred: r.modelDir });
       assert.equal(exp.exported, false);
@@ -135,7 +212,14 @@ describe('frost experiment mt-heads on the toy corpus', () => {
 
   test('`frost report` on the same runs reuses their exports and cached measurements', async () => {
     const again = join(out, 'again');
-    const argv = [join(ROOT, 'bin', 'frost.js'), 'report', ...report.runs.map((r) => r.runDir), '--out', again, '--quiet'];
+    const argv = [
+      join(ROOT, 'bin', 'frost.js'),
+      'report',
+      ...report.runs.map((r) => r.runDir),
+      '--out',
+      again,
+      '--quiet',
+    ];
     const { stdout: printed } = await run(process.execPath, argv, { cwd: ROOT, timeout: 120_000 });
     assert.equal(printed.trim(), join(again, 'report.html'));
     const second = reportSchema.parse(JSON.parse(await readFile(join(again, 'report.json'), 'utf8')));
@@ -148,7 +232,17 @@ describe('frost experiment mt-heads on the toy corpus', () => {
     const runDir = report.runs[0]!.runDir;
     const steps = report.runs[0]!.training.steps;
     const lines = (await readMetrics(runDir)).length;
-    await trainGrid({ out, dataDir: join(out, 'data', 'toy'), arch: 'rnn-attn', preset: 'tiny', seed: 1, budgetMinutes: BUDGET + 0.1, pairs: [{ src: 'src', tgt: 'tgt' }], heads: ['learned'], log: () => {} });
+    await trainGrid({
+      out,
+      dataDir: join(out, 'data', 'toy'),
+      arch: 'rnn-attn',
+      preset: 'tiny',
+      seed: 1,
+      budgetMinutes: BUDGET + 0.1,
+      pairs: [{ src: 'src', tgt: 'tgt' }],
+      heads: ['learned'],
+      log: () => {},
+    });
     const status = await runStatus(runDir, BUDGET + 0.1);
     assert.equal(status.kind, 'finished');
     const metrics = await readMetrics(runDir);

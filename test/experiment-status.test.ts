@@ -21,7 +21,10 @@ after(async () => {
 });
 
 /** A run folder as the trainer leaves it: config, optional `last` checkpoint manifest, metrics lines. */
-async function fakeRun(name: string, opts: { state?: Record<string, unknown>; metrics?: object[]; head?: string } = {}): Promise<string> {
+async function fakeRun(
+  name: string,
+  opts: { state?: Record<string, unknown>; metrics?: object[]; head?: string } = {},
+): Promise<string> {
   const runDir = join(dir, name);
   await mkdir(runDir, { recursive: true });
   const config = translationConfigSchema.parse({
@@ -35,13 +38,23 @@ async function fakeRun(name: string, opts: { state?: Record<string, unknown>; me
   await writeRunConfig(runDir, config);
   if (opts.state) {
     await mkdir(join(runDir, 'checkpoints', 'last'), { recursive: true });
-    await writeFile(join(runDir, 'checkpoints', 'last', 'checkpoint.json'), JSON.stringify({ format: 'frost-checkpoint', sha256: 'ab'.repeat(32), state: opts.state }));
+    await writeFile(
+      join(runDir, 'checkpoints', 'last', 'checkpoint.json'),
+      JSON.stringify({ format: 'frost-checkpoint', sha256: 'ab'.repeat(32), state: opts.state }),
+    );
   }
-  if (opts.metrics) await writeFile(join(runDir, 'metrics.jsonl'), opts.metrics.map((m) => `${JSON.stringify(m)}\n`).join(''));
+  if (opts.metrics)
+    await writeFile(join(runDir, 'metrics.jsonl'), opts.metrics.map((m) => `${JSON.stringify(m)}\n`).join(''));
   return runDir;
 }
 
-const line = (elapsedMinutes: number, complete: boolean) => ({ epoch: 1, step: 10, elapsedMinutes, complete, valBleu: 1 });
+const line = (elapsedMinutes: number, complete: boolean) => ({
+  epoch: 1,
+  step: 10,
+  elapsedMinutes,
+  complete,
+  valBleu: 1,
+});
 
 describe('which runs of a grid are finished', () => {
   test('no config: missing; a config without progress: unfinished at 0 minutes', async () => {
@@ -53,14 +66,26 @@ describe('which runs of a grid are finished', () => {
     const used = await runStatus(await fakeRun('used', { metrics: [line(7, true), line(19.999, false)] }), 20);
     assert.equal(used.kind, 'finished');
     // A run killed after a complete epoch at minute 7 still has 13 minutes to train.
-    assert.deepEqual(await runStatus(await fakeRun('killed', { metrics: [line(7, true)] }), 20), { kind: 'unfinished', elapsedMinutes: 7 });
+    assert.deepEqual(await runStatus(await fakeRun('killed', { metrics: [line(7, true)] }), 20), {
+      kind: 'unfinished',
+      elapsedMinutes: 7,
+    });
     assert.equal((await runStatus(await fakeRun('short', { metrics: [line(19.5, false)] }), 20)).kind, 'unfinished');
   });
 
   test("the trainer's own verdict: a plateau stop is final, a time stop is extended by a larger budget", async () => {
-    const plateau = await fakeRun('plateau', { state: { done: true, stopKind: 'plateau', stopReason: 'no validation gain for 20 epochs', elapsedMs: 5 * 60_000 } });
-    assert.deepEqual(await runStatus(plateau, 20), { kind: 'finished', elapsedMinutes: 5, reason: 'no validation gain for 20 epochs' });
-    const timed = await fakeRun('timed', { state: { done: true, stopKind: 'time', elapsedMs: 20 * 60_000 }, metrics: [line(20, false)] });
+    const plateau = await fakeRun('plateau', {
+      state: { done: true, stopKind: 'plateau', stopReason: 'no validation gain for 20 epochs', elapsedMs: 5 * 60_000 },
+    });
+    assert.deepEqual(await runStatus(plateau, 20), {
+      kind: 'finished',
+      elapsedMinutes: 5,
+      reason: 'no validation gain for 20 epochs',
+    });
+    const timed = await fakeRun('timed', {
+      state: { done: true, stopKind: 'time', elapsedMs: 20 * 60_000 },
+      metrics: [line(20, false)],
+    });
     assert.equal((await runStatus(timed, 20)).kind, 'finished');
     assert.deepEqual(await runStatus(timed, 30), { kind: 'unfinished', elapsedMinutes: 20 });
   });
@@ -78,8 +103,19 @@ describe('which runs of a grid are finished', () => {
     const other = await fakeRun('grid/src-tgt-learned', { head: 'tied', metrics: [line(0.1, false)] });
     const lines: string[] = [];
     await assert.rejects(
-      trainGrid({ out, dataDir: '/nowhere', arch: 'rnn-attn', preset: 'tiny', seed: 1, budgetMinutes: 1, pairs: [{ src: 'src', tgt: 'tgt' }], heads: ['learned'], log: (l) => lines.push(l) }),
-      (err: Error) => err.message.startsWith(other) && err.message.includes('head=tied') && err.message.includes('head=learned'),
+      trainGrid({
+        out,
+        dataDir: '/nowhere',
+        arch: 'rnn-attn',
+        preset: 'tiny',
+        seed: 1,
+        budgetMinutes: 1,
+        pairs: [{ src: 'src', tgt: 'tgt' }],
+        heads: ['learned'],
+        log: (l) => lines.push(l),
+      }),
+      (err: Error) =>
+        err.message.startsWith(other) && err.message.includes('head=tied') && err.message.includes('head=learned'),
     );
     assert.deepEqual(lines, []);
   });
@@ -87,15 +123,26 @@ describe('which runs of a grid are finished', () => {
 
 describe('grid layout', () => {
   test('runs in <out>/<src>-<tgt>-<head>/, pair by pair', () => {
-    const runs = gridRuns({ out: '/g', pairs: [parsePair('de-en'), parsePair('en-de')], heads: ['learned', 'hadamard'] });
-    assert.deepEqual(runs.map((r) => r.dir), ['/g/de-en-learned', '/g/de-en-hadamard', '/g/en-de-learned', '/g/en-de-hadamard']);
+    const runs = gridRuns({
+      out: '/g',
+      pairs: [parsePair('de-en'), parsePair('en-de')],
+      heads: ['learned', 'hadamard'],
+    });
+    assert.deepEqual(
+      runs.map((r) => r.dir),
+      ['/g/de-en-learned', '/g/de-en-hadamard', '/g/en-de-learned', '/g/en-de-hadamard'],
+    );
     assert.throws(() => parsePair('de'), /'src-tgt'.*got 'de'/);
     assert.throws(() => parsePair('de-de'), /two different languages/);
   });
 
   test('exports are looked for in the given folder, the experiment layout, then <run>/export', () => {
     assert.deepEqual(exportCandidates('/g/de-en-learned'), ['/g/artifacts/de-en-learned', '/g/de-en-learned/export']);
-    assert.deepEqual(exportCandidates('/g/de-en-learned', '/elsewhere'), ['/elsewhere', '/g/artifacts/de-en-learned', '/g/de-en-learned/export']);
+    assert.deepEqual(exportCandidates('/g/de-en-learned', '/elsewhere'), [
+      '/elsewhere',
+      '/g/artifacts/de-en-learned',
+      '/g/de-en-learned/export',
+    ]);
   });
 
   test('wasm threads: the cores shared among the heads of a pair, at least one', () => {

@@ -32,7 +32,9 @@ interface ParityRecord {
   sentences: number;
   syntheticBecause?: string;
 }
-const parityOf = async (out: string) => ((JSON.parse(await readFile(join(out, 'model-card.json'), 'utf8')) as { config: { parity: ParityRecord } }).config.parity);
+const parityOf = async (out: string) =>
+  (JSON.parse(await readFile(join(out, 'model-card.json'), 'utf8')) as { config: { parity: ParityRecord } }).config
+    .parity;
 
 test('with its corpus, the card says the parity check ran on validation sentences', async () => {
   const out = join(dir, 'with-data');

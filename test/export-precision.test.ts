@@ -50,7 +50,9 @@ describe('per-row int8 quantisation', () => {
     assert.equal(q[1], -INT8_MAX);
     assert.equal(q[8], INT8_MAX);
     const back = dequantizeRows({ q, scales }, 4);
-    data.forEach((v, i) => assert.ok(Math.abs(back[i]! - v) <= scales[Math.floor(i / 4)]! / 2 + 1e-7, `element ${i}: ${back[i]} vs ${v}`));
+    data.forEach((v, i) =>
+      assert.ok(Math.abs(back[i]! - v) <= scales[Math.floor(i / 4)]! / 2 + 1e-7, `element ${i}: ${back[i]} vs ${v}`),
+    );
     assert.deepEqual(Array.from(back.subarray(4, 8)), [0, 0, 0, 0]);
     assert.throws(() => quantizeRowsInt8(Float32Array.from([1, NaN]), 1, 2), /non-finite/);
   });
@@ -60,7 +62,13 @@ describe('convertPrecision (a pass over the serialized model)', () => {
   let fp32: { encoder: Uint8Array; decoder: Uint8Array };
   before(() => {
     // Untrained, tied head: the target embedding is read by the Gather and by the head's Gemm.
-    const model = buildModel('rnn-attn', resolveArchConfig('rnn-attn', 'tiny'), { srcVocab: 300, tgtVocab: 300 }, { name: 'tied', options: {} }, 3);
+    const model = buildModel(
+      'rnn-attn',
+      resolveArchConfig('rnn-attn', 'tiny'),
+      { srcVocab: 300, tgtVocab: 300 },
+      { name: 'tied', options: {} },
+      3,
+    );
     const graphs = model.toOnnx();
     fp32 = { encoder: graphs.encoder.toBytes(), decoder: graphs.decoder.toBytes() };
     model.params.dispose();
@@ -71,7 +79,11 @@ describe('convertPrecision (a pass over the serialized model)', () => {
     const S = 5;
     return {
       encoder: {
-        src_ids: new ort.Tensor('int64', BigInt64Array.from({ length: B * S }, (_, i) => BigInt(4 + ((i * 37) % 290))), [B, S]),
+        src_ids: new ort.Tensor(
+          'int64',
+          BigInt64Array.from({ length: B * S }, (_, i) => BigInt(4 + ((i * 37) % 290))),
+          [B, S],
+        ),
         src_lengths: new ort.Tensor('int64', BigInt64Array.from([5n, 3n]), [B]),
       },
       token: new ort.Tensor('int64', BigInt64Array.from([2n, 17n]), [B]),
@@ -83,7 +95,13 @@ describe('convertPrecision (a pass over the serialized model)', () => {
     const decoder = await ort.InferenceSession.create(bytes.decoder);
     const f = feeds();
     const enc = await encoder.run(f.encoder);
-    const out = await decoder.run({ prev_token: f.token, state: enc.state!, enc_out: enc.enc_out!, enc_keys: enc.enc_keys!, src_mask: enc.src_mask! });
+    const out = await decoder.run({
+      prev_token: f.token,
+      state: enc.state!,
+      enc_out: enc.enc_out!,
+      enc_keys: enc.enc_keys!,
+      src_mask: enc.src_mask!,
+    });
     await encoder.release();
     await decoder.release();
     return out.log_probs!.data as Float32Array;
@@ -92,8 +110,13 @@ describe('convertPrecision (a pass over the serialized model)', () => {
   async function logProbsWeb(bytes: { encoder: Uint8Array; decoder: Uint8Array }): Promise<Float32Array> {
     const f = feeds();
     const feed = (t: ort.Tensor) => ({ dims: t.dims, data: t.data as BigInt64Array | Float32Array });
-    const enc = await runOrtWeb(bytes.encoder, { src_ids: feed(f.encoder.src_ids), src_lengths: feed(f.encoder.src_lengths) });
-    const memory = Object.fromEntries(['state', 'enc_out', 'enc_keys', 'src_mask'].map((n) => [n, { dims: enc[n]!.dims, data: enc[n]!.data }]));
+    const enc = await runOrtWeb(bytes.encoder, {
+      src_ids: feed(f.encoder.src_ids),
+      src_lengths: feed(f.encoder.src_lengths),
+    });
+    const memory = Object.fromEntries(
+      ['state', 'enc_out', 'enc_keys', 'src_mask'].map((n) => [n, { dims: enc[n]!.dims, data: enc[n]!.data }]),
+    );
     const out = await runOrtWeb(bytes.decoder, { prev_token: feed(f.token), ...memory });
     return out.log_probs!.data as Float32Array;
   }
@@ -104,21 +127,39 @@ describe('convertPrecision (a pass over the serialized model)', () => {
     const x = g.input('x', 'float32', [1, 32]);
     const big = new Float32Array(32 * 32).fill(0.5);
     big[7] = 1e6;
-    g.output(g.op('MatMul', [x, g.initializer('layer/W', { dtype: 'float32', dims: [32, 32], data: big })]), 'y', 'float32', [1, 32]);
+    g.output(
+      g.op('MatMul', [x, g.initializer('layer/W', { dtype: 'float32', dims: [32, 32], data: big })]),
+      'y',
+      'float32',
+      [1, 32],
+    );
     assert.throws(() => convertPrecision(g.toBytes(), 'fp16'), /'layer\/W' holds values beyond fp16's range/);
     assert.equal(convertPrecision(g.toBytes(), 'int8').converted.length, 1);
   });
 
-  for (const [precision, tolerance, storedType] of [['fp16', 2e-2, 'float16'], ['int8', 0.2, 'int8']] as const) {
+  for (const [precision, tolerance, storedType] of [
+    ['fp16', 2e-2, 'float16'],
+    ['int8', 0.2, 'int8'],
+  ] as const) {
     test(`${precision}: same interface, large weights stored as ${storedType}, ONNX-checked, log-probs close to fp32`, async () => {
       const enc = convertPrecision(fp32.encoder, precision);
       const dec = convertPrecision(fp32.decoder, precision);
       // The weight matrices, and only those: GRU's B [dirs, 6H] and the other biases stay float32.
       const expected = {
         encoder: ['encoder/embedding', 'encoder/gru/W', 'encoder/gru/R', 'decoder/init/W', 'decoder/attention/Ua'],
-        decoder: ['decoder/embedding', 'decoder/attention/Wa', 'decoder/gru/Wx', 'decoder/gru/Wh', 'decoder/out/W', 'head/P'],
+        decoder: [
+          'decoder/embedding',
+          'decoder/attention/Wa',
+          'decoder/gru/Wx',
+          'decoder/gru/Wh',
+          'decoder/out/W',
+          'head/P',
+        ],
       };
-      for (const [role, before, after] of [['encoder', fp32.encoder, enc], ['decoder', fp32.decoder, dec]] as const) {
+      for (const [role, before, after] of [
+        ['encoder', fp32.encoder, enc],
+        ['decoder', fp32.decoder, dec],
+      ] as const) {
         const a = readGraphInfo(before);
         const b = readGraphInfo(after.bytes);
         assert.deepEqual(b.inputs, a.inputs);
@@ -127,7 +168,8 @@ describe('convertPrecision (a pass over the serialized model)', () => {
         for (const t of b.initializers) {
           const stored = t.name !== weightNameOf(t.name);
           if (!stored) assert.ok(!expected[role].includes(t.name), `${t.name} is still in the graph as float32`);
-          else if (!t.name.endsWith('.scale') && !t.name.endsWith('.shape')) assert.equal(t.elemType, storedType, t.name);
+          else if (!t.name.endsWith('.scale') && !t.name.endsWith('.shape'))
+            assert.equal(t.elemType, storedType, t.name);
         }
         assert.ok(after.bytes.length < before.length);
         const report = checkModel(after.bytes);
@@ -170,23 +212,42 @@ describe('int8-compute (integer MatMul/Gemm kernels)', () => {
   });
 
   test('rnn-attn: the MatMul/Gemm weights become MatMulInteger, the rest weight-only int8; log-probs close to fp32', async () => {
-    const model = buildModel('rnn-attn', resolveArchConfig('rnn-attn', 'tiny'), { srcVocab: 300, tgtVocab: 300 }, { name: 'learned', options: {} }, 3);
+    const model = buildModel(
+      'rnn-attn',
+      resolveArchConfig('rnn-attn', 'tiny'),
+      { srcVocab: 300, tgtVocab: 300 },
+      { name: 'learned', options: {} },
+      3,
+    );
     const graphs = model.toOnnx();
     const fp32 = { encoder: graphs.encoder.toBytes(), decoder: graphs.decoder.toBytes() };
     model.params.dispose();
     const enc = convertPrecision(fp32.encoder, 'int8-compute');
     const dec = convertPrecision(fp32.decoder, 'int8-compute');
     const integerWeights = (bytes: Uint8Array) =>
-      nodesOf(bytes).filter((n) => n.op === 'MatMulInteger').map((n) => weightNameOf(n.inputs[1]!.replace(/\.T\.int8$/, '.int8'))).sort();
-    assert.deepEqual(integerWeights(dec.bytes), ['decoder/attention/Wa', 'decoder/gru/Wh', 'decoder/gru/Wx', 'decoder/out/W', 'head/W'].sort());
+      nodesOf(bytes)
+        .filter((n) => n.op === 'MatMulInteger')
+        .map((n) => weightNameOf(n.inputs[1]!.replace(/\.T\.int8$/, '.int8')))
+        .sort();
+    assert.deepEqual(
+      integerWeights(dec.bytes),
+      ['decoder/attention/Wa', 'decoder/gru/Wh', 'decoder/gru/Wx', 'decoder/out/W', 'head/W'].sort(),
+    );
     assert.deepEqual(integerWeights(enc.bytes), ['decoder/attention/Ua', 'decoder/init/W'].sort());
     // What no MatMul reads alone (embeddings' Gather, the encoder's GRU node) is still stored int8.
-    assert.deepEqual(enc.converted.map((c) => c.name).sort(), ['decoder/attention/Ua', 'decoder/init/W', 'encoder/embedding', 'encoder/gru/R', 'encoder/gru/W'].sort());
+    assert.deepEqual(
+      enc.converted.map((c) => c.name).sort(),
+      ['decoder/attention/Ua', 'decoder/init/W', 'encoder/embedding', 'encoder/gru/R', 'encoder/gru/W'].sort(),
+    );
     for (const bytes of [enc.bytes, dec.bytes]) {
       assert.deepEqual(checkModel(bytes).unchecked, []);
       // Float MatMuls left multiply activations (attention) or small vectors (attention's v [att, 1]).
       const floatMatrices = new Set(
-        readGraphInfo(bytes).initializers.filter((t) => t.elemType === 'float32' && t.dims.length === 2 && t.dims[0]! >= 16 && t.dims[1]! >= 16).map((t) => t.name),
+        readGraphInfo(bytes)
+          .initializers.filter(
+            (t) => t.elemType === 'float32' && t.dims.length === 2 && t.dims[0]! >= 16 && t.dims[1]! >= 16,
+          )
+          .map((t) => t.name),
       );
       assert.deepEqual([...floatMatrices], []);
       const floatProducts = nodesOf(bytes).filter((n) => n.op === 'MatMul' || n.op === 'Gemm');
@@ -196,8 +257,17 @@ describe('int8-compute (integer MatMul/Gemm kernels)', () => {
       const e = await ort.InferenceSession.create(bytes.encoder);
       const d = await ort.InferenceSession.create(bytes.decoder);
       const src = BigInt64Array.from({ length: 10 }, (_, i) => BigInt(4 + ((i * 37) % 290)));
-      const m = await e.run({ src_ids: new ort.Tensor('int64', src, [2, 5]), src_lengths: new ort.Tensor('int64', BigInt64Array.from([5n, 3n]), [2]) });
-      const out = await d.run({ prev_token: new ort.Tensor('int64', BigInt64Array.from([2n, 17n]), [2]), state: m.state!, enc_out: m.enc_out!, enc_keys: m.enc_keys!, src_mask: m.src_mask! });
+      const m = await e.run({
+        src_ids: new ort.Tensor('int64', src, [2, 5]),
+        src_lengths: new ort.Tensor('int64', BigInt64Array.from([5n, 3n]), [2]),
+      });
+      const out = await d.run({
+        prev_token: new ort.Tensor('int64', BigInt64Array.from([2n, 17n]), [2]),
+        state: m.state!,
+        enc_out: m.enc_out!,
+        enc_keys: m.enc_keys!,
+        src_mask: m.src_mask!,
+      });
       return out.log_probs!.data as Float32Array;
     };
     const [reference, actual] = [await run(fp32), await run({ encoder: enc.bytes, decoder: dec.bytes })];
@@ -211,14 +281,26 @@ describe('int8-compute (integer MatMul/Gemm kernels)', () => {
     const x = g.input('x', 'float32', ['rows', 32]);
     const base = Float32Array.from({ length: 40 * 32 }, (_, i) => Math.cos(i * 0.37));
     // T = 0.5 · base, [V=40, d=32], read transposed as a head reads its target matrix.
-    const T = g.op('Mul', [g.initializer('head/base', { dtype: 'float32', dims: [40, 32], data: base }), g.constFloat(0.5)]);
+    const T = g.op('Mul', [
+      g.initializer('head/base', { dtype: 'float32', dims: [40, 32], data: base }),
+      g.constFloat(0.5),
+    ]);
     g.output(g.op('Gemm', [x, T], { transB: 1 }), 'y', 'float32', ['rows', 40]);
     const fp32 = g.toBytes();
     const out = convertPrecision(fp32, 'int8-compute');
     const ops = nodesOf(out.bytes).map((n) => n.op);
-    assert.ok(ops.includes('MatMulInteger') && ops.filter((o) => o === 'DynamicQuantizeLinear').length === 2, ops.join(','));
+    assert.ok(
+      ops.includes('MatMulInteger') && ops.filter((o) => o === 'DynamicQuantizeLinear').length === 2,
+      ops.join(','),
+    );
     assert.deepEqual(checkModel(out.bytes).unchecked, []);
-    const feeds = { x: new ort.Tensor('float32', Float32Array.from({ length: 64 }, (_, i) => Math.sin(i)), [2, 32]) };
+    const feeds = {
+      x: new ort.Tensor(
+        'float32',
+        Float32Array.from({ length: 64 }, (_, i) => Math.sin(i)),
+        [2, 32],
+      ),
+    };
     const runOn = async (bytes: Uint8Array) => (await ort.InferenceSession.create(bytes)).run(feeds);
     const [a, b] = [await runOn(fp32), await runOn(out.bytes)];
     const ya = a.y!.data as Float32Array;
@@ -235,7 +317,11 @@ describe('frost export --precision on a trained toy model', () => {
     assert.ok(r.parity.maxScaledDiff <= 1e-4);
   });
 
-  for (const [precision, low, high] of [['fp16', 0.45, 0.55], ['int8', 0.22, 0.3], ['int8-compute', 0.22, 0.3]] as const) {
+  for (const [precision, low, high] of [
+    ['fp16', 0.45, 0.55],
+    ['int8', 0.22, 0.3],
+    ['int8-compute', 0.22, 0.3],
+  ] as const) {
     test(`${precision}: loads in onnxruntime-node, passes the ONNX checker, is smaller, and translates within 3 BLEU of fp32`, async () => {
       const r = exports[precision]!;
       const fp32 = exports.fp32!;

@@ -17,12 +17,31 @@ import * as tf from '@tensorflow/tfjs-core';
 import { streamKey, uniformMatrix } from '../core/random.ts';
 import { Vocabulary } from '../core/vocab.ts';
 import { buildModel, resolveArchConfig } from '../models/index.ts';
-import { ATTENTION_GRAD_KERNEL, ATTENTION_KERNEL, attentionGradOps, attentionOps, attentionSteps, type AttentionWeights } from '../models/layers/attention.ts';
+import {
+  ATTENTION_GRAD_KERNEL,
+  ATTENTION_KERNEL,
+  attentionGradOps,
+  attentionOps,
+  attentionSteps,
+  type AttentionWeights,
+} from '../models/layers/attention.ts';
 import { dropoutOps, dropoutScale, DROPOUT_KERNEL, seededDropout } from '../models/layers/dropout.ts';
 import { type FusedMode } from '../models/layers/fused.ts';
-import { GRU_CELL_GRAD_KERNEL, GRU_CELL_KERNEL, gruCellGradOps, gruCellOps, gruStepWith, type GruWeights } from '../models/layers/gru.ts';
+import {
+  GRU_CELL_GRAD_KERNEL,
+  GRU_CELL_KERNEL,
+  gruCellGradOps,
+  gruCellOps,
+  gruStepWith,
+  type GruWeights,
+} from '../models/layers/gru.ts';
 import { sharedWeightMatMul } from '../models/layers/shared-matmul.ts';
-import { SOFTMAX_XENT_GRAD_KERNEL, SOFTMAX_XENT_KERNEL, softmaxCrossEntropyGradOps, softmaxCrossEntropyOps } from '../models/loss.ts';
+import {
+  SOFTMAX_XENT_GRAD_KERNEL,
+  SOFTMAX_XENT_KERNEL,
+  softmaxCrossEntropyGradOps,
+  softmaxCrossEntropyOps,
+} from '../models/loss.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { ADAM_KERNEL, adamUpdateOps, SUM_SQUARES_KERNEL } from '../train/optim/adam.ts';
 import { makeBatch, planBatches } from '../train/data/batches.ts';
@@ -52,14 +71,28 @@ function withBackend<T>(name: string, fn: () => T): T {
   }
 }
 
-const mask01 = (rows: number, ones: number[]) => tf.tensor2d(Array.from({ length: rows }, (_, i) => (ones.includes(i) ? 1 : 0)), [rows, 1]);
+const mask01 = (rows: number, ones: number[]) =>
+  tf.tensor2d(
+    Array.from({ length: rows }, (_, i) => (ones.includes(i) ? 1 : 0)),
+    [rows, 1],
+  );
 
 test('GRU cell kernel equals its tfjs-ops contract, forward and backward', () => {
-  for (const [B, H] of [[3, 7], [5, 8], [2, 1], [64, 256]]) {
+  for (const [B, H] of [
+    [3, 7],
+    [5, 8],
+    [2, 1],
+    [64, 256],
+  ]) {
     for (const two of [false, true]) {
       for (const masked of [false, true]) {
         tf.tidy(() => {
-          const inputs: tf.NamedTensorMap = { gx: rand([B, 3 * H], 3), hw: rand([B, 3 * H], 2), bh: rand([3 * H]), h: rand([B, H]) };
+          const inputs: tf.NamedTensorMap = {
+            gx: rand([B, 3 * H], 3),
+            hw: rand([B, 3 * H], 2),
+            bh: rand([3 * H]),
+            h: rand([B, H]),
+          };
           if (two) inputs.gx2 = rand([B, 3 * H]);
           if (masked) inputs.mask = mask01(B, [0, 2]);
           const got = runKernel(GRU_CELL_KERNEL, inputs);
@@ -79,18 +112,38 @@ test('GRU cell kernel equals its tfjs-ops contract, forward and backward', () =>
 });
 
 test('attention kernel equals its tfjs-ops contract, forward and backward', () => {
-  for (const [B, S, att, A] of [[3, 5, 7, 6], [2, 1, 4, 4], [4, 9, 13, 3], [16, 18, 64, 48]]) {
+  for (const [B, S, att, A] of [
+    [3, 5, 7, 6],
+    [2, 1, 4, 4],
+    [4, 9, 13, 3],
+    [16, 18, 64, 48],
+  ]) {
     for (const biased of [false, true]) {
       for (const accumulate of [false, true]) {
         tf.tidy(() => {
-          const inputs: tf.NamedTensorMap = { q: rand([B, att], 2), keys: rand([B, S, att], 2), v: rand([att]), annotations: rand([B, S, A]) };
+          const inputs: tf.NamedTensorMap = {
+            q: rand([B, att], 2),
+            keys: rand([B, S, att], 2),
+            v: rand([att]),
+            annotations: rand([B, S, A]),
+          };
           // −1e9 on the last position of every other row (as padding is scored).
-          if (biased) inputs.scoreBias = tf.tensor2d(Array.from({ length: B * S }, (_, i) => (i % S === S - 1 && (i / S) % 2 < 1 && S > 1 ? -1e9 : 0)), [B, S]);
+          if (biased)
+            inputs.scoreBias = tf.tensor2d(
+              Array.from({ length: B * S }, (_, i) => (i % S === S - 1 && (i / S) % 2 < 1 && S > 1 ? -1e9 : 0)),
+              [B, S],
+            );
           const got = runKernel(ATTENTION_KERNEL, inputs);
           const want = attentionOps(inputs);
           const label = `B=${B} S=${S} att=${att} A=${A} bias=${biased} acc=${accumulate}`;
           got.forEach((t, i) => assert.ok(scaledDiff(t, want[i]) < 1e-5, `${label}: forward output ${i}`));
-          const gradInputs: tf.NamedTensorMap = { dContext: rand([B, A]), annotations: inputs.annotations, alpha: want[2], energy: want[1], v: inputs.v };
+          const gradInputs: tf.NamedTensorMap = {
+            dContext: rand([B, A]),
+            annotations: inputs.annotations,
+            alpha: want[2],
+            energy: want[1],
+            v: inputs.v,
+          };
           if (accumulate) Object.assign(gradInputs, { dKeys: rand([B, S, att]), dV: rand([att]) });
           const gotGrad = runKernel(ATTENTION_GRAD_KERNEL, gradInputs);
           const wantGrad = attentionGradOps(gradInputs);
@@ -102,25 +155,47 @@ test('attention kernel equals its tfjs-ops contract, forward and backward', () =
 });
 
 test('attention over the first rows of the annotations (a decoder that dropped finished sentences)', () => {
-  for (const [B, n, S, att, A] of [[5, 3, 4, 7, 6], [16, 9, 18, 64, 48], [2, 1, 1, 4, 4]]) {
+  for (const [B, n, S, att, A] of [
+    [5, 3, 4, 7, 6],
+    [16, 9, 18, 64, 48],
+    [2, 1, 1, 4, 4],
+  ]) {
     for (const accumulate of [false, true]) {
       tf.tidy(() => {
-        const full: tf.NamedTensorMap = { keys: rand([B, S, att], 2), v: rand([att]), annotations: rand([B, S, A]), scoreBias: tf.mul(rand([B, S]), 3) };
+        const full: tf.NamedTensorMap = {
+          keys: rand([B, S, att], 2),
+          v: rand([att]),
+          annotations: rand([B, S, A]),
+          scoreBias: tf.mul(rand([B, S]), 3),
+        };
         const q = rand([n, att], 2);
         const head = (x: tf.Tensor) => tf.slice(x, 0, n);
         const label = `B=${B} n=${n} acc=${accumulate}`;
         // Reference: the same attention on the first n rows cut out by hand.
-        const cut = { q, keys: head(full.keys), v: full.v, annotations: head(full.annotations), scoreBias: head(full.scoreBias) };
+        const cut = {
+          q,
+          keys: head(full.keys),
+          v: full.v,
+          annotations: head(full.annotations),
+          scoreBias: head(full.scoreBias),
+        };
         const want = attentionOps(cut);
         for (const got of [runKernel(ATTENTION_KERNEL, { ...full, q }), attentionOps({ ...full, q })]) {
           got.forEach((t, i) => assert.ok(scaledDiff(t, want[i]) < 1e-5, `${label}: forward output ${i}`));
         }
         const step = { dContext: rand([n, A]), alpha: want[2], energy: want[1], v: full.v };
         const sums: tf.NamedTensorMap = accumulate ? { dKeys: rand([B, S, att]), dV: rand([att]) } : {};
-        const [dq, dkCut, dv] = attentionGradOps({ ...step, annotations: cut.annotations, ...(accumulate ? { dKeys: head(sums.dKeys), dV: sums.dV } : {}) });
+        const [dq, dkCut, dv] = attentionGradOps({
+          ...step,
+          annotations: cut.annotations,
+          ...(accumulate ? { dKeys: head(sums.dKeys), dV: sums.dV } : {}),
+        });
         const rest = accumulate ? tf.slice(sums.dKeys, n) : tf.zeros([B - n, S, att]);
         const wantGrad = [dq, tf.concat([dkCut, rest], 0), dv];
-        for (const got of [runKernel(ATTENTION_GRAD_KERNEL, { ...step, annotations: full.annotations, ...sums }), attentionGradOps({ ...step, annotations: full.annotations, ...sums })]) {
+        for (const got of [
+          runKernel(ATTENTION_GRAD_KERNEL, { ...step, annotations: full.annotations, ...sums }),
+          attentionGradOps({ ...step, annotations: full.annotations, ...sums }),
+        ]) {
           got.forEach((t, i) => assert.ok(scaledDiff(t, wantGrad[i]) < 1e-5, `${label}: gradient output ${i}`));
         }
       });
@@ -128,12 +203,20 @@ test('attention over the first rows of the annotations (a decoder that dropped f
   }
   tf.tidy(() => {
     const q = rand([3, 4]);
-    assert.throws(() => runKernel(ATTENTION_KERNEL, { q, keys: rand([2, 5, 4]), v: rand([4]), annotations: rand([2, 5, 3]) }), /3 query rows for 2 annotation rows/);
+    assert.throws(
+      () => runKernel(ATTENTION_KERNEL, { q, keys: rand([2, 5, 4]), v: rand([4]), annotations: rand([2, 5, 3]) }),
+      /3 query rows for 2 annotation rows/,
+    );
   });
 });
 
 test('dropout kernel makes the JS mask bit for bit; the gradient is dy ⊙ mask', () => {
-  for (const [shape, rate, seed] of [[[3, 5], 0.2, 1], [[37, 64], 0.2, 0xdeadbeef], [[7], 0.5, 42], [[4, 4], 0.999, 3]] as const) {
+  for (const [shape, rate, seed] of [
+    [[3, 5], 0.2, 1],
+    [[37, 64], 0.2, 0xdeadbeef],
+    [[7], 0.5, 42],
+    [[4, 4], 0.999, 3],
+  ] as const) {
     tf.tidy(() => {
       const x = rand([...shape]);
       const [y, mask] = runKernel(DROPOUT_KERNEL, { x }, { seed, rate });
@@ -155,11 +238,21 @@ test('dropout kernel makes the JS mask bit for bit; the gradient is dy ⊙ mask'
 });
 
 test('loss gradient kernel equals its tfjs-ops contract', () => {
-  for (const [N, V] of [[5, 7], [9, 64], [3, 2]]) {
+  for (const [N, V] of [
+    [5, 7],
+    [9, 64],
+    [3, 2],
+  ]) {
     tf.tidy(() => {
       const probs = tf.softmax(rand([N, V], 6));
-      const targets = tf.tensor1d(Array.from({ length: N }, (_, i) => (i * 7) % V), 'int32');
-      const mask = tf.tensor1d(Array.from({ length: N }, (_, i) => (i % 3 === 2 ? 0 : 1)), 'float32');
+      const targets = tf.tensor1d(
+        Array.from({ length: N }, (_, i) => (i * 7) % V),
+        'int32',
+      );
+      const mask = tf.tensor1d(
+        Array.from({ length: N }, (_, i) => (i % 3 === 2 ? 0 : 1)),
+        'float32',
+      );
       const inputs = { probs, targets, mask, dy: tf.scalar(0.37) };
       const [got] = runKernel(SOFTMAX_XENT_GRAD_KERNEL, inputs);
       const [want] = softmaxCrossEntropyGradOps(inputs);
@@ -182,7 +275,12 @@ function refLoss(z: Float32Array, y: ArrayLike<number>, mask: ArrayLike<number>,
 }
 
 test('loss forward kernel: probabilities as the ops, value as float64 logsumexp, also where p[y] underflows', () => {
-  for (const [N, V, scale] of [[5, 7, 6], [9, 64, 6], [3, 2, 1], [6, 300, 60]] as const) {
+  for (const [N, V, scale] of [
+    [5, 7, 6],
+    [9, 64, 6],
+    [3, 2, 1],
+    [6, 300, 60],
+  ] as const) {
     tf.tidy(() => {
       const logits = rand([N, V], scale);
       const z = logits.dataSync() as Float32Array;
@@ -198,7 +296,11 @@ test('loss forward kernel: probabilities as the ops, value as float64 logsumexp,
       const got = value.dataSync()[0];
       assert.ok(Math.abs(got - want) <= 1e-6 * Math.max(1, Math.abs(want)), `N=${N} V=${V}: loss ${got} vs ${want}`);
       const pw = wantProbs.dataSync();
-      if (scale === 60) assert.ok(y.some((t, i) => maskValues[i] === 1 && pw[i * V + t] === 0), 'no target probability underflowed');
+      if (scale === 60)
+        assert.ok(
+          y.some((t, i) => maskValues[i] === 1 && pw[i * V + t] === 0),
+          'no target probability underflowed',
+        );
     });
   }
 });
@@ -208,7 +310,10 @@ test('loss forward kernel refuses a target outside the vocabulary, and keeps no 
   const targets = tf.tensor1d([1, 5, 0], 'int32');
   const mask = tf.ones([3]);
   const before = tf.memory().numTensors;
-  assert.throws(() => runKernel(SOFTMAX_XENT_KERNEL, { logits, targets, mask }), /target 5 of row 1 is outside the vocabulary \[0, 5\)/);
+  assert.throws(
+    () => runKernel(SOFTMAX_XENT_KERNEL, { logits, targets, mask }),
+    /target 5 of row 1 is outside the vocabulary \[0, 5\)/,
+  );
   assert.equal(tf.memory().numTensors, before);
   tf.dispose([logits, targets, mask]);
 });
@@ -216,11 +321,20 @@ test('loss forward kernel refuses a target outside the vocabulary, and keeps no 
 test('fused kernels refuse a missing input and a wrong dtype, naming the kernel and the input', () => {
   tf.tidy(() => {
     const x = rand([4, 3]);
-    assert.throws(() => runKernel(ADAM_KERNEL, { p: x, m: x, v: x }, { lr: 1, beta1: 0.9, beta2: 0.999, epsilon: 1e-8, scale: 1 }), /FrostAdam: missing input 'g'/);
-    assert.throws(() => runKernel(SUM_SQUARES_KERNEL, { x: tf.cast(x, 'int32') }), /FrostSumSquares: input 'x' must be float32, got int32/);
+    assert.throws(
+      () => runKernel(ADAM_KERNEL, { p: x, m: x, v: x }, { lr: 1, beta1: 0.9, beta2: 0.999, epsilon: 1e-8, scale: 1 }),
+      /FrostAdam: missing input 'g'/,
+    );
+    assert.throws(
+      () => runKernel(SUM_SQUARES_KERNEL, { x: tf.cast(x, 'int32') }),
+      /FrostSumSquares: input 'x' must be float32, got int32/,
+    );
     const logits = rand([2, 5]);
     const mask = tf.ones([2]);
-    assert.throws(() => runKernel(SOFTMAX_XENT_KERNEL, { logits, targets: tf.tensor1d([1, 2], 'float32'), mask }), /FrostSoftmaxXent: input 'targets' must be int32, got float32/);
+    assert.throws(
+      () => runKernel(SOFTMAX_XENT_KERNEL, { logits, targets: tf.tensor1d([1, 2], 'float32'), mask }),
+      /FrostSoftmaxXent: input 'targets' must be int32, got float32/,
+    );
   });
 });
 
@@ -243,10 +357,18 @@ test('Adam kernel equals the tfjs ops bit for bit', () => {
       tf.tidy(() => {
         const [p, m, g] = [rand(shape), rand(shape, 0.1), rand(shape)];
         const v = tf.abs(rand(shape, 0.01));
-        const attrs = { lr: (1e-3 * Math.sqrt(1 - 0.999 ** 3)) / (1 - 0.9 ** 3), beta1: 0.9, beta2: 0.999, epsilon: 1e-8, scale };
+        const attrs = {
+          lr: (1e-3 * Math.sqrt(1 - 0.999 ** 3)) / (1 - 0.9 ** 3),
+          beta1: 0.9,
+          beta2: 0.999,
+          epsilon: 1e-8,
+          scale,
+        };
         const got = runKernel(ADAM_KERNEL, { p, m, v, g }, { ...attrs });
         const want = adamUpdateOps(p, m, v, g, attrs);
-        got.forEach((t, i) => assert.deepEqual(t.dataSync(), want[i].dataSync(), `${shape} scale ${scale}: output ${i}`));
+        got.forEach((t, i) =>
+          assert.deepEqual(t.dataSync(), want[i].dataSync(), `${shape} scale ${scale}: output ${i}`),
+        );
       });
     }
   }
@@ -263,7 +385,15 @@ function gruWeights(input: number, H: number): GruWeights {
 }
 
 /** Gradients of Σ_t ⟨h_t, r_t⟩ over a masked GRU recurrence with a second input share, per mode. */
-function gruRecurrenceGrads(mode: FusedMode, w: GruWeights, xs: tf.Tensor2D[], x2s: tf.Tensor2D[], masks: tf.Tensor2D[], rs: tf.Tensor[], h0: tf.Tensor2D) {
+function gruRecurrenceGrads(
+  mode: FusedMode,
+  w: GruWeights,
+  xs: tf.Tensor2D[],
+  x2s: tf.Tensor2D[],
+  masks: tf.Tensor2D[],
+  rs: tf.Tensor[],
+  h0: tf.Tensor2D,
+) {
   return withMode(mode, () =>
     tf.variableGrads(() => {
       const hWh = sharedWeightMatMul(w.Wh);
@@ -353,13 +483,21 @@ test('rnn-attn loss: value and every gradient, fused vs unfused, and no tensor l
   const pairs = corpus.train.map((p) => ({ src: src.encode(words(p.src)), tgt: tgt.encode(words(p.tgt)) }));
   const batch = makeBatch(pairs, planBatches(pairs, { seed: 1, maxSentences: 12 }, 0)[0]);
   // The tiny preset has no dropout, so both modes compute the same function.
-  const model = buildModel('rnn-attn', resolveArchConfig('rnn-attn', 'tiny'), { srcVocab: src.size, tgtVocab: tgt.size }, { name: 'learned' }, 5);
-  const grads = (mode: FusedMode) => withMode(mode, () => tf.variableGrads(() => model.lossSum(batch, true), [...model.params.learnable.values()]));
+  const model = buildModel(
+    'rnn-attn',
+    resolveArchConfig('rnn-attn', 'tiny'),
+    { srcVocab: src.size, tgtVocab: tgt.size },
+    { name: 'learned' },
+    5,
+  );
+  const grads = (mode: FusedMode) =>
+    withMode(mode, () => tf.variableGrads(() => model.lossSum(batch, true), [...model.params.learnable.values()]));
   const want = grads('unfused');
   const before = tf.memory().numTensors;
   const got = grads('auto');
   assert.ok(scaledDiff(got.value, want.value) < 1e-5, 'loss');
-  for (const name of Object.keys(want.grads)) assert.ok(scaledDiff(got.grads[name], want.grads[name]) < 1e-4, `gradient of ${name}`);
+  for (const name of Object.keys(want.grads))
+    assert.ok(scaledDiff(got.grads[name], want.grads[name]) < 1e-4, `gradient of ${name}`);
   tf.dispose([got.value, ...Object.values(got.grads)]);
   assert.equal(tf.memory().numTensors, before, 'tensors left behind by the fused loss and its gradients');
   tf.dispose([want.value, ...Object.values(want.grads)]);
@@ -384,7 +522,11 @@ test('the fused kernels also run on the threaded wasm build (shared heap)', () =
       const o2 = att.attentionOps(a);
       console.log(JSON.stringify({ threads: info.threads, gru: diff(k1[0], o1[0]), attention: diff(k2[0], o2[0]) }));
     })();`;
-  const r = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], { cwd: new URL('..', import.meta.url).pathname, encoding: 'utf8', timeout: 90_000 });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], {
+    cwd: new URL('..', import.meta.url).pathname,
+    encoding: 'utf8',
+    timeout: 90_000,
+  });
   assert.equal(r.status, 0, r.stderr.slice(-2000));
   const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { threads: number; gru: number; attention: number };
   assert.equal(out.threads, 2);

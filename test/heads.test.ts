@@ -81,7 +81,18 @@ describe('output heads', () => {
     learned.params.dispose();
   });
 
-  for (const head of ['learned', 'tied', 'fixed-uniform', 'fixed-l2', 'hadamard', 'shared-l2', 'shared-sqnorm', 'shared-distance', 'shared-cosine', 'drill']) {
+  for (const head of [
+    'learned',
+    'tied',
+    'fixed-uniform',
+    'fixed-l2',
+    'hadamard',
+    'shared-l2',
+    'shared-sqnorm',
+    'shared-distance',
+    'shared-cosine',
+    'drill',
+  ]) {
     test(`${head}: parameter count, training steps, no optimiser state for frozen tensors, ONNX parity`, async () => {
       const model: Seq2SeqModel = buildModel('rnn-attn', config, sizes, { name: head }, SEED);
       try {
@@ -109,7 +120,10 @@ describe('output heads', () => {
         checkModel(decoderBytes);
         const samples = pairs.slice(0, 5).map((p) => ({ src: Int32Array.from(p.src), tgt: Int32Array.from(p.tgt) }));
         const parity = await checkParity(model, encoderBytes, decoderBytes, samples, 2, 0);
-        assert.ok(parity.maxScaledDiff <= PARITY_TOLERANCE, `parity ${parity.maxScaledDiff} at ${JSON.stringify(parity.worst)}`);
+        assert.ok(
+          parity.maxScaledDiff <= PARITY_TOLERANCE,
+          `parity ${parity.maxScaledDiff} at ${JSON.stringify(parity.worst)}`,
+        );
       } finally {
         model.params.dispose();
       }
@@ -138,7 +152,10 @@ describe('output heads', () => {
       // The head keeps only its projection, bias and scale; the decoder holds E once plus, for the
       // rescaled heads, one scale per word.
       assert.ok(bytes.head <= (cfg.output * cfg.embedding + sizes.tgtVocab + 1) * 4, JSON.stringify(bytes));
-      assert.ok(bytes.decoder <= tiedBytes.decoder + sizes.tgtVocab * 4, `${bytes.decoder} vs tied ${tiedBytes.decoder}`);
+      assert.ok(
+        bytes.decoder <= tiedBytes.decoder + sizes.tgtVocab * 4,
+        `${bytes.decoder} vs tied ${tiedBytes.decoder}`,
+      );
       model.params.dispose();
       tied.params.dispose();
     });
@@ -185,7 +202,10 @@ describe('output heads', () => {
   });
 
   test('an unknown head is refused with the list of known ones', () => {
-    assert.throws(() => buildModel('rnn-attn', config, sizes, { name: 'nope' }, SEED), /unknown output head 'nope'.*learned/);
+    assert.throws(
+      () => buildModel('rnn-attn', config, sizes, { name: 'nope' }, SEED),
+      /unknown output head 'nope'.*learned/,
+    );
   });
 });
 

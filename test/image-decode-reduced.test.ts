@@ -10,7 +10,11 @@ import { decodeImage } from '../core/image/decode-node.ts';
 
 const gradient = (width: number, height: number) =>
   sharp({ create: { width, height, channels: 3, background: { r: 200, g: 60, b: 20 } } }).composite([
-    { input: Buffer.from(`<svg width="${width}" height="${height}"><circle cx="${width / 3}" cy="${height / 2}" r="${height / 4}" fill="blue"/></svg>`) },
+    {
+      input: Buffer.from(
+        `<svg width="${width}" height="${height}"><circle cx="${width / 3}" cy="${height / 2}" r="${height / 4}" fill="blue"/></svg>`,
+      ),
+    },
   ]);
 
 test('a large JPEG or PNG is decoded with a short side of 512; its own size is reported', async () => {

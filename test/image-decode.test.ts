@@ -58,15 +58,25 @@ function pngClaiming(width: number, height: number, rows = 0): Buffer {
   ihdr.writeUInt32BE(height, 4);
   ihdr[8] = 8; // bit depth
   ihdr[9] = 0; // greyscale
-  return Buffer.concat([PNG_SIGNATURE, chunk('IHDR', ihdr), chunk('IDAT', deflateSync(Buffer.alloc(rows * (width + 1))))]);
+  return Buffer.concat([
+    PNG_SIGNATURE,
+    chunk('IHDR', ihdr),
+    chunk('IDAT', deflateSync(Buffer.alloc(rows * (width + 1)))),
+  ]);
 }
 
 describe('decodeImage decodes', () => {
   test('a JPEG and a PNG to straight RGBA of their size', async () => {
-    for (const [bytes, format] of [[jpeg, 'jpeg'], [png, 'png']] as const) {
+    for (const [bytes, format] of [
+      [jpeg, 'jpeg'],
+      [png, 'png'],
+    ] as const) {
       const img = await decodeImage(bytes);
       assert.deepEqual([img.width, img.height, img.format, img.rgba.length], [90, 60, format, 90 * 60 * 4]);
-      assert.ok(img.rgba.every((v, i) => i % 4 !== 3 || v === 255), 'opaque input gets alpha 255');
+      assert.ok(
+        img.rgba.every((v, i) => i % 4 !== 3 || v === 255),
+        'opaque input gets alpha 255',
+      );
     }
     // PNG is lossless: the first pixel is the one written.
     assert.deepEqual(Array.from((await decodeImage(png)).rgba.subarray(0, 4)), [0, 7919 % 251, (2 * 7919) % 251, 255]);
@@ -82,19 +92,28 @@ describe('decodeImage decodes', () => {
     const img = await decodeImage(rotated);
     assert.deepEqual([img.width, img.height], [60, 90]);
     const grey = await decodeImage(await sharp(png).greyscale().png().toBuffer());
-    assert.ok(grey.rgba.every((v, i) => i % 4 === 3 || v === grey.rgba[i - (i % 4)]), 'R = G = B');
+    assert.ok(
+      grey.rgba.every((v, i) => i % 4 === 3 || v === grey.rgba[i - (i % 4)]),
+      'R = G = B',
+    );
   });
 });
 
 describe('decodeImage refuses', () => {
   test('an empty file', async () => {
     const { path, result } = await decodeFile('empty.jpg', new Uint8Array(0));
-    await assert.rejects(result, (err: ImageDecodeError) => err.reason === 'empty' && err.message === `${path}: the image is empty (0 bytes)`);
+    await assert.rejects(
+      result,
+      (err: ImageDecodeError) => err.reason === 'empty' && err.message === `${path}: the image is empty (0 bytes)`,
+    );
   });
 
   test('a truncated JPEG, naming the file', async () => {
     const { path, result } = await decodeFile('cut.jpg', jpeg.subarray(0, Math.floor(jpeg.length * 0.6)));
-    await assert.rejects(result, (err: ImageDecodeError) => err.reason === 'truncated' && err.message.startsWith(`${path}: the JPEG is truncated`));
+    await assert.rejects(
+      result,
+      (err: ImageDecodeError) => err.reason === 'truncated' && err.message.startsWith(`${path}: the JPEG is truncated`),
+    );
   });
 
   test('a truncated PNG, and a PNG damaged in the middle', async () => {
@@ -107,7 +126,10 @@ describe('decodeImage refuses', () => {
   test('a PDF renamed .jpg', async () => {
     const pdf = Buffer.from('%PDF-1.7\n1 0 obj\n<< /Type /Catalog >>\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%EOF\n');
     const { path, result } = await decodeFile('invoice.jpg', pdf);
-    await assert.rejects(result, (err: ImageDecodeError) => err.reason === 'not-an-image' && err.message.includes(path) && /PDF/.test(err.message));
+    await assert.rejects(
+      result,
+      (err: ImageDecodeError) => err.reason === 'not-an-image' && err.message.includes(path) && /PDF/.test(err.message),
+    );
   });
 
   test('text, and images in other formats (with their name)', async () => {
@@ -120,9 +142,15 @@ describe('decodeImage refuses', () => {
 
   test('a 40-megapixel PNG, from its header', async () => {
     // A real 8000×5000 PNG: one solid colour compresses to about 120 kB.
-    const big = await sharp({ create: { width: 8000, height: 5000, channels: 3, background: '#808080' } }).png({ compressionLevel: 1 }).toBuffer();
+    const big = await sharp({ create: { width: 8000, height: 5000, channels: 3, background: '#808080' } })
+      .png({ compressionLevel: 1 })
+      .toBuffer();
     const { path, result } = await decodeFile('huge.png', big);
-    await assert.rejects(result, (err: ImageDecodeError) => err.reason === 'too-large' && err.message.startsWith(`${path}: the image is 8000×5000 (40.0 megapixels)`));
+    await assert.rejects(
+      result,
+      (err: ImageDecodeError) =>
+        err.reason === 'too-large' && err.message.startsWith(`${path}: the image is 8000×5000 (40.0 megapixels)`),
+    );
     // Its header alone, with one row of data: were it decoded, it would fail as truncated. It fails
     // as too large, so the size is checked before decoding.
     await assert.rejects(decodeImage(pngClaiming(8000, 5000, 1)), { reason: 'too-large' });
@@ -134,7 +162,10 @@ describe('decodeImage refuses', () => {
   test('a file over maxBytes', async () => {
     const { path, result } = await decodeFile('big.jpg', jpeg);
     assert.equal((await result).width, 90);
-    await assert.rejects(decodeImage(path, { maxBytes: jpeg.length - 1 }), { reason: 'too-large', message: /more than the limit/ });
+    await assert.rejects(decodeImage(path, { maxBytes: jpeg.length - 1 }), {
+      reason: 'too-large',
+      message: /more than the limit/,
+    });
     await assert.rejects(decodeImage(jpeg, { maxBytes: jpeg.length - 1 }), { reason: 'too-large' });
   });
 });

@@ -65,14 +65,19 @@ interface Case {
 }
 
 async function makeCases(): Promise<Case[]> {
-  const raw = (w: number, h: number, c: 3 | 4) => sharp(testPattern(w, h, c), { raw: { width: w, height: h, channels: c } });
+  const raw = (w: number, h: number, c: 3 | 4) =>
+    sharp(testPattern(w, h, c), { raw: { width: w, height: h, channels: c } });
   const cases: Case[] = [
     // 4:2:0 chroma (sharp's default), landscape: centre crop, then an area downscale 173 → 128.
     { name: 'landscape.jpg', bytes: await raw(301, 173, 3).jpeg({ quality: 85 }).toBuffer(), opaque: true },
     // Portrait and smaller than the input: crop, then a bilinear upscale 61 → 128.
     { name: 'small-portrait.png', bytes: await raw(61, 97, 3).png().toBuffer(), opaque: true },
     // EXIF orientation 6 (rotate 90° clockwise): both sides must apply it.
-    { name: 'rotated.jpg', bytes: await raw(200, 120, 3).jpeg({ quality: 90 }).withMetadata({ orientation: 6 }).toBuffer(), opaque: true },
+    {
+      name: 'rotated.jpg',
+      bytes: await raw(200, 120, 3).jpeg({ quality: 90 }).withMetadata({ orientation: 6 }).toBuffer(),
+      opaque: true,
+    },
     { name: 'grey.jpg', bytes: await raw(150, 150, 3).greyscale().jpeg().toBuffer(), opaque: true },
     { name: 'translucent.png', bytes: await raw(160, 140, 4).png().toBuffer(), opaque: false },
   ];
@@ -101,21 +106,24 @@ function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
   return max;
 }
 
-describe('image pipeline: Node (sharp) and Chromium (canvas) give the same tensor', { skip: browserSkipReason(), timeout: 180_000 }, () => {
-  let browser: TestBrowser;
-  let page: Page;
-  let cases: Case[];
-  let entryDir: string;
+describe(
+  'image pipeline: Node (sharp) and Chromium (canvas) give the same tensor',
+  { skip: browserSkipReason(), timeout: 180_000 },
+  () => {
+    let browser: TestBrowser;
+    let page: Page;
+    let cases: Case[];
+    let entryDir: string;
 
-  before(async () => {
-    cases = await makeCases();
-    entryDir = await mkdtemp(join(tmpdir(), 'frost-image-page-'));
-    const entry = join(entryDir, 'image-page.ts');
-    // The page-side helpers live in the bundle: functions passed to page.evaluate are compiled by
-    // tsx, which adds helpers (__name) that do not exist in the page.
-    await writeFile(
-      entry,
-      `import { decodeImageInBrowser } from ${JSON.stringify(join(REPO_ROOT, 'clients/web/src/image-input.ts'))};
+    before(async () => {
+      cases = await makeCases();
+      entryDir = await mkdtemp(join(tmpdir(), 'frost-image-page-'));
+      const entry = join(entryDir, 'image-page.ts');
+      // The page-side helpers live in the bundle: functions passed to page.evaluate are compiled by
+      // tsx, which adds helpers (__name) that do not exist in the page.
+      await writeFile(
+        entry,
+        `import { decodeImageInBrowser } from ${JSON.stringify(join(REPO_ROOT, 'clients/web/src/image-input.ts'))};
 import { DEFAULT_IMAGE_SPEC, preprocessRgba } from ${JSON.stringify(join(REPO_ROOT, 'core/image/preprocess.ts'))};
 function toBase64(bytes) {
   let s = '';
@@ -139,75 +147,92 @@ async function refusal(b64, name) {
 }
 Object.assign(globalThis, { frost: { run, refusal } });
 `,
-    );
-    const bundle = await bundleWebApp({ entry, minify: false });
-    const images = new Map(cases.map((c) => [c.name, c.bytes]));
+      );
+      const bundle = await bundleWebApp({ entry, minify: false });
+      const images = new Map(cases.map((c) => [c.name, c.bytes]));
 
-    browser = await launchBrowser();
-    page = await browser.context.newPage();
-    await page.route(`${ORIGIN}/**`, async (route) => {
-      const path = new URL(route.request().url()).pathname.slice(1);
-      if (path === '') {
-        return route.fulfill({ contentType: 'text/html', body: '<!doctype html><script type="module" src="/app/image-page.js"></script>' });
-      }
-      const asset = bundle.files.get(path);
-      if (asset) return route.fulfill({ contentType: asset.contentType, body: Buffer.from(asset.contents) });
-      const image = images.get(path.replace(/^img\//, ''));
-      if (image) return route.fulfill({ contentType: 'application/octet-stream', body: image });
-      return route.fulfill({ status: 404, body: 'not found' });
-    });
-    await page.goto(`${ORIGIN}/`);
-    await page.waitForFunction(() => 'frost' in globalThis);
-  });
-
-  after(async () => {
-    await browser?.close();
-    if (entryDir) await rm(entryDir, { recursive: true, force: true });
-  });
-
-  function inBrowser(name: string): Promise<PageResult> {
-    return page.evaluate('frost.run(' + JSON.stringify(name) + ')') as Promise<PageResult>;
-  }
-
-  test('every case decodes to the same pixels and preprocesses to the same tensor', async (t) => {
-    for (const c of cases) {
-      await t.test(c.name, async () => {
-        const node = await decodeImage(Buffer.from(c.bytes));
-        const web = await inBrowser(c.name);
-        assert.deepEqual([web.width, web.height], [node.width, node.height], 'decoded size');
-        const webRgba = Buffer.from(web.rgba, 'base64');
-        const nodeTensor = preprocessRgba(node.rgba, node.width, node.height, DEFAULT_IMAGE_SPEC);
-        const webTensor = floats(web.tensor);
-        assert.equal(webTensor.length, 3 * DEFAULT_IMAGE_SPEC.size ** 2);
-        const rgbaDiff = maxAbsDiff(node.rgba, webRgba);
-        const tensorDiff = maxAbsDiff(nodeTensor, webTensor);
-        if (c.opaque) {
-          assert.equal(rgbaDiff, 0, `decoded RGBA differs by up to ${rgbaDiff} levels`);
-          assert.ok(tensorDiff <= 1 / 255, `tensor differs by ${tensorDiff}`);
-        } else {
-          // Compare what the model sees: the crop flattened over the mean colour.
-          const seen = (rgba: Uint8Array) => flattenAlpha(centreCropResize(rgba, node.width, node.height, DEFAULT_IMAGE_SPEC.size), DEFAULT_IMAGE_SPEC);
-          const flatDiff = maxAbsDiff(seen(node.rgba), seen(webRgba));
-          assert.ok(flatDiff <= 1, `translucent RGBA differs by ${flatDiff} levels after flattening`);
-          // One level in the channel with the smallest std, plus float32 rounding.
-          assert.ok(tensorDiff <= 1 / 255 / Math.min(...DEFAULT_IMAGE_SPEC.std) + 1e-6, `tensor differs by ${tensorDiff}`);
+      browser = await launchBrowser();
+      page = await browser.context.newPage();
+      await page.route(`${ORIGIN}/**`, async (route) => {
+        const path = new URL(route.request().url()).pathname.slice(1);
+        if (path === '') {
+          return route.fulfill({
+            contentType: 'text/html',
+            body: '<!doctype html><script type="module" src="/app/image-page.js"></script>',
+          });
         }
+        const asset = bundle.files.get(path);
+        if (asset) return route.fulfill({ contentType: asset.contentType, body: Buffer.from(asset.contents) });
+        const image = images.get(path.replace(/^img\//, ''));
+        if (image) return route.fulfill({ contentType: 'application/octet-stream', body: image });
+        return route.fulfill({ status: 404, body: 'not found' });
       });
-    }
-  });
+      await page.goto(`${ORIGIN}/`);
+      await page.waitForFunction(() => 'frost' in globalThis);
+    });
 
-  test('the page refuses what the server refuses, with the same reasons', async () => {
-    const jpeg = cases.find((c) => c.name === 'landscape.jpg')!.bytes;
-    const bad: Array<[string, Uint8Array, string]> = [
-      ['empty', new Uint8Array(0), 'empty'],
-      ['truncated JPEG', jpeg.subarray(0, jpeg.length >> 1), 'truncated'],
-      ['PDF named .jpg', new TextEncoder().encode('%PDF-1.7\n%\u00e2\u00e3\n1 0 obj\n<<>>\nendobj\n'), 'not-an-image'],
-    ];
-    for (const [what, bytes, reason] of bad) {
-      const got = (await page.evaluate(`frost.refusal(${JSON.stringify(Buffer.from(bytes).toString('base64'))}, 'upload.jpg')`)) as string;
-      assert.match(got, new RegExp(`^${reason}: `), `${what}: ${got}`);
-      assert.match(got, /upload\.jpg/, `${what}: the message names the file`);
-      await assert.rejects(decodeImage(Buffer.from(bytes)), { reason }, `${what}: the server agrees`);
+    after(async () => {
+      await browser?.close();
+      if (entryDir) await rm(entryDir, { recursive: true, force: true });
+    });
+
+    function inBrowser(name: string): Promise<PageResult> {
+      return page.evaluate('frost.run(' + JSON.stringify(name) + ')') as Promise<PageResult>;
     }
-  });
-});
+
+    test('every case decodes to the same pixels and preprocesses to the same tensor', async (t) => {
+      for (const c of cases) {
+        await t.test(c.name, async () => {
+          const node = await decodeImage(Buffer.from(c.bytes));
+          const web = await inBrowser(c.name);
+          assert.deepEqual([web.width, web.height], [node.width, node.height], 'decoded size');
+          const webRgba = Buffer.from(web.rgba, 'base64');
+          const nodeTensor = preprocessRgba(node.rgba, node.width, node.height, DEFAULT_IMAGE_SPEC);
+          const webTensor = floats(web.tensor);
+          assert.equal(webTensor.length, 3 * DEFAULT_IMAGE_SPEC.size ** 2);
+          const rgbaDiff = maxAbsDiff(node.rgba, webRgba);
+          const tensorDiff = maxAbsDiff(nodeTensor, webTensor);
+          if (c.opaque) {
+            assert.equal(rgbaDiff, 0, `decoded RGBA differs by up to ${rgbaDiff} levels`);
+            assert.ok(tensorDiff <= 1 / 255, `tensor differs by ${tensorDiff}`);
+          } else {
+            // Compare what the model sees: the crop flattened over the mean colour.
+            const seen = (rgba: Uint8Array) =>
+              flattenAlpha(
+                centreCropResize(rgba, node.width, node.height, DEFAULT_IMAGE_SPEC.size),
+                DEFAULT_IMAGE_SPEC,
+              );
+            const flatDiff = maxAbsDiff(seen(node.rgba), seen(webRgba));
+            assert.ok(flatDiff <= 1, `translucent RGBA differs by ${flatDiff} levels after flattening`);
+            // One level in the channel with the smallest std, plus float32 rounding.
+            assert.ok(
+              tensorDiff <= 1 / 255 / Math.min(...DEFAULT_IMAGE_SPEC.std) + 1e-6,
+              `tensor differs by ${tensorDiff}`,
+            );
+          }
+        });
+      }
+    });
+
+    test('the page refuses what the server refuses, with the same reasons', async () => {
+      const jpeg = cases.find((c) => c.name === 'landscape.jpg')!.bytes;
+      const bad: Array<[string, Uint8Array, string]> = [
+        ['empty', new Uint8Array(0), 'empty'],
+        ['truncated JPEG', jpeg.subarray(0, jpeg.length >> 1), 'truncated'],
+        [
+          'PDF named .jpg',
+          new TextEncoder().encode('%PDF-1.7\n%\u00e2\u00e3\n1 0 obj\n<<>>\nendobj\n'),
+          'not-an-image',
+        ],
+      ];
+      for (const [what, bytes, reason] of bad) {
+        const got = (await page.evaluate(
+          `frost.refusal(${JSON.stringify(Buffer.from(bytes).toString('base64'))}, 'upload.jpg')`,
+        )) as string;
+        assert.match(got, new RegExp(`^${reason}: `), `${what}: ${got}`);
+        assert.match(got, /upload\.jpg/, `${what}: the message names the file`);
+        await assert.rejects(decodeImage(Buffer.from(bytes)), { reason }, `${what}: the server agrees`);
+      }
+    });
+  },
+);

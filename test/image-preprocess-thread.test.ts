@@ -25,7 +25,12 @@ function image(width: number, height: number, seed: number): Uint8Array {
 
 test('equals preprocessRgba on the main thread, bit for bit, and runs in another thread', async () => {
   const spec: ImageSpec = { size: 37, mean: [0.5, 0.4, 0.3], std: [0.2, 0.25, 0.3] };
-  for (const [w, h, s] of [[640, 480, DEFAULT_IMAGE_SPEC], [33, 91, spec], [5, 5, spec], [300, 200, DEFAULT_IMAGE_SPEC]] as const) {
+  for (const [w, h, s] of [
+    [640, 480, DEFAULT_IMAGE_SPEC],
+    [33, 91, spec],
+    [5, 5, spec],
+    [300, 200, DEFAULT_IMAGE_SPEC],
+  ] as const) {
     const rgba = image(w, h, w * 31 + h);
     const want = preprocessRgba(rgba, w, h, s);
     const got = await thread.run(rgba.slice(), w, h, s);

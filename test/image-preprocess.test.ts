@@ -31,24 +31,44 @@ const reds = (rgba: Uint8ClampedArray): number[] => Array.from({ length: rgba.le
 describe('centreCropResize', () => {
   test('crops the centred square; an odd excess drops the last column', () => {
     // 5×2: the excess of 3 columns leaves 1 on the left, 2 on the right.
-    const out = centreCropResize(redImage(5, 2, (x, y) => 10 * x + y), 5, 2, 2);
+    const out = centreCropResize(
+      redImage(5, 2, (x, y) => 10 * x + y),
+      5,
+      2,
+      2,
+    );
     assert.deepEqual(reds(out), [10, 20, 11, 21]);
   });
 
   test('shrinks by exact area: 4×4 → 2×2 averages 2×2 blocks', () => {
-    const out = centreCropResize(redImage(4, 4, (x, y) => (x < 2 ? 0 : 100) + (y < 2 ? 0 : 20)), 4, 4, 2);
+    const out = centreCropResize(
+      redImage(4, 4, (x, y) => (x < 2 ? 0 : 100) + (y < 2 ? 0 : 20)),
+      4,
+      4,
+      2,
+    );
     assert.deepEqual(reds(out), [0, 100, 20, 120]);
   });
 
   test('shrinks by a fractional factor with partial coverage: 3 → 2', () => {
     // Output pixel 0 covers source [0, 1.5): weights 2/3 and 1/3.
-    const out = centreCropResize(redImage(3, 3, (x) => [0, 90, 180][x]!), 3, 3, 2);
+    const out = centreCropResize(
+      redImage(3, 3, (x) => [0, 90, 180][x]!),
+      3,
+      3,
+      2,
+    );
     assert.deepEqual(reds(out), [30, 150, 30, 150]);
   });
 
   test('enlarges bilinearly between pixel centres: 2 → 4', () => {
     // Centres of the outputs fall at source x = -0.25 (clamped to 0), 0.25, 0.75, 1.25 (clamped to 1).
-    const out = centreCropResize(redImage(2, 2, (x) => [0, 200][x]!), 2, 2, 4);
+    const out = centreCropResize(
+      redImage(2, 2, (x) => [0, 200][x]!),
+      2,
+      2,
+      4,
+    );
     assert.deepEqual(reds(out).slice(0, 4), [0, 50, 150, 200]);
   });
 
@@ -70,7 +90,17 @@ describe('normalisation', () => {
     const bg = backgroundOf(spec);
     assert.deepEqual(bg, [124, 116, 104]);
     const rgba = new Uint8Array([10, 20, 30, 255, 200, 200, 200, 0, 255, 0, 0, 128]);
-    assert.deepEqual(Array.from(flattenAlpha(rgba, spec)), [10, 20, 30, 124, 116, 104, Math.round((255 * 128 + 124 * 127) / 255), Math.round((116 * 127) / 255), Math.round((104 * 127) / 255)]);
+    assert.deepEqual(Array.from(flattenAlpha(rgba, spec)), [
+      10,
+      20,
+      30,
+      124,
+      116,
+      104,
+      Math.round((255 * 128 + 124 * 127) / 255),
+      Math.round((116 * 127) / 255),
+      Math.round((104 * 127) / 255),
+    ]);
   });
 
   test('lays the tensor out as CHW with (level/255 − mean)/std; transparent pixels become ≈ 0', () => {
@@ -79,11 +109,24 @@ describe('normalisation', () => {
     const t = toNormalisedCHW(rgba, 2, spec);
     const f = (level: number, c: number) => Math.fround((level / 255 - spec.mean[c]!) / spec.std[c]!);
     assert.deepEqual(Array.from(t), [
-      f(0, 0), f(255, 0), f(255, 0), f(124, 0),
-      f(0, 1), f(255, 1), f(0, 1), f(116, 1),
-      f(0, 2), f(255, 2), f(0, 2), f(104, 2),
+      f(0, 0),
+      f(255, 0),
+      f(255, 0),
+      f(124, 0),
+      f(0, 1),
+      f(255, 1),
+      f(0, 1),
+      f(116, 1),
+      f(0, 2),
+      f(255, 2),
+      f(0, 2),
+      f(104, 2),
     ]);
-    for (const c of [0, 1, 2]) assert.ok(Math.abs(t[c * 4 + 3]!) < 0.5 / 255 / spec.std[c]!, 'the mean colour normalises to within half a level of 0');
+    for (const c of [0, 1, 2])
+      assert.ok(
+        Math.abs(t[c * 4 + 3]!) < 0.5 / 255 / spec.std[c]!,
+        'the mean colour normalises to within half a level of 0',
+      );
   });
 
   test('preprocessRgba = crop + resize + normalise, at the spec size', () => {

@@ -218,5 +218,9 @@ test('onnxruntime-node sessions are created in one place (core/runtime/ort-node.
   );
   // seq2seq.ts is isomorphic: its default factory runs on whichever ORT module it is given; the web
   // client's materialised-graph.ts runs a seeded graph's constants once on onnxruntime-web's wasm.
-  assert.deepEqual(creators.sort(), ['clients/web/src/materialised-graph.ts', 'core/runtime/ort-node.ts', 'core/runtime/seq2seq.ts']);
+  assert.deepEqual(creators.sort(), [
+    'clients/web/src/materialised-graph.ts',
+    'core/runtime/ort-node.ts',
+    'core/runtime/seq2seq.ts',
+  ]);
 });

@@ -22,7 +22,10 @@ before(async () => {
   await initBackend({ prefer: 'wasm', quiet: true });
   dir = await mkdtemp(join(tmpdir(), 'frost-inspect-'));
   // A one-epoch run on a small corpus: inspect needs a real export, not a good model.
-  const { runDir } = await trainToyRun(dir, { corpus: { seed: 2, train: 300, val: 20, test: 20 }, config: { epochs: 1, optim: { learningRate: 1e-3 } } });
+  const { runDir } = await trainToyRun(dir, {
+    corpus: { seed: 2, train: 300, val: 20, test: 20 },
+    config: { epochs: 1, optim: { learningRate: 1e-3 } },
+  });
   modelDir = join(dir, 'model');
   await exportRun(runDir, modelDir, { precision: 'int8', quiet: true });
 });
@@ -79,7 +82,14 @@ describe('size breakdown by name', () => {
 
 describe('table formatting', () => {
   test('columns line up, numbers right-aligned, with a rule under the header', () => {
-    assert.deepEqual(formatTable([['a', 'bytes'], ['long name', '7'], ['b', '1,234']]), ['a          bytes', '---------  -----', 'long name      7', 'b          1,234']);
+    assert.deepEqual(
+      formatTable([
+        ['a', 'bytes'],
+        ['long name', '7'],
+        ['b', '1,234'],
+      ]),
+      ['a          bytes', '---------  -----', 'long name      7', 'b          1,234'],
+    );
     assert.equal(formatBytes(812), '812 B');
     assert.equal(formatBytes(42_291), '41.3 KiB');
     assert.equal(formatBytes(1_940_000), '1.85 MiB');
@@ -91,7 +101,8 @@ describe('frost inspect', () => {
   test('prints parameters, files, bytes per component, session time, the int8 check and the graph interfaces', async () => {
     const text = await runInspect(modelDir);
     assert.match(text, /^model: rnn-attn tiny, head learned, weights stored as int8/);
-    for (const component of ['embeddings', 'encoder', 'decoder', 'head']) assert.match(text, new RegExp(`^${component} +\\S`, 'm'));
+    for (const component of ['embeddings', 'encoder', 'decoder', 'head'])
+      assert.match(text, new RegExp(`^${component} +\\S`, 'm'));
     assert.match(text, /^encoder\.onnx +[\d,]+ .* ms$/m);
     assert.match(text, /^decoder\/gru +/m);
     assert.match(text, /^int8 +/m);
@@ -121,6 +132,8 @@ describe('frost inspect', () => {
   });
 
   test('a missing model directory is reported with its path', async () => {
-    await assert.rejects(inspectModel(join(dir, 'nope')), (err: Error) => err.message.includes(join(dir, 'nope', 'model-card.json')));
+    await assert.rejects(inspectModel(join(dir, 'nope')), (err: Error) =>
+      err.message.includes(join(dir, 'nope', 'model-card.json')),
+    );
   });
 });

@@ -33,7 +33,6 @@ import { checkModel, runOrt, runOrtWeb, type TensorResult } from './helpers/onnx
 /** Deterministic uniform floats in [-1, 1), from frost's own seeded generator. */
 const randoms = (seed: number, n: number): Float32Array => uniformMatrix(streamKey(seed, 'test-randoms'), 1, n, -1, 1);
 
-
 function assertClose(actual: ArrayLike<number>, expected: ArrayLike<number>, tol = 1e-5, what = 'values'): void {
   assert.equal(actual.length, expected.length, `${what}: length`);
   for (let i = 0; i < expected.length; i++) {
@@ -89,7 +88,8 @@ test('fp16: every half value round-trips through float32', () => {
 
 test('fp16: matches numpy astype(float16) on random floats', (t) => {
   const values = randoms(7, 4000).map((v, i) => v * 2 ** ((i % 40) - 28)); // spans subnormals to overflow
-  const script = 'import sys, numpy as np; a = np.frombuffer(sys.stdin.buffer.read(), "<f4"); sys.stdout.buffer.write(a.astype(np.float16).tobytes())';
+  const script =
+    'import sys, numpy as np; a = np.frombuffer(sys.stdin.buffer.read(), "<f4"); sys.stdout.buffer.write(a.astype(np.float16).tobytes())';
   const res = spawnSync('/usr/bin/python3', ['-c', script], { input: Buffer.from(values.buffer) });
   if (res.status !== 0) {
     t.skip(`no numpy: ${res.stderr}`);
@@ -109,7 +109,10 @@ test('MatMul + Add + Softmax with dynamic batch, in onnxruntime-node and -web', 
   const b = new GraphBuilder('mlp');
   const x = b.input('x', 'float32', ['batch', inDim]);
   const probs = b.scope('head', () => {
-    const logits = b.op('Add', [b.op('MatMul', [x, b.initializer('W', { dtype: 'float32', dims: [inDim, outDim], data: W })]), b.constFloat(bias)]);
+    const logits = b.op('Add', [
+      b.op('MatMul', [x, b.initializer('W', { dtype: 'float32', dims: [inDim, outDim], data: W })]),
+      b.constFloat(bias),
+    ]);
     return b.op('Softmax', [logits], { axis: -1 });
   });
   b.output(probs, 'probs', 'float32', ['batch', outDim]);
@@ -156,8 +159,13 @@ test('MatMul + Add + Softmax with dynamic batch, in onnxruntime-node and -web', 
 
 /** ONNX GRU (layout 0, default activations), straight from the spec's equations. */
 function gruReference(
-  X: Float32Array, W: Float32Array, R: Float32Array, B: Float32Array, h0: Float32Array,
-  dims: { T: number; N: number; I: number; H: number; D: number }, linearBeforeReset: boolean,
+  X: Float32Array,
+  W: Float32Array,
+  R: Float32Array,
+  B: Float32Array,
+  h0: Float32Array,
+  dims: { T: number; N: number; I: number; H: number; D: number },
+  linearBeforeReset: boolean,
 ): { Y: Float32Array; Yh: Float32Array } {
   const { T, N, I, H, D } = dims;
   const Y = new Float32Array(T * D * N * H);
@@ -208,9 +216,14 @@ test('bidirectional GRU with a skipped optional input', async () => {
       b.node(
         'GRU',
         // X, W, R, B, sequence_lens (skipped), initial_h
-        [x, b.initializer('W', { dtype: 'float32', dims: [D, 3 * H, I], data: W }),
+        [
+          x,
+          b.initializer('W', { dtype: 'float32', dims: [D, 3 * H, I], data: W }),
           b.initializer('R', { dtype: 'float32', dims: [D, 3 * H, H], data: R }),
-          b.initializer('B', { dtype: 'float32', dims: [D, 6 * H], data: B }), '', h],
+          b.initializer('B', { dtype: 'float32', dims: [D, 6 * H], data: B }),
+          '',
+          h,
+        ],
         { direction: 'bidirectional', hidden_size: H, linear_before_reset: linearBeforeReset ? 1 : 0 },
         { outputs: 2 },
       ),
@@ -235,7 +248,9 @@ test('Gather on an int64 input (embedding lookup)', async () => {
   const table = randoms(31, V * E);
   const b = new GraphBuilder('embed');
   const ids = b.input('ids', 'int64', ['batch', 'src_len']);
-  const emb = b.scope('encoder', () => b.op('Gather', [b.initializer('embedding', { dtype: 'float32', dims: [V, E], data: table }), ids], { axis: 0 }));
+  const emb = b.scope('encoder', () =>
+    b.op('Gather', [b.initializer('embedding', { dtype: 'float32', dims: [V, E], data: table }), ids], { axis: 0 }),
+  );
   b.output(emb, 'emb', 'float32', ['batch', 'src_len', E]);
   const bytes = b.toBytes();
   checkModel(bytes);
@@ -271,7 +286,10 @@ test('opset-aware helpers (reduce, split, slice, unsqueeze, squeeze) at opsets 1
     assert.equal(report.modelOpset, opset);
     if (report.checkedOpset < 18 && opset === 18) {
       // The opset-17 checker saw ReduceMean/ReduceMax with axes as attributes; nothing was skipped.
-      assert.ok(report.lowered.some((l) => l.startsWith('ReduceMean')), JSON.stringify(report));
+      assert.ok(
+        report.lowered.some((l) => l.startsWith('ReduceMean')),
+        JSON.stringify(report),
+      );
     }
     assert.deepEqual(report.unchecked, []);
 
@@ -287,11 +305,26 @@ test('opset-aware helpers (reduce, split, slice, unsqueeze, squeeze) at opsets 1
       const xs = randoms(40 + batch, batch * 6);
       const rows = Array.from({ length: batch }, (_, r) => Array.from(xs.subarray(r * 6, r * 6 + 6)));
       const res = await runOrt(bytes, { x: { dims: [batch, 6], data: xs } });
-      assertClose(out(res, 'mixed').data as Float32Array, rows.map((r) => (r[2]! + r[3]! + r[4]! + r[5]!) / 4 + r[1]!), 1e-6, 'mixed');
+      assertClose(
+        out(res, 'mixed').data as Float32Array,
+        rows.map((r) => (r[2]! + r[3]! + r[4]! + r[5]!) / 4 + r[1]!),
+        1e-6,
+        'mixed',
+      );
       assert.deepEqual(out(res, 'mixed').dims, [batch, 1]);
-      assertClose(out(res, 'total').data as Float32Array, rows.map((r) => r.reduce((p, q) => p + q, 0)), 1e-6, 'total');
+      assertClose(
+        out(res, 'total').data as Float32Array,
+        rows.map((r) => r.reduce((p, q) => p + q, 0)),
+        1e-6,
+        'total',
+      );
       assertClose(out(res, 'max').data as Float32Array, [Math.max(...xs)], 0, 'max');
-      assertClose(out(res, 'stepped').data as Float32Array, rows.flatMap((r) => [r[0]!, r[2]!, r[4]!]), 0, 'stepped');
+      assertClose(
+        out(res, 'stepped').data as Float32Array,
+        rows.flatMap((r) => [r[0]!, r[2]!, r[4]!]),
+        0,
+        'stepped',
+      );
     }
   }
 });
@@ -312,7 +345,11 @@ test('uint32 hashing with Mul, BitShift, BitwiseXor, Cast (opset 18)', async () 
   const bytes = b.toBytes();
 
   const report = checkModel(bytes);
-  if (report.checkedOpset < 18) assert.deepEqual(report.unchecked.map((u) => u.split('(')[0]), ['BitwiseXor']);
+  if (report.checkedOpset < 18)
+    assert.deepEqual(
+      report.unchecked.map((u) => u.split('(')[0]),
+      ['BitwiseXor'],
+    );
 
   const xs = Uint32Array.from([0, 1, 2, 12345, 0xffffffff, 0x80000000, 987654321]);
   const expH = Array.from(xs, (v) => {
@@ -323,8 +360,17 @@ test('uint32 hashing with Mul, BitShift, BitwiseXor, Cast (opset 18)', async () 
     const res = await run(bytes, { x: { dims: [xs.length], data: xs } });
     assert.equal(out(res, 'h').dtype, 'uint32');
     assert.deepEqual(Array.from(out(res, 'h').data as Uint32Array), expH, run.name);
-    assert.deepEqual(Array.from(out(res, 'left').data as Uint32Array), expH.map((v) => (v << 3) >>> 0), run.name);
-    assertClose(out(res, 'unit').data as Float32Array, expH.map((v) => Math.fround(Math.fround(v) * 2 ** -32)), 0, run.name);
+    assert.deepEqual(
+      Array.from(out(res, 'left').data as Uint32Array),
+      expH.map((v) => (v << 3) >>> 0),
+      run.name,
+    );
+    assertClose(
+      out(res, 'unit').data as Float32Array,
+      expH.map((v) => Math.fround(Math.fround(v) * 2 ** -32)),
+      0,
+      run.name,
+    );
   }
 });
 
@@ -361,8 +407,14 @@ test('If with subgraphs that read outer values', async () => {
   const bytes = b.toBytes();
   checkModel(bytes);
   const xs = Float32Array.from([1, 2, 3]);
-  for (const [c, expected] of [[1, [11, 12, 13]], [0, [-1, -2, -3]]] as const) {
-    const res = await runOrt(bytes, { x: { dims: [3], data: xs }, cond: { dtype: 'bool', dims: [], data: Uint8Array.from([c]) } });
+  for (const [c, expected] of [
+    [1, [11, 12, 13]],
+    [0, [-1, -2, -3]],
+  ] as const) {
+    const res = await runOrt(bytes, {
+      x: { dims: [3], data: xs },
+      cond: { dtype: 'bool', dims: [], data: Uint8Array.from([c]) },
+    });
     assert.deepEqual(Array.from(out(res, 'y').data as Float32Array), expected);
   }
   // Subgraphs share the parent's namespace: no name can be defined twice across them.
@@ -394,7 +446,9 @@ test('attribute typing: ints vs floats', async () => {
   const b = new GraphBuilder('gemm');
   const a = b.input('a', 'float32', [2, 2]);
   const m = b.constFloat([1, 2, 3, 4], [2, 2]);
-  const value = b.op('ConstantOfShape', [b.constInt64([2], [1])], { value: { dtype: 'float32', dims: [1], data: [0.5] } });
+  const value = b.op('ConstantOfShape', [b.constInt64([2], [1])], {
+    value: { dtype: 'float32', dims: [1], data: [0.5] },
+  });
   b.output(b.op('Gemm', [a, m, value], { alpha: 1, beta: 2, transB: 1 }), 'y', 'float32', [2, 2]);
   const bytes = b.toBytes();
   checkModel(bytes);
@@ -411,10 +465,17 @@ test('names: scopes, fresh names, shared constants, byte summary', () => {
   b.scope('encoder', () => {
     assert.equal(b.fresh('h'), 'encoder/h_0');
     assert.equal(b.initializer('W', { dtype: 'float32', dims: [2], data: [1, 2] }), 'encoder/W');
-    b.scope('layer0', () => assert.equal(b.initializer('b', { dtype: 'float32', dims: [1], data: [1] }), 'encoder/layer0/b'));
-    assert.deepEqual(b.node('Split', [x], { axis: 0 }, { outputs: ['lo', 'hi'], name: 'split' }), ['encoder/lo', 'encoder/hi']);
+    b.scope('layer0', () =>
+      assert.equal(b.initializer('b', { dtype: 'float32', dims: [1], data: [1] }), 'encoder/layer0/b'),
+    );
+    assert.deepEqual(b.node('Split', [x], { axis: 0 }, { outputs: ['lo', 'hi'], name: 'split' }), [
+      'encoder/lo',
+      'encoder/hi',
+    ]);
   });
-  b.scope('head', () => assert.equal(b.initializer('head/targets', { dtype: 'float16', dims: [3], data: [1, 2, 3] }), 'head/targets'));
+  b.scope('head', () =>
+    assert.equal(b.initializer('head/targets', { dtype: 'float16', dims: [3], data: [1, 2, 3] }), 'head/targets'),
+  );
   const c1 = b.constInt64([1, 2]);
   assert.equal(b.constInt64([1, 2]), c1, 'identical small constants are shared');
   assert.notEqual(b.constInt64([1, 3]), c1);
@@ -438,9 +499,18 @@ test('errors: duplicate names, unknown inputs and dtypes, bad tensors', () => {
   assert.throws(() => b.op('Relu', ['nope']), /unknown input 'nope'/);
   assert.doesNotThrow(() => b.node('GRU', [x, 'w', 'w', '', '', ''], { hidden_size: 1 }, { outputs: ['', 'gru_h'] }));
   assert.throws(() => b.input('y', 'float64' as never, [2]), /unknown dtype 'float64'/);
-  assert.throws(() => b.initializer('z', { dtype: 'complex' as never, dims: [1], data: [1] }), /unknown dtype 'complex'/);
-  assert.throws(() => b.initializer('z', { dtype: 'float32', dims: [3], data: [1, 2] }), /2 elements but dims \[3\] need 3/);
-  assert.throws(() => b.initializer('z', { dtype: 'int64', dims: [1], data: Float32Array.from([1]) }), /does not match dtype 'int64'/);
+  assert.throws(
+    () => b.initializer('z', { dtype: 'complex' as never, dims: [1], data: [1] }),
+    /unknown dtype 'complex'/,
+  );
+  assert.throws(
+    () => b.initializer('z', { dtype: 'float32', dims: [3], data: [1, 2] }),
+    /2 elements but dims \[3\] need 3/,
+  );
+  assert.throws(
+    () => b.initializer('z', { dtype: 'int64', dims: [1], data: Float32Array.from([1]) }),
+    /does not match dtype 'int64'/,
+  );
   assert.throws(() => b.output(x, 'r', 'float32', [2]), /duplicate value name 'r'/);
   assert.throws(() => new GraphBuilder('empty').toBytes(), /has no outputs/);
   // A failed node leaves nothing behind: the same output name is still free.

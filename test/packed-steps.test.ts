@@ -31,7 +31,10 @@ test('packSteps sorts rows longest first (stable) and counts the rows running at
   assert.deepEqual([...packTimeMajor(ids, steps, 4)], [4, 12, 0, 8, 5, 13, 1, 6, 14, 7, 15]);
   assert.deepEqual([...packTimeMajor(mask, steps, 4)], [1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1]);
   assert.deepEqual([...permuteRows(Int32Array.from([10, 11, 12, 13]), steps.order, 1)], [11, 13, 10, 12]);
-  assert.deepEqual([...permuteRows(Float32Array.from([0, 1, 2, 3, 4, 5, 6, 7]), steps.order, 2)], [2, 3, 6, 7, 0, 1, 4, 5]);
+  assert.deepEqual(
+    [...permuteRows(Float32Array.from([0, 1, 2, 3, 4, 5, 6, 7]), steps.order, 2)],
+    [2, 3, 6, 7, 0, 1, 4, 5],
+  );
 });
 
 test('packSteps: an all-padding row takes no step; wrong sizes are refused', () => {
@@ -44,19 +47,33 @@ test('packSteps: an all-padding row takes no step; wrong sizes are refused', () 
 });
 
 /** The loss and every gradient of `whole` against the sums over `parts`, and no tensor left behind. */
-function assertSumOfParts(model: Seq2SeqModel, whole: ModelBatch, parts: ModelBatch[], training: boolean, label: string): void {
+function assertSumOfParts(
+  model: Seq2SeqModel,
+  whole: ModelBatch,
+  parts: ModelBatch[],
+  training: boolean,
+  label: string,
+): void {
   const vars = [...model.params.learnable.values()];
   const before = tf.memory().numTensors;
   const all = tf.variableGrads(() => model.lossSum(whole, training), vars);
   const alone = parts.map((b) => tf.variableGrads(() => model.lossSum(b, training), vars));
   const sumLoss = tf.addN(alone.map((g) => g.value));
-  assert.ok(scaledDiff(all.value, sumLoss) < 1e-5, `${label}: loss ${all.value.dataSync()[0]} vs ${sumLoss.dataSync()[0]}`);
+  assert.ok(
+    scaledDiff(all.value, sumLoss) < 1e-5,
+    `${label}: loss ${all.value.dataSync()[0]} vs ${sumLoss.dataSync()[0]}`,
+  );
   for (const name of Object.keys(all.grads)) {
     const sum = tf.addN(alone.map((g) => g.grads[name]));
     assert.ok(scaledDiff(all.grads[name], sum) < 1e-4, `${label}: gradient of ${name}`);
     sum.dispose();
   }
-  tf.dispose([all.value, sumLoss, ...Object.values(all.grads), ...alone.flatMap((g) => [g.value, ...Object.values(g.grads)])]);
+  tf.dispose([
+    all.value,
+    sumLoss,
+    ...Object.values(all.grads),
+    ...alone.flatMap((g) => [g.value, ...Object.values(g.grads)]),
+  ]);
   assert.equal(tf.memory().numTensors, before, `${label}: tensors left behind`);
 }
 
@@ -72,9 +89,16 @@ test('rnn-attn: a padded batch gives the loss and gradients of its sentences run
   const lengths = [...indices].map((i) => pairs[i].tgt.length);
   assert.ok(Math.max(...lengths) - Math.min(...lengths) >= 3, `target lengths ${lengths} too alike to test padding`);
   // The tiny preset has no dropout, so every call computes the same function.
-  const model = buildModel('rnn-attn', resolveArchConfig('rnn-attn', 'tiny'), { srcVocab: src.size, tgtVocab: tgt.size }, { name: 'learned' }, 7);
+  const model = buildModel(
+    'rnn-attn',
+    resolveArchConfig('rnn-attn', 'tiny'),
+    { srcVocab: src.size, tgtVocab: tgt.size },
+    { name: 'learned' },
+    7,
+  );
   const alone = [...indices].map((i) => makeBatch(pairs, [i]));
-  for (const mode of ['auto', 'unfused'] as const) withMode(mode, () => assertSumOfParts(model, batch, alone, true, `rnn-attn ${mode}`));
+  for (const mode of ['auto', 'unfused'] as const)
+    withMode(mode, () => assertSumOfParts(model, batch, alone, true, `rnn-attn ${mode}`));
   model.params.dispose();
 });
 
@@ -102,13 +126,18 @@ function captionAlone(batch: ImageBatch, b: number): ImageBatch {
 
 test('show-tell and show-attend-tell: a padded caption batch gives the loss and gradients of its captions run one at a time', () => {
   const batch = syntheticImageBatch(4, { images: 3, captionsPerImage: 3, size: 16, vocab: 30, maxLen: 7 });
-  const lengths = Array.from({ length: batch.B }, (_, b) => batch.tgtMask.subarray(b * batch.T, (b + 1) * batch.T).reduce((a, m) => a + m, 0));
+  const lengths = Array.from({ length: batch.B }, (_, b) =>
+    batch.tgtMask.subarray(b * batch.T, (b + 1) * batch.T).reduce((a, m) => a + m, 0),
+  );
   assert.ok(Math.max(...lengths) - Math.min(...lengths) >= 3, `caption lengths ${lengths} too alike to test padding`);
   const parts = lengths.map((_, b) => captionAlone(batch, b));
   const sizes = { tgtVocab: 30, image: { kind: 'pixels', size: 16 } as const };
   for (const arch of ['show-tell', 'show-attend-tell']) {
     // Not training: the same function for every call (no dropout), and the CNN's statistics fixed.
-    const config = { ...resolveArchConfig(arch, 'tiny'), ...(arch === 'show-attend-tell' ? { attentionPenalty: 0.5 } : {}) };
+    const config = {
+      ...resolveArchConfig(arch, 'tiny'),
+      ...(arch === 'show-attend-tell' ? { attentionPenalty: 0.5 } : {}),
+    };
     const model = buildModel(arch, config, sizes, { name: 'learned' }, 3);
     assertSumOfParts(model, batch, parts, false, arch);
     model.params.dispose();

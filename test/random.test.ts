@@ -64,6 +64,9 @@ test('SeededRandom: reproducible, resumable from its state, shuffles are permuta
   const items = Array.from({ length: 100 }, (_, i) => i);
   const shuffled = new SeededRandom(1).shuffle([...items]);
   assert.notDeepEqual(shuffled, items);
-  assert.deepEqual([...shuffled].sort((x, y) => x - y), items);
+  assert.deepEqual(
+    [...shuffled].sort((x, y) => x - y),
+    items,
+  );
   assert.throws(() => new SeededRandom(-1), /seed/);
 });

@@ -22,9 +22,18 @@ import { writeReport } from '../report/write-report.ts';
 import { assertShows, readShown } from './helpers/report-check.ts';
 
 /** A run as collect-run.ts returns it; `over` replaces fields. */
-function run(id: string, head: string, pair: [string, string], over: { learnable: number; bleu: number; bytes: number; spearman: number | null }): CollectedRun {
+function run(
+  id: string,
+  head: string,
+  pair: [string, string],
+  over: { learnable: number; bleu: number; bytes: number; spearman: number | null },
+): CollectedRun {
   const [src, tgt] = pair;
-  const size = (k: number) => ({ bytes: Math.round(over.bytes * k), gzipBytes: Math.round(over.bytes * k * 0.9), sessionCreateMs: 20 * k });
+  const size = (k: number) => ({
+    bytes: Math.round(over.bytes * k),
+    gzipBytes: Math.round(over.bytes * k * 0.9),
+    sessionCreateMs: 20 * k,
+  });
   return {
     id,
     runDir: `/runs/${id}`,
@@ -35,17 +44,53 @@ function run(id: string, head: string, pair: [string, string], over: { learnable
     src,
     tgt,
     seed: 1,
-    training: { epochs: 3, steps: 1226, minutes: 20.01, budgetMinutes: 20, bestValBleu: 20.05, stopReason: 'time budget of 20 minutes used' },
+    training: {
+      epochs: 3,
+      steps: 1226,
+      minutes: 20.01,
+      budgetMinutes: 20,
+      bestValBleu: 20.05,
+      stopReason: 'time budget of 20 minutes used',
+    },
     checkpoint: { which: 'best', sha256: 'ab'.repeat(32), step: 1200, epoch: 3 },
     params: {
       learnable: over.learnable,
       frozen: 0,
       generated: 0,
-      components: { embeddings: 300, encoder: 200, decoder: 100, headLearnable: over.learnable - 600, headFrozen: 0, headGenerated: 0 },
+      components: {
+        embeddings: 300,
+        encoder: 200,
+        decoder: 100,
+        headLearnable: over.learnable - 600,
+        headFrozen: 0,
+        headGenerated: 0,
+      },
     },
     onnx: { fp32: size(1), fp16: size(0.5), int8: size(0.27) },
-    latency: { beam: 5, threads: 1, batch1Ms: 12.34, batch1Sentences: 10, batch64Ms: 456.7, batch64Size: 64, batch64Batches: 3, loadAverage: 1.5 },
-    test: { split: 'test2016', sentences: 1000, beam: 5, bleu: over.bleu, bleuSignature: 'nrefs:1|case:lc|eff:no|tok:13a|smooth:exp', chrf: over.bleu + 30, chrfpp: over.bleu + 28, vocabUsage: 812, refVocabUsage: 1500, rareRate: 0.0123, refRareRate: 0.05, words: 12000 },
+    latency: {
+      beam: 5,
+      threads: 1,
+      batch1Ms: 12.34,
+      batch1Sentences: 10,
+      batch64Ms: 456.7,
+      batch64Size: 64,
+      batch64Batches: 3,
+      loadAverage: 1.5,
+    },
+    test: {
+      split: 'test2016',
+      sentences: 1000,
+      beam: 5,
+      bleu: over.bleu,
+      bleuSignature: 'nrefs:1|case:lc|eff:no|tok:13a|smooth:exp',
+      chrf: over.bleu + 30,
+      chrfpp: over.bleu + 28,
+      vocabUsage: 812,
+      refVocabUsage: 1500,
+      rareRate: 0.0123,
+      refRareRate: 0.05,
+      words: 12000,
+    },
     matrix: {
       kind: head === 'learned' ? 'learned' : 'frozen',
       description: 'test matrix',
@@ -103,17 +148,40 @@ describe('comparison with the learned baseline', () => {
     assert.ok(!decreaseHolds(0.1849) && !decreaseHolds(0.3351));
     const t = claimTable(fixture())!;
     // Only the frozen head with a baseline: fixed-l2 at -0.45 BLEU and 30.0% fewer
-    assert.deepEqual(t.rows.map((r) => r.map((c) => c.text)), [['de-en-fixed-l2', 'de-en-learned', '-0.45', 'yes', '30.0%', 'yes']]);
+    assert.deepEqual(
+      t.rows.map((r) => r.map((c) => c.text)),
+      [['de-en-fixed-l2', 'de-en-learned', '-0.45', 'yes', '30.0%', 'yes']],
+    );
   });
 });
 
 describe('test-set scores', () => {
   test('vocabulary usage and rare words leave out specials and <unk>; references are tokenised as in training', () => {
-    const tgtVocab = Vocabulary.fromJSON(['<pad>', '<unk>', '<s>', '</s>', 'a', 'dog', 'puppy'], [0, 9, 0, 0, 150, 99, 5]);
+    const tgtVocab = Vocabulary.fromJSON(
+      ['<pad>', '<unk>', '<s>', '</s>', 'a', 'dog', 'puppy'],
+      [0, 9, 0, 0, 150, 99, 5],
+    );
     // Texts differ from the references only in case: BLEU is lower-cased, so 100.
-    const hyps = { texts: ['A dog a puppy a dog', 'A puppy a dog a puppy runs'], tokens: [['a', 'dog', '<unk>'], ['a', 'puppy']] };
-    const set = { split: 'test', sources: ['x', 'y'], references: ['a dog a puppy a dog', 'a puppy a dog a puppy runs'], fingerprint: 'f' };
-    const r = scoreTest(hyps, set, { tgtVocab, tokenizer: getTokenizer('whitespace'), tgtLang: 'tgt', beam: 5, rareThreshold: 100 });
+    const hyps = {
+      texts: ['A dog a puppy a dog', 'A puppy a dog a puppy runs'],
+      tokens: [
+        ['a', 'dog', '<unk>'],
+        ['a', 'puppy'],
+      ],
+    };
+    const set = {
+      split: 'test',
+      sources: ['x', 'y'],
+      references: ['a dog a puppy a dog', 'a puppy a dog a puppy runs'],
+      fingerprint: 'f',
+    };
+    const r = scoreTest(hyps, set, {
+      tgtVocab,
+      tokenizer: getTokenizer('whitespace'),
+      tgtLang: 'tgt',
+      beam: 5,
+      rareThreshold: 100,
+    });
     // produced tokens: a dog a puppy (4 words, 3 distinct; dog 99 and puppy 5 are rare)
     assert.equal(r.words, 4);
     assert.equal(r.vocabUsage, 3);
@@ -134,7 +202,12 @@ describe('test-set scores', () => {
     const tokenizer = new SubwordTokenizer({ en: model });
     const texts = ['A dog runs.', 'A puppy, a dog'];
     const hyps = { texts, tokens: texts.map((t) => tokenizer.tokenize(t, 'en')) };
-    const set = { split: 'test', sources: ['x', 'y'], references: ['A dog runs.', 'A puppy and a dog'], fingerprint: 'f' };
+    const set = {
+      split: 'test',
+      sources: ['x', 'y'],
+      references: ['A dog runs.', 'A puppy and a dog'],
+      fingerprint: 'f',
+    };
     const trainWords = wordCounts(['A dog and a puppy', 'a dog runs', 'the dog', 'a dog']);
     const r = scoreTest(hyps, set, { tgtVocab, tokenizer, tgtLang: 'en', beam: 5, rareThreshold: 3, trainWords });
     // 13a words of the texts: A dog runs . | A puppy , a dog → 9 words, 7 distinct (A and a differ)
@@ -149,7 +222,10 @@ describe('test-set scores', () => {
 });
 
 describe('output-matrix analysis', () => {
-  const vocab = Vocabulary.fromJSON(['<pad>', '<unk>', '<s>', '</s>', 'dog', 'puppy', 'shirt'], [0, 7, 0, 0, 50, 5, 500]);
+  const vocab = Vocabulary.fromJSON(
+    ['<pad>', '<unk>', '<s>', '</s>', 'dog', 'puppy', 'shirt'],
+    [0, 7, 0, 0, 50, 5, 500],
+  );
 
   test('norms ordered like frequencies give ρ = 1; cosine of word pairs; missing words give null', () => {
     // Specials' rows are ignored; words: dog (50) norm 2, puppy (5) norm 1, shirt (500) norm 5
@@ -178,7 +254,10 @@ describe('output-matrix analysis', () => {
   });
 
   test('a matrix of the wrong size is refused', () => {
-    assert.throws(() => analyseMatrix({ kind: 'frozen', description: 'm', rows: 5, dim: 1, data: new Float32Array(5) }, vocab, []), /5 rows, the vocabulary 7/);
+    assert.throws(
+      () => analyseMatrix({ kind: 'frozen', description: 'm', rows: 5, dim: 1, data: new Float32Array(5) }, vocab, []),
+      /5 rows, the vocabulary 7/,
+    );
   });
 
   test('the scatter sample spreads over the whole frequency range', () => {
@@ -225,21 +304,27 @@ describe('rendering', () => {
   test('tables: Table 2 has one row per head and one column per pair, a dash where a run is missing', () => {
     const bleu = reportTables(report).find((t) => t.id === 'bleu')!;
     assert.deepEqual(bleu.header, ['head', 'de→en', 'en→de']);
-    assert.deepEqual(bleu.rows.map((r) => r.map((c) => c.text)), [
-      ['learned', '20.05', '–'],
-      ['fixed-l2', '19.60', '–'],
-      ['hadamard', '–', '15.50'],
-    ]);
+    assert.deepEqual(
+      bleu.rows.map((r) => r.map((c) => c.text)),
+      [
+        ['learned', '20.05', '–'],
+        ['fixed-l2', '19.60', '–'],
+        ['hadamard', '–', '15.50'],
+      ],
+    );
   });
 
   test('tables: chrF and chrF++ beside Table 2, two columns per pair', () => {
     const chrf = reportTables(report).find((t) => t.id === 'chrf')!;
     assert.deepEqual(chrf.header, ['head', 'de→en chrF2', 'de→en chrF2++', 'en→de chrF2', 'en→de chrF2++']);
-    assert.deepEqual(chrf.rows.map((r) => r.map((c) => c.text)), [
-      ['learned', '50.05', '48.05', '–', '–'],
-      ['fixed-l2', '49.60', '47.60', '–', '–'],
-      ['hadamard', '–', '–', '45.50', '43.50'],
-    ]);
+    assert.deepEqual(
+      chrf.rows.map((r) => r.map((c) => c.text)),
+      [
+        ['learned', '50.05', '48.05', '–', '–'],
+        ['fixed-l2', '49.60', '47.60', '–', '–'],
+        ['hadamard', '–', '–', '45.50', '43.50'],
+      ],
+    );
     assert.equal(chrf.rows[0]![2]!.path, 'runs.0.test.chrfpp');
   });
 
@@ -262,7 +347,14 @@ describe('rendering', () => {
   test('charts: stacked components, one series per head, two batch sizes, a norm scatter per analysed run', () => {
     const charts = reportCharts(report);
     const ids = charts.map((c) => c.id);
-    assert.deepEqual(ids, ['size', 'bleu-size', 'latency-size', 'norm-frequency-de-en-learned', 'norm-frequency-de-en-fixed-l2', 'norm-frequency-en-de-<hadamard>']);
+    assert.deepEqual(ids, [
+      'size',
+      'bleu-size',
+      'latency-size',
+      'norm-frequency-de-en-learned',
+      'norm-frequency-de-en-fixed-l2',
+      'norm-frequency-en-de-<hadamard>',
+    ]);
     const count = (svg: string, re: RegExp) => (svg.match(re) ?? []).length;
     const [size, bleu, latency] = charts;
     assert.equal(count(size!.svg, /<g class="series"/g), 6);
@@ -280,7 +372,8 @@ describe('rendering', () => {
     assert.equal((html.match(/<svg /g) ?? []).length, 6);
     const md = await readFile(join(dir, 'report.md'), 'utf8');
     assert.match(md, /\| de-en-fixed-l2 \| de→en \| fixed-l2 \| 700 \| 0 \| 0 \| 30\.0% \|/);
-    for (const m of md.matchAll(/!\[[^\]]*\]\((charts\/[^)]+\.svg)\)/g)) assert.ok(existsSync(join(dir, m[1]!)), `${m[1]} is linked but missing`);
+    for (const m of md.matchAll(/!\[[^\]]*\]\((charts\/[^)]+\.svg)\)/g))
+      assert.ok(existsSync(join(dir, m[1]!)), `${m[1]} is linked but missing`);
     const json = reportSchema.parse(JSON.parse(await readFile(join(dir, 'report.json'), 'utf8')));
     assert.deepEqual(json, report);
   });

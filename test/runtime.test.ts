@@ -37,7 +37,10 @@ function assertSameTranslation(actual: Translation, expected: Translation, what:
   assert.equal(actual.text, expected.text, `${what}: text`);
   assert.deepEqual(actual.tokens, expected.tokens, `${what}: tokens`);
   assert.ok(Math.abs(actual.score - expected.score) < 1e-4, `${what}: score ${actual.score} vs ${expected.score}`);
-  assert.ok(Math.abs(actual.logProb - expected.logProb) < 1e-4, `${what}: logProb ${actual.logProb} vs ${expected.logProb}`);
+  assert.ok(
+    Math.abs(actual.logProb - expected.logProb) < 1e-4,
+    `${what}: logProb ${actual.logProb} vs ${expected.logProb}`,
+  );
 }
 
 describe('loadModelDir refuses broken model directories, naming the file', () => {
@@ -103,12 +106,21 @@ describe('loadModelDir refuses broken model directories, naming the file', () =>
     const dir = await copyModel('missing-graph');
     const path = join(dir, 'decoder.onnx');
     await rm(path);
-    await assert.rejects(loadModelDir(dir), (err: Error) => err.message.includes(path) && /not found/.test(err.message));
+    await assert.rejects(
+      loadModelDir(dir),
+      (err: Error) => err.message.includes(path) && /not found/.test(err.message),
+    );
   });
 
   test('a card whose graphs section does not match the graphs', async () => {
     const model = buildTinyModel();
-    const card = parseModelCard(JSON.stringify({ ...model.card, graphs: { ...model.card.graphs, decoder: { ...model.card.graphs.decoder, memory: ['enc_out'] } } }), 'mem');
+    const card = parseModelCard(
+      JSON.stringify({
+        ...model.card,
+        graphs: { ...model.card.graphs, decoder: { ...model.card.graphs.decoder, memory: ['enc_out'] } },
+      }),
+      'mem',
+    );
     await assert.rejects(
       Seq2SeqRuntime.create({ ort, card, graphs: { encoder: model.encoder, decoder: model.decoder } }),
       /decoder\.onnx: decoder input 'src_mask' is not named in the model card/,
@@ -159,7 +171,9 @@ describe('Seq2SeqRuntime', () => {
         const [single] = await runtime.translate([TEXTS[i]], opts);
         assertSameTranslation(batched[i], single, `text ${i}`);
         assert.equal(batched[i].nBest?.length, single.nBest?.length);
-        single.nBest?.forEach((h, k) => assertSameTranslation({ ...batched[i].nBest![k] }, { ...h }, `text ${i} n-best ${k}`));
+        single.nBest?.forEach((h, k) =>
+          assertSameTranslation({ ...batched[i].nBest![k] }, { ...h }, `text ${i} n-best ${k}`),
+        );
       }
     });
   }

@@ -71,24 +71,47 @@ function sentences(n: number, seed = 1): string[] {
   let s = seed;
   const next = () => (s = (s * 16807) % 2147483647) / 2147483647;
   return Array.from({ length: n }, () =>
-    Array.from({ length: 1 + Math.floor(next() * 14) }, () => TINY_SOURCE_WORDS[Math.floor(next() * TINY_SOURCE_WORDS.length)]).join(' '),
+    Array.from(
+      { length: 1 + Math.floor(next() * 14) },
+      () => TINY_SOURCE_WORDS[Math.floor(next() * TINY_SOURCE_WORDS.length)],
+    ).join(' '),
   );
 }
 
-/** Same text, tokens and n-best texts; scores equal up to float rounding (padding to a batch's longest input changes summation order). */
-function assertSameTranslation(wire: { text: string; score: number; log_prob: number; n_best?: unknown[] }, expected: Translation, what: string): void {
+/**
+ * Same text, tokens and n-best texts; scores equal up to float rounding (padding to a batch's longest input changes
+ * summation order).
+ */
+function assertSameTranslation(
+  wire: { text: string; score: number; log_prob: number; n_best?: unknown[] },
+  expected: Translation,
+  what: string,
+): void {
   assert.equal(wire.text, expected.text, what);
-  assert.ok(Math.abs(wire.score - expected.score) <= 1e-5 * Math.max(1, Math.abs(expected.score)), `${what}: score ${wire.score} vs ${expected.score}`);
-  assert.ok(Math.abs(wire.log_prob - expected.logProb) <= 1e-5 * Math.max(1, Math.abs(expected.logProb)), `${what}: log_prob`);
+  assert.ok(
+    Math.abs(wire.score - expected.score) <= 1e-5 * Math.max(1, Math.abs(expected.score)),
+    `${what}: score ${wire.score} vs ${expected.score}`,
+  );
+  assert.ok(
+    Math.abs(wire.log_prob - expected.logProb) <= 1e-5 * Math.max(1, Math.abs(expected.logProb)),
+    `${what}: log_prob`,
+  );
   if (expected.nBest) {
-    assert.deepEqual((wire.n_best as Array<{ text: string }>).map((h) => h.text), expected.nBest.map((h) => h.text), what);
+    assert.deepEqual(
+      (wire.n_best as Array<{ text: string }>).map((h) => h.text),
+      expected.nBest.map((h) => h.text),
+      what,
+    );
   }
 }
 
 async function batchStats(server: { url: string }): Promise<{ batches: number; requests: number }> {
   const text = await (await fetch(`${server.url}/metrics`)).text();
   const num = (re: RegExp) => Number(text.match(re)?.[1] ?? 0);
-  return { batches: num(/^frost_batch_requests_count\{model="tiny-en-de"\} (\d+)/m), requests: num(/^frost_batch_requests_sum\{model="tiny-en-de"\} (\d+)/m) };
+  return {
+    batches: num(/^frost_batch_requests_count\{model="tiny-en-de"\} (\d+)/m),
+    requests: num(/^frost_batch_requests_sum\{model="tiny-en-de"\} (\d+)/m),
+  };
 }
 
 /**
@@ -160,7 +183,10 @@ describe('dynamic batching', () => {
     const answers = await pending;
     assert.equal((await blocker).status, 200);
     // The blocker, then one batch per settings group, each holding all 16 requests of its group.
-    assert.deepEqual(server.gate.batches.map((b) => b.length), [1, 16, 16, 16]);
+    assert.deepEqual(
+      server.gate.batches.map((b) => b.length),
+      [1, 16, 16, 16],
+    );
     const stats = await batchStats(server);
     assert.deepEqual(stats, { batches: 4, requests: bodies.length + 1 });
     for (let i = 0; i < bodies.length; i++) {
@@ -181,10 +207,17 @@ describe('dynamic batching', () => {
     server.gate.open();
     const answers = await pending;
     assert.equal((await blocker).status, 200);
-    assert.deepEqual(server.gate.batches.map((b) => b.length), [1, 16]);
+    assert.deepEqual(
+      server.gate.batches.map((b) => b.length),
+      [1, 16],
+    );
     for (let i = 0; i < texts.length; i++) {
       const [expected] = await direct.translate([texts[i]], { beam: 2 });
-      assert.deepEqual(answers[i].body.translations[0], { text: expected.text, score: expected.score, log_prob: expected.logProb });
+      assert.deepEqual(answers[i].body.translations[0], {
+        text: expected.text,
+        score: expected.score,
+        log_prob: expected.logProb,
+      });
     }
   });
 });
@@ -201,7 +234,10 @@ describe('backpressure and limits', () => {
     assert.equal(refused.body.code, 'FROST_ERR_OVERLOADED');
     assert.equal(refused.headers.get('retry-after'), '1');
     server.gate.open();
-    assert.deepEqual((await Promise.all([blocker, ...queued])).map((a) => a.status), [200, 200, 200]);
+    assert.deepEqual(
+      (await Promise.all([blocker, ...queued])).map((a) => a.status),
+      [200, 200, 200],
+    );
     assert.ok(!server.gate.batches.flat().includes('a blue house'), 'a refused request is never decoded');
   });
 
@@ -285,7 +321,11 @@ describe('--watch', () => {
 
 describe('frost serve process', () => {
   test('SIGTERM during load: every accepted request is answered 200, exit code 0', async () => {
-    const { child, url, log: lines } = await startFrostServe(['--models', modelDir, '--port', '0', '--threads', '1', '--max-wait-ms', '2']);
+    const {
+      child,
+      url,
+      log: lines,
+    } = await startFrostServe(['--models', modelDir, '--port', '0', '--threads', '1', '--max-wait-ms', '2']);
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
 
     const N = 24;
@@ -303,16 +343,28 @@ describe('frost serve process', () => {
     for (;;) {
       const metrics = await (await fetch(`${url}/metrics`)).text();
       const num = (re: RegExp) => Number(metrics.match(re)?.[1] ?? 0);
-      const received = num(/^frost_requests_in_flight (\d+)/m) - 1 + num(/^frost_request_duration_seconds_count\{method="POST",route="\/v1\/translate",status="200"\} (\d+)/m);
+      const received =
+        num(/^frost_requests_in_flight (\d+)/m) -
+        1 +
+        num(/^frost_request_duration_seconds_count\{method="POST",route="\/v1\/translate",status="200"\} (\d+)/m);
       if (received >= N) break;
       await new Promise((r) => setTimeout(r, 10));
     }
     child.kill('SIGTERM');
     const answers = await Promise.all(requests);
-    assert.deepEqual(answers.map((a) => a.status), answers.map(() => 200), answers.find((a) => a.status !== 200)?.body);
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      answers.map(() => 200),
+      answers.find((a) => a.status !== 200)?.body,
+    );
     assert.equal(await exited, 0, lines.join('\n'));
-    const stopped = lines.map((l) => JSON.parse(l) as { msg: string; inFlight?: number; drained?: boolean }).find((l) => l.msg === 'frost serve stopped');
+    const stopped = lines
+      .map((l) => JSON.parse(l) as { msg: string; inFlight?: number; drained?: boolean })
+      .find((l) => l.msg === 'frost serve stopped');
     assert.ok(stopped?.drained, lines.join('\n'));
-    assert.ok((stopped?.inFlight ?? 0) > 0, `SIGTERM arrived while requests were in flight: ${JSON.stringify(stopped)}`);
+    assert.ok(
+      (stopped?.inFlight ?? 0) > 0,
+      `SIGTERM arrived while requests were in flight: ${JSON.stringify(stopped)}`,
+    );
   });
 });

@@ -20,7 +20,13 @@ const logLines: string[] = [];
 before(async () => {
   root = await mkdtemp(join(tmpdir(), 'frost-body-errors-'));
   await writeTinyModelDir(join(root, 'models', 'tiny'));
-  server = await startServer({ modelsDir: join(root, 'models'), port: 0, intraOpNumThreads: 1, workers: 1, log: (line) => logLines.push(line) });
+  server = await startServer({
+    modelsDir: join(root, 'models'),
+    port: 0,
+    intraOpNumThreads: 1,
+    workers: 1,
+    log: (line) => logLines.push(line),
+  });
 });
 
 after(async () => {
@@ -54,7 +60,10 @@ test('Content-Encoding errors are 4xx with a code, and nothing is logged at erro
     assert.equal(bad.body.code, 'FROST_ERR_BAD_BODY');
     assert.doesNotMatch(bad.body.message, /\n\s+at /);
   }
-  const good = await post('/v1/translate', new Blob([new Uint8Array(gzipSync('{"text":"a man runs ."}'))]), { ...json, 'content-encoding': 'gzip' });
+  const good = await post('/v1/translate', new Blob([new Uint8Array(gzipSync('{"text":"a man runs ."}'))]), {
+    ...json,
+    'content-encoding': 'gzip',
+  });
   assert.equal(good.status, 200, 'a real gzip body is read');
 
   const form = new FormData();
@@ -63,7 +72,10 @@ test('Content-Encoding errors are 4xx with a code, and nothing is logged at erro
   assert.equal(multipart.status, 415, JSON.stringify(multipart.body));
   assert.equal(multipart.body.code, 'FROST_ERR_UNSUPPORTED_ENCODING');
 
-  assert.deepEqual(logged().filter((l) => l.level >= 50), []);
+  assert.deepEqual(
+    logged().filter((l) => l.level >= 50),
+    [],
+  );
 });
 
 test('a client that hangs up mid-body gets a quiet info line, not an error with a stack', async () => {
@@ -74,18 +86,33 @@ test('a client that hangs up mid-body gets a quiet info line, not an error with 
     await new Promise((resolve) => socket.once('connect', resolve));
     const [type, start] =
       path === '/v1/caption'
-        ? ['multipart/form-data; boundary=xyz', '--xyz\r\nContent-Disposition: form-data; name="image"; filename="a.png"\r\n\r\n\x89PNG']
+        ? [
+            'multipart/form-data; boundary=xyz',
+            '--xyz\r\nContent-Disposition: form-data; name="image"; filename="a.png"\r\n\r\n\x89PNG',
+          ]
         : ['application/json', '{"te'];
     socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: ${type}\r\nContent-Length: 1000\r\n\r\n${start}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
     socket.destroy();
   }
   const deadline = Date.now() + 5000;
-  while (logged().slice(before).filter((l) => l.code === 'FROST_ERR_CLIENT_CLOSED').length < 2 && Date.now() < deadline) {
+  while (
+    logged()
+      .slice(before)
+      .filter((l) => l.code === 'FROST_ERR_CLIENT_CLOSED').length < 2 &&
+    Date.now() < deadline
+  ) {
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   const lines = logged().slice(before);
-  assert.equal(lines.filter((l) => l.code === 'FROST_ERR_CLIENT_CLOSED' && l.level === 30).length, 2, JSON.stringify(lines));
-  assert.deepEqual(lines.filter((l) => l.level >= 40), []);
+  assert.equal(
+    lines.filter((l) => l.code === 'FROST_ERR_CLIENT_CLOSED' && l.level === 30).length,
+    2,
+    JSON.stringify(lines),
+  );
+  assert.deepEqual(
+    lines.filter((l) => l.level >= 40),
+    [],
+  );
   assert.ok(!logLines.slice(before).some((l) => /\\n\s+at /.test(l)), 'no stack trace in the log');
 });

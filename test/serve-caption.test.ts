@@ -34,14 +34,14 @@ let serverLog: string[] = [];
 let png: { name: string; bytes: Buffer };
 let jpeg: { name: string; bytes: Buffer };
 
-
 before(async () => {
   root = await mkdtemp(join(tmpdir(), 'frost-serve-caption-'));
   toy = await toyCaptionModel();
   // `--models` takes a folder of model folders: the shared toy model is copied in (it is read-only).
   const captionDir = join(root, 'models', TOY_CAPTION_MODEL_NAME);
   await mkdir(captionDir, { recursive: true });
-  for (const file of ['model-card.json', 'encoder.onnx', 'decoder.onnx']) await copyFile(join(toy.modelDir, file), join(captionDir, file));
+  for (const file of ['model-card.json', 'encoder.onnx', 'decoder.onnx'])
+    await copyFile(join(toy.modelDir, file), join(captionDir, file));
   await writeTinyModelDir(join(root, 'models', 'tiny'));
 
   direct = await loadCaptionModelDir(toy.modelDir, { intraOpNumThreads: 1 });
@@ -51,7 +51,22 @@ before(async () => {
   jpeg = { name: 'other.jpg', bytes: await sharp(other.path).jpeg({ quality: 95 }).toBuffer() };
 
   // One ORT thread on both sides, so the comparison with the in-process runtime is exact.
-  ({ child, url, log: serverLog } = await startFrostServe(['--models', join(root, 'models'), '--default-model', TOY_CAPTION_MODEL_NAME, '--port', '0', '--threads', '1', '--workers', '1']));
+  ({
+    child,
+    url,
+    log: serverLog,
+  } = await startFrostServe([
+    '--models',
+    join(root, 'models'),
+    '--default-model',
+    TOY_CAPTION_MODEL_NAME,
+    '--port',
+    '0',
+    '--threads',
+    '1',
+    '--workers',
+    '1',
+  ]));
 });
 
 after(async () => {
@@ -77,7 +92,11 @@ interface Answer {
 }
 
 async function post(path: string, body: FormData | string, contentType?: string): Promise<Answer> {
-  const res = await fetch(`${url}${path}`, { method: 'POST', body, headers: contentType ? { 'content-type': contentType } : {} });
+  const res = await fetch(`${url}${path}`, {
+    method: 'POST',
+    body,
+    headers: contentType ? { 'content-type': contentType } : {},
+  });
   assert.match(res.headers.get('content-type') ?? '', /application\/json/, `POST ${path} answers JSON`);
   return { status: res.status, body: await res.json() };
 }
@@ -118,7 +137,12 @@ function fortyMegapixelPng(width = 8000, height = 5000): Buffer {
   // Each row: filter type 0, then width/8 bytes of black.
   const rows = Buffer.alloc(height * (1 + Math.ceil(width / 8)));
   const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-  return Buffer.concat([signature, chunk('IHDR', header), chunk('IDAT', deflateSync(rows)), chunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    signature,
+    chunk('IHDR', header),
+    chunk('IDAT', deflateSync(rows)),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
 }
 
 describe('POST /v1/caption on frost serve', () => {
@@ -127,7 +151,10 @@ describe('POST /v1/caption on frost serve', () => {
       const a = await caption(form(file.bytes, file.name));
       assert.equal(a.status, 200, JSON.stringify(a.body));
       const expected = await expectedCaption(file.bytes);
-      assert.deepEqual({ caption: a.body.caption, tokens: a.body.tokens, score: a.body.score }, { caption: expected.text, tokens: expected.tokens, score: expected.score });
+      assert.deepEqual(
+        { caption: a.body.caption, tokens: a.body.tokens, score: a.body.score },
+        { caption: expected.text, tokens: expected.tokens, score: expected.score },
+      );
       assert.equal(a.body.model, TOY_CAPTION_MODEL_NAME);
       const { width, height } = await sharp(file.bytes).metadata();
       assert.deepEqual(a.body.image, { width, height, format: file === png ? 'png' : 'jpeg' });
@@ -166,23 +193,50 @@ describe('POST /v1/caption on frost serve', () => {
       // Batched with others, the rows run through other matrix shapes: the words are the same, the
       // score equal up to float rounding.
       assert.deepEqual(a.body.tokens, expected.tokens, `image ${i}`);
-      assert.ok(Math.abs(a.body.score - expected.score) <= 1e-5 * Math.abs(expected.score), `image ${i}: ${a.body.score} vs ${expected.score}`);
+      assert.ok(
+        Math.abs(a.body.score - expected.score) <= 1e-5 * Math.abs(expected.score),
+        `image ${i}: ${a.body.score} vs ${expected.score}`,
+      );
     }
     assert.ok(new Set(answers.map((a) => a.body.caption)).size > 1, 'the images do not all get one caption');
     assert.equal((await batchSizeSum()) - before, files.length, 'each image was decoded exactly once');
   });
 
   test('bad uploads get a 4xx with their code, and the server stays healthy', async () => {
-    const pdf = Buffer.from('%PDF-1.7\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%EOF\n');
+    const pdf = Buffer.from(
+      '%PDF-1.7\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%EOF\n',
+    );
     const huge = fortyMegapixelPng();
     const meta = await sharp(huge).metadata();
-    assert.deepEqual([meta.format, meta.width, meta.height], ['png', 8000, 5000], 'the 40-megapixel PNG is a well-formed PNG');
+    assert.deepEqual(
+      [meta.format, meta.width, meta.height],
+      ['png', 8000, 5000],
+      'the 40-megapixel PNG is a well-formed PNG',
+    );
     const jpegBytes = jpeg.bytes;
     const cases: Array<[string, () => Promise<Answer>, number, string, RegExp?]> = [
       ['empty file', () => caption(form(new Uint8Array(0), 'empty.jpg')), 400, 'FROST_ERR_IMAGE_EMPTY'],
-      ['truncated JPEG', () => caption(form(jpegBytes.subarray(0, jpegBytes.length >> 1), 'cut.jpg')), 400, 'FROST_ERR_IMAGE_TRUNCATED', /^cut\.jpg: the JPEG is truncated/],
-      ['PDF renamed .jpg', () => caption(form(pdf, 'scan.jpg')), 415, 'FROST_ERR_NOT_AN_IMAGE', /^scan\.jpg: not an image: the bytes are a PDF/],
-      ['40-megapixel PNG', () => caption(form(huge, 'huge.png')), 413, 'FROST_ERR_IMAGE_TOO_LARGE', /^huge\.png: the image is 8000×5000 \(40\.0 megapixels\)/],
+      [
+        'truncated JPEG',
+        () => caption(form(jpegBytes.subarray(0, jpegBytes.length >> 1), 'cut.jpg')),
+        400,
+        'FROST_ERR_IMAGE_TRUNCATED',
+        /^cut\.jpg: the JPEG is truncated/,
+      ],
+      [
+        'PDF renamed .jpg',
+        () => caption(form(pdf, 'scan.jpg')),
+        415,
+        'FROST_ERR_NOT_AN_IMAGE',
+        /^scan\.jpg: not an image: the bytes are a PDF/,
+      ],
+      [
+        '40-megapixel PNG',
+        () => caption(form(huge, 'huge.png')),
+        413,
+        'FROST_ERR_IMAGE_TOO_LARGE',
+        /^huge\.png: the image is 8000×5000 \(40\.0 megapixels\)/,
+      ],
       [
         'an 11 MiB multipart upload',
         () => caption(form(Buffer.concat([jpegBytes, Buffer.alloc(11 * 1024 * 1024)]), 'big.jpg')),
@@ -196,10 +250,21 @@ describe('POST /v1/caption on frost serve', () => {
         413,
         'FROST_ERR_BODY_TOO_LARGE',
       ],
-      ['a translation model', () => caption(form(jpegBytes, jpeg.name, { model: TRANSLATION_MODEL })), 400, 'FROST_ERR_NOT_A_CAPTION_MODEL', /'tiny-en-de' is a translation model/],
+      [
+        'a translation model',
+        () => caption(form(jpegBytes, jpeg.name, { model: TRANSLATION_MODEL })),
+        400,
+        'FROST_ERR_NOT_A_CAPTION_MODEL',
+        /'tiny-en-de' is a translation model/,
+      ],
       [
         'translating with the caption model',
-        () => post('/v1/translate', JSON.stringify({ model: TOY_CAPTION_MODEL_NAME, text: 'a red square' }), 'application/json'),
+        () =>
+          post(
+            '/v1/translate',
+            JSON.stringify({ model: TOY_CAPTION_MODEL_NAME, text: 'a red square' }),
+            'application/json',
+          ),
         400,
         'FROST_ERR_NOT_A_TRANSLATION_MODEL',
         /'toy-caption' is a caption model/,
@@ -217,17 +282,37 @@ describe('POST /v1/caption on frost serve', () => {
     // Both models still answer, the caption one as before.
     const good = await caption(form(png.bytes, png.name));
     assert.equal(good.body.caption, (await expectedCaption(png.bytes)).text);
-    const translated = await post('/v1/translate', JSON.stringify({ model: TRANSLATION_MODEL, text: 'a dog runs' }), 'application/json');
+    const translated = await post(
+      '/v1/translate',
+      JSON.stringify({ model: TRANSLATION_MODEL, text: 'a dog runs' }),
+      'application/json',
+    );
     assert.equal(translated.status, 200, JSON.stringify(translated.body));
     assert.equal(child.exitCode, null, 'the server is still running');
-    assert.ok(!serverLog.some((l) => /"level":50/.test(l)), `no error was logged: ${serverLog.filter((l) => /"level":50/.test(l)).join('\n')}`);
+    assert.ok(
+      !serverLog.some((l) => /"level":50/.test(l)),
+      `no error was logged: ${serverLog.filter((l) => /"level":50/.test(l)).join('\n')}`,
+    );
 
     const metrics = await (await fetch(`${url}/metrics`)).text();
-    for (const [status, code] of [['415', 'FROST_ERR_NOT_AN_IMAGE'], ['413', 'FROST_ERR_IMAGE_TOO_LARGE'], ['400', 'FROST_ERR_IMAGE_TRUNCATED']]) {
-      assert.match(metrics, new RegExp(`^frost_request_duration_seconds_count\\{method="POST",route="/v1/caption",status="${status}"\\} [1-9]`, 'm'));
+    for (const [status, code] of [
+      ['415', 'FROST_ERR_NOT_AN_IMAGE'],
+      ['413', 'FROST_ERR_IMAGE_TOO_LARGE'],
+      ['400', 'FROST_ERR_IMAGE_TRUNCATED'],
+    ]) {
+      assert.match(
+        metrics,
+        new RegExp(
+          `^frost_request_duration_seconds_count\\{method="POST",route="/v1/caption",status="${status}"\\} [1-9]`,
+          'm',
+        ),
+      );
       assert.match(metrics, new RegExp(`^frost_errors_total\\{code="${code}"\\} [1-9]`, 'm'));
     }
-    assert.match(metrics, /^frost_request_duration_seconds_count\{method="POST",route="\/v1\/caption",status="200"\} [1-9]/m);
+    assert.match(
+      metrics,
+      /^frost_request_duration_seconds_count\{method="POST",route="\/v1\/caption",status="200"\} [1-9]/m,
+    );
   });
 
   test('/openapi.json documents /v1/caption: multipart and JSON bodies, the answer and the errors', async () => {
@@ -238,9 +323,23 @@ describe('POST /v1/caption on frost serve', () => {
     assert.equal(op.requestBody.content['application/json'].schema.$ref, '#/components/schemas/CaptionRequest');
     assert.deepEqual(doc.components.schemas.CaptionRequest.required, ['image']);
     assert.deepEqual(Object.keys(doc.components.schemas.CaptionRequest.properties).sort(), ['beam', 'image', 'model']);
-    assert.deepEqual(doc.components.schemas.CaptionResponse.required, ['model', 'caption', 'tokens', 'score', 'image', 'timing']);
-    for (const status of ['200', '400', '404', '413', '415', '503', '504']) assert.ok(op.responses[status], `answer ${status} is documented`);
-    for (const code of ['FROST_ERR_NOT_AN_IMAGE', 'FROST_ERR_IMAGE_TRUNCATED', 'FROST_ERR_IMAGE_TOO_LARGE', 'FROST_ERR_IMAGE_EMPTY', 'FROST_ERR_NOT_A_CAPTION_MODEL']) {
+    assert.deepEqual(doc.components.schemas.CaptionResponse.required, [
+      'model',
+      'caption',
+      'tokens',
+      'score',
+      'image',
+      'timing',
+    ]);
+    for (const status of ['200', '400', '404', '413', '415', '503', '504'])
+      assert.ok(op.responses[status], `answer ${status} is documented`);
+    for (const code of [
+      'FROST_ERR_NOT_AN_IMAGE',
+      'FROST_ERR_IMAGE_TRUNCATED',
+      'FROST_ERR_IMAGE_TOO_LARGE',
+      'FROST_ERR_IMAGE_EMPTY',
+      'FROST_ERR_NOT_A_CAPTION_MODEL',
+    ]) {
       assert.match(JSON.stringify(op.responses), new RegExp(code), `${code} is documented`);
     }
   });
@@ -249,5 +348,7 @@ describe('POST /v1/caption on frost serve', () => {
 /** `frost_batch_size_sum` of the caption model: images decoded so far. */
 async function batchSizeSum(): Promise<number> {
   const metrics = await (await fetch(`${url}/metrics`)).text();
-  return Number(metrics.match(new RegExp(`^frost_batch_size_sum\\{model="${TOY_CAPTION_MODEL_NAME}"\\} (\\d+)`, 'm'))?.[1] ?? 0);
+  return Number(
+    metrics.match(new RegExp(`^frost_batch_size_sum\\{model="${TOY_CAPTION_MODEL_NAME}"\\} (\\d+)`, 'm'))?.[1] ?? 0,
+  );
 }

@@ -62,7 +62,9 @@ async function open(url: string): Promise<{ socket: Socket; received: () => stri
 
 /** Starts a chunked JSON POST whose body never ends. */
 function stallBody(socket: Socket, path = '/v1/translate'): void {
-  socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"tex\r\n`);
+  socket.write(
+    `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"tex\r\n`,
+  );
 }
 
 test('a body that never ends is dropped within timeoutMs + 1 s', { timeout: 15_000 }, async () => {
@@ -114,20 +116,26 @@ test('shutdown drops a stalled upload and idle connections within a second or so
   assert.deepEqual(stopped, [], 'nothing logged at error level');
 });
 
-test('a request arriving on an open connection as shutdown begins is answered 503 with Retry-After, not reset', { timeout: 15_000 }, async () => {
-  const server = await start();
-  const c = await open(server.url);
-  c.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
-  while (!/\r\n\r\n[\s\S]*ok/.test(c.received())) await new Promise((resolve) => setTimeout(resolve, 10));
-  const answered = c.received().length;
-  const closing = server.close();
-  const body = JSON.stringify({ text: 'a man runs .' });
-  c.socket.write(`POST /v1/translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
-  await c.closed;
-  const reply = c.received().slice(answered);
-  assert.match(reply, /^HTTP\/1\.1 503 /, reply);
-  assert.match(reply, /\r\nretry-after: 1\r\n/i);
-  assert.match(reply, /\r\nconnection: close\r\n/i);
-  assert.match(reply, /"code":"FROST_ERR_NOT_READY"/);
-  await closing;
-});
+test(
+  'a request arriving on an open connection as shutdown begins is answered 503 with Retry-After, not reset',
+  { timeout: 15_000 },
+  async () => {
+    const server = await start();
+    const c = await open(server.url);
+    c.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    while (!/\r\n\r\n[\s\S]*ok/.test(c.received())) await new Promise((resolve) => setTimeout(resolve, 10));
+    const answered = c.received().length;
+    const closing = server.close();
+    const body = JSON.stringify({ text: 'a man runs .' });
+    c.socket.write(
+      `POST /v1/translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    );
+    await c.closed;
+    const reply = c.received().slice(answered);
+    assert.match(reply, /^HTTP\/1\.1 503 /, reply);
+    assert.match(reply, /\r\nretry-after: 1\r\n/i);
+    assert.match(reply, /\r\nconnection: close\r\n/i);
+    assert.match(reply, /"code":"FROST_ERR_NOT_READY"/);
+    await closing;
+  },
+);

@@ -38,7 +38,14 @@ test('/reports/ serves its files, and 404s whatever a link takes outside it', as
   await symlink(join(reports, 'run1'), join(reports, 'latest'));
 
   await writeTinyModelDir(join(root, 'models-a', 'tiny'));
-  const server = await startServer({ modelsDir: join(root, 'models-a'), port: 0, intraOpNumThreads: 1, workers: 1, reportsDir: reports, log: () => undefined });
+  const server = await startServer({
+    modelsDir: join(root, 'models-a'),
+    port: 0,
+    intraOpNumThreads: 1,
+    workers: 1,
+    reportsDir: reports,
+    log: () => undefined,
+  });
   try {
     const get = async (path: string) => {
       const res = await fetch(`${server.url}${path}`);
@@ -46,7 +53,13 @@ test('/reports/ serves its files, and 404s whatever a link takes outside it', as
     };
     assert.deepEqual(await get('/reports/run1/'), { status: 200, text: '<p>run1</p>' });
     assert.deepEqual(await get('/reports/latest/report.html'), { status: 200, text: '<p>run1</p>' });
-    for (const path of ['/reports/etc-link/passwd', '/reports/etc-link/', '/reports/run1/passwd-link', '/reports/leaky/', '/reports/leaky/report.html']) {
+    for (const path of [
+      '/reports/etc-link/passwd',
+      '/reports/etc-link/',
+      '/reports/run1/passwd-link',
+      '/reports/leaky/',
+      '/reports/leaky/report.html',
+    ]) {
       const a = await get(path);
       assert.equal(a.status, 404, `${path}: ${a.text}`);
       assert.doesNotMatch(a.text, /root:x|secret/, path);
@@ -68,8 +81,15 @@ test('--models DIR loads a linked model folder (DIR/current -> v3) once', async 
   const server = await startServer({ modelsDir: models, port: 0, intraOpNumThreads: 1, workers: 1, log: quiet });
   try {
     const list = (await (await fetch(`${server.url}/v1/models`)).json()) as { models: Array<{ name: string }> };
-    assert.deepEqual(list.models.map((m) => m.name), ['linked']);
-    const res = await fetch(`${server.url}/v1/translate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"text":"a man runs ."}' });
+    assert.deepEqual(
+      list.models.map((m) => m.name),
+      ['linked'],
+    );
+    const res = await fetch(`${server.url}/v1/translate`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"text":"a man runs ."}',
+    });
     assert.equal(res.status, 200);
   } finally {
     await server.close();
@@ -96,11 +116,17 @@ test('--watch follows a model folder replaced by mv, and keeps following it', { 
   });
   const text = 'a red dog runs on the house';
   const translate = async () => {
-    const res = await fetch(`${server.url}/v1/translate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text }) });
+    const res = await fetch(`${server.url}/v1/translate`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ text }),
+    });
     return ((await res.json()) as { translations: Array<{ text: string }> }).translations[0]!.text;
   };
   const expected = async (seed: number) => {
-    const runtime = await loadModelDir(await writeTinyModelDir(join(root, `expect-${seed}`), { seed }), { intraOpNumThreads: 1 });
+    const runtime = await loadModelDir(await writeTinyModelDir(join(root, `expect-${seed}`), { seed }), {
+      intraOpNumThreads: 1,
+    });
     const [t] = await runtime.translate([text]);
     await runtime.release();
     return t!.text;

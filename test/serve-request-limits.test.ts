@@ -66,7 +66,13 @@ function form(fields: Array<[string, string]>): FormData {
 
 describe('translate bodies', () => {
   test('length_penalty is bounded, so no score overflows to null', async () => {
-    for (const lp of [1e308, -1e308, 11]) assertRefused(await translate({ text: 'a man .', length_penalty: lp }), 400, 'FROST_ERR_INVALID_REQUEST', /length_penalty/);
+    for (const lp of [1e308, -1e308, 11])
+      assertRefused(
+        await translate({ text: 'a man .', length_penalty: lp }),
+        400,
+        'FROST_ERR_INVALID_REQUEST',
+        /length_penalty/,
+      );
     for (const lp of [10, -10, 0.6]) {
       const a = await translate({ text: 'a man .', length_penalty: lp, beam: 2 });
       assert.equal(a.status, 200, a.text);
@@ -78,14 +84,24 @@ describe('translate bodies', () => {
     const emoji = '\u{1F600}';
     assert.equal(emoji.length, 2, 'one code point, two UTF-16 units');
     assert.equal((await translate({ text: emoji.repeat(10) })).status, 200, 'ten emoji are ten characters');
-    assertRefused(await translate({ text: emoji.repeat(11) }), 400, 'FROST_ERR_INVALID_REQUEST', /text: must be at most 10 characters \(code points\)/);
-    const openapi = (await (await fetch(`${server.url}/openapi.json`)).text());
+    assertRefused(
+      await translate({ text: emoji.repeat(11) }),
+      400,
+      'FROST_ERR_INVALID_REQUEST',
+      /text: must be at most 10 characters \(code points\)/,
+    );
+    const openapi = await (await fetch(`${server.url}/openapi.json`)).text();
     assert.match(openapi, /"maxLength":10/, 'JSON Schema maxLength (code points) states the same limit');
   });
 
   test('a text of only invisible characters is refused', async () => {
     for (const text of ['\u200b\u200d\ufeff', ' \u2060 \u00ad ', '\u200e\u200f']) {
-      assertRefused(await translate({ text }), 400, 'FROST_ERR_INVALID_REQUEST', /must be a non-empty string \(spaces and zero-width characters do not count\)/);
+      assertRefused(
+        await translate({ text }),
+        400,
+        'FROST_ERR_INVALID_REQUEST',
+        /must be a non-empty string \(spaces and zero-width characters do not count\)/,
+      );
     }
     assert.equal((await translate({ text: 'a\u200bman' })).status, 200);
   });
@@ -104,14 +120,27 @@ describe('translate bodies', () => {
 });
 
 describe('caption bodies', () => {
-  test('the JSON body is strict, as translate\'s is', async () => {
-    const a = await send('/v1/caption', JSON.stringify({ image: 'iVBORw0KGgo=', beam: 2, extra: 1 }), { 'content-type': 'application/json' });
+  test("the JSON body is strict, as translate's is", async () => {
+    const a = await send('/v1/caption', JSON.stringify({ image: 'iVBORw0KGgo=', beam: 2, extra: 1 }), {
+      'content-type': 'application/json',
+    });
     assertRefused(a, 400, 'FROST_ERR_INVALID_REQUEST', /extra/);
   });
 
   test('form fields: beam in decimal only, no unknown fields, no more than 10 parts', async () => {
-    for (const beam of ['0x10', '1e1', ' 4', '4.0']) assertRefused(await send('/v1/caption', form([['beam', beam]])), 400, 'FROST_ERR_INVALID_REQUEST', /beam: must be an integer from 1 to 16/);
-    assertRefused(await send('/v1/caption', form([['colour', 'red']])), 400, 'FROST_ERR_INVALID_REQUEST', /unknown field 'colour'/);
+    for (const beam of ['0x10', '1e1', ' 4', '4.0'])
+      assertRefused(
+        await send('/v1/caption', form([['beam', beam]])),
+        400,
+        'FROST_ERR_INVALID_REQUEST',
+        /beam: must be an integer from 1 to 16/,
+      );
+    assertRefused(
+      await send('/v1/caption', form([['colour', 'red']])),
+      400,
+      'FROST_ERR_INVALID_REQUEST',
+      /unknown field 'colour'/,
+    );
     const many = form(Array.from({ length: 11 }, (): [string, string] => ['model', 'tiny-en-de']));
     assertRefused(await send('/v1/caption', many), 400, 'FROST_ERR_INVALID_REQUEST', /more than 10/);
     const a = await send('/v1/caption', form([['model', 'm'.repeat(5000)]]));
@@ -121,12 +150,21 @@ describe('caption bodies', () => {
 });
 
 describe('cross-site requests and framing', () => {
-  test('a POST from another site is refused with 403; the server\'s own page, allowed origins and non-browsers pass', async () => {
+  test("a POST from another site is refused with 403; the server's own page, allowed origins and non-browsers pass", async () => {
     const body = { text: 'a man .' };
-    assertRefused(await translate(body, { origin: 'https://evil.example' }), 403, 'FROST_ERR_CROSS_ORIGIN', /evil\.example/);
+    assertRefused(
+      await translate(body, { origin: 'https://evil.example' }),
+      403,
+      'FROST_ERR_CROSS_ORIGIN',
+      /evil\.example/,
+    );
     assertRefused(await translate(body, { origin: 'null' }), 403, 'FROST_ERR_CROSS_ORIGIN');
     assertRefused(await translate(body, { 'sec-fetch-site': 'cross-site' }), 403, 'FROST_ERR_CROSS_ORIGIN');
-    assertRefused(await send('/v1/caption', form([]), { origin: 'https://evil.example' }), 403, 'FROST_ERR_CROSS_ORIGIN');
+    assertRefused(
+      await send('/v1/caption', form([]), { origin: 'https://evil.example' }),
+      403,
+      'FROST_ERR_CROSS_ORIGIN',
+    );
     const own = new URL(server.url).origin;
     assert.equal((await translate(body, { origin: own })).status, 200);
     assert.equal((await translate(body, { origin: 'https://app.example.com' })).status, 200);

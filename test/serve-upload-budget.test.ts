@@ -22,7 +22,8 @@ before(async () => {
   const toy = await toyCaptionModel();
   const dir = join(root, 'models', TOY_CAPTION_MODEL_NAME);
   await mkdir(dir, { recursive: true });
-  for (const file of ['model-card.json', 'encoder.onnx', 'decoder.onnx']) await copyFile(join(toy.modelDir, file), join(dir, file));
+  for (const file of ['model-card.json', 'encoder.onnx', 'decoder.onnx'])
+    await copyFile(join(toy.modelDir, file), join(dir, file));
   server = await startFrostServe(['--models', dir, '--port', '0', '--threads', '1', '--workers', '1']);
 });
 
@@ -56,7 +57,12 @@ function bigPng(width: number, height: number): Buffer {
   const rows = Buffer.alloc(height * stride);
   for (let y = 0; y < height; y++) if ((y >> 6) % 2 === 0) rows.fill(0xf0, y * stride + 1, (y + 1) * stride);
   const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-  return Buffer.concat([signature, chunk('IHDR', header), chunk('IDAT', deflateSync(rows, { level: 9 })), chunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    signature,
+    chunk('IHDR', header),
+    chunk('IDAT', deflateSync(rows, { level: 9 })),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
 }
 
 function upload(bytes: Buffer, name: string): Promise<Response> {
@@ -107,17 +113,23 @@ test('32 concurrent 25-megapixel uploads: peak RSS under 1.5 GB, /healthz under 
   const rss = peakRss(server.child.pid!);
   const statuses = answers.map((a) => a.status);
   assert.ok(rss < 1.5 * 1024 ** 3, `peak RSS ${(rss / 1024 ** 2).toFixed(0)} MB`);
-  assert.ok(statuses.every((s) => s === 200 || s === 503), `statuses: ${statuses.join(',')}`);
+  assert.ok(
+    statuses.every((s) => s === 200 || s === 503),
+    `statuses: ${statuses.join(',')}`,
+  );
   assert.ok(statuses.includes(200), 'some uploads are captioned');
   for (const a of answers) {
     if (a.status === 503) assert.equal(a.retryAfter, '1', JSON.stringify(a.body));
-    else assert.deepEqual(a.body.image, { width: 5000, height: 5000, format: 'png' }, 'the size reported is the upload\'s');
+    else
+      assert.deepEqual(a.body.image, { width: 5000, height: 5000, format: 'png' }, "the size reported is the upload's");
   }
   health.sort((a, b) => a - b);
   assert.ok(health.length > 0);
   const count = (s: number) => statuses.filter((x) => x === s).length;
   const mb = (rss / 1024 ** 2).toFixed(0);
-  t.diagnostic(`peak RSS ${mb} MB; ${count(200)}×200, ${count(503)}×503; /healthz max ${health.at(-1)!.toFixed(1)} ms, ${health.length} probes`);
+  t.diagnostic(
+    `peak RSS ${mb} MB; ${count(200)}×200, ${count(503)}×503; /healthz max ${health.at(-1)!.toFixed(1)} ms, ${health.length} probes`,
+  );
   const p95 = health[Math.min(health.length - 1, Math.floor(health.length * 0.95))]!;
   const shown = `p95 ${p95.toFixed(0)} ms, max ${health.at(-1)!.toFixed(0)} ms`;
   assert.ok(p95 < 100, `/healthz: ${shown}`);

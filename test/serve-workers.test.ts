@@ -40,7 +40,10 @@ async function serve(workers: number, log: (line: string) => void = () => {}): P
 const LONG_BATCH = {
   texts: Array.from({ length: 32 }, (_, i) => {
     let s = i + 1;
-    return Array.from({ length: 30 }, () => TINY_SOURCE_WORDS[(s = (s * 16807) % 2147483647) % TINY_SOURCE_WORDS.length]).join(' ');
+    return Array.from(
+      { length: 30 },
+      () => TINY_SOURCE_WORDS[(s = (s * 16807) % 2147483647) % TINY_SOURCE_WORDS.length],
+    ).join(' ');
   }),
   beam: 16,
   max_len: 20,
@@ -103,7 +106,10 @@ describe('decoding in worker threads', () => {
       .split(/prefix(?: prefix)*/)
       .slice(1, -1)
       .map((run) => run.split(' ').filter((e) => e === 'healthz').length);
-    assert.ok(Math.max(...probesBetweenSteps) >= 3, `probes answered between consecutive prefix events: ${probesBetweenSteps.join(',')}`);
+    assert.ok(
+      Math.max(...probesBetweenSteps) >= 3,
+      `probes answered between consecutive prefix events: ${probesBetweenSteps.join(',')}`,
+    );
   });
 
   test('a crashed thread fails its requests with a JSON 500 and is replaced; the server keeps serving', async () => {
@@ -150,7 +156,10 @@ describe('decoding in worker threads', () => {
     const direct = await loadModelDir(wideDir, { intraOpNumThreads: 1 });
     const [expected] = await direct.translate([text]);
     await direct.release();
-    assert.equal(((await again.json()) as { translations: Array<{ text: string }> }).translations[0].text, expected.text);
+    assert.equal(
+      ((await again.json()) as { translations: Array<{ text: string }> }).translations[0].text,
+      expected.text,
+    );
     assert.notEqual(runtime.threads[0], thread);
 
     const metrics = await metricsText(server);
@@ -158,7 +167,13 @@ describe('decoding in worker threads', () => {
     assert.match(metrics, /^frost_decode_threads\{model="tiny-en-de"\} 1$/m);
     assert.match(metrics, /^frost_errors_total\{code="FROST_ERR_DECODER_CRASHED"\} 2$/m);
     const logged = logLines.map((l) => JSON.parse(l) as { msg: string; reason?: string });
-    assert.ok(logged.some((l) => l.msg.startsWith('decode thread crashed') && /unknown message type 'no-such-message'/.test(l.reason ?? '')), logLines.join('\n'));
+    assert.ok(
+      logged.some(
+        (l) =>
+          l.msg.startsWith('decode thread crashed') && /unknown message type 'no-such-message'/.test(l.reason ?? ''),
+      ),
+      logLines.join('\n'),
+    );
     assert.ok(logged.some((l) => l.msg === 'decode thread restarted'));
   });
 
@@ -172,7 +187,10 @@ describe('decoding in worker threads', () => {
     const seen: boolean[] = [false, false];
     const decoding = [0, 1].map((i) => stream(server.url, LONG_BATCH, (e) => (seen[i] ||= e.event === 'prefix')));
     await until(() => seen[0] && seen[1]);
-    assert.deepEqual(runtime.threads.map((t) => t.inFlight), [1, 1]);
+    assert.deepEqual(
+      runtime.threads.map((t) => t.inFlight),
+      [1, 1],
+    );
     await Promise.all(decoding);
     assert.match(await metricsText(server), /^frost_decode_threads\{model="tiny-en-de"\} 2$/m);
   });
@@ -183,7 +201,8 @@ describe('decoding in worker threads', () => {
     await writeFile(join(dir, 'decoder.onnx'), Buffer.alloc(size, 7));
     await assert.rejects(
       startServer({ modelsDir: dir, port: 0, workers: 2, log: () => {} }),
-      (err: Error) => err.message.includes(join(dir, 'decoder.onnx')) && /not a loadable ONNX decoder graph/.test(err.message),
+      (err: Error) =>
+        err.message.includes(join(dir, 'decoder.onnx')) && /not a loadable ONNX decoder graph/.test(err.message),
     );
     await assert.rejects(WorkerRuntime.start(dir, { workers: 0 }), /workers must be an integer >= 1, got 0/);
   });

@@ -41,7 +41,13 @@ interface Answer {
   body: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- JSON under test
 }
 
-async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, base = server.url): Promise<Answer> {
+async function call(
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+  base = server.url,
+): Promise<Answer> {
   const init: RequestInit = { method, headers: { 'content-type': 'application/json', ...headers } };
   if (body !== undefined) init.body = typeof body === 'string' ? body : JSON.stringify(body);
   const res = await fetch(`${base}${path}`, init);
@@ -69,7 +75,11 @@ describe('POST /v1/translate', () => {
     const [expected] = await direct.translate([text]);
     assert.equal(a.body.model, 'tiny-en-de');
     assert.equal(a.body.translations.length, 1);
-    assert.deepEqual(a.body.translations[0], { text: expected.text, score: expected.score, log_prob: expected.logProb });
+    assert.deepEqual(a.body.translations[0], {
+      text: expected.text,
+      score: expected.score,
+      log_prob: expected.logProb,
+    });
     assert.ok(expected.text.length > 0);
     assert.equal(typeof a.body.timing.total_ms, 'number');
     assert.equal(a.body.timing.tokens, expected.tokens.length);
@@ -102,9 +112,18 @@ describe('POST /v1/translate', () => {
   });
 
   test('empty and blank texts → 400 naming the field', async () => {
-    assert.match(assertError(await translate({ text: '' }), 400, 'FROST_ERR_INVALID_REQUEST'), /text: must be a non-empty string/);
-    assert.match(assertError(await translate({ texts: ['a dog', '   '] }), 400, 'FROST_ERR_INVALID_REQUEST'), /texts\.1: must be a non-empty string/);
-    assert.match(assertError(await translate({ texts: [] }), 400, 'FROST_ERR_INVALID_REQUEST'), /texts: must hold at least one text/);
+    assert.match(
+      assertError(await translate({ text: '' }), 400, 'FROST_ERR_INVALID_REQUEST'),
+      /text: must be a non-empty string/,
+    );
+    assert.match(
+      assertError(await translate({ texts: ['a dog', '   '] }), 400, 'FROST_ERR_INVALID_REQUEST'),
+      /texts\.1: must be a non-empty string/,
+    );
+    assert.match(
+      assertError(await translate({ texts: [] }), 400, 'FROST_ERR_INVALID_REQUEST'),
+      /texts: must hold at least one text/,
+    );
   });
 
   test('a 100 kB text → 400 with the reason', async () => {
@@ -114,7 +133,10 @@ describe('POST /v1/translate', () => {
 
   test('too many texts → 400', async () => {
     const texts = Array.from({ length: 33 }, () => 'a dog');
-    assert.match(assertError(await translate({ texts }), 400, 'FROST_ERR_INVALID_REQUEST'), /texts: must hold at most 32 texts/);
+    assert.match(
+      assertError(await translate({ texts }), 400, 'FROST_ERR_INVALID_REQUEST'),
+      /texts: must hold at most 32 texts/,
+    );
   });
 
   test('unknown model → 404 listing the available ones', async () => {
@@ -123,12 +145,27 @@ describe('POST /v1/translate', () => {
   });
 
   test('wrong types → 400 naming the field', async () => {
-    assert.match(assertError(await translate({ text: 'a dog', beam: '5' }), 400, 'FROST_ERR_INVALID_REQUEST'), /beam: .*expected number/);
-    assert.match(assertError(await translate({ text: 'a dog', beam: 2.5 }), 400, 'FROST_ERR_INVALID_REQUEST'), /beam: .*int/);
+    assert.match(
+      assertError(await translate({ text: 'a dog', beam: '5' }), 400, 'FROST_ERR_INVALID_REQUEST'),
+      /beam: .*expected number/,
+    );
+    assert.match(
+      assertError(await translate({ text: 'a dog', beam: 2.5 }), 400, 'FROST_ERR_INVALID_REQUEST'),
+      /beam: .*int/,
+    );
     assert.match(assertError(await translate({ text: 'a dog', beam: 17 }), 400, 'FROST_ERR_INVALID_REQUEST'), /beam: /);
-    assert.match(assertError(await translate({ texts: ['a dog', 7] }), 400, 'FROST_ERR_INVALID_REQUEST'), /texts\.1: .*expected string/);
-    assert.match(assertError(await translate({ text: 'a dog', max_len: 0 }), 400, 'FROST_ERR_INVALID_REQUEST'), /max_len: /);
-    assert.match(assertError(await translate({ text: 'a dog', beam: 2, n_best: 3 }), 400, 'FROST_ERR_INVALID_REQUEST'), /n_best: must be <= beam/);
+    assert.match(
+      assertError(await translate({ texts: ['a dog', 7] }), 400, 'FROST_ERR_INVALID_REQUEST'),
+      /texts\.1: .*expected string/,
+    );
+    assert.match(
+      assertError(await translate({ text: 'a dog', max_len: 0 }), 400, 'FROST_ERR_INVALID_REQUEST'),
+      /max_len: /,
+    );
+    assert.match(
+      assertError(await translate({ text: 'a dog', beam: 2, n_best: 3 }), 400, 'FROST_ERR_INVALID_REQUEST'),
+      /n_best: must be <= beam/,
+    );
     assert.match(assertError(await translate({ text: 'a dog', nbest: 3 }), 400, 'FROST_ERR_INVALID_REQUEST'), /nbest/);
     assert.match(assertError(await translate([1, 2]), 400, 'FROST_ERR_INVALID_REQUEST'), /\(body\): .*expected object/);
   });
@@ -201,7 +238,10 @@ describe('other routes', () => {
     const before = logLines.length;
     await call('GET', '/healthz?probe=1', undefined, { 'x-request-id': 'probe-1' });
     await translate({ text: '' });
-    const lines = logLines.slice(before).map((l) => JSON.parse(l)).filter((l) => l.msg === 'request');
+    const lines = logLines
+      .slice(before)
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.msg === 'request');
     assert.equal(lines.length, 2, JSON.stringify(lines));
     assert.deepEqual(
       { reqId: lines[0].reqId, method: lines[0].method, path: lines[0].path, status: lines[0].status },
@@ -236,7 +276,8 @@ describe('other routes', () => {
     const a = await call('GET', '/openapi.json');
     assert.equal(a.status, 200);
     assert.equal(a.body.openapi, '3.1.0');
-    for (const path of ['/v1/translate', '/v1/models', '/healthz', '/readyz', '/metrics', '/openapi.json']) assert.ok(a.body.paths[path], path);
+    for (const path of ['/v1/translate', '/v1/models', '/healthz', '/readyz', '/metrics', '/openapi.json'])
+      assert.ok(a.body.paths[path], path);
     const req = a.body.components.schemas.TranslateRequest;
     assert.equal(req.properties.texts.maxItems, 32);
     assert.equal(req.properties.beam.maximum, 16);
@@ -262,12 +303,18 @@ describe('other routes', () => {
 describe('more malformed requests', () => {
   test('a body that is not valid UTF-8 → 400 FROST_ERR_BAD_ENCODING', async () => {
     const body = Buffer.concat([Buffer.from('{"text": "a '), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from(' dog"}')]);
-    const res = await fetch(`${server.url}/v1/translate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const res = await fetch(`${server.url}/v1/translate`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
     assertError({ status: res.status, body: await res.json() }, 400, 'FROST_ERR_BAD_ENCODING');
   });
 
   test('a non-UTF-8 charset → 415', async () => {
-    const a = await call('POST', '/v1/translate', '{"text": "a dog"}', { 'content-type': 'application/json; charset=latin1' });
+    const a = await call('POST', '/v1/translate', '{"text": "a dog"}', {
+      'content-type': 'application/json; charset=latin1',
+    });
     assertError(a, 415, 'FROST_ERR_UNSUPPORTED_MEDIA_TYPE');
   });
 });
@@ -298,7 +345,10 @@ describe('POST /v1/translate?stream=1', () => {
     assert.ok(prefixes.length >= 3, `${prefixes.length} prefix events`);
     for (let i = 1; i < prefixes.length; i++) {
       assert.equal(prefixes[i].index, 0);
-      assert.ok(prefixes[i].text.startsWith(prefixes[i - 1].text) && prefixes[i].text !== prefixes[i - 1].text, JSON.stringify(prefixes.slice(i - 1, i + 1)));
+      assert.ok(
+        prefixes[i].text.startsWith(prefixes[i - 1].text) && prefixes[i].text !== prefixes[i - 1].text,
+        JSON.stringify(prefixes.slice(i - 1, i + 1)),
+      );
     }
     assert.equal(prefixes.at(-1)!.text, expected.text);
   });
@@ -307,7 +357,10 @@ describe('POST /v1/translate?stream=1', () => {
     const texts = [TEXT, 'a man runs .'];
     const { prefixes, result } = await streamed({ texts, beam: 3 });
     const expected = await direct.translate(texts, { beam: 3 });
-    assert.deepEqual(result.translations.map((t) => t.text), expected.map((t) => t.text));
+    assert.deepEqual(
+      result.translations.map((t) => t.text),
+      expected.map((t) => t.text),
+    );
     for (const index of [0, 1]) {
       const mine = prefixes.filter((p) => p.index === index);
       assert.ok(mine.length >= 2, `text ${index}: ${mine.length} prefix events`);
@@ -329,7 +382,10 @@ function parseSse(body: string): Array<{ event: string; data: unknown }> {
     .map((block) => {
       const lines = block.split('\n');
       const event = lines.find((l) => l.startsWith('event: '))?.slice(7) ?? 'message';
-      const data = lines.filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
+      const data = lines
+        .filter((l) => l.startsWith('data: '))
+        .map((l) => l.slice(6))
+        .join('\n');
       return { event, data: JSON.parse(data) };
     });
 }
@@ -341,7 +397,10 @@ describe('ModelRegistry', () => {
       { name: 'b', runtime: direct },
     ];
     const noDefault = new ModelRegistry(models);
-    assert.throws(() => noDefault.get(undefined), (err: Error & { code?: string }) => err.code === 'FROST_ERR_NO_DEFAULT_MODEL' && /a, b/.test(err.message));
+    assert.throws(
+      () => noDefault.get(undefined),
+      (err: Error & { code?: string }) => err.code === 'FROST_ERR_NO_DEFAULT_MODEL' && /a, b/.test(err.message),
+    );
     assert.equal(new ModelRegistry(models, 'b').get(undefined).name, 'b');
     assert.throws(() => new ModelRegistry(models, 'c'), /--default-model 'c' is not a loaded model; loaded: a, b/);
     assert.throws(() => new ModelRegistry([...models, { name: 'a', runtime: direct }]), /two models are named 'a'/);

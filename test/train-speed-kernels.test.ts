@@ -78,7 +78,15 @@ function maxScaledDiff(got: ArrayLike<number>, ref: ArrayLike<number>): number {
   return worst;
 }
 
-function refMatMul2d(a: ArrayLike<number>, b: ArrayLike<number>, M: number, K: number, N: number, tA: boolean, tB: boolean): Float64Array {
+function refMatMul2d(
+  a: ArrayLike<number>,
+  b: ArrayLike<number>,
+  M: number,
+  K: number,
+  N: number,
+  tA: boolean,
+  tB: boolean,
+): Float64Array {
   const out = new Float64Array(M * N);
   for (let i = 0; i < M; i++) {
     for (let j = 0; j < N; j++) {
@@ -98,7 +106,12 @@ for (const provider of GEMM_PROVIDERS) {
     const [M, K, N] = [97, 130, 71];
     assert.ok(M * K * N >= native.minMacs, 'the product must be big enough to reach the runner');
     withNativeGemm(native, () => {
-      for (const [tA, tB] of [[false, false], [true, false], [false, true], [true, true]] as const) {
+      for (const [tA, tB] of [
+        [false, false],
+        [true, false],
+        [false, true],
+        [true, true],
+      ] as const) {
         const a = randTensor(tA ? [K, M] : [M, K]);
         const b = randTensor(tB ? [N, K] : [K, N]);
         const ref = refMatMul2d(a.dataSync(), b.dataSync(), M, K, N, tA, tB);
@@ -141,12 +154,19 @@ test('BatchMatMul with K = 1 (outer products, batched and broadcast) matches the
 });
 
 test('Tanh (2σ(2x) − 1) is within 3e-7 of tanhf, keeps odd symmetry, ±1 and NaN', () => {
-  const x = tf.concat([randTensor([20000], 6), randTensor([5000], 1e-3), tf.tensor1d([0, 30, -30, Infinity, -Infinity, NaN])]);
+  const x = tf.concat([
+    randTensor([20000], 6),
+    randTensor([5000], 1e-3),
+    tf.tensor1d([0, 30, -30, Infinity, -Infinity, NaN]),
+  ]);
   const ours = tf.tanh(x).dataSync();
   const stock = withKernel('Tanh', stockWasmKernel('Tanh'), () => tf.tanh(x).dataSync());
   const xs = x.dataSync();
   for (let i = 0; i < xs.length - 1; i++) {
-    assert.ok(Math.abs(ours[i] - Math.tanh(xs[i])) <= 3e-7, `tanh(${xs[i]}) = ${ours[i]}, Math.tanh ${Math.tanh(xs[i])}`);
+    assert.ok(
+      Math.abs(ours[i] - Math.tanh(xs[i])) <= 3e-7,
+      `tanh(${xs[i]}) = ${ours[i]}, Math.tanh ${Math.tanh(xs[i])}`,
+    );
     assert.ok(Math.abs(ours[i] - stock[i]) <= 3e-7);
   }
   assert.deepEqual(Array.from(ours.slice(-6, -1)), [0, 1, -1, 1, -1]);
@@ -190,8 +210,14 @@ test('loss: value and gradient equal autodiff through logSoftmax + gather', () =
   const N = 37;
   const V = 300;
   const z = randTensor([N, V], 8);
-  const y = tf.tensor1d(Array.from({ length: N }, (_, i) => (i * 97) % V), 'int32');
-  const mask = tf.tensor1d(Array.from({ length: N }, (_, i) => (i % 5 === 4 ? 0 : 1)), 'float32');
+  const y = tf.tensor1d(
+    Array.from({ length: N }, (_, i) => (i * 97) % V),
+    'int32',
+  );
+  const mask = tf.tensor1d(
+    Array.from({ length: N }, (_, i) => (i % 5 === 4 ? 0 : 1)),
+    'float32',
+  );
   const ours = tf.valueAndGrad((x: tf.Tensor) => maskedCrossEntropySum(x as tf.Tensor2D, y, mask))(z);
   const ref = tf.valueAndGrad((x: tf.Tensor) => {
     const logp = tf.logSoftmax(x);
@@ -250,7 +276,13 @@ test('no tensor leak over 50 training steps of the tiny preset, every head', () 
   const pairs = corpus.train.map((p) => ({ src: src.encode(words(p.src)), tgt: tgt.encode(words(p.tgt)) }));
   const plan = planBatches(pairs, { seed: 1, maxSentences: 16 }, 0);
   for (const head of ['learned', 'tied', 'fixed-l2', 'hadamard', 'drill']) {
-    const model = buildModel('rnn-attn', resolveArchConfig('rnn-attn', 'tiny'), { srcVocab: src.size, tgtVocab: tgt.size }, { name: head }, 1);
+    const model = buildModel(
+      'rnn-attn',
+      resolveArchConfig('rnn-attn', 'tiny'),
+      { srcVocab: src.size, tgtVocab: tgt.size },
+      { name: head },
+      1,
+    );
     const adam = new Adam(model.params.learnable);
     const step = (i: number) => {
       const batch = makeBatch(pairs, plan[i % plan.length]);

@@ -116,9 +116,14 @@ describe('translation from corpus to ONNX answer on the toy corpus', () => {
     const bytes = await readFile(bin);
     bytes[100] ^= 0xff;
     await writeFile(bin, bytes);
-    await assert.rejects(resume(runDir, { epochs: 3 }, { quiet: true }), (err: Error) => err.message.includes(bin) && /corrupt/.test(err.message));
+    await assert.rejects(
+      resume(runDir, { epochs: 3 }, { quiet: true }),
+      (err: Error) => err.message.includes(bin) && /corrupt/.test(err.message),
+    );
     await writeFile(bin, bytes.subarray(0, 10));
-    await assert.rejects(exportRun(runDir, join(dir, 'never'), { checkpoint: 'last', quiet: true }), (err: Error) => err.message.includes(bin));
+    await assert.rejects(exportRun(runDir, join(dir, 'never'), { checkpoint: 'last', quiet: true }), (err: Error) =>
+      err.message.includes(bin),
+    );
   });
 
   test('frost serve answers with the same translation as the runtime, and 4xx with a reason on bad input', async () => {

@@ -21,9 +21,18 @@ before(async () => {
   await initBackend({ prefer: 'wasm', quiet: true });
   dir = await mkdtemp(join(tmpdir(), 'frost-triton-'));
   // A one-epoch run on a small corpus: the repository layout does not depend on model quality.
-  const { runDir } = await trainToyRun(dir, { corpus: { seed: 3, train: 300, val: 20, test: 20 }, config: { epochs: 1, optim: { learningRate: 1e-3 } } });
+  const { runDir } = await trainToyRun(dir, {
+    corpus: { seed: 3, train: 300, val: 20, test: 20 },
+    config: { epochs: 1, optim: { learningRate: 1e-3 } },
+  });
   repo = join(dir, 'triton');
-  exported = await exportRun(runDir, join(dir, 'model'), { name: 'toy en/xx', precision: 'fp16', triton: repo, tritonOptions: { maxBatchSize: 32 }, quiet: true });
+  exported = await exportRun(runDir, join(dir, 'model'), {
+    name: 'toy en/xx',
+    precision: 'fp16',
+    triton: repo,
+    tritonOptions: { maxBatchSize: 32 },
+    quiet: true,
+  });
 });
 
 after(async () => {
@@ -31,7 +40,13 @@ after(async () => {
 });
 
 /** ONNX element type codes → Triton data types, written out independently of export/triton.ts. */
-const EXPECTED_TYPE: Record<number, string> = { 1: 'TYPE_FP32', 7: 'TYPE_INT64', 10: 'TYPE_FP16', 6: 'TYPE_INT32', 9: 'TYPE_BOOL' };
+const EXPECTED_TYPE: Record<number, string> = {
+  1: 'TYPE_FP32',
+  7: 'TYPE_INT64',
+  10: 'TYPE_FP16',
+  6: 'TYPE_INT32',
+  9: 'TYPE_BOOL',
+};
 
 interface OnnxValue {
   name: string;
@@ -77,8 +92,14 @@ describe('Triton model repository', () => {
       const graph = (decodeModel(onnxBytes) as { graph: { input: OnnxValue[]; output: OnnxValue[] } }).graph;
       const inputs = list(config.input) as PbMessage[];
       const outputs = list(config.output) as PbMessage[];
-      assert.deepEqual(inputs.map((i) => i.name), graph.input.map((v) => v.name));
-      assert.deepEqual(outputs.map((o) => o.name), graph.output.map((v) => v.name));
+      assert.deepEqual(
+        inputs.map((i) => i.name),
+        graph.input.map((v) => v.name),
+      );
+      assert.deepEqual(
+        outputs.map((o) => o.name),
+        graph.output.map((v) => v.name),
+      );
       inputs.forEach((entry, i) => assertMatches(entry, graph.input[i]!, `${name} input ${entry.name}`));
       outputs.forEach((entry, i) => assertMatches(entry, graph.output[i]!, `${name} output ${entry.name}`));
     }
@@ -90,10 +111,17 @@ describe('Triton model repository', () => {
     assert.equal(card.precision, 'fp16');
     const decoder = parsePbtxt(await readFile(join(repo, `${base}_decoder`, 'config.pbtxt'), 'utf8'));
     const names = list(decoder.input).map((i) => (i as PbMessage).name);
-    assert.deepEqual([...names].sort(), [card.graphs.decoder.token, ...card.graphs.decoder.state, ...card.graphs.decoder.memory].sort());
+    assert.deepEqual(
+      [...names].sort(),
+      [card.graphs.decoder.token, ...card.graphs.decoder.state, ...card.graphs.decoder.memory].sort(),
+    );
     const readme = await readFile(join(repo, 'README.md'), 'utf8');
-    for (const phrase of [`${base}_encoder`, `${base}_decoder`, 'client-side', 'core/decode', 'next_<state>']) assert.ok(readme.includes(phrase), phrase);
-    assert.ok(!existsSync(join(repo, 'model-card.json')), 'top-level files are named after the model, so several models can share a repository');
+    for (const phrase of [`${base}_encoder`, `${base}_decoder`, 'client-side', 'core/decode', 'next_<state>'])
+      assert.ok(readme.includes(phrase), phrase);
+    assert.ok(
+      !existsSync(join(repo, 'model-card.json')),
+      'top-level files are named after the model, so several models can share a repository',
+    );
   });
 
   test('a graph without a shared symbolic first dim is configured without batching', () => {
@@ -123,7 +151,9 @@ describe('pbtxt subset', () => {
   });
 
   test('hand-written forms: repeated fields, comments, colon before a message', () => {
-    const parsed = parsePbtxt('# comment\nname: "x"\ninput { name: "a" dims: [ 2 ] }\ninput { name: "b" }\nreshape: { shape: [ ] }\n');
+    const parsed = parsePbtxt(
+      '# comment\nname: "x"\ninput { name: "a" dims: [ 2 ] }\ninput { name: "b" }\nreshape: { shape: [ ] }\n',
+    );
     assert.deepEqual(parsed, { name: 'x', input: [{ name: 'a', dims: [2] }, { name: 'b' }], reshape: { shape: [] } });
     assert.throws(() => parsePbtxt('name: "x'), /unterminated/);
     assert.throws(() => parsePbtxt('input [ { name: "a" }'), /expected/);

@@ -4,7 +4,8 @@ import { test } from 'node:test';
 import { HttpError } from '../serve/errors.ts';
 import { UploadBudget } from '../serve/upload-budget.ts';
 
-const busy = (err: unknown) => err instanceof HttpError && err.code === 'FROST_ERR_UPLOADS_BUSY' && err.statusCode === 503;
+const busy = (err: unknown) =>
+  err instanceof HttpError && err.code === 'FROST_ERR_UPLOADS_BUSY' && err.statusCode === 503;
 
 test('the byte budget refuses past its size and takes back what is released', () => {
   const budget = new UploadBudget({ maxBytes: 100 });

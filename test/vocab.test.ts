@@ -29,7 +29,20 @@ test('SPECIALS are fixed at ids 0..3', () => {
 
 test('build: specials first, then by count desc, ties by string asc', () => {
   const vocab = Vocabulary.build(sentences);
-  assert.deepEqual(vocab.toJSON(), ['<pad>', '<unk>', '<s>', '</s>', '.', 'a', 'dog', 'runs', 'bird', 'cat', 'sleeps', 'the']);
+  assert.deepEqual(vocab.toJSON(), [
+    '<pad>',
+    '<unk>',
+    '<s>',
+    '</s>',
+    '.',
+    'a',
+    'dog',
+    'runs',
+    'bird',
+    'cat',
+    'sleeps',
+    'the',
+  ]);
   assert.equal(vocab.size, 12);
 });
 
@@ -104,15 +117,22 @@ test('fromJSON: rejects lists without the specials in place or with duplicates',
 
 const DATA = join(multi30kDirOrNull() ?? '(none)', 'val.de.gz');
 
-test('Multi30k val (de): a vocabulary covers its own corpus', { skip: !existsSync(DATA) && 'Multi30k data not found' }, () => {
-  const lines = gunzipSync(readFileSync(DATA)).toString('utf8').trimEnd().split('\n');
-  const sentences = lines.map((l) => tokenize(l, 'de'));
-  const vocab = Vocabulary.build(sentences, { minFreq: 2 });
-  const total = sentences.reduce((n, s) => n + s.length, 0);
-  assert.equal(total, 12828); // Multi30k README's word count for val.de
-  // kept counts plus the <unk> bucket account for every training token
-  assert.equal(vocab.frequencies!.reduce((a, b) => a + b, 0), total);
-  const unk = sentences.flat().filter((t) => !vocab.has(t)).length;
-  assert.equal(vocab.frequencies![SPECIALS.unk.id], unk);
-  assert.equal(vocab.token(4), '.'); // the most frequent token
-});
+test(
+  'Multi30k val (de): a vocabulary covers its own corpus',
+  { skip: !existsSync(DATA) && 'Multi30k data not found' },
+  () => {
+    const lines = gunzipSync(readFileSync(DATA)).toString('utf8').trimEnd().split('\n');
+    const sentences = lines.map((l) => tokenize(l, 'de'));
+    const vocab = Vocabulary.build(sentences, { minFreq: 2 });
+    const total = sentences.reduce((n, s) => n + s.length, 0);
+    assert.equal(total, 12828); // Multi30k README's word count for val.de
+    // kept counts plus the <unk> bucket account for every training token
+    assert.equal(
+      vocab.frequencies!.reduce((a, b) => a + b, 0),
+      total,
+    );
+    const unk = sentences.flat().filter((t) => !vocab.has(t)).length;
+    assert.equal(vocab.frequencies![SPECIALS.unk.id], unk);
+    assert.equal(vocab.token(4), '.'); // the most frequent token
+  },
+);

@@ -11,7 +11,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as tf from '@tensorflow/tfjs-core';
 import { BACKEND_CANDIDATES, initBackend } from '../train/backend/select.ts';
-import { registerWasmKernels, stockWasmKernel, unregisterWasmKernels, WASM_KERNEL_OVERRIDES } from '../train/backend/wasm-kernels.ts';
+import {
+  registerWasmKernels,
+  stockWasmKernel,
+  unregisterWasmKernels,
+  WASM_KERNEL_OVERRIDES,
+} from '../train/backend/wasm-kernels.ts';
 import { SLICE_MIN_MACS } from '../train/backend/kernels/batch-matmul.ts';
 import { asWasmBackend } from '../train/backend/kernels/wasm-internals.ts';
 import { transposeCache } from '../train/backend/kernels/transpose.ts';
@@ -96,7 +101,12 @@ function refMatMul(
   return { out, scale, shape: [...batch, M, N] };
 }
 
-function assertClose(got: ArrayLike<number>, ref: ArrayLike<number>, scale: ArrayLike<number> | null, what: string): void {
+function assertClose(
+  got: ArrayLike<number>,
+  ref: ArrayLike<number>,
+  scale: ArrayLike<number> | null,
+  what: string,
+): void {
   assert.equal(got.length, ref.length, `${what}: length`);
   for (let i = 0; i < ref.length; i++) {
     const tol = RTOL * ((scale ? scale[i] : 0) + Math.abs(ref[i])) + 1e-6;
@@ -125,8 +135,19 @@ const FLAGS: Array<[boolean, boolean]> = [
 ];
 
 /** [..., M, K] for a (before its transpose flag) and [..., K, N] for b. */
-function shapes(aBatch: number[], bBatch: number[], M: number, K: number, N: number, tA: boolean, tB: boolean): [number[], number[]] {
-  return [[...aBatch, ...(tA ? [K, M] : [M, K])], [...bBatch, ...(tB ? [N, K] : [K, N])]];
+function shapes(
+  aBatch: number[],
+  bBatch: number[],
+  M: number,
+  K: number,
+  N: number,
+  tA: boolean,
+  tB: boolean,
+): [number[], number[]] {
+  return [
+    [...aBatch, ...(tA ? [K, M] : [M, K])],
+    [...bBatch, ...(tB ? [N, K] : [K, N])],
+  ];
 }
 
 test('backend: wasm with frost kernels, one line of info', () => {
@@ -140,7 +161,12 @@ test('backend: wasm with frost kernels, one line of info', () => {
 test('backend candidates: native first, wasm next, cpu only when named', () => {
   assert.deepEqual(
     BACKEND_CANDIDATES.map((c) => c.package),
-    ['@tensorflow/tfjs-node-gpu', '@tensorflow/tfjs-node', '@tensorflow/tfjs-backend-wasm', '@tensorflow/tfjs-backend-cpu'],
+    [
+      '@tensorflow/tfjs-node-gpu',
+      '@tensorflow/tfjs-node',
+      '@tensorflow/tfjs-backend-wasm',
+      '@tensorflow/tfjs-backend-cpu',
+    ],
   );
   assert.deepEqual(
     BACKEND_CANDIDATES.filter((c) => c.explicitOnly).map((c) => c.name),
@@ -159,7 +185,10 @@ test("prefer: 'tensorflow' without tfjs-node says what to install", async (t) =>
     }
   });
   if (installed) return t.skip('tfjs-node is installed here');
-  await assert.rejects(initBackend({ prefer: 'tensorflow', quiet: true }), /tfjs-node: not installed[\s\S]*install @tensorflow\/tfjs-node/);
+  await assert.rejects(
+    initBackend({ prefer: 'tensorflow', quiet: true }),
+    /tfjs-node: not installed[\s\S]*install @tensorflow\/tfjs-node/,
+  );
   assert.equal(tf.getBackend(), 'wasm');
 });
 
@@ -256,7 +285,12 @@ test('_FusedMatMul with transposes, batches, bias and activations (stock wasm ge
           leakyreluAlpha: 0.1,
         });
         assert.deepEqual(c.shape, ref.shape);
-        assertClose(c.dataSync(), expected, ref.scale, `fused ${activation} ${JSON.stringify(aShape)}·${JSON.stringify(bShape)} ${tA} ${tB} bias ${biasShape}`);
+        assertClose(
+          c.dataSync(),
+          expected,
+          ref.scale,
+          `fused ${activation} ${JSON.stringify(aShape)}·${JSON.stringify(bShape)} ${tA} ${tB} bias ${biasShape}`,
+        );
         tf.dispose([a, b, c]);
         if (bias) bias.dispose();
       }
@@ -290,7 +324,9 @@ test('UnsortedSegmentSum: repeated ids, numSegments above the largest id, 2-D id
   ];
   // tf.unsortedSegmentSum types ids as 1-D; the kernel takes any prefix of x's shape.
   const ids2T = tf.tensor2d(ids2, [2, 3], 'int32');
-  const out2 = tf.engine().runKernel('UnsortedSegmentSum', { x: x3, segmentIds: ids2T }, { numSegments: 6 }) as tf.Tensor;
+  const out2 = tf
+    .engine()
+    .runKernel('UnsortedSegmentSum', { x: x3, segmentIds: ids2T }, { numSegments: 6 }) as tf.Tensor;
   assert.deepEqual(out2.shape, [6, 4]);
   assertClose(out2.dataSync(), refSegmentSum(x3.dataSync(), ids2.flat(), 6, 4), null, 'segment sum, 2-D ids');
 
@@ -330,7 +366,9 @@ test('gradient of an embedding lookup (tf.gather) matches a scatter-add referenc
   const [gx] = tf.grads((x: tf.Tensor) => tf.sum(tf.mul(tf.gather(x, colsT, 1), up)))([X]);
   const u = up.dataSync();
   const expected = new Float64Array(3 * 10 * 2);
-  for (let i = 0; i < 3; i++) for (let c = 0; c < 3; c++) for (let k = 0; k < 2; k++) expected[(i * 10 + cols[c]) * 2 + k] += u[(i * 3 + c) * 2 + k];
+  for (let i = 0; i < 3; i++)
+    for (let c = 0; c < 3; c++)
+      for (let k = 0; k < 2; k++) expected[(i * 10 + cols[c]) * 2 + k] += u[(i * 3 + c) * 2 + k];
   assertClose(gx.dataSync(), expected, null, 'dX, axis 1');
   tf.dispose([E, w, idsT, X, colsT, up, gx]);
 });
@@ -380,7 +418,11 @@ test('Slice, SplitV and Unpack read only the slice, any rank and axis', () => {
     const x = randTensor(shape);
     const s = tf.slice(x, begin, size);
     assert.deepEqual(s.shape, size);
-    assert.deepEqual(Array.from(s.dataSync()), refSlice(x.dataSync(), shape, begin, size), `slice ${shape} ${begin} ${size}`);
+    assert.deepEqual(
+      Array.from(s.dataSync()),
+      refSlice(x.dataSync(), shape, begin, size),
+      `slice ${shape} ${begin} ${size}`,
+    );
     tf.dispose([x, s]);
   }
   const x = randTensor([4, 3, 5]);

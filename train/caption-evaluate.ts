@@ -26,7 +26,10 @@ export async function captionRows(
   for (let i = 0; i < rows.length; i += batchSize) {
     const chunk = Array.from(rows).slice(i, i + batchSize);
     const initial = stepModel.encodeImages(source.read(chunk), chunk.length);
-    const hyps = await generate(stepModel, initial, chunk.length, { beam: opts.beam ?? 1, maxLen: opts.maxLen ?? DEFAULT_CAPTION_MAX_LENGTH });
+    const hyps = await generate(stepModel, initial, chunk.length, {
+      beam: opts.beam ?? 1,
+      maxLen: opts.maxLen ?? DEFAULT_CAPTION_MAX_LENGTH,
+    });
     for (const h of hyps) out.push(vocab.decode(h[0].tokens, { stripSpecials: true }));
   }
   return out;

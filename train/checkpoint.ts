@@ -26,7 +26,11 @@ interface Manifest {
   state: Record<string, unknown>;
 }
 
-export async function saveCheckpoint(dir: string, tensors: CheckpointTensor[], state: Record<string, unknown>): Promise<void> {
+export async function saveCheckpoint(
+  dir: string,
+  tensors: CheckpointTensor[],
+  state: Record<string, unknown>,
+): Promise<void> {
   const total = tensors.reduce((n, t) => n + t.data.length, 0);
   const bin = new Float32Array(total);
   const entries: Manifest['tensors'] = [];
@@ -70,7 +74,9 @@ export async function loadCheckpoint(dir: string): Promise<LoadedCheckpoint> {
   try {
     manifest = JSON.parse(await readFile(manifestPath, 'utf8')) as Manifest;
   } catch (err) {
-    throw new Error(`corrupt or missing checkpoint manifest ${manifestPath}: ${(err as Error).message}`, { cause: err });
+    throw new Error(`corrupt or missing checkpoint manifest ${manifestPath}: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
   if (manifest.format !== 'frost-checkpoint' || !Array.isArray(manifest.tensors)) {
     throw new Error(`${manifestPath} is not a frost checkpoint manifest`);
@@ -89,7 +95,8 @@ export async function loadCheckpoint(dir: string): Promise<LoadedCheckpoint> {
   }
   const all = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
   const tensors = new Map<string, { shape: number[]; data: Float32Array }>();
-  for (const t of manifest.tensors) tensors.set(t.name, { shape: t.shape, data: all.subarray(t.offset, t.offset + t.length) });
+  for (const t of manifest.tensors)
+    tensors.set(t.name, { shape: t.shape, data: all.subarray(t.offset, t.offset + t.length) });
   return { tensors, state: manifest.state };
 }
 

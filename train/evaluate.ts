@@ -25,7 +25,10 @@ export async function translateIds(
   for (let i = 0; i < sources.length; i += batchSize) {
     const chunk = sources.slice(i, i + batchSize);
     const initial = stepModel.encode(chunk);
-    const hyps = await generate(stepModel, initial, chunk.length, { ...opts, sourceLengths: chunk.map((s) => s.length) });
+    const hyps = await generate(stepModel, initial, chunk.length, {
+      ...opts,
+      sourceLengths: chunk.map((s) => s.length),
+    });
     for (const h of hyps) out.push(tgtVocab.decode(h[0].tokens, { stripSpecials: true }));
   }
   return out;
@@ -57,7 +60,12 @@ export async function evaluateBleu(
   tokenizer: Tokenizer,
   opts: SearchOptions = {},
 ): Promise<BleuResult> {
-  const tokens = await translateIds(model, tgtVocab, set.map((s) => s.src), opts);
+  const tokens = await translateIds(
+    model,
+    tgtVocab,
+    set.map((s) => s.src),
+    opts,
+  );
   const hypotheses = tokens.map((t) => tokenizer.detokenize(t, tgtLang));
   const refs = [set.map((s) => s.ref)];
   return {

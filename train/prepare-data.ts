@@ -25,13 +25,24 @@ export interface PreparedData {
  * vocabularies (and subword models) are written to the run folder: the ids a checkpoint was trained with must
  * not change because a resumed run rebuilt them.
  */
-export async function prepareData(config: TranslationRunConfig, runDir: string, reuseVocab: boolean): Promise<PreparedData> {
-  const corpus = await loadParallelCorpus({ dataDir: config.data.dir, src: config.data.src, tgt: config.data.tgt, kind: config.data.kind });
+export async function prepareData(
+  config: TranslationRunConfig,
+  runDir: string,
+  reuseVocab: boolean,
+): Promise<PreparedData> {
+  const corpus = await loadParallelCorpus({
+    dataDir: config.data.dir,
+    src: config.data.src,
+    tgt: config.data.tgt,
+    kind: config.data.kind,
+  });
   // Refused before any training: without validation pairs there is no BLEU to keep the best
   // checkpoint by, and the export's parity check has no inputs.
   for (const split of ['train', 'val'] as const) {
     if (corpus[split].length === 0) {
-      throw new Error(`${config.data.dir}: the ${split} split (${split}.${config.data.src}, ${split}.${config.data.tgt}) has no sentence pairs`);
+      throw new Error(
+        `${config.data.dir}: the ${split} split (${split}.${config.data.src}, ${split}.${config.data.tgt}) has no sentence pairs`,
+      );
     }
   }
   const { src, tgt } = config.data;
@@ -55,7 +66,8 @@ export async function prepareData(config: TranslationRunConfig, runDir: string, 
   } else {
     tok = getTokenizer(config.tokenizer);
   }
-  const tokenizeSide = (pairs: Pair[], side: 'src' | 'tgt') => pairs.map((p) => tok.tokenize(p[side], side === 'src' ? src : tgt));
+  const tokenizeSide = (pairs: Pair[], side: 'src' | 'tgt') =>
+    pairs.map((p) => tok.tokenize(p[side], side === 'src' ? src : tgt));
   const trainSrc = tokenizeSide(corpus.train, 'src');
   const trainTgt = tokenizeSide(corpus.train, 'tgt');
   if (!reuseVocab && !subword) {
@@ -73,5 +85,13 @@ export async function prepareData(config: TranslationRunConfig, runDir: string, 
   const { kept, dropped } = filterByLength(encoded, config.lengths);
   const evalSplit = (pairs: Pair[]) =>
     pairs.map((p) => ({ src: sv.encode(tok.tokenize(p.src, src)).slice(0, config.lengths.maxSrcLen * 2), ref: p.tgt }));
-  return { tokenizer: tok, srcVocab: sv, tgtVocab: tv, train: kept, val: evalSplit(corpus.val), test: evalSplit(corpus.test), dropped };
+  return {
+    tokenizer: tok,
+    srcVocab: sv,
+    tgtVocab: tv,
+    train: kept,
+    val: evalSplit(corpus.val),
+    test: evalSplit(corpus.test),
+    dropped,
+  };
 }

@@ -19,7 +19,10 @@ export class TrainingProgress {
   private lastLine = 0;
   private readonly tty: boolean;
 
-  constructor(private readonly quiet = false, private readonly logEverySeconds = 30) {
+  constructor(
+    private readonly quiet = false,
+    private readonly logEverySeconds = 30,
+  ) {
     this.tty = Boolean(process.stderr.isTTY) && !quiet;
   }
 
@@ -38,7 +41,11 @@ export class TrainingProgress {
   }
 
   update(s: ProgressSnapshot): void {
-    const payload = { loss: s.loss.toFixed(3), tps: Math.round(s.tokensPerSecond), etaText: formatSeconds(s.etaSeconds) };
+    const payload = {
+      loss: s.loss.toFixed(3),
+      tps: Math.round(s.tokensPerSecond),
+      etaText: formatSeconds(s.etaSeconds),
+    };
     if (this.bar) {
       this.bar.update(s.batch, payload);
       return;

@@ -19,7 +19,13 @@ const common = {
   archConfig: z.record(z.string(), z.unknown()),
   head: z.object({ name: z.string(), options: z.record(z.string(), z.unknown()).default({}) }),
   seed: z.number().int().nonnegative().default(1),
-  schedule: z.object({ patience: z.number().int().positive().default(8), decay: z.number().positive().max(1).default(0.8), stopAfter: z.number().int().positive().default(20) }).default({ patience: 8, decay: 0.8, stopAfter: 20 }),
+  schedule: z
+    .object({
+      patience: z.number().int().positive().default(8),
+      decay: z.number().positive().max(1).default(0.8),
+      stopAfter: z.number().int().positive().default(20),
+    })
+    .default({ patience: 8, decay: 0.8, stopAfter: 20 }),
   /** Stop after this many epochs. */
   epochs: z.number().int().positive().optional(),
   /** Stop after this much training time (validation included), summed over resumes. */
@@ -51,7 +57,12 @@ const vocabSchema = (minFreq: number) =>
 export type VocabConfig = z.infer<ReturnType<typeof vocabSchema>>;
 
 const optim = (learningRate: number) =>
-  z.object({ learningRate: z.number().positive().default(learningRate), clipNorm: z.number().nonnegative().default(5) }).default({ learningRate, clipNorm: 5 });
+  z
+    .object({
+      learningRate: z.number().positive().default(learningRate),
+      clipNorm: z.number().nonnegative().default(5),
+    })
+    .default({ learningRate, clipNorm: 5 });
 
 export const translationConfigSchema = z.object({
   task: z.literal('translation').default('translation'),
@@ -65,8 +76,15 @@ export const translationConfigSchema = z.object({
   /** The word tokeniser, or 'sentencepiece' for subword vocabularies (`vocab.kind` 'bpe'). */
   tokenizer: z.string().default('multi30k'),
   vocab: vocabSchema(2),
-  lengths: z.object({ maxSrcLen: z.number().int().positive().default(50), maxTgtLen: z.number().int().positive().default(50) }).default({ maxSrcLen: 50, maxTgtLen: 50 }),
-  batch: z.object({ maxSentences: z.number().int().positive().default(64), maxTokens: z.number().int().positive().optional() }).default({ maxSentences: 64 }),
+  lengths: z
+    .object({ maxSrcLen: z.number().int().positive().default(50), maxTgtLen: z.number().int().positive().default(50) })
+    .default({ maxSrcLen: 50, maxTgtLen: 50 }),
+  batch: z
+    .object({
+      maxSentences: z.number().int().positive().default(64),
+      maxTokens: z.number().int().positive().optional(),
+    })
+    .default({ maxSentences: 64 }),
   optim: optim(1e-3),
   /** Validation sentences decoded for BLEU each epoch (the first N of the val split). */
   valSentences: z.number().int().positive().optional(),
@@ -105,7 +123,11 @@ export const captionConfigSchema = z.object({
   batch: z.object({ maxSentences: z.number().int().positive().default(32) }).default({ maxSentences: 32 }),
   /** The paper's Adam learning rate for captioning, 4e-4. */
   optim: optim(4e-4),
-  image: imageSpecSchema.default({ size: DEFAULT_IMAGE_SPEC.size, mean: [...DEFAULT_IMAGE_SPEC.mean], std: [...DEFAULT_IMAGE_SPEC.std] }),
+  image: imageSpecSchema.default({
+    size: DEFAULT_IMAGE_SPEC.size,
+    mean: [...DEFAULT_IMAGE_SPEC.mean],
+    std: [...DEFAULT_IMAGE_SPEC.std],
+  }),
   encoder: encoderSchema.default({ kind: 'cnn' }),
   /** Validation images captioned (greedy) for BLEU-4 each epoch: the first N of the val split. */
   valSentences: z.number().int().positive().default(500),
@@ -149,7 +171,10 @@ export async function readRunConfig(runDir: string): Promise<RunConfig> {
     throw new Error(`${path}: not valid JSON (${(err as Error).message}); the run's config is damaged`, { cause: err });
   }
   const parsed = runConfigSchema.safeParse(json);
-  if (!parsed.success) throw new Error(`${path}: invalid run config: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  if (!parsed.success)
+    throw new Error(
+      `${path}: invalid run config: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
   return parsed.data;
 }
 
@@ -158,7 +183,11 @@ export async function writeRunConfig(runDir: string, config: RunConfig): Promise
 }
 
 /** Narrows a run config to a task, with an error naming the run's task otherwise. */
-export function expectTask<T extends TaskName>(config: RunConfig, task: T, where: string): Extract<RunConfig, { task: T }> {
+export function expectTask<T extends TaskName>(
+  config: RunConfig,
+  task: T,
+  where: string,
+): Extract<RunConfig, { task: T }> {
   if (config.task !== task) throw new TypeError(`${where} needs a ${task} run, not a ${config.task} run`);
   return config as Extract<RunConfig, { task: T }>;
 }

@@ -30,7 +30,10 @@ export class PlateauSchedule {
     this.stopAfter = opts.stopAfter ?? 20;
   }
 
-  /** Records an epoch's validation score; says whether it is the best yet, the new learning-rate factor, and whether to stop. */
+  /**
+   * Records an epoch's validation score; says whether it is the best yet, the new learning-rate factor, and whether to
+   * stop.
+   */
   observe(score: number, epoch: number): { improved: boolean; lrFactor: number; stop: boolean } {
     const s = this.state;
     if (score > s.best) {

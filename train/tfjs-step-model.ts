@@ -36,14 +36,24 @@ export class TfjsStepModel implements StepModel<TfjsDecoderState> {
       for (let j = 0; j < s.length; j++) ids[b * S + j] = s[j];
       lengths[b] = Math.max(1, s.length);
     });
-    return this.split(tf.tidy(() => this.model.encode({ kind: 'tokens', ids: tf.tensor2d(ids, [B, S], 'int32'), lengths: tf.tensor1d(lengths, 'int32') })));
+    return this.split(
+      tf.tidy(() =>
+        this.model.encode({
+          kind: 'tokens',
+          ids: tf.tensor2d(ids, [B, S], 'int32'),
+          lengths: tf.tensor1d(lengths, 'int32'),
+        }),
+      ),
+    );
   }
 
   /** Encodes `count` images, row-major [count, ...model.imageShape], into the decoder's initial state. */
   encodeImages(images: Float32Array, count: number): TfjsDecoderState {
     const shape = this.model.imageShape;
     if (shape === undefined) throw new TypeError(`${this.model.arch} does not read images`);
-    return this.split(tf.tidy(() => this.model.encode({ kind: 'image', images: tf.tensor(images, [count, ...shape], 'float32') })));
+    return this.split(
+      tf.tidy(() => this.model.encode({ kind: 'image', images: tf.tensor(images, [count, ...shape], 'float32') })),
+    );
   }
 
   private split(out: NamedTensors): TfjsDecoderState {

@@ -71,7 +71,11 @@ export async function train(config: RunConfig, runDir: string, opts: TrainOption
 }
 
 /** Continues the run in `runDir` from its last checkpoint; `overrides` may extend its budget. */
-export async function resume(runDir: string, overrides: Partial<Pick<RunConfig, 'epochs' | 'maxMinutes'>> = {}, opts: TrainOptions = {}): Promise<TrainResult> {
+export async function resume(
+  runDir: string,
+  overrides: Partial<Pick<RunConfig, 'epochs' | 'maxMinutes'>> = {},
+  opts: TrainOptions = {},
+): Promise<TrainResult> {
   const config = { ...(await readRunConfig(runDir)), ...stripUndefined(overrides) };
   await writeRunConfig(runDir, config);
   const lastDir = join(runDir, RUN_FILES.last);
@@ -87,12 +91,19 @@ async function runTraining(
 ): Promise<TrainResult> {
   const progress = new TrainingProgress(opts.quiet);
   const task = checkArchForTask(config);
-  const data = await task.prepare(config, runDir, existsSync(join(runDir, RUN_FILES.tgtVocab)), (line) => progress.log(line));
+  const data = await task.prepare(config, runDir, existsSync(join(runDir, RUN_FILES.tgtVocab)), (line) =>
+    progress.log(line),
+  );
   progress.log(data.summary);
   const model = buildModel(config.arch, config.archConfig, data.sizes, config.head, config.seed);
   const counts = model.params.counts();
-  progress.log(`model: ${config.arch}/${config.preset} head ${config.head.name}: ${counts.learnable} learnable, ${counts.frozen} frozen parameters`);
-  const optimizer = new Adam(model.params.learnable, { learningRate: config.optim.learningRate, clipNorm: config.optim.clipNorm });
+  progress.log(
+    `model: ${config.arch}/${config.preset} head ${config.head.name}: ${counts.learnable} learnable, ${counts.frozen} frozen parameters`,
+  );
+  const optimizer = new Adam(model.params.learnable, {
+    learningRate: config.optim.learningRate,
+    clipNorm: config.optim.clipNorm,
+  });
   const schedule = new PlateauSchedule(config.schedule);
 
   let state: TrainerState = {
@@ -150,7 +161,8 @@ async function runTraining(
     for (let i = state.batch; i < plan.length; i++) {
       const batch = plan.batch(i);
       const { loss } = optimizer.minimize(() => tf.div(model.lossSum(batch, true), batch.tokens) as tf.Scalar);
-      if (!Number.isFinite(loss)) throw new Error(`training diverged at step ${state.step + 1} (loss ${loss}); try a lower --lr`);
+      if (!Number.isFinite(loss))
+        throw new Error(`training diverged at step ${state.step + 1} (loss ${loss}); try a lower --lr`);
       state.step += 1;
       state.batch = i + 1;
       lossSum += loss * batch.tokens;
@@ -185,7 +197,9 @@ async function runTraining(
     const verdict = schedule.observe(bleu, state.epoch);
     if (verdict.lrFactor !== 1) {
       optimizer.learningRate *= verdict.lrFactor;
-      progress.log(`no validation gain for ${schedule.patience} epochs: learning rate now ${optimizer.learningRate.toExponential(3)}`);
+      progress.log(
+        `no validation gain for ${schedule.patience} epochs: learning rate now ${optimizer.learningRate.toExponential(3)}`,
+      );
     }
     state.learningRate = optimizer.learningRate;
     state.bestBleu = Math.max(state.bestBleu, bleu);
@@ -216,7 +230,10 @@ async function runTraining(
       best: verdict.improved,
       complete,
     };
-    await appendFile(join(runDir, RUN_FILES.metrics), `${JSON.stringify({ time: new Date().toISOString(), ...metrics })}\n`);
+    await appendFile(
+      join(runDir, RUN_FILES.metrics),
+      `${JSON.stringify({ time: new Date().toISOString(), ...metrics })}\n`,
+    );
     progress.log(
       `epoch ${metrics.epoch}${complete ? '' : ' (partial)'}: loss ${metrics.trainLoss.toFixed(3)}, val BLEU ${bleu.toFixed(2)}${verdict.improved ? ' (best)' : ''}${formatScores(valScores)}, ${Math.round(metrics.tokensPerSecond)} tok/s`,
     );
@@ -231,7 +248,15 @@ async function runTraining(
     progress.log(`stopped: ${state.stopReason}; best val BLEU ${state.bestBleu.toFixed(2)}`);
   }
   optimizer.dispose();
-  return { runDir, bestBleu: state.bestBleu, epochs: state.epoch, steps: state.step, stopReason: state.stopReason ?? '', model, data };
+  return {
+    runDir,
+    bestBleu: state.bestBleu,
+    epochs: state.epoch,
+    steps: state.step,
+    stopReason: state.stopReason ?? '',
+    model,
+    data,
+  };
 }
 
 /** The run's task, after checking that its architecture encodes what the task feeds (images or token ids). */
@@ -240,7 +265,9 @@ function checkArchForTask(config: RunConfig) {
   const archKind = getArch(config.arch).inputKind;
   if (archKind !== task.inputKind) {
     const what = (kind: string) => (kind === 'image' ? 'images' : 'token ids');
-    throw new Error(`architecture '${config.arch}' encodes ${what(archKind)}; a ${config.task} run needs one that encodes ${what(task.inputKind)}`);
+    throw new Error(
+      `architecture '${config.arch}' encodes ${what(archKind)}; a ${config.task} run needs one that encodes ${what(task.inputKind)}`,
+    );
   }
   return task;
 }
@@ -251,5 +278,9 @@ function stripUndefined<T extends object>(o: T): Partial<T> {
 
 /** `, chrF2 51.20, chrF2++ 49.80` for the epoch line. */
 function formatScores(scores: Record<string, number> | undefined): string {
-  return scores ? Object.entries(scores).map(([name, value]) => `, ${name} ${value.toFixed(2)}`).join('') : '';
+  return scores
+    ? Object.entries(scores)
+        .map(([name, value]) => `, ${name} ${value.toFixed(2)}`)
+        .join('')
+    : '';
 }

@@ -1,6 +1,11 @@
 import { lengthNormalizedScore } from './length-penalty.ts';
 import { runSearch, type Search } from './search.ts';
-import { resolveSearchOptions, type DecodeModel, type GenerateOptions, type ResolvedSearchOptions } from './search-options.ts';
+import {
+  resolveSearchOptions,
+  type DecodeModel,
+  type GenerateOptions,
+  type ResolvedSearchOptions,
+} from './search-options.ts';
 import { topKInto } from './top-k.ts';
 import type { Hypothesis } from './types.ts';
 
@@ -87,7 +92,8 @@ export class BeamSearch implements Search {
 
   step(logProbs: Float32Array): Int32Array | null {
     const { vocab, eos, beam: k, maxLens } = this.opts;
-    const { inputStart, inputCount, cum, pool, perRow, rowTok, rowVal, candTok, candRow, candScore, selIdx, selVal } = this;
+    const { inputStart, inputCount, cum, pool, perRow, rowTok, rowVal, candTok, candRow, candScore, selIdx, selVal } =
+      this;
     const t = this.t;
     const rows = this.rows;
     let next = 0;
@@ -180,7 +186,12 @@ export class BeamSearch implements Search {
   results(): Hypothesis[][] {
     const nBest = this.opts.nBest;
     // Array#sort is stable, so equal scores keep the order in which they finished.
-    return this.finished.map((fin) => fin.slice().sort((x, y) => y.score - x.score).slice(0, nBest));
+    return this.finished.map((fin) =>
+      fin
+        .slice()
+        .sort((x, y) => y.score - x.score)
+        .slice(0, nBest),
+    );
   }
 
   /** Closes every live row of input `b` with </s> (at its length cap, or when nothing else is possible). */
@@ -196,7 +207,11 @@ export class BeamSearch implements Search {
   private finish(fin: Hypothesis[], history: number[], t: number, logProb: number): void {
     // Only a model emitting +Infinity can produce NaN here; rank it as impossible, not as unsortable.
     if (logProb !== logProb) logProb = -Infinity;
-    fin.push({ tokens: history.slice(0, t), logProb, score: lengthNormalizedScore(logProb, t, this.opts.lengthPenalty) });
+    fin.push({
+      tokens: history.slice(0, t),
+      logProb,
+      score: lengthNormalizedScore(logProb, t, this.opts.lengthPenalty),
+    });
   }
 
   private syncHistories(): void {

@@ -1,6 +1,11 @@
 import { lengthNormalizedScore } from './length-penalty.ts';
 import { runSearch, type Search } from './search.ts';
-import { resolveSearchOptions, type DecodeModel, type GenerateOptions, type ResolvedSearchOptions } from './search-options.ts';
+import {
+  resolveSearchOptions,
+  type DecodeModel,
+  type GenerateOptions,
+  type ResolvedSearchOptions,
+} from './search-options.ts';
 import { argmax } from './top-k.ts';
 import type { Hypothesis } from './types.ts';
 
@@ -60,7 +65,11 @@ export class GreedySearch implements Search {
       // Only a model emitting +Infinity can produce NaN here; rank it as impossible, not as unsortable.
       if (total !== total) total = this.logProb[b] = -Infinity;
       if (tok === eos) {
-        this.finished[b] = { tokens: tokens[b], logProb: total, score: lengthNormalizedScore(total, tokens[b].length, lengthPenalty) };
+        this.finished[b] = {
+          tokens: tokens[b],
+          logProb: total,
+          score: lengthNormalizedScore(total, tokens[b].length, lengthPenalty),
+        };
         continue;
       }
       tokens[b].push(tok);

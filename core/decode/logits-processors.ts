@@ -15,7 +15,8 @@ export type LogitsProcessor = (logProbs: Float32Array, rows: number, vocab: numb
 /** Masks the given token ids in every row (e.g. <pad> and <s>, which must never be emitted). */
 export function suppressTokens(tokens: readonly number[]): LogitsProcessor {
   tokens.forEach((t, i) => {
-    if (!Number.isInteger(t) || t < 0) throw new RangeError(`suppressTokens: tokens[${i}] must be a token id, got ${t}`);
+    if (!Number.isInteger(t) || t < 0)
+      throw new RangeError(`suppressTokens: tokens[${i}] must be a token id, got ${t}`);
   });
   const ids = Int32Array.from(new Set(tokens));
   return (logProbs, rows, vocab) => {
@@ -28,7 +29,8 @@ export function suppressTokens(tokens: readonly number[]): LogitsProcessor {
 /** Masks </s> in every row that has fewer than `minLen` output tokens, so outputs are at least that long. */
 export function minLength(eos: number, minLen: number): LogitsProcessor {
   if (!Number.isInteger(eos) || eos < 0) throw new RangeError(`minLength: eos must be a token id, got ${eos}`);
-  if (!Number.isInteger(minLen) || minLen < 0) throw new RangeError(`minLength: minLen must be a non-negative integer, got ${minLen}`);
+  if (!Number.isInteger(minLen) || minLen < 0)
+    throw new RangeError(`minLength: minLen must be a non-negative integer, got ${minLen}`);
   return (logProbs, rows, vocab, histories) => {
     for (let r = 0; r < rows; r++) {
       if (histories[r].length < minLen) logProbs[r * vocab + eos] = -Infinity;

@@ -39,7 +39,10 @@ export function resolveSearchOptions<State>(
   integer('batchSize', batchSize, 0);
   const beam = integer('beam', opts.beam ?? 1, 1);
   const nBest = integer('nBest', opts.nBest ?? 1, 1);
-  if (nBest > beam) throw new RangeError(`nBest (${nBest}) must not exceed beam (${beam}): search keeps only beam hypotheses per input`);
+  if (nBest > beam)
+    throw new RangeError(
+      `nBest (${nBest}) must not exceed beam (${beam}): search keeps only beam hypotheses per input`,
+    );
   const lengthPenalty = finite('lengthPenalty', opts.lengthPenalty ?? 1.0);
   const maxLen = integer('maxLen', opts.maxLen ?? 200, 0);
   const minLen = integer('minLen', opts.minLen ?? 0, 0);
@@ -47,9 +50,11 @@ export function resolveSearchOptions<State>(
   const maxLenA = finite('maxLenA', opts.maxLenA ?? 2);
   const maxLenB = finite('maxLenB', opts.maxLenB ?? 10);
   const padRaw = opts.pad ?? model.pad;
-  const pad = padRaw === undefined ? undefined : integer(opts.pad !== undefined ? 'pad' : 'model.pad', padRaw, 0, vocab - 1);
+  const pad =
+    padRaw === undefined ? undefined : integer(opts.pad !== undefined ? 'pad' : 'model.pad', padRaw, 0, vocab - 1);
   const unkRaw = opts.unk ?? model.unk;
-  const unk = unkRaw === undefined ? undefined : integer(opts.unk !== undefined ? 'unk' : 'model.unk', unkRaw, 0, vocab - 1);
+  const unk =
+    unkRaw === undefined ? undefined : integer(opts.unk !== undefined ? 'unk' : 'model.unk', unkRaw, 0, vocab - 1);
   if (opts.allowUnk !== undefined && typeof opts.allowUnk !== 'boolean') {
     throw new TypeError(`allowUnk must be a boolean, got ${String(opts.allowUnk)}`);
   }

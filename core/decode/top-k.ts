@@ -32,7 +32,9 @@ export function topKInto(
   const m = k < n ? k : n;
   if (m <= 0) return 0;
   if (outIndices.length < m || outValues.length < m) {
-    throw new RangeError(`topKInto: outIndices/outValues hold ${Math.min(outIndices.length, outValues.length)} entries, need k=${m}`);
+    throw new RangeError(
+      `topKInto: outIndices/outValues hold ${Math.min(outIndices.length, outValues.length)} entries, need k=${m}`,
+    );
   }
   if (m === 1) {
     const i = argmax(values, start, end);

@@ -27,10 +27,15 @@ export interface SearchOptions {
   nBest?: number;
   /** Absolute cap on output tokens (without </s>). @default 200 */
   maxLen?: number;
-  /** Per-input cap: maxLenA * sourceLength + maxLenB (fairseq's --max-len-a/b); the smaller cap wins. @default a=2, b=10 */
+  /**
+   * Per-input cap: maxLenA * sourceLength + maxLenB (fairseq's --max-len-a/b); the smaller cap wins. @default a=2, b=10
+   */
   maxLenA?: number;
   maxLenB?: number;
-  /** Output tokens (without </s>) required before </s> may be emitted; must be ≤ maxLen and overrides a smaller per-input cap. @default 0 */
+  /**
+   * Output tokens (without </s>) required before </s> may be emitted; must be ≤ maxLen and overrides a smaller
+   * per-input cap. @default 0
+   */
   minLen?: number;
   /** Id of <pad>, which is never emitted (nor is <s>). Defaults to the model's `pad` field when it has one. */
   pad?: number;

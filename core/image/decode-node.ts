@@ -11,7 +11,15 @@
 import { readFile, stat } from 'node:fs/promises';
 import sharp from 'sharp';
 import { ImageDecodeError } from './decode-error.ts';
-import { checkImageBytes, checkPixelCount, DEFAULT_MAX_BYTES, DEFAULT_MAX_PIXELS, type ImageLimits, isCompleteImage, type SupportedImageFormat } from './sniff.ts';
+import {
+  checkImageBytes,
+  checkPixelCount,
+  DEFAULT_MAX_BYTES,
+  DEFAULT_MAX_PIXELS,
+  type ImageLimits,
+  isCompleteImage,
+  type SupportedImageFormat,
+} from './sniff.ts';
 
 export { ImageDecodeError, type ImageDecodeReason } from './decode-error.ts';
 export { DEFAULT_MAX_BYTES, DEFAULT_MAX_PIXELS, DEFAULT_MAX_SIDE, type ImageLimits } from './sniff.ts';
@@ -58,7 +66,8 @@ export async function decodeImage(
   if (typeof input === 'string') {
     const maxBytes = opts.maxBytes ?? DEFAULT_MAX_BYTES;
     const { size } = await stat(input);
-    if (size > maxBytes) throw new ImageDecodeError('too-large', `the image is ${size} bytes, more than the limit of ${maxBytes}`, source);
+    if (size > maxBytes)
+      throw new ImageDecodeError('too-large', `the image is ${size} bytes, more than the limit of ${maxBytes}`, source);
     bytes = await readFile(input);
   } else {
     bytes = input;
@@ -91,7 +100,11 @@ export async function decodeImage(
     image.resize({ width: side, height: side, fit: 'outside', withoutEnlargement: true, kernel: 'linear' });
   }
   try {
-    const { data, info } = await image.toColourspace('srgb').ensureAlpha().raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
+    const { data, info } = await image
+      .toColourspace('srgb')
+      .ensureAlpha()
+      .raw({ depth: 'uchar' })
+      .toBuffer({ resolveWithObject: true });
     if (info.channels !== 4) throw new Error(`expected 4 channels after ensureAlpha, got ${info.channels}`);
     const rgba = new Uint8Array(data.buffer, data.byteOffset, data.length);
     return { rgba, width: info.width, height: info.height, format, ...(reduce ? { original: oriented } : {}) };
@@ -101,12 +114,19 @@ export async function decodeImage(
 }
 
 /** Maps a libvips failure to a reason: truncation is told apart from other damage. */
-function failure(err: unknown, bytes: Uint8Array, format: SupportedImageFormat, source: string | undefined): ImageDecodeError {
+function failure(
+  err: unknown,
+  bytes: Uint8Array,
+  format: SupportedImageFormat,
+  source: string | undefined,
+): ImageDecodeError {
   const message = err instanceof Error ? err.message : String(err);
   // libpng reports every failure as "read error", so truncation is read from the missing end marker.
   const truncated = /premature end|truncated|unexpected end/i.test(message) || !isCompleteImage(bytes, format);
   const what = format === 'jpeg' ? 'JPEG' : 'PNG';
   return truncated
-    ? new ImageDecodeError('truncated', `the ${what} is truncated: its data ends early (${message})`, source, { cause: err })
+    ? new ImageDecodeError('truncated', `the ${what} is truncated: its data ends early (${message})`, source, {
+        cause: err,
+      })
     : new ImageDecodeError('corrupt', `the ${what} could not be decoded (${message})`, source, { cause: err });
 }

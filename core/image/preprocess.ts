@@ -33,14 +33,16 @@ export const DEFAULT_IMAGE_SPEC: ImageSpec = Object.freeze<ImageSpec>({
 
 /** Checks a spec at the public boundary, naming the field that is wrong. */
 export function assertImageSpec(spec: ImageSpec): void {
-  if (!Number.isInteger(spec.size) || spec.size < 1) throw new RangeError(`image spec: 'size' must be a positive integer, got ${spec.size}`);
+  if (!Number.isInteger(spec.size) || spec.size < 1)
+    throw new RangeError(`image spec: 'size' must be a positive integer, got ${spec.size}`);
   for (const key of ['mean', 'std'] as const) {
     const v = spec[key];
     if (!Array.isArray(v) || v.length !== 3 || v.some((x) => !Number.isFinite(x))) {
       throw new TypeError(`image spec: '${key}' must be three finite numbers, got ${JSON.stringify(v)}`);
     }
   }
-  if (spec.std.some((s) => s <= 0)) throw new RangeError(`image spec: 'std' must be positive, got ${JSON.stringify(spec.std)}`);
+  if (spec.std.some((s) => s <= 0))
+    throw new RangeError(`image spec: 'std' must be positive, got ${JSON.stringify(spec.std)}`);
 }
 
 /** One output pixel's taps along one axis: source indices and their weights (summing to 1). */
@@ -100,13 +102,21 @@ function axisTaps(src: number, dst: number): AxisTaps {
  * with sharp, which keeps it. Values are rounded to the nearest level.
  * @param rgba `width`×`height`×4 bytes, row-major, straight (not premultiplied) alpha
  */
-export function centreCropResize(rgba: Uint8Array | Uint8ClampedArray, width: number, height: number, size: number): Uint8ClampedArray {
+export function centreCropResize(
+  rgba: Uint8Array | Uint8ClampedArray,
+  width: number,
+  height: number,
+  size: number,
+): Uint8ClampedArray {
   if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1) {
     throw new RangeError(`centreCropResize: width and height must be positive integers, got ${width}×${height}`);
   }
-  if (!Number.isInteger(size) || size < 1) throw new RangeError(`centreCropResize: 'size' must be a positive integer, got ${size}`);
+  if (!Number.isInteger(size) || size < 1)
+    throw new RangeError(`centreCropResize: 'size' must be a positive integer, got ${size}`);
   if (rgba.length !== width * height * 4) {
-    throw new RangeError(`centreCropResize: expected ${width}×${height}×4 = ${width * height * 4} bytes of RGBA, got ${rgba.length}`);
+    throw new RangeError(
+      `centreCropResize: expected ${width}×${height}×4 = ${width * height * 4} bytes of RGBA, got ${rgba.length}`,
+    );
   }
   const side = Math.min(width, height);
   const x0 = Math.floor((width - side) / 2);
@@ -128,7 +138,10 @@ export function centreCropResize(rgba: Uint8Array | Uint8ClampedArray, width: nu
   for (let y = 0; y < side; y++) {
     const rowBase = ((y0 + y) * width + x0) * 4;
     for (let i = 0; i < size; i++) {
-      let r = 0, g = 0, b = 0, a = 0;
+      let r = 0,
+        g = 0,
+        b = 0,
+        a = 0;
       for (let t = taps.start[i]!; t < taps.start[i + 1]!; t++) {
         const p = rowBase + taps.index[t]! * 4;
         const alpha = rgba[p + 3]!;
@@ -148,7 +161,10 @@ export function centreCropResize(rgba: Uint8Array | Uint8ClampedArray, width: nu
   }
   for (let j = 0; j < size; j++) {
     for (let i = 0; i < size; i++) {
-      let r = 0, g = 0, b = 0, a = 0;
+      let r = 0,
+        g = 0,
+        b = 0,
+        a = 0;
       for (let t = taps.start[j]!; t < taps.start[j + 1]!; t++) {
         const p = (taps.index[t]! * size + i) * 4;
         const w = taps.weight[t]!;
@@ -209,11 +225,19 @@ function normalisationTable(spec: ImageSpec): Float32Array {
  * Writes RGB bytes (`size`×`size`×3, HWC) as normalised CHW floats into `out` at `offset`.
  * @returns `out`
  */
-export function rgbToNormalisedCHW(rgb: Uint8Array, size: number, spec: ImageSpec, out?: Float32Array, offset = 0): Float32Array {
+export function rgbToNormalisedCHW(
+  rgb: Uint8Array,
+  size: number,
+  spec: ImageSpec,
+  out?: Float32Array,
+  offset = 0,
+): Float32Array {
   const plane = size * size;
-  if (rgb.length !== plane * 3) throw new RangeError(`rgbToNormalisedCHW: expected ${size}×${size}×3 = ${plane * 3} bytes, got ${rgb.length}`);
+  if (rgb.length !== plane * 3)
+    throw new RangeError(`rgbToNormalisedCHW: expected ${size}×${size}×3 = ${plane * 3} bytes, got ${rgb.length}`);
   const target = out ?? new Float32Array(3 * plane);
-  if (offset + 3 * plane > target.length) throw new RangeError(`rgbToNormalisedCHW: output too small for ${3 * plane} values at offset ${offset}`);
+  if (offset + 3 * plane > target.length)
+    throw new RangeError(`rgbToNormalisedCHW: output too small for ${3 * plane} values at offset ${offset}`);
   const table = normalisationTable(spec);
   for (let p = 0; p < plane; p++) {
     target[offset + p] = table[rgb[p * 3]!]!;
@@ -228,12 +252,20 @@ export function rgbToNormalisedCHW(rgb: Uint8Array, size: number, spec: ImageSpe
  * `(level / 255 − mean) / std` per channel.
  */
 export function toNormalisedCHW(rgba: Uint8Array | Uint8ClampedArray, size: number, spec: ImageSpec): Float32Array {
-  if (rgba.length !== size * size * 4) throw new RangeError(`toNormalisedCHW: expected ${size}×${size}×4 = ${size * size * 4} bytes of RGBA, got ${rgba.length}`);
+  if (rgba.length !== size * size * 4)
+    throw new RangeError(
+      `toNormalisedCHW: expected ${size}×${size}×4 = ${size * size * 4} bytes of RGBA, got ${rgba.length}`,
+    );
   return rgbToNormalisedCHW(flattenAlpha(rgba, spec), size, spec);
 }
 
 /** Decoded RGBA of any size → the model's [3, spec.size, spec.size] input. */
-export function preprocessRgba(rgba: Uint8Array | Uint8ClampedArray, width: number, height: number, spec: ImageSpec = DEFAULT_IMAGE_SPEC): Float32Array {
+export function preprocessRgba(
+  rgba: Uint8Array | Uint8ClampedArray,
+  width: number,
+  height: number,
+  spec: ImageSpec = DEFAULT_IMAGE_SPEC,
+): Float32Array {
   assertImageSpec(spec);
   return toNormalisedCHW(centreCropResize(rgba, width, height, spec.size), spec.size, spec);
 }

@@ -11,7 +11,8 @@ import { ImageDecodeError } from './decode-error.ts';
 export type SupportedImageFormat = 'jpeg' | 'png';
 
 /** Formats recognised by signature; only {@link SupportedImageFormat} ones are decoded. */
-export type SniffedFormat = SupportedImageFormat | 'gif' | 'webp' | 'bmp' | 'tiff' | 'heif' | 'avif' | 'jxl' | 'ico' | 'pdf' | 'unknown';
+export type SniffedFormat =
+  SupportedImageFormat | 'gif' | 'webp' | 'bmp' | 'tiff' | 'heif' | 'avif' | 'jxl' | 'ico' | 'pdf' | 'unknown';
 
 const startsWith = (bytes: Uint8Array, sig: readonly number[], at = 0): boolean =>
   bytes.length >= at + sig.length && sig.every((b, i) => bytes[at + i] === b);
@@ -31,7 +32,8 @@ export function sniffImageFormat(bytes: Uint8Array): SniffedFormat {
     if (brand === 'avif' || brand === 'avis') return 'avif';
     if (['heic', 'heix', 'hevc', 'hevx', 'mif1', 'msf1'].includes(brand)) return 'heif';
   }
-  if (startsWith(bytes, [0xff, 0x0a]) || startsWith(bytes, [0x00, 0x00, 0x00, 0x0c, 0x4a, 0x58, 0x4c, 0x20])) return 'jxl';
+  if (startsWith(bytes, [0xff, 0x0a]) || startsWith(bytes, [0x00, 0x00, 0x00, 0x0c, 0x4a, 0x58, 0x4c, 0x20]))
+    return 'jxl';
   if (startsWith(bytes, [0x00, 0x00, 0x01, 0x00])) return 'ico';
   if (startsWith(bytes, ascii('%PDF-'))) return 'pdf';
   return 'unknown';
@@ -73,20 +75,37 @@ export function checkImageBytes(bytes: Uint8Array, limits: ImageLimits = {}, sou
   const maxBytes = limits.maxBytes ?? DEFAULT_MAX_BYTES;
   if (bytes.length === 0) throw new ImageDecodeError('empty', 'the image is empty (0 bytes)', source);
   if (bytes.length > maxBytes) {
-    throw new ImageDecodeError('too-large', `the image is ${bytes.length} bytes, more than the limit of ${maxBytes}`, source);
+    throw new ImageDecodeError(
+      'too-large',
+      `the image is ${bytes.length} bytes, more than the limit of ${maxBytes}`,
+      source,
+    );
   }
   const format = sniffImageFormat(bytes);
   if (format === 'jpeg' || format === 'png') return format;
-  if (format === 'unknown') throw new ImageDecodeError('not-an-image', 'not an image: the bytes are neither JPEG nor PNG', source);
-  if (format === 'pdf') throw new ImageDecodeError('not-an-image', 'not an image: the bytes are a PDF document (only JPEG and PNG are accepted)', source);
-  throw new ImageDecodeError('unsupported-format', `${format.toUpperCase()} images are not supported; send JPEG or PNG`, source);
+  if (format === 'unknown')
+    throw new ImageDecodeError('not-an-image', 'not an image: the bytes are neither JPEG nor PNG', source);
+  if (format === 'pdf')
+    throw new ImageDecodeError(
+      'not-an-image',
+      'not an image: the bytes are a PDF document (only JPEG and PNG are accepted)',
+      source,
+    );
+  throw new ImageDecodeError(
+    'unsupported-format',
+    `${format.toUpperCase()} images are not supported; send JPEG or PNG`,
+    source,
+  );
 }
 
 /**
  * Width and height from a JPEG's SOF segment or a PNG's IHDR, or null when the header does not
  * say (a damaged file: the decoder will then report it).
  */
-export function readImageSize(bytes: Uint8Array, format: SupportedImageFormat): { width: number; height: number } | null {
+export function readImageSize(
+  bytes: Uint8Array,
+  format: SupportedImageFormat,
+): { width: number; height: number } | null {
   const u16 = (at: number): number => bytes[at]! * 256 + bytes[at + 1]!;
   if (format === 'png') {
     // signature (8), chunk length (4), 'IHDR' (4), then width and height as big-endian uint32
@@ -149,7 +168,11 @@ export function isCompleteImage(bytes: Uint8Array, format: SupportedImageFormat)
     at += 2 + bytes[at + 2]! * 256 + bytes[at + 3]!;
     if (marker !== 0xda) continue;
     // Entropy-coded data runs to the next marker that is neither stuffing nor a restart.
-    while (at + 1 < bytes.length && !(bytes[at] === 0xff && bytes[at + 1] !== 0x00 && !(bytes[at + 1]! >= 0xd0 && bytes[at + 1]! <= 0xd7))) at++;
+    while (
+      at + 1 < bytes.length &&
+      !(bytes[at] === 0xff && bytes[at + 1] !== 0x00 && !(bytes[at + 1]! >= 0xd0 && bytes[at + 1]! <= 0xd7))
+    )
+      at++;
   }
   return false;
 }
@@ -163,10 +186,18 @@ export function checkPixelCount(width: number, height: number, limits: ImageLimi
   const maxPixels = limits.maxPixels ?? DEFAULT_MAX_PIXELS;
   const maxSide = limits.maxSide ?? DEFAULT_MAX_SIDE;
   if (Math.max(width, height) > maxSide) {
-    throw new ImageDecodeError('too-large', `the image is ${width}×${height}, a side longer than the limit of ${maxSide} pixels`, source);
+    throw new ImageDecodeError(
+      'too-large',
+      `the image is ${width}×${height}, a side longer than the limit of ${maxSide} pixels`,
+      source,
+    );
   }
   if (width * height > maxPixels) {
-    const mp = (width * height / 1e6).toFixed(1);
-    throw new ImageDecodeError('too-large', `the image is ${width}×${height} (${mp} megapixels), more than the limit of ${maxPixels} pixels`, source);
+    const mp = ((width * height) / 1e6).toFixed(1);
+    throw new ImageDecodeError(
+      'too-large',
+      `the image is ${width}×${height} (${mp} megapixels), more than the limit of ${maxPixels} pixels`,
+      source,
+    );
   }
 }

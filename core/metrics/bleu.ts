@@ -131,7 +131,9 @@ function resolve(options: BleuOptions, effectiveOrderDefault: boolean): Resolved
   const tokenize = getBleuTokenizer(options.tokenize ?? '13a');
   const smoothMethod = options.smoothMethod ?? 'exp';
   if (!(smoothMethod in SMOOTH_DEFAULTS)) {
-    throw new Error(`bleu: unknown smooth method '${smoothMethod}' (known: ${Object.keys(SMOOTH_DEFAULTS).join(', ')})`);
+    throw new Error(
+      `bleu: unknown smooth method '${smoothMethod}' (known: ${Object.keys(SMOOTH_DEFAULTS).join(', ')})`,
+    );
   }
   return {
     tokenize,
@@ -281,7 +283,9 @@ export function corpusBleu(
   if (references.length === 0) throw new Error('bleu: no reference streams given');
   references.forEach((stream, k) => {
     if (stream.length !== hypotheses.length) {
-      throw new Error(`bleu: reference stream ${k + 1} has ${stream.length} lines, hypotheses have ${hypotheses.length}`);
+      throw new Error(
+        `bleu: reference stream ${k + 1} has ${stream.length} lines, hypotheses have ${hypotheses.length}`,
+      );
     }
   });
 
@@ -330,7 +334,9 @@ export function bleuSignature(nrefs: number | 'var', options: BleuOptions = {}, 
   const r = resolve(options, sentence);
   const smoothDefault = SMOOTH_DEFAULTS[r.smoothMethod];
   const smooth =
-    smoothDefault === undefined ? r.smoothMethod : `${r.smoothMethod}[${formatFixed(r.smoothValue ?? smoothDefault, 2)}]`;
+    smoothDefault === undefined
+      ? r.smoothMethod
+      : `${r.smoothMethod}[${formatFixed(r.smoothValue ?? smoothDefault, 2)}]`;
   return [
     `nrefs:${nrefs}`,
     `case:${r.lowercase ? 'lc' : 'mixed'}`,

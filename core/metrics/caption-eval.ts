@@ -44,7 +44,11 @@ function withoutUnk(text: string): string {
  * rare-word share leave it out, as the translation report does.
  * @param trainCounts training word counts, for the rare-word share
  */
-export function evaluateCaptions(hyps: readonly string[], refs: readonly (readonly string[])[], trainCounts?: TrainCounts): CaptionScores {
+export function evaluateCaptions(
+  hyps: readonly string[],
+  refs: readonly (readonly string[])[],
+  trainCounts?: TrainCounts,
+): CaptionScores {
   const { tokenize } = getTokenizer('caption');
   const h = cocoTokenizeCaptions(hyps);
   const r = regroup(cocoTokenizeCaptions(refs.flat()), refs);

@@ -41,7 +41,8 @@ export function countNgrams(words: readonly string[], maxN: number): NgramCounts
 
 /** Checks that hypotheses and reference lists line up, naming the function. */
 export function assertAligned(fn: string, hyps: readonly unknown[], refs: readonly (readonly unknown[])[]): void {
-  if (hyps.length !== refs.length) throw new RangeError(`${fn}: ${hyps.length} hypotheses but ${refs.length} reference lists`);
+  if (hyps.length !== refs.length)
+    throw new RangeError(`${fn}: ${hyps.length} hypotheses but ${refs.length} reference lists`);
   const empty = refs.findIndex((r) => r.length === 0);
   if (empty >= 0) throw new RangeError(`${fn}: hypothesis ${empty} has no references`);
 }

@@ -43,7 +43,11 @@ interface Vectors {
   length: number;
 }
 
-export function ciderD(hyps: readonly Sentence[], refs: readonly (readonly Sentence[])[], opts: CiderDOptions = {}): CiderD {
+export function ciderD(
+  hyps: readonly Sentence[],
+  refs: readonly (readonly Sentence[])[],
+  opts: CiderDOptions = {},
+): CiderD {
   assertAligned('ciderD', hyps, refs);
   const n = opts.n ?? 4;
   const sigma = opts.sigma ?? 6;

@@ -53,7 +53,8 @@ export function cocoBleu(hyps: readonly Sentence[], refs: readonly (readonly Sen
     for (const ref of refs[i]!) {
       const words = pythonSplit(ref);
       refLens.push(words.length);
-      for (const [key, count] of countNgrams(words, n).counts) maxCounts.set(key, Math.max(maxCounts.get(key) ?? 0, count));
+      for (const [key, count] of countNgrams(words, n).counts)
+        maxCounts.set(key, Math.max(maxCounts.get(key) ?? 0, count));
     }
     // cook_test
     const words = pythonSplit(hyp);

@@ -19,7 +19,7 @@ export function averageRanks(values: Numbers): Float64Array {
   for (let i = 0; i < n; i++) if (Number.isNaN(values[i])) throw new RangeError(`averageRanks: values[${i}] is NaN`);
   order.sort((a, b) => values[a] - values[b]);
   const ranks = new Float64Array(n);
-  for (let start = 0; start < n; ) {
+  for (let start = 0; start < n;) {
     let end = start + 1;
     while (end < n && values[order[end]] === values[order[start]]) end++;
     // Positions start..end-1 hold equal values: ranks start+1..end, whose mean is (start+1+end)/2.

@@ -34,7 +34,11 @@ export interface RareWordRate {
  * Share of produced words (tokens) whose training frequency is below `threshold`.
  * @param frequencyOf training count of a word; words never seen in training should get 0
  */
-export function rareWordRate(sentences: Sentences, frequencyOf: (word: string) => number, threshold = RARE_WORD_THRESHOLD): RareWordRate {
+export function rareWordRate(
+  sentences: Sentences,
+  frequencyOf: (word: string) => number,
+  threshold = RARE_WORD_THRESHOLD,
+): RareWordRate {
   let rare = 0;
   let words = 0;
   for (const s of sentences) {

@@ -37,7 +37,8 @@ export function float32ToFloat16Bits(value: number): number {
     let half = mantissa >>> shift;
     const rest = mantissa & ((1 << shift) - 1);
     const halfway = 1 << (shift - 1);
-    if (rest > halfway || (rest === halfway && (half & 1) === 1)) half += 1; // may carry into the smallest normal: still correct
+    // may carry into the smallest normal: still correct
+    if (rest > halfway || (rest === halfway && (half & 1) === 1)) half += 1;
     return sign | half;
   }
 

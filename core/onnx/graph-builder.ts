@@ -227,7 +227,12 @@ export class GraphBuilder {
   }
 
   /** Same as `node(...)[0]`, for single-output ops. */
-  op(opType: string, inputs: string[], attrs?: Record<string, AttrValue | undefined>, opts: { name?: string; domain?: string } = {}): string {
+  op(
+    opType: string,
+    inputs: string[],
+    attrs?: Record<string, AttrValue | undefined>,
+    opts: { name?: string; domain?: string } = {},
+  ): string {
     return this.node(opType, inputs, attrs, { ...opts, outputs: 1 })[0]!;
   }
 
@@ -275,7 +280,12 @@ export class GraphBuilder {
   split(x: string, axis: number, sizes: number[]): string[] {
     if (sizes.length === 0) throw new Error('split: sizes must not be empty');
     if (this.opset >= 13) {
-      return this.node('Split', [x, this.constInt64(sizes, [sizes.length], 'split')], { axis }, { outputs: sizes.length });
+      return this.node(
+        'Split',
+        [x, this.constInt64(sizes, [sizes.length], 'split')],
+        { axis },
+        { outputs: sizes.length },
+      );
     }
     return this.node('Split', [x], { axis, split: sizes }, { outputs: sizes.length });
   }
@@ -285,7 +295,13 @@ export class GraphBuilder {
    * int64 values (for dynamic slices). Ends past the dim are clamped by ONNX,
    * so `Number.MAX_SAFE_INTEGER` means "to the end". Inputs from opset 10.
    */
-  slice(x: string, starts: number[] | string, ends: number[] | string, axes?: number[] | string, steps?: number[] | string): string {
+  slice(
+    x: string,
+    starts: number[] | string,
+    ends: number[] | string,
+    axes?: number[] | string,
+    steps?: number[] | string,
+  ): string {
     if (this.opset >= 10) {
       const list = (v: number[] | string, hint: string): string =>
         typeof v === 'string' ? v : this.constInt64(v, [v.length], hint);
@@ -297,7 +313,11 @@ export class GraphBuilder {
     if ([starts, ends, axes].some((v) => typeof v === 'string') || steps !== undefined) {
       throw new Error(`slice: dynamic bounds and steps need opset >= 10 (graph has ${this.opset})`);
     }
-    return this.op('Slice', [x], { starts: starts as number[], ends: ends as number[], axes: axes as number[] | undefined });
+    return this.op('Slice', [x], {
+      starts: starts as number[],
+      ends: ends as number[],
+      axes: axes as number[] | undefined,
+    });
   }
 
   /** Inserts size-1 dims at `axes`; axes are an input from opset 13. */

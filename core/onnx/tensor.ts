@@ -56,7 +56,10 @@ function toInt64(data: TensorData): BigInt64Array {
 }
 
 /** The typed array holding `data` as `dtype`'s elements (converting number[] and fp16 floats). */
-function typedArrayFor(dtype: DType, data: TensorData): ArrayBufferView & { length: number; BYTES_PER_ELEMENT: number } {
+function typedArrayFor(
+  dtype: DType,
+  data: TensorData,
+): ArrayBufferView & { length: number; BYTES_PER_ELEMENT: number } {
   const isArray = Array.isArray(data);
   switch (dtype) {
     case 'float32':

@@ -60,11 +60,4 @@ export type TypedAttr =
  *  - {@link TypedAttr} wrappers force a type: `{ float: 1 }`, `{ int: 1 }`, ...
  */
 export type AttrValue =
-  | number
-  | string
-  | number[]
-  | string[]
-  | Float32Array
-  | TensorValue
-  | { graph: GraphBuilder }
-  | TypedAttr;
+  number | string | number[] | string[] | Float32Array | TensorValue | { graph: GraphBuilder } | TypedAttr;

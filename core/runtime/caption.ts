@@ -94,7 +94,11 @@ export class CaptionRuntime {
    * {@link caption} with a callback per image as soon as it is done: same batch, same search, same
    * results. A server uses it to decode many requests as one batch.
    */
-  async captionEach(images: readonly Float32Array[], opts: CaptionOptions = {}, hooks: CaptionHooks = {}): Promise<Caption[]> {
+  async captionEach(
+    images: readonly Float32Array[],
+    opts: CaptionOptions = {},
+    hooks: CaptionHooks = {},
+  ): Promise<Caption[]> {
     const search = this.searchOptions(opts);
     const n = this.checkImages(images);
     if (n === 0) return [];
@@ -125,8 +129,10 @@ export class CaptionRuntime {
     if (typeof opts !== 'object' || opts === null) throw new TypeError("caption: 'opts' must be an object");
     const beam = opts.beam ?? DEFAULT_CAPTION_BEAM;
     const maxLen = opts.maxLength ?? DEFAULT_CAPTION_MAX_LENGTH;
-    if (!Number.isInteger(beam) || beam < 1) throw new RangeError(`caption: 'beam' must be a positive integer, got ${String(opts.beam)}`);
-    if (!Number.isInteger(maxLen) || maxLen < 1) throw new RangeError(`caption: 'maxLength' must be a positive integer, got ${String(opts.maxLength)}`);
+    if (!Number.isInteger(beam) || beam < 1)
+      throw new RangeError(`caption: 'beam' must be a positive integer, got ${String(opts.beam)}`);
+    if (!Number.isInteger(maxLen) || maxLen < 1)
+      throw new RangeError(`caption: 'maxLength' must be a positive integer, got ${String(opts.maxLength)}`);
     return { beam, maxLen };
   }
 
@@ -135,9 +141,12 @@ export class CaptionRuntime {
     const { size } = this.imageSpec;
     const expected = 3 * size * size;
     images.forEach((im, i) => {
-      if (!(im instanceof Float32Array)) throw new TypeError(`caption: images[${i}] must be a Float32Array, got ${describe(im)}`);
+      if (!(im instanceof Float32Array))
+        throw new TypeError(`caption: images[${i}] must be a Float32Array, got ${describe(im)}`);
       if (im.length !== expected) {
-        throw new RangeError(`caption: images[${i}] has ${im.length} values; model '${this.card.name}' takes [3, ${size}, ${size}] = ${expected}`);
+        throw new RangeError(
+          `caption: images[${i}] has ${im.length} values; model '${this.card.name}' takes [3, ${size}, ${size}] = ${expected}`,
+        );
       }
     });
     return images.length;
@@ -152,5 +161,5 @@ function captionSpec(card: ModelCard): CardImageSpec {
 }
 
 function describe(v: unknown): string {
-  return v === null ? 'null' : typeof v === 'object' ? (v as object).constructor?.name ?? 'object' : typeof v;
+  return v === null ? 'null' : typeof v === 'object' ? ((v as object).constructor?.name ?? 'object') : typeof v;
 }

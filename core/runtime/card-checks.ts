@@ -45,14 +45,21 @@ const ENCODER_INPUTS: Readonly<Record<ModelCard['task'], readonly string[]>> = {
  * Checks the sessions against the card's `graphs` section, so a mismatched export fails at load
  * time with the file name rather than mid-request with an ORT feed error.
  */
-export function checkGraphs(card: ModelCard, encoder: InferenceSession, decoder: InferenceSession, locate: (file: string) => string): void {
+export function checkGraphs(
+  card: ModelCard,
+  encoder: InferenceSession,
+  decoder: InferenceSession,
+  locate: (file: string) => string,
+): void {
   const { graphs } = card;
   const encWhere = locate(graphs.encoder.file);
   const decWhere = locate(graphs.decoder.file);
   const feedable = ENCODER_INPUTS[card.task];
   for (const name of encoder.inputNames) {
     if (!feedable.includes(name)) {
-      throw new Error(`${encWhere}: encoder input '${name}' is not one the runtime can feed to a ${card.task} model (${feedable.join(', ')})`);
+      throw new Error(
+        `${encWhere}: encoder input '${name}' is not one the runtime can feed to a ${card.task} model (${feedable.join(', ')})`,
+      );
     }
   }
   for (const name of [...graphs.decoder.state, ...graphs.decoder.memory]) {

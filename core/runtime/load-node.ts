@@ -38,7 +38,8 @@ const CUDA_REQUIREMENTS =
  */
 export async function loadModelDir(dir: string, opts: LoadModelOptions = {}): Promise<Seq2SeqRuntime> {
   const device = opts.device ?? 'cpu';
-  if (!DEVICES.includes(device)) throw new Error(`device must be one of ${DEVICES.join(', ')}, got '${String(device)}'`);
+  if (!DEVICES.includes(device))
+    throw new Error(`device must be one of ${DEVICES.join(', ')}, got '${String(device)}'`);
   const threads = opts.intraOpNumThreads ?? 0;
   if (!Number.isInteger(threads) || threads < 0) {
     throw new Error(`intraOpNumThreads must be an integer >= 0, got ${String(opts.intraOpNumThreads)}`);
@@ -84,7 +85,9 @@ async function readCardFile(dir: string, card: ModelCard, file: string): Promise
   }
   const expected = card.files[file]?.bytes;
   if (expected !== undefined && expected !== bytes.length) {
-    throw new Error(`${bytes.length} bytes, but the model card records ${expected}: the file is truncated or does not belong to this card`);
+    throw new Error(
+      `${bytes.length} bytes, but the model card records ${expected}: the file is truncated or does not belong to this card`,
+    );
   }
   return bytes;
 }
@@ -96,7 +99,8 @@ async function readCardFile(dir: string, card: ModelCard, file: string): Promise
  */
 export async function loadCaptionModelDir(dir: string, opts: LoadModelOptions = {}): Promise<CaptionRuntime> {
   const card = await readModelCard(dir);
-  if (card.task !== 'caption') throw new TypeError(`${join(dir, MODEL_CARD_FILE)}: '${card.name}' is a ${card.task} model, not a caption model`);
+  if (card.task !== 'caption')
+    throw new TypeError(`${join(dir, MODEL_CARD_FILE)}: '${card.name}' is a ${card.task} model, not a caption model`);
   return CaptionRuntime.fromRuntime(await loadModelDir(dir, opts));
 }
 
@@ -120,7 +124,9 @@ function graphPath(dir: string, card: ModelCard, role: 'encoder' | 'decoder'): s
   const file = card.graphs[role].file;
   const rel = relative(resolve(dir), resolve(dir, file));
   if (file === '' || isAbsolute(file) || rel.startsWith('..') || isAbsolute(rel)) {
-    throw new Error(`${join(dir, MODEL_CARD_FILE)}: graphs.${role}.file '${file}' must name a file inside the model directory`);
+    throw new Error(
+      `${join(dir, MODEL_CARD_FILE)}: graphs.${role}.file '${file}' must name a file inside the model directory`,
+    );
   }
   return join(dir, file);
 }
@@ -174,7 +180,8 @@ async function chooseProviders(
       throw new Error(`${encoderPath}: not a loadable ONNX encoder graph (${firstLine(err)})`, { cause: err });
     }
   }
-  if (device === 'cuda') throw new Error(`--device cuda: CUDA is not available: ${reason}. It needs ${CUDA_REQUIREMENTS}.`);
+  if (device === 'cuda')
+    throw new Error(`--device cuda: CUDA is not available: ${reason}. It needs ${CUDA_REQUIREMENTS}.`);
   log(`--device auto: CUDA is not available (${reason}); running on the CPU`);
   return { providers: ['cpu'] };
 }

@@ -94,35 +94,37 @@ export const imageSpecSchema = z.object({
   std: z.tuple([z.number().positive(), z.number().positive(), z.number().positive()]),
 });
 
-export const modelCardSchema = z.object({
-  format: z.literal('frost-model'),
-  version: z.literal(1),
-  name: z.string(),
-  task: z.enum(['translation', 'caption']),
-  arch: z.string(),
-  preset: z.string(),
-  head: z.object({ name: z.string() }).catchall(z.unknown()),
-  source: vocabularySchema.optional(),
-  target: vocabularySchema,
-  /** Caption models: the image preprocessing (required when `task` is 'caption'). */
-  image: imageSpecSchema.optional(),
-  specials: specialsSchema,
-  tokenizer: z.string(),
-  /** Subword models (tokenizer 'sentencepiece'): the `.model` files beside the card and the normalisation. */
-  subword: subwordSpecSchema.optional(),
-  graphs: graphsSchema,
-  params: paramCountsSchema.extend({ byComponent: z.record(z.string(), z.number().int()) }),
-  files: z.record(z.string(), z.object({ bytes: z.number().int(), gzipBytes: z.number().int().optional() })),
-  precision: z.enum(['fp32', 'fp16', 'int8', 'int8-compute']).default('fp32'),
-  precisionCheck: precisionCheckSchema.optional(),
-  size: sizeSchema.optional(),
-  config: z.record(z.string(), z.unknown()),
-  metrics: z.record(z.string(), z.number()).default({}),
-  created: z.string(),
-}).refine((card) => card.task !== 'caption' || card.image !== undefined, {
-  message: "a caption model's card needs 'image' (its size, mean and std)",
-  path: ['image'],
-});
+export const modelCardSchema = z
+  .object({
+    format: z.literal('frost-model'),
+    version: z.literal(1),
+    name: z.string(),
+    task: z.enum(['translation', 'caption']),
+    arch: z.string(),
+    preset: z.string(),
+    head: z.object({ name: z.string() }).catchall(z.unknown()),
+    source: vocabularySchema.optional(),
+    target: vocabularySchema,
+    /** Caption models: the image preprocessing (required when `task` is 'caption'). */
+    image: imageSpecSchema.optional(),
+    specials: specialsSchema,
+    tokenizer: z.string(),
+    /** Subword models (tokenizer 'sentencepiece'): the `.model` files beside the card and the normalisation. */
+    subword: subwordSpecSchema.optional(),
+    graphs: graphsSchema,
+    params: paramCountsSchema.extend({ byComponent: z.record(z.string(), z.number().int()) }),
+    files: z.record(z.string(), z.object({ bytes: z.number().int(), gzipBytes: z.number().int().optional() })),
+    precision: z.enum(['fp32', 'fp16', 'int8', 'int8-compute']).default('fp32'),
+    precisionCheck: precisionCheckSchema.optional(),
+    size: sizeSchema.optional(),
+    config: z.record(z.string(), z.unknown()),
+    metrics: z.record(z.string(), z.number()).default({}),
+    created: z.string(),
+  })
+  .refine((card) => card.task !== 'caption' || card.image !== undefined, {
+    message: "a caption model's card needs 'image' (its size, mean and std)",
+    path: ['image'],
+  });
 
 export type ModelCard = z.infer<typeof modelCardSchema>;
 export type ModelCardInput = z.input<typeof modelCardSchema>;
@@ -135,7 +137,7 @@ export function parseModelCard(text: string, where: string): ModelCard {
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new Error(`${where}: not a model card (invalid JSON: ${(err as Error).message})`);
+    throw new Error(`${where}: not a model card (invalid JSON: ${(err as Error).message})`, { cause: err });
   }
   const parsed = modelCardSchema.safeParse(json);
   if (!parsed.success) {

@@ -50,10 +50,13 @@ export interface DecoderState {
 export function hostTensor(t: Tensor | undefined, what: string, rows: number): HostTensor {
   if (!t) throw new Error(`${what} is missing from the run's outputs`);
   if (t.location !== 'cpu' && t.location !== 'cpu-pinned') {
-    throw new Error(`${what} is on '${t.location}', but the runtime needs CPU tensors (leave preferredOutputLocation unset)`);
+    throw new Error(
+      `${what} is on '${t.location}', but the runtime needs CPU tensors (leave preferredOutputLocation unset)`,
+    );
   }
   if (t.type === 'string') throw new Error(`${what} is a string tensor; expected numbers`);
-  if (t.dims[0] !== rows) throw new Error(`${what} has ${t.dims[0]} rows (dims [${t.dims.join(',')}]), expected ${rows}`);
+  if (t.dims[0] !== rows)
+    throw new Error(`${what} has ${t.dims[0]} rows (dims [${t.dims.join(',')}]), expected ${rows}`);
   return t as HostTensor;
 }
 

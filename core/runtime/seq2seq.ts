@@ -11,9 +11,25 @@ import type { Vocabulary } from '../vocab.ts';
 import { checkGraphs, readVocabularies } from './card-checks.ts';
 import { cardTokenizer } from './card-tokenizer.ts';
 import type { ModelCard } from './model-card.ts';
-import { gatherRows, hostTensor, iota, isIdentity, MemoryStore, type DecoderState, type HostTensor } from './row-state.ts';
+import {
+  gatherRows,
+  hostTensor,
+  iota,
+  isIdentity,
+  MemoryStore,
+  type DecoderState,
+  type HostTensor,
+} from './row-state.ts';
 import { RunQueue } from './run-queue.ts';
-import type { GraphRole, Ort, SessionFactory, Seq2SeqRuntimeInit, TranslateHooks, Translation, TranslationHypothesis } from './seq2seq-types.ts';
+import type {
+  GraphRole,
+  Ort,
+  SessionFactory,
+  Seq2SeqRuntimeInit,
+  TranslateHooks,
+  Translation,
+  TranslationHypothesis,
+} from './seq2seq-types.ts';
 
 export type * from './seq2seq-types.ts';
 
@@ -156,7 +172,10 @@ export class Seq2SeqRuntime {
     const feeds: Record<string, Tensor> = {};
     for (const name of this.encoder.inputNames) {
       const t = available[name];
-      if (t === undefined) throw new Error(`model '${this.card.name}': encoder input '${name}' was not fed (given: ${Object.keys(available).join(', ')})`);
+      if (t === undefined)
+        throw new Error(
+          `model '${this.card.name}': encoder input '${name}' was not fed (given: ${Object.keys(available).join(', ')})`,
+        );
       feeds[name] = t;
     }
     const out = await this.queue.run(() => this.encoder.run(feeds));
@@ -200,7 +219,8 @@ export class Seq2SeqRuntime {
   /** New row i = old row order[i], for every state tensor and (lazily) every memory tensor. */
   private reorder(s: DecoderState, order: Int32Array): DecoderState {
     for (let i = 0; i < order.length; i++) {
-      if (order[i] < 0 || order[i] >= s.rows) throw new RangeError(`reorder: order[${i}] = ${order[i]} is not a row < ${s.rows}`);
+      if (order[i] < 0 || order[i] >= s.rows)
+        throw new RangeError(`reorder: order[${i}] = ${order[i]} is not a row < ${s.rows}`);
     }
     if (order.length === s.rows && isIdentity(order)) return s;
     const state: Record<string, HostTensor> = {};
@@ -225,12 +245,21 @@ export class Seq2SeqRuntime {
    * {@link translate}; a server uses it to decode many requests as one batch and answer (or
    * stream to) each request on its own schedule.
    */
-  translateEach(texts: readonly string[], opts: SearchOptions = {}, hooks: TranslateHooks = {}): Promise<Translation[]> {
+  translateEach(
+    texts: readonly string[],
+    opts: SearchOptions = {},
+    hooks: TranslateHooks = {},
+  ): Promise<Translation[]> {
     return this.decodeTexts('translateEach', texts, opts, hooks);
   }
 
   /** What translate and translateEach do; `method` names the caller in argument errors. */
-  private async decodeTexts(method: string, texts: readonly string[], opts: SearchOptions, hooks: TranslateHooks): Promise<Translation[]> {
+  private async decodeTexts(
+    method: string,
+    texts: readonly string[],
+    opts: SearchOptions,
+    hooks: TranslateHooks,
+  ): Promise<Translation[]> {
     this.assertTextInput(method);
     if (!Array.isArray(texts)) throw new TypeError(`${method}: texts must be an array of strings`);
     texts.forEach((t, i) => {
@@ -255,7 +284,8 @@ export class Seq2SeqRuntime {
         onPrefix:
           onPrefix && prefixInputs?.size
             ? (b, tokens) => {
-                if (prefixInputs.has(b)) onPrefix(b, this.toHypothesis({ tokens: tokens as number[], logProb: 0, score: 0 }).text);
+                if (prefixInputs.has(b))
+                  onPrefix(b, this.toHypothesis({ tokens: tokens as number[], logProb: 0, score: 0 }).text);
               }
             : undefined,
         onDone: onDone && ((b, list) => onDone(b, toTranslation(list, b))),
@@ -267,11 +297,15 @@ export class Seq2SeqRuntime {
   /** Text models only: a caption model's encoder reads pixels (run it with CaptionRuntime). */
   private assertTextInput(method: string): void {
     if (this.card.task !== 'translation') {
-      throw new TypeError(`${method}: model '${this.card.name}' is a ${this.card.task} model; its encoder reads images (use CaptionRuntime)`);
+      throw new TypeError(
+        `${method}: model '${this.card.name}' is a ${this.card.task} model; its encoder reads images (use CaptionRuntime)`,
+      );
     }
   }
 
-  /** Target tokens and detokenised text of a hypothesis; <unk> is kept: it stands for a word the model could not name. */
+  /**
+   * Target tokens and detokenised text of a hypothesis; <unk> is kept: it stands for a word the model could not name.
+   */
   toHypothesis(h: Hypothesis): TranslationHypothesis {
     const tokens = this.tgtVocab.decode(h.tokens, { stripSpecials: true });
     return { text: this.tokenizer.detokenize(tokens, this.tgtLang), tokens, score: h.score, logProb: h.logProb };

@@ -69,9 +69,15 @@ export function normalizePunctuation(text: string, lang: string): string {
   s = s.replace(/ « /g, ' "').replace(/« /g, '"').replace(/«/g, '"');
   s = s.replace(/ » /g, '" ').replace(/ »/g, '"').replace(/»/g, '"');
   // handle pseudo-spaces (U+00A0)
-  s = s.replace(/\u00a0%/g, '%').replace(/nº\u00a0/g, 'nº ').replace(/\u00a0:/g, ':');
+  s = s
+    .replace(/\u00a0%/g, '%')
+    .replace(/nº\u00a0/g, 'nº ')
+    .replace(/\u00a0:/g, ':');
   s = s.replace(/\u00a0ºC/g, ' ºC').replace(/\u00a0cm/g, ' cm');
-  s = s.replace(/\u00a0\?/g, '?').replace(/\u00a0!/g, '!').replace(/\u00a0;/g, ';');
+  s = s
+    .replace(/\u00a0\?/g, '?')
+    .replace(/\u00a0!/g, '!')
+    .replace(/\u00a0;/g, ';');
   s = s.replace(/,\u00a0/g, ', ').replace(/ +/g, ' ');
 
   if (lang === 'en') {
@@ -208,7 +214,11 @@ export function mosesTokenize(line: string, lang: string): string {
       const pre = match[1]!;
       const next = i < words.length - 1 ? words[i + 1]! : undefined;
       const kind = prefixes.get(pre);
-      if ((pre.includes('.') && RE_HAS_ALPHA.test(pre)) || kind === 1 || (next !== undefined && RE_STARTS_LOWER.test(next))) {
+      if (
+        (pre.includes('.') && RE_HAS_ALPHA.test(pre)) ||
+        kind === 1 ||
+        (next !== undefined && RE_STARTS_LOWER.test(next))
+      ) {
         // no change
       } else if (kind === 2 && next !== undefined && RE_STARTS_DIGIT.test(next)) {
         // no change
@@ -381,7 +391,12 @@ const ASCII_PUNCTUATION = /[!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]/g;
  */
 const caption: Tokenizer = {
   name: 'caption',
-  tokenize: (text) => text.toLowerCase().replace(ASCII_PUNCTUATION, '').split(/\s+/u).filter((t) => t !== ''),
+  tokenize: (text) =>
+    text
+      .toLowerCase()
+      .replace(ASCII_PUNCTUATION, '')
+      .split(/\s+/u)
+      .filter((t) => t !== ''),
   detokenize: (tokens) => tokens.join(' '),
 };
 

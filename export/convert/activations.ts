@@ -58,7 +58,9 @@ const ACTIVATIONS: Record<string, Emit> = {
   },
 };
 
-/** The normalised name of an activation config value: a string, or `{ class_name }` (Keras 3); null/undefined is linear. */
+/**
+ * The normalised name of an activation config value: a string, or `{ class_name }` (Keras 3); null/undefined is linear.
+ */
 export function activationKey(raw: unknown): string {
   if (raw == null) return 'linear';
   const name = typeof raw === 'string' ? raw : (raw as { class_name?: unknown }).class_name;
@@ -98,6 +100,7 @@ const RNN_ACTIVATIONS: Record<string, RnnActivation> = {
 /** The ONNX recurrent-op activation for a tfjs one; refuses those a cell cannot apply. */
 export function rnnActivation(raw: unknown): RnnActivation {
   const act = RNN_ACTIVATIONS[activationKey(raw)];
-  if (act === undefined) throw unsupported(`activation '${String(raw)}' inside a recurrent cell has no ONNX equivalent`);
+  if (act === undefined)
+    throw unsupported(`activation '${String(raw)}' inside a recurrent cell has no ONNX equivalent`);
   return act;
 }

@@ -100,7 +100,13 @@ class Conversion {
   }
 
   /** Runs the handler of `className` in scope `path`, which must already be the builder's scope. */
-  run(path: string, name: string, spec: { className: string; config: Record<string, unknown> }, inputs: Value[], weights: LayerWeights): Value[] {
+  run(
+    path: string,
+    name: string,
+    spec: { className: string; config: Record<string, unknown> },
+    inputs: Value[],
+    weights: LayerWeights,
+  ): Value[] {
     const convert = layerConverter(spec.className);
     if (convert === undefined) throw new UnsupportedLayerError(`no converter for layer class '${spec.className}'`);
     const ctx: LayerContext = {
@@ -141,7 +147,8 @@ function runLayerCalls(conv: Conversion, layers: LayerSpec[]): void {
   const { g } = conv;
   // Every layer class is checked up front, so a missing handler is reported even behind another refusal.
   for (const layer of layers) {
-    if (layerConverter(layer.className) === undefined) conv.refuse(layer, `no converter for layer class '${layer.className}'`);
+    if (layerConverter(layer.className) === undefined)
+      conv.refuse(layer, `no converter for layer class '${layer.className}'`);
   }
 
   // Keras lists layers in topological order, but a shared layer's later calls may follow layers
@@ -197,9 +204,13 @@ export function convertLayersModel(artifacts: LayersModelArtifacts, opts: Conver
     throw new Error(`opset ${opts.opset} is not supported (use ${MIN_OPSET} to ${MAX_OPSET})`);
   }
   const batch = opts.batch ?? 'dynamic';
-  if (batch !== 'dynamic' && !(Number.isInteger(batch) && batch > 0)) throw new Error(`batch must be 'dynamic' or a positive integer, got ${batch}`);
+  if (batch !== 'dynamic' && !(Number.isInteger(batch) && batch > 0))
+    throw new Error(`batch must be 'dynamic' or a positive integer, got ${batch}`);
   const graph = parseTopology(artifacts.modelTopology);
-  const conv = new Conversion(decodeWeights(artifacts.weightSpecs, artifacts.weightData), { name: opts.name ?? graph.name, opset });
+  const conv = new Conversion(decodeWeights(artifacts.weightSpecs, artifacts.weightData), {
+    name: opts.name ?? graph.name,
+    opset,
+  });
   const { g } = conv;
 
   const inputs: GraphPort[] = graph.inputs.map((input) => {
@@ -207,7 +218,11 @@ export function convertLayersModel(artifacts: LayersModelArtifacts, opts: Conver
     if (dtype === undefined) throw new Error(`input '${input.name}': dtype ${input.dtype} is not supported`);
     const dims = onnxDims(input.shape, batch, input.name);
     g.input(input.name, dtype, dims);
-    conv.values.set(refKey({ layer: input.name, node: 0, tensor: 0 }), { name: input.name, shape: inputShape(input.shape, batch), dtype });
+    conv.values.set(refKey({ layer: input.name, node: 0, tensor: 0 }), {
+      name: input.name,
+      shape: inputShape(input.shape, batch),
+      dtype,
+    });
     return { name: input.name, dtype, dims };
   });
 

@@ -12,4 +12,10 @@ export { convertLayersModel, type ConvertOptions, type ConvertResult, type Graph
 export { UnsupportedLayerError, UnsupportedLayersError, unsupported, type UnsupportedLayer } from './errors.ts';
 export { readModelFiles, writeModelFiles, WEIGHTS_FILE, type SavedArtifacts } from './model-files.ts';
 export type { LayersModelArtifacts, ModelJson, WeightSpec } from './model-json.ts';
-export { registerLayerConverter, supportedLayerClasses, type LayerContext, type LayerConverter, type Value } from './registry.ts';
+export {
+  registerLayerConverter,
+  supportedLayerClasses,
+  type LayerContext,
+  type LayerConverter,
+  type Value,
+} from './registry.ts';

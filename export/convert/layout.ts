@@ -40,7 +40,13 @@ export function toChannelsLastPerm(rank: number): number[] {
  * Runs `op` (which takes and returns channels-first values) on a tensor in
  * the layer's data format: channels-last inputs are transposed in and out.
  */
-export function channelsFirstScope(g: GraphBuilder, x: string, rank: number, channelsFirst: boolean, op: (xNchw: string) => string): string {
+export function channelsFirstScope(
+  g: GraphBuilder,
+  x: string,
+  rank: number,
+  channelsFirst: boolean,
+  op: (xNchw: string) => string,
+): string {
   if (channelsFirst) return op(x);
   const nchw = g.op('Transpose', [x], { perm: toChannelsFirstPerm(rank) });
   return g.op('Transpose', [op(nchw)], { perm: toChannelsLastPerm(rank) });
@@ -57,7 +63,12 @@ export function channelDim(shape: Shape, channelsFirst: boolean): number | null 
 }
 
 /** Assembles a shape from batch, spatial dims and channels in the given layout. */
-export function withSpatial(batch: number | null, spatial: Shape, channels: number | null, channelsFirst: boolean): Shape {
+export function withSpatial(
+  batch: number | null,
+  spatial: Shape,
+  channels: number | null,
+  channelsFirst: boolean,
+): Shape {
   return channelsFirst ? [batch, channels, ...spatial] : [batch, ...spatial, channels];
 }
 
@@ -73,7 +84,13 @@ export type Padding = 'valid' | 'same' | 'causal';
  *    known, SAME_UPPER only when one is not.
  *  - 'causal' (Conv1D): (k - 1)·d at the start only.
  */
-export function paddingAttrs(padding: Padding, lengths: Shape, kernel: number[], strides: number[], dilations: number[]): { auto_pad?: string; pads?: number[] } {
+export function paddingAttrs(
+  padding: Padding,
+  lengths: Shape,
+  kernel: number[],
+  strides: number[],
+  dilations: number[],
+): { auto_pad?: string; pads?: number[] } {
   if (padding === 'valid') return { auto_pad: 'VALID' };
   if (padding === 'causal') {
     if (kernel.length !== 1) throw unsupported(`padding 'causal' is only for 1-D convolutions`);
@@ -86,13 +103,21 @@ export function paddingAttrs(padding: Padding, lengths: Shape, kernel: number[],
     }
     return { auto_pad: 'SAME_UPPER' };
   }
-  const totals = (lengths as number[]).map((n, i) => Math.max((Math.ceil(n / strides[i]!) - 1) * strides[i]! + (kernel[i]! - 1) * dilations[i]! + 1 - n, 0));
+  const totals = (lengths as number[]).map((n, i) =>
+    Math.max((Math.ceil(n / strides[i]!) - 1) * strides[i]! + (kernel[i]! - 1) * dilations[i]! + 1 - n, 0),
+  );
   const begins = totals.map((t) => Math.floor(t / 2));
   return { pads: [...begins, ...totals.map((t, i) => t - begins[i]!)] };
 }
 
 /** Output length of one spatial dim of a conv/pool (TF's formulas); null stays null. */
-export function outputLength(length: number | null, kernel: number, stride: number, dilation: number, padding: Padding): number | null {
+export function outputLength(
+  length: number | null,
+  kernel: number,
+  stride: number,
+  dilation: number,
+  padding: Padding,
+): number | null {
   if (length === null) return null;
   if (padding === 'valid') return Math.floor((length - (kernel - 1) * dilation - 1) / stride) + 1;
   return Math.ceil(length / stride); // 'same', and 'causal' (which pads to keep the length)

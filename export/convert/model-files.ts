@@ -24,7 +24,13 @@ export interface SavedArtifacts {
 
 /** What a tfjs save handler must resolve to. */
 export interface SaveResult {
-  modelArtifactsInfo: { dateSaved: Date; modelTopologyType: 'JSON'; modelTopologyBytes?: number; weightSpecsBytes?: number; weightDataBytes?: number };
+  modelArtifactsInfo: {
+    dateSaved: Date;
+    modelTopologyType: 'JSON';
+    modelTopologyBytes?: number;
+    weightSpecsBytes?: number;
+    weightDataBytes?: number;
+  };
 }
 
 /** Name of the single weight shard writeModelFiles writes. */
@@ -68,11 +74,18 @@ export async function writeModelFiles(dir: string, artifacts: SavedArtifacts): P
   await writeFile(join(dir, 'model.json'), text);
   await writeFile(join(dir, WEIGHTS_FILE), weights);
   return {
-    modelArtifactsInfo: { dateSaved: new Date(), modelTopologyType: 'JSON', modelTopologyBytes: text.length, weightDataBytes: weights.byteLength },
+    modelArtifactsInfo: {
+      dateSaved: new Date(),
+      modelTopologyType: 'JSON',
+      modelTopologyBytes: text.length,
+      weightDataBytes: weights.byteLength,
+    },
   };
 }
 
-/** Reads a `model.json` and its weight shards (paths relative to the json file, groups and shards in manifest order). */
+/**
+ * Reads a `model.json` and its weight shards (paths relative to the json file, groups and shards in manifest order).
+ */
 export async function readModelFiles(modelJsonPath: string): Promise<LayersModelArtifacts> {
   const path = resolve(modelJsonPath);
   let json: ModelJson;

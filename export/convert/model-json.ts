@@ -94,7 +94,8 @@ function layerList(config: unknown, where: string): Json[] {
 
 function layerName(layer: Json): string {
   const name = (layer.config as Json).name ?? layer.name;
-  if (typeof name !== 'string' || name === '') throw new Error(`model.json: a ${String(layer.class_name)} layer has no name`);
+  if (typeof name !== 'string' || name === '')
+    throw new Error(`model.json: a ${String(layer.class_name)} layer has no name`);
   return name;
 }
 
@@ -129,7 +130,12 @@ function parseSequential(root: Json): ModelGraph {
   }
   let previous: TensorRef = { layer: input.name, node: 0, tensor: 0 };
   const layers: LayerSpec[] = rest.map((l) => {
-    const spec: LayerSpec = { name: layerName(l), className: l.class_name as string, config: l.config as Json, inbound: [[previous]] };
+    const spec: LayerSpec = {
+      name: layerName(l),
+      className: l.class_name as string,
+      config: l.config as Json,
+      inbound: [[previous]],
+    };
     previous = { layer: spec.name, node: 0, tensor: 0 };
     return spec;
   });
@@ -160,18 +166,23 @@ function parseFunctional(root: Json): ModelGraph {
     const inbound = nodes.map((node, i) => {
       if (!Array.isArray(node)) {
         // Keras 3 writes { args, kwargs } with keras_history; tfjs and Keras 2 write lists.
-        throw new Error(`model.json: layer '${name}' node ${i} is in the Keras 3 format, which tfjs cannot load either; re-save with Keras 2 / tf.keras`);
+        throw new Error(
+          `model.json: layer '${name}' node ${i} is in the Keras 3 format, which tfjs cannot load either; re-save with Keras 2 / tf.keras`,
+        );
       }
       return node.map((ref) => tensorRef(ref, `layer '${name}' node ${i}`));
     });
     layers.push({ name, className: l.class_name as string, config: l.config as Json, inbound });
   }
   const inputNames = (config.input_layers as unknown[] | undefined)?.map((r) => tensorRef(r, 'input_layers').layer);
-  const ordered = inputNames === undefined ? inputs : inputNames.map((n) => {
-    const spec = inputs.find((i) => i.name === n);
-    if (spec === undefined) throw new Error(`model.json: input_layers names '${n}', which is not an InputLayer`);
-    return spec;
-  });
+  const ordered =
+    inputNames === undefined
+      ? inputs
+      : inputNames.map((n) => {
+          const spec = inputs.find((i) => i.name === n);
+          if (spec === undefined) throw new Error(`model.json: input_layers names '${n}', which is not an InputLayer`);
+          return spec;
+        });
   const outputs = (config.output_layers as unknown[] | undefined)?.map((r) => tensorRef(r, 'output_layers'));
   if (outputs === undefined || outputs.length === 0) throw new Error('model.json: model has no output_layers');
   return { name: typeof config.name === 'string' ? config.name : 'model', layers, inputs: ordered, outputs };
@@ -187,6 +198,8 @@ export function parseTopology(topology: unknown): ModelGraph {
     case 'Functional':
       return parseFunctional(root);
     default:
-      throw new Error(`model.json: unsupported model class '${String(root.class_name)}' (expected Sequential, Model or Functional)`);
+      throw new Error(
+        `model.json: unsupported model class '${String(root.class_name)}' (expected Sequential, Model or Functional)`,
+      );
   }
 }

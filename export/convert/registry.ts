@@ -41,7 +41,11 @@ export interface LayerContext {
    * Converts a wrapped layer (Bidirectional's RNN, TimeDistributed's inner
    * layer) with the given inputs and weights, under this layer's scope.
    */
-  convertInner(inner: { className: string; config: Record<string, unknown> }, inputs: Value[], weights: LayerWeights): Value[];
+  convertInner(
+    inner: { className: string; config: Record<string, unknown> },
+    inputs: Value[],
+    weights: LayerWeights,
+  ): Value[];
 }
 
 /** Emits the ONNX nodes of one layer call and returns its outputs. Throws UnsupportedLayerError to refuse. */

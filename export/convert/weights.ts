@@ -37,7 +37,9 @@ export function decodeWeights(specs: WeightSpec[], data: ArrayBuffer | Uint8Arra
     const n = product(spec.shape);
     const size = n * storedBytes(spec);
     if (offset + size > bytes.byteLength) {
-      throw new Error(`weight '${spec.name}' needs bytes ${offset}..${offset + size}, but the weight data has ${bytes.byteLength}`);
+      throw new Error(
+        `weight '${spec.name}' needs bytes ${offset}..${offset + size}, but the weight data has ${bytes.byteLength}`,
+      );
     }
     const values = new Float32Array(n);
     const q = spec.quantization;
@@ -105,7 +107,9 @@ export class LayerWeights {
     if (found.length !== 1) {
       const mine = [...this.all.keys()].filter((n) => this.prefixes.some((p) => n.startsWith(p)));
       const what = found.length === 0 ? 'no' : `${found.length}`;
-      throw new Error(`${what} weight '${base}' under ${this.prefixes.join(', ') || '(nothing)'} (has: ${mine.join(', ') || 'none'})`);
+      throw new Error(
+        `${what} weight '${base}' under ${this.prefixes.join(', ') || '(nothing)'} (has: ${mine.join(', ') || 'none'})`,
+      );
     }
     const w = found[0]!;
     if (shape !== undefined && (shape.length !== w.shape.length || shape.some((d, i) => d !== w.shape[i]))) {

@@ -41,7 +41,10 @@ export class CaptionDecoding {
     private readonly rate: number,
   ) {
     this.dropoutRng = new SeededRandom(seed, 'dropout');
-    this.embedding = params.variable('decoder/embedding', [sizes.vocab, sizes.embedding], { kind: 'uniform', limit: 0.1 });
+    this.embedding = params.variable('decoder/embedding', [sizes.vocab, sizes.embedding], {
+      kind: 'uniform',
+      limit: 0.1,
+    });
     // The head scores f and, for `tied` and the shared heads, reuses the caption word embedding.
     this.head = buildHead(
       headSpec.name,
@@ -60,7 +63,10 @@ export class CaptionDecoding {
     const images = tf.tensor(batch.images, [batch.imageCount, ...batch.imageShape], 'float32');
     const features = encoder.encode(images, training);
     const rows = tf.tensor1d(packed.imageRows, 'int32');
-    return { grid: tf.gather(features.grid, rows) as tf.Tensor3D, pooled: tf.gather(features.pooled, rows) as tf.Tensor2D };
+    return {
+      grid: tf.gather(features.grid, rows) as tf.Tensor3D,
+      pooled: tf.gather(features.pooled, rows) as tf.Tensor2D,
+    };
   }
 
   /** Embedded caption inputs at the packed positions [Σ counts, e]. */

@@ -21,10 +21,15 @@ export function getArch(name: string): ArchDefinition<object> {
  * settings schema: an unknown key or a wrong type is refused (one line naming the settings or the
  * expected type), so typos don't pass silently.
  */
-export function resolveArchConfig(arch: string, preset: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+export function resolveArchConfig(
+  arch: string,
+  preset: string,
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
   const def = getArch(arch);
   const base = def.presets[preset];
-  if (!base) throw new RangeError(`unknown preset '${preset}' for '${arch}'; presets: ${Object.keys(def.presets).join(', ')}`);
+  if (!base)
+    throw new RangeError(`unknown preset '${preset}' for '${arch}'; presets: ${Object.keys(def.presets).join(', ')}`);
   return { ...parseOptions(def.settings, { ...base, ...overrides }, `architecture '${arch}'`, 'setting') };
 }
 

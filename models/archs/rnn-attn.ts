@@ -4,8 +4,23 @@ import { GraphBuilder } from '../../core/onnx/graph-builder.ts';
 import { SeededRandom } from '../../core/random.ts';
 import { buildHead } from '../heads/index.ts';
 import type { OutputHead } from '../heads/types.ts';
-import { attend, attentionKeys, attentionSteps, createAttention, MASKED_SCORE, type AttentionWeights } from '../layers/attention.ts';
-import { createGru, gruInputProjection, gruOnnxWeights, gruStep, gruStepOnnx, gruStepWith, type GruWeights } from '../layers/gru.ts';
+import {
+  attend,
+  attentionKeys,
+  attentionSteps,
+  createAttention,
+  MASKED_SCORE,
+  type AttentionWeights,
+} from '../layers/attention.ts';
+import {
+  createGru,
+  gruInputProjection,
+  gruOnnxWeights,
+  gruStep,
+  gruStepOnnx,
+  gruStepWith,
+  type GruWeights,
+} from '../layers/gru.ts';
 import { seededDropout } from '../layers/dropout.ts';
 import { sharedWeightMatMul } from '../layers/shared-matmul.ts';
 import { maskedCrossEntropySum } from '../loss.ts';
@@ -14,7 +29,15 @@ import { packTargets, permuteRows } from '../packed-steps.ts';
 import { ParamStore } from '../params.ts';
 import { timeMajor } from '../time-major.ts';
 import { registerArch } from './registry.ts';
-import { expectBatch, expectInput, type EncoderInput, type ModelBatch, type ModelSizes, type NamedTensors, type Seq2SeqModel } from './types.ts';
+import {
+  expectBatch,
+  expectInput,
+  type EncoderInput,
+  type ModelBatch,
+  type ModelSizes,
+  type NamedTensors,
+  type Seq2SeqModel,
+} from './types.ts';
 
 /**
  * Bahdanau-style attention encoder-decoder.
@@ -90,10 +113,14 @@ class RnnAttnModel implements Seq2SeqModel {
     const A = 2 * eh;
     const uniformEmb = { kind: 'uniform', limit: 0.1 } as const;
     if (sizes.jointEmbedding && sizes.srcVocab !== sizes.tgtVocab) {
-      throw new RangeError(`rnn-attn: a joint embedding needs one vocabulary, got srcVocab ${sizes.srcVocab} and tgtVocab ${sizes.tgtVocab}`);
+      throw new RangeError(
+        `rnn-attn: a joint embedding needs one vocabulary, got srcVocab ${sizes.srcVocab} and tgtVocab ${sizes.tgtVocab}`,
+      );
     }
     // Joint vocabulary: one matrix E for the source lookup, the target lookup and (tied/shared heads) the output.
-    const srcEmbedding = sizes.jointEmbedding ? undefined : p.variable('encoder/embedding', [sizes.srcVocab, e], uniformEmb);
+    const srcEmbedding = sizes.jointEmbedding
+      ? undefined
+      : p.variable('encoder/embedding', [sizes.srcVocab, e], uniformEmb);
     const encFwd = createGru(p, 'encoder/fwd', e, eh);
     const encBwd = createGru(p, 'encoder/bwd', e, eh);
     const initW = p.variable('decoder/init/W', [A, H], { kind: 'glorot-uniform' });
@@ -154,7 +181,13 @@ class RnnAttnModel implements Seq2SeqModel {
     return { state, enc_out: encOut, enc_keys: attentionKeys(attention, encOut), src_mask: srcMask };
   }
 
-  private embedTimeMajor(E: tf.Variable, ids: Int32Array | tf.Tensor2D, B: number, L: number, training: boolean): tf.Tensor2D {
+  private embedTimeMajor(
+    E: tf.Variable,
+    ids: Int32Array | tf.Tensor2D,
+    B: number,
+    L: number,
+    training: boolean,
+  ): tf.Tensor2D {
     const idsT = ids instanceof Int32Array ? tf.tensor2d(timeMajor(ids, B, L), [L, B], 'int32') : tf.transpose(ids);
     return this.dropout(tf.gather(E, tf.reshape(idsT, [-1])) as tf.Tensor2D, training) as tf.Tensor2D;
   }
@@ -181,7 +214,10 @@ class RnnAttnModel implements Seq2SeqModel {
       const srcMask = RnnAttnModel.maskFromLengths(srcLen, S);
       const src = permuteRows(batch.src, steps.order, S);
       const mem = this.encodeEmbedded(this.embedTimeMajor(this.w.srcEmbedding, src, B, S, training), B, S, srcMask);
-      const embT = this.dropout(tf.gather(this.w.tgtEmbedding, tf.tensor1d(packed.inputs, 'int32')) as tf.Tensor2D, training);
+      const embT = this.dropout(
+        tf.gather(this.w.tgtEmbedding, tf.tensor1d(packed.inputs, 'int32')) as tf.Tensor2D,
+        training,
+      );
       const { decoder, attention } = this.w;
       // The embedding's share of the GRU input projection, for all steps at once; the context's share needs c_t.
       // One split, not two slices: its gradient is one Concat, theirs two full-size pads and an Add.
@@ -223,7 +259,13 @@ class RnnAttnModel implements Seq2SeqModel {
       const { decoder, attention, tgtEmbedding } = this.w;
       const e = tf.gather(tgtEmbedding, prev) as tf.Tensor2D;
       const s = inputs.state as tf.Tensor2D;
-      const c = attend(attention, s, inputs.enc_out as tf.Tensor3D, inputs.enc_keys as tf.Tensor3D, inputs.src_mask as tf.Tensor2D);
+      const c = attend(
+        attention,
+        s,
+        inputs.enc_out as tf.Tensor3D,
+        inputs.enc_keys as tf.Tensor3D,
+        inputs.src_mask as tf.Tensor2D,
+      );
       const next = gruStep(decoder, gruInputProjection(decoder, tf.concat([e, c], 1)), s);
       const logits = this.head.logits(this.outputFeatures(next, c, e), false);
       return { logProbs: tf.logSoftmax(logits, 1), state: { state: next } };
@@ -233,13 +275,23 @@ class RnnAttnModel implements Seq2SeqModel {
   toOnnx(opts: { opset?: number; encoderOpset?: number; storeFrozen?: boolean } = {}) {
     const opset = opts.opset ?? 18;
     const storeFrozen = opts.storeFrozen ?? false;
-    return { encoder: this.encoderGraph(opts.encoderOpset ?? opset), decoder: this.decoderGraph(opset, storeFrozen), graphs: this.graphSpec() };
+    return {
+      encoder: this.encoderGraph(opts.encoderOpset ?? opset),
+      decoder: this.decoderGraph(opset, storeFrozen),
+      graphs: this.graphSpec(),
+    };
   }
 
   private graphSpec() {
     return {
       encoder: { file: 'encoder.onnx', inputs: ['src_ids', 'src_lengths'], outputs: ['state', ...this.memoryNames] },
-      decoder: { file: 'decoder.onnx', token: 'prev_token', state: this.stateNames, memory: this.memoryNames, logProbs: 'log_probs' },
+      decoder: {
+        file: 'decoder.onnx',
+        token: 'prev_token',
+        state: this.stateNames,
+        memory: this.memoryNames,
+        logProbs: 'log_probs',
+      },
     };
   }
 
@@ -250,26 +302,42 @@ class RnnAttnModel implements Seq2SeqModel {
     const ids = g.input('src_ids', 'int64', ['batch', 'src_len']);
     const lengths = g.input('src_lengths', 'int64', ['batch']);
     // x = E[src_ids], time-major for the GRU node
-    const x = g.op('Transpose', [g.op('Gather', [g.initializer('encoder/embedding', tensorValue(this.w.srcEmbedding)), ids])], { perm: [1, 0, 2] });
+    const x = g.op(
+      'Transpose',
+      [g.op('Gather', [g.initializer('encoder/embedding', tensorValue(this.w.srcEmbedding)), ids])],
+      { perm: [1, 0, 2] },
+    );
     // Y [S, 2, B, eh] = biGRU(x) over each row's own length
     const gw = gruOnnxWeights([this.w.encFwd, this.w.encBwd]);
-    const Y = g.op('GRU', [
-      x,
-      g.initializer('encoder/gru/W', { dtype: 'float32', dims: [2, 3 * eh, gw.input], data: gw.W }),
-      g.initializer('encoder/gru/R', { dtype: 'float32', dims: [2, 3 * eh, eh], data: gw.R }),
-      g.initializer('encoder/gru/B', { dtype: 'float32', dims: [2, 6 * eh], data: gw.B }),
-      g.op('Cast', [lengths], { to: 6 /* int32 */ }),
-    ], { direction: 'bidirectional', hidden_size: eh, linear_before_reset: 1 });
+    const Y = g.op(
+      'GRU',
+      [
+        x,
+        g.initializer('encoder/gru/W', { dtype: 'float32', dims: [2, 3 * eh, gw.input], data: gw.W }),
+        g.initializer('encoder/gru/R', { dtype: 'float32', dims: [2, 3 * eh, eh], data: gw.R }),
+        g.initializer('encoder/gru/B', { dtype: 'float32', dims: [2, 6 * eh], data: gw.B }),
+        g.op('Cast', [lengths], { to: 6 /* int32 */ }),
+      ],
+      { direction: 'bidirectional', hidden_size: eh, linear_before_reset: 1 },
+    );
     // enc_out [B, S, A] = [→h; ←h]
     const encOut = g.op('Reshape', [g.op('Transpose', [Y], { perm: [2, 0, 1, 3] }), g.constInt64([0, 0, A])]);
     // src_mask [B, S] = position < length
     const S = g.op('Gather', [g.op('Shape', [ids]), g.constInt64(1)]);
     const positions = g.op('Range', [g.constInt64(0), S, g.constInt64(1)]);
-    const mask = g.op('Cast', [g.op('Less', [g.unsqueeze(positions, [0]), g.unsqueeze(lengths, [1])])], { to: 1 /* float */ });
+    const mask = g.op('Cast', [g.op('Less', [g.unsqueeze(positions, [0]), g.unsqueeze(lengths, [1])])], {
+      to: 1 /* float */,
+    });
     // state = tanh(mean_j(h_j) Ws + bs)
     const summed = g.reduce('ReduceSum', g.op('Mul', [encOut, g.unsqueeze(mask, [2])]), [1], false);
     const mean = g.op('Div', [summed, g.op('Cast', [g.unsqueeze(lengths, [1])], { to: 1 })]);
-    const state = g.op('Tanh', [g.op('Gemm', [mean, g.initializer('decoder/init/W', tensorValue(this.w.initW)), g.initializer('decoder/init/b', tensorValue(this.w.initB))])]);
+    const state = g.op('Tanh', [
+      g.op('Gemm', [
+        mean,
+        g.initializer('decoder/init/W', tensorValue(this.w.initW)),
+        g.initializer('decoder/init/b', tensorValue(this.w.initB)),
+      ]),
+    ]);
     // enc_keys = enc_out Ua
     const keys = g.op('MatMul', [encOut, g.initializer('decoder/attention/Ua', tensorValue(this.w.attention.Ua))]);
     g.output(state, 'state', 'float32', ['batch', H]);
@@ -296,17 +364,33 @@ class RnnAttnModel implements Seq2SeqModel {
     // e = E[y_{t-1}]
     const e = shared ? shared.lookup(prev) : g.op('Gather', [embedding, prev]);
     // scores_j = v · tanh(keys_j + s Wa + ba), padded j → -1e9
-    const q = g.unsqueeze(g.op('Gemm', [s, g.initializer('decoder/attention/Wa', tensorValue(aw.Wa)), g.initializer('decoder/attention/ba', tensorValue(aw.ba))]), [1]);
+    const q = g.unsqueeze(
+      g.op('Gemm', [
+        s,
+        g.initializer('decoder/attention/Wa', tensorValue(aw.Wa)),
+        g.initializer('decoder/attention/ba', tensorValue(aw.ba)),
+      ]),
+      [1],
+    );
     const energy = g.op('Tanh', [g.op('Add', [keys, q])]);
     const scores = g.squeeze(g.op('MatMul', [energy, g.initializer('decoder/attention/v', tensorValue(aw.v))]), [2]);
-    const masked = g.op('Add', [scores, g.op('Mul', [g.op('Sub', [mask, g.constFloat(1)]), g.constFloat(MASKED_SCORE)])]);
+    const masked = g.op('Add', [
+      scores,
+      g.op('Mul', [g.op('Sub', [mask, g.constFloat(1)]), g.constFloat(MASKED_SCORE)]),
+    ]);
     // c = softmax(scores) · enc_out
     const alpha = g.op('Softmax', [masked], { axis: 1 });
     const c = g.squeeze(g.op('MatMul', [g.unsqueeze(alpha, [1]), encOut]), [1]);
     // s' = GRU([e; c], s), one time step as Gemms (layers/gru.ts), which int8-compute can quantise
     const next = gruStepOnnx(g, decoder, 'decoder/gru', g.op('Concat', [e, c], { axis: 1 }), s);
     // f = tanh([s'; c; e] Wo + bo); log_probs = log_softmax(head(f))
-    const f = g.op('Tanh', [g.op('Gemm', [g.op('Concat', [next, c, e], { axis: 1 }), g.initializer('decoder/out/W', tensorValue(this.w.outW)), g.initializer('decoder/out/b', tensorValue(this.w.outB))])]);
+    const f = g.op('Tanh', [
+      g.op('Gemm', [
+        g.op('Concat', [next, c, e], { axis: 1 }),
+        g.initializer('decoder/out/W', tensorValue(this.w.outW)),
+        g.initializer('decoder/out/b', tensorValue(this.w.outB)),
+      ]),
+    ]);
     const logits = g.scope('head', () => this.head.toOnnx(g, f, { embedding, storeFrozen }));
     g.output(g.op('LogSoftmax', [logits], { axis: 1 }), 'log_probs', 'float32', ['rows', V]);
     g.output(next, 'next_state', 'float32', ['rows', H]);
@@ -321,7 +405,7 @@ registerArch<RnnAttnConfig>({
   presets,
   settings,
   build: (config, sizes, head, seed) => {
-    if (sizes.srcVocab === undefined) throw new TypeError("rnn-attn needs a source vocabulary size (sizes.srcVocab)");
+    if (sizes.srcVocab === undefined) throw new TypeError('rnn-attn needs a source vocabulary size (sizes.srcVocab)');
     return new RnnAttnModel(config, { ...sizes, srcVocab: sizes.srcVocab }, head, seed);
   },
 });

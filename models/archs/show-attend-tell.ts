@@ -4,14 +4,35 @@ import { GraphBuilder } from '../../core/onnx/graph-builder.ts';
 import type { OutputHead } from '../heads/types.ts';
 import { attentionKeys, createAttention, type AttentionWeights } from '../layers/attention.ts';
 import { attendGrid } from '../layers/grid-attention.ts';
-import { convEncoderSettings, createImageEncoder, type ConvEncoderConfig, type ImageEncoder } from '../layers/image-encoder.ts';
-import { createLstm, lstmInputProjection, lstmOnnxStep, lstmStep, lstmStepWith, type LstmState, type LstmWeights } from '../layers/lstm.ts';
+import {
+  convEncoderSettings,
+  createImageEncoder,
+  type ConvEncoderConfig,
+  type ImageEncoder,
+} from '../layers/image-encoder.ts';
+import {
+  createLstm,
+  lstmInputProjection,
+  lstmOnnxStep,
+  lstmStep,
+  lstmStepWith,
+  type LstmState,
+  type LstmWeights,
+} from '../layers/lstm.ts';
 import { sharedWeightMatMul } from '../layers/shared-matmul.ts';
 import { tensorValue } from '../onnx-values.ts';
 import { ParamStore } from '../params.ts';
 import { CaptionDecoding, packCaptions } from './caption-decoding.ts';
 import { registerArch } from './registry.ts';
-import { expectBatch, expectInput, type EncoderInput, type ModelBatch, type ModelSizes, type NamedTensors, type Seq2SeqModel } from './types.ts';
+import {
+  expectBatch,
+  expectInput,
+  type EncoderInput,
+  type ModelBatch,
+  type ModelSizes,
+  type NamedTensors,
+  type Seq2SeqModel,
+} from './types.ts';
 
 /**
  * Show, Attend and Tell (Xu et al., 2015), soft attention, over the CNN's grid a_1..a_L (L = h·w):
@@ -51,9 +72,33 @@ const settings = z.strictObject({
 });
 
 const presets: Record<string, ShowAttendTellConfig> = {
-  tiny: { cnnChannels: [8, 16, 32], embedding: 32, hidden: 64, attention: 32, output: 48, dropout: 0, attentionPenalty: 1 },
-  small: { cnnChannels: [32, 64, 128, 256], embedding: 256, hidden: 512, attention: 256, output: 256, dropout: 0.3, attentionPenalty: 1 },
-  paper: { cnnChannels: [64, 128, 256, 512], embedding: 512, hidden: 1024, attention: 512, output: 512, dropout: 0.5, attentionPenalty: 1 },
+  tiny: {
+    cnnChannels: [8, 16, 32],
+    embedding: 32,
+    hidden: 64,
+    attention: 32,
+    output: 48,
+    dropout: 0,
+    attentionPenalty: 1,
+  },
+  small: {
+    cnnChannels: [32, 64, 128, 256],
+    embedding: 256,
+    hidden: 512,
+    attention: 256,
+    output: 256,
+    dropout: 0.3,
+    attentionPenalty: 1,
+  },
+  paper: {
+    cnnChannels: [64, 128, 256, 512],
+    embedding: 512,
+    hidden: 1024,
+    attention: 512,
+    output: 512,
+    dropout: 0.5,
+    attentionPenalty: 1,
+  },
 };
 
 interface Weights {
@@ -105,7 +150,13 @@ class ShowAttendTellModel implements Seq2SeqModel {
       outW: p.variable('decoder/out/W', [H + D + e, d], { kind: 'glorot-uniform' }),
       outB: p.variable('decoder/out/b', [d], { kind: 'zeros' }),
     };
-    this.decoding = new CaptionDecoding(p, seed, { vocab: sizes.tgtVocab, embedding: e, output: d }, headSpec, cfg.dropout);
+    this.decoding = new CaptionDecoding(
+      p,
+      seed,
+      { vocab: sizes.tgtVocab, embedding: e, output: d },
+      headSpec,
+      cfg.dropout,
+    );
     this.head = this.decoding.head;
   }
 
@@ -166,7 +217,10 @@ class ShowAttendTellModel implements Seq2SeqModel {
       if (this.cfg.attentionPenalty === 0) return nll;
       // Σ_t m_bt α_bti over each caption's real steps: the packed α rows, weighted, summed per caption.
       const weighted = tf.mul(tf.concat(alphas, 0), tf.tensor2d(packed.mask, [packed.mask.length, 1]));
-      const captionOf = tf.tensor1d(packed.steps.counts.flatMap((n) => Array.from({ length: n }, (_, i) => i)), 'int32');
+      const captionOf = tf.tensor1d(
+        packed.steps.counts.flatMap((n) => Array.from({ length: n }, (_, i) => i)),
+        'int32',
+      );
       const coverage = tf.unsortedSegmentSum(weighted, captionOf, batch.B);
       const penalty = tf.sum(tf.square(tf.sub(1, coverage)));
       return tf.add(nll, tf.mul(penalty, this.cfg.attentionPenalty)) as tf.Scalar;
@@ -187,7 +241,9 @@ class ShowAttendTellModel implements Seq2SeqModel {
       const { lstm, attention, betaW, betaB } = this.w;
       const e = tf.gather(this.decoding.embedding, prev) as tf.Tensor2D;
       const h = inputs.h as tf.Tensor2D;
-      const { context } = attendGrid(attention, h, inputs.annotations as tf.Tensor3D, inputs.keys as tf.Tensor3D, (x) => tf.matMul(x, attention.Wa));
+      const { context } = attendGrid(attention, h, inputs.annotations as tf.Tensor3D, inputs.keys as tf.Tensor3D, (x) =>
+        tf.matMul(x, attention.Wa),
+      );
       const z = tf.mul(tf.sigmoid(tf.add(tf.matMul(h, betaW), betaB)), context) as tf.Tensor2D;
       const next = lstmStep(lstm, lstmInputProjection(lstm, tf.concat([e, z], 1)), { h, c: inputs.c as tf.Tensor2D });
       return { logProbs: this.decoding.logProbs(this.outputFeatures(next.h, z, e)), state: { h: next.h, c: next.c } };
@@ -200,8 +256,18 @@ class ShowAttendTellModel implements Seq2SeqModel {
       encoder: this.encoderGraph(opts.encoderOpset ?? opset),
       decoder: this.decoderGraph(opset, opts.storeFrozen ?? false),
       graphs: {
-        encoder: { file: 'encoder.onnx', inputs: [this.encoder.onnxInput.name], outputs: [...this.stateNames, ...this.memoryNames] },
-        decoder: { file: 'decoder.onnx', token: 'prev_token', state: this.stateNames, memory: this.memoryNames, logProbs: 'log_probs' },
+        encoder: {
+          file: 'encoder.onnx',
+          inputs: [this.encoder.onnxInput.name],
+          outputs: [...this.stateNames, ...this.memoryNames],
+        },
+        decoder: {
+          file: 'decoder.onnx',
+          token: 'prev_token',
+          state: this.stateNames,
+          memory: this.memoryNames,
+          logProbs: 'log_probs',
+        },
       },
     };
   }
@@ -214,7 +280,13 @@ class ShowAttendTellModel implements Seq2SeqModel {
     const { grid, pooled } = g.scope('encoder', () => this.encoder.toOnnx(g, g.input(name, 'float32', dims)));
     // h₀ = tanh(mean(a) W_h + b_h); c₀ = tanh(mean(a) W_c + b_c)
     const init = (w: { W: tf.Variable; b: tf.Variable }, scope: string) =>
-      g.op('Tanh', [g.op('Gemm', [pooled, g.initializer(`${scope}/W`, tensorValue(w.W)), g.initializer(`${scope}/b`, tensorValue(w.b))])]);
+      g.op('Tanh', [
+        g.op('Gemm', [
+          pooled,
+          g.initializer(`${scope}/W`, tensorValue(w.W)),
+          g.initializer(`${scope}/b`, tensorValue(w.b)),
+        ]),
+      ]);
     // keys = a U_a
     const keys = g.op('MatMul', [grid, g.initializer('decoder/attention/Ua', tensorValue(attention.Ua))]);
     g.output(init(initH, 'decoder/init-h'), 'h', 'float32', ['batch', H]);
@@ -237,17 +309,39 @@ class ShowAttendTellModel implements Seq2SeqModel {
     // e = E[y_{t-1}]
     const { e, embedding } = this.decoding.embedOnnx(g, prev);
     // α = softmax_i(v · tanh(keys_i + h W_a + b_a))
-    const q = g.unsqueeze(g.op('Gemm', [h, g.initializer('decoder/attention/Wa', tensorValue(aw.Wa)), g.initializer('decoder/attention/ba', tensorValue(aw.ba))]), [1]);
-    const scores = g.squeeze(g.op('MatMul', [g.op('Tanh', [g.op('Add', [keys, q])]), g.initializer('decoder/attention/v', tensorValue(aw.v))]), [2]);
+    const q = g.unsqueeze(
+      g.op('Gemm', [
+        h,
+        g.initializer('decoder/attention/Wa', tensorValue(aw.Wa)),
+        g.initializer('decoder/attention/ba', tensorValue(aw.ba)),
+      ]),
+      [1],
+    );
+    const scores = g.squeeze(
+      g.op('MatMul', [g.op('Tanh', [g.op('Add', [keys, q])]), g.initializer('decoder/attention/v', tensorValue(aw.v))]),
+      [2],
+    );
     const alpha = g.op('Softmax', [scores], { axis: 1 });
     // ẑ = σ(h W_β + b_β) · Σ_i α_i a_i
     const context = g.squeeze(g.op('MatMul', [g.unsqueeze(alpha, [1]), annotations]), [1]);
-    const beta = g.op('Sigmoid', [g.op('Gemm', [h, g.initializer('decoder/beta/W', tensorValue(betaW)), g.initializer('decoder/beta/b', tensorValue(betaB))])]);
+    const beta = g.op('Sigmoid', [
+      g.op('Gemm', [
+        h,
+        g.initializer('decoder/beta/W', tensorValue(betaW)),
+        g.initializer('decoder/beta/b', tensorValue(betaB)),
+      ]),
+    ]);
     const z = g.op('Mul', [beta, context]);
     // (h', c') = LSTM([e; ẑ], (h, c))
     const next = lstmOnnxStep(g, lstm, 'decoder/lstm', g.op('Concat', [e, z], { axis: 1 }), { h, c });
     // f = tanh([h'; ẑ; e] W_o + b_o); log_probs = log_softmax(head(f))
-    const f = g.op('Tanh', [g.op('Gemm', [g.op('Concat', [next.h, z, e], { axis: 1 }), g.initializer('decoder/out/W', tensorValue(this.w.outW)), g.initializer('decoder/out/b', tensorValue(this.w.outB))])]);
+    const f = g.op('Tanh', [
+      g.op('Gemm', [
+        g.op('Concat', [next.h, z, e], { axis: 1 }),
+        g.initializer('decoder/out/W', tensorValue(this.w.outW)),
+        g.initializer('decoder/out/b', tensorValue(this.w.outB)),
+      ]),
+    ]);
     this.decoding.logProbsOnnx(g, f, embedding, storeFrozen);
     g.output(next.h, 'next_h', 'float32', ['rows', H]);
     g.output(next.c, 'next_c', 'float32', ['rows', H]);

@@ -2,14 +2,35 @@ import * as tf from '@tensorflow/tfjs-core';
 import { z } from 'zod';
 import { GraphBuilder } from '../../core/onnx/graph-builder.ts';
 import type { OutputHead } from '../heads/types.ts';
-import { convEncoderSettings, createImageEncoder, type ConvEncoderConfig, type ImageEncoder } from '../layers/image-encoder.ts';
-import { createLstm, lstmInputProjection, lstmOnnxStep, lstmStep, lstmStepWith, type LstmState, type LstmWeights } from '../layers/lstm.ts';
+import {
+  convEncoderSettings,
+  createImageEncoder,
+  type ConvEncoderConfig,
+  type ImageEncoder,
+} from '../layers/image-encoder.ts';
+import {
+  createLstm,
+  lstmInputProjection,
+  lstmOnnxStep,
+  lstmStep,
+  lstmStepWith,
+  type LstmState,
+  type LstmWeights,
+} from '../layers/lstm.ts';
 import { sharedWeightMatMul } from '../layers/shared-matmul.ts';
 import { tensorValue } from '../onnx-values.ts';
 import { ParamStore } from '../params.ts';
 import { CaptionDecoding, packCaptions } from './caption-decoding.ts';
 import { registerArch } from './registry.ts';
-import { expectBatch, expectInput, type EncoderInput, type ModelBatch, type ModelSizes, type NamedTensors, type Seq2SeqModel } from './types.ts';
+import {
+  expectBatch,
+  expectInput,
+  type EncoderInput,
+  type ModelBatch,
+  type ModelSizes,
+  type NamedTensors,
+  type Seq2SeqModel,
+} from './types.ts';
 
 /**
  * Show and Tell (Vinyals et al., 2015): the image is the LSTM's first input, words follow.
@@ -69,7 +90,13 @@ class ShowTellModel implements Seq2SeqModel {
     this.imageW = p.variable('encoder/image-embedding/W', [this.encoder.channels, e], { kind: 'glorot-uniform' });
     this.imageB = p.variable('encoder/image-embedding/b', [e], { kind: 'zeros' });
     this.lstm = createLstm(p, 'decoder/lstm', e, H);
-    this.decoding = new CaptionDecoding(p, seed, { vocab: sizes.tgtVocab, embedding: e, output: H }, headSpec, cfg.dropout);
+    this.decoding = new CaptionDecoding(
+      p,
+      seed,
+      { vocab: sizes.tgtVocab, embedding: e, output: H },
+      headSpec,
+      cfg.dropout,
+    );
     this.head = this.decoding.head;
   }
 
@@ -85,9 +112,16 @@ class ShowTellModel implements Seq2SeqModel {
     return tf.tidy(() => {
       // Longest caption first, so step t runs only the captions not yet finished.
       const packed = packCaptions(batch);
-      let state = this.initialState(this.decoding.imageFeatures(this.encoder, batch, packed, training).pooled, training);
+      let state = this.initialState(
+        this.decoding.imageFeatures(this.encoder, batch, packed, training).pooled,
+        training,
+      );
       // Every step's input projection in one MatMul; Wh's gradient once over all steps (shared-matmul.ts).
-      const gx = tf.split(lstmInputProjection(this.lstm, this.decoding.embedInputs(packed, training)), packed.steps.counts, 0) as tf.Tensor2D[];
+      const gx = tf.split(
+        lstmInputProjection(this.lstm, this.decoding.embedInputs(packed, training)),
+        packed.steps.counts,
+        0,
+      ) as tf.Tensor2D[];
       const hWh = sharedWeightMatMul(this.lstm.Wh);
       const outputs: tf.Tensor2D[] = [];
       for (const [t, n] of packed.steps.counts.entries()) {
@@ -110,7 +144,10 @@ class ShowTellModel implements Seq2SeqModel {
   step(prev: tf.Tensor1D, inputs: NamedTensors): { logProbs: tf.Tensor2D; state: NamedTensors } {
     return tf.tidy(() => {
       const e = tf.gather(this.decoding.embedding, prev) as tf.Tensor2D;
-      const { h, c } = lstmStep(this.lstm, lstmInputProjection(this.lstm, e), { h: inputs.h as tf.Tensor2D, c: inputs.c as tf.Tensor2D });
+      const { h, c } = lstmStep(this.lstm, lstmInputProjection(this.lstm, e), {
+        h: inputs.h as tf.Tensor2D,
+        c: inputs.c as tf.Tensor2D,
+      });
       return { logProbs: this.decoding.logProbs(h), state: { h, c } };
     });
   }
@@ -122,7 +159,13 @@ class ShowTellModel implements Seq2SeqModel {
       decoder: this.decoderGraph(opset, opts.storeFrozen ?? false),
       graphs: {
         encoder: { file: 'encoder.onnx', inputs: [this.encoder.onnxInput.name], outputs: this.stateNames },
-        decoder: { file: 'decoder.onnx', token: 'prev_token', state: this.stateNames, memory: this.memoryNames, logProbs: 'log_probs' },
+        decoder: {
+          file: 'decoder.onnx',
+          token: 'prev_token',
+          state: this.stateNames,
+          memory: this.memoryNames,
+          logProbs: 'log_probs',
+        },
       },
     };
   }
@@ -133,7 +176,11 @@ class ShowTellModel implements Seq2SeqModel {
     const { name, dims } = this.encoder.onnxInput;
     const { pooled } = g.scope('encoder', () => this.encoder.toOnnx(g, g.input(name, 'float32', dims)));
     // x₋₁ = pooled W_I + b_I; (h, c) = LSTM(x₋₁, 0)
-    const x = g.op('Gemm', [pooled, g.initializer('encoder/image-embedding/W', tensorValue(this.imageW)), g.initializer('encoder/image-embedding/b', tensorValue(this.imageB))]);
+    const x = g.op('Gemm', [
+      pooled,
+      g.initializer('encoder/image-embedding/W', tensorValue(this.imageW)),
+      g.initializer('encoder/image-embedding/b', tensorValue(this.imageB)),
+    ]);
     const { h, c } = lstmOnnxStep(g, this.lstm, 'decoder/lstm', x);
     g.output(h, 'h', 'float32', ['batch', H]);
     g.output(c, 'c', 'float32', ['batch', H]);
@@ -158,7 +205,7 @@ class ShowTellModel implements Seq2SeqModel {
 
 registerArch<ShowTellConfig>({
   name: 'show-tell',
-  summary: 'Show and Tell (Vinyals et al.): CNN image feature as the LSTM\'s first input',
+  summary: "Show and Tell (Vinyals et al.): CNN image feature as the LSTM's first input",
   inputKind: 'image',
   presets,
   settings,

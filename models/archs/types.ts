@@ -113,20 +113,38 @@ export interface ArchDefinition<Config extends object> {
   presets: Record<string, Config>;
   /** Types of Config's fields (`--set key=value` is checked against it); unknown keys are refused. */
   settings: OptionsSchema<Config>;
-  build(config: Config, sizes: ModelSizes, head: { name: string; options?: Record<string, unknown> }, seed: number): Seq2SeqModel;
+  build(
+    config: Config,
+    sizes: ModelSizes,
+    head: { name: string; options?: Record<string, unknown> },
+    seed: number,
+  ): Seq2SeqModel;
 }
 
 /** Narrows a batch to the kind a model reads, with an error naming the model otherwise. */
-export function expectBatch<K extends InputKind>(arch: string, kind: K, batch: ModelBatch): K extends 'image' ? ImageBatch : Seq2SeqBatch {
+export function expectBatch<K extends InputKind>(
+  arch: string,
+  kind: K,
+  batch: ModelBatch,
+): K extends 'image' ? ImageBatch : Seq2SeqBatch {
   const isImage = 'images' in batch;
   if (isImage !== (kind === 'image')) {
-    throw new TypeError(`${arch} reads ${kind === 'image' ? 'images' : 'token ids'}, but was given a batch of ${isImage ? 'images' : 'token ids'}`);
+    throw new TypeError(
+      `${arch} reads ${kind === 'image' ? 'images' : 'token ids'}, but was given a batch of ${isImage ? 'images' : 'token ids'}`,
+    );
   }
   return batch as K extends 'image' ? ImageBatch : Seq2SeqBatch;
 }
 
 /** Narrows an encoder input to the model's kind, with an error naming the model otherwise. */
-export function expectInput<K extends InputKind>(arch: string, kind: K, input: EncoderInput): Extract<EncoderInput, { kind: K }> {
-  if (input.kind !== kind) throw new TypeError(`${arch} encodes ${kind === 'image' ? 'images' : 'token ids'}, not ${input.kind === 'image' ? 'images' : 'token ids'}`);
+export function expectInput<K extends InputKind>(
+  arch: string,
+  kind: K,
+  input: EncoderInput,
+): Extract<EncoderInput, { kind: K }> {
+  if (input.kind !== kind)
+    throw new TypeError(
+      `${arch} encodes ${kind === 'image' ? 'images' : 'token ids'}, not ${input.kind === 'image' ? 'images' : 'token ids'}`,
+    );
   return input as Extract<EncoderInput, { kind: K }>;
 }

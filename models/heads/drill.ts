@@ -45,8 +45,7 @@ registerHead({
 
     return {
       name: 'drill',
-      logits: (f, training) =>
-        tf.tidy(() => tf.add(tf.matMul(proj.apply(f), outputMatrix(training), false, true), b)),
+      logits: (f, training) => tf.tidy(() => tf.add(tf.matMul(proj.apply(f), outputMatrix(training), false, true), b)),
       toOnnx(g, f) {
         const W = outputMatrix(false);
         const name = g.initializer('W', tensorValue(W));

@@ -24,16 +24,20 @@ export function frozenDenseHead(
 ): OutputHead {
   const { vocabSize: V, inputDim: d } = ctx;
   // Training multiplies by the [d, |V|] layout so the forward pass is a plain MatMul.
-  const W = ctx.params.constant('head/W', tf.tidy(() => tf.transpose(tf.tensor2d(targets, [V, d]))));
+  const W = ctx.params.constant(
+    'head/W',
+    tf.tidy(() => tf.transpose(tf.tensor2d(targets, [V, d]))),
+  );
   return {
     name,
     logits: (f) => tf.matMul(f, W),
     toOnnx(g, f, onnx) {
       // The regenerated matrix is a constant-folded initializer by the time the session runs, so
       // Gemm with transB reads it in its [|V|, d] layout exactly as it would read a stored one.
-      const matrix = regenerate !== undefined && !onnx.storeFrozen
-        ? regenerate(g)
-        : g.initializer('targets', { dtype: 'float32', dims: [V, d], data: targets });
+      const matrix =
+        regenerate !== undefined && !onnx.storeFrozen
+          ? regenerate(g)
+          : g.initializer('targets', { dtype: 'float32', dims: [V, d], data: targets });
       return g.op('Gemm', [f, matrix], { transB: 1 });
     },
     generatedParams: (storeFrozen) => (regenerate !== undefined && !storeFrozen ? V * d : 0),

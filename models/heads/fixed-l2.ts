@@ -20,8 +20,12 @@ registerHead({
     const raw = uniformMatrix(key, ctx.vocabSize, ctx.inputDim, -1, 1);
     const targets = l2NormaliseRows(raw, ctx.vocabSize, ctx.inputDim);
     const spec = { key, rows: ctx.vocabSize, cols: ctx.inputDim, lo: -1, hi: 1 };
-    return frozenDenseHead(ctx, 'fixed-l2', targets, () => ({ seed: ctx.seed }), (g) =>
-      l2NormaliseRowsOnnx(g, seededUniformMatrixOnnx(g, spec), ctx.inputDim),
+    return frozenDenseHead(
+      ctx,
+      'fixed-l2',
+      targets,
+      () => ({ seed: ctx.seed }),
+      (g) => l2NormaliseRowsOnnx(g, seededUniformMatrixOnnx(g, spec), ctx.inputDim),
     );
   },
 });

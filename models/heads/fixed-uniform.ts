@@ -22,8 +22,12 @@ registerHead({
     const key = streamKey(ctx.seed, 'fixed-uniform');
     const targets = uniformMatrix(key, ctx.vocabSize, ctx.inputDim, -options.limit, options.limit);
     const spec = { key, rows: ctx.vocabSize, cols: ctx.inputDim, lo: -options.limit, hi: options.limit };
-    return frozenDenseHead(ctx, 'fixed-uniform', targets, () => ({ seed: ctx.seed, limit: options.limit }), (g) =>
-      seededUniformMatrixOnnx(g, spec),
+    return frozenDenseHead(
+      ctx,
+      'fixed-uniform',
+      targets,
+      () => ({ seed: ctx.seed, limit: options.limit }),
+      (g) => seededUniformMatrixOnnx(g, spec),
     );
   },
 });

@@ -42,7 +42,8 @@ export function hadamardFactors(order: number, maxFactor = MAX_FACTOR): number[]
   const k = Math.log2(order);
   if (!Number.isInteger(k) || k < 0) throw new RangeError(`Hadamard order must be a power of two, got ${order}`);
   const maxBits = Math.log2(maxFactor);
-  if (!Number.isInteger(maxBits) || maxBits < 1) throw new RangeError(`maxFactor must be a power of two >= 2, got ${maxFactor}`);
+  if (!Number.isInteger(maxBits) || maxBits < 1)
+    throw new RangeError(`maxFactor must be a power of two >= 2, got ${maxFactor}`);
   const parts = Math.max(1, Math.ceil(k / maxBits));
   const sizes: number[] = [];
   let left = k;

@@ -23,7 +23,10 @@ registerHead({
     const n = hadamardOrder(V, d);
     const columns = chooseHadamardColumns(n, d, ctx.seed);
     const targets = hadamardRows(V, columns);
-    const W = ctx.params.constant('head/W', tf.tidy(() => tf.transpose(tf.tensor2d(targets, [V, d]))));
+    const W = ctx.params.constant(
+      'head/W',
+      tf.tidy(() => tf.transpose(tf.tensor2d(targets, [V, d]))),
+    );
     const scale = ctx.params.variable('head/scale', [1], { kind: 'constant', value: 1 / Math.sqrt(V) });
     const eps = 1e-12;
     return {
@@ -39,7 +42,9 @@ registerHead({
         const norm = g.op('Sqrt', [g.op('Add', [sq, g.constFloat(eps)])]);
         const unit = g.op('Div', [f, norm]);
         const scores = onnx.storeFrozen
-          ? g.op('Gemm', [unit, g.initializer('targets', { dtype: 'float32', dims: [V, d], data: targets })], { transB: 1 })
+          ? g.op('Gemm', [unit, g.initializer('targets', { dtype: 'float32', dims: [V, d], data: targets })], {
+              transB: 1,
+            })
           : hadamardScoresOnnx(g, unit, { rows: V, order: n, columns });
         return g.op('Mul', [scores, g.initializer('scale', tensorValue(scale))]);
       },

@@ -38,12 +38,18 @@ export function seededUniformMatrixOnnx(g: GraphBuilder, spec: SeededUniformSpec
     throw new RangeError(`a seeded matrix needs 1 to 2^32 cells, got ${rows}x${cols}`);
   }
   if (!Number.isInteger(key) || key < 0 || key > 0xffffffff) throw new RangeError(`'key' must be a uint32, got ${key}`);
-  if (g.opset < 18) throw new Error(`regenerating a seeded matrix needs opset 18 (BitwiseXor); graph has ${g.opset}: export with storeFrozen`);
+  if (g.opset < 18)
+    throw new Error(
+      `regenerating a seeded matrix needs opset 18 (BitwiseXor); graph has ${g.opset}: export with storeFrozen`,
+    );
   const u32 = (value: number, hint: string) => g.constant('uint32', new Uint32Array([value >>> 0]), [], hint);
   const shiftRight = (x: string, bits: number) => g.op('BitShift', [x, u32(bits, 'shift')], { direction: 'RIGHT' });
 
   // i = 0, 1, …, rows*cols - 1   (Range has no uint32 kernel: count in int64, then Cast; i < 2^32)
-  const i = g.cast(g.op('Range', [g.constInt64(0, [], 'start'), g.constInt64(count, [], 'count'), g.constInt64(1, [], 'delta')]), 'uint32');
+  const i = g.cast(
+    g.op('Range', [g.constInt64(0, [], 'start'), g.constInt64(count, [], 'count'), g.constInt64(1, [], 'delta')]),
+    'uint32',
+  );
   // h = Math.imul(i, GOLDEN) ^ key
   let h = g.op('Mul', [i, u32(GOLDEN, 'golden')]);
   h = g.op('BitwiseXor', [h, u32(key, 'key')]);
@@ -60,7 +66,10 @@ export function seededUniformMatrixOnnx(g: GraphBuilder, spec: SeededUniformSpec
   // u = (h >>> 8) * 2^-24   (an integer < 2^24 casts to float32 exactly; the power of two scales exactly)
   const u = g.op('Mul', [g.cast(shiftRight(h, 8), 'float32'), g.constFloat(2 ** -24, [], 'two_pow_m24')]);
   // w = fround(fround(u * fround(hi - lo)) + fround(lo))   (float32 Mul then Add: the same two roundings)
-  const w = g.op('Add', [g.op('Mul', [u, g.constFloat(Math.fround(hi - lo), [], 'span')]), g.constFloat(Math.fround(lo), [], 'lo')]);
+  const w = g.op('Add', [
+    g.op('Mul', [u, g.constFloat(Math.fround(hi - lo), [], 'span')]),
+    g.constFloat(Math.fround(lo), [], 'lo'),
+  ]);
   // W = w as [rows, cols], row-major: cell (r, c) is counter r*cols + c
   return g.op('Reshape', [w, g.constInt64([rows, cols], [2], 'shape')]);
 }

@@ -10,6 +10,5 @@ registerHead({
   frozen: false,
   options: z.strictObject({}),
   targetMatrix: sharedEmbeddingRows,
-  build: (ctx) =>
-    sharedHead(ctx, { name: 'shared-l2', learnedBias: true, rowScale: rowNorms }),
+  build: (ctx) => sharedHead(ctx, { name: 'shared-l2', learnedBias: true, rowScale: rowNorms }),
 });

@@ -67,7 +67,10 @@ export function sharedHead(ctx: HeadContext, scoring: SharedScoring): OutputHead
     const rowScale = g.initializer('decoder/embedding_row_scale', tensorValue(s));
     tf.dispose([W, s]);
     // e = (E / s)[ids] * s[ids]
-    return { matrix, lookup: (ids: string) => g.op('Mul', [g.op('Gather', [matrix, ids]), g.op('Gather', [rowScale, ids])]) };
+    return {
+      matrix,
+      lookup: (ids: string) => g.op('Mul', [g.op('Gather', [matrix, ids]), g.op('Gather', [rowScale, ids])]),
+    };
   };
 
   const toOnnx = (g: GraphBuilder, f: string, onnx: HeadOnnxContext): string => {

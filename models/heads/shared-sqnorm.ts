@@ -12,5 +12,9 @@ registerHead({
   options: z.strictObject({}),
   targetMatrix: sharedEmbeddingRows,
   build: (ctx) =>
-    sharedHead(ctx, { name: 'shared-sqnorm', learnedBias: true, rowScale: (E) => tf.square(rowNorms(E)) as tf.Tensor2D }),
+    sharedHead(ctx, {
+      name: 'shared-sqnorm',
+      learnedBias: true,
+      rowScale: (E) => tf.square(rowNorms(E)) as tf.Tensor2D,
+    }),
 });

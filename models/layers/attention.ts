@@ -16,7 +16,13 @@ export interface AttentionWeights {
 
 export const MASKED_SCORE = 1e9;
 
-export function createAttention(params: ParamStore, prefix: string, annotation: number, query: number, size: number): AttentionWeights {
+export function createAttention(
+  params: ParamStore,
+  prefix: string,
+  annotation: number,
+  query: number,
+  size: number,
+): AttentionWeights {
   return {
     Ua: params.variable(`${prefix}/Ua`, [annotation, size], { kind: 'glorot-uniform' }),
     Wa: params.variable(`${prefix}/Wa`, [query, size], { kind: 'glorot-uniform' }),
@@ -120,8 +126,22 @@ class RunningGradients {
   addStep(alpha: tf.Tensor, dContext: tf.Tensor): void {
     // A step over fewer rows (finished sentences dropped) adds nothing to the others' gradients.
     const missing = this.rows - alpha.shape[0];
-    this.alphas.push(missing === 0 ? alpha : tf.pad(alpha, [[0, missing], [0, 0]]));
-    this.dContexts.push(missing === 0 ? dContext : tf.pad(dContext, [[0, missing], [0, 0]]));
+    this.alphas.push(
+      missing === 0
+        ? alpha
+        : tf.pad(alpha, [
+            [0, missing],
+            [0, 0],
+          ]),
+    );
+    this.dContexts.push(
+      missing === 0
+        ? dContext
+        : tf.pad(dContext, [
+            [0, missing],
+            [0, 0],
+          ]),
+    );
   }
 
   replace(next: tf.Tensor[]): void {
@@ -171,7 +191,14 @@ export function attentionSteps(
     // annotations and v saved too: the caller's tidy() may dispose them before backprop runs.
     save([energy, alpha, annotations, v]);
     const backward = (dContext: tf.Tensor, [e, al, ann, vv]: tf.Tensor[]): tf.Tensor => {
-      const gradInputs: tf.NamedTensorMap = { dContext, annotations: ann, alpha: al, energy: e, v: vv, ...sums.inputs() };
+      const gradInputs: tf.NamedTensorMap = {
+        dContext,
+        annotations: ann,
+        alpha: al,
+        energy: e,
+        v: vv,
+        ...sums.inputs(),
+      };
       const [dq, ...running] = runFused(ATTENTION_GRAD_KERNEL, gradInputs, () => attentionGradOps(gradInputs));
       sums.replace(running);
       sums.addStep(al, dContext);
@@ -185,7 +212,10 @@ export function attentionSteps(
   }) as unknown as CustomGradFn);
   const firstOp = tf.customGrad(((q: tf.Tensor, _k: tf.Tensor, _a: tf.Tensor, _v: tf.Tensor, save: tf.GradSaveFunc) => {
     const { context, backward } = forward(q, save);
-    return { value: context, gradFunc: (dContext: tf.Tensor, saved: tf.Tensor[]) => [backward(dContext, saved), ...sums.take()] };
+    return {
+      value: context,
+      gradFunc: (dContext: tf.Tensor, saved: tf.Tensor[]) => [backward(dContext, saved), ...sums.take()],
+    };
   }) as unknown as CustomGradFn);
   let first = true;
   return (s) => {
@@ -212,16 +242,33 @@ export function attentionOps(inputs: tf.NamedTensorMap): tf.Tensor[] {
 }
 
 /** FrostAdditiveAttentionGrad as tfjs ops. */
-export function attentionGradOps({ dContext, annotations: allAnnotations, alpha, energy, v, dKeys, dV }: tf.NamedTensorMap): tf.Tensor[] {
+export function attentionGradOps({
+  dContext,
+  annotations: allAnnotations,
+  alpha,
+  energy,
+  v,
+  dKeys,
+  dV,
+}: tf.NamedTensorMap): tf.Tensor[] {
   const [B, S, att] = energy.shape as [number, number, number];
   const [annotations] = firstRows(B, allAnnotations);
   const A = annotations.shape[2] as number;
   const dAlpha = tf.reshape(tf.matMul(tf.reshape(dContext, [B, 1, A]), annotations, false, true), [B, S]);
   const dScores = tf.mul(alpha, tf.sub(dAlpha, tf.sum(tf.mul(alpha, dAlpha), 1, true)));
   const g = tf.mul(tf.mul(tf.sub(1, tf.square(energy)), v), tf.reshape(dScores, [B, S, 1]));
-  const dvStep = tf.reshape(tf.matMul(tf.reshape(energy, [B * S, att]), tf.reshape(dScores, [B * S, 1]), true, false), [att]);
+  const dvStep = tf.reshape(tf.matMul(tf.reshape(energy, [B * S, att]), tf.reshape(dScores, [B * S, 1]), true, false), [
+    att,
+  ]);
   const plus = (step: tf.Tensor, sum: tf.Tensor | undefined) => (sum == null ? step : tf.add(sum, step));
   const missing = allAnnotations.shape[0] - B;
-  const gAll = missing === 0 ? g : tf.pad(g, [[0, missing], [0, 0], [0, 0]]);
+  const gAll =
+    missing === 0
+      ? g
+      : tf.pad(g, [
+          [0, missing],
+          [0, 0],
+          [0, 0],
+        ]);
   return [tf.sum(g, 1), plus(gAll, dKeys), plus(dvStep, dV)];
 }

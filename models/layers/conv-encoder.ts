@@ -70,7 +70,8 @@ export class ConvEncoder implements ImageEncoder {
     });
     // Every stage halves exactly, so the stride-2 branch and the 2×2-pooled shortcut agree in size.
     const factor = 2 ** channels.length;
-    if (size % factor !== 0) throw new RangeError(`image size ${size} must be a multiple of ${factor} for ${channels.length} stride-2 stages`);
+    if (size % factor !== 0)
+      throw new RangeError(`image size ${size} must be a multiple of ${factor} for ${channels.length} stride-2 stages`);
     const side = size / factor;
     this.channels = channels[channels.length - 1];
     this.locations = side * side;
@@ -81,7 +82,8 @@ export class ConvEncoder implements ImageEncoder {
   encode(images: tf.Tensor, _training: boolean): ImageFeatures {
     return tf.tidy(() => {
       const [B] = images.shape;
-      const conv = (x: tf.Tensor4D, c: Conv) => tf.add(tf.conv2d(x, c.W as tf.Tensor4D, c.stride as 1 | 2, c.pad), c.b) as tf.Tensor4D;
+      const conv = (x: tf.Tensor4D, c: Conv) =>
+        tf.add(tf.conv2d(x, c.W as tf.Tensor4D, c.stride as 1 | 2, c.pad), c.b) as tf.Tensor4D;
       let x = tf.relu(conv(tf.transpose(images as tf.Tensor4D, [0, 2, 3, 1]), this.stem));
       for (const s of this.stages) {
         const branch = conv(tf.relu(conv(x, s.conv1)), s.conv2);
@@ -97,11 +99,19 @@ export class ConvEncoder implements ImageEncoder {
     const conv = (x: string, c: Conv, name: string, scale?: number) => {
       const [k, , cin, cout] = c.W.shape as number[];
       const s = scale ?? 1;
-      return g.op('Conv', [
-        x,
-        g.initializer(`${name}/W`, { dtype: 'float32', dims: [cout, cin, k, k], data: onnxFilter(c.W, s) }),
-        g.initializer(`${name}/b`, { dtype: 'float32', dims: [cout], data: (c.b.dataSync() as Float32Array).map((v) => Math.fround(v * s)) }),
-      ], { kernel_shape: [k, k], strides: [c.stride, c.stride], pads: [c.pad, c.pad, c.pad, c.pad] });
+      return g.op(
+        'Conv',
+        [
+          x,
+          g.initializer(`${name}/W`, { dtype: 'float32', dims: [cout, cin, k, k], data: onnxFilter(c.W, s) }),
+          g.initializer(`${name}/b`, {
+            dtype: 'float32',
+            dims: [cout],
+            data: (c.b.dataSync() as Float32Array).map((v) => Math.fround(v * s)),
+          }),
+        ],
+        { kernel_shape: [k, k], strides: [c.stride, c.stride], pads: [c.pad, c.pad, c.pad, c.pad] },
+      );
     };
     return g.scope('cnn', () => {
       // x₁ = relu(conv(pixels))
@@ -115,7 +125,9 @@ export class ConvEncoder implements ImageEncoder {
         x = g.op('Relu', [g.op('Add', [conv(pooled, s.shortcut, `${name}/shortcut`), branch])]);
       });
       // grid [B, L, C] = transpose(reshape(x [B, C, h, w], [B, C, L])); pooled = mean over L
-      const grid = g.op('Transpose', [g.op('Reshape', [x, g.constInt64([0, this.channels, this.locations])])], { perm: [0, 2, 1] });
+      const grid = g.op('Transpose', [g.op('Reshape', [x, g.constInt64([0, this.channels, this.locations])])], {
+        perm: [0, 2, 1],
+      });
       return { grid, pooled: g.reduce('ReduceMean', grid, [1], false) };
     });
   }
@@ -132,7 +144,8 @@ function onnxFilter(W: tf.Variable, scale: number): Float32Array {
   for (let y = 0; y < kh; y++) {
     for (let x = 0; x < kw; x++) {
       for (let i = 0; i < cin; i++) {
-        for (let o = 0; o < cout; o++) out[((o * cin + i) * kh + y) * kw + x] = Math.fround(src[((y * kw + x) * cin + i) * cout + o] * scale);
+        for (let o = 0; o < cout; o++)
+          out[((o * cin + i) * kh + y) * kw + x] = Math.fround(src[((y * kw + x) * cin + i) * cout + o] * scale);
       }
     }
   }

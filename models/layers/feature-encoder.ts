@@ -44,7 +44,9 @@ export class FeatureEncoder implements ImageEncoder {
       return { grid: g.unsqueeze(input, [1]), pooled: input };
     }
     // grid [B, L, C] = transpose(reshape(features, [B, C, L])); pooled = mean over L
-    const grid = g.op('Transpose', [g.op('Reshape', [input, g.constInt64([0, this.channels, this.locations])])], { perm: [0, 2, 1] });
+    const grid = g.op('Transpose', [g.op('Reshape', [input, g.constInt64([0, this.channels, this.locations])])], {
+      perm: [0, 2, 1],
+    });
     return { grid, pooled: g.reduce('ReduceMean', grid, [1], false) };
   }
 }

@@ -32,7 +32,12 @@ export function setFusedMode(next: FusedMode): FusedMode {
  * says so). The ops run in a tidy: called from a gradient function, their intermediates would
  * otherwise live until backprop ends.
  */
-export function runFused(name: string, inputs: tf.NamedTensorMap, ops: () => tf.Tensor[], attrs: tf.NamedAttrMap = {}): tf.Tensor[] {
+export function runFused(
+  name: string,
+  inputs: tf.NamedTensorMap,
+  ops: () => tf.Tensor[],
+  attrs: tf.NamedAttrMap = {},
+): tf.Tensor[] {
   if (mode === 'auto' && tf.getKernel(name, tf.getBackend()) != null) {
     return tf.engine().runKernel(name, inputs, attrs) as unknown as tf.Tensor[];
   }

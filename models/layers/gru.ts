@@ -51,12 +51,24 @@ export interface GruStepOptions {
  * gruStep with h · Wh computed by `hWh`: a recurrence passes sharedWeightMatMul(w.Wh) (shared-matmul.ts)
  * so that Wh's gradient is one GEMM over all steps. The gate maths is one fused op (gruCell).
  */
-export function gruStepWith(w: GruWeights, gx: tf.Tensor2D, h: tf.Tensor2D, hWh: StepMatMul, opts: GruStepOptions = {}): tf.Tensor2D {
+export function gruStepWith(
+  w: GruWeights,
+  gx: tf.Tensor2D,
+  h: tf.Tensor2D,
+  hWh: StepMatMul,
+  opts: GruStepOptions = {},
+): tf.Tensor2D {
   if (fusedMode() === 'unfused') return gruStepUnfused(w, gx, h, hWh, opts);
   return gruCell(gx, opts.gx2, hWh(h), w.bh, h, opts.mask);
 }
 
-function gruStepUnfused(w: GruWeights, gx0: tf.Tensor2D, h: tf.Tensor2D, hWh: StepMatMul, { gx2, mask }: GruStepOptions): tf.Tensor2D {
+function gruStepUnfused(
+  w: GruWeights,
+  gx0: tf.Tensor2D,
+  h: tf.Tensor2D,
+  hWh: StepMatMul,
+  { gx2, mask }: GruStepOptions,
+): tf.Tensor2D {
   const H = w.hidden;
   const B = h.shape[0];
   const gx = gx2 == null ? gx0 : (tf.add(gx0, gx2) as tf.Tensor2D);
@@ -146,7 +158,12 @@ export function gruCellGradOps({ dhNext, cache, h, mask }: tf.NamedTensorMap): t
 }
 
 /** ONNX GRU initializers W [dirs, 3H, in], R [dirs, 3H, H], B [dirs, 6H] for one or two directions. */
-export function gruOnnxWeights(directions: GruWeights[]): { W: Float32Array; R: Float32Array; B: Float32Array; input: number } {
+export function gruOnnxWeights(directions: GruWeights[]): {
+  W: Float32Array;
+  R: Float32Array;
+  B: Float32Array;
+  input: number;
+} {
   const H = directions[0].hidden;
   const input = directions[0].Wx.shape[0];
   const W = new Float32Array(directions.length * 3 * H * input);

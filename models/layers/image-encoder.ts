@@ -39,7 +39,13 @@ export interface ConvEncoderConfig {
 /** Schema fields of {@link ConvEncoderConfig}, for the architectures' settings schemas. */
 export const convEncoderSettings = { cnnChannels: z.array(z.number().int().positive()).min(1) };
 
-export function createImageEncoder(params: ParamStore, spec: ImageInputSpec | undefined, config: ConvEncoderConfig): ImageEncoder {
+export function createImageEncoder(
+  params: ParamStore,
+  spec: ImageInputSpec | undefined,
+  config: ConvEncoderConfig,
+): ImageEncoder {
   if (spec === undefined) throw new TypeError('an image model needs sizes.image (pixels or frozen-encoder features)');
-  return spec.kind === 'pixels' ? new ConvEncoder(params, 'encoder/cnn', spec.size, config.cnnChannels) : new FeatureEncoder(spec.shape);
+  return spec.kind === 'pixels'
+    ? new ConvEncoder(params, 'encoder/cnn', spec.size, config.cnnChannels)
+    : new FeatureEncoder(spec.shape);
 }

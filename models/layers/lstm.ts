@@ -97,16 +97,27 @@ export function lstmOnnxWeights(w: LstmWeights): { W: Float32Array; R: Float32Ar
  * state the step starts from zeros (ONNX's default initial_h / initial_c). `name` prefixes the
  * W/R/B initializers (e.g. 'decoder/lstm').
  */
-export function lstmOnnxStep(g: GraphBuilder, w: LstmWeights, name: string, x: string, state?: { h: string; c: string }): { h: string; c: string } {
+export function lstmOnnxStep(
+  g: GraphBuilder,
+  w: LstmWeights,
+  name: string,
+  x: string,
+  state?: { h: string; c: string },
+): { h: string; c: string } {
   const H = w.hidden;
   const ow = lstmOnnxWeights(w);
   // Y_h, Y_c [1, N, H] = LSTM(x [1, N, in], initial_h [1, N, H], initial_c [1, N, H])
-  const [, hNext, cNext] = g.node('LSTM', [
-    g.unsqueeze(x, [0]),
-    g.initializer(`${name}/W`, { dtype: 'float32', dims: [1, 4 * H, ow.input], data: ow.W }),
-    g.initializer(`${name}/R`, { dtype: 'float32', dims: [1, 4 * H, H], data: ow.R }),
-    g.initializer(`${name}/B`, { dtype: 'float32', dims: [1, 8 * H], data: ow.B }),
-    ...(state ? ['', g.unsqueeze(state.h, [0]), g.unsqueeze(state.c, [0])] : []),
-  ], { hidden_size: H }, { outputs: 3 });
+  const [, hNext, cNext] = g.node(
+    'LSTM',
+    [
+      g.unsqueeze(x, [0]),
+      g.initializer(`${name}/W`, { dtype: 'float32', dims: [1, 4 * H, ow.input], data: ow.W }),
+      g.initializer(`${name}/R`, { dtype: 'float32', dims: [1, 4 * H, H], data: ow.R }),
+      g.initializer(`${name}/B`, { dtype: 'float32', dims: [1, 8 * H], data: ow.B }),
+      ...(state ? ['', g.unsqueeze(state.h, [0]), g.unsqueeze(state.c, [0])] : []),
+    ],
+    { hidden_size: H },
+    { outputs: 3 },
+  );
   return { h: g.squeeze(hNext, [0]), c: g.squeeze(cNext, [0]) };
 }

@@ -41,7 +41,8 @@ export interface FrostHadamardHeadArgs extends LayerArgs {
 }
 
 function checkUnits(units: unknown): number {
-  if (!Number.isInteger(units) || (units as number) < 1) throw new Error(`'units' must be a positive integer, got ${String(units)}`);
+  if (!Number.isInteger(units) || (units as number) < 1)
+    throw new Error(`'units' must be a positive integer, got ${String(units)}`);
   return units as number;
 }
 
@@ -63,13 +64,17 @@ function oneShape(layer: string, inputShape: tf.Shape | tf.Shape[]): Shape {
 function featureDim(layer: string, inputShape: tf.Shape | tf.Shape[]): number {
   const shape = oneShape(layer, inputShape);
   const text = `[${shape.map(String).join(', ')}]`;
-  if (shape.length !== 2 && shape.length !== 3) throw new Error(`${layer} takes [batch, d] or [batch, time, d] features, got shape ${text}`);
+  if (shape.length !== 2 && shape.length !== 3)
+    throw new Error(`${layer} takes [batch, d] or [batch, time, d] features, got shape ${text}`);
   const d = shape[shape.length - 1];
   if (d == null) throw new Error(`${layer} needs a known feature size d, got shape ${text}`);
   return d;
 }
 
-const outputShape = (layer: string, inputShape: tf.Shape | tf.Shape[], units: number): tf.Shape => [...oneShape(layer, inputShape).slice(0, -1), units];
+const outputShape = (layer: string, inputShape: tf.Shape | tf.Shape[], units: number): tf.Shape => [
+  ...oneShape(layer, inputShape).slice(0, -1),
+  units,
+];
 
 /** y = x · m over the last axis of x (rank 2 or 3), m [d, units]. */
 function matMulLast(x: tf.Tensor, m: tf.Tensor2D): tf.Tensor {
@@ -81,7 +86,13 @@ function matMulLast(x: tf.Tensor, m: tf.Tensor2D): tf.Tensor {
 const single = (inputs: tf.Tensor | tf.Tensor[]): tf.Tensor => (Array.isArray(inputs) ? inputs[0]! : inputs);
 
 /** The frozen target matrix of a fixed head, row-major [units, d], exactly as models/heads builds it. */
-export function frostFixedTargets(kind: FrostFixedKind, units: number, d: number, seed: number, limit = DEFAULT_FIXED_LIMIT): Float32Array {
+export function frostFixedTargets(
+  kind: FrostFixedKind,
+  units: number,
+  d: number,
+  seed: number,
+  limit = DEFAULT_FIXED_LIMIT,
+): Float32Array {
   const key = streamKey(seed, kind);
   if (kind === 'fixed-uniform') return uniformMatrix(key, units, d, -limit, limit);
   return l2NormaliseRows(uniformMatrix(key, units, d, -1, 1), units, d);
@@ -100,12 +111,15 @@ export class FrostFixedHead extends tf.layers.Layer {
   constructor(args: FrostFixedHeadArgs) {
     super(args);
     this.units = checkUnits(args.units);
-    if (!FROST_FIXED_KINDS.includes(args.kind)) throw new Error(`'kind' must be one of ${FROST_FIXED_KINDS.join(', ')}, got ${String(args.kind)}`);
+    if (!FROST_FIXED_KINDS.includes(args.kind))
+      throw new Error(`'kind' must be one of ${FROST_FIXED_KINDS.join(', ')}, got ${String(args.kind)}`);
     this.kind = args.kind;
     this.seed = checkSeed(args.seed);
     if (args.limit != null) {
-      if (args.kind !== 'fixed-uniform') throw new Error(`'limit' applies to kind 'fixed-uniform' only, not '${args.kind}'`);
-      if (!(typeof args.limit === 'number' && Number.isFinite(args.limit) && args.limit > 0)) throw new Error(`'limit' must be a positive number, got ${String(args.limit)}`);
+      if (args.kind !== 'fixed-uniform')
+        throw new Error(`'limit' applies to kind 'fixed-uniform' only, not '${args.kind}'`);
+      if (!(typeof args.limit === 'number' && Number.isFinite(args.limit) && args.limit > 0))
+        throw new Error(`'limit' must be a positive number, got ${String(args.limit)}`);
     }
     this.limit = args.limit ?? undefined;
   }
@@ -167,8 +181,14 @@ export class FrostHadamardHead extends tf.layers.Layer {
     const n = hadamardOrder(this.units, d);
     const columns = chooseHadamardColumns(n, d, this.seed);
     const rows = hadamardRows(this.units, columns);
-    if (this.hadamardT === null) this.hadamardT = tf.keep(tf.tidy(() => tf.transpose(tf.tensor2d(rows, [this.units, d]))));
-    this.scale ??= this.addWeight('scale', [1], 'float32', tf.initializers.constant({ value: 1 / Math.sqrt(this.units) }));
+    if (this.hadamardT === null)
+      this.hadamardT = tf.keep(tf.tidy(() => tf.transpose(tf.tensor2d(rows, [this.units, d]))));
+    this.scale ??= this.addWeight(
+      'scale',
+      [1],
+      'float32',
+      tf.initializers.constant({ value: 1 / Math.sqrt(this.units) }),
+    );
     this.built = true;
   }
 

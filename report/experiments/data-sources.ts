@@ -49,6 +49,7 @@ export async function resolveDataSource(data: string, out: string): Promise<Data
 /** 'de-en' → { src: 'de', tgt: 'en' }. */
 export function parsePair(pair: string): { src: string; tgt: string } {
   const m = /^([^-\s]+)-([^-\s]+)$/.exec(pair);
-  if (!m || m[1] === m[2]) throw new RangeError(`a language pair is 'src-tgt' with two different languages, got '${pair}'`);
+  if (!m || m[1] === m[2])
+    throw new RangeError(`a language pair is 'src-tgt' with two different languages, got '${pair}'`);
   return { src: m[1]!, tgt: m[2]! };
 }

@@ -26,7 +26,9 @@ export interface GridRun {
 
 /** The run folders of a grid, pair by pair: `<out>/<src>-<tgt>-<head>/`. */
 export function gridRuns(spec: Pick<GridSpec, 'out' | 'pairs' | 'heads'>): GridRun[] {
-  return spec.pairs.flatMap(({ src, tgt }) => spec.heads.map((head) => ({ dir: join(spec.out, `${src}-${tgt}-${head}`), head, src, tgt })));
+  return spec.pairs.flatMap(({ src, tgt }) =>
+    spec.heads.map((head) => ({ dir: join(spec.out, `${src}-${tgt}-${head}`), head, src, tgt })),
+  );
 }
 
 /**
@@ -46,7 +48,9 @@ async function checkSameRun(run: GridRun, spec: GridSpec): Promise<void> {
   const diff = Object.keys(want).filter((k) => want[k as keyof typeof want] !== have[k as keyof typeof have]);
   if (diff.length > 0) {
     const show = (o: Record<string, unknown>) => diff.map((k) => `${k}=${String(o[k])}`).join(', ');
-    throw new Error(`${run.dir} holds another run (${show(have)}; this grid wants ${show(want)}): move it away or choose another --out`);
+    throw new Error(
+      `${run.dir} holds another run (${show(have)}; this grid wants ${show(want)}): move it away or choose another --out`,
+    );
   }
 }
 
@@ -77,19 +81,49 @@ export async function trainGrid(spec: GridSpec): Promise<GridRun[]> {
       }
       todo.push({
         run,
-        argv: ['train', '--arch', spec.arch, '--head', run.head, '--data', spec.dataDir, '--src', src, '--tgt', tgt, '--preset', spec.preset, '--seed', String(spec.seed), '--out', run.dir, ...common],
+        argv: [
+          'train',
+          '--arch',
+          spec.arch,
+          '--head',
+          run.head,
+          '--data',
+          spec.dataDir,
+          '--src',
+          src,
+          '--tgt',
+          tgt,
+          '--preset',
+          spec.preset,
+          '--seed',
+          String(spec.seed),
+          '--out',
+          run.dir,
+          ...common,
+        ],
       });
     }
     if (todo.length === 0) continue;
-    spec.log(`training ${todo.map((t) => t.run.head).join(', ')} on ${src}-${tgt} side by side, ${spec.budgetMinutes} min each, ${threads} wasm thread(s) each`);
+    spec.log(
+      `training ${todo.map((t) => t.run.head).join(', ')} on ${src}-${tgt} side by side, ${spec.budgetMinutes} min each, ${threads} wasm thread(s) each`,
+    );
     const results = await Promise.allSettled(
-      todo.map(({ run, argv }) => runFrost(argv, { FROST_WASM_THREADS: String(threads) }, join(spec.out, 'logs', `${src}-${tgt}-${run.head}.train.log`))),
+      todo.map(({ run, argv }) =>
+        runFrost(
+          argv,
+          { FROST_WASM_THREADS: String(threads) },
+          join(spec.out, 'logs', `${src}-${tgt}-${run.head}.train.log`),
+        ),
+      ),
     );
     const failed = results.flatMap((r) => (r.status === 'rejected' ? [(r.reason as Error).message] : []));
     if (failed.length > 0) throw new Error(`${failed.length} of ${todo.length} runs failed:\n${failed.join('\n\n')}`);
     for (const { run } of todo) {
       const status = await runStatus(run.dir, spec.budgetMinutes);
-      if (status.kind !== 'finished') throw new Error(`${run.dir}: training exited before the budget was used (${status.kind}); see ${join(spec.out, 'logs')}`);
+      if (status.kind !== 'finished')
+        throw new Error(
+          `${run.dir}: training exited before the budget was used (${status.kind}); see ${join(spec.out, 'logs')}`,
+        );
     }
   }
   return runs;

@@ -6,7 +6,11 @@ import { parsePair, resolveDataSource } from './data-sources.ts';
 import { trainGrid } from './grid.ts';
 import { type ExperimentOptions, registerExperiment } from './registry.ts';
 
-const DEFAULTS = { heads: ['learned', 'tied', 'fixed-uniform', 'fixed-l2', 'hadamard'], preset: 'small', out: 'runs/experiments/mt-heads' };
+const DEFAULTS = {
+  heads: ['learned', 'tied', 'fixed-uniform', 'fixed-l2', 'hadamard'],
+  preset: 'small',
+  out: 'runs/experiments/mt-heads',
+};
 
 /**
  * The paper's translation experiment (its Tables 2 and 3) on this machine: every output head on
@@ -18,16 +22,20 @@ registerExperiment({
   summary: 'train every head on every language pair under one time budget, export, score test BLEU, write the report',
   defaults: DEFAULTS,
   async run(options: ExperimentOptions) {
-    if (!(options.budgetMinutes > 0)) throw new RangeError(`budgetMinutes must be a positive number, got ${options.budgetMinutes}`);
+    if (!(options.budgetMinutes > 0))
+      throw new RangeError(`budgetMinutes must be a positive number, got ${options.budgetMinutes}`);
     const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
     // Each corpus gets its own default grid, so a toy run never lands among the Multi30k runs.
-    const out = resolve(options.out ?? (options.data === 'multi30k' ? DEFAULTS.out : `${DEFAULTS.out}-${basename(options.data)}`));
+    const out = resolve(
+      options.out ?? (options.data === 'multi30k' ? DEFAULTS.out : `${DEFAULTS.out}-${basename(options.data)}`),
+    );
     const source = await resolveDataSource(options.data, out);
     const pairs = (options.pairs ?? source.pairs).map(parsePair);
     const heads = options.heads ?? DEFAULTS.heads;
     if (heads.length === 0) throw new RangeError('mt-heads needs at least one head');
     const unknown = heads.filter((h) => !headNames().includes(h));
-    if (unknown.length > 0) throw new RangeError(`unknown head(s) ${unknown.join(', ')}; known heads: ${headNames().join(', ')}`);
+    if (unknown.length > 0)
+      throw new RangeError(`unknown head(s) ${unknown.join(', ')}; known heads: ${headNames().join(', ')}`);
     const runs = await trainGrid({
       out,
       dataDir: source.dir,

@@ -18,7 +18,9 @@ export interface ExperimentOptions {
   preset?: string;
   /** @default 1 */
   seed?: number;
-  /** Grid folder: runs in `<out>/<src>-<tgt>-<head>/`, exports in `<out>/artifacts/<same>/`. @default the experiment's */
+  /**
+   * Grid folder: runs in `<out>/<src>-<tgt>-<head>/`, exports in `<out>/artifacts/<same>/`. @default the experiment's
+   */
   out?: string;
   /** @default `<out>/report` */
   reportOut?: string;

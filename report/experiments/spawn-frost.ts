@@ -20,7 +20,10 @@ export async function runFrost(argv: string[], env: Record<string, string>, logF
   const log = createWriteStream(logFile, { flags: 'a' });
   log.write(`--- frost ${argv.join(' ')} (${new Date().toISOString()})\n`);
   const code = await new Promise<number | null>((done, fail) => {
-    const child = spawn(process.execPath, [CLI, ...argv], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, ...argv], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child.stdout.pipe(log, { end: false });
     child.stderr.pipe(log, { end: false });
     child.on('error', fail);

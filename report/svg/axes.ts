@@ -33,7 +33,11 @@ export function compactNumber(v: number): string {
 }
 
 /** Grid lines, tick labels and axis titles. `x` may be null for a categorical x axis drawn by the caller. */
-export function drawAxes(f: Frame, x: { scale: Scale; spec: AxisSpec } | null, y: { scale: Scale; spec: AxisSpec }): string {
+export function drawAxes(
+  f: Frame,
+  x: { scale: Scale; spec: AxisSpec } | null,
+  y: { scale: Scale; spec: AxisSpec },
+): string {
   const parts: string[] = [];
   const fy = y.spec.format ?? compactNumber;
   for (const t of y.scale.ticks) {
@@ -48,11 +52,23 @@ export function drawAxes(f: Frame, x: { scale: Scale; spec: AxisSpec } | null, y
       parts.push(el('line', { x1: px, x2: px, y1: f.top, y2: f.bottom, class: 'grid' }));
       parts.push(el('text', { x: px, y: f.bottom + 16, 'text-anchor': 'middle', class: 'tick' }, text(fx(t))));
     }
-    parts.push(el('text', { x: (f.left + f.right) / 2, y: f.height - 8, 'text-anchor': 'middle', class: 'axis-label' }, text(x.spec.label)));
+    parts.push(
+      el(
+        'text',
+        { x: (f.left + f.right) / 2, y: f.height - 8, 'text-anchor': 'middle', class: 'axis-label' },
+        text(x.spec.label),
+      ),
+    );
   }
   parts.push(el('line', { x1: f.left, x2: f.right, y1: f.bottom, y2: f.bottom, class: 'axis' }));
   parts.push(el('line', { x1: f.left, x2: f.left, y1: f.top, y2: f.bottom, class: 'axis' }));
   const cy = (f.top + f.bottom) / 2;
-  parts.push(el('text', { x: 14, y: cy, transform: `rotate(-90 14 ${cy})`, 'text-anchor': 'middle', class: 'axis-label' }, text(y.spec.label)));
+  parts.push(
+    el(
+      'text',
+      { x: 14, y: cy, transform: `rotate(-90 14 ${cy})`, 'text-anchor': 'middle', class: 'axis-label' },
+      text(y.spec.label),
+    ),
+  );
   return el('g', { class: 'axes' }, ...parts);
 }

@@ -36,7 +36,10 @@ export function drawLegend(names: string[], width: number, top: number, shape: '
   const items = names.map((name, i) => {
     const { row, x } = spots[i]!;
     const y = top + row * ROW_HEIGHT;
-    const key = shape === 'circle' ? el('circle', { cx: x + 5, cy: y - 4, r: 5, fill: seriesColor(i) }) : el('rect', { x, y: y - 9, width: 10, height: 10, fill: seriesColor(i) });
+    const key =
+      shape === 'circle'
+        ? el('circle', { cx: x + 5, cy: y - 4, r: 5, fill: seriesColor(i) })
+        : el('rect', { x, y: y - 9, width: 10, height: 10, fill: seriesColor(i) });
     return el('g', { class: 'legend-item' }, key, el('text', { x: x + KEY_WIDTH, y, class: 'legend' }, text(name)));
   });
   return el('g', { class: 'legend' }, ...items);

@@ -20,7 +20,8 @@ export function niceTicks(min: number, max: number, count = 5): number[] {
   if (!(max > min)) return [min];
   const step = niceStep(max - min, count);
   const ticks: number[] = [];
-  for (let k = Math.ceil(min / step - 1e-9); k * step <= max + step * 1e-9; k++) ticks.push(Number((k * step).toPrecision(12)));
+  for (let k = Math.ceil(min / step - 1e-9); k * step <= max + step * 1e-9; k++)
+    ticks.push(Number((k * step).toPrecision(12)));
   return ticks;
 }
 
@@ -38,7 +39,11 @@ function niceDomain(min: number, max: number, count: number): [number, number] {
  * A linear scale over the values, widened to nice ticks. With `zero` the domain includes 0: bar
  * lengths must start there to be read as amounts.
  */
-export function linearScale(values: number[], range: [number, number], opts: { zero?: boolean; ticks?: number } = {}): Scale {
+export function linearScale(
+  values: number[],
+  range: [number, number],
+  opts: { zero?: boolean; ticks?: number } = {},
+): Scale {
   let min = Math.min(...values);
   let max = Math.max(...values);
   if (opts.zero) {

@@ -40,7 +40,13 @@ export interface ScatterSpec extends Omit<ChartMeta, 'width' | 'height'> {
 export function scatterChart(spec: ScatterSpec): string {
   const width = spec.width ?? 640;
   const height = spec.height ?? 360;
-  const rows = spec.series.length > 1 ? legendRows(spec.series.map((s) => s.name), width) : 0;
+  const rows =
+    spec.series.length > 1
+      ? legendRows(
+          spec.series.map((s) => s.name),
+          width,
+        )
+      : 0;
   const f = makeFrame(width, height, rows);
   const all = spec.series.flatMap((s) => s.points);
   const inset = 10; // keeps points off the axes
@@ -56,14 +62,38 @@ export function scatterChart(spec: ScatterSpec): string {
       'g',
       { class: 'series', 'data-series': s.name, fill: seriesColor(i) },
       ...s.points.map((p) =>
-        el('circle', { class: 'point', cx: x(p.x), cy: y(p.y), r, 'data-x': String(p.x), 'data-y': String(p.y), ...p.attrs }, ...(p.title ? [el('title', {}, text(p.title))] : [])),
+        el(
+          'circle',
+          { class: 'point', cx: x(p.x), cy: y(p.y), r, 'data-x': String(p.x), 'data-y': String(p.y), ...p.attrs },
+          ...(p.title ? [el('title', {}, text(p.title))] : []),
+        ),
       ),
     ),
   );
   const labelled = spec.series.flatMap((s) => s.points.filter((p) => p.label));
   const labels = labelled.length
-    ? [el('g', { class: 'point-labels' }, ...labelled.map((p) => el('text', { x: x(p.x) + r + 3, y: y(p.y) + 4, class: 'tick' }, text(p.label!))))]
+    ? [
+        el(
+          'g',
+          { class: 'point-labels' },
+          ...labelled.map((p) => el('text', { x: x(p.x) + r + 3, y: y(p.y) + 4, class: 'tick' }, text(p.label!))),
+        ),
+      ]
     : [];
-  const legend = rows > 0 ? drawLegend(spec.series.map((s) => s.name), width, 40, 'circle') : '';
-  return chartSvg({ ...spec, width, height }, legend, drawAxes(f, { scale: x, spec: spec.x }, { scale: y, spec: spec.y }), ...series, ...labels);
+  const legend =
+    rows > 0
+      ? drawLegend(
+          spec.series.map((s) => s.name),
+          width,
+          40,
+          'circle',
+        )
+      : '';
+  return chartSvg(
+    { ...spec, width, height },
+    legend,
+    drawAxes(f, { scale: x, spec: spec.x }, { scale: y, spec: spec.y }),
+    ...series,
+    ...labels,
+  );
 }

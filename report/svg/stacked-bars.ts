@@ -36,9 +36,19 @@ export function stackedBarChart(spec: StackedBarsSpec): string {
   const width = spec.width ?? Math.max(640, 90 + spec.categories.length * 70);
   const height = spec.height ?? 380;
   for (const s of spec.segments) {
-    if (s.values.length !== spec.categories.length) throw new RangeError(`stackedBarChart: segment '${s.name}' has ${s.values.length} values for ${spec.categories.length} bars`);
+    if (s.values.length !== spec.categories.length)
+      throw new RangeError(
+        `stackedBarChart: segment '${s.name}' has ${s.values.length} values for ${spec.categories.length} bars`,
+      );
   }
-  const f = makeFrame(width, height, legendRows(spec.segments.map((s) => s.name), width));
+  const f = makeFrame(
+    width,
+    height,
+    legendRows(
+      spec.segments.map((s) => s.name),
+      width,
+    ),
+  );
   f.bottom -= 14; // room for slanted category labels
   const totals = spec.categories.map((_, j) => spec.segments.reduce((sum, s) => sum + s.values[j]!.value, 0));
   const y = linearScale([0, ...totals], [f.bottom, f.top + 6], { zero: true });
@@ -52,7 +62,19 @@ export function stackedBarChart(spec: StackedBarsSpec): string {
       ...s.values.map((v, j) => {
         const x0 = f.left + slot * j + (slot - barWidth) / 2;
         const top = y(base[j]! + v.value);
-        const rect = el('rect', { class: 'bar', x: x0, y: top, width: barWidth, height: y(base[j]!) - top, 'data-value': String(v.value), ...v.attrs }, el('title', {}, text(`${spec.categories[j]}: ${s.name} ${v.value.toLocaleString('en')}`)));
+        const rect = el(
+          'rect',
+          {
+            class: 'bar',
+            x: x0,
+            y: top,
+            width: barWidth,
+            height: y(base[j]!) - top,
+            'data-value': String(v.value),
+            ...v.attrs,
+          },
+          el('title', {}, text(`${spec.categories[j]}: ${s.name} ${v.value.toLocaleString('en')}`)),
+        );
         base[j]! += v.value;
         return rect;
       }),
@@ -60,8 +82,23 @@ export function stackedBarChart(spec: StackedBarsSpec): string {
   );
   const labels = spec.categories.map((c, j) => {
     const cx = f.left + slot * j + slot / 2;
-    return el('text', { x: cx, y: f.bottom + 14, 'text-anchor': 'end', transform: `rotate(-20 ${cx} ${f.bottom + 14})`, class: 'tick' }, text(c));
+    return el(
+      'text',
+      { x: cx, y: f.bottom + 14, 'text-anchor': 'end', transform: `rotate(-20 ${cx} ${f.bottom + 14})`, class: 'tick' },
+      text(c),
+    );
   });
-  const legend = drawLegend(spec.segments.map((s) => s.name), width, 40, 'square');
-  return chartSvg({ ...spec, width, height }, legend, drawAxes(f, null, { scale: y, spec: spec.y }), ...series, el('g', { class: 'categories' }, ...labels));
+  const legend = drawLegend(
+    spec.segments.map((s) => s.name),
+    width,
+    40,
+    'square',
+  );
+  return chartSvg(
+    { ...spec, width, height },
+    legend,
+    drawAxes(f, null, { scale: y, spec: spec.y }),
+    ...series,
+    el('g', { class: 'categories' }, ...labels),
+  );
 }

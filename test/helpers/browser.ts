@@ -64,5 +64,6 @@ export async function launchBrowser(): Promise<TestBrowser> {
 /** Waits until the page has finished what it was doing; fails with the page's own message on an error. */
 export async function settle(page: Page, timeout = 120_000): Promise<void> {
   await page.waitForSelector('body[data-state="ready"], body[data-state="error"]', { timeout });
-  if ((await page.getAttribute('body', 'data-state')) === 'error') assert.fail(`the page reports: ${await page.textContent('#status')}`);
+  if ((await page.getAttribute('body', 'data-state')) === 'error')
+    assert.fail(`the page reports: ${await page.textContent('#status')}`);
 }

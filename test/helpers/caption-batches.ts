@@ -43,5 +43,16 @@ export function syntheticImageBatch(
       tokens++;
     }
   });
-  return { B, T, tgtIn, tgtOut, tgtMask, tokens, images: pixels, imageShape: [3, size, size], imageCount: I, imageRows: Int32Array.from(imageRows) };
+  return {
+    B,
+    T,
+    tgtIn,
+    tgtOut,
+    tgtMask,
+    tokens,
+    images: pixels,
+    imageShape: [3, size, size],
+    imageCount: I,
+    imageRows: Int32Array.from(imageRows),
+  };
 }

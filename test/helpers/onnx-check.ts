@@ -183,14 +183,23 @@ function naturalDType(data: TypedArray): DType {
 interface OrtLike {
   Tensor: new (type: DType, data: TypedArray, dims: readonly number[]) => unknown;
   InferenceSession: {
-    create(bytes: Uint8Array, options?: object): Promise<{
-      run(feeds: Record<string, unknown>): Promise<Record<string, { type: string; dims: readonly number[]; data: unknown }>>;
+    create(
+      bytes: Uint8Array,
+      options?: object,
+    ): Promise<{
+      run(
+        feeds: Record<string, unknown>,
+      ): Promise<Record<string, { type: string; dims: readonly number[]; data: unknown }>>;
       release(): Promise<void>;
     }>;
   };
 }
 
-async function runWith(runtime: OrtLike, bytes: Uint8Array, feeds: Record<string, Feed>): Promise<Record<string, TensorResult>> {
+async function runWith(
+  runtime: OrtLike,
+  bytes: Uint8Array,
+  feeds: Record<string, Feed>,
+): Promise<Record<string, TensorResult>> {
   const session = await runtime.InferenceSession.create(bytes, { graphOptimizationLevel: 'all' });
   try {
     const inputs: Record<string, unknown> = {};

@@ -41,5 +41,8 @@ export function assertShows(data: unknown, path: string, text: string): void {
   }
   assert.equal(typeof json, 'number', `${path} is not a number in report.json`);
   assert.ok(shown, `${path} = ${String(json)} in report.json, the report shows '${text}'`);
-  assert.ok(Math.abs(shown.value - (json as number)) <= shown.tolerance, `${path} = ${String(json)} in report.json, the report shows '${text}'`);
+  assert.ok(
+    Math.abs(shown.value - (json as number)) <= shown.tolerance,
+    `${path} = ${String(json)} in report.json, the report shows '${text}'`,
+  );
 }

@@ -24,10 +24,40 @@ const EOS_BIAS = -1.5;
 
 /** 16 English words; the tokenizer ('multi30k') lower-cases and splits off the '.'. */
 export const TINY_SOURCE_WORDS = [
-  'a', 'man', 'dog', 'cat', 'runs', 'sits', 'on', 'the', 'red', 'blue', 'big', 'small', 'house', 'ball', 'and', '.',
+  'a',
+  'man',
+  'dog',
+  'cat',
+  'runs',
+  'sits',
+  'on',
+  'the',
+  'red',
+  'blue',
+  'big',
+  'small',
+  'house',
+  'ball',
+  'and',
+  '.',
 ];
 export const TINY_TARGET_WORDS = [
-  'ein', 'mann', 'hund', 'katze', 'läuft', 'sitzt', 'auf', 'der', 'rote', 'blaue', 'große', 'kleine', 'haus', 'ball', 'und', '.',
+  'ein',
+  'mann',
+  'hund',
+  'katze',
+  'läuft',
+  'sitzt',
+  'auf',
+  'der',
+  'rote',
+  'blaue',
+  'große',
+  'kleine',
+  'haus',
+  'ball',
+  'und',
+  '.',
 ];
 
 export interface TinyModelOptions {
@@ -47,7 +77,10 @@ export interface TinyModelOptions {
 /** A joint 300-piece BPE model over the tiny words (both languages, cased and lower-cased). */
 function tinySubwordModel(): SubwordModel {
   const words = [...TINY_SOURCE_WORDS, ...TINY_TARGET_WORDS];
-  const sentences = words.flatMap((w, i) => [`${w} ${words[(i + 3) % words.length]}`, `${w[0]!.toUpperCase()}${w.slice(1)} .`]);
+  const sentences = words.flatMap((w, i) => [
+    `${w} ${words[(i + 3) % words.length]}`,
+    `${w[0]!.toUpperCase()}${w.slice(1)} .`,
+  ]);
   return trainBpe(sentences, { vocabSize: 300 }).model;
 }
 
@@ -81,7 +114,9 @@ export function buildTinyModel(opts: TinyModelOptions = {}): TinyModel {
   const enc = new GraphBuilder('tiny_encoder');
   const srcIds = enc.input('src_ids', 'int64', ['batch', 'src_len']);
   const srcLengths = enc.input('src_lengths', 'int64', ['batch']);
-  const emb = enc.op('Gather', [enc.initializer('encoder/embedding', weights('src_emb', Vs, H, 1)), srcIds], { axis: 0 });
+  const emb = enc.op('Gather', [enc.initializer('encoder/embedding', weights('src_emb', Vs, H, 1)), srcIds], {
+    axis: 0,
+  });
   // mask[b, s] = s < src_lengths[b]
   const S = enc.op('Gather', [enc.op('Shape', [srcIds]), enc.constInt64(1, [])], { axis: 0 });
   const positions = enc.op('Range', [enc.constInt64(0, []), S, enc.constInt64(1, [])]);
@@ -93,7 +128,11 @@ export function buildTinyModel(opts: TinyModelOptions = {}): TinyModel {
   const encState = enc.op('Tanh', [
     enc.op('Add', [
       enc.op('MatMul', [mean, enc.initializer('encoder/w', weights('enc_w', H, H, 1))]),
-      enc.initializer('encoder/b', { dtype: 'float32', dims: [H], data: uniformMatrix(streamKey(seed, 'enc_b'), 1, H, -0.1, 0.1) }),
+      enc.initializer('encoder/b', {
+        dtype: 'float32',
+        dims: [H],
+        data: uniformMatrix(streamKey(seed, 'enc_b'), 1, H, -0.1, 0.1),
+      }),
     ]),
   ]);
   enc.output(encState, 'state', 'float32', ['batch', H]);
@@ -148,11 +187,24 @@ export function buildTinyModel(opts: TinyModelOptions = {}): TinyModel {
     specials: { pad: 0, unk: 1, bos: 2, eos: 3 },
     tokenizer: subword ? 'sentencepiece' : 'multi30k',
     ...(subword
-      ? { subword: { kind: 'bpe', joint: true, vocabSize: subword.size, files: { en: 'subword.model', de: 'subword.model' } } }
+      ? {
+          subword: {
+            kind: 'bpe',
+            joint: true,
+            vocabSize: subword.size,
+            files: { en: 'subword.model', de: 'subword.model' },
+          },
+        }
       : {}),
     graphs: {
       encoder: { file: 'encoder.onnx', inputs: ['src_ids', 'src_lengths'], outputs: ['state', 'enc_out', 'src_mask'] },
-      decoder: { file: 'decoder.onnx', token: 'token', state: ['state'], memory: ['enc_out', 'src_mask'], logProbs: 'log_probs' },
+      decoder: {
+        file: 'decoder.onnx',
+        token: 'token',
+        state: ['state'],
+        memory: ['enc_out', 'src_mask'],
+        logProbs: 'log_probs',
+      },
     },
     params: {
       learnable: encParams + decParams,

@@ -63,7 +63,8 @@ export async function toyCaptionModel(): Promise<ToyCaptionModel> {
       }
       break;
     }
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${lock} (held by another test process) after ${WAIT_MS / 60_000} minutes`);
+    if (Date.now() > deadline)
+      throw new Error(`gave up waiting for ${lock} (held by another test process) after ${WAIT_MS / 60_000} minutes`);
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
   const dataDir = join(dir, 'toy');
@@ -77,7 +78,10 @@ async function build(dir: string): Promise<void> {
   try {
     await initBackend({ prefer: 'wasm', quiet: true });
     const { dataDir } = await writeToyCaptions(scratch);
-    const config = toyCaptionConfig(scratch, dataDir, TRAINING.arch, { optim: { learningRate: TRAINING.learningRate }, epochs: TRAINING.epochs });
+    const config = toyCaptionConfig(scratch, dataDir, TRAINING.arch, {
+      optim: { learningRate: TRAINING.learningRate },
+      epochs: TRAINING.epochs,
+    });
     const runDir = join(scratch, 'run');
     const result = await train(config, runDir, { quiet: true });
     result.model.params.dispose();
@@ -143,11 +147,16 @@ async function cacheKey(): Promise<string> {
   const hash = createHash('sha256').update(JSON.stringify(TRAINING));
   for (const top of MODEL_SOURCES) {
     for (const file of await sourceFiles(join(REPO_ROOT, top))) {
-      hash.update(relative(REPO_ROOT, file)).update('\0').update(await readFile(file)).update('\0');
+      hash
+        .update(relative(REPO_ROOT, file))
+        .update('\0')
+        .update(await readFile(file))
+        .update('\0');
     }
   }
   // This helper and the config helper it uses decide the run too.
-  for (const helper of ['toy-caption-run.ts', 'toy-caption-model.ts']) hash.update(await readFile(join(REPO_ROOT, 'test', 'helpers', helper)));
+  for (const helper of ['toy-caption-run.ts', 'toy-caption-model.ts'])
+    hash.update(await readFile(join(REPO_ROOT, 'test', 'helpers', helper)));
   return hash.digest('hex').slice(0, 16);
 }
 

@@ -16,7 +16,12 @@ export async function writeToyCaptions(dir: string): Promise<{ dataDir: string; 
 }
 
 /** A tiny caption run on the toy corpus at 32² (the image cache downsizes the PNGs); `extra` overrides any field. */
-export function toyCaptionConfig(dir: string, dataDir: string, arch: string, extra: Partial<CaptionRunConfigInput> = {}): CaptionRunConfig {
+export function toyCaptionConfig(
+  dir: string,
+  dataDir: string,
+  arch: string,
+  extra: Partial<CaptionRunConfigInput> = {},
+): CaptionRunConfig {
   return runConfigSchema.parse({
     task: 'caption',
     arch,
@@ -32,7 +37,11 @@ export function toyCaptionConfig(dir: string, dataDir: string, arch: string, ext
 }
 
 /** Captions of `images` by an exported model through onnxruntime-node, scored with coco-caption BLEU-4. */
-export async function toyTestBleu4(modelDir: string, images: CaptionImage[], beam = 1): Promise<{ bleu4: number; captions: string[] }> {
+export async function toyTestBleu4(
+  modelDir: string,
+  images: CaptionImage[],
+  beam = 1,
+): Promise<{ bleu4: number; captions: string[] }> {
   const runtime = await loadCaptionModelDir(modelDir);
   try {
     const inputs: Float32Array[] = [];
@@ -41,7 +50,13 @@ export async function toyTestBleu4(modelDir: string, images: CaptionImage[], bea
       inputs.push(preprocessRgba(rgba, width, height, runtime.imageSpec));
     }
     const captions = (await runtime.caption(inputs, { beam })).map((c) => c.text);
-    return { bleu4: evaluateCaptions(captions, images.map((im) => im.captions)).bleu4, captions };
+    return {
+      bleu4: evaluateCaptions(
+        captions,
+        images.map((im) => im.captions),
+      ).bleu4,
+      captions,
+    };
   } finally {
     await runtime.release();
   }

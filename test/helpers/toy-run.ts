@@ -4,7 +4,11 @@ import { corpusBleu } from '../../core/metrics/bleu.ts';
 import { loadModelDir } from '../../core/runtime/load-node.ts';
 import { resolveArchConfig } from '../../models/index.ts';
 import { writeToyCorpus } from '../../train/data/fetch.ts';
-import { translationConfigSchema, type TranslationRunConfig, type TranslationRunConfigInput } from '../../train/run-config.ts';
+import {
+  translationConfigSchema,
+  type TranslationRunConfig,
+  type TranslationRunConfigInput,
+} from '../../train/run-config.ts';
 import { train } from '../../train/trainer.ts';
 
 /** The toy corpus the end-to-end tests train on: a ~200-word lexicon a tiny model learns in a few epochs. */
@@ -24,7 +28,11 @@ export async function writeToyData(dataDir: string, size: ToyCorpusSize = TOY_CO
 }
 
 /** A run config for the tiny rnn-attn model on a toy corpus; `extra` overrides any field. */
-export function toyRunConfig(dataDir: string, head: string, extra: Partial<TranslationRunConfigInput> = {}): TranslationRunConfig {
+export function toyRunConfig(
+  dataDir: string,
+  head: string,
+  extra: Partial<TranslationRunConfigInput> = {},
+): TranslationRunConfig {
   return translationConfigSchema.parse({
     arch: 'rnn-attn',
     preset: 'tiny',
@@ -57,5 +65,8 @@ export async function toyTestBleu(modelDir: string, dataDir: string): Promise<nu
   const ref = (await readFile(join(dataDir, 'test.tgt'), 'utf8')).trim().split('\n');
   const out = await runtime.translate(src, { beam: 1 });
   await runtime.release();
-  return corpusBleu(out.map((t) => t.text), [ref]).score;
+  return corpusBleu(
+    out.map((t) => t.text),
+    [ref],
+  ).score;
 }

@@ -81,7 +81,8 @@ export const AUTO_WASM_THREADS = 1;
 
 export function resolveWasmThreads(option: number | 'auto' | undefined): number {
   const fromEnv = process.env.FROST_WASM_THREADS;
-  const wanted = option ?? (fromEnv != null && fromEnv !== '' ? (fromEnv === 'auto' ? 'auto' : Number(fromEnv)) : 'auto');
+  const wanted =
+    option ?? (fromEnv != null && fromEnv !== '' ? (fromEnv === 'auto' ? 'auto' : Number(fromEnv)) : 'auto');
   if (wanted === 'auto') return AUTO_WASM_THREADS;
   if (!Number.isFinite(wanted) || wanted < 1) throw new Error(`bad wasm thread count: ${String(wanted)}`);
   return Math.min(8, Math.floor(wanted));
@@ -117,11 +118,13 @@ function configureNativeGemm(option: NativeGemmSetting | undefined, quiet: boole
     setNativeGemm(null)?.dispose();
     return 'XNNPACK (wasm)';
   }
-  if (current != null && current.threads === threads && (which === 'auto' || current.provider === which)) return current.description;
+  if (current != null && current.threads === threads && (which === 'auto' || current.provider === which))
+    return current.description;
   const loaded = loadNativeGemm(threads, which);
   setNativeGemm(loaded instanceof Error ? null : loaded)?.dispose();
   if (loaded instanceof Error) {
-    if (!quiet || explicit) console.warn(`frost: native GEMM unavailable (${loaded.message.split('\n')[0]}); XNNPACK runs all GEMMs`);
+    if (!quiet || explicit)
+      console.warn(`frost: native GEMM unavailable (${loaded.message.split('\n')[0]}); XNNPACK runs all GEMMs`);
     return 'XNNPACK (wasm)';
   }
   return loaded.description;
@@ -179,7 +182,8 @@ export async function initBackend(opts: InitBackendOptions = {}): Promise<Backen
       const info = await candidate.load(opts);
       current = { key, info };
       if (!opts.quiet) {
-        for (const f of failures.filter((line) => !line.endsWith(NOT_INSTALLED))) console.warn(`tfjs backend skipped:${f}`);
+        for (const f of failures.filter((line) => !line.endsWith(NOT_INSTALLED)))
+          console.warn(`tfjs backend skipped:${f}`);
         console.log(describe(info));
       }
       return info;
@@ -188,6 +192,8 @@ export async function initBackend(opts: InitBackendOptions = {}): Promise<Backen
     }
   }
   const hint =
-    prefer === 'tensorflow' ? '\ninstall @tensorflow/tfjs-node (or -gpu) for the native backend, or use --backend wasm' : '';
+    prefer === 'tensorflow'
+      ? '\ninstall @tensorflow/tfjs-node (or -gpu) for the native backend, or use --backend wasm'
+      : '';
   throw new Error(`no usable tfjs backend for prefer='${prefer}':\n${failures.join('\n')}${hint}`);
 }

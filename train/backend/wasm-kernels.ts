@@ -75,7 +75,8 @@
  *  - Kernel calls per step 6,933 → 1,280. frost builds wasm SIMD modules of its own at start-up
  *    (kernels/wasm-builder.ts; wasm-lanes.ts has a polynomial exp, σ and tanh), which import the
  *    backend's heap and run: the GRU cell and its gradient (kernels/gru-cell.ts; ~15 + ~30 ops a
- *    step before, incl. a PadV2 per slice gradient), additive attention and its gradient (kernels/additive-attention.ts; the
+ *    step before, incl. a PadV2 per slice gradient), additive attention and its gradient
+ * (kernels/additive-attention.ts; the
  *    K = 1 outer products, Square/Sub/Multiply passes and [B, S, 512] Adds per decoder step), seeded
  *    dropout (kernels/dropout.ts; tf.dropout drew its mask in JS, ≈ 11× slower), Adam's update
  *    (kernels/adam.ts, 13 passes → 1, bit for bit), the loss gradient (kernels/softmax-xent.ts) and
@@ -153,7 +154,11 @@ const OVERRIDES: Override[] = [
   { kernelName: 'BatchMatMul', make: (stock) => makeBatchMatMul(requireStock('BatchMatMul', stock)) },
   {
     kernelName: '_FusedMatMul',
-    make: (stock) => makeFusedMatMul(requireStock('_FusedMatMul', stock), makeBatchMatMul(requireStock('BatchMatMul', stockWasmKernel('BatchMatMul')))),
+    make: (stock) =>
+      makeFusedMatMul(
+        requireStock('_FusedMatMul', stock),
+        makeBatchMatMul(requireStock('BatchMatMul', stockWasmKernel('BatchMatMul'))),
+      ),
   },
   { kernelName: 'Transpose', make: (stock) => aliasingTranspose(requireStock('Transpose', stock)) },
   { kernelName: 'UnsortedSegmentSum', make: () => unsortedSegmentSum },
@@ -175,7 +180,10 @@ const OVERRIDES: Override[] = [
   { kernelName: SOFTMAX_XENT_KERNEL, make: () => softmaxXentKernel },
   { kernelName: SOFTMAX_XENT_GRAD_KERNEL, make: () => softmaxXentGradKernel },
   { kernelName: 'Conv2DBackpropFilter', make: () => conv2dBackpropFilter },
-  { kernelName: 'Conv2DBackpropInput', make: (stock) => gemmConv2dBackpropInput(requireStock('Conv2DBackpropInput', stock)) },
+  {
+    kernelName: 'Conv2DBackpropInput',
+    make: (stock) => gemmConv2dBackpropInput(requireStock('Conv2DBackpropInput', stock)),
+  },
 ];
 
 /** The configs registered before ours (undefined: none was), kept to delegate to and to restore. */
@@ -194,7 +202,13 @@ export function registerWasmKernels(): void {
     if (current != null) unregisterKernel(kernelName, BACKEND);
     // The stock setupFunc (it cwraps the C++ entry point) must still run when a backend instance
     // is created after this registration; the engine only calls the registered config's.
-    registerKernel({ kernelName, backendName: BACKEND, kernelFunc, setupFunc: stock?.setupFunc, disposeFunc: stock?.disposeFunc });
+    registerKernel({
+      kernelName,
+      backendName: BACKEND,
+      kernelFunc,
+      setupFunc: stock?.setupFunc,
+      disposeFunc: stock?.disposeFunc,
+    });
   }
 }
 

@@ -62,7 +62,10 @@ export interface LengthLimits {
  * source leaves attention nothing to attend to, and an empty target teaches only "emit </s>".
  * @returns the kept pairs in their original order, and how many were dropped
  */
-export function filterByLength<P extends EncodedPair>(pairs: readonly P[], limits: LengthLimits): { kept: P[]; dropped: number } {
+export function filterByLength<P extends EncodedPair>(
+  pairs: readonly P[],
+  limits: LengthLimits,
+): { kept: P[]; dropped: number } {
   const kept = pairs.filter(
     (p) => p.src.length > 0 && p.tgt.length > 0 && p.src.length <= limits.maxSrcLen && p.tgt.length <= limits.maxTgtLen,
   );
@@ -95,8 +98,10 @@ export interface BatchOptions {
 export function planBatches(pairs: readonly EncodedPair[], options: BatchOptions, epoch: number): Int32Array[] {
   const { maxSentences = Infinity, maxTokens = Infinity, chunkSize = 4096, bucket = true } = options;
   if (maxSentences === Infinity && maxTokens === Infinity) throw new Error('batches: give maxSentences or maxTokens');
-  if (!(maxSentences >= 1) || !(maxTokens >= 1)) throw new RangeError('batches: maxSentences and maxTokens must be >= 1');
-  if (!Number.isInteger(epoch) || epoch < 0) throw new RangeError(`batches: epoch must be a non-negative integer, got ${epoch}`);
+  if (!(maxSentences >= 1) || !(maxTokens >= 1))
+    throw new RangeError('batches: maxSentences and maxTokens must be >= 1');
+  if (!Number.isInteger(epoch) || epoch < 0)
+    throw new RangeError(`batches: epoch must be a non-negative integer, got ${epoch}`);
   const rng = new SeededRandom(options.seed, `batches/epoch-${epoch}`);
   const order = rng.shuffle(Array.from(pairs.keys()));
 
@@ -105,7 +110,8 @@ export function planBatches(pairs: readonly EncodedPair[], options: BatchOptions
   for (let start = 0; start < order.length; start += step) {
     const chunk = order.slice(start, start + step);
     // Array.prototype.sort is stable, so ties keep their shuffled order.
-    if (bucket) chunk.sort((a, b) => pairs[a].src.length - pairs[b].src.length || pairs[a].tgt.length - pairs[b].tgt.length);
+    if (bucket)
+      chunk.sort((a, b) => pairs[a].src.length - pairs[b].src.length || pairs[a].tgt.length - pairs[b].tgt.length);
     let current: number[] = [];
     let s = 0;
     let t = 0;
@@ -208,5 +214,11 @@ export function paddingStats(pairs: readonly EncodedPair[], plan: readonly Array
     padded += indices.length * (s + t);
     sentences += indices.length;
   }
-  return { batches: plan.length, sentences, realTokens: real, paddedTokens: padded, waste: padded === 0 ? 0 : 1 - real / padded };
+  return {
+    batches: plan.length,
+    sentences,
+    realTokens: real,
+    paddedTokens: padded,
+    waste: padded === 0 ? 0 : 1 - real / padded,
+  };
 }

@@ -24,8 +24,13 @@ export interface ImageSource {
 }
 
 /** The images of each batch of `epoch`, as indices into `images`. */
-export function planCaptionBatches(images: readonly EncodedCaptionImage[], opts: { seed: number; maxCaptions: number }, epoch: number): Int32Array[] {
-  if (!Number.isInteger(opts.maxCaptions) || opts.maxCaptions < 1) throw new RangeError(`maxCaptions must be a positive integer, got ${opts.maxCaptions}`);
+export function planCaptionBatches(
+  images: readonly EncodedCaptionImage[],
+  opts: { seed: number; maxCaptions: number },
+  epoch: number,
+): Int32Array[] {
+  if (!Number.isInteger(opts.maxCaptions) || opts.maxCaptions < 1)
+    throw new RangeError(`maxCaptions must be a positive integer, got ${opts.maxCaptions}`);
   const order = Int32Array.from(images.keys());
   const rng = new SeededRandom(opts.seed, `caption-batches/${epoch}`);
   for (let i = order.length - 1; i > 0; i--) {

@@ -52,16 +52,23 @@ export const CAPTION_MIN_FREQ = 5;
 export async function loadCaptionDataset(dir: string): Promise<CaptionDataset> {
   if (!existsSync(dir)) throw new Error(`${dir}: caption data set not found`);
   if (statSync(dir).isFile()) {
-    if (extname(dir) !== '.json') throw new Error(`${dir}: expected a directory or a Karpathy-style dataset_*.json file`);
+    if (extname(dir) !== '.json')
+      throw new Error(`${dir}: expected a directory or a Karpathy-style dataset_*.json file`);
     return readKarpathy(dir);
   }
-  const karpathy = readdirSync(dir).filter((n) => /^dataset_.+\.json$/.test(n)).sort();
+  const karpathy = readdirSync(dir)
+    .filter((n) => /^dataset_.+\.json$/.test(n))
+    .sort();
   if (karpathy.length > 1) {
     throw new Error(`${dir}: more than one split file (${karpathy.join(', ')}); pass the one to use as the path`);
   }
   if (karpathy.length === 1) return readKarpathy(join(dir, karpathy[0]!));
   const annotations = join(dir, 'annotations');
-  const coco = existsSync(annotations) ? readdirSync(annotations).filter((n) => COCO_FILE.test(n)).sort() : [];
+  const coco = existsSync(annotations)
+    ? readdirSync(annotations)
+        .filter((n) => COCO_FILE.test(n))
+        .sort()
+    : [];
   if (coco.length > 0) return readCoco(dir, coco);
   throw new Error(
     `${dir}: not a caption data set (expected a Karpathy-style dataset_<name>.json, ` +
@@ -85,7 +92,9 @@ async function readJson<T>(path: string, schema: z.ZodType<T>): Promise<T> {
   }
   const parsed = schema.safeParse(json);
   if (!parsed.success) {
-    const issues = parsed.error.issues.slice(0, 3).map((i) => `${i.path.length ? formatPath(i.path) : '(root)'}: ${i.message}`);
+    const issues = parsed.error.issues
+      .slice(0, 3)
+      .map((i) => `${i.path.length ? formatPath(i.path) : '(root)'}: ${i.message}`);
     const more = parsed.error.issues.length > 3 ? ` (and ${parsed.error.issues.length - 3} more)` : '';
     throw new Error(`${path}: not the expected layout: ${issues.join('; ')}${more}`);
   }
@@ -145,16 +154,23 @@ async function readCoco(dir: string, files: string[]): Promise<CaptionDataset> {
     const file = await readJson(jsonPath, CocoFile);
     const folder = `${split}${year}`;
     const root = [join(dir, folder), join(dir, 'images', folder)].find((r) => existsSync(r));
-    if (root === undefined) throw new Error(`${jsonPath}: image folder ${join(dir, folder)} (or ${join(dir, 'images', folder)}) not found`);
+    if (root === undefined)
+      throw new Error(`${jsonPath}: image folder ${join(dir, folder)} (or ${join(dir, 'images', folder)}) not found`);
     const byId = new Map<number, CaptionImage>();
     for (const im of file.images) {
-      const entry: CaptionImage = { id: stem(im.file_name), path: join(root, im.file_name), split: split as CaptionSplit, captions: [] };
+      const entry: CaptionImage = {
+        id: stem(im.file_name),
+        path: join(root, im.file_name),
+        split: split as CaptionSplit,
+        captions: [],
+      };
       byId.set(im.id, entry);
       images.push(entry);
     }
     file.annotations.forEach((a, i) => {
       const image = byId.get(a.image_id);
-      if (!image) throw new Error(`${jsonPath}: annotations[${i}] refers to image_id ${a.image_id}, which is not in "images"`);
+      if (!image)
+        throw new Error(`${jsonPath}: annotations[${i}] refers to image_id ${a.image_id}, which is not in "images"`);
       image.captions.push(a.caption.trim());
     });
     const bare = images.find((im) => im.captions.length === 0);
@@ -176,8 +192,13 @@ function finish(dataset: CaptionDataset, source: string): CaptionDataset {
   }
   const missing = dataset.images.filter((im) => !existsSync(im.path));
   if (missing.length > 0) {
-    const shown = missing.slice(0, 3).map((im) => im.path).join(', ');
-    throw new Error(`${source}: ${missing.length} of ${dataset.images.length} image files are missing (${shown}${missing.length > 3 ? ', …' : ''})`);
+    const shown = missing
+      .slice(0, 3)
+      .map((im) => im.path)
+      .join(', ');
+    throw new Error(
+      `${source}: ${missing.length} of ${dataset.images.length} image files are missing (${shown}${missing.length > 3 ? ', …' : ''})`,
+    );
   }
   return dataset;
 }
@@ -188,13 +209,19 @@ export function imagesOf(dataset: CaptionDataset, splits: readonly CaptionSplit[
 }
 
 /** Every caption of the given splits, tokenised with the `caption` tokeniser. */
-export function tokenisedCaptions(dataset: CaptionDataset, splits: readonly CaptionSplit[] = TRAINING_SPLITS): string[][] {
+export function tokenisedCaptions(
+  dataset: CaptionDataset,
+  splits: readonly CaptionSplit[] = TRAINING_SPLITS,
+): string[][] {
   const { tokenize } = getTokenizer('caption');
   return imagesOf(dataset, splits).flatMap((im) => im.captions.map((c) => tokenize(c, 'en')));
 }
 
 /** How often each word occurs in the captions of `splits` (for rare-word statistics). */
-export function captionWordCounts(dataset: CaptionDataset, splits: readonly CaptionSplit[] = TRAINING_SPLITS): Map<string, number> {
+export function captionWordCounts(
+  dataset: CaptionDataset,
+  splits: readonly CaptionSplit[] = TRAINING_SPLITS,
+): Map<string, number> {
   const counts = new Map<string, number>();
   for (const sentence of tokenisedCaptions(dataset, splits)) {
     for (const word of sentence) counts.set(word, (counts.get(word) ?? 0) + 1);
@@ -218,6 +245,7 @@ export interface CaptionVocabularyOptions {
 export function buildCaptionVocabulary(dataset: CaptionDataset, opts: CaptionVocabularyOptions = {}): Vocabulary {
   const splits = opts.splits ?? TRAINING_SPLITS;
   const sentences = tokenisedCaptions(dataset, splits);
-  if (sentences.length === 0) throw new Error(`${dataset.dir}: no captions in split(s) ${splits.join(', ')} to build a vocabulary from`);
+  if (sentences.length === 0)
+    throw new Error(`${dataset.dir}: no captions in split(s) ${splits.join(', ')} to build a vocabulary from`);
   return Vocabulary.build(sentences, { minFreq: opts.minFreq ?? CAPTION_MIN_FREQ });
 }

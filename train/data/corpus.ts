@@ -1,7 +1,14 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isMulti30kLang, MULTI30K_LANGS, type Multi30kSplit, multi30kFileName, readMulti30k, splitLines } from './multi30k.ts';
+import {
+  isMulti30kLang,
+  MULTI30K_LANGS,
+  type Multi30kSplit,
+  multi30kFileName,
+  readMulti30k,
+  splitLines,
+} from './multi30k.ts';
 
 /** One aligned sentence pair of raw text. */
 export interface Pair {
@@ -67,7 +74,9 @@ async function readPlainSplit(dataDir: string, split: string, src: string, tgt: 
   const srcLines = await readTextLines(srcPath);
   const tgtLines = await readTextLines(tgtPath);
   if (srcLines.length !== tgtLines.length) {
-    throw new Error(`${split} is misaligned: ${srcPath} has ${srcLines.length} lines, ${tgtPath} has ${tgtLines.length}`);
+    throw new Error(
+      `${split} is misaligned: ${srcPath} has ${srcLines.length} lines, ${tgtPath} has ${tgtLines.length}`,
+    );
   }
   return srcLines.map((line, i) => ({ src: line, tgt: tgtLines[i] }));
 }
@@ -95,7 +104,9 @@ export async function loadParallelCorpus(options: LoadParallelCorpusOptions): Pr
   if (src === tgt) throw new Error(`source and target language are both '${src}'`);
   if (kind === 'multi30k') {
     if (!isMulti30kLang(src) || !isMulti30kLang(tgt)) {
-      throw new Error(`Multi30k has no language '${isMulti30kLang(src) ? tgt : src}' (have ${MULTI30K_LANGS.join(', ')})`);
+      throw new Error(
+        `Multi30k has no language '${isMulti30kLang(src) ? tgt : src}' (have ${MULTI30K_LANGS.join(', ')})`,
+      );
     }
     const read = (split: Multi30kSplit) => readMulti30k({ dir: dataDir, split, src, tgt });
     return { train: await read('train'), val: await read('val'), test: await read('test2016') };

@@ -73,7 +73,10 @@ export async function fetchMulti30k(options: FetchMulti30kOptions): Promise<Fetc
       try {
         return { bytes: await readFile(path), label: path };
       } catch (err) {
-        throw new Error(`${path}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (err as Error).message}`, { cause: err });
+        throw new Error(
+          `${path}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (err as Error).message}`,
+          { cause: err },
+        );
       }
     }
     const url = MULTI30K_BASE_URL + file;
@@ -81,7 +84,10 @@ export async function fetchMulti30k(options: FetchMulti30kOptions): Promise<Fetc
     try {
       res = await fetchImpl(url);
     } catch (err) {
-      throw new Error(`${url}: download failed (${(err as Error).message}); without internet, set FROST_DATA or use --from`, { cause: err });
+      throw new Error(
+        `${url}: download failed (${(err as Error).message}); without internet, set FROST_DATA or use --from`,
+        { cause: err },
+      );
     }
     if (!res.ok) throw new Error(`${url}: HTTP ${res.status} ${res.statusText}`);
     return { bytes: new Uint8Array(await res.arrayBuffer()), label: url };
@@ -94,7 +100,10 @@ export async function fetchMulti30k(options: FetchMulti30kOptions): Promise<Fetc
     const dest = join(out, file);
     if (existsSync(dest)) {
       // A re-run (or an interrupted download) keeps what is already good instead of fetching it again.
-      const ok = await verifiedLineCount(await readFile(dest), dest, lines).then(() => true, () => false);
+      const ok = await verifiedLineCount(await readFile(dest), dest, lines).then(
+        () => true,
+        () => false,
+      );
       if (ok) {
         files.push({ file, lines, kept: true });
         log(`  ${file}: ${lines} lines (already there)`);

@@ -18,7 +18,14 @@ import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { decodeImage } from '../../core/image/decode-node.ts';
-import { backgroundOf, centreCropResize, DEFAULT_IMAGE_SPEC, flattenAlpha, type ImageSpec, rgbToNormalisedCHW } from '../../core/image/preprocess.ts';
+import {
+  backgroundOf,
+  centreCropResize,
+  DEFAULT_IMAGE_SPEC,
+  flattenAlpha,
+  type ImageSpec,
+  rgbToNormalisedCHW,
+} from '../../core/image/preprocess.ts';
 import type { CaptionDataset } from './captions.ts';
 
 /** Bumped whenever the bytes a cache holds would change for the same inputs. */
@@ -73,7 +80,8 @@ export async function loadImageCache(dataset: CaptionDataset, opts: ImageCacheOp
   const current = await readIndex(indexPath);
   if (current?.key === key) {
     const pixels = await readFile(dataPath).catch(() => null);
-    if (pixels && pixels.length === current.count * size * size * 3) return makeCache(size, current.ids, new Uint8Array(pixels.buffer, pixels.byteOffset, pixels.length));
+    if (pixels && pixels.length === current.count * size * size * 3)
+      return makeCache(size, current.ids, new Uint8Array(pixels.buffer, pixels.byteOffset, pixels.length));
   }
 
   const pixels = await decodeAll(dataset, spec, opts);
@@ -143,14 +151,22 @@ function makeCache(size: number, ids: readonly string[], pixels: Uint8Array): Im
  * @param out reused when given (must hold rows.length × 3 × size × size floats)
  * @throws RangeError when the spec's size is not the cache's, or a row is out of range
  */
-export function normaliseBatch(cache: ImageCache, rows: ArrayLike<number>, spec: ImageSpec = DEFAULT_IMAGE_SPEC, out?: Float32Array): Float32Array {
-  if (spec.size !== cache.size) throw new RangeError(`normaliseBatch: the cache holds ${cache.size}px images, the spec asks for ${spec.size}px`);
+export function normaliseBatch(
+  cache: ImageCache,
+  rows: ArrayLike<number>,
+  spec: ImageSpec = DEFAULT_IMAGE_SPEC,
+  out?: Float32Array,
+): Float32Array {
+  if (spec.size !== cache.size)
+    throw new RangeError(`normaliseBatch: the cache holds ${cache.size}px images, the spec asks for ${spec.size}px`);
   const row = cache.size * cache.size * 3;
   const batch = out ?? new Float32Array(rows.length * row);
-  if (batch.length < rows.length * row) throw new RangeError(`normaliseBatch: 'out' holds ${batch.length} floats, ${rows.length * row} needed`);
+  if (batch.length < rows.length * row)
+    throw new RangeError(`normaliseBatch: 'out' holds ${batch.length} floats, ${rows.length * row} needed`);
   for (let b = 0; b < rows.length; b++) {
     const r = rows[b]!;
-    if (!Number.isInteger(r) || r < 0 || r >= cache.count) throw new RangeError(`normaliseBatch: row ${r} is outside 0..${cache.count - 1}`);
+    if (!Number.isInteger(r) || r < 0 || r >= cache.count)
+      throw new RangeError(`normaliseBatch: row ${r} is outside 0..${cache.count - 1}`);
     rgbToNormalisedCHW(cache.pixels.subarray(r * row, (r + 1) * row), cache.size, spec, batch, b * row);
   }
   return batch;

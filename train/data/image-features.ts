@@ -40,7 +40,11 @@ export interface FrozenEncoderInfo {
  * @throws Error saying what does not fit: not one float32 [N, 3, H, W] input, an unknown output,
  *   features that are neither [N, C] nor [N, C, h, w]
  */
-export async function describeFrozenEncoder(bytes: Uint8Array, where: string, opts: { output?: string; size?: number } = {}): Promise<FrozenEncoderInfo> {
+export async function describeFrozenEncoder(
+  bytes: Uint8Array,
+  where: string,
+  opts: { output?: string; size?: number } = {},
+): Promise<FrozenEncoderInfo> {
   let session: ort.InferenceSession;
   try {
     session = await createNodeSession(bytes);
@@ -49,24 +53,41 @@ export async function describeFrozenEncoder(bytes: Uint8Array, where: string, op
   }
   try {
     if (session.inputNames.length !== 1) {
-      throw new Error(`${where}: a frozen image encoder must have one input (pixels [N, 3, H, W]); it has ${session.inputNames.length}: ${session.inputNames.join(', ')}`);
+      throw new Error(
+        `${where}: a frozen image encoder must have one input (pixels [N, 3, H, W]); it has ${session.inputNames.length}: ${session.inputNames.join(', ')}`,
+      );
     }
     const meta = session.inputMetadata[0];
     const dims = meta.isTensor ? meta.shape : [];
-    if (!meta.isTensor || meta.type !== 'float32' || dims.length !== 4 || (typeof dims[1] === 'number' && dims[1] !== 3)) {
-      throw new Error(`${where}: input '${meta.name}' must be float32 [N, 3, H, W], got ${meta.isTensor ? `${meta.type} [${dims.join(', ')}]` : 'a non-tensor'}`);
+    if (
+      !meta.isTensor ||
+      meta.type !== 'float32' ||
+      dims.length !== 4 ||
+      (typeof dims[1] === 'number' && dims[1] !== 3)
+    ) {
+      throw new Error(
+        `${where}: input '${meta.name}' must be float32 [N, 3, H, W], got ${meta.isTensor ? `${meta.type} [${dims.join(', ')}]` : 'a non-tensor'}`,
+      );
     }
     const fixed = [dims[2], dims[3]].filter((d): d is number => typeof d === 'number');
-    if (fixed.length === 2 && fixed[0] !== fixed[1]) throw new Error(`${where}: input '${meta.name}' is ${fixed[0]}×${fixed[1]}; frost feeds square images`);
+    if (fixed.length === 2 && fixed[0] !== fixed[1])
+      throw new Error(`${where}: input '${meta.name}' is ${fixed[0]}×${fixed[1]}; frost feeds square images`);
     const size = fixed[0] ?? opts.size;
     if (size === undefined) throw new Error(`${where}: input '${meta.name}' has a dynamic size; give the image size`);
-    if (opts.size !== undefined && opts.size !== size) throw new Error(`${where}: input '${meta.name}' is fixed at ${size}×${size}, not ${opts.size}×${opts.size}`);
+    if (opts.size !== undefined && opts.size !== size)
+      throw new Error(`${where}: input '${meta.name}' is fixed at ${size}×${size}, not ${opts.size}×${opts.size}`);
     const output = opts.output ?? session.outputNames[0];
-    if (!session.outputNames.includes(output)) throw new Error(`${where}: no output '${output}' (outputs: ${session.outputNames.join(', ')})`);
-    const probe = await session.run({ [meta.name]: new ort.Tensor('float32', new Float32Array(3 * size * size), [1, 3, size, size]) }, [output]);
+    if (!session.outputNames.includes(output))
+      throw new Error(`${where}: no output '${output}' (outputs: ${session.outputNames.join(', ')})`);
+    const probe = await session.run(
+      { [meta.name]: new ort.Tensor('float32', new Float32Array(3 * size * size), [1, 3, size, size]) },
+      [output],
+    );
     const featureShape = [...(probe[output] as ort.Tensor).dims.slice(1)].map(Number);
     if (!(featureShape.length === 1 || featureShape.length === 3)) {
-      throw new Error(`${where}: output '${output}' is [N, ${featureShape.join(', ')}]; features must be [N, C] or [N, C, h, w]`);
+      throw new Error(
+        `${where}: output '${output}' is [N, ${featureShape.join(', ')}]; features must be [N, C] or [N, C, h, w]`,
+      );
     }
     return { input: meta.name, output, size, featureShape };
   } finally {
@@ -107,7 +128,9 @@ export async function loadFeatureSource(
   const dataPath = join(cacheDir, `features-${key}.f32`);
   const indexPath = join(cacheDir, `features-${key}.json`);
   const per = info.featureShape.reduce((a, b) => a * b, 1);
-  const index = await readFile(indexPath, 'utf8').then((t) => JSON.parse(t) as FeatureIndex).catch(() => null);
+  const index = await readFile(indexPath, 'utf8')
+    .then((t) => JSON.parse(t) as FeatureIndex)
+    .catch(() => null);
   if (!(index?.key === key && index.count === cache.count && index.shape.join() === info.featureShape.join())) {
     await mkdir(cacheDir, { recursive: true });
     await computeFeatures(bytes, info, cache, spec, `${dataPath}.tmp-${process.pid}`, onProgress);
@@ -126,7 +149,10 @@ export async function loadFeatureSource(
       try {
         for (let i = 0; i < rows.length; i++) {
           const got = readSync(fd, bytesOut, i * rowBytes, rowBytes, rows[i] * rowBytes);
-          if (got !== rowBytes) throw new Error(`${dataPath}: row ${rows[i]} is truncated (${got} of ${rowBytes} bytes); delete the file to recompute it`);
+          if (got !== rowBytes)
+            throw new Error(
+              `${dataPath}: row ${rows[i]} is truncated (${got} of ${rowBytes} bytes); delete the file to recompute it`,
+            );
         }
       } finally {
         closeSync(fd);
@@ -150,7 +176,10 @@ async function computeFeatures(
     for (let start = 0; start < cache.count; start += FEATURE_BATCH) {
       const rows = Array.from({ length: Math.min(FEATURE_BATCH, cache.count - start) }, (_, i) => start + i);
       const pixels = normaliseBatch(cache, rows, spec);
-      const out = await session.run({ [info.input]: new ort.Tensor('float32', pixels, [rows.length, 3, spec.size, spec.size]) }, [info.output]);
+      const out = await session.run(
+        { [info.input]: new ort.Tensor('float32', pixels, [rows.length, 3, spec.size, spec.size]) },
+        [info.output],
+      );
       const data = (out[info.output] as ort.Tensor).data as Float32Array;
       await file.write(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
       onProgress?.(start + rows.length, cache.count);

@@ -35,7 +35,12 @@ export function multi30kFileName(split: Multi30kSplit, lang: Multi30kLang): stri
 /** Every task-1 file frost uses (3 splits x 4 languages), each with its expected line count. */
 export function multi30kFiles(): { split: Multi30kSplit; lang: Multi30kLang; file: string; lines: number }[] {
   return MULTI30K_SPLITS.flatMap((split) =>
-    MULTI30K_LANGS.map((lang) => ({ split, lang, file: multi30kFileName(split, lang), lines: MULTI30K_LINE_COUNTS[split] })),
+    MULTI30K_LANGS.map((lang) => ({
+      split,
+      lang,
+      file: multi30kFileName(split, lang),
+      lines: MULTI30K_LINE_COUNTS[split],
+    })),
   );
 }
 
@@ -99,7 +104,8 @@ export interface ReadMulti30kOptions {
  */
 export async function readMulti30k({ dir, split, src, tgt }: ReadMulti30kOptions): Promise<Pair[]> {
   for (const lang of [src, tgt]) {
-    if (!isMulti30kLang(lang)) throw new Error(`Multi30k has no language '${lang}' (have ${MULTI30K_LANGS.join(', ')})`);
+    if (!isMulti30kLang(lang))
+      throw new Error(`Multi30k has no language '${lang}' (have ${MULTI30K_LANGS.join(', ')})`);
   }
   const srcPath = join(dir, multi30kFileName(split, src));
   const tgtPath = join(dir, multi30kFileName(split, tgt));

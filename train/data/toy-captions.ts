@@ -57,7 +57,8 @@ export interface ToyCaptionSet {
 
 function shapeSvg(shape: ToyShape, cx: number, cy: number, r: number, fill: string): string {
   if (shape === 'circle') return `<circle cx="${cx}" cy="${cy}" r="${r}" fill="${fill}"/>`;
-  if (shape === 'square') return `<rect x="${cx - r}" y="${cy - r}" width="${2 * r}" height="${2 * r}" fill="${fill}"/>`;
+  if (shape === 'square')
+    return `<rect x="${cx - r}" y="${cy - r}" width="${2 * r}" height="${2 * r}" fill="${fill}"/>`;
   // Equilateral, pointing up, inscribed in the circle of radius r.
   const dx = (r * Math.sqrt(3)) / 2;
   return `<polygon points="${cx},${cy - r} ${cx + dx},${cy + r / 2} ${cx - dx},${cy + r / 2}" fill="${fill}"/>`;
@@ -71,9 +72,12 @@ export async function makeToyCaptions(dir: string, opts: ToyCaptionOptions = {})
   const count = opts.count ?? 96;
   const size = opts.size ?? 64;
   const heldOut = opts.heldOut ?? 0.125;
-  if (!Number.isInteger(count) || count < 1) throw new RangeError(`makeToyCaptions: 'count' must be a positive integer, got ${count}`);
-  if (!Number.isInteger(size) || size < 16) throw new RangeError(`makeToyCaptions: 'size' must be an integer >= 16, got ${size}`);
-  if (!(heldOut > 0 && heldOut <= 0.5)) throw new RangeError(`makeToyCaptions: 'heldOut' must be in (0, 0.5], got ${heldOut}`);
+  if (!Number.isInteger(count) || count < 1)
+    throw new RangeError(`makeToyCaptions: 'count' must be a positive integer, got ${count}`);
+  if (!Number.isInteger(size) || size < 16)
+    throw new RangeError(`makeToyCaptions: 'size' must be an integer >= 16, got ${size}`);
+  if (!(heldOut > 0 && heldOut <= 0.5))
+    throw new RangeError(`makeToyCaptions: 'heldOut' must be in (0, 0.5], got ${heldOut}`);
   // One image in every `period` goes to test and one to val; the period is fixed by heldOut, not
   // count, so a larger set keeps the smaller one's splits.
   const period = Math.max(2, Math.round(1 / heldOut));

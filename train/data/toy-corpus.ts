@@ -30,7 +30,32 @@ const SRC_PREPOSITIONS = ['on', 'in', 'with', 'near', 'under', 'behind', 'beside
 const SRC_DET = { def: 'the', indefSg: 'a', indefPl: 'some' } as const;
 
 // Two syllable inventories give the languages a different look.
-const SRC_ONSETS = ['b', 'd', 'f', 'g', 'h', 'k', 'l', 'm', 'n', 'p', 'r', 's', 't', 'v', 'w', 'br', 'cl', 'dr', 'gr', 'pl', 'st', 'tr', 'sh', 'ch'];
+const SRC_ONSETS = [
+  'b',
+  'd',
+  'f',
+  'g',
+  'h',
+  'k',
+  'l',
+  'm',
+  'n',
+  'p',
+  'r',
+  's',
+  't',
+  'v',
+  'w',
+  'br',
+  'cl',
+  'dr',
+  'gr',
+  'pl',
+  'st',
+  'tr',
+  'sh',
+  'ch',
+];
 const SRC_VOWELS = ['a', 'e', 'i', 'o', 'u', 'ee', 'oo', 'ai'];
 const TGT_ONSETS = ['k', 'z', 'v', 'r', 'l', 'm', 'n', 't', 'd', 'j', 'x', 'q', 'y', 'kr', 'zv', 'tl', 'ts'];
 const TGT_VOWELS = ['a', 'e', 'i', 'o', 'u', 'ay', 'ei', 'ou'];
@@ -44,7 +69,10 @@ const TGT_DET: Record<'def' | 'indef', Record<Gender, Record<NumberKind, string>
   def: { 0: { sg: 'lo', pl: 'li' }, 1: { sg: 'la', pl: 'le' } },
   indef: { 0: { sg: 'un', pl: 'unos' }, 1: { sg: 'una', pl: 'unas' } },
 };
-const TGT_ADJ_SUFFIX: Record<Gender, Record<NumberKind, string>> = { 0: { sg: 'o', pl: 'os' }, 1: { sg: 'a', pl: 'as' } };
+const TGT_ADJ_SUFFIX: Record<Gender, Record<NumberKind, string>> = {
+  0: { sg: 'o', pl: 'os' },
+  1: { sg: 'a', pl: 'as' },
+};
 const TGT_NOUN_PLURAL = 'en';
 const TGT_VERB_SUFFIX: Record<NumberKind, string> = { sg: 'et', pl: 'ant' };
 
@@ -113,7 +141,10 @@ export class ToyLanguage {
       ...draw((s, t) => [s, s + 's', t, t + TGT_NOUN_PLURAL], true),
       gender: rng.int(2) as Gender,
     }));
-    const adjForms = (s: string, t: string) => [s, ...Object.values(TGT_ADJ_SUFFIX).flatMap((g) => [t + g.sg, t + g.pl])];
+    const adjForms = (s: string, t: string) => [
+      s,
+      ...Object.values(TGT_ADJ_SUFFIX).flatMap((g) => [t + g.sg, t + g.pl]),
+    ];
     this.adjectives = times(sizes.adjectives, () => draw(adjForms, true));
     const verbForms = (s: string, t: string) => [s, s + 's', t + TGT_VERB_SUFFIX.sg, t + TGT_VERB_SUFFIX.pl];
     this.transitiveVerbs = times(sizes.transitiveVerbs, () => draw(verbForms, true));
@@ -217,7 +248,12 @@ export function scaledLexicon(scale: number): Record<keyof typeof TOY_LEXICON_SI
   if (!(scale > 0)) throw new RangeError(`toy corpus: 'lexiconScale' must be positive, got ${scale}`);
   const s = TOY_LEXICON_SIZES;
   const f = (n: number) => Math.max(2, Math.round(n * scale));
-  return { nouns: f(s.nouns), adjectives: f(s.adjectives), transitiveVerbs: f(s.transitiveVerbs), intransitiveVerbs: f(s.intransitiveVerbs) };
+  return {
+    nouns: f(s.nouns),
+    adjectives: f(s.adjectives),
+    transitiveVerbs: f(s.transitiveVerbs),
+    intransitiveVerbs: f(s.intransitiveVerbs),
+  };
 }
 
 /**
@@ -229,7 +265,8 @@ export function makeToyCorpus(options: ToyCorpusOptions): ParallelCorpus {
   const { seed } = options;
   for (const split of ['train', 'val', 'test'] as const) {
     const n = options[split];
-    if (!Number.isInteger(n) || n < 0) throw new RangeError(`toy corpus: '${split}' must be a non-negative integer, got ${n}`);
+    if (!Number.isInteger(n) || n < 0)
+      throw new RangeError(`toy corpus: '${split}' must be a non-negative integer, got ${n}`);
   }
   const lang = new ToyLanguage(seed, options.lexiconScale ?? 1);
   const heldOut = new Set<string>();

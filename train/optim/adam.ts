@@ -47,7 +47,13 @@ export interface AdamUpdateAttrs {
 }
 
 /** FrostAdam as tfjs ops. */
-export function adamUpdateOps(p: tf.Tensor, m: tf.Tensor, v: tf.Tensor, g0: tf.Tensor, a: AdamUpdateAttrs): tf.Tensor[] {
+export function adamUpdateOps(
+  p: tf.Tensor,
+  m: tf.Tensor,
+  v: tf.Tensor,
+  g0: tf.Tensor,
+  a: AdamUpdateAttrs,
+): tf.Tensor[] {
   const g = a.scale === 1 ? g0 : tf.mul(g0, a.scale);
   const m2 = tf.add(tf.mul(m, a.beta1), tf.mul(g, 1 - a.beta1));
   const v2 = tf.add(tf.mul(v, a.beta2), tf.mul(tf.square(g), 1 - a.beta2));
@@ -69,7 +75,10 @@ export class Adam {
   readonly m = new Map<string, tf.Variable>();
   readonly v = new Map<string, tf.Variable>();
 
-  constructor(private readonly vars: Map<string, tf.Variable>, opts: AdamOptions = {}) {
+  constructor(
+    private readonly vars: Map<string, tf.Variable>,
+    opts: AdamOptions = {},
+  ) {
     this.learningRate = opts.learningRate ?? 1e-3;
     this.beta1 = opts.beta1 ?? 0.9;
     this.beta2 = opts.beta2 ?? 0.999;
@@ -97,12 +106,17 @@ export class Adam {
       const norm = tf.sqrt(tf.addN(gs.map(sumOfSquares)));
       const normValue = norm.dataSync()[0];
       const scale = this.clipNorm > 0 && normValue > this.clipNorm ? this.clipNorm / normValue : 1;
-      const lr = this.learningRate * Math.sqrt(1 - this.beta2 ** this.step) / (1 - this.beta1 ** this.step);
+      const lr = (this.learningRate * Math.sqrt(1 - this.beta2 ** this.step)) / (1 - this.beta1 ** this.step);
       const attrs: AdamUpdateAttrs = { lr, beta1: this.beta1, beta2: this.beta2, epsilon: this.epsilon, scale };
       names.forEach((name, i) => {
         const m = this.m.get(name)!;
         const v = this.v.get(name)!;
-        const [p2, m2, v2] = runFused(ADAM_KERNEL, { p: varList[i], m, v, g: gs[i] }, () => adamUpdateOps(varList[i], m, v, gs[i], attrs), { ...attrs });
+        const [p2, m2, v2] = runFused(
+          ADAM_KERNEL,
+          { p: varList[i], m, v, g: gs[i] },
+          () => adamUpdateOps(varList[i], m, v, gs[i], attrs),
+          { ...attrs },
+        );
         m.assign(m2);
         v.assign(v2);
         varList[i].assign(p2);

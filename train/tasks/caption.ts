@@ -6,8 +6,19 @@ import { getTokenizer, type Tokenizer } from '../../core/text/tokenize.ts';
 import type { Vocabulary } from '../../core/vocab.ts';
 import type { ImageInputSpec } from '../../models/index.ts';
 import { captionBleu4, type CaptionEvalSet } from '../caption-evaluate.ts';
-import { makeCaptionBatch, planCaptionBatches, type EncodedCaptionImage, type ImageSource } from '../data/caption-batches.ts';
-import { buildCaptionVocabulary, imagesOf, loadCaptionDataset, TRAINING_SPLITS, type CaptionDataset } from '../data/captions.ts';
+import {
+  makeCaptionBatch,
+  planCaptionBatches,
+  type EncodedCaptionImage,
+  type ImageSource,
+} from '../data/caption-batches.ts';
+import {
+  buildCaptionVocabulary,
+  imagesOf,
+  loadCaptionDataset,
+  TRAINING_SPLITS,
+  type CaptionDataset,
+} from '../data/captions.ts';
 import { encoderDigest, loadFeatureSource } from '../data/image-features.ts';
 import { loadImageCache, normaliseBatch, type ImageCache } from '../data/image-cache.ts';
 import { REPO_ROOT } from '../data/paths.ts';
@@ -46,7 +57,9 @@ registerTask<CaptionRunConfig>({
     if (!resuming) await writeVocab(vocabPath, vocab);
     // BLEU-4 compares coco-caption words: subword output is detokenised first, then split as the references are.
     const words = getTokenizer('caption');
-    const toWords = subword ? (pieces: string[]) => words.tokenize(tokenizer.detokenize(pieces, 'en'), 'en') : undefined;
+    const toWords = subword
+      ? (pieces: string[]) => words.tokenize(tokenizer.detokenize(pieces, 'en'), 'en')
+      : undefined;
 
     const spec: ImageSpec = config.image;
     const cacheDir = captionCacheDir(dataset, config.imageCache);
@@ -56,8 +69,19 @@ registerTask<CaptionRunConfig>({
       lastReport = Date.now();
       log(`${what}: ${done}/${total} images`);
     };
-    const cache = await loadImageCache(dataset, { cacheDir, spec, onProgress: progress(`decoding images into ${cacheDir}`) });
-    const { source, image } = await imageSource(config, runDir, cache, spec, cacheDir, progress('frozen encoder features'));
+    const cache = await loadImageCache(dataset, {
+      cacheDir,
+      spec,
+      onProgress: progress(`decoding images into ${cacheDir}`),
+    });
+    const { source, image } = await imageSource(
+      config,
+      runDir,
+      cache,
+      spec,
+      cacheDir,
+      progress('frozen encoder features'),
+    );
 
     const tokenize = (text: string, lang: string) => tokenizer.tokenize(text, lang);
     const rowOf = (id: string) => {
@@ -68,11 +92,14 @@ registerTask<CaptionRunConfig>({
     let dropped = 0;
     const train: EncodedCaptionImage[] = [];
     for (const im of imagesOf(dataset, TRAINING_SPLITS)) {
-      const captions = im.captions.map((c) => vocab.encode(tokenize(c, 'en'))).filter((ids) => ids.length > 0 && ids.length <= config.lengths.maxTgtLen);
+      const captions = im.captions
+        .map((c) => vocab.encode(tokenize(c, 'en')))
+        .filter((ids) => ids.length > 0 && ids.length <= config.lengths.maxTgtLen);
       dropped += im.captions.length - captions.length;
       if (captions.length > 0) train.push({ row: rowOf(im.id), captions });
     }
-    if (train.length === 0) throw new Error(`${config.data.dir}: no training captions of at most ${config.lengths.maxTgtLen} words`);
+    if (train.length === 0)
+      throw new Error(`${config.data.dir}: no training captions of at most ${config.lengths.maxTgtLen} words`);
     const valImages = imagesOf(dataset, ['val']).slice(0, config.valSentences);
     if (valImages.length === 0) throw new Error(`${config.data.dir}: no 'val' images to validate on`);
     const val: CaptionEvalSet = {
@@ -105,11 +132,15 @@ async function imageSource(
 ): Promise<{ source: ImageSource; image: ImageInputSpec }> {
   const { encoder } = config;
   if (encoder.kind === 'cnn') {
-    return { source: { shape: [3, spec.size, spec.size], read: (rows) => normaliseBatch(cache, rows, spec) }, image: { kind: 'pixels', size: spec.size } };
+    return {
+      source: { shape: [3, spec.size, spec.size], read: (rows) => normaliseBatch(cache, rows, spec) },
+      image: { kind: 'pixels', size: spec.size },
+    };
   }
   const path = join(runDir, encoder.file);
   const bytes = new Uint8Array(await readFile(path));
-  if (encoderDigest(bytes) !== encoder.sha256) throw new Error(`${path}: the frozen encoder changed since the run started (SHA-256 differs from config.json)`);
+  if (encoderDigest(bytes) !== encoder.sha256)
+    throw new Error(`${path}: the frozen encoder changed since the run started (SHA-256 differs from config.json)`);
   const source = await loadFeatureSource(bytes, { ...encoder, size: spec.size }, cache, spec, cacheDir, onProgress);
   return { source, image: { kind: 'features', shape: encoder.featureShape } };
 }

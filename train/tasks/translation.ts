@@ -14,7 +14,11 @@ registerTask<TranslationRunConfig>({
   async prepare(config, runDir, resuming) {
     const data = await prepareData(config, runDir, resuming);
     const val = config.valSentences ? data.val.slice(0, config.valSentences) : data.val;
-    const batchOptions = { seed: config.seed, maxSentences: config.batch.maxSentences, maxTokens: config.batch.maxTokens };
+    const batchOptions = {
+      seed: config.seed,
+      maxSentences: config.batch.maxSentences,
+      maxTokens: config.batch.maxTokens,
+    };
     return {
       summary: `data: ${data.train.length} training pairs (${data.dropped} dropped by length), vocab ${config.data.src} ${data.srcVocab.size} / ${config.data.tgt} ${data.tgtVocab.size}`,
       sizes: { srcVocab: data.srcVocab.size, tgtVocab: data.tgtVocab.size, jointEmbedding: config.vocab.joint },
@@ -23,11 +27,20 @@ registerTask<TranslationRunConfig>({
         return { length: plan.length, batch: (i) => makeBatch(data.train, plan[i]) };
       },
       validate: async (model) => {
-        const { bleu, bleuLc, chrf, chrfpp } = await evaluateBleu(model, data.tgtVocab, val, config.data.tgt, data.tokenizer);
+        const { bleu, bleuLc, chrf, chrfpp } = await evaluateBleu(
+          model,
+          data.tgtVocab,
+          val,
+          config.data.tgt,
+          data.tokenizer,
+        );
         // The schedule follows the figure the output can earn: cased for subword models (they keep case),
         // lower-cased for word models (their tokeniser lower-cases, so their cased BLEU mostly counts capitals).
         const cased = config.vocab.kind === 'bpe';
-        return { score: cased ? bleu : bleuLc, more: { 'BLEU cased': bleu, 'BLEU lc': bleuLc, chrF2: chrf, 'chrF2++': chrfpp } };
+        return {
+          score: cased ? bleu : bleuLc,
+          more: { 'BLEU cased': bleu, 'BLEU lc': bleuLc, chrF2: chrf, 'chrF2++': chrfpp },
+        };
       },
     };
   },

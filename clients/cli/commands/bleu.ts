@@ -39,7 +39,10 @@ export function registerBleu(program: Command): void {
     .option('-l, --lowercase', 'case-insensitive BLEU')
     .option('--sentence', 'sentence BLEU for each line (effective order, exp smoothing) instead of corpus BLEU')
     .option('--json', 'print JSON (one object per line with --sentence)')
-    .addHelpText('after', '\nExample:\n  frost bleu newstest.de < system.de\n  frost bleu --json ref1.de ref2.de < system.de')
+    .addHelpText(
+      'after',
+      '\nExample:\n  frost bleu newstest.de < system.de\n  frost bleu --json ref1.de ref2.de < system.de',
+    )
     .action(async (refFiles: string[], options: BleuCommandOptions) => {
       if (process.stdin.isTTY) {
         throw new Error('bleu: no hypotheses on stdin; pipe them in, e.g. frost bleu ref.txt < hyp.txt');
@@ -97,7 +100,11 @@ function splitLines(text: string): string[] {
   return lines;
 }
 
-function checkLineCounts(hypotheses: readonly string[], references: readonly string[][], files: readonly string[]): void {
+function checkLineCounts(
+  hypotheses: readonly string[],
+  references: readonly string[][],
+  files: readonly string[],
+): void {
   const mismatched = files.flatMap((file, k) =>
     references[k]!.length === hypotheses.length ? [] : [`${file} has ${references[k]!.length}`],
   );

@@ -33,8 +33,13 @@ export function registerCaption(program: Command): void {
     .option('--threads <n>', 'ONNX Runtime intra-op threads (0: one per core)', intOption('--threads', 0), 0)
     .action(async (modelDir: string, images: string[], flags: CaptionFlags) => {
       // Decode first: a bad file fails in milliseconds, before the model is loaded.
-      const decoded = await Promise.all(images.map((path) => decodeImage(path).catch((err: unknown) => Promise.reject(fileError(path, err)))));
-      const runtime = await loadCaptionModelDir(resolve(modelDir), { device: flags.device, intraOpNumThreads: flags.threads });
+      const decoded = await Promise.all(
+        images.map((path) => decodeImage(path).catch((err: unknown) => Promise.reject(fileError(path, err)))),
+      );
+      const runtime = await loadCaptionModelDir(resolve(modelDir), {
+        device: flags.device,
+        intraOpNumThreads: flags.threads,
+      });
       try {
         const pixels = decoded.map((im) => preprocessRgba(im.rgba, im.width, im.height, runtime.imageSpec));
         const captions = await runtime.caption(pixels, { beam: flags.beam, maxLength: flags.maxLen });
@@ -54,7 +59,11 @@ export function registerCaption(program: Command): void {
 
 /** A file-system error as one line naming the file (`photo.jpg: no such file`), other errors as they are. */
 function fileError(path: string, err: unknown): unknown {
-  const what: Record<string, string> = { ENOENT: 'no such file', EISDIR: 'a directory, not an image file', EACCES: 'permission denied' };
+  const what: Record<string, string> = {
+    ENOENT: 'no such file',
+    EISDIR: 'a directory, not an image file',
+    EACCES: 'permission denied',
+  };
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
   return code !== undefined && code in what ? new Error(`${path}: ${what[code]}`, { cause: err }) : err;
 }

@@ -32,14 +32,18 @@ export function registerConvert(program: Command): void {
     .option('--opset <n>', 'ONNX opset of the default domain (13-21)', parseOpset, 18)
     .option('--batch <size>', "batch dimension: 'dynamic' or a fixed size", parseBatch, 'dynamic' as 'dynamic' | number)
     .option('--quiet', 'no summary line')
-    .action(async (modelJson: string, flags: { out: string; opset: number; batch: 'dynamic' | number; quiet?: boolean }) => {
-      const artifacts = await readModelFiles(resolve(modelJson));
-      const result = convertLayersModel(artifacts, { opset: flags.opset, batch: flags.batch });
-      const out = resolve(flags.out);
-      await mkdir(dirname(out), { recursive: true });
-      await writeFile(out, result.bytes);
-      if (!flags.quiet) {
-        process.stdout.write(`converted ${result.layers} layers → ${result.ops} ONNX ops, ${result.bytes.byteLength} bytes: ${out}\n`);
-      }
-    });
+    .action(
+      async (modelJson: string, flags: { out: string; opset: number; batch: 'dynamic' | number; quiet?: boolean }) => {
+        const artifacts = await readModelFiles(resolve(modelJson));
+        const result = convertLayersModel(artifacts, { opset: flags.opset, batch: flags.batch });
+        const out = resolve(flags.out);
+        await mkdir(dirname(out), { recursive: true });
+        await writeFile(out, result.bytes);
+        if (!flags.quiet) {
+          process.stdout.write(
+            `converted ${result.layers} layers → ${result.ops} ONNX ops, ${result.bytes.byteLength} bytes: ${out}\n`,
+          );
+        }
+      },
+    );
 }

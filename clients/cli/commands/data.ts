@@ -3,7 +3,8 @@ import { fetchMulti30k, writeToyCorpus } from '../../../train/data/fetch.ts';
 
 function nonNegativeInt(value: string): number {
   const n = Number(value);
-  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n)) throw new InvalidArgumentError('expected a non-negative integer');
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n))
+    throw new InvalidArgumentError('expected a non-negative integer');
   return n;
 }
 
@@ -48,10 +49,18 @@ export function registerData(program: Command): void {
     .option('--lexicon-scale <x>', 'multiply the lexicon size (0.25: ~200 words, quick to learn)', (v) => Number(v), 1)
     .option('--val <n>', 'validation pairs', nonNegativeInt, 500)
     .option('--test <n>', 'test pairs', nonNegativeInt, 500)
-    .action(async (opts: { out: string; seed: number; size: number; val: number; test: number; lexiconScale: number }) => {
-      const written = await writeToyCorpus(opts.out, { seed: opts.seed, train: opts.size, val: opts.val, test: opts.test, lexiconScale: opts.lexiconScale });
-      process.stdout.write(
-        `toy: ${opts.size}/${opts.val}/${opts.test} train/val/test pairs (seed ${opts.seed}), ${written.length} files in ${opts.out}\n`,
-      );
-    });
+    .action(
+      async (opts: { out: string; seed: number; size: number; val: number; test: number; lexiconScale: number }) => {
+        const written = await writeToyCorpus(opts.out, {
+          seed: opts.seed,
+          train: opts.size,
+          val: opts.val,
+          test: opts.test,
+          lexiconScale: opts.lexiconScale,
+        });
+        process.stdout.write(
+          `toy: ${opts.size}/${opts.val}/${opts.test} train/val/test pairs (seed ${opts.seed}), ${written.length} files in ${opts.out}\n`,
+        );
+      },
+    );
 }

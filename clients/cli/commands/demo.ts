@@ -44,13 +44,18 @@ async function findMulti30k(): Promise<string> {
   } catch {
     process.stderr.write('Multi30k not found locally; downloading it from its public source...\n');
     try {
-      await fetchMulti30k({ out: LOCAL_MULTI30K_DIR, download: true, log: (line) => process.stderr.write(`${line}\n`) });
+      await fetchMulti30k({
+        out: LOCAL_MULTI30K_DIR,
+        download: true,
+        log: (line) => process.stderr.write(`${line}\n`),
+      });
       return LOCAL_MULTI30K_DIR;
     } catch (err) {
       throw new Error(
         `no Multi30k corpus: ${(err as Error).message}\n` +
           'Either set FROST_DATA to a folder holding multi30k/ (train.de.gz, train.en.gz, ...), ' +
           'or copy those files into data/multi30k with `frost data multi30k --from DIR --out data/multi30k`, then run `npm start` again.',
+        { cause: err },
       );
     }
   }
@@ -71,7 +76,11 @@ export function registerDemo(program: Command): void {
     .option('--tgt <lang>', 'target language', 'en')
     .option('--head <name>', 'output head', 'fixed-l2')
     .option('--preset <name>', 'architecture preset', 'small')
-    .addOption(new Option('--vocab <kind>', 'joint BPE subwords (cased, never <unk>) or the paper\'s word vocabularies').choices(['bpe', 'word']).default('bpe'))
+    .addOption(
+      new Option('--vocab <kind>', "joint BPE subwords (cased, never <unk>) or the paper's word vocabularies")
+        .choices(['bpe', 'word'])
+        .default('bpe'),
+    )
     .option('--vocab-size <n>', 'bpe: pieces in the joint model', (v) => Number(v), 8000)
     .action(async (flags: DemoFlags) => {
       const name = `demo-${flags.src}-${flags.tgt}-${flags.head}${flags.vocab === 'bpe' ? '-bpe' : ''}`;
@@ -84,7 +93,9 @@ export function registerDemo(program: Command): void {
           (await resume(runDir, { maxMinutes: flags.minutes })).model.params.dispose();
         } else {
           const dataDir = await findMulti30k();
-          process.stderr.write(`training ${name} for up to ${flags.minutes} minutes (Ctrl-C is safe: npm start resumes)\n`);
+          process.stderr.write(
+            `training ${name} for up to ${flags.minutes} minutes (Ctrl-C is safe: npm start resumes)\n`,
+          );
           const config = translationConfigSchema.parse({
             arch: 'rnn-attn',
             preset: flags.preset,

@@ -15,7 +15,11 @@ interface ExperimentFlags {
   beam: number;
 }
 
-const list = (v: string) => v.split(',').map((s) => s.trim()).filter((s) => s !== '');
+const list = (v: string) =>
+  v
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
 const positiveNumber = (v: string) => {
   const n = Number(v);
   if (!(n > 0)) throw new Error(`--budget-minutes must be a positive number, got '${v}'`);
@@ -29,7 +33,11 @@ const positiveNumber = (v: string) => {
 export function registerExperiment(program: Command): void {
   program
     .command('experiment')
-    .description(`train, export, evaluate and report a grid of runs (${experimentNames().map((n) => `${n}: ${getExperiment(n).summary}`).join('; ')})`)
+    .description(
+      `train, export, evaluate and report a grid of runs (${experimentNames()
+        .map((n) => `${n}: ${getExperiment(n).summary}`)
+        .join('; ')})`,
+    )
     .argument('<name>', `experiment: ${experimentNames().join(', ')}`)
     .requiredOption('--data <source>', "'multi30k', 'toy' (a synthetic corpus under --out), or a corpus folder")
     .requiredOption('--budget-minutes <m>', 'training minutes per run, the same for every run', positiveNumber)
@@ -37,7 +45,10 @@ export function registerExperiment(program: Command): void {
     .option('--heads <list>', "output heads, e.g. 'learned,tied,fixed-l2,hadamard' (default: the experiment's)")
     .option('--preset <name>', "architecture preset (default: the experiment's)")
     .option('--seed <n>', 'seed of every run', intOption('--seed', 0), 1)
-    .option('--out <dir>', "grid folder: runs in <out>/<src>-<tgt>-<head>/, exports in <out>/artifacts/ (default: the experiment's)")
+    .option(
+      '--out <dir>',
+      "grid folder: runs in <out>/<src>-<tgt>-<head>/, exports in <out>/artifacts/ (default: the experiment's)",
+    )
     .option('--report-out <dir>', 'report folder (default: <out>/report)')
     .option('--beam <k>', 'beam width of the test translations', intOption('--beam', 1), 5)
     .action(async (name: string, flags: ExperimentFlags) => {

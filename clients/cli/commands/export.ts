@@ -27,14 +27,25 @@ export function registerExport(program: Command): void {
     .addOption(new Option('--checkpoint <which>', 'checkpoint to export').choices(['best', 'last']).default('best'))
     .option('--name <name>', 'model name (default: the output folder name)')
     .option('--quiet', 'no summary line')
-    .option('--store-frozen', 'store frozen output matrices as initializers instead of regenerating them from their seed or structure')
+    .option(
+      '--store-frozen',
+      'store frozen output matrices as initializers instead of regenerating them from their seed or structure',
+    )
     .addOption(
-      new Option('--precision <p>', 'precision of the large weights (fp16/int8: smaller files that compute in float32; ' +
-          'int8-compute: as small, with integer MatMul kernels, faster steps; all checked by validation BLEU against fp32)')
+      new Option(
+        '--precision <p>',
+        'precision of the large weights (fp16/int8: smaller files that compute in float32; ' +
+          'int8-compute: as small, with integer MatMul kernels, faster steps; all checked by validation BLEU against fp32)',
+      )
         .choices(PRECISIONS)
         .default('fp32'),
     )
-    .option('--precision-sentences <n>', 'validation sentences for the fp16/int8 BLEU check', intOption('--precision-sentences', 1), PRECISION_CHECK_SENTENCES)
+    .option(
+      '--precision-sentences <n>',
+      'validation sentences for the fp16/int8 BLEU check',
+      intOption('--precision-sentences', 1),
+      PRECISION_CHECK_SENTENCES,
+    )
     .option('--triton <dir>', 'also write a Triton Inference Server model repository to this folder')
     .option('--triton-max-batch <n>', 'max_batch_size of the Triton configs', intOption('--triton-max-batch', 1), 64)
     .action(async (run: string, flags: ExportFlags) => {

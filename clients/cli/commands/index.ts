@@ -16,4 +16,18 @@ import { registerTranslate } from './translate.ts';
 /** Each command lives in its own file and adds itself to the program. */
 export type RegisterCommand = (program: Command) => void;
 
-export const commands: RegisterCommand[] = [registerDemo, registerData, registerTrain, registerExport, registerInspect, registerTranslate, registerCaption, registerServe, registerConvert, registerBleu, registerScore, registerReport, registerExperiment];
+export const commands: RegisterCommand[] = [
+  registerDemo,
+  registerData,
+  registerTrain,
+  registerExport,
+  registerInspect,
+  registerTranslate,
+  registerCaption,
+  registerServe,
+  registerConvert,
+  registerBleu,
+  registerScore,
+  registerReport,
+  registerExperiment,
+];

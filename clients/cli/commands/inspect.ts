@@ -9,7 +9,9 @@ import { formatInspect, inspectModel } from '../../../export/inspect.ts';
 export function registerInspect(program: Command): void {
   program
     .command('inspect')
-    .description('show what an exported model is made of (sizes per component, parameters, load time, graph interfaces)')
+    .description(
+      'show what an exported model is made of (sizes per component, parameters, load time, graph interfaces)',
+    )
     .argument('<model-dir>', 'exported model directory (with model-card.json)')
     .option('--json', 'print the report as JSON')
     .action(async (modelDir: string, flags: { json?: boolean }) => {

@@ -22,18 +22,33 @@ interface ReportFlags {
 export function registerReport(program: Command): void {
   program
     .command('report')
-    .description('compare training runs: sizes, speed, test BLEU, vocabulary usage, output-matrix analyses (report.md, report.html, report.json)')
+    .description(
+      'compare training runs: sizes, speed, test BLEU, vocabulary usage, output-matrix analyses (report.md, report.html, report.json)',
+    )
     .argument('<runs...>', 'run folders written by `frost train`')
-    .requiredOption('--out <dir>', 'folder for the report (e.g. reports/NAME; `frost serve` shows reports/ under /reports/)')
+    .requiredOption(
+      '--out <dir>',
+      'folder for the report (e.g. reports/NAME; `frost serve` shows reports/ under /reports/)',
+    )
     .option('--title <text>', 'report title (default: the output folder name)')
     .option('--beam <k>', 'beam width of the test translations and latency runs', intOption('--beam', 1), 5)
-    .option('--rare-threshold <n>', 'a word is rare below this many training occurrences', intOption('--rare-threshold', 1), RARE_WORD_THRESHOLD)
+    .option(
+      '--rare-threshold <n>',
+      'a word is rare below this many training occurrences',
+      intOption('--rare-threshold', 1),
+      RARE_WORD_THRESHOLD,
+    )
     .option('--quiet', 'no progress lines')
     .action(async (runs: string[], flags: ReportFlags) => {
       await initBackend({ quiet: true });
       const log = flags.quiet ? undefined : (line: string) => process.stderr.write(`${line}\n`);
       const out = resolve(flags.out);
-      const report = await collectReport(runs, { title: flags.title ?? basename(out), beam: flags.beam, rareThreshold: flags.rareThreshold, log });
+      const report = await collectReport(runs, {
+        title: flags.title ?? basename(out),
+        beam: flags.beam,
+        rareThreshold: flags.rareThreshold,
+        log,
+      });
       const written = await writeReport(report, out);
       process.stdout.write(`${written.html}\n`);
     });

@@ -50,30 +50,103 @@ export function intOption(flag: string, min: number, max = Number.MAX_SAFE_INTEG
 export function registerServe(program: Command): void {
   program
     .command('serve')
-    .description('serve exported models over HTTP: POST /v1/translate, POST /v1/caption, GET /v1/models, /healthz, /readyz, /metrics, /openapi.json, /reports/')
+    .description(
+      'serve exported models over HTTP: POST /v1/translate, POST /v1/caption, GET /v1/models, /healthz, /readyz, /metrics, /openapi.json, /reports/',
+    )
     .requiredOption('--models <dir>', 'a model directory (with model-card.json) or a directory of them')
     .option('--port <n>', 'port to listen on (0 picks a free one)', intOption('--port', 0, 65535), 8080)
     .option('--host <addr>', 'address to bind; 0.0.0.0 exposes the server to the network', '127.0.0.1')
     .addOption(new Option('--device <device>', 'where to run the models').choices(DEVICES).default('cpu'))
-    .option('--threads <n>', 'ONNX Runtime intra-op threads per session (0: one per core, split between workers)', intOption('--threads', 0), 0)
-    .option('--workers <n>', 'decode worker threads per model (each loads the model)', intOption('--workers', 1, 64), defaultWorkers())
+    .option(
+      '--threads <n>',
+      'ONNX Runtime intra-op threads per session (0: one per core, split between workers)',
+      intOption('--threads', 0),
+      0,
+    )
+    .option(
+      '--workers <n>',
+      'decode worker threads per model (each loads the model)',
+      intOption('--workers', 1, 64),
+      defaultWorkers(),
+    )
     .option('--default-model <name>', 'model used when a request names none (default: the only model)')
-    .option('--max-text-chars <n>', 'longest accepted text', intOption('--max-text-chars', 1), DEFAULT_LIMITS.maxTextChars)
+    .option(
+      '--max-text-chars <n>',
+      'longest accepted text',
+      intOption('--max-text-chars', 1),
+      DEFAULT_LIMITS.maxTextChars,
+    )
     .option('--max-texts <n>', 'most texts per request', intOption('--max-texts', 1), DEFAULT_LIMITS.maxBatch)
-    .option('--max-body-bytes <n>', 'largest accepted request body', intOption('--max-body-bytes', 1), DEFAULT_LIMITS.maxBodyBytes)
-    .option('--max-image-bytes <n>', 'largest accepted image upload (POST /v1/caption)', intOption('--max-image-bytes', 1), DEFAULT_LIMITS.maxImageBytes)
-    .option('--max-image-pixels <n>', 'most pixels in an accepted image, checked from its header before decoding', intOption('--max-image-pixels', 1), DEFAULT_LIMITS.maxImagePixels)
-    .option('--max-image-side <n>', 'longest accepted image width or height, checked from its header', intOption('--max-image-side', 1), DEFAULT_LIMITS.maxImageSide)
-    .option('--timeout-ms <n>', 'answer 504 when a request takes longer; a request whose headers and body take longer to arrive gets 408 and its connection closed', intOption('--timeout-ms', 1), DEFAULT_LIMITS.timeoutMs)
-    .option('--max-connections <n>', `most connections open at once; more are closed as they are accepted (default: ulimit -n less 64, now ${defaultMaxConnections()})`, intOption('--max-connections', 1))
-    .option('--max-batch <n>', 'most texts decoded together (dynamic batching; 1 turns it off)', intOption('--max-batch', 1), DEFAULT_BATCHING.maxBatch)
-    .option('--max-wait-ms <n>', 'how long a request waits for others to batch with', intOption('--max-wait-ms', 0), DEFAULT_BATCHING.maxWaitMs)
-    .option('--max-queue <n>', 'requests waiting per model before 503', intOption('--max-queue', 1), DEFAULT_BATCHING.maxQueue)
-    .option('--batch-concurrency <n>', `batches decoding at once per model (default: max(${DEFAULT_BATCHING.concurrency}, --workers))`, intOption('--batch-concurrency', 1))
+    .option(
+      '--max-body-bytes <n>',
+      'largest accepted request body',
+      intOption('--max-body-bytes', 1),
+      DEFAULT_LIMITS.maxBodyBytes,
+    )
+    .option(
+      '--max-image-bytes <n>',
+      'largest accepted image upload (POST /v1/caption)',
+      intOption('--max-image-bytes', 1),
+      DEFAULT_LIMITS.maxImageBytes,
+    )
+    .option(
+      '--max-image-pixels <n>',
+      'most pixels in an accepted image, checked from its header before decoding',
+      intOption('--max-image-pixels', 1),
+      DEFAULT_LIMITS.maxImagePixels,
+    )
+    .option(
+      '--max-image-side <n>',
+      'longest accepted image width or height, checked from its header',
+      intOption('--max-image-side', 1),
+      DEFAULT_LIMITS.maxImageSide,
+    )
+    .option(
+      '--timeout-ms <n>',
+      'answer 504 when a request takes longer; a request whose headers and body take longer to arrive gets 408 and its connection closed',
+      intOption('--timeout-ms', 1),
+      DEFAULT_LIMITS.timeoutMs,
+    )
+    .option(
+      '--max-connections <n>',
+      `most connections open at once; more are closed as they are accepted (default: ulimit -n less 64, now ${defaultMaxConnections()})`,
+      intOption('--max-connections', 1),
+    )
+    .option(
+      '--max-batch <n>',
+      'most texts decoded together (dynamic batching; 1 turns it off)',
+      intOption('--max-batch', 1),
+      DEFAULT_BATCHING.maxBatch,
+    )
+    .option(
+      '--max-wait-ms <n>',
+      'how long a request waits for others to batch with',
+      intOption('--max-wait-ms', 0),
+      DEFAULT_BATCHING.maxWaitMs,
+    )
+    .option(
+      '--max-queue <n>',
+      'requests waiting per model before 503',
+      intOption('--max-queue', 1),
+      DEFAULT_BATCHING.maxQueue,
+    )
+    .option(
+      '--batch-concurrency <n>',
+      `batches decoding at once per model (default: max(${DEFAULT_BATCHING.concurrency}, --workers))`,
+      intOption('--batch-concurrency', 1),
+    )
     .option('--reports <dir>', 'folder served under /reports/ (where `frost report` writes)', 'reports')
     .option('--watch', 'reload a model when its directory changes (a broken version is refused)', false)
-    .option('--allow-origin <origin...>', 'browser origins besides the server itself that may POST (e.g. https://app.example.com); others get 403')
-    .option('--drain-timeout-ms <n>', 'on SIGTERM, how long in-flight requests may take', intOption('--drain-timeout-ms', 0), 30_000)
+    .option(
+      '--allow-origin <origin...>',
+      'browser origins besides the server itself that may POST (e.g. https://app.example.com); others get 403',
+    )
+    .option(
+      '--drain-timeout-ms <n>',
+      'on SIGTERM, how long in-flight requests may take',
+      intOption('--drain-timeout-ms', 0),
+      30_000,
+    )
     .action(async (flags: ServeFlags) => {
       const server = await startServer({
         modelsDir: resolve(flags.models),
@@ -83,8 +156,21 @@ export function registerServe(program: Command): void {
         intraOpNumThreads: flags.threads,
         workers: flags.workers,
         defaultModel: flags.defaultModel,
-        limits: { maxTextChars: flags.maxTextChars, maxBatch: flags.maxTexts, maxBodyBytes: flags.maxBodyBytes, maxImageBytes: flags.maxImageBytes, maxImagePixels: flags.maxImagePixels, maxImageSide: flags.maxImageSide, timeoutMs: flags.timeoutMs },
-        batching: { maxBatch: flags.maxBatch, maxWaitMs: flags.maxWaitMs, maxQueue: flags.maxQueue, concurrency: flags.batchConcurrency },
+        limits: {
+          maxTextChars: flags.maxTextChars,
+          maxBatch: flags.maxTexts,
+          maxBodyBytes: flags.maxBodyBytes,
+          maxImageBytes: flags.maxImageBytes,
+          maxImagePixels: flags.maxImagePixels,
+          maxImageSide: flags.maxImageSide,
+          timeoutMs: flags.timeoutMs,
+        },
+        batching: {
+          maxBatch: flags.maxBatch,
+          maxWaitMs: flags.maxWaitMs,
+          maxQueue: flags.maxQueue,
+          concurrency: flags.batchConcurrency,
+        },
         watch: flags.watch,
         reportsDir: resolve(flags.reports),
         web: webClient(),

@@ -37,7 +37,10 @@ export interface NewRunFlags {
 }
 
 /** The architecture each task trains unless told otherwise. */
-export const DEFAULT_ARCH: Readonly<Record<TaskName, string>> = { translation: 'rnn-attn', caption: 'show-attend-tell' };
+export const DEFAULT_ARCH: Readonly<Record<TaskName, string>> = {
+  translation: 'rnn-attn',
+  caption: 'show-attend-tell',
+};
 
 /** Where `--encoder`'s file is copied in the run folder, so resume and export need nothing outside it. */
 export const FROZEN_ENCODER_FILE = 'frozen-encoder.onnx';
@@ -53,12 +56,17 @@ export async function newRunConfig(flags: NewRunFlags, runDir: string): Promise<
   if (kindOfVocab !== 'word' && kindOfVocab !== 'bpe') throw new Error(`--vocab ${flags.vocab}: expected word or bpe`);
   if (flags.jointVocab && kindOfVocab !== 'bpe') throw new Error('--joint-vocab needs --vocab bpe');
   if (flags.jointVocab && flags.task !== 'translation') throw new Error('--joint-vocab is for --task translation');
-  if (kindOfVocab === 'bpe' && flags.minFreq !== undefined) throw new Error('--min-freq is for word vocabularies (--vocab word)');
+  if (kindOfVocab === 'bpe' && flags.minFreq !== undefined)
+    throw new Error('--min-freq is for word vocabularies (--vocab word)');
   const subword = kindOfVocab === 'bpe';
   const vocab = (minFreq: number | undefined): Record<string, unknown> =>
     subword
       ? { kind: 'bpe', size: flags.vocabSize ?? 8000, joint: flags.jointVocab ?? false }
-      : { kind: 'word', ...(minFreq !== undefined ? { minFreq } : {}), ...(flags.vocabSize !== undefined ? { maxSize: flags.vocabSize } : {}) };
+      : {
+          kind: 'word',
+          ...(minFreq !== undefined ? { minFreq } : {}),
+          ...(flags.vocabSize !== undefined ? { maxSize: flags.vocabSize } : {}),
+        };
   const dataDir = resolve(flags.data);
   // Checked here so a mistyped --head-option is refused before any data is read.
   resolveHeadOptions(flags.head, flags.headOption);
@@ -74,33 +82,53 @@ export async function newRunConfig(flags: NewRunFlags, runDir: string): Promise<
     valSentences: flags.valSentences,
   };
   if (flags.task === 'translation') {
-    for (const [flag, value] of [['--encoder', flags.encoder], ['--image-size', flags.imageSize], ['--image-cache', flags.imageCache]] as const) {
+    for (const [flag, value] of [
+      ['--encoder', flags.encoder],
+      ['--image-size', flags.imageSize],
+      ['--image-cache', flags.imageCache],
+    ] as const) {
       if (value !== undefined) throw new Error(`${flag} is for --task caption`);
     }
     const kind = detectCorpusKind(dataDir);
     return runConfigSchema.parse({
       task: 'translation',
       ...common,
-      data: { dir: dataDir, kind, src: flags.src ?? DEFAULT_LANGS[kind].src, tgt: flags.tgt ?? DEFAULT_LANGS[kind].tgt },
+      data: {
+        dir: dataDir,
+        kind,
+        src: flags.src ?? DEFAULT_LANGS[kind].src,
+        tgt: flags.tgt ?? DEFAULT_LANGS[kind].tgt,
+      },
       tokenizer: subword ? 'sentencepiece' : kind === 'plain' ? 'whitespace' : 'multi30k',
       vocab: vocab(flags.minFreq ?? (kind === 'plain' ? 1 : 2)),
       batch: { maxSentences: flags.batchSize ?? 64 },
     });
   }
   if (flags.src !== undefined || flags.tgt !== undefined) throw new Error('--src and --tgt are for --task translation');
-  if (!existsSync(dataDir)) throw new Error(`--data ${flags.data}: no such caption data set (a folder with dataset_<name>.json, or COCO annotations/)`);
+  if (!existsSync(dataDir))
+    throw new Error(
+      `--data ${flags.data}: no such caption data set (a folder with dataset_<name>.json, or COCO annotations/)`,
+    );
   let size = flags.imageSize ?? DEFAULT_IMAGE_SPEC.size;
   let encoder: Record<string, unknown> = { kind: 'cnn' };
   if (flags.encoder !== undefined) {
     // Checked before the copy below, which would otherwise replace an existing run's encoder.
-    if (existsSync(join(runDir, RUN_FILES.config))) throw new Error(`${runDir} already holds a run; use --resume ${runDir} to continue it, or choose another --out`);
+    if (existsSync(join(runDir, RUN_FILES.config)))
+      throw new Error(`${runDir} already holds a run; use --resume ${runDir} to continue it, or choose another --out`);
     const path = resolve(flags.encoder);
     const bytes = new Uint8Array(await readFile(path));
     const info = await describeFrozenEncoder(bytes, path, { output: flags.encoderOutput, size: flags.imageSize });
     size = info.size;
     await mkdir(runDir, { recursive: true });
     await copyFile(path, join(runDir, FROZEN_ENCODER_FILE));
-    encoder = { kind: 'onnx', file: FROZEN_ENCODER_FILE, sha256: encoderDigest(bytes), input: info.input, output: info.output, featureShape: info.featureShape };
+    encoder = {
+      kind: 'onnx',
+      file: FROZEN_ENCODER_FILE,
+      sha256: encoderDigest(bytes),
+      input: info.input,
+      output: info.output,
+      featureShape: info.featureShape,
+    };
   } else if (flags.encoderOutput !== undefined) {
     throw new Error('--encoder-output needs --encoder');
   }

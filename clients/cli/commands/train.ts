@@ -2,7 +2,6 @@ import { type Command, Option } from 'commander';
 import { resolve } from 'node:path';
 import { archNames, getHeadDefinition, headNames } from '../../../models/index.ts';
 import { initBackend } from '../../../train/backend/select.ts';
-import type { TaskName } from '../../../train/run-config.ts';
 import { taskNames } from '../../../train/tasks/index.ts';
 import { resume, train } from '../../../train/trainer.ts';
 import { newRunConfig, type NewRunFlags } from './train-config.ts';
@@ -62,9 +61,17 @@ export function registerTrain(program: Command): void {
     .command('train')
     .description('train a translation or captioning model (or continue one with --resume)')
     .addOption(new Option('--task <name>', 'what to learn').choices(taskNames()).default('translation'))
-    .addOption(new Option('--arch <name>', 'architecture (default: rnn-attn for translation, show-attend-tell for caption)').choices(archNames()))
+    .addOption(
+      new Option(
+        '--arch <name>',
+        'architecture (default: rnn-attn for translation, show-attend-tell for caption)',
+      ).choices(archNames()),
+    )
     .addOption(new Option('--head <name>', 'output head').choices(headNames()).default('learned'))
-    .option('--data <dir>', 'corpus folder (Multi30k .gz files or a `frost data toy` folder), or a caption data set (Karpathy dataset_*.json or COCO annotations)')
+    .option(
+      '--data <dir>',
+      'corpus folder (Multi30k .gz files or a `frost data toy` folder), or a caption data set (Karpathy dataset_*.json or COCO annotations)',
+    )
     .option('--src <lang>', 'source language (translation)')
     .option('--tgt <lang>', 'target language (translation)')
     .option('--preset <name>', 'architecture preset: tiny, small, paper', 'small')
@@ -77,21 +84,59 @@ export function registerTrain(program: Command): void {
     .option('--seed <n>', 'seed of everything random', intOption('--seed', 0, 0xffff_ffff), 1)
     .option('--lr <rate>', 'Adam learning rate (default 1e-3; caption 4e-4)', positiveNumber('lr'))
     .option('--batch-size <n>', 'sentences (captions) per batch (default 64; caption 32)', positiveInt('batch-size'))
-    .option('--min-freq <n>', 'vocabulary minimum frequency (default 2, 1 for plain corpora, 5 for captions)', positiveInt('min-freq'))
-    .addOption(new Option('--vocab <kind>', 'word vocabulary (the paper\'s, rare words are <unk>) or BPE subwords learned from the training text (cased, never <unk>)').choices(['word', 'bpe']).default('word'))
-    .option('--vocab-size <n>', 'bpe: pieces per model (default 8000); word: cap on the vocabulary', positiveInt('vocab-size'))
-    .option('--joint-vocab', 'bpe: one subword model and vocabulary for both languages, one embedding matrix for source, target and output')
-    .option('--val-sentences <n>', 'validation sentences (caption: images, default 500) decoded for BLEU each epoch', positiveInt('val-sentences'))
-    .option('--encoder <file.onnx>', 'caption: a pretrained image encoder in ONNX, run frozen (features cached; merged into the export)')
-    .option('--encoder-output <name>', "caption: the --encoder output to use as features (default: its first)")
-    .option('--image-size <n>', 'caption: side of the square model input in pixels (default 128, or --encoder\'s fixed size)', positiveInt('image-size'))
-    .option('--image-cache <dir>', 'caption: where decoded images and encoder features are cached (default data/cache/<data set>)')
-    .addOption(new Option('--backend <name>', 'tfjs backend').choices(['auto', 'tensorflow', 'wasm', 'cpu']).default('auto'))
+    .option(
+      '--min-freq <n>',
+      'vocabulary minimum frequency (default 2, 1 for plain corpora, 5 for captions)',
+      positiveInt('min-freq'),
+    )
+    .addOption(
+      new Option(
+        '--vocab <kind>',
+        "word vocabulary (the paper's, rare words are <unk>) or BPE subwords learned from the training text (cased, never <unk>)",
+      )
+        .choices(['word', 'bpe'])
+        .default('word'),
+    )
+    .option(
+      '--vocab-size <n>',
+      'bpe: pieces per model (default 8000); word: cap on the vocabulary',
+      positiveInt('vocab-size'),
+    )
+    .option(
+      '--joint-vocab',
+      'bpe: one subword model and vocabulary for both languages, one embedding matrix for source, target and output',
+    )
+    .option(
+      '--val-sentences <n>',
+      'validation sentences (caption: images, default 500) decoded for BLEU each epoch',
+      positiveInt('val-sentences'),
+    )
+    .option(
+      '--encoder <file.onnx>',
+      'caption: a pretrained image encoder in ONNX, run frozen (features cached; merged into the export)',
+    )
+    .option('--encoder-output <name>', 'caption: the --encoder output to use as features (default: its first)')
+    .option(
+      '--image-size <n>',
+      "caption: side of the square model input in pixels (default 128, or --encoder's fixed size)",
+      positiveInt('image-size'),
+    )
+    .option(
+      '--image-cache <dir>',
+      'caption: where decoded images and encoder features are cached (default data/cache/<data set>)',
+    )
+    .addOption(
+      new Option('--backend <name>', 'tfjs backend').choices(['auto', 'tensorflow', 'wasm', 'cpu']).default('auto'),
+    )
     .option('--quiet', 'no progress output')
     .action(async (flags: TrainFlags) => {
       await initBackend({ prefer: flags.backend, quiet: flags.quiet });
       if (flags.resume) {
-        const result = await resume(resolve(flags.resume), { epochs: flags.epochs, maxMinutes: flags.maxMinutes }, { quiet: flags.quiet });
+        const result = await resume(
+          resolve(flags.resume),
+          { epochs: flags.epochs, maxMinutes: flags.maxMinutes },
+          { quiet: flags.quiet },
+        );
         result.model.params.dispose();
         return;
       }
@@ -99,7 +144,12 @@ export function registerTrain(program: Command): void {
       if (!flags.data) throw new Error('give --data DIR (see `frost data --help` to get a corpus)');
       const runDir = resolve(flags.out);
       const config = await newRunConfig(
-        { ...flags, data: flags.data, set: parseSettings(flags.set, '--set'), headOption: parseSettings(flags.headOption, '--head-option') },
+        {
+          ...flags,
+          data: flags.data,
+          set: parseSettings(flags.set, '--set'),
+          headOption: parseSettings(flags.headOption, '--head-option'),
+        },
         runDir,
       );
       const result = await train(config, runDir, { quiet: flags.quiet });

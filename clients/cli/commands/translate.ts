@@ -35,7 +35,7 @@ export function registerTranslate(program: Command): void {
     .option('--n-best <n>', 'hypotheses per input (at most --beam)', intOption('--n-best', 1), 1)
     .option('--max-len <n>', 'cap on output tokens', intOption('--max-len', 1))
     .option('--length-penalty <p>', 'score = logProb / length^p', floatOption('--length-penalty'))
-    .option('--allow-unk', 'word-level models: let the output contain <unk> (the paper\'s setting; off by default)')
+    .option('--allow-unk', "word-level models: let the output contain <unk> (the paper's setting; off by default)")
     .option('--json', 'one JSON object per input: {text, score, log_prob, n_best?}')
     .addOption(new Option('--device <device>', 'where to run the model').choices(DEVICES).default('cpu'))
     .option('--threads <n>', 'ONNX Runtime intra-op threads (0: one per core)', intOption('--threads', 0), 0)
@@ -44,7 +44,11 @@ export function registerTranslate(program: Command): void {
         throw new InvalidArgumentError(`--n-best (${flags.nBest}) must not exceed --beam (${flags.beam})`);
       }
       const runtime = await loadModelDir(resolve(modelDir), { device: flags.device, intraOpNumThreads: flags.threads });
-      const options: SearchOptions = { beam: flags.beam, nBest: flags.nBest, ...(flags.allowUnk ? { allowUnk: true } : {}) };
+      const options: SearchOptions = {
+        beam: flags.beam,
+        nBest: flags.nBest,
+        ...(flags.allowUnk ? { allowUnk: true } : {}),
+      };
       if (flags.maxLen !== undefined) options.maxLen = flags.maxLen;
       if (flags.lengthPenalty !== undefined) options.lengthPenalty = flags.lengthPenalty;
       const printer = new Printer(flags);
@@ -72,9 +76,17 @@ export function registerTranslate(program: Command): void {
  * Translates one batch and prints it in input order. Blank lines are not sent to the model: they
  * come out blank, so output lines stay aligned with input lines.
  */
-async function translateBatch(runtime: Seq2SeqRuntime, texts: string[], options: SearchOptions, printer: Printer): Promise<void> {
+async function translateBatch(
+  runtime: Seq2SeqRuntime,
+  texts: string[],
+  options: SearchOptions,
+  printer: Printer,
+): Promise<void> {
   const todo = texts.map((t, i) => ({ t, i })).filter(({ t }) => t.trim() !== '');
-  const done = await runtime.translate(todo.map(({ t }) => t), options);
+  const done = await runtime.translate(
+    todo.map(({ t }) => t),
+    options,
+  );
   const results: (Translation | null)[] = texts.map(() => null);
   todo.forEach(({ i }, k) => (results[i] = done[k]));
   for (const r of results) printer.print(r);
@@ -104,7 +116,8 @@ class Printer {
 function floatOption(flag: string) {
   return (value: string): number => {
     const n = Number(value);
-    if (value.trim() === '' || !Number.isFinite(n)) throw new InvalidArgumentError(`${flag} must be a number, got '${value}'`);
+    if (value.trim() === '' || !Number.isFinite(n))
+      throw new InvalidArgumentError(`${flag} must be a number, got '${value}'`);
     return n;
   };
 }

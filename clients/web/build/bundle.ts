@@ -51,9 +51,14 @@ const browserOnly: Plugin = {
   name: 'frost-browser-only',
   setup(build) {
     build.onResolve({ filter: /^(node:|onnxruntime-node$)/ }, (args) => {
-      if (args.importer.includes(`${sep}node_modules${sep}onnxruntime-web${sep}`)) return { path: args.path, external: true };
+      if (args.importer.includes(`${sep}node_modules${sep}onnxruntime-web${sep}`))
+        return { path: args.path, external: true };
       return {
-        errors: [{ text: `'${args.path}' is a Node module and cannot be part of the web client (imported by ${relative(REPO_ROOT, args.importer)})` }],
+        errors: [
+          {
+            text: `'${args.path}' is a Node module and cannot be part of the web client (imported by ${relative(REPO_ROOT, args.importer)})`,
+          },
+        ],
       };
     });
   },
@@ -109,7 +114,8 @@ export async function bundleWebApp(opts: BundleOptions = {}): Promise<WebBundle>
       plugins: [browserOnly, shakeableZod],
     });
   } catch (err) {
-    const errors = (err as { errors?: Array<{ text: string; location?: { file: string; line: number } | null }> }).errors;
+    const errors = (err as { errors?: Array<{ text: string; location?: { file: string; line: number } | null }> })
+      .errors;
     if (!errors) throw err;
     const lines = errors.map((e) => (e.location ? `${e.location.file}:${e.location.line}: ${e.text}` : e.text));
     throw new Error(`web client build failed:\n${lines.join('\n')}`, { cause: err });

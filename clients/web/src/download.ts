@@ -9,7 +9,11 @@ export type ProgressListener = (loaded: number, total: number | undefined) => vo
  *   Content-Length, which counts compressed bytes when the server compresses
  * @throws Error naming the URL on an HTTP error, or when `expectedBytes` is given and the body differs
  */
-export async function fetchWithProgress(url: string, onProgress: ProgressListener, expectedBytes?: number): Promise<Uint8Array> {
+export async function fetchWithProgress(
+  url: string,
+  onProgress: ProgressListener,
+  expectedBytes?: number,
+): Promise<Uint8Array> {
   const response = await fetch(url, { cache: 'no-cache' });
   if (!response.ok) throw new Error(`${url}: HTTP ${response.status} ${response.statusText}`);
   const header = Number(response.headers.get('content-length'));

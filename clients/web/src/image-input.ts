@@ -4,7 +4,14 @@
  * core/image/preprocess.ts gives the page the tensor the server would compute.
  */
 import { ImageDecodeError } from '../../../core/image/decode-error.ts';
-import { checkImageBytes, checkPixelCount, type ImageLimits, isCompleteImage, readImageSize, type SupportedImageFormat } from '../../../core/image/sniff.ts';
+import {
+  checkImageBytes,
+  checkPixelCount,
+  type ImageLimits,
+  isCompleteImage,
+  readImageSize,
+  type SupportedImageFormat,
+} from '../../../core/image/sniff.ts';
 
 /** A decoded image: `width`×`height`×4 bytes, row-major, straight alpha. */
 export interface BrowserImage {
@@ -24,13 +31,18 @@ export interface BrowserImage {
  * @throws ImageDecodeError for empty, non-image, unsupported, truncated, undecodable or too-large input
  */
 export async function decodeImageInBrowser(file: Blob, limits: ImageLimits = {}): Promise<BrowserImage> {
-  const source = typeof (file as File).name === 'string' && (file as File).name !== '' ? (file as File).name : undefined;
+  const source =
+    typeof (file as File).name === 'string' && (file as File).name !== '' ? (file as File).name : undefined;
   const bytes = new Uint8Array(await file.arrayBuffer());
   const format = checkImageBytes(bytes, limits, source);
   const claimed = readImageSize(bytes, format);
   if (claimed) checkPixelCount(claimed.width, claimed.height, limits, source);
   if (!isCompleteImage(bytes, format)) {
-    throw new ImageDecodeError('truncated', `the ${format === 'jpeg' ? 'JPEG' : 'PNG'} is truncated: its data ends early`, source);
+    throw new ImageDecodeError(
+      'truncated',
+      `the ${format === 'jpeg' ? 'JPEG' : 'PNG'} is truncated: its data ends early`,
+      source,
+    );
   }
 
   let bitmap: ImageBitmap;
@@ -41,7 +53,12 @@ export async function decodeImageInBrowser(file: Blob, limits: ImageLimits = {})
       imageOrientation: 'from-image',
     });
   } catch (err) {
-    throw new ImageDecodeError('corrupt', `the ${format === 'jpeg' ? 'JPEG' : 'PNG'} could not be decoded (${(err as Error).message})`, source, { cause: err });
+    throw new ImageDecodeError(
+      'corrupt',
+      `the ${format === 'jpeg' ? 'JPEG' : 'PNG'} could not be decoded (${(err as Error).message})`,
+      source,
+      { cause: err },
+    );
   }
   try {
     const { width, height } = bitmap;

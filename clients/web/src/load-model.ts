@@ -64,7 +64,12 @@ export async function loadModel(folder: string, setup: OrtSetup, onProgress: Pro
   let cachedBytes = 0;
   for (let i = 0; i < files.length; i++) {
     // The card's creation time changes on every export, so a re-export replaces the cached graphs.
-    const got = await cachedFetch(urls[i], `${card.name}@${card.created}`, (loaded) => onProgress(done + loaded, total), sizes[i]);
+    const got = await cachedFetch(
+      urls[i],
+      `${card.name}@${card.created}`,
+      (loaded) => onProgress(done + loaded, total),
+      sizes[i],
+    );
     bytes.push(got.bytes);
     done += got.bytes.length;
     if (got.fromCache) cachedBytes += got.bytes.length;
@@ -76,7 +81,9 @@ export async function loadModel(folder: string, setup: OrtSetup, onProgress: Pro
     // Seeded heads: the graphs with their regenerated matrices stored, from the cache after the first load.
     const seeded = card.params.generated > 0;
     const ready = await Promise.all(
-      bytes.map((b, i) => (seeded ? materialisedGraph(setup.ort, b, urls[i], `${card.name}@${card.created}`) : { bytes: b })),
+      bytes.map((b, i) =>
+        seeded ? materialisedGraph(setup.ort, b, urls[i], `${card.name}@${card.created}`) : { bytes: b },
+      ),
     );
     const runtime = await Seq2SeqRuntime.create({
       ort: setup.ort,

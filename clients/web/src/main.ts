@@ -64,7 +64,9 @@ function setState(state: PageState, message = ''): void {
 
 function showEnvironment(): void {
   const parts = [
-    environment.isolated ? `cross-origin isolated, wasm threads: ${wasmThreads()}` : 'not cross-origin isolated: wasm runs single-threaded',
+    environment.isolated
+      ? `cross-origin isolated, wasm threads: ${wasmThreads()}`
+      : 'not cross-origin isolated: wasm runs single-threaded',
     `WebGPU: ${environment.webgpu ? 'available' : 'not available'}`,
   ];
   if (environment.runtime) parts.push(environment.runtime);
@@ -85,7 +87,9 @@ async function start(): Promise<void> {
   if (server && server.models.length > 0) {
     for (const m of server.models) {
       const lang = `${m.task === 'caption' ? 'image' : (m.source?.lang ?? m.target.lang)}→${m.target.lang}`;
-      ui.modelSelect.add(new Option(`${m.name} (${lang}, ${m.head.name} head)`, m.name, false, m.name === server.default));
+      ui.modelSelect.add(
+        new Option(`${m.name} (${lang}, ${m.head.name} head)`, m.name, false, m.name === server.default),
+      );
     }
   } else {
     ui.modelSelect.add(new Option('none: enter a model folder URL', ''));
@@ -138,7 +142,10 @@ async function onLoad(): Promise<void> {
 async function onTranslate(): Promise<void> {
   const model = active;
   if (!model) return;
-  const sentences = ui.source.value.split('\n').map((s) => s.trim()).filter((s) => s.length > 0);
+  const sentences = ui.source.value
+    .split('\n')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
   if (sentences.length === 0) {
     setState('error', 'Type a sentence to translate.');
     return;

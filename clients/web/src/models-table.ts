@@ -25,7 +25,12 @@ function modelRow(m: LoadedModel, active: boolean): HTMLTableRowElement {
   const row = h(
     'tr',
     {},
-    h('td', {}, h('span', { className: 'name' }, card.name), h('span', { className: 'sub' }, `${card.arch} · ${card.preset}`)),
+    h(
+      'td',
+      {},
+      h('span', { className: 'name' }, card.name),
+      h('span', { className: 'sub' }, `${card.arch} · ${card.preset}`),
+    ),
     h('td', {}, langs, h('span', { className: 'sub' }, vocab)),
     h('td', { className: 'head' }, h('code', {}, card.head.name)),
     h('td', { className: 'num learnable' }, formatCount(learnable)),
@@ -49,7 +54,12 @@ function modelRow(m: LoadedModel, active: boolean): HTMLTableRowElement {
       latency,
       h('span', { className: 'sub' }, `${m.latencies.length} ${unit}${m.latencies.length === 1 ? '' : 's'}`),
     ),
-    h('td', { className: 'backend' }, describeBackend(m), active ? h('span', { className: 'sub' }, h('span', { className: 'badge' }, 'in use')) : ''),
+    h(
+      'td',
+      { className: 'backend' },
+      describeBackend(m),
+      active ? h('span', { className: 'sub' }, h('span', { className: 'badge' }, 'in use')) : '',
+    ),
   );
   if (active) row.setAttribute('aria-current', 'true');
   // The unrounded figures, for scripts (bench/web-load.ts) that read the table.

@@ -26,16 +26,29 @@ export function renderResults(rows: readonly ResultRow[]): void {
 function resultRow(r: ResultRow): HTMLTableRowElement {
   const ms = h('td', { className: 'num browser-ms' }, formatMs(r.browser.ms));
   ms.dataset.ms = String(r.browser.ms); // unrounded, for scripts that read the table
-  return h('tr', {}, h('td', { className: 'source' }, r.source), outputCell('output browser-text', r.browser.text), ms, ...serverCells(r));
+  return h(
+    'tr',
+    {},
+    h('td', { className: 'source' }, r.source),
+    outputCell('output browser-text', r.browser.text),
+    ms,
+    ...serverCells(r),
+  );
 }
 
 function serverCells(r: ResultRow): HTMLTableCellElement[] {
   const s = r.server;
   if (s === undefined) {
-    return [h('td', { className: 'server server-text muted' }, '–'), h('td', { className: 'num server server-ms' }, '')];
+    return [
+      h('td', { className: 'server server-text muted' }, '–'),
+      h('td', { className: 'num server server-ms' }, ''),
+    ];
   }
   if (s instanceof Error) {
-    return [h('td', { className: 'server server-text mismatch' }, s.message), h('td', { className: 'num server server-ms' }, '')];
+    return [
+      h('td', { className: 'server server-text mismatch' }, s.message),
+      h('td', { className: 'num server server-ms' }, ''),
+    ];
   }
   const same = s.text === r.browser.text;
   const ms = h(
@@ -49,7 +62,11 @@ function serverCells(r: ResultRow): HTMLTableCellElement[] {
     outputCell(
       'output server server-text',
       s.text,
-      h('span', { className: `sub ${same ? 'match' : 'mismatch'}` }, same ? '✓ same as in the browser' : '≠ differs from the browser'),
+      h(
+        'span',
+        { className: `sub ${same ? 'match' : 'mismatch'}` },
+        same ? '✓ same as in the browser' : '≠ differs from the browser',
+      ),
     ),
     ms,
   ];

@@ -38,7 +38,12 @@ export async function listServerModels(base: string): Promise<ServerModels | und
  * Translates one sentence with `POST /v1/translate`.
  * @throws Error with the server's message when it refuses the request
  */
-export async function translateOnServer(base: string, model: string, text: string, beam: number): Promise<ServerTranslation> {
+export async function translateOnServer(
+  base: string,
+  model: string,
+  text: string,
+  beam: number,
+): Promise<ServerTranslation> {
   const started = performance.now();
   const response = await fetch(new URL('v1/translate', base), {
     method: 'POST',

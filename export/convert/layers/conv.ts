@@ -41,12 +41,20 @@ function readGeometry(config: LayerConfig, rank: number): ConvGeometry {
 
 /** ONNX Conv attributes of a geometry, for spatial input dims `lengths`. */
 function convAttrs(geo: ConvGeometry, lengths: Shape, group: number) {
-  return { kernel_shape: geo.kernel, strides: geo.strides, dilations: geo.dilations, group, ...paddingAttrs(geo.padding, lengths, geo.kernel, geo.strides, geo.dilations) };
+  return {
+    kernel_shape: geo.kernel,
+    strides: geo.strides,
+    dilations: geo.dilations,
+    group,
+    ...paddingAttrs(geo.padding, lengths, geo.kernel, geo.strides, geo.dilations),
+  };
 }
 
 /** Output shape of a conv over `x` with `channels` output channels. */
 function convShape(x: Shape, geo: ConvGeometry, channels: number, channelsFirst: boolean): Shape {
-  const spatial = spatialDims(x, channelsFirst).map((d, i) => outputLength(d, geo.kernel[i]!, geo.strides[i]!, geo.dilations[i]!, geo.padding));
+  const spatial = spatialDims(x, channelsFirst).map((d, i) =>
+    outputLength(d, geo.kernel[i]!, geo.strides[i]!, geo.dilations[i]!, geo.padding),
+  );
   return withSpatial(x[0]!, spatial, channels, channelsFirst);
 }
 
@@ -63,7 +71,10 @@ function convKernel(kernel: Array32, rank: number): Array32 {
  */
 function depthwiseKernel(kernel: Array32, rank: number): Array32 {
   const channels = kernel.shape[rank]! * kernel.shape[rank + 1]!;
-  const flat = transpose({ shape: [...kernel.shape.slice(0, rank), channels], data: kernel.data }, [rank, ...Array.from({ length: rank }, (_, i) => i)]);
+  const flat = transpose({ shape: [...kernel.shape.slice(0, rank), channels], data: kernel.data }, [
+    rank,
+    ...Array.from({ length: rank }, (_, i) => i),
+  ]);
   return { shape: [channels, 1, ...kernel.shape.slice(0, rank)], data: flat.data };
 }
 
@@ -78,19 +89,29 @@ function convInput(ctx: LayerContext, rank: number): Value {
  * Conv1D / Conv2D / Conv3D: y = activation(conv(x, kernel) + bias)
  * (strides, dilation_rate, groups; padding valid, same, or causal for 1-D).
  */
-const convertConv = (rank: number) => (ctx: LayerContext): Value[] => {
-  const { g, config } = ctx;
-  const x = convInput(ctx, rank);
-  const channelsFirst = isChannelsFirst(config);
-  const geo = readGeometry(config, rank);
-  const filters = config.number('filters');
-  const group = config.number('groups', 1);
-  const W = ctx.param('W', convKernel(ctx.weights.get('kernel'), rank));
-  const B = config.bool('use_bias', true) ? [ctx.param('B', ctx.weights.get('bias', [filters]))] : [];
-  // conv(x, W) + B
-  const y = channelsFirstScope(g, x.name, rank + 2, channelsFirst, (xc) => g.op('Conv', [xc, W, ...B], convAttrs(geo, spatialDims(x.shape, channelsFirst), group)));
-  return [applyActivation(g, config.get('activation'), { name: y, shape: convShape(x.shape, geo, filters, channelsFirst), dtype: 'float32' })];
-};
+const convertConv =
+  (rank: number) =>
+  (ctx: LayerContext): Value[] => {
+    const { g, config } = ctx;
+    const x = convInput(ctx, rank);
+    const channelsFirst = isChannelsFirst(config);
+    const geo = readGeometry(config, rank);
+    const filters = config.number('filters');
+    const group = config.number('groups', 1);
+    const W = ctx.param('W', convKernel(ctx.weights.get('kernel'), rank));
+    const B = config.bool('use_bias', true) ? [ctx.param('B', ctx.weights.get('bias', [filters]))] : [];
+    // conv(x, W) + B
+    const y = channelsFirstScope(g, x.name, rank + 2, channelsFirst, (xc) =>
+      g.op('Conv', [xc, W, ...B], convAttrs(geo, spatialDims(x.shape, channelsFirst), group)),
+    );
+    return [
+      applyActivation(g, config.get('activation'), {
+        name: y,
+        shape: convShape(x.shape, geo, filters, channelsFirst),
+        dtype: 'float32',
+      }),
+    ];
+  };
 
 /**
  * DepthwiseConv2D: y[…, c·m + j] = activation(conv(x[…, c], depthwise_kernel[…, c, j]) + bias),
@@ -107,8 +128,16 @@ function convertDepthwiseConv2D(ctx: LayerContext): Value[] {
   const W = ctx.param('W', depthwiseKernel(kernel, 2));
   const B = config.bool('use_bias', true) ? [ctx.param('B', ctx.weights.get('bias', [outChannels]))] : [];
   // grouped conv(x, W) + B
-  const y = channelsFirstScope(g, x.name, 4, channelsFirst, (xc) => g.op('Conv', [xc, W, ...B], convAttrs(geo, spatialDims(x.shape, channelsFirst), inChannels)));
-  return [applyActivation(g, config.get('activation'), { name: y, shape: convShape(x.shape, geo, outChannels, channelsFirst), dtype: 'float32' })];
+  const y = channelsFirstScope(g, x.name, 4, channelsFirst, (xc) =>
+    g.op('Conv', [xc, W, ...B], convAttrs(geo, spatialDims(x.shape, channelsFirst), inChannels)),
+  );
+  return [
+    applyActivation(g, config.get('activation'), {
+      name: y,
+      shape: convShape(x.shape, geo, outChannels, channelsFirst),
+      dtype: 'float32',
+    }),
+  ];
 }
 
 /**
@@ -131,16 +160,35 @@ function convertSeparableConv2D(ctx: LayerContext): Value[] {
     // pointwise(·) + bias
     return g.op('Conv', [d, Wp, ...B], { kernel_shape: [1, 1] });
   });
-  return [applyActivation(g, config.get('activation'), { name: y, shape: convShape(x.shape, geo, filters, channelsFirst), dtype: 'float32' })];
+  return [
+    applyActivation(g, config.get('activation'), {
+      name: y,
+      shape: convShape(x.shape, geo, filters, channelsFirst),
+      dtype: 'float32',
+    }),
+  ];
 }
 
-/** A Keras 2-D padding/cropping spec (n, [a, b] or [[top, bottom], [left, right]]) as [[top, bottom], [left, right]]. */
+/**
+ * A Keras 2-D padding/cropping spec (n, [a, b] or [[top, bottom], [left, right]]) as [[top, bottom], [left, right]].
+ */
 function pairs2d(raw: unknown, key: string): [[number, number], [number, number]] {
-  if (typeof raw === 'number') return [[raw, raw], [raw, raw]];
+  if (typeof raw === 'number')
+    return [
+      [raw, raw],
+      [raw, raw],
+    ];
   if (Array.isArray(raw) && raw.length === 2 && raw.every((v) => typeof v === 'number')) {
-    return [[raw[0], raw[0]], [raw[1], raw[1]]];
+    return [
+      [raw[0], raw[0]],
+      [raw[1], raw[1]],
+    ];
   }
-  if (Array.isArray(raw) && raw.length === 2 && raw.every((p) => Array.isArray(p) && p.length === 2 && p.every((v) => typeof v === 'number'))) {
+  if (
+    Array.isArray(raw) &&
+    raw.length === 2 &&
+    raw.every((p) => Array.isArray(p) && p.length === 2 && p.every((v) => typeof v === 'number'))
+  ) {
     return raw as [[number, number], [number, number]];
   }
   throw unsupported(`${key} ${JSON.stringify(raw)} is not understood`);
@@ -157,7 +205,12 @@ function convertZeroPadding2D(ctx: LayerContext): Value[] {
   const pads = channelsFirst ? [0, 0, top, left, 0, 0, bottom, right] : [0, top, left, 0, 0, bottom, right, 0];
   const y = ctx.g.op('Pad', [x.name, ctx.g.constInt64(pads)], { mode: 'constant' });
   const [h, w] = spatialDims(x.shape, channelsFirst);
-  const shape = withSpatial(x.shape[0]!, [addKnown(h!, top + bottom), addKnown(w!, left + right)], channelDim(x.shape, channelsFirst), channelsFirst);
+  const shape = withSpatial(
+    x.shape[0]!,
+    [addKnown(h!, top + bottom), addKnown(w!, left + right)],
+    channelDim(x.shape, channelsFirst),
+    channelsFirst,
+  );
   return [{ ...x, name: y, shape }];
 }
 
@@ -171,7 +224,12 @@ function convertCropping2D(ctx: LayerContext): Value[] {
   const end = (n: number): number => (n > 0 ? -n : Number.MAX_SAFE_INTEGER);
   const y = ctx.g.slice(x.name, [top, left], [end(bottom), end(right)], axes);
   const [h, w] = spatialDims(x.shape, channelsFirst);
-  const shape = withSpatial(x.shape[0]!, [addKnown(h!, -top - bottom), addKnown(w!, -left - right)], channelDim(x.shape, channelsFirst), channelsFirst);
+  const shape = withSpatial(
+    x.shape[0]!,
+    [addKnown(h!, -top - bottom), addKnown(w!, -left - right)],
+    channelDim(x.shape, channelsFirst),
+    channelsFirst,
+  );
   return [{ ...x, name: y, shape }];
 }
 
@@ -187,7 +245,8 @@ function convertUpSampling2D(ctx: LayerContext): Value[] {
   const channelsFirst = isChannelsFirst(config);
   const [sh, sw] = config.ints('size', 2, [2, 2]);
   const interpolation = config.string('interpolation', 'nearest');
-  if (interpolation !== 'nearest' && interpolation !== 'bilinear') throw unsupported(`interpolation '${interpolation}' is not supported`);
+  if (interpolation !== 'nearest' && interpolation !== 'bilinear')
+    throw unsupported(`interpolation '${interpolation}' is not supported`);
   const scales = channelsFirst ? [1, 1, sh!, sw!] : [1, sh!, sw!, 1];
   const y = g.op('Resize', [x.name, '', g.constFloat(scales)], {
     mode: interpolation === 'nearest' ? 'nearest' : 'linear',
@@ -196,7 +255,12 @@ function convertUpSampling2D(ctx: LayerContext): Value[] {
   });
   const [h, w] = spatialDims(x.shape, channelsFirst);
   const times = (d: number | null, s: number): number | null => (d === null ? null : d * s);
-  const shape = withSpatial(x.shape[0]!, [times(h!, sh!), times(w!, sw!)], channelDim(x.shape, channelsFirst), channelsFirst);
+  const shape = withSpatial(
+    x.shape[0]!,
+    [times(h!, sh!), times(w!, sw!)],
+    channelDim(x.shape, channelsFirst),
+    channelsFirst,
+  );
   return [{ ...x, name: y, shape }];
 }
 

@@ -8,7 +8,8 @@ import { unsupported } from '../errors.ts';
 import type { Shape } from '../model-json.ts';
 import { registerLayerConverter, type LayerContext, type Value } from '../registry.ts';
 
-const knownProduct = (dims: Shape): number | null => (dims.every((d) => d !== null) ? (dims as number[]).reduce((a, b) => a * b, 1) : null);
+const knownProduct = (dims: Shape): number | null =>
+  dims.every((d) => d !== null) ? (dims as number[]).reduce((a, b) => a * b, 1) : null;
 
 /**
  * Dense: y = activation(x · kernel + bias), over the last axis of x (any rank).
@@ -26,7 +27,13 @@ function convertDense(ctx: LayerContext): Value[] {
   let y = g.op('MatMul', [x.name, ctx.param('kernel', kernel)]);
   // + bias
   if (config.bool('use_bias', true)) y = g.op('Add', [y, ctx.param('bias', ctx.weights.get('bias', [units]))]);
-  return [applyActivation(g, config.get('activation'), { name: y, shape: [...x.shape.slice(0, -1), units], dtype: 'float32' })];
+  return [
+    applyActivation(g, config.get('activation'), {
+      name: y,
+      shape: [...x.shape.slice(0, -1), units],
+      dtype: 'float32',
+    }),
+  ];
 }
 
 /**
@@ -122,7 +129,8 @@ function convertReshape(ctx: LayerContext): Value[] {
   const x = ctx.input();
   const raw = ctx.config.get('target_shape');
   // tfjs serialises the inferred dim (-1) as null.
-  if (!Array.isArray(raw) || !raw.every((d) => d === null || Number.isInteger(d))) throw unsupported(`target_shape ${JSON.stringify(raw)} is not a list of integers`);
+  if (!Array.isArray(raw) || !raw.every((d) => d === null || Number.isInteger(d)))
+    throw unsupported(`target_shape ${JSON.stringify(raw)} is not a list of integers`);
   const target = raw.map((d: number | null) => d ?? -1);
   // ONNX Reshape: 0 copies the input's dim (the batch), -1 is inferred.
   const y = ctx.g.op('Reshape', [x.name, ctx.g.constInt64([0, ...target])]);
@@ -159,7 +167,14 @@ registerLayerConverter('ELU', convertELU);
 registerLayerConverter('ThresholdedReLU', convertThresholdedReLU);
 registerLayerConverter('Softmax', convertSoftmax);
 registerLayerConverter('PReLU', convertPReLU);
-for (const identity of ['Dropout', 'SpatialDropout1D', 'SpatialDropout2D', 'GaussianNoise', 'GaussianDropout', 'AlphaDropout']) {
+for (const identity of [
+  'Dropout',
+  'SpatialDropout1D',
+  'SpatialDropout2D',
+  'GaussianNoise',
+  'GaussianDropout',
+  'AlphaDropout',
+]) {
   registerLayerConverter(identity, convertIdentity);
 }
 registerLayerConverter('Flatten', convertFlatten);

@@ -9,14 +9,20 @@ import { chooseHadamardColumns, hadamardOrder } from '../../../core/hadamard.ts'
 import { streamKey } from '../../../core/random.ts';
 import { hadamardScoresOnnx } from '../../../models/heads/hadamard-onnx.ts';
 import { l2NormaliseRowsOnnx, seededUniformMatrixOnnx } from '../../../models/heads/seeded-matrix-onnx.ts';
-import { DEFAULT_FIXED_LIMIT, FROST_FIXED_KINDS, HADAMARD_EPS, type FrostFixedKind } from '../../../models/tfjs-layers/frost-heads-config.ts';
+import {
+  DEFAULT_FIXED_LIMIT,
+  FROST_FIXED_KINDS,
+  HADAMARD_EPS,
+  type FrostFixedKind,
+} from '../../../models/tfjs-layers/frost-heads-config.ts';
 import { unsupported } from '../errors.ts';
 import { registerLayerConverter, type LayerContext, type Value } from '../registry.ts';
 
 /** The input as [rows, d] (rank 2, or rank 3 flattened over batch and time), with d. */
 function features(ctx: LayerContext): { x: Value; rows: string; d: number } {
   const x = ctx.input();
-  if (x.shape.length !== 2 && x.shape.length !== 3) throw unsupported(`input of rank ${x.shape.length} (takes [batch, d] or [batch, time, d])`);
+  if (x.shape.length !== 2 && x.shape.length !== 3)
+    throw unsupported(`input of rank ${x.shape.length} (takes [batch, d] or [batch, time, d])`);
   const d = x.shape[x.shape.length - 1];
   if (d == null) throw unsupported('input with an unknown feature size d');
   const rows = x.shape.length === 2 ? x.name : ctx.g.op('Reshape', [x.name, ctx.g.constInt64([-1, d], [2], 'shape')]);
@@ -36,7 +42,8 @@ function logits(ctx: LayerContext, x: Value, y: string, units: number): Value[] 
 
 function uint32Seed(ctx: LayerContext): number {
   const seed = ctx.config.number('seed');
-  if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw new Error(`config seed = ${seed} is not a uint32`);
+  if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff)
+    throw new Error(`config seed = ${seed} is not a uint32`);
   return seed;
 }
 
@@ -56,7 +63,8 @@ function convertFrostFixedHead(ctx: LayerContext): Value[] {
   const kind = config.string('kind') as FrostFixedKind;
   if (!FROST_FIXED_KINDS.includes(kind)) throw unsupported(`kind '${kind}' (known: ${FROST_FIXED_KINDS.join(', ')})`);
   const seed = uint32Seed(ctx);
-  if (g.opset < 18) throw unsupported(`regenerating the frozen matrix needs opset 18 (BitwiseXor), converting at ${g.opset}`);
+  if (g.opset < 18)
+    throw unsupported(`regenerating the frozen matrix needs opset 18 (BitwiseXor), converting at ${g.opset}`);
   const { x, rows, d } = features(ctx);
   const key = streamKey(seed, kind);
   let targets: string;

@@ -28,14 +28,17 @@ function mergeInputs(ctx: LayerContext, min: number): Value[] {
  *   Add: y = Σ x_i · Multiply: y = Π x_i · Average: y = (Σ x_i) / n
  *   Maximum: y = max_i x_i · Minimum: y = min_i x_i · Subtract: y = x_1 - x_2
  */
-const convertElementwise = (op: 'Sum' | 'Mul' | 'Mean' | 'Max' | 'Min' | 'Sub') => (ctx: LayerContext): Value[] => {
-  const xs = mergeInputs(ctx, 2);
-  if (op === 'Sub' && xs.length !== 2) throw unsupported(`Subtract takes exactly 2 inputs, got ${xs.length}`);
-  const names = xs.map((x) => x.name);
-  // Mul and Sub are binary in ONNX; Sum, Mean, Max and Min are variadic.
-  const y = op === 'Mul' ? names.slice(1).reduce((acc, n) => ctx.g.op('Mul', [acc, n]), names[0]!) : ctx.g.op(op, names);
-  return [{ name: y, shape: broadcast(xs.map((x) => x.shape)), dtype: xs[0]!.dtype }];
-};
+const convertElementwise =
+  (op: 'Sum' | 'Mul' | 'Mean' | 'Max' | 'Min' | 'Sub') =>
+  (ctx: LayerContext): Value[] => {
+    const xs = mergeInputs(ctx, 2);
+    if (op === 'Sub' && xs.length !== 2) throw unsupported(`Subtract takes exactly 2 inputs, got ${xs.length}`);
+    const names = xs.map((x) => x.name);
+    // Mul and Sub are binary in ONNX; Sum, Mean, Max and Min are variadic.
+    const y =
+      op === 'Mul' ? names.slice(1).reduce((acc, n) => ctx.g.op('Mul', [acc, n]), names[0]!) : ctx.g.op(op, names);
+    return [{ name: y, shape: broadcast(xs.map((x) => x.shape)), dtype: xs[0]!.dtype }];
+  };
 
 /** Concatenate: y = [x_1, …, x_n] along `axis` (-1 by default). */
 function convertConcatenate(ctx: LayerContext): Value[] {
@@ -47,7 +50,17 @@ function convertConcatenate(ctx: LayerContext): Value[] {
   const shape = [...xs[0]!.shape];
   const sizes = xs.map((x) => x.shape[axis]);
   shape[axis] = sizes.every((d) => d !== null) ? (sizes as number[]).reduce((a, b) => a + b, 0) : null;
-  return [{ name: ctx.g.op('Concat', xs.map((x) => x.name), { axis }), shape, dtype: xs[0]!.dtype }];
+  return [
+    {
+      name: ctx.g.op(
+        'Concat',
+        xs.map((x) => x.name),
+        { axis },
+      ),
+      shape,
+      dtype: xs[0]!.dtype,
+    },
+  ];
 }
 
 registerLayerConverter('Add', convertElementwise('Sum'));

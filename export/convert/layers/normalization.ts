@@ -11,7 +11,8 @@ import type { Array32 } from '../weight-layout.ts';
 function readAxes(config: LayerConfig, rank: number): number[] {
   const raw = config.get('axis') ?? -1;
   const list = Array.isArray(raw) ? raw : [raw];
-  if (!list.every((a) => Number.isInteger(a) && a >= -rank && a < rank)) throw unsupported(`axis ${JSON.stringify(raw)} does not fit a rank-${rank} input`);
+  if (!list.every((a) => Number.isInteger(a) && a >= -rank && a < rank))
+    throw unsupported(`axis ${JSON.stringify(raw)} does not fit a rank-${rank} input`);
   const axes = [...new Set((list as number[]).map((a) => (a < 0 ? a + rank : a)))].sort((a, b) => a - b);
   if (axes.includes(0)) throw unsupported('normalising over the batch axis is not supported');
   return axes;
@@ -84,7 +85,10 @@ function convertLayerNormalization(ctx: LayerContext): Value[] {
   if (trailing && g.opset >= 17) {
     const scale = gamma ?? g.constFloat(new Float32Array(paramShape.reduce((p, d) => p * d, 1)).fill(1), paramShape);
     // LayerNormalization(x, γ, β) over axes [axis, rank)
-    const y = g.op('LayerNormalization', beta === undefined ? [x.name, scale] : [x.name, scale, beta], { axis: axes[0]!, epsilon: eps });
+    const y = g.op('LayerNormalization', beta === undefined ? [x.name, scale] : [x.name, scale, beta], {
+      axis: axes[0]!,
+      epsilon: eps,
+    });
     return [{ ...x, name: y }];
   }
   // mean = E[x], d = x - mean

@@ -101,7 +101,9 @@ export function gruCell(config: LayerConfig, weights: LayerWeights, units: numbe
 export function simpleRnnCell(config: LayerConfig, weights: LayerWeights, units: number): CellParams {
   const W = toOnnx(weights.get('kernel'));
   const R = toOnnx(weights.get('recurrent_kernel', [units, units]));
-  const B = config.bool('use_bias', true) ? concat1d([weights.get('bias', [units]).data, new Float32Array(units)]) : undefined;
+  const B = config.bool('use_bias', true)
+    ? concat1d([weights.get('bias', [units]).data, new Float32Array(units)])
+    : undefined;
   return { W, R, B, activations: [rnnActivation(config.get('activation') ?? 'tanh')] };
 }
 

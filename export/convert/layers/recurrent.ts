@@ -12,7 +12,13 @@ import { unsupported } from '../errors.ts';
 import { LayerConfig } from '../layer-config.ts';
 import { registerLayerConverter, type LayerContext, type Value } from '../registry.ts';
 import { stack } from '../weight-layout.ts';
-import { cellParams, isRecurrentClass, RECURRENT_OPS, type CellParams, type RecurrentClass } from './recurrent-cells.ts';
+import {
+  cellParams,
+  isRecurrentClass,
+  RECURRENT_OPS,
+  type CellParams,
+  type RecurrentClass,
+} from './recurrent-cells.ts';
 
 /** Outputs of one ONNX recurrent node. */
 interface RecurrentOutputs {
@@ -28,7 +34,13 @@ interface RecurrentOutputs {
  * Emits one ONNX recurrent node over `x` ([batch, time, in]) with one
  * CellParams per direction ('forward', 'reverse', or both for 'bidirectional').
  */
-function emitRecurrent(ctx: LayerContext, className: RecurrentClass, x: Value, cells: CellParams[], direction: string): RecurrentOutputs {
+function emitRecurrent(
+  ctx: LayerContext,
+  className: RecurrentClass,
+  x: Value,
+  cells: CellParams[],
+  direction: string,
+): RecurrentOutputs {
   const { g } = ctx;
   const units = cells[0]!.R.shape[1]!;
   const activations = cells.flatMap((c) => c.activations);
@@ -42,14 +54,19 @@ function emitRecurrent(ctx: LayerContext, className: RecurrentClass, x: Value, c
   const R = ctx.param('R', stack(cells.map((c) => c.R)));
   const hasBias = cells[0]!.B !== undefined;
   const B = hasBias ? ctx.param('B', stack(cells.map((c) => ({ shape: [c.B!.length], data: c.B! })))) : '';
-  const outputs = g.node(op, hasBias ? [X, W, R, B] : [X, W, R], {
-    hidden_size: units,
-    direction,
-    activations: activations.map((a) => a.name),
-    activation_alpha: alphas.length > 0 ? { floats: alphas } : undefined,
-    activation_beta: betas.length > 0 ? { floats: betas } : undefined,
-    linear_before_reset: op === 'GRU' ? cells[0]!.linearBeforeReset : undefined,
-  }, { outputs: op === 'LSTM' ? 3 : 2 });
+  const outputs = g.node(
+    op,
+    hasBias ? [X, W, R, B] : [X, W, R],
+    {
+      hidden_size: units,
+      direction,
+      activations: activations.map((a) => a.name),
+      activation_alpha: alphas.length > 0 ? { floats: alphas } : undefined,
+      activation_beta: betas.length > 0 ? { floats: betas } : undefined,
+      linear_before_reset: op === 'GRU' ? cells[0]!.linearBeforeReset : undefined,
+    },
+    { outputs: op === 'LSTM' ? 3 : 2 },
+  );
   return { y: outputs[0]!, yh: outputs[1]!, yc: outputs[2] };
 }
 
@@ -116,11 +133,16 @@ function convertBidirectional(ctx: LayerContext): Value[] {
   const { g, config } = ctx;
   const inner = config.get('layer') as { class_name?: string; config?: Record<string, unknown> } | undefined;
   const innerClass = inner?.class_name ?? '?';
-  if (!isRecurrentClass(innerClass) || inner?.config === undefined) throw unsupported(`wraps a '${innerClass}' layer; only SimpleRNN, GRU and LSTM are supported`);
+  if (!isRecurrentClass(innerClass) || inner?.config === undefined)
+    throw unsupported(`wraps a '${innerClass}' layer; only SimpleRNN, GRU and LSTM are supported`);
   const innerConfig = new LayerConfig(inner.config, ctx.name);
-  if (innerConfig.bool('go_backwards', false)) throw unsupported('wraps a go_backwards RNN (its "forward" half would run backwards)');
+  if (innerConfig.bool('go_backwards', false))
+    throw unsupported('wraps a go_backwards RNN (its "forward" half would run backwards)');
   const { x, units, time } = recurrentInput(ctx, innerConfig);
-  const cells = [cellParams(innerClass, innerConfig, ctx.weights.under('forward_')), cellParams(innerClass, innerConfig, ctx.weights.under('backward_'))];
+  const cells = [
+    cellParams(innerClass, innerConfig, ctx.weights.under('forward_')),
+    cellParams(innerClass, innerConfig, ctx.weights.under('backward_')),
+  ];
   const out = emitRecurrent(ctx, innerClass, x, cells, 'bidirectional');
   const mode = config.get('merge_mode') === undefined ? 'concat' : config.get('merge_mode');
   const batch = x.shape[0]!;
@@ -141,14 +163,23 @@ function convertBidirectional(ctx: LayerContext): Value[] {
     outputs = [{ name: merged, shape: shape(units), dtype: 'float32' }];
   } else if (mode === null) {
     const [f, b] = g.split(both, dirAxis, [1, 1]);
-    outputs = [f!, b!].map((t) => ({ name: toBatchFirst(g.squeeze(t, [dirAxis])), shape: shape(units), dtype: 'float32' as const }));
+    outputs = [f!, b!].map((t) => ({
+      name: toBatchFirst(g.squeeze(t, [dirAxis])),
+      shape: shape(units),
+      dtype: 'float32' as const,
+    }));
   } else {
     throw unsupported(`merge_mode ${JSON.stringify(mode)} is not supported`);
   }
   if (!config.bool('return_state', innerConfig.bool('return_state', false))) return outputs;
   // state d of direction k: Gather(Y_h or Y_c, k) → [batch, H]
-  const state = (s: string, k: number): Value => ({ name: g.op('Gather', [s, g.constInt64(k, [])], { axis: 0 }), shape: [batch, units], dtype: 'float32' });
-  const perDirection = (k: number): Value[] => (out.yc === undefined ? [state(out.yh, k)] : [state(out.yh, k), state(out.yc, k)]);
+  const state = (s: string, k: number): Value => ({
+    name: g.op('Gather', [s, g.constInt64(k, [])], { axis: 0 }),
+    shape: [batch, units],
+    dtype: 'float32',
+  });
+  const perDirection = (k: number): Value[] =>
+    out.yc === undefined ? [state(out.yh, k)] : [state(out.yh, k), state(out.yc, k)];
   return [...outputs, ...perDirection(0), ...perDirection(1)];
 }
 

@@ -22,15 +22,24 @@ function convertTimeDistributed(ctx: LayerContext): Value[] {
   const END = Number.MAX_SAFE_INTEGER;
   const xShape = g.op('Shape', [x.name]);
   // [batch, time, …] → [batch·time, …]
-  const folded = g.op('Reshape', [x.name, g.op('Concat', [g.constInt64([-1]), g.slice(xShape, [2], [END])], { axis: 0 })]);
+  const folded = g.op('Reshape', [
+    x.name,
+    g.op('Concat', [g.constInt64([-1]), g.slice(xShape, [2], [END])], { axis: 0 }),
+  ]);
   const [batch, time] = x.shape;
   const foldedBatch = batch != null && time != null ? batch * time : null;
   const input: Value = { ...x, name: folded, shape: [foldedBatch, ...x.shape.slice(2)] };
-  const outs = ctx.convertInner({ className: inner.class_name, config: inner.config as Record<string, unknown> }, [input], ctx.weights);
+  const outs = ctx.convertInner(
+    { className: inner.class_name, config: inner.config as Record<string, unknown> },
+    [input],
+    ctx.weights,
+  );
   if (outs.length !== 1) throw unsupported(`wrapped layer has ${outs.length} outputs; TimeDistributed needs 1`);
   const y = outs[0]!;
   // [batch·time, …out] → [batch, time, …out]
-  const unfoldShape = g.op('Concat', [g.slice(xShape, [0], [2]), g.slice(g.op('Shape', [y.name]), [1], [END])], { axis: 0 });
+  const unfoldShape = g.op('Concat', [g.slice(xShape, [0], [2]), g.slice(g.op('Shape', [y.name]), [1], [END])], {
+    axis: 0,
+  });
   return [{ ...y, name: g.op('Reshape', [y.name, unfoldShape]), shape: [batch!, time!, ...y.shape.slice(1)] }];
 }
 

@@ -31,7 +31,10 @@ function buildModule(): ModuleBuilder {
         vn.set(L.add(L.mul(L.load(at(vo, j)), c('beta2')), L.mul(L.mul(gs.get(), gs.get()), c('oneMinusBeta2')))),
         L.store(at(m2, j), mn.get()),
         L.store(at(v2, j), vn.get()),
-        L.store(at(p2, j), L.sub(L.load(at(p, j)), L.mul(L.div(mn.get(), L.add(L.sqrt(vn.get()), c('epsilon'))), c('lr')))),
+        L.store(
+          at(p2, j),
+          L.sub(L.load(at(p, j)), L.mul(L.div(mn.get(), L.add(L.sqrt(vn.get()), c('epsilon'))), c('lr'))),
+        ),
       );
     }),
   );
@@ -48,7 +51,23 @@ export const adamKernel: KernelFunc = ({ inputs, backend: b, attrs }) => {
   const outs = [p, m, v].map(() => backend.makeOutput(p.shape, 'float32'));
   const o = (t: TensorInfo) => heapOffset(backend, t);
   // 1 − β as the ops compute it: a float64 difference, then a float32 scalar.
-  const values = { lr: a.lr, beta1: a.beta1, oneMinusBeta1: 1 - a.beta1, beta2: a.beta2, oneMinusBeta2: 1 - a.beta2, epsilon: a.epsilon, scale: a.scale };
-  heapFunctions(backend, buildModule).adam(o(p), o(m), o(v), o(g), ...outs.map(o), util.sizeFromShape(p.shape), ...ATTRS.map((k) => bits(values[k])));
+  const values = {
+    lr: a.lr,
+    beta1: a.beta1,
+    oneMinusBeta1: 1 - a.beta1,
+    beta2: a.beta2,
+    oneMinusBeta2: 1 - a.beta2,
+    epsilon: a.epsilon,
+    scale: a.scale,
+  };
+  heapFunctions(backend, buildModule).adam(
+    o(p),
+    o(m),
+    o(v),
+    o(g),
+    ...outs.map(o),
+    util.sizeFromShape(p.shape),
+    ...ATTRS.map((k) => bits(values[k])),
+  );
   return outs;
 };

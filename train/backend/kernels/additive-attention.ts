@@ -24,7 +24,20 @@ const bwdName = (accumulate: boolean) => `attention_bwd_${Number(accumulate)}`;
 const elem = (base: Local, index: Code): Code => i32.add(base.get(), i32.shl(index, i32.const(2)));
 
 function buildForward(m: ModuleBuilder, biased: boolean): void {
-  const f = m.func(fwdName(biased), ['q', 'keys', 'v', 'bias', 'ann', 'context', 'energy', 'alpha', 'rows', 'len', 'att', 'width']);
+  const f = m.func(fwdName(biased), [
+    'q',
+    'keys',
+    'v',
+    'bias',
+    'ann',
+    'context',
+    'energy',
+    'alpha',
+    'rows',
+    'len',
+    'att',
+    'width',
+  ]);
   const [q, keys, v, bias, ann, context, energy, alpha, rows, len, att, width] = f.params;
   const b = f.local('i32');
   const s = f.local('i32');
@@ -47,7 +60,11 @@ function buildForward(m: ModuleBuilder, biased: boolean): void {
   // score_s = Σ_k tanh(keys[b, s, k] + q[b, k]) · v[k], energies stored on the way.
   const scoreOf = lanesSum(f, attBytes, (L, j) => {
     const e = f.local(L.type);
-    return seq(e.set(tanh(f, L, L.add(L.load(at(kRow, j)), L.load(at(qRow, j))))), L.store(at(eRow, j), e.get()), L.mul(e.get(), L.load(at(v, j))));
+    return seq(
+      e.set(tanh(f, L, L.add(L.load(at(kRow, j)), L.load(at(qRow, j))))),
+      L.store(at(eRow, j), e.get()),
+      L.mul(e.get(), L.load(at(v, j))),
+    );
   });
 
   f.emit(
@@ -84,7 +101,9 @@ function buildForward(m: ModuleBuilder, biased: boolean): void {
           ),
         ),
         // α = softmax(scores)
-        lanesLoop(f, lenBytes, (L, j) => L.store(at(aRow, j), exp(f, L, L.sub(L.load(at(aRow, j)), L.splat(max.get()))))),
+        lanesLoop(f, lenBytes, (L, j) =>
+          L.store(at(aRow, j), exp(f, L, L.sub(L.load(at(aRow, j)), L.splat(max.get())))),
+        ),
         sum.set(lanesSum(f, lenBytes, (L, j) => L.load(at(aRow, j)))),
         inv.set(f32.div(f32.const(1), sum.get())),
         lanesLoop(f, lenBytes, (L, j) => L.store(at(aRow, j), L.mul(L.load(at(aRow, j)), L.splat(inv.get())))),
@@ -98,7 +117,9 @@ function buildForward(m: ModuleBuilder, biased: boolean): void {
           1,
           seq(
             score.set(f32.load(elem(aRow, s.get()))),
-            lanesLoop(f, widthBytes, (L, j) => L.store(at(cRow, j), L.add(L.load(at(cRow, j)), L.mul(L.splat(score.get()), L.load(at(annRow, j)))))),
+            lanesLoop(f, widthBytes, (L, j) =>
+              L.store(at(cRow, j), L.add(L.load(at(cRow, j)), L.mul(L.splat(score.get()), L.load(at(annRow, j))))),
+            ),
             annRow.set(i32.add(annRow.get(), widthBytes.get())),
           ),
         ),
@@ -108,7 +129,23 @@ function buildForward(m: ModuleBuilder, biased: boolean): void {
 }
 
 function buildBackward(m: ModuleBuilder, accumulate: boolean): void {
-  const names = ['dc', 'ann', 'alpha', 'energy', 'v', 'dkIn', 'dvIn', 'dq', 'dk', 'dv', 'scratch', 'rows', 'len', 'att', 'width'];
+  const names = [
+    'dc',
+    'ann',
+    'alpha',
+    'energy',
+    'v',
+    'dkIn',
+    'dvIn',
+    'dq',
+    'dk',
+    'dv',
+    'scratch',
+    'rows',
+    'len',
+    'att',
+    'width',
+  ];
   const f: FunctionBuilder = m.func(bwdName(accumulate), names);
   const [dc, ann, alpha, energy, v, dkIn, dvIn, dq, dk, dv, scratch, rows, len, att, width] = f.params;
   const b = f.local('i32');
@@ -212,7 +249,20 @@ export const additiveAttentionKernel: KernelFunc = ({ inputs, backend: b }) => {
   const o = (t: TensorInfo | undefined) => heapOffset(backend, t);
   const fns = heapFunctions(backend, buildModule);
   // Rows are batch-major, so the queries' rows of keys, scoreBias and annotations are their first rows.
-  fns[fwdName(scoreBias != null)](o(q), o(keys), o(v), o(scoreBias), o(annotations), o(context), o(energy), o(alpha), rows, S, att, A);
+  fns[fwdName(scoreBias != null)](
+    o(q),
+    o(keys),
+    o(v),
+    o(scoreBias),
+    o(annotations),
+    o(context),
+    o(energy),
+    o(alpha),
+    rows,
+    S,
+    att,
+    A,
+  );
   return [context, energy, alpha];
 };
 
@@ -222,7 +272,8 @@ export const additiveAttentionGradKernel: KernelFunc = ({ inputs, backend: b }) 
   checkKernelInputs(ATTENTION_GRAD_KERNEL, ins, ['dContext', 'annotations', 'alpha', 'energy', 'v']);
   const { dContext, annotations, alpha, energy, v, dKeys, dV } = ins;
   const accumulate = dKeys != null && dV != null;
-  if (!accumulate && (dKeys != null || dV != null)) throw new TypeError(`${ATTENTION_GRAD_KERNEL}: pass both dKeys and dV, or neither`);
+  if (!accumulate && (dKeys != null || dV != null))
+    throw new TypeError(`${ATTENTION_GRAD_KERNEL}: pass both dKeys and dV, or neither`);
   const [rows, S, att] = energy!.shape;
   const [B, , A] = annotations!.shape;
   if (rows > B) throw new RangeError(`${ATTENTION_GRAD_KERNEL}: ${rows} step rows for ${B} annotation rows`);
@@ -232,7 +283,23 @@ export const additiveAttentionGradKernel: KernelFunc = ({ inputs, backend: b }) 
   const scratch = backend.makeOutput([S], 'float32');
   const o = (t: TensorInfo | undefined) => heapOffset(backend, t);
   const fns = heapFunctions(backend, buildModule);
-  fns[bwdName(accumulate)](o(dContext), o(annotations), o(alpha), o(energy), o(v), o(dKeys), o(dV), o(dq), o(dk), o(dv), o(scratch), rows, S, att, A);
+  fns[bwdName(accumulate)](
+    o(dContext),
+    o(annotations),
+    o(alpha),
+    o(energy),
+    o(v),
+    o(dKeys),
+    o(dV),
+    o(dq),
+    o(dk),
+    o(dv),
+    o(scratch),
+    rows,
+    S,
+    att,
+    A,
+  );
   backend.disposeData(scratch.dataId);
   if (rows < B) {
     // Rows past this step's queries (finished sentences) keep their running sums.

@@ -81,7 +81,17 @@ const rawBatchMatMuls = new WeakMap<WasmModule, CwrappedFn>();
 function rawBatchMatMul(backend: WasmBackend): CwrappedFn {
   let fn = rawBatchMatMuls.get(backend.wasm);
   if (fn == null) {
-    fn = backend.wasm.cwrap('BatchMatMul', null, ['number', 'array', 'number', 'number', 'array', 'number', 'number', 'number', 'number']);
+    fn = backend.wasm.cwrap('BatchMatMul', null, [
+      'number',
+      'array',
+      'number',
+      'number',
+      'array',
+      'number',
+      'number',
+      'number',
+      'number',
+    ]);
     rawBatchMatMuls.set(backend.wasm, fn);
   }
   return fn;
@@ -198,7 +208,15 @@ function outerProduct(backend: unknown, a: TensorInfo, b: TensorInfo, d: MatMulD
  * The product through the native runner (native-gemm.ts) when it is big enough and one 2-D GEMM can do
  * it: no batch, or a's batch folded into its rows (b shared, a not transposed). Null otherwise.
  */
-function nativeMatMul(native: NativeGemm, backend: WasmBackend, a: TensorInfo, b: TensorInfo, tA: boolean, tB: boolean, d: MatMulDims): TensorInfo | null {
+function nativeMatMul(
+  native: NativeGemm,
+  backend: WasmBackend,
+  a: TensorInfo,
+  b: TensorInfo,
+  tA: boolean,
+  tB: boolean,
+  d: MatMulDims,
+): TensorInfo | null {
   if (d.batchB !== 1 || (d.batchA !== 1 && tA)) return null;
   const M = d.batchA * d.M;
   if (M * d.K * d.N < native.minMacs) return null;
@@ -210,7 +228,9 @@ function nativeMatMul(native: NativeGemm, backend: WasmBackend, a: TensorInfo, b
   } catch (e) {
     backend.disposeData(out.dataId);
     setNativeGemm(null);
-    console.warn(`frost: native GEMM failed (${e instanceof Error ? e.message.split('\n')[0] : String(e)}); using XNNPACK from now on`);
+    console.warn(
+      `frost: native GEMM failed (${e instanceof Error ? e.message.split('\n')[0] : String(e)}); using XNNPACK from now on`,
+    );
     return null;
   }
 }
@@ -278,7 +298,12 @@ function activationKernel(activation: string, attrs: NamedAttrMap): { name: stri
   }
 }
 
-function runKernel(name: string, inputs: Record<string, TensorInfo>, backend: unknown, attrs: NamedAttrMap = {}): TensorInfo {
+function runKernel(
+  name: string,
+  inputs: Record<string, TensorInfo>,
+  backend: unknown,
+  attrs: NamedAttrMap = {},
+): TensorInfo {
   const kernel = getKernel(name, 'wasm');
   if (kernel == null) throw new Error(`frost _FusedMatMul: no wasm kernel ${name}`);
   return kernel.kernelFunc({ inputs, backend: backend as never, attrs }) as TensorInfo;
@@ -310,10 +335,17 @@ export function makeFusedMatMul(stock: KernelFunc, batchMatMul: KernelFunc): Ker
       const temps: TensorInfo[] = [];
       try {
         const [A, B] = plainOperands(backend, a, b, transposeA, transposeB, temps);
-        const inputs: Record<string, TensorInfo> = { a: withShape(A, [1, d.batchA * d.M, d.K]), b: withShape(B, [1, d.K, d.N]) };
+        const inputs: Record<string, TensorInfo> = {
+          a: withShape(A, [1, d.batchA * d.M, d.K]),
+          b: withShape(B, [1, d.K, d.N]),
+        };
         if (bias != null) inputs.bias = bias;
         if (preluActivationWeights != null) inputs.preluActivationWeights = preluActivationWeights;
-        const out = stock({ inputs, backend: args.backend, attrs: { ...attrs, transposeA: false, transposeB: false } }) as TensorInfo;
+        const out = stock({
+          inputs,
+          backend: args.backend,
+          attrs: { ...attrs, transposeA: false, transposeB: false },
+        }) as TensorInfo;
         return { dataId: out.dataId, shape: d.outShape, dtype: out.dtype };
       } finally {
         for (const t of temps) backend.disposeData(t.dataId);
@@ -328,7 +360,8 @@ export function makeFusedMatMul(stock: KernelFunc, batchMatMul: KernelFunc): Ker
     }
     const act = activationKernel(String(attrs.activation ?? 'linear'), attrs);
     if (act != null) {
-      const inputs: Record<string, TensorInfo> = act.name === 'Prelu' ? { x: y, alpha: preluActivationWeights! } : { x: y };
+      const inputs: Record<string, TensorInfo> =
+        act.name === 'Prelu' ? { x: y, alpha: preluActivationWeights! } : { x: y };
       const z = runKernel(act.name, inputs, args.backend, act.attrs);
       backend.disposeData(y.dataId);
       y = z;

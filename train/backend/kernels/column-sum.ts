@@ -25,7 +25,10 @@ function buildModule(): ModuleBuilder {
       i32.const(0),
       rows.get(),
       1,
-      seq(lanesLoop(f, rowBytes, (L, j) => L.store(at(out, j), L.add(L.load(at(out, j)), L.load(at(row, j))))), row.set(i32.add(row.get(), rowBytes.get()))),
+      seq(
+        lanesLoop(f, rowBytes, (L, j) => L.store(at(out, j), L.add(L.load(at(out, j)), L.load(at(row, j))))),
+        row.set(i32.add(row.get(), rowBytes.get())),
+      ),
     ),
   );
   return m;

@@ -4,7 +4,8 @@
  * "Kernel 'Conv2DBackpropFilter' not registered for backend 'wasm'").
  *
  * dW [kh·kw·C, out] = im2col(x)ᵀ · dy [N, out]: one GEMM through the registered BatchMatMul kernel
- * (frost's: native GEMM, the system BLAS or MLAS, for large products, else XNNPACK), after an im2col pass in JS. For the
+ * (frost's: native GEMM, the system BLAS or MLAS, for large products, else XNNPACK), after an im2col pass in JS. For
+ * the
  * captioning CNN's stages the im2col pass costs about as much as the GEMM; a direct loop would be
  * the tfjs cpu kernel's 7-deep scalar loop at ≈ 1 GFLOP/s.
  */
@@ -27,7 +28,8 @@ export const conv2dBackpropFilter: KernelFunc = ({ inputs, backend: anyBackend, 
   const dy = inputs.dy as TensorInfo;
   const { strides, pad, dataFormat, dimRoundingMode, filterShape } = attrs as unknown as Attrs;
   if (dataFormat !== 'NHWC') throw new Error(`Conv2DBackpropFilter on wasm: only NHWC is supported, got ${dataFormat}`);
-  if (x.dtype !== 'float32' || dy.dtype !== 'float32') throw new Error(`Conv2DBackpropFilter on wasm: float32 only, got ${x.dtype}/${dy.dtype}`);
+  if (x.dtype !== 'float32' || dy.dtype !== 'float32')
+    throw new Error(`Conv2DBackpropFilter on wasm: float32 only, got ${x.dtype}/${dy.dtype}`);
   const info = backend_util.computeConv2DInfo(
     x.shape as [number, number, number, number],
     filterShape,

@@ -94,6 +94,14 @@ export const dropoutKernel: KernelFunc = ({ inputs, backend: b, attrs }) => {
   const scaleBits = new Int32Array(Float32Array.of(dropoutScale(rate)).buffer)[0];
   const threshold = Math.ceil(rate * 2 ** 24);
   const o = (t: TensorInfo) => heapOffset(backend, t);
-  heapFunctions(backend, buildModule).dropout(o(x), o(y), o(mask), util.sizeFromShape(x.shape), seed | 0, threshold, scaleBits);
+  heapFunctions(backend, buildModule).dropout(
+    o(x),
+    o(y),
+    o(mask),
+    util.sizeFromShape(x.shape),
+    seed | 0,
+    threshold,
+    scaleBits,
+  );
   return [y, mask];
 };

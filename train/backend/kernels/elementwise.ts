@@ -44,7 +44,8 @@ export function sigmoidTanh(stock: KernelFunc): KernelFunc {
     if (x.dtype !== 'float32') return stock(args);
     const backend = asWasmBackend(args.backend);
     const { one, two } = scalars(backend);
-    const run = (name: string, inputs: Record<string, TensorInfo>) => kernel(name)({ inputs, backend: args.backend, attrs: {} }) as TensorInfo;
+    const run = (name: string, inputs: Record<string, TensorInfo>) =>
+      kernel(name)({ inputs, backend: args.backend, attrs: {} }) as TensorInfo;
     const x2 = run('Multiply', { a: x, b: two });
     const s = run('Sigmoid', { x: x2 });
     backend.disposeData(x2.dataId);

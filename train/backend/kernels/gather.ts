@@ -27,7 +27,10 @@ export function rowGather(stock: KernelFunc): KernelFunc {
     const ids = numericView(backend, indices);
     for (let i = 0; i < ids.length; i++) {
       const index = ids[i];
-      util.assert(index <= dimSize - 1 && index >= 0, () => `GatherV2: the index value ${index} is not in [0, ${dimSize - 1}]`);
+      util.assert(
+        index <= dimSize - 1 && index >= 0,
+        () => `GatherV2: the index value ${index} is not in [0, ${dimSize - 1}]`,
+      );
     }
     const out = backend.makeOutput(info.outputShape, x.dtype);
     if (util.sizeFromShape(info.outputShape) === 0) return out;

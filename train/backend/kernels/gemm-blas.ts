@@ -107,7 +107,13 @@ function open(koffi: Koffi, path: string): OpenedBlas {
   const openblasThreads = optional(lib, 'void openblas_set_num_threads(int n)');
   const mklThreads = optional(lib, 'int MKL_Set_Num_Threads(int n)');
   const flavour =
-    openblasConfig != null ? String(openblasConfig()) : mklThreads != null ? 'MKL' : path.includes('Accelerate') ? 'Accelerate' : path;
+    openblasConfig != null
+      ? String(openblasConfig())
+      : mklThreads != null
+        ? 'MKL'
+        : path.includes('Accelerate')
+          ? 'Accelerate'
+          : path;
   const setter = openblasThreads ?? mklThreads;
   return { path, sgemm, flavour, setThreads: setter == null ? null : (n) => void setter(n) };
 }
@@ -139,7 +145,22 @@ function loadBlasGemm(threads: number): NativeGemm | Error {
       minMacs: BLAS_MIN_MACS,
       description: `BLAS ${blas.flavour.split(' ').slice(0, 2).join(' ')} (${blas.path}), ${n} thread${n === 1 ? '' : 's'}`,
       gemm(A, B, Y, M, K, N, tA, tB) {
-        sgemm(ROW_MAJOR, tA ? TRANS : NO_TRANS, tB ? TRANS : NO_TRANS, M, N, K, 1, A, tA ? M : K, B, tB ? K : N, 0, Y, N);
+        sgemm(
+          ROW_MAJOR,
+          tA ? TRANS : NO_TRANS,
+          tB ? TRANS : NO_TRANS,
+          M,
+          N,
+          K,
+          1,
+          A,
+          tA ? M : K,
+          B,
+          tB ? K : N,
+          0,
+          Y,
+          N,
+        );
       },
       dispose() {
         // The library stays mapped: unloading OpenBLAS while its OpenMP threads live can crash at exit.

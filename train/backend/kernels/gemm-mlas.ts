@@ -31,7 +31,11 @@ interface OrtTensorCtor {
 
 interface BindingSession {
   loadModel(buffer: ArrayBufferLike, byteOffset: number, byteLength: number, options: Record<string, unknown>): void;
-  run(feeds: Record<string, unknown>, fetches: Record<string, unknown>, options: Record<string, unknown>): Record<string, unknown>;
+  run(
+    feeds: Record<string, unknown>,
+    fetches: Record<string, unknown>,
+    options: Record<string, unknown>,
+  ): Record<string, unknown>;
   dispose(): void;
 }
 

@@ -34,7 +34,18 @@ function setGates(p: Local[], base: Local, row: Code, gate: Local): Code {
 }
 
 function buildForward(m: ModuleBuilder, twoInputs: boolean, masked: boolean): void {
-  const f = m.func(fwdName(twoInputs, masked), ['gx', 'gx2', 'hw', 'bh', 'h', 'mask', 'out', 'cache', 'rows', 'hidden']);
+  const f = m.func(fwdName(twoInputs, masked), [
+    'gx',
+    'gx2',
+    'hw',
+    'bh',
+    'h',
+    'mask',
+    'out',
+    'cache',
+    'rows',
+    'hidden',
+  ]);
   const [gx, gx2, hw, bh, h, mask, out, cache, rows, hidden] = f.params;
   const b = f.local('i32');
   const gate = f.local('i32'); // H · 4 bytes

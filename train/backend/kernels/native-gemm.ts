@@ -28,7 +28,16 @@ export interface NativeGemm {
    * Y [M, N] = op(A) · op(B), op = transpose when the flag is set. A is [M, K] ([K, M] when tA),
    * B is [K, N] ([N, K] when tB); all three are row-major float32 views (of the wasm heap).
    */
-  gemm(A: Float32Array, B: Float32Array, Y: Float32Array, M: number, K: number, N: number, tA: boolean, tB: boolean): void;
+  gemm(
+    A: Float32Array,
+    B: Float32Array,
+    Y: Float32Array,
+    M: number,
+    K: number,
+    N: number,
+    tA: boolean,
+    tB: boolean,
+  ): void;
   dispose(): void;
 }
 

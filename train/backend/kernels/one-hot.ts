@@ -10,7 +10,13 @@
 import type { KernelFunc, TensorInfo } from '@tensorflow/tfjs-core';
 import { asWasmBackend, numericView } from './wasm-internals.ts';
 
-export function oneHotInto(ids: ArrayLike<number>, out: Float32Array | Int32Array | Uint8Array, depth: number, on: number, off: number): void {
+export function oneHotInto(
+  ids: ArrayLike<number>,
+  out: Float32Array | Int32Array | Uint8Array,
+  depth: number,
+  on: number,
+  off: number,
+): void {
   out.fill(off);
   for (let i = 0; i < ids.length; i++) {
     const j = ids[i];
@@ -21,7 +27,12 @@ export function oneHotInto(ids: ArrayLike<number>, out: Float32Array | Int32Arra
 export function typedOneHot(stock: KernelFunc): KernelFunc {
   return (args) => {
     const indices = args.inputs.indices as TensorInfo;
-    const { dtype, depth, onValue, offValue } = args.attrs as { dtype: 'float32' | 'int32' | 'bool'; depth: number; onValue: number; offValue: number };
+    const { dtype, depth, onValue, offValue } = args.attrs as {
+      dtype: 'float32' | 'int32' | 'bool';
+      depth: number;
+      onValue: number;
+      offValue: number;
+    };
     if (dtype !== 'float32' && dtype !== 'int32') return stock(args);
     const backend = asWasmBackend(args.backend);
     const out = backend.makeOutput([...indices.shape, depth], dtype);

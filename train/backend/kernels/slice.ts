@@ -14,7 +14,12 @@ import { asWasmBackend, numericView, type WasmBackend } from './wasm-internals.t
 /** Below this run length a plain loop beats subarray()+set(). */
 const SHORT_RUN = 16;
 
-export function sliceTensor(backend: WasmBackend, x: TensorInfo, begin: number | number[], size?: number | number[]): TensorInfo {
+export function sliceTensor(
+  backend: WasmBackend,
+  x: TensorInfo,
+  begin: number | number[],
+  size?: number | number[],
+): TensorInfo {
   const [b, s] = slice_util.parseSliceParams(x, begin, size);
   const out = backend.makeOutput(s, x.dtype);
   const total = util.sizeFromShape(s);

@@ -45,7 +45,10 @@ function buildModule(): ModuleBuilder {
         y.set(i32.load(word(targets))),
         when(
           i32.ltU(y.get(), cols.get()),
-          seq(yAddr.set(i32.add(oRow.get(), i32.shl(y.get(), i32.const(2)))), f32.store(yAddr.get(), f32.sub(f32.load(yAddr.get()), w.get()))),
+          seq(
+            yAddr.set(i32.add(oRow.get(), i32.shl(y.get(), i32.const(2)))),
+            f32.store(yAddr.get(), f32.sub(f32.load(yAddr.get()), w.get())),
+          ),
         ),
       ),
     ),
@@ -55,12 +58,25 @@ function buildModule(): ModuleBuilder {
 
 export const softmaxXentGradKernel: KernelFunc = ({ inputs, backend: b }) => {
   const backend: WasmBackend = asWasmBackend(b);
-  checkKernelInputs(SOFTMAX_XENT_GRAD_KERNEL, inputs as Record<string, TensorInfo | undefined>, ['probs', 'targets', 'mask', 'dy'], ['targets']);
+  checkKernelInputs(
+    SOFTMAX_XENT_GRAD_KERNEL,
+    inputs as Record<string, TensorInfo | undefined>,
+    ['probs', 'targets', 'mask', 'dy'],
+    ['targets'],
+  );
   const { probs, targets, mask, dy } = inputs as Record<string, TensorInfo>;
   const [N, V] = probs.shape;
   const out = backend.makeOutput([N, V], 'float32');
   const dyBits = new Int32Array(f32View(backend, dy).slice(0, 1).buffer)[0];
-  heapFunctions(backend, buildModule).xent_bwd(heapOffset(backend, probs), heapOffset(backend, out), heapOffset(backend, targets), heapOffset(backend, mask), dyBits, N, V);
+  heapFunctions(backend, buildModule).xent_bwd(
+    heapOffset(backend, probs),
+    heapOffset(backend, out),
+    heapOffset(backend, targets),
+    heapOffset(backend, mask),
+    dyBits,
+    N,
+    V,
+  );
   return [out];
 };
 
@@ -79,12 +95,21 @@ function exactRowLoss(z: Float32Array, row: number, V: number, y: number): numbe
 
 export const softmaxXentKernel: KernelFunc = ({ inputs, backend: b }) => {
   const backend: WasmBackend = asWasmBackend(b);
-  checkKernelInputs(SOFTMAX_XENT_KERNEL, inputs as Record<string, TensorInfo | undefined>, ['logits', 'targets', 'mask'], ['targets']);
+  checkKernelInputs(
+    SOFTMAX_XENT_KERNEL,
+    inputs as Record<string, TensorInfo | undefined>,
+    ['logits', 'targets', 'mask'],
+    ['targets'],
+  );
   const { logits, targets, mask } = inputs as Record<string, TensorInfo>;
   const [N, V] = logits.shape;
   const softmax = getKernel('Softmax', 'wasm');
   if (softmax == null) throw new Error(`${SOFTMAX_XENT_KERNEL}: no wasm Softmax kernel`);
-  const probs = softmax.kernelFunc({ inputs: { logits }, backend: b, attrs: { dim: logits.shape.length - 1 } }) as TensorInfo;
+  const probs = softmax.kernelFunc({
+    inputs: { logits },
+    backend: b,
+    attrs: { dim: logits.shape.length - 1 },
+  }) as TensorInfo;
   const value = backend.makeOutput([], 'float32');
   // Views after both outputs exist (an allocation may grow the heap).
   const [p, z, m] = [probs, logits, mask].map((t) => f32View(backend, t));

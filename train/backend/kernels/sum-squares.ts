@@ -34,6 +34,10 @@ export const sumSquaresKernel: KernelFunc = ({ inputs, backend: b }) => {
   checkKernelInputs(SUM_SQUARES_KERNEL, inputs as Record<string, TensorInfo | undefined>, ['x']);
   const x = inputs.x as TensorInfo;
   const out = backend.makeOutput([], 'float32');
-  heapFunctions(backend, buildModule).sum_squares(heapOffset(backend, x), heapOffset(backend, out), util.sizeFromShape(x.shape));
+  heapFunctions(backend, buildModule).sum_squares(
+    heapOffset(backend, x),
+    heapOffset(backend, out),
+    util.sizeFromShape(x.shape),
+  );
   return [out];
 };

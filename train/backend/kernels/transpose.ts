@@ -140,7 +140,8 @@ export class TransposeCache {
   /** Disposes the copies whose source data is gone (or was replaced under the same DataId). */
   sweep(): void {
     for (const k of this.kept.values()) {
-      const live = this.backend.dataIdMap.has(k.source) && k.signature.startsWith(`${this.backend.dataIdMap.get(k.source)!.id}:`);
+      const live =
+        this.backend.dataIdMap.has(k.source) && k.signature.startsWith(`${this.backend.dataIdMap.get(k.source)!.id}:`);
       if (!live) this.drop(k);
     }
   }

@@ -35,7 +35,10 @@ export const unsortedSegmentSum: KernelFunc = ({ inputs, backend: anyBackend, at
   const x = inputs.x as TensorInfo;
   const segmentIds = inputs.segmentIds as TensorInfo;
   const numSegments = Number((attrs as { numSegments: number }).numSegments);
-  util.assert(Number.isInteger(numSegments) && numSegments >= 0, () => `UnsortedSegmentSum: bad numSegments ${numSegments}`);
+  util.assert(
+    Number.isInteger(numSegments) && numSegments >= 0,
+    () => `UnsortedSegmentSum: bad numSegments ${numSegments}`,
+  );
   const idRank = segmentIds.shape.length;
   util.assert(
     idRank <= x.shape.length && segmentIds.shape.every((n, i) => n === x.shape[i]),

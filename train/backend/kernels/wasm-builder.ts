@@ -118,7 +118,11 @@ export const v128 = {
   /** Four equal f32 lanes as an immediate. */
   constF32: (x: number): Code => [0xfd, uleb(0x0c), f32Bytes(x), f32Bytes(x), f32Bytes(x), f32Bytes(x)],
   /** Four i32 lanes as an immediate. */
-  constI32: (lanes: readonly [number, number, number, number]): Code => [0xfd, uleb(0x0c), [...new Uint8Array(Int32Array.from(lanes).buffer)]],
+  constI32: (lanes: readonly [number, number, number, number]): Code => [
+    0xfd,
+    uleb(0x0c),
+    [...new Uint8Array(Int32Array.from(lanes).buffer)],
+  ],
   and: (a: Code, b: Code): Code => simd(0x4e, a, b),
   /** a & ~b */
   andnot: (a: Code, b: Code): Code => simd(0x4f, a, b),
@@ -181,7 +185,10 @@ export class Local {
 
 /** for (i = from; i < to; i += step) body — signed compare; `to` is evaluated every iteration. */
 export function forRange(i: Local, from: Code, to: Code, step: number, body: Code): Code {
-  return seq(i.set(from), blockLoop(seq(i32.geS(i.get(), to), [0x0d, 1], body, i.set(i32.add(i.get(), i32.const(step))), [0x0c, 0])));
+  return seq(
+    i.set(from),
+    blockLoop(seq(i32.geS(i.get(), to), [0x0d, 1], body, i.set(i32.add(i.get(), i32.const(step))), [0x0c, 0])),
+  );
 }
 
 /** A function of i32 parameters and no result. */

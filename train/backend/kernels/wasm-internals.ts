@@ -65,7 +65,8 @@ export function checkKernelInputs(
   for (const name of required) if (inputs[name] == null) throw new TypeError(`${kernel}: missing input '${name}'`);
   for (const [name, t] of Object.entries(inputs)) {
     const dtype = int32.includes(name) ? 'int32' : 'float32';
-    if (t != null && t.dtype !== dtype) throw new TypeError(`${kernel}: input '${name}' must be ${dtype}, got ${t.dtype}`);
+    if (t != null && t.dtype !== dtype)
+      throw new TypeError(`${kernel}: input '${name}' must be ${dtype}, got ${t.dtype}`);
   }
 }
 

@@ -11,7 +11,20 @@
  * elementwise.ts uses for Tanh), which the tests bound against Math.tanh.
  */
 import type { TensorInfo } from '@tensorflow/tfjs-core';
-import { f32, f32x4, forRange, i32, i32x4, Local, seq, v128, type Code, type FunctionBuilder, type ModuleBuilder, type ValType } from './wasm-builder.ts';
+import {
+  f32,
+  f32x4,
+  forRange,
+  i32,
+  i32x4,
+  Local,
+  seq,
+  v128,
+  type Code,
+  type FunctionBuilder,
+  type ModuleBuilder,
+  type ValType,
+} from './wasm-builder.ts';
 import { tensorData, type WasmBackend } from './wasm-internals.ts';
 
 export interface Lanes {
@@ -78,8 +91,8 @@ export const SCALAR: Lanes = {
 
 const LOG2E = 1.4426950408889634;
 const LN2_HI = 0.693359375;
-const LN2_LO = -2.12194440e-4;
-const EXP_POLY = [1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1];
+const LN2_LO = -2.1219444e-4;
+const EXP_POLY = [1.98756915e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1];
 const EXP_MIN = -87;
 /** 1.5·2²³: adding it rounds to a whole number, which lands in the low mantissa bits. */
 const ROUND_MAGIC = 12582912;
@@ -171,7 +184,8 @@ const instances = new WeakMap<() => ModuleBuilder, WeakMap<WebAssembly.Memory, H
 export function heapFunctions(backend: WasmBackend, build: () => ModuleBuilder): HeapFunctions {
   const wasm = backend.wasm as WasmBackend['wasm'] & { asm?: { memory?: WebAssembly.Memory } };
   const memory = wasm.wasmMemory ?? wasm.asm?.memory;
-  if (!(memory instanceof WebAssembly.Memory)) throw new Error('frost fused kernels: the wasm backend does not expose its memory');
+  if (!(memory instanceof WebAssembly.Memory))
+    throw new Error('frost fused kernels: the wasm backend does not expose its memory');
   let byMemory = instances.get(build);
   if (byMemory == null) {
     byMemory = new WeakMap();
