@@ -41,7 +41,7 @@ const ELEMENT_BYTES: Readonly<Record<string, number>> = {
 };
 
 /** The element type name of an ONNX data type code ('float32', 'int64', ...; `type<code>` if unknown). */
-export function elementTypeName(code: number): string {
+function elementTypeName(code: number): string {
   return ELEMENT_TYPES[code] ?? `type${code}`;
 }
 

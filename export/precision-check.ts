@@ -68,7 +68,7 @@ export async function validationPairs(config: TranslationRunConfig, max = PRECIS
 }
 
 /** Greedy corpus BLEU of `graphs` (described by `card`) on `pairs`, through onnxruntime-node. */
-export async function greedyBleu(
+async function greedyBleu(
   card: ModelCard,
   graphs: GraphBytes,
   pairs: readonly Pair[],

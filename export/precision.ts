@@ -43,9 +43,9 @@ export const PRECISIONS = ['fp32', 'fp16', 'int8', 'int8-compute'] as const;
 export type Precision = (typeof PRECISIONS)[number];
 
 /** Smaller float32 initializers are kept as they are (see {@link isConvertibleWeight}). */
-export const MIN_CONVERTED_ELEMENTS = 1024;
+const MIN_CONVERTED_ELEMENTS = 1024;
 /** Both matrix dims must be at least this. */
-export const MIN_MATRIX_SIDE = 16;
+const MIN_MATRIX_SIDE = 16;
 
 /**
  * Suffixes of the tensors the pass stores in place of a weight `W`. Tools that group initializers
@@ -97,7 +97,7 @@ function rawBytes(view: ArrayBufferView): Uint8Array {
  * {@link MIN_CONVERTED_ELEMENTS} elements. Rank-2 biases such as GRU's B [directions, 6H] and
  * vectors like attention's v [A, 1] are not matrices in that sense and stay float32.
  */
-export function isConvertibleWeight(elemType: number, dims: readonly number[]): boolean {
+function isConvertibleWeight(elemType: number, dims: readonly number[]): boolean {
   if (elemType !== TensorDataType.FLOAT || dims.length < 2) return false;
   const count = dims.reduce((a, b) => a * b, 1);
   return (

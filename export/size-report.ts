@@ -28,7 +28,7 @@ export interface SizeReport {
 }
 
 /** Session creations timed per graph: the median of 3 hides one slow (cold-cache, busy-CPU) run. */
-export const SESSION_TIMING_RUNS = 3;
+const SESSION_TIMING_RUNS = 3;
 
 /**
  * The component an initializer belongs to, from frost's naming (`encoder/...`, `decoder/...`,

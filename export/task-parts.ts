@@ -32,7 +32,7 @@ export interface ExportParts {
 }
 
 /** The export side of each training task. */
-export const EXPORT_PARTS: Readonly<Record<TaskName, (run: never) => Promise<ExportParts>>> = {
+const EXPORT_PARTS: Readonly<Record<TaskName, (run: never) => Promise<ExportParts>>> = {
   translation: translationExportParts,
   caption: captionExportParts,
 };

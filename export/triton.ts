@@ -50,7 +50,7 @@ const TRITON_TYPES: Readonly<Record<string, string>> = {
 };
 
 /** The Triton data type of an ONNX element type name. */
-export function tritonDataType(elemType: string): string {
+function tritonDataType(elemType: string): string {
   const t = TRITON_TYPES[elemType];
   if (t === undefined) throw new Error(`no Triton data type for ONNX element type '${elemType}'`);
   return t;
@@ -66,7 +66,7 @@ export function tritonModelName(name: string): string {
  * The batch dimension Triton may batch on: the symbolic first dim shared by every input and
  * output ('batch' for frost's encoder, 'rows' for its step graph), or null when there is none.
  */
-export function batchDim(values: readonly GraphValueInfo[]): string | null {
+function batchDim(values: readonly GraphValueInfo[]): string | null {
   const first = values.map((v) => v.dims[0]);
   const name = first[0];
   return typeof name === 'string' && first.every((d) => d === name) ? name : null;

@@ -6,7 +6,7 @@ import type { MatrixAnalysis } from './schema.ts';
 import type { WordPair } from './word-pairs.ts';
 
 /** Points drawn in a norm-frequency scatter: enough to show the shape, few enough for a light page. */
-export const MAX_SCATTER_POINTS = 400;
+const MAX_SCATTER_POINTS = 400;
 
 /** The first id after the specials: those are not words and have no training frequency of their own. */
 const FIRST_WORD = Math.max(...Object.values(SPECIALS).map((s) => s.id)) + 1;

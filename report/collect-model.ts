@@ -20,7 +20,7 @@ export interface ModelFindings {
  * the frozen head parameters into stored and generated.
  * @throws Error naming a parameter that fits no component, rather than counting it somewhere wrong
  */
-export function componentParams(params: ParamStore, generated: number): ComponentParams {
+function componentParams(params: ParamStore, generated: number): ComponentParams {
   const out: ComponentParams = {
     embeddings: 0,
     encoder: 0,

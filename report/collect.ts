@@ -36,7 +36,7 @@ export function compareWithBaselines(runs: CollectedRun[]): RunReport[] {
   });
 }
 
-export function machineInfo(): Report['machine'] {
+function machineInfo(): Report['machine'] {
   return {
     cpu: cpus()[0]?.model.trim() ?? 'unknown CPU',
     cores: availableParallelism(),

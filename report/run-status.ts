@@ -16,7 +16,7 @@ export type RunStatus =
   | { kind: 'unfinished'; elapsedMinutes: number };
 
 /** Budget time a run may fall short of and still count as finished (rounding of saved times). */
-export function budgetTolerance(budgetMinutes: number): number {
+function budgetTolerance(budgetMinutes: number): number {
   return Math.max(0.01, budgetMinutes * 0.005);
 }
 

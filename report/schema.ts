@@ -95,7 +95,7 @@ export const testResultSchema = z.object({
 });
 export type TestResult = z.infer<typeof testResultSchema>;
 
-export const wordPairSchema = z.object({
+const wordPairSchema = z.object({
   a: z.string(),
   b: z.string(),
   /** Whether the words are related (dog/puppy) or a control pair (dog/shirt). */

@@ -13,7 +13,7 @@ export interface WordPair {
 
 const pairs = new Registry<readonly WordPair[]>('word-pair list for language');
 
-export function registerWordPairs(lang: string, list: readonly WordPair[]): void {
+function registerWordPairs(lang: string, list: readonly WordPair[]): void {
   pairs.register(lang, list);
 }
 

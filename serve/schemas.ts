@@ -40,14 +40,14 @@ export const DEFAULT_LIMITS: Readonly<RequestLimits> = {
 /** Largest beam the server accepts: beam cost grows linearly and the n-best list with it. */
 export const MAX_BEAM = 16;
 /** Longest output the server decodes. */
-export const MAX_OUTPUT_LEN = 512;
+const MAX_OUTPUT_LEN = 512;
 /**
  * Largest |length_penalty|: scores divide by len^penalty, and with len up to 513 a penalty of 10 is
  * already 10^27; past that the scores overflow to Infinity or 0 and the answer's score is null.
  */
-export const MAX_LENGTH_PENALTY = 10;
+const MAX_LENGTH_PENALTY = 10;
 /** Longest model name accepted; card names are short, and a name is echoed in messages. */
-export const MAX_MODEL_NAME = 128;
+const MAX_MODEL_NAME = 128;
 
 /** Spaces, and format characters (zero-width space and joiners, BOM, soft hyphen, direction marks). */
 const INVISIBLE = /[\p{White_Space}\p{Cf}]/gu;

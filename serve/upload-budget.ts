@@ -31,7 +31,7 @@ function uvPoolSize(): number {
   return Number.isInteger(n) && n > 0 ? n : 4;
 }
 
-export const DEFAULT_UPLOAD_BUDGET: Readonly<Required<UploadBudgetOptions>> = {
+const DEFAULT_UPLOAD_BUDGET: Readonly<Required<UploadBudgetOptions>> = {
   maxBytes: 256 * 1024 * 1024,
   decodeConcurrency: Math.max(1, Math.floor(uvPoolSize() / 2)),
   maxWaiting: 32,

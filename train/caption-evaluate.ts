@@ -13,7 +13,7 @@ export interface CaptionEvalSet {
 }
 
 /** Captions `rows` of `source` with the tfjs model, `batchSize` images at a time; returns word lists. */
-export async function captionRows(
+async function captionRows(
   model: Seq2SeqModel,
   vocab: Vocabulary,
   source: ImageSource,

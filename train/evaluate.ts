@@ -13,7 +13,7 @@ export interface EvalSet {
 }
 
 /** Translates id sequences with the tfjs model, `batchSize` sentences at a time; returns target token lists. */
-export async function translateIds(
+async function translateIds(
   model: Seq2SeqModel,
   tgtVocab: Vocabulary,
   sources: Int32Array[],

@@ -69,7 +69,7 @@ export class TrainingProgress {
   }
 }
 
-export function formatSeconds(s: number): string {
+function formatSeconds(s: number): string {
   if (!Number.isFinite(s)) return '-';
   const m = Math.floor(s / 60);
   const sec = Math.round(s % 60);

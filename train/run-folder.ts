@@ -127,7 +127,7 @@ export function runPath(runDir: string, file: RunFile): string {
   return join(runDir, RUN_FILES[file]);
 }
 
-export function checkpointDir(runDir: string, which: CheckpointName): string {
+function checkpointDir(runDir: string, which: CheckpointName): string {
   return runPath(runDir, which);
 }
 

@@ -20,7 +20,7 @@ export interface TextConfig {
 }
 
 /** The `subword` block for a card: model file by language (names relative to the run or model folder). */
-export function subwordSpec(vocab: VocabConfig, langs: readonly string[]): SubwordSpec {
+function subwordSpec(vocab: VocabConfig, langs: readonly string[]): SubwordSpec {
   const files = Object.fromEntries(langs.map((lang) => [lang, subwordFileName(vocab.joint, lang)]));
   return { kind: 'bpe', joint: vocab.joint, vocabSize: vocab.size, files, normalization: { ...NORMALIZATION } };
 }

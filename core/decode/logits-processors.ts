@@ -37,10 +37,3 @@ export function minLength(eos: number, minLen: number): LogitsProcessor {
     }
   };
 }
-
-/** One processor that runs `processors` in order. */
-export function composeLogitsProcessors(...processors: LogitsProcessor[]): LogitsProcessor {
-  return (logProbs, rows, vocab, histories) => {
-    for (const p of processors) p(logProbs, rows, vocab, histories);
-  };
-}

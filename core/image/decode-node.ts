@@ -22,7 +22,7 @@ import {
 } from './sniff.ts';
 
 export { ImageDecodeError, type ImageDecodeReason } from './decode-error.ts';
-export { DEFAULT_MAX_BYTES, DEFAULT_MAX_PIXELS, DEFAULT_MAX_SIDE, type ImageLimits } from './sniff.ts';
+export { type ImageLimits } from './sniff.ts';
 
 /** A decoded image. */
 export interface DecodedImage {
@@ -49,7 +49,7 @@ export interface DecodeOptions extends ImageLimits {
 }
 
 /** 512: four times the default 128-pixel model input, so frost's own area resize still does the final averaging. */
-export const DEFAULT_REDUCED_SHORT_SIDE = 512;
+const DEFAULT_REDUCED_SHORT_SIDE = 512;
 
 /**
  * Decodes a JPEG or PNG, given as bytes or as a file path (the format comes from the bytes, never

@@ -32,7 +32,7 @@ export const DEFAULT_IMAGE_SPEC: ImageSpec = Object.freeze<ImageSpec>({
 });
 
 /** Checks a spec at the public boundary, naming the field that is wrong. */
-export function assertImageSpec(spec: ImageSpec): void {
+function assertImageSpec(spec: ImageSpec): void {
   if (!Number.isInteger(spec.size) || spec.size < 1)
     throw new RangeError(`image spec: 'size' must be a positive integer, got ${spec.size}`);
   for (const key of ['mean', 'std'] as const) {

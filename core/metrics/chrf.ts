@@ -87,7 +87,7 @@ function charNgrams(line: string, maxOrder: number, whitespace: boolean): Map<st
  * chrF++'s word splitting (`_remove_punctuation`): one punctuation mark is split off a word's end, or
  * else off its start. Porting note: as in sacreBLEU, `(hi)` gives `(hi` and `)` (sacreBLEU #124).
  */
-export function chrfWords(sentence: string): string[] {
+function chrfWords(sentence: string): string[] {
   const words: string[] = [];
   for (const w of pySplit(sentence)) {
     const chars = Array.from(w);

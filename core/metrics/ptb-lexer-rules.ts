@@ -17,7 +17,7 @@
  */
 
 /** A literal string made case-insensitive as %caseless does (letters only). */
-export function ci(literal: string): string {
+function ci(literal: string): string {
   return literal.replace(/[A-Za-z]/g, (c) => `[${c.toLowerCase()}${c.toUpperCase()}]`);
 }
 

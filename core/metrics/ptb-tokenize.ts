@@ -14,7 +14,7 @@
 import { PTB_RULES, type PtbRule } from './ptb-lexer-rules.ts';
 
 /** coco-caption's `PUNCTUATIONS`: tokens dropped after PTB tokenisation. */
-export const COCO_PUNCTUATION: ReadonlySet<string> = new Set([
+const COCO_PUNCTUATION: ReadonlySet<string> = new Set([
   "''",
   "'",
   '``',
@@ -57,7 +57,7 @@ function rules(): CompiledRule[] {
 }
 
 /** PTBLexer's `latexQuotes`: ASCII quotes by their guessed side, Unicode quotes by their shape. */
-export function latexQuotes(text: string, probablyLeft: boolean): string {
+function latexQuotes(text: string, probablyLeft: boolean): string {
   let s = probablyLeft
     ? text.replace(/&apos;|'/g, '`').replace(/"|&quot;/g, '``')
     : text.replace(/&apos;|'/g, "'").replace(/"|&quot;/g, "''");

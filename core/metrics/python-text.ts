@@ -9,7 +9,7 @@
  * Python's str.isspace() set, used by str.split(), str.strip() and str.rstrip(). JS `\s` differs: it
  * has U+FEFF and lacks U+001C-U+001F and U+0085.
  */
-export const PY_SPACE =
+const PY_SPACE =
   '\\t\\n\\v\\f\\r\\u001c-\\u001f \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
 const RE_PY_SPLIT = new RegExp(`[${PY_SPACE}]+`, 'u');
 const RE_PY_RSTRIP = new RegExp(`[${PY_SPACE}]+$`, 'u');

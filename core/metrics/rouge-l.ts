@@ -15,7 +15,7 @@
 import { assertAligned, type Sentence } from './caption-ngrams.ts';
 
 /** The reference's β: recall weighs 1.2² as much as precision. */
-export const ROUGE_BETA = 1.2;
+const ROUGE_BETA = 1.2;
 
 export interface RougeL {
   /** Mean over images. */

@@ -10,8 +10,6 @@
 import { pythonSplit, type Sentence } from './caption-ngrams.ts';
 import { RARE_WORD_THRESHOLD, rareWordRate, vocabularyUsage } from './word-usage.ts';
 
-export { RARE_WORD_THRESHOLD } from './word-usage.ts';
-
 /** Training counts by word: a Map, or anything with `count(word)` such as a Vocabulary built with counts. */
 export type TrainCounts = ReadonlyMap<string, number> | { count(word: string): number | undefined };
 

@@ -13,7 +13,7 @@ import { encodeTensor, isTensorValue } from './tensor.ts';
 import type { AttrValue } from './types.ts';
 
 /** Scalar attributes that ONNX operators define as FLOAT (so `alpha: 1` is written as 1.0). */
-export const FLOAT_ATTRS: ReadonlySet<string> = new Set([
+const FLOAT_ATTRS: ReadonlySet<string> = new Set([
   'alpha', // Elu, LeakyRelu, Selu, HardSigmoid, Gemm, LRN, Celu, ThresholdedRelu
   'beta', // Gemm, HardSigmoid, LRN
   'gamma', // Selu
@@ -37,7 +37,7 @@ export const FLOAT_ATTRS: ReadonlySet<string> = new Set([
 ]);
 
 /** List attributes that ONNX operators define as FLOATS. */
-export const FLOAT_LIST_ATTRS: ReadonlySet<string> = new Set([
+const FLOAT_LIST_ATTRS: ReadonlySet<string> = new Set([
   'activation_alpha', // RNN, GRU, LSTM
   'activation_beta', // RNN, GRU, LSTM
   'value_floats', // Constant
@@ -45,7 +45,7 @@ export const FLOAT_LIST_ATTRS: ReadonlySet<string> = new Set([
 ]);
 
 /** List attributes that ONNX operators define as STRINGS (for typing an empty list). */
-export const STRING_LIST_ATTRS: ReadonlySet<string> = new Set(['activations', 'value_strings']);
+const STRING_LIST_ATTRS: ReadonlySet<string> = new Set(['activations', 'value_strings']);
 
 /** Something that can be serialised as a subgraph (a GraphBuilder). */
 export interface GraphSource {

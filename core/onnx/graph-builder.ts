@@ -31,7 +31,7 @@ import type { AttrValue, DType, Dim, TensorValue } from './types.ts';
 export type { AttrValue, DType, Dim, TensorData, TensorValue, TypedAttr } from './types.ts';
 
 /** ONNX IR version written by {@link GraphBuilder.toBytes}; IR 8 is the one that goes with opset 18. */
-export const IR_VERSION = 8;
+const IR_VERSION = 8;
 /** Default opset of the default ('' = ai.onnx) domain. */
 export const DEFAULT_OPSET = 18;
 

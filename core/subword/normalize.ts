@@ -47,9 +47,3 @@ const SPACE_LIKE = /[\p{White_Space}\p{Cc}\u2581]+/gu;
 export function normalizeText(text: string): string {
   return text.replace(LONE_SURROGATE, '\uFFFD').normalize('NFC').replace(SPACE_LIKE, ' ').trim();
 }
-
-/** True when `a` and `b` describe the same normalisation (a card written by another frost version). */
-export function sameNormalization(a: NormalizationSpec, b: NormalizationSpec): boolean {
-  const keys = Object.keys(NORMALIZATION) as (keyof NormalizationSpec)[];
-  return keys.every((k) => a[k] === b[k]);
-}

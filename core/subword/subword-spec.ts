@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { NORMALIZATION } from './normalize.ts';
 
-export const normalizationSchema = z.object({
+const normalizationSchema = z.object({
   unicode: z.literal('NFC'),
   loneSurrogates: z.literal('replace'),
   controlsAndSpaces: z.literal('space'),

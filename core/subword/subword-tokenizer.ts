@@ -81,12 +81,7 @@ export async function loadSubwordTokenizer(
 }
 
 /** Refuses a model whose pieces are not exactly `tokens`, naming the first difference. */
-export function checkMatchesVocabulary(
-  model: SubwordModel,
-  tokens: readonly string[],
-  where: string,
-  lang: string,
-): void {
+function checkMatchesVocabulary(model: SubwordModel, tokens: readonly string[], where: string, lang: string): void {
   const pieces = model.tokens;
   if (pieces.length !== tokens.length) {
     throw new SubwordModelError(

@@ -289,7 +289,7 @@ const RE_QUOTES = /^['"„“`]+$/u;
  * Moses leaves alone; the `multi30k` tokeniser never produces it (Moses gives `don 't`), but text from
  * other English tokenisers does. In French, `? ! : ; %` keep a plain space before them, as in Moses.
  */
-export function mosesDetokenize(tokens: readonly string[], lang: string): string {
+function mosesDetokenize(tokens: readonly string[], lang: string): string {
   const words = tokens.filter((t) => t !== '');
   const quoteCount = new Map<string, number>();
   let text = '';

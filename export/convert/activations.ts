@@ -61,16 +61,12 @@ const ACTIVATIONS: Record<string, Emit> = {
 /**
  * The normalised name of an activation config value: a string, or `{ class_name }` (Keras 3); null/undefined is linear.
  */
-export function activationKey(raw: unknown): string {
+function activationKey(raw: unknown): string {
   if (raw == null) return 'linear';
   const name = typeof raw === 'string' ? raw : (raw as { class_name?: unknown }).class_name;
   if (typeof name !== 'string') throw unsupported(`activation ${JSON.stringify(raw)} is not a name`);
   return name.toLowerCase().replace(/_/g, '');
 }
-
-/** Activation names the converter knows, normalised. */
-export const SUPPORTED_ACTIVATIONS = Object.keys(ACTIVATIONS);
-
 /** Applies the activation `raw` (a config value) to `x`; its shape is unchanged. Refuses unknown ones. */
 export function applyActivation(g: GraphBuilder, raw: unknown, x: Value): Value {
   const emit = ACTIVATIONS[activationKey(raw)];

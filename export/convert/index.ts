@@ -9,13 +9,7 @@
  * add one with {@link registerLayerConverter}.
  */
 export { convertLayersModel, type ConvertOptions, type ConvertResult, type GraphPort } from './convert.ts';
-export { UnsupportedLayerError, UnsupportedLayersError, unsupported, type UnsupportedLayer } from './errors.ts';
-export { readModelFiles, writeModelFiles, WEIGHTS_FILE, type SavedArtifacts } from './model-files.ts';
+export { UnsupportedLayersError, type UnsupportedLayer } from './errors.ts';
+export { readModelFiles, writeModelFiles, type SavedArtifacts } from './model-files.ts';
 export type { LayersModelArtifacts, ModelJson, WeightSpec } from './model-json.ts';
-export {
-  registerLayerConverter,
-  supportedLayerClasses,
-  type LayerContext,
-  type LayerConverter,
-  type Value,
-} from './registry.ts';
+export { type LayerContext, type LayerConverter, type Value } from './registry.ts';

@@ -27,12 +27,12 @@ export function isChannelsFirst(config: LayerConfig): boolean {
 }
 
 /** Permutation of an N-D channels-last tensor to channels-first: [0, N-1, 1, ..., N-2]. */
-export function toChannelsFirstPerm(rank: number): number[] {
+function toChannelsFirstPerm(rank: number): number[] {
   return [0, rank - 1, ...Array.from({ length: rank - 2 }, (_, i) => i + 1)];
 }
 
 /** Permutation of an N-D channels-first tensor to channels-last: [0, 2, ..., N-1, 1]. */
-export function toChannelsLastPerm(rank: number): number[] {
+function toChannelsLastPerm(rank: number): number[] {
   return [0, ...Array.from({ length: rank - 2 }, (_, i) => i + 2), 1];
 }
 

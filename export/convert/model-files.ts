@@ -34,7 +34,7 @@ export interface SaveResult {
 }
 
 /** Name of the single weight shard writeModelFiles writes. */
-export const WEIGHTS_FILE = 'weights.bin';
+const WEIGHTS_FILE = 'weights.bin';
 
 function concatBuffers(data: unknown): Uint8Array {
   const parts = Array.isArray(data) ? data : data === undefined ? [] : [data];

@@ -62,8 +62,3 @@ export function registerLayerConverter(className: string, convert: LayerConverte
 export function layerConverter(className: string): LayerConverter | undefined {
   return converters.find(className);
 }
-
-/** Every layer class with a converter, sorted. */
-export function supportedLayerClasses(): string[] {
-  return converters.names().sort();
-}

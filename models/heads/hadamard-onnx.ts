@@ -20,7 +20,7 @@
 import type { GraphBuilder } from '../../core/onnx/graph-builder.ts';
 
 /** Largest Sylvester factor the transform multiplies by (a power of two). */
-export const MAX_FACTOR = 32;
+const MAX_FACTOR = 32;
 
 /** The rows of H_n that the head scores against, restricted to the head's columns. */
 export interface HadamardScoresSpec {
@@ -59,7 +59,7 @@ export function hadamardFactors(order: number, maxFactor = MAX_FACTOR): number[]
  * Emits the Sylvester matrix H_m (float32 [m, m], m a power of two) from a single 1 by doubling:
  * H_2m = [[H_m, H_m], [H_m, -H_m]]. Every input is a constant, so onnxruntime folds it.
  */
-export function sylvesterOnnx(g: GraphBuilder, m: number): string {
+function sylvesterOnnx(g: GraphBuilder, m: number): string {
   let h = g.constFloat([1], [1, 1], 'h1');
   for (let size = 1; size < m; size *= 2) {
     // H_2m = [[H, H], [H, -H]]

@@ -10,14 +10,6 @@ import './shared-distance.ts';
 import './shared-cosine.ts';
 import './drill.ts';
 
-export {
-  buildHead,
-  getHeadDefinition,
-  headIsFrozen,
-  headNames,
-  readTargetMatrix,
-  registerHead,
-  resolveHeadOptions,
-} from './registry.ts';
+export { buildHead, getHeadDefinition, headIsFrozen, headNames, readTargetMatrix, resolveHeadOptions } from './registry.ts';
 export type { TargetMatrix } from './target-matrix.ts';
 export type { HeadContext, HeadDefinition, HeadOnnxContext, OutputHead } from './types.ts';

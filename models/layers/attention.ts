@@ -49,7 +49,7 @@ export function attend(
 }
 
 /** attend with s · Wa computed by `sWa` (a decoder loop passes sharedWeightMatMul(w.Wa)). */
-export function attendWith(
+function attendWith(
   w: AttentionWeights,
   s: tf.Tensor2D,
   annotations: tf.Tensor3D,

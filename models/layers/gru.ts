@@ -103,7 +103,7 @@ export const GRU_CELL_GRAD_KERNEL = 'FrostGruCellGrad';
 type CustomGradFn = Parameters<typeof tf.customGrad>[0];
 
 /** h' of one GRU step from its pre-activations, as one op with the gradient above. */
-export function gruCell(
+function gruCell(
   gx: tf.Tensor2D,
   gx2: tf.Tensor2D | undefined,
   hw: tf.Tensor2D,

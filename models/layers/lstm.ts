@@ -78,7 +78,7 @@ export function lstmStepWith(w: LstmWeights, gx: tf.Tensor2D, state: LstmState, 
 }
 
 /** ONNX LSTM initializers W [1, 4H, in], R [1, 4H, H], B [1, 8H] (Wb then Rb) for one direction. */
-export function lstmOnnxWeights(w: LstmWeights): { W: Float32Array; R: Float32Array; B: Float32Array; input: number } {
+function lstmOnnxWeights(w: LstmWeights): { W: Float32Array; R: Float32Array; B: Float32Array; input: number } {
   const H = w.hidden;
   const input = w.Wx.shape[0];
   const B = new Float32Array(8 * H);

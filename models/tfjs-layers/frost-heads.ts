@@ -19,7 +19,7 @@ import { chooseHadamardColumns, hadamardOrder, hadamardRows } from '../../core/h
 import { l2NormaliseRows, streamKey, uniformMatrix } from '../../core/random.ts';
 import { DEFAULT_FIXED_LIMIT, FROST_FIXED_KINDS, HADAMARD_EPS, type FrostFixedKind } from './frost-heads-config.ts';
 
-export { DEFAULT_FIXED_LIMIT, FROST_FIXED_KINDS, HADAMARD_EPS, type FrostFixedKind };
+export { type FrostFixedKind };
 
 type LayerArgs = NonNullable<ConstructorParameters<typeof tf.layers.Layer>[0]>;
 type Shape = (number | null)[];

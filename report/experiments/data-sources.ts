@@ -14,7 +14,7 @@ export interface DataSource {
  * The toy corpus of `--data toy`: a ~200-word lexicon, small enough that a tiny model trains,
  * exports and decodes it within seconds (the experiment's end-to-end test runs on it).
  */
-export const EXPERIMENT_TOY_CORPUS = { seed: 1, train: 3000, val: 100, test: 100, lexiconScale: 0.2 } as const;
+const EXPERIMENT_TOY_CORPUS = { seed: 1, train: 3000, val: 100, test: 100, lexiconScale: 0.2 } as const;
 
 type Resolver = (out: string) => Promise<DataSource>;
 

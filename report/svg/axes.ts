@@ -24,7 +24,7 @@ export interface AxisSpec {
 }
 
 /** Compact tick labels: 1.5k, 2M, 0.25. */
-export function compactNumber(v: number): string {
+function compactNumber(v: number): string {
   const abs = Math.abs(v);
   if (abs >= 1e9) return `${Number((v / 1e9).toPrecision(3))}G`;
   if (abs >= 1e6) return `${Number((v / 1e6).toPrecision(3))}M`;

@@ -2,7 +2,7 @@
  * Series colours: the Okabe-Ito palette, which stays distinguishable for the common forms of
  * colour blindness; black is left out because axes and text use it.
  */
-export const PALETTE = [
+const PALETTE = [
   '#0072B2',
   '#E69F00',
   '#009E73',

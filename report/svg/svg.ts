@@ -18,7 +18,7 @@ function attrs(a: Attrs): string {
 }
 
 /** Coordinates with two decimals at most: sub-pixel precision beyond that only bloats the file. */
-export function formatCoord(v: number): string {
+function formatCoord(v: number): string {
   return String(Math.round(v * 100) / 100);
 }
 

@@ -77,9 +77,9 @@ const loadNative = (pkg: string) => async (): Promise<BackendInfo> => {
 };
 
 /** What 'auto' means (see the header). */
-export const AUTO_WASM_THREADS = 1;
+const AUTO_WASM_THREADS = 1;
 
-export function resolveWasmThreads(option: number | 'auto' | undefined): number {
+function resolveWasmThreads(option: number | 'auto' | undefined): number {
   const fromEnv = process.env.FROST_WASM_THREADS;
   const wanted =
     option ?? (fromEnv != null && fromEnv !== '' ? (fromEnv === 'auto' ? 'auto' : Number(fromEnv)) : 'auto');

@@ -31,7 +31,7 @@ import * as tfwasm from '@tensorflow/tfjs-backend-wasm';
 const require = createRequire(import.meta.url);
 
 /** The package's root folder (…/node_modules/@tensorflow/tfjs-backend-wasm). */
-export function wasmPackageDir(): string {
+function wasmPackageDir(): string {
   return dirname(require.resolve('@tensorflow/tfjs-backend-wasm/package.json'));
 }
 

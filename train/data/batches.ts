@@ -172,17 +172,6 @@ export function makeBatch(
   }
   return { src, srcLen, tgtIn, tgtOut, tgtMask, B, S, T, tokens, indices: Int32Array.from(indices) };
 }
-
-/** The padded batches of one epoch, built one at a time so an epoch never sits in memory whole. */
-export function* epochBatches(
-  pairs: readonly EncodedPair[],
-  options: BatchOptions,
-  epoch: number,
-  ids: SpecialIds = DEFAULT_SPECIAL_IDS,
-): Generator<Batch> {
-  for (const indices of planBatches(pairs, options, epoch)) yield makeBatch(pairs, indices, ids);
-}
-
 export interface PaddingStats {
   batches: number;
   sentences: number;

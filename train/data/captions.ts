@@ -19,7 +19,7 @@ import { Vocabulary } from '../../core/vocab.ts';
 
 export type CaptionSplit = 'train' | 'val' | 'test' | 'restval';
 
-export const CAPTION_SPLITS: readonly CaptionSplit[] = ['train', 'val', 'test', 'restval'];
+const CAPTION_SPLITS: readonly CaptionSplit[] = ['train', 'val', 'test', 'restval'];
 
 /** One image and its reference captions (raw text, untokenised). */
 export interface CaptionImage {
@@ -43,7 +43,7 @@ export interface CaptionDataset {
 export const TRAINING_SPLITS: readonly CaptionSplit[] = ['train', 'restval'];
 
 /** The paper's minimum word frequency for the caption vocabulary. */
-export const CAPTION_MIN_FREQ = 5;
+const CAPTION_MIN_FREQ = 5;
 
 /**
  * Reads a caption data set from `dir` (or from a Karpathy JSON file given directly).
@@ -209,10 +209,7 @@ export function imagesOf(dataset: CaptionDataset, splits: readonly CaptionSplit[
 }
 
 /** Every caption of the given splits, tokenised with the `caption` tokeniser. */
-export function tokenisedCaptions(
-  dataset: CaptionDataset,
-  splits: readonly CaptionSplit[] = TRAINING_SPLITS,
-): string[][] {
+function tokenisedCaptions(dataset: CaptionDataset, splits: readonly CaptionSplit[] = TRAINING_SPLITS): string[][] {
   const { tokenize } = getTokenizer('caption');
   return imagesOf(dataset, splits).flatMap((im) => im.captions.map((c) => tokenize(c, 'en')));
 }

@@ -14,14 +14,14 @@ export const MULTI30K_SPLITS = ['train', 'val', 'test2016'] as const;
 export type Multi30kSplit = (typeof MULTI30K_SPLITS)[number];
 
 /** File-name stem of each split, as in the official repository's `data/task1/raw/`. */
-export const MULTI30K_FILE_STEMS: Readonly<Record<Multi30kSplit, string>> = {
+const MULTI30K_FILE_STEMS: Readonly<Record<Multi30kSplit, string>> = {
   train: 'train',
   val: 'val',
   test2016: 'test_2016_flickr',
 };
 
 /** Lines per file of each split (every language has the same count); used to verify copies and downloads. */
-export const MULTI30K_LINE_COUNTS: Readonly<Record<Multi30kSplit, number>> = {
+const MULTI30K_LINE_COUNTS: Readonly<Record<Multi30kSplit, number>> = {
   train: 29000,
   val: 1014,
   test2016: 1000,

@@ -23,7 +23,7 @@ export const TOY_COLOURS: Readonly<Record<string, string>> = Object.freeze({
   black: '#141414',
 });
 
-export const TOY_SHAPES = ['circle', 'square', 'triangle'] as const;
+const TOY_SHAPES = ['circle', 'square', 'triangle'] as const;
 export type ToyShape = (typeof TOY_SHAPES)[number];
 
 /** Five references per image, as in Flickr8k and COCO. */

@@ -23,7 +23,7 @@ export const TOY_MIN_WORDS = 3;
 export const TOY_MAX_WORDS = 12;
 
 /** Lexicon sizes: a few hundred lemmas, so the vocabularies have a few hundred types. */
-export const TOY_LEXICON_SIZES = { nouns: 160, adjectives: 80, transitiveVerbs: 60, intransitiveVerbs: 25 } as const;
+const TOY_LEXICON_SIZES = { nouns: 160, adjectives: 80, transitiveVerbs: 60, intransitiveVerbs: 25 } as const;
 
 // Real English function words make the source read like English; content words are invented.
 const SRC_PREPOSITIONS = ['on', 'in', 'with', 'near', 'under', 'behind', 'beside', 'above', 'below', 'without'];
@@ -244,7 +244,7 @@ export interface ToyCorpusOptions {
 }
 
 /** Lexicon sizes for a scale factor. */
-export function scaledLexicon(scale: number): Record<keyof typeof TOY_LEXICON_SIZES, number> {
+function scaledLexicon(scale: number): Record<keyof typeof TOY_LEXICON_SIZES, number> {
   if (!(scale > 0)) throw new RangeError(`toy corpus: 'lexiconScale' must be positive, got ${scale}`);
   const s = TOY_LEXICON_SIZES;
   const f = (n: number) => Math.max(2, Math.round(n * scale));

@@ -33,7 +33,7 @@ export const ADAM_KERNEL = 'FrostAdam';
 export const SUM_SQUARES_KERNEL = 'FrostSumSquares';
 
 /** Σ x² through FrostSumSquares, or Square and Sum where the backend does not register it. */
-export function sumOfSquares(x: tf.Tensor): tf.Scalar {
+function sumOfSquares(x: tf.Tensor): tf.Scalar {
   return runFused(SUM_SQUARES_KERNEL, { x }, () => [tf.sum(tf.square(x))])[0] as tf.Scalar;
 }
 

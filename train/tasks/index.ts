@@ -2,5 +2,5 @@
 import './translation.ts';
 import './caption.ts';
 
-export { getTask, registerTask, taskNames } from './registry.ts';
+export { getTask, taskNames } from './registry.ts';
 export type { EpochPlan, TaskData, TrainingTask } from './types.ts';

@@ -37,13 +37,13 @@ export interface NewRunFlags {
 }
 
 /** The architecture each task trains unless told otherwise. */
-export const DEFAULT_ARCH: Readonly<Record<TaskName, string>> = {
+const DEFAULT_ARCH: Readonly<Record<TaskName, string>> = {
   translation: 'rnn-attn',
   caption: 'show-attend-tell',
 };
 
 /** Where `--encoder`'s file is copied in the run folder, so resume and export need nothing outside it. */
-export const FROZEN_ENCODER_FILE = 'frozen-encoder.onnx';
+const FROZEN_ENCODER_FILE = 'frozen-encoder.onnx';
 
 /**
  * A new run's config from the flags; unset flags take the task's defaults from the schema (the

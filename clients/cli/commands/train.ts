@@ -31,7 +31,7 @@ const positiveNumber = (name: string) => (v: string) => {
 const collect = (v: string, acc: string[]) => [...acc, v];
 
 /** key=value pairs with JSON values where they parse ("hidden=128", "dropout=0.1"). */
-export function parseSettings(pairs: string[], flag: string): Record<string, unknown> {
+function parseSettings(pairs: string[], flag: string): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const pair of pairs) {
     const eq = pair.indexOf('=');

@@ -7,7 +7,7 @@ import type { Seq2SeqRuntime, Translation, TranslationHypothesis } from '../../.
 import { intOption } from './serve.ts';
 
 /** Lines decoded together when reading stdin: large enough to batch, small enough to stream. */
-export const STDIN_BATCH = 32;
+const STDIN_BATCH = 32;
 
 interface TranslateFlags {
   beam: number;

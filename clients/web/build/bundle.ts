@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import type { Plugin } from 'esbuild';
 
 /** The browser sources: index.html, style.css and the TypeScript entry main.ts. */
-export const WEB_SOURCE_DIR = fileURLToPath(new URL('../src/', import.meta.url));
+const WEB_SOURCE_DIR = fileURLToPath(new URL('../src/', import.meta.url));
 
 /** One file of the built page. */
 export interface WebAsset {

@@ -12,8 +12,8 @@
 import { tokenize13a, tokenizeChar, tokenizeIntl } from './mteval.ts';
 import { tokenizeZh } from './zh.ts';
 
-export { tokenize13a, tokenizeChar, tokenizeIntl, tokenizeRegexp } from './mteval.ts';
-export { isChineseChar, tokenizeZh } from './zh.ts';
+export { tokenize13a, tokenizeChar, tokenizeIntl } from './mteval.ts';
+export { tokenizeZh } from './zh.ts';
 
 /** The BLEU tokenisers by sacreBLEU name; each maps a line to space-separated tokens. */
 export const bleuTokenizers = Object.freeze({

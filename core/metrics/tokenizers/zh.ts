@@ -43,7 +43,7 @@ const ZH_RANGES: readonly (readonly [number, number])[] = [
 ];
 
 /** Whether tokenizer_zh.py's `_is_chinese_char` holds for one code point. */
-export function isChineseChar(char: string): boolean {
+function isChineseChar(char: string): boolean {
   const cp = char.codePointAt(0)!;
   if (cp > 0xffff) return false;
   return ZH_RANGES.some(([start, end]) => start <= cp && cp <= end);

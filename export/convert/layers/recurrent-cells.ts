@@ -47,7 +47,7 @@ export const IFCO_TO_IOFC = [0, 3, 1, 2];
  * which is ONNX LSTM with activations (f, g, h) = (σ, act, act), W, R, Wb in
  * i, o, f, c order and Rb = 0.
  */
-export function lstmCell(config: LayerConfig, weights: LayerWeights, units: number): CellParams {
+function lstmCell(config: LayerConfig, weights: LayerWeights, units: number): CellParams {
   const kernel = weights.get('kernel');
   const recurrent = weights.get('recurrent_kernel', [units, 4 * units]);
   const W = toOnnx(reorderBlocks(kernel, IFCO_TO_IOFC));
@@ -77,7 +77,7 @@ export function lstmCell(config: LayerConfig, weights: LayerWeights, units: numb
  * recurrent bias], which are ONNX's Wb and Rb. tfjs itself cannot build a
  * reset_after GRU (it throws), but Keras GRUs converted to tfjs have one.
  */
-export function gruCell(config: LayerConfig, weights: LayerWeights, units: number): CellParams {
+function gruCell(config: LayerConfig, weights: LayerWeights, units: number): CellParams {
   const resetAfter = config.bool('reset_after', false);
   const W = toOnnx(weights.get('kernel'));
   const R = toOnnx(weights.get('recurrent_kernel', [units, 3 * units]));
@@ -98,7 +98,7 @@ export function gruCell(config: LayerConfig, weights: LayerWeights, units: numbe
  * SimpleRNN: h_t = act(x_t·kernel + h_{t-1}·recurrent_kernel + bias), which
  * is ONNX RNN with activation act and Rb = 0.
  */
-export function simpleRnnCell(config: LayerConfig, weights: LayerWeights, units: number): CellParams {
+function simpleRnnCell(config: LayerConfig, weights: LayerWeights, units: number): CellParams {
   const W = toOnnx(weights.get('kernel'));
   const R = toOnnx(weights.get('recurrent_kernel', [units, units]));
   const B = config.bool('use_bias', true)

@@ -50,7 +50,7 @@ export interface MatMulDims {
   outShape: number[];
 }
 
-export function matMulDims(a: TensorInfo, b: TensorInfo, transposeA: boolean, transposeB: boolean): MatMulDims {
+function matMulDims(a: TensorInfo, b: TensorInfo, transposeA: boolean, transposeB: boolean): MatMulDims {
   const ra = a.shape.length;
   const rb = b.shape.length;
   const M = transposeA ? a.shape[ra - 1] : a.shape[ra - 2];

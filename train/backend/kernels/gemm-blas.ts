@@ -32,10 +32,10 @@ import { gemmThreads, selfCheck, type GemmProvider, type NativeGemm } from './na
  * (0.02 vs 0.04 ms a call, engine included), so this bound is not about speed: products this small
  * are rare in training (none in rnn-attn/small) and keep the path they had.
  */
-export const BLAS_MIN_MACS = 2 ** 15;
+const BLAS_MIN_MACS = 2 ** 15;
 
 /** Tried in order when FROST_BLAS is not set. */
-export const LIBRARIES: Readonly<Record<string, readonly string[]>> = {
+const LIBRARIES: Readonly<Record<string, readonly string[]>> = {
   linux: ['libopenblas.so.0', 'libopenblas.so', 'libmkl_rt.so.2', 'libmkl_rt.so'],
   darwin: [
     '/opt/homebrew/opt/openblas/lib/libopenblas.dylib',

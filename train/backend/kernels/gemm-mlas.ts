@@ -23,7 +23,7 @@ import { GraphBuilder } from '../../../core/onnx/graph-builder.ts';
 import { gemmThreads, selfCheck, type GemmProvider, type NativeGemm } from './native-gemm.ts';
 
 /** Below this many multiply-adds a call's fixed cost (≈ 50-60 µs) outweighs MLAS's speed-up. */
-export const MLAS_MIN_MACS = 2 ** 19;
+const MLAS_MIN_MACS = 2 ** 19;
 
 interface OrtTensorCtor {
   new (type: 'float32', data: Float32Array, dims: readonly number[]): unknown;

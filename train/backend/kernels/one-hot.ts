@@ -10,7 +10,7 @@
 import type { KernelFunc, TensorInfo } from '@tensorflow/tfjs-core';
 import { asWasmBackend, numericView } from './wasm-internals.ts';
 
-export function oneHotInto(
+function oneHotInto(
   ids: ArrayLike<number>,
   out: Float32Array | Int32Array | Uint8Array,
   depth: number,

@@ -14,7 +14,7 @@ import { asWasmBackend, numericView, type WasmBackend } from './wasm-internals.t
 /** Below this run length a plain loop beats subarray()+set(). */
 const SHORT_RUN = 16;
 
-export function sliceTensor(
+function sliceTensor(
   backend: WasmBackend,
   x: TensorInfo,
   begin: number | number[],

@@ -81,7 +81,7 @@ export const softmaxXentGradKernel: KernelFunc = ({ inputs, backend: b }) => {
 };
 
 /** Below this a probability's float32 rounding (relative 6e−8 of a normal number) is no longer the only error. */
-export const TINY_PROB = 1e-30;
+const TINY_PROB = 1e-30;
 
 /** logsumexp(z_row) − z_row[y] in float64. */
 function exactRowLoss(z: Float32Array, row: number, V: number, y: number): number {

@@ -26,7 +26,7 @@ import { numericView, tensorData, type WasmBackend } from './wasm-internals.ts';
 const TILE = 64;
 
 /** dst[b][j][i] = src[b][i][j] for b < batch, i < R, j < C. */
-export function transposeInto(
+function transposeInto(
   src: Float32Array | Int32Array | Uint8Array,
   dst: Float32Array | Int32Array | Uint8Array,
   batch: number,
@@ -55,7 +55,7 @@ export function transposeInto(
 }
 
 /** A new tensor holding x with its last two axes swapped. The caller owns (disposes) it. */
-export function transposeLastTwo(backend: WasmBackend, x: TensorInfo): TensorInfo {
+function transposeLastTwo(backend: WasmBackend, x: TensorInfo): TensorInfo {
   const rank = x.shape.length;
   if (rank < 2) throw new Error(`transposeLastTwo: rank ${rank} < 2`);
   const R = x.shape[rank - 2];
@@ -70,7 +70,7 @@ export function transposeLastTwo(backend: WasmBackend, x: TensorInfo): TensorInf
 }
 
 /** True when perm only reorders axes of size 1 among themselves or around the others. */
-export function permIsLayoutNoOp(shape: number[], perm: number[]): boolean {
+function permIsLayoutNoOp(shape: number[], perm: number[]): boolean {
   let last = -1;
   for (const axis of perm) {
     if (shape[axis] === 1) continue;
@@ -94,7 +94,7 @@ export function aliasingTranspose(stock: KernelFunc): KernelFunc {
 }
 
 /** Upper bound on the kept transposed copies (per backend). */
-export const CACHE_MAX_BYTES = 64 * 2 ** 20;
+const CACHE_MAX_BYTES = 64 * 2 ** 20;
 
 interface Kept {
   source: DataId;
@@ -104,7 +104,7 @@ interface Kept {
   bytes: number;
 }
 
-export class TransposeCache {
+class TransposeCache {
   private readonly seen = new WeakMap<DataId, string>();
   private readonly kept = new Map<DataId, Kept>(); // insertion order = least recently used first
   private bytes = 0;

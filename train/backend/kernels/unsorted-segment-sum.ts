@@ -12,7 +12,7 @@ import type { KernelFunc, TensorInfo } from '@tensorflow/tfjs-core';
 import { util } from '@tensorflow/tfjs-core';
 import { asWasmBackend, numericView } from './wasm-internals.ts';
 
-export function scatterAdd(
+function scatterAdd(
   x: ArrayLike<number>,
   ids: ArrayLike<number>,
   out: Float32Array | Int32Array,

@@ -109,7 +109,7 @@ export function numericView(backend: WasmBackend, t: TensorInfo): Float32Array |
  * A fresh C++ tensor id. BackendWasm hands out ids from its (private) dataIdNextNumber counter;
  * taking ours from the same counter keeps them unique among the backend's own.
  */
-export function nextTensorId(backend: WasmBackend): number {
+function nextTensorId(backend: WasmBackend): number {
   const b = backend as unknown as { dataIdNextNumber: number };
   return b.dataIdNextNumber++;
 }

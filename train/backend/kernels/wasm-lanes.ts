@@ -53,7 +53,7 @@ export interface Lanes {
   zeroBelow(value: Code, x: Code, limit: number): Code;
 }
 
-export const VECTOR: Lanes = {
+const VECTOR: Lanes = {
   width: 4,
   type: 'v128',
   load: (addr) => v128.load(addr),
@@ -71,7 +71,7 @@ export const VECTOR: Lanes = {
   zeroBelow: (value, x, limit) => v128.andnot(value, f32x4.lt(x, v128.constF32(limit))),
 };
 
-export const SCALAR: Lanes = {
+const SCALAR: Lanes = {
   width: 1,
   type: 'f32',
   load: (addr) => f32.load(addr),
