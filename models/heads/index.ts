@@ -10,6 +10,13 @@ import './shared-distance.ts';
 import './shared-cosine.ts';
 import './drill.ts';
 
-export { buildHead, getHeadDefinition, headIsFrozen, headNames, readTargetMatrix, resolveHeadOptions } from './registry.ts';
+export {
+  buildHead,
+  getHeadDefinition,
+  headIsFrozen,
+  headNames,
+  readTargetMatrix,
+  resolveHeadOptions,
+} from './registry.ts';
 export type { TargetMatrix } from './target-matrix.ts';
 export type { HeadContext, HeadDefinition, HeadOnnxContext, OutputHead } from './types.ts';
