@@ -13,6 +13,7 @@ import { convertPrecision, weightNameOf } from '../export/precision.ts';
 import { decodeModel } from '../core/onnx/proto.ts';
 import { buildModel, resolveArchConfig } from '../models/index.ts';
 import { initBackend } from '../train/backend/select.ts';
+import { decoderStepLogProbs } from './helpers/decoder-step.ts';
 import { checkModel, runOrtWeb } from './helpers/onnx-check.ts';
 import { toyTestBleu, trainToyRun } from './helpers/toy-run.ts';
 
@@ -253,24 +254,8 @@ describe('int8-compute (integer MatMul/Gemm kernels)', () => {
       const floatProducts = nodesOf(bytes).filter((n) => n.op === 'MatMul' || n.op === 'Gemm');
       assert.ok(floatProducts.length <= 2, floatProducts.map((n) => n.inputs.join(' x ')).join('; '));
     }
-    const run = async (bytes: { encoder: Uint8Array; decoder: Uint8Array }) => {
-      const e = await ort.InferenceSession.create(bytes.encoder);
-      const d = await ort.InferenceSession.create(bytes.decoder);
-      const src = BigInt64Array.from({ length: 10 }, (_, i) => BigInt(4 + ((i * 37) % 290)));
-      const m = await e.run({
-        src_ids: new ort.Tensor('int64', src, [2, 5]),
-        src_lengths: new ort.Tensor('int64', BigInt64Array.from([5n, 3n]), [2]),
-      });
-      const out = await d.run({
-        prev_token: new ort.Tensor('int64', BigInt64Array.from([2n, 17n]), [2]),
-        state: m.state!,
-        enc_out: m.enc_out!,
-        enc_keys: m.enc_keys!,
-        src_mask: m.src_mask!,
-      });
-      return out.log_probs!.data as Float32Array;
-    };
-    const [reference, actual] = [await run(fp32), await run({ encoder: enc.bytes, decoder: dec.bytes })];
+    const reference = await decoderStepLogProbs(fp32.encoder, fp32.decoder);
+    const actual = await decoderStepLogProbs(enc.bytes, dec.bytes);
     let maxDiff = 0;
     reference.forEach((v, i) => (maxDiff = Math.max(maxDiff, Math.abs(v - actual[i]!))));
     assert.ok(maxDiff < 0.2 && maxDiff > 0, `max |Δ log p| ${maxDiff}`);
