@@ -58,12 +58,9 @@ export function maskedCrossEntropySum(
       value,
       gradFunc: (dy: tf.Tensor, [p, ys, ms]: tf.Tensor[]) => {
         const gradInputs = { probs: p, targets: ys, mask: ms, dy };
-        return runFused(
-          SOFTMAX_XENT_GRAD_KERNEL,
-          gradInputs,
-          () => softmaxCrossEntropyGradOps(gradInputs, attrs),
-          { ...attrs },
-        )[0];
+        return runFused(SOFTMAX_XENT_GRAD_KERNEL, gradInputs, () => softmaxCrossEntropyGradOps(gradInputs, attrs), {
+          ...attrs,
+        })[0];
       },
     };
   }) as unknown as Parameters<typeof tf.customGrad>[0]);

@@ -54,10 +54,7 @@ function buildModule(): ModuleBuilder {
           i32.ltU(y.get(), cols.get()),
           seq(
             yAddr.set(i32.add(oRow.get(), i32.shl(y.get(), i32.const(2)))),
-            f32.store(
-              yAddr.get(),
-              f32.sub(f32.load(yAddr.get()), f32.mul(w.get(), f32.reinterpretI32(onBits.get()))),
-            ),
+            f32.store(yAddr.get(), f32.sub(f32.load(yAddr.get()), f32.mul(w.get(), f32.reinterpretI32(onBits.get())))),
           ),
         ),
       ),
