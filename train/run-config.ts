@@ -70,9 +70,7 @@ const optim = (learningRate: number) =>
     .object({
       learningRate: z.number().positive().default(learningRate),
       clipNorm: z.number().nonnegative().default(5),
-      betas: z
-        .tuple([z.number().min(0).lt(1), z.number().min(0).lt(1)])
-        .default([0.9, 0.999]),
+      betas: z.tuple([z.number().min(0).lt(1), z.number().min(0).lt(1)]).default([0.9, 0.999]),
       epsilon: z.number().positive().default(1e-8),
     })
     .default({ learningRate, clipNorm: 5, betas: [0.9, 0.999], epsilon: 1e-8 });

@@ -185,6 +185,14 @@ function checkpointDir(runDir: string, which: CheckpointName): string {
   return runPath(runDir, which);
 }
 
+/** The SHA-256 of a checkpoint's tensors.bin, from its manifest (verified when the checkpoint is loaded). */
+export async function checkpointSha256(dir: string): Promise<string> {
+  const path = join(dir, 'checkpoint.json');
+  const manifest = JSON.parse(await readFile(path, 'utf8')) as { sha256?: unknown };
+  if (typeof manifest.sha256 !== 'string') throw new Error(`${path}: not a frost checkpoint manifest (no sha256)`);
+  return manifest.sha256;
+}
+
 /**
  * Reads `runDir/checkpoints/<which>/checkpoint.json`; null when that checkpoint does not exist.
  * @throws Error naming the manifest when it exists but cannot be read

@@ -266,7 +266,8 @@ async function runTraining(
       schedule: schedule.state,
     } as unknown as Record<string, unknown>);
     const kept = listEpochCheckpoints(dir);
-    for (const old of kept.slice(0, Math.max(0, kept.length - keepLast))) await rm(old.dir, { recursive: true, force: true });
+    for (const old of kept.slice(0, Math.max(0, kept.length - keepLast)))
+      await rm(old.dir, { recursive: true, force: true });
   }
 
   if (state.done && state.stopReason) {

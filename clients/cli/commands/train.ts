@@ -36,7 +36,8 @@ const nonNegativeNumber = (name: string) => (v: string) => {
 };
 const nonNegativeInt = (name: string) => (v: string) => {
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 0 || v.trim() === '') throw new Error(`--${name} must be an integer >= 0, got '${v}'`);
+  if (!Number.isInteger(n) || n < 0 || v.trim() === '')
+    throw new Error(`--${name} must be an integer >= 0, got '${v}'`);
   return n;
 };
 /** `0.9,0.98` (fairseq writes `'(0.9, 0.98)'`; brackets and spaces are accepted too). */
@@ -118,7 +119,11 @@ export function registerTrain(program: Command): void {
     )
     .option('--adam-betas <b1,b2>', "Adam β₁,β₂ (default 0.9,0.999; transformer's recipe 0.9,0.98)", adamBetas)
     .option('--adam-eps <eps>', 'Adam ε (default 1e-8)', positiveNumber('adam-eps'))
-    .option('--clip-norm <n>', 'clip gradients to this global L2 norm; 0: no clipping (default 5)', nonNegativeNumber('clip-norm'))
+    .option(
+      '--clip-norm <n>',
+      'clip gradients to this global L2 norm; 0: no clipping (default 5)',
+      nonNegativeNumber('clip-norm'),
+    )
     .addOption(
       new Option(
         '--lr-schedule <name>',
@@ -126,7 +131,11 @@ export function registerTrain(program: Command): void {
       ).choices(scheduleNames()),
     )
     .option('--warmup-steps <n>', 'inverse-sqrt: warm-up updates (default 4000)', positiveInt('warmup-steps'))
-    .option('--warmup-init-lr <rate>', 'inverse-sqrt: learning rate of the first update (default 0)', nonNegativeNumber('warmup-init-lr'))
+    .option(
+      '--warmup-init-lr <rate>',
+      'inverse-sqrt: learning rate of the first update (default 0)',
+      nonNegativeNumber('warmup-init-lr'),
+    )
     .option('--batch-size <n>', 'sentences (captions) per batch (default 64; caption 32)', positiveInt('batch-size'))
     .option(
       '--max-tokens <n>',
