@@ -150,6 +150,7 @@ export class RunFolder<Config extends RunConfig = RunConfig> {
 }
 
 export type RunFile = keyof typeof RUN_FILES;
+export type { LoadedCheckpoint };
 
 /** Path of one of a run folder's files, whether or not the run exists yet. */
 export function runPath(runDir: string, file: RunFile): string {
