@@ -50,7 +50,7 @@ function once(mode: 'auto' | 'ops', eps: number): number {
 const times: Record<string, number[]> = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
 for (const [, c] of Object.entries(cases)) once(c.mode, c.eps); // warm-up
 for (let r = 0; r < RUNS; r++) for (const [name, c] of Object.entries(cases)) times[name]!.push(once(c.mode, c.eps));
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!; // eslint-disable-line no-bitwise -- the middle index
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const base = median(times['fused, ε = 0']!);
 console.log(`loss value + gradient, [${N}, ${V}] logits, ${RUNS} interleaved runs, backend ${info.name}`);
 for (const [name, t] of Object.entries(times))
