@@ -146,6 +146,17 @@ async function runTraining(
       schedule: schedule.state,
     } as unknown as Record<string, unknown>);
 
+  // checkpoints/epoch-NNNN after a whole epoch: the parameters alone, for averaging; the oldest beyond keepLast go.
+  const saveEpoch = async (epoch: number) => {
+    await saveCheckpoint(epochCheckpointDir(runDir, epoch), collectParams(model), {
+      ...state,
+      schedule: schedule.state,
+    } as unknown as Record<string, unknown>);
+    const kept = listEpochCheckpoints(runDir);
+    for (const old of kept.slice(0, Math.max(0, kept.length - config.keepLast)))
+      await rm(old.dir, { recursive: true, force: true });
+  };
+
   let sessionStart = Date.now() - state.elapsedMs;
   const elapsed = () => Date.now() - sessionStart;
   let lastSave = Date.now();
@@ -255,21 +266,10 @@ async function runTraining(
     opts.onEpoch?.(metrics);
     if (verdict.improved) await save('best');
     await save('last');
-    if (complete && config.keepLast > 0) await saveEpochCheckpoint(runDir, state.epoch, config.keepLast);
+    if (complete && config.keepLast > 0) await saveEpoch(state.epoch);
     lastSave = Date.now();
     sessionStart = Date.now() - state.elapsedMs;
   }
-  /** checkpoints/epoch-NNNN after a whole epoch: the parameters alone, for averaging; the oldest beyond keepLast go. */
-  async function saveEpochCheckpoint(dir: string, epoch: number, keepLast: number) {
-    await saveCheckpoint(epochCheckpointDir(dir, epoch), collectParams(model), {
-      ...state,
-      schedule: schedule.state,
-    } as unknown as Record<string, unknown>);
-    const kept = listEpochCheckpoints(dir);
-    for (const old of kept.slice(0, Math.max(0, kept.length - keepLast)))
-      await rm(old.dir, { recursive: true, force: true });
-  }
-
   if (state.done && state.stopReason) {
     await save('last');
     progress.log(`stopped: ${state.stopReason}; best val BLEU ${state.bestBleu.toFixed(2)}`);
