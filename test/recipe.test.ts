@@ -110,7 +110,7 @@ describe('schedules', () => {
   test('an unknown schedule, or an option of another schedule, is refused naming what exists', () => {
     assert.throws(
       () => createSchedule({ name: 'cosine', stopAfter: 20 }, { learningRate: 1 }),
-      /unknown learning-rate schedule 'cosine'.*inverse-sqrt.*plateau|cosine.*(inverse-sqrt|plateau)/,
+      /^RangeError: unknown learning-rate schedule 'cosine'; known: (inverse-sqrt, plateau|plateau, inverse-sqrt)$/,
     );
     assert.throws(
       () => resolveRecipe('rnn-attn', { warmupSteps: 100 }),
