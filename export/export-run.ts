@@ -193,7 +193,8 @@ export async function exportRun(runDir: string, outDir: string, opts: ExportOpti
       },
       initializerBytes: { encoder: encoder.initializerBytesByScope(), decoder: decoder.initializerBytesByScope() },
     },
-    metrics: Number.isFinite(state.bestBleu) ? { valBleu: state.bestBleu as number } : {},
+    // An average was never validated as such: the run's best BLEU belongs to another model.
+    metrics: !source.averaged && Number.isFinite(state.bestBleu) ? { valBleu: state.bestBleu as number } : {},
     created: new Date().toISOString(),
   };
   let card = modelCardSchema.parse(input);

@@ -250,6 +250,7 @@ describe('a run with the Transformer recipe', () => {
       averaged: { epoch: number; dir: string; sha256: string }[];
     };
     assert.equal(source.which, 'average-last-2');
+    assert.equal(card.metrics.valBleu, undefined, 'no validation BLEU claimed for a model never validated');
     assert.deepEqual(
       source.averaged.map((c) => [c.epoch, c.dir]),
       [
