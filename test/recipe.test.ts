@@ -301,3 +301,15 @@ describe('a run with the Transformer recipe', () => {
     );
   });
 });
+
+test('recipe flags with --resume are refused in one line: the run keeps the recipe it started with', () => {
+  const r = spawnSync(
+    process.execPath,
+    [BIN, 'train', '--resume', join(dir, 'somewhere'), '--label-smoothing', '0.2', '--adam-betas', '0.9,0.98'],
+    { encoding: 'utf8', timeout: 120_000 },
+  );
+  const lines = r.stderr.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('tfjs backend:'));
+  assert.equal(r.status, 1, r.stderr);
+  assert.equal(lines.length, 1, r.stderr);
+  assert.match(lines[0]!, /--label-smoothing, --adam-betas: the recipe is fixed when a run starts/);
+});

@@ -81,6 +81,20 @@ function headOptionsHelp(): string {
   return withOptions.map(([name, keys]) => `${name}: ${keys.join(', ')}`).join('; ');
 }
 
+/** Recipe flags (train/recipe.ts), refused with --resume. */
+const RECIPE_FLAGS: [keyof TrainFlags, string][] = [
+  ['lr', '--lr'],
+  ['labelSmoothing', '--label-smoothing'],
+  ['adamBetas', '--adam-betas'],
+  ['adamEps', '--adam-eps'],
+  ['clipNorm', '--clip-norm'],
+  ['lrSchedule', '--lr-schedule'],
+  ['warmupSteps', '--warmup-steps'],
+  ['warmupInitLr', '--warmup-init-lr'],
+  ['maxTokens', '--max-tokens'],
+  ['keepLast', '--keep-last'],
+];
+
 export function registerTrain(program: Command): void {
   program
     .command('train')
@@ -195,6 +209,12 @@ export function registerTrain(program: Command): void {
     .action(async (flags: TrainFlags) => {
       await initBackend({ prefer: flags.backend, quiet: flags.quiet });
       if (flags.resume) {
+        // The recipe is the run's, in its config.json: a resumed run continues with it, so a flag would be ignored.
+        const recipeFlags = RECIPE_FLAGS.filter(([key]) => flags[key] !== undefined).map(([, flag]) => flag);
+        if (recipeFlags.length > 0)
+          throw new Error(
+            `${recipeFlags.join(', ')}: the recipe is fixed when a run starts; --resume continues with the one in ${flags.resume}/config.json`,
+          );
         const result = await resume(
           resolve(flags.resume),
           { epochs: flags.epochs, maxMinutes: flags.maxMinutes },
