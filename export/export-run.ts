@@ -3,7 +3,7 @@ import { basename, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { MODEL_CARD_FILE, modelCardSchema, type ModelCard, type ModelCardInput } from '../core/runtime/model-card.ts';
 import { SPECIALS } from '../core/vocab.ts';
-import { RunFolder } from '../train/run-folder.ts';
+import { checkpointSha256, RunFolder, type LoadedCheckpoint } from '../train/run-folder.ts';
 import { checkParity, PARITY_TOLERANCE, type ParityReport } from './parity.ts';
 import { checkPrecision, type PrecisionCheck } from './precision-check.ts';
 import { convertPrecision, type Precision } from './precision.ts';
@@ -14,6 +14,12 @@ import { type TritonOptions, writeTritonRepository } from './triton.ts';
 export interface ExportOptions {
   /** Which checkpoint: the best validation BLEU (default) or the last. */
   checkpoint?: 'best' | 'last';
+  /**
+   * Export the mean of the last N epoch checkpoints' parameters instead (fairseq's
+   * average_checkpoints.py --num-epoch-checkpoints N); `checkpoint` is then not used. The run must
+   * keep N or more (`frost train --keep-last`).
+   */
+  averageLast?: number;
   /** Model name in the card; defaults to the output folder's name. */
   name?: string;
   /** Validation sentences (images, for captioning) used for the parity check. @default 8 */
@@ -45,6 +51,29 @@ export interface ExportResult {
   precisionCheck?: PrecisionCheck;
 }
 
+/** The checkpoint to export: one saved by the trainer, or the average of the last N epoch checkpoints. */
+async function loadSource(
+  run: RunFolder,
+  opts: ExportOptions,
+): Promise<{
+  checkpoint: LoadedCheckpoint;
+  dir: string;
+  averaged?: { epoch: number; dir: string; sha256: string }[];
+}> {
+  if (opts.averageLast === undefined) {
+    const dir = run.findCheckpoint(opts.checkpoint ?? 'best');
+    return { checkpoint: await run.loadCheckpoint(dir), dir };
+  }
+  const { checkpoint, averaged } = await run.averageLast(opts.averageLast);
+  const sums = await Promise.all(averaged.map((c) => checkpointSha256(c.dir)));
+  return {
+    checkpoint,
+    // Named in errors about the averaged tensors: the newest of them.
+    dir: averaged[averaged.length - 1]!.dir,
+    averaged: averaged.map((c, i) => ({ ...c, sha256: sums[i]! })),
+  };
+}
+
 /**
  * Exports a training run to an encoder graph, a decoder-step graph and a model card. It refuses to
  * finish (and leaves no card behind) unless onnxruntime reproduces the tfjs log-probabilities.
@@ -54,8 +83,8 @@ export interface ExportResult {
 export async function exportRun(runDir: string, outDir: string, opts: ExportOptions = {}): Promise<ExportResult> {
   const run = await RunFolder.open(runDir);
   const { config } = run;
-  const ckptDir = run.findCheckpoint(opts.checkpoint ?? 'best');
-  const checkpoint = await run.loadCheckpoint(ckptDir);
+  const source = await loadSource(run, opts);
+  const { checkpoint, dir: ckptDir } = source;
   const parts = await exportParts(run);
 
   const model = run.rebuildModel(parts.sizes, checkpoint, ckptDir);
@@ -147,7 +176,14 @@ export async function exportRun(runDir: string, outDir: string, opts: ExportOpti
       seed: config.seed,
       data: parts.card.data,
       ...parts.card.extra,
-      checkpoint: { which: basename(ckptDir), step: state.step, epoch: state.epoch },
+      checkpoint: source.averaged
+        ? {
+            which: `average-last-${source.averaged.length}`,
+            step: state.step,
+            epoch: state.epoch,
+            averaged: source.averaged.map((c) => ({ epoch: c.epoch, dir: basename(c.dir), sha256: c.sha256 })),
+          }
+        : { which: basename(ckptDir), step: state.step, epoch: state.epoch },
       parity: {
         maxAbsDiff: parity.maxAbsDiff,
         maxScaledDiff: parity.maxScaledDiff,
@@ -157,7 +193,8 @@ export async function exportRun(runDir: string, outDir: string, opts: ExportOpti
       },
       initializerBytes: { encoder: encoder.initializerBytesByScope(), decoder: decoder.initializerBytesByScope() },
     },
-    metrics: Number.isFinite(state.bestBleu) ? { valBleu: state.bestBleu as number } : {},
+    // An average was never validated as such: the run's best BLEU belongs to another model.
+    metrics: !source.averaged && Number.isFinite(state.bestBleu) ? { valBleu: state.bestBleu as number } : {},
     created: new Date().toISOString(),
   };
   let card = modelCardSchema.parse(input);

@@ -9,7 +9,9 @@ import './archs/show-attend-tell.ts';
 export { archNames, buildModel, getArch, resolveArchConfig } from './archs/registry.ts';
 export { getHeadDefinition, headIsFrozen, headNames, readTargetMatrix, resolveHeadOptions } from './heads/index.ts';
 export type { TargetMatrix } from './heads/index.ts';
+export type { TokenLossOptions } from './loss.ts';
 export type {
+  ArchRecipe,
   EncoderInput,
   ImageBatch,
   ImageInputSpec,

@@ -111,6 +111,41 @@ export function collectTensors(model: Seq2SeqModel, optimizer: Adam): Checkpoint
   return out;
 }
 
+/** The model's learnable parameters alone (epoch checkpoints, kept for averaging: a third of a full one). */
+export function collectParams(model: Seq2SeqModel): CheckpointTensor[] {
+  return [...model.params.learnable].map(([name, v]) => ({
+    name,
+    shape: [...v.shape],
+    data: v.dataSync() as Float32Array,
+  }));
+}
+
+/**
+ * The element-wise mean of the checkpoints' tensors (fairseq's average_checkpoints.py), in float64
+ * and rounded once. Only the model's parameters are averaged (Adam's moments are left out); every
+ * checkpoint must hold the same tensors with the same shapes.
+ * @param where names each checkpoint (its folder) for errors
+ */
+export function averageCheckpoints(checkpoints: LoadedCheckpoint[], where: string[]): LoadedCheckpoint {
+  if (checkpoints.length === 0) throw new Error('averageCheckpoints: no checkpoints');
+  const first = checkpoints[0]!;
+  const names = [...first.tensors.keys()].filter((n) => !n.startsWith('adam.'));
+  const tensors = new Map<string, { shape: number[]; data: Float32Array }>();
+  for (const name of names) {
+    const { shape, data } = first.tensors.get(name)!;
+    const sum = new Float64Array(data.length);
+    checkpoints.forEach((c, k) => {
+      const t = c.tensors.get(name);
+      if (!t) throw new Error(`checkpoint in ${where[k]} has no tensor '${name}' (it is in ${where[0]})`);
+      if (t.shape.join() !== shape.join())
+        throw new Error(`checkpoint in ${where[k]}: '${name}' has shape [${t.shape}], ${where[0]} has [${shape}]`);
+      for (let i = 0; i < sum.length; i++) sum[i] += t.data[i];
+    });
+    tensors.set(name, { shape, data: Float32Array.from(sum, (x) => x / checkpoints.length) });
+  }
+  return { tensors, state: checkpoints[checkpoints.length - 1]!.state };
+}
+
 /** Loads learnable parameters (and Adam moments, if given) from checkpoint tensors, checking every shape. */
 export function restoreTensors(
   model: Seq2SeqModel,

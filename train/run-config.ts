@@ -19,13 +19,21 @@ const common = {
   archConfig: z.record(z.string(), z.unknown()),
   head: z.object({ name: z.string(), options: z.record(z.string(), z.unknown()).default({}) }),
   seed: z.number().int().nonnegative().default(1),
+  /**
+   * The learning-rate schedule (train/schedules/) by name, the early stop every schedule shares (after
+   * `stopAfter` epochs without a validation gain), and that schedule's own options, checked against its
+   * schema when training starts. Configs from before the registry have no name: the paper's plateau.
+   */
   schedule: z
-    .object({
-      patience: z.number().int().positive().default(8),
-      decay: z.number().positive().max(1).default(0.8),
+    .looseObject({
+      name: z.string().default('plateau'),
       stopAfter: z.number().int().positive().default(20),
     })
-    .default({ patience: 8, decay: 0.8, stopAfter: 20 }),
+    .default({ name: 'plateau', stopAfter: 20, patience: 8, decay: 0.8 }),
+  /** ε of label smoothing (fairseq's label_smoothed_cross_entropy); 0: plain cross-entropy. */
+  labelSmoothing: z.number().min(0).lt(1).default(0),
+  /** Epoch checkpoints kept in `checkpoints/epoch-NNNN` for `frost export --average-last N`; 0 keeps none. */
+  keepLast: z.number().int().nonnegative().default(5),
   /** Stop after this many epochs. */
   epochs: z.number().int().positive().optional(),
   /** Stop after this much training time (validation included), summed over resumes. */
@@ -56,13 +64,16 @@ const vocabSchema = (minFreq: number) =>
 
 export type VocabConfig = z.infer<ReturnType<typeof vocabSchema>>;
 
+/** Adam: rate, β₁ and β₂ (`--adam-betas`), ε, and gradient-norm clipping (0: off). */
 const optim = (learningRate: number) =>
   z
     .object({
       learningRate: z.number().positive().default(learningRate),
       clipNorm: z.number().nonnegative().default(5),
+      betas: z.tuple([z.number().min(0).lt(1), z.number().min(0).lt(1)]).default([0.9, 0.999]),
+      epsilon: z.number().positive().default(1e-8),
     })
-    .default({ learningRate, clipNorm: 5 });
+    .default({ learningRate, clipNorm: 5, betas: [0.9, 0.999], epsilon: 1e-8 });
 
 export const translationConfigSchema = z.object({
   task: z.literal('translation').default('translation'),
@@ -153,6 +164,8 @@ export const RUN_FILES = {
   metrics: 'metrics.jsonl',
   last: 'checkpoints/last',
   best: 'checkpoints/best',
+  /** Holds the kept epoch checkpoints, `epoch-0001` … (train/run-folder.ts names them). */
+  checkpoints: 'checkpoints',
 } as const;
 
 /** Reads a run folder's config, of any task. */

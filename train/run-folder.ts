@@ -1,11 +1,11 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SubwordSpec } from '../core/subword/subword-spec.ts';
 import type { Tokenizer } from '../core/text/tokenize.ts';
 import { Vocabulary } from '../core/vocab.ts';
 import { buildModel, type ModelSizes, type Seq2SeqModel } from '../models/index.ts';
-import { loadCheckpoint, restoreTensors, type LoadedCheckpoint } from './checkpoint.ts';
+import { averageCheckpoints, loadCheckpoint, restoreTensors, type LoadedCheckpoint } from './checkpoint.ts';
 import { expectTask, readRunConfig, RUN_FILES, type RunConfig, type TaskName } from './run-config.ts';
 import { readSubwords, runTokenizer } from './subwords.ts';
 
@@ -94,6 +94,35 @@ export class RunFolder<Config extends RunConfig = RunConfig> {
     return dir;
   }
 
+  /** The kept epoch checkpoints (`--keep-last`), oldest first. */
+  epochCheckpoints(): EpochCheckpoint[] {
+    return listEpochCheckpoints(this.dir);
+  }
+
+  /**
+   * The mean of the last `n` epoch checkpoints' parameters (`frost export --average-last n`).
+   * @throws Error naming the run folder and how many it keeps when it has fewer than `n`
+   */
+  async averageLast(n: number): Promise<{ checkpoint: LoadedCheckpoint; averaged: EpochCheckpoint[] }> {
+    if (!(Number.isInteger(n) && n >= 1)) throw new RangeError(`--average-last must be a positive integer, got ${n}`);
+    const kept = this.epochCheckpoints();
+    if (kept.length < n) {
+      const epochs = kept.length > 0 ? ` (epochs ${kept.map((k) => k.epoch).join(', ')})` : '';
+      throw new Error(
+        `${this.dir} keeps ${kept.length} epoch checkpoint${kept.length === 1 ? '' : 's'}${epochs}, fewer than --average-last ${n}; train more epochs or with a larger --keep-last`,
+      );
+    }
+    const averaged = kept.slice(-n);
+    const loaded = await Promise.all(averaged.map((c) => loadCheckpoint(c.dir)));
+    return {
+      checkpoint: averageCheckpoints(
+        loaded,
+        averaged.map((c) => c.dir),
+      ),
+      averaged,
+    };
+  }
+
   /** Loads and verifies a checkpoint's tensors (train/checkpoint.ts). */
   loadCheckpoint(dir: string): Promise<LoadedCheckpoint> {
     return loadCheckpoint(dir);
@@ -121,14 +150,48 @@ export class RunFolder<Config extends RunConfig = RunConfig> {
 }
 
 export type RunFile = keyof typeof RUN_FILES;
+export type { LoadedCheckpoint };
 
 /** Path of one of a run folder's files, whether or not the run exists yet. */
 export function runPath(runDir: string, file: RunFile): string {
   return join(runDir, RUN_FILES[file]);
 }
 
+/** One of the epoch checkpoints the trainer keeps for averaging. */
+export interface EpochCheckpoint {
+  /** Complete epochs trained when it was saved (1-based). */
+  epoch: number;
+  dir: string;
+}
+
+const EPOCH_DIR = /^epoch-(\d+)$/;
+
+/** Where the checkpoint after `epoch` complete epochs is kept: `checkpoints/epoch-0003`. */
+export function epochCheckpointDir(runDir: string, epoch: number): string {
+  return join(runDir, RUN_FILES.checkpoints, `epoch-${String(epoch).padStart(4, '0')}`);
+}
+
+/** The run's epoch checkpoints, oldest first (none when the run keeps none). */
+export function listEpochCheckpoints(runDir: string): EpochCheckpoint[] {
+  const root = join(runDir, RUN_FILES.checkpoints);
+  if (!existsSync(root)) return [];
+  return readdirSync(root)
+    .map((name) => ({ name, m: EPOCH_DIR.exec(name) }))
+    .filter((e) => e.m !== null)
+    .map((e) => ({ epoch: Number(e.m![1]), dir: join(root, e.name) }))
+    .sort((a, b) => a.epoch - b.epoch);
+}
+
 function checkpointDir(runDir: string, which: CheckpointName): string {
   return runPath(runDir, which);
+}
+
+/** The SHA-256 of a checkpoint's tensors.bin, from its manifest (verified when the checkpoint is loaded). */
+export async function checkpointSha256(dir: string): Promise<string> {
+  const path = join(dir, 'checkpoint.json');
+  const manifest = JSON.parse(await readFile(path, 'utf8')) as { sha256?: unknown };
+  if (typeof manifest.sha256 !== 'string') throw new Error(`${path}: not a frost checkpoint manifest (no sha256)`);
+  return manifest.sha256;
 }
 
 /**

@@ -1,13 +1,14 @@
 import * as tf from '@tensorflow/tfjs-core';
-import { appendFile, mkdir } from 'node:fs/promises';
+import { appendFile, mkdir, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildModel, getArch, type Seq2SeqModel } from '../models/index.ts';
-import { collectTensors, loadCheckpoint, restoreTensors, saveCheckpoint } from './checkpoint.ts';
+import { collectParams, collectTensors, loadCheckpoint, restoreTensors, saveCheckpoint } from './checkpoint.ts';
 import { Adam } from './optim/adam.ts';
 import { TrainingProgress } from './progress.ts';
 import { RUN_FILES, readRunConfig, writeRunConfig, type RunConfig } from './run-config.ts';
-import { PlateauSchedule, type PlateauState } from './schedule.ts';
+import { epochCheckpointDir, listEpochCheckpoints } from './run-folder.ts';
+import { createSchedule, type ScheduleState } from './schedules/index.ts';
 import { getTask, type TaskData } from './tasks/index.ts';
 
 /** What the trainer remembers between sessions; saved with every checkpoint. */
@@ -18,7 +19,8 @@ interface TrainerState {
   step: number;
   learningRate: number;
   elapsedMs: number;
-  schedule: PlateauState;
+  /** The schedule's state (train/schedules/); a plateau's in checkpoints from before the registry. */
+  schedule: ScheduleState;
   bestBleu: number;
   done: boolean;
   stopReason?: string;
@@ -35,7 +37,12 @@ export interface TrainOptions {
 export interface EpochMetrics {
   epoch: number;
   step: number;
+  /** Mean loss per target token: label-smoothed when the run smooths. */
   trainLoss: number;
+  /** Mean negative log-likelihood per target token; only in runs with label smoothing (else it is trainLoss). */
+  trainNll?: number;
+  /** Target tokens trained on this epoch (this session's share of it, for a resumed epoch). */
+  tokens: number;
   valBleu: number;
   /** The validation's other scores by name (translation: chrF2, chrF2++); absent when there are none. */
   valScores?: Record<string, number>;
@@ -103,8 +110,14 @@ async function runTraining(
   const optimizer = new Adam(model.params.learnable, {
     learningRate: config.optim.learningRate,
     clipNorm: config.optim.clipNorm,
+    beta1: config.optim.betas[0],
+    beta2: config.optim.betas[1],
+    epsilon: config.optim.epsilon,
   });
-  const schedule = new PlateauSchedule(config.schedule);
+  const schedule = createSchedule(config.schedule, { learningRate: config.optim.learningRate });
+  const smoothing = config.labelSmoothing;
+  let nllSum = 0;
+  const lossOptions = { labelSmoothing: smoothing, onNll: (v: number) => (nllSum += v) };
 
   let state: TrainerState = {
     epoch: 0,
@@ -119,7 +132,7 @@ async function runTraining(
   if (checkpoint) {
     restoreTensors(model, optimizer, checkpoint.tensors, runDir);
     state = checkpoint.state as unknown as TrainerState;
-    schedule.state = state.schedule;
+    schedule.state = { ...state.schedule, best: state.schedule.best ?? -Infinity };
     optimizer.step = state.step;
     optimizer.learningRate = state.learningRate;
     if (state.done && state.stopKind !== 'plateau') state.done = false;
@@ -132,6 +145,17 @@ async function runTraining(
       ...state,
       schedule: schedule.state,
     } as unknown as Record<string, unknown>);
+
+  // checkpoints/epoch-NNNN after a whole epoch: the parameters alone, for averaging; the oldest beyond keepLast go.
+  const saveEpoch = async (epoch: number) => {
+    await saveCheckpoint(epochCheckpointDir(runDir, epoch), collectParams(model), {
+      ...state,
+      schedule: schedule.state,
+    } as unknown as Record<string, unknown>);
+    const kept = listEpochCheckpoints(runDir);
+    for (const old of kept.slice(0, Math.max(0, kept.length - config.keepLast)))
+      await rm(old.dir, { recursive: true, force: true });
+  };
 
   let sessionStart = Date.now() - state.elapsedMs;
   const elapsed = () => Date.now() - sessionStart;
@@ -153,6 +177,7 @@ async function runTraining(
     const plan = data.epoch(state.epoch);
     progress.startEpoch(state.epoch + 1, plan.length, state.batch);
     let lossSum = 0;
+    nllSum = 0;
     let lossTokens = 0;
     let epochTokens = 0;
     const epochStart = Date.now();
@@ -160,7 +185,10 @@ async function runTraining(
     const startBatch = state.batch;
     for (let i = state.batch; i < plan.length; i++) {
       const batch = plan.batch(i);
-      const { loss } = optimizer.minimize(() => tf.div(model.lossSum(batch, true), batch.tokens) as tf.Scalar);
+      optimizer.learningRate = schedule.rateAt(state.step + 1, optimizer.learningRate);
+      const { loss } = optimizer.minimize(
+        () => tf.div(model.lossSum(batch, true, lossOptions), batch.tokens) as tf.Scalar,
+      );
       if (!Number.isFinite(loss))
         throw new Error(`training diverged at step ${state.step + 1} (loss ${loss}); try a lower --lr`);
       state.step += 1;
@@ -194,13 +222,9 @@ async function runTraining(
     const validation = await data.validate(model);
     const bleu = typeof validation === 'number' ? validation : validation.score;
     const valScores = typeof validation === 'number' ? undefined : validation.more;
-    const verdict = schedule.observe(bleu, state.epoch);
-    if (verdict.lrFactor !== 1) {
-      optimizer.learningRate *= verdict.lrFactor;
-      progress.log(
-        `no validation gain for ${schedule.patience} epochs: learning rate now ${optimizer.learningRate.toExponential(3)}`,
-      );
-    }
+    const verdict = schedule.observe(bleu, state.epoch, optimizer.learningRate);
+    optimizer.learningRate = verdict.learningRate;
+    if (verdict.note) progress.log(verdict.note);
     state.learningRate = optimizer.learningRate;
     state.bestBleu = Math.max(state.bestBleu, bleu);
     if (complete) {
@@ -210,7 +234,7 @@ async function runTraining(
     if (verdict.stop) {
       state.done = true;
       state.stopKind = 'plateau';
-      state.stopReason = `no validation gain for ${schedule.stopAfter} epochs`;
+      state.stopReason = `no validation gain for ${config.schedule.stopAfter} epochs`;
     }
     if (outOfTime) {
       state.done = true;
@@ -222,6 +246,8 @@ async function runTraining(
       epoch: complete ? state.epoch : state.epoch + 1,
       step: state.step,
       trainLoss: lossTokens ? lossSum / lossTokens : NaN,
+      ...(smoothing > 0 ? { trainNll: lossTokens ? nllSum / lossTokens : NaN } : {}),
+      tokens: epochTokens,
       valBleu: bleu,
       ...(valScores ? { valScores } : {}),
       learningRate: state.learningRate,
@@ -235,11 +261,12 @@ async function runTraining(
       `${JSON.stringify({ time: new Date().toISOString(), ...metrics })}\n`,
     );
     progress.log(
-      `epoch ${metrics.epoch}${complete ? '' : ' (partial)'}: loss ${metrics.trainLoss.toFixed(3)}, val BLEU ${bleu.toFixed(2)}${verdict.improved ? ' (best)' : ''}${formatScores(valScores)}, ${Math.round(metrics.tokensPerSecond)} tok/s`,
+      `epoch ${metrics.epoch}${complete ? '' : ' (partial)'}: ${epochTokens} tokens, loss ${metrics.trainLoss.toFixed(3)}${metrics.trainNll === undefined ? '' : ` (nll ${metrics.trainNll.toFixed(3)})`}, val BLEU ${bleu.toFixed(2)}${verdict.improved ? ' (best)' : ''}${formatScores(valScores)}, ${Math.round(metrics.tokensPerSecond)} tok/s`,
     );
     opts.onEpoch?.(metrics);
     if (verdict.improved) await save('best');
     await save('last');
+    if (complete && config.keepLast > 0) await saveEpoch(state.epoch);
     lastSave = Date.now();
     sessionStart = Date.now() - state.elapsedMs;
   }

@@ -4,7 +4,7 @@ import { SeededRandom } from '../../core/random.ts';
 import { buildHead } from '../heads/index.ts';
 import type { OutputHead } from '../heads/types.ts';
 import type { ImageEncoder, ImageFeatures } from '../layers/image-encoder.ts';
-import { maskedCrossEntropySum } from '../loss.ts';
+import { maskedCrossEntropySum, type TokenLossOptions } from '../loss.ts';
 import { tensorValue } from '../onnx-values.ts';
 import { packTargets, permuteRows, type PackedTargets } from '../packed-steps.ts';
 import type { ParamStore } from '../params.ts';
@@ -75,9 +75,14 @@ export class CaptionDecoding {
   }
 
   /** Σ token NLL of the head's scores for features f [Σ counts, d] at the packed positions. */
-  nllSum(f: tf.Tensor2D, packed: PackedCaptions, training: boolean): tf.Scalar {
+  nllSum(f: tf.Tensor2D, packed: PackedCaptions, training: boolean, loss?: TokenLossOptions): tf.Scalar {
     const logits = this.head.logits(this.dropout(f, training), training);
-    return maskedCrossEntropySum(logits, tf.tensor1d(packed.targets, 'int32'), tf.tensor1d(packed.mask, 'float32'));
+    return maskedCrossEntropySum(
+      logits,
+      tf.tensor1d(packed.targets, 'int32'),
+      tf.tensor1d(packed.mask, 'float32'),
+      loss,
+    );
   }
 
   /** Log-probabilities [N, |V|] for features f [N, d] at inference. */

@@ -23,7 +23,7 @@ import {
 } from '../layers/gru.ts';
 import { seededDropout } from '../layers/dropout.ts';
 import { sharedWeightMatMul } from '../layers/shared-matmul.ts';
-import { maskedCrossEntropySum } from '../loss.ts';
+import { maskedCrossEntropySum, type TokenLossOptions } from '../loss.ts';
 import { tensorValue } from '../onnx-values.ts';
 import { packTargets, permuteRows } from '../packed-steps.ts';
 import { ParamStore } from '../params.ts';
@@ -202,7 +202,7 @@ class RnnAttnModel implements Seq2SeqModel {
     return tf.tanh(tf.add(tf.matMul(tf.concat([s, c, e], 1), this.w.outW), this.w.outB)) as tf.Tensor2D;
   }
 
-  lossSum(modelBatch: ModelBatch, training: boolean): tf.Scalar {
+  lossSum(modelBatch: ModelBatch, training: boolean, loss?: TokenLossOptions): tf.Scalar {
     const batch = expectBatch(this.arch, 'tokens', modelBatch);
     return tf.tidy(() => {
       const { B, S } = batch;
@@ -241,7 +241,12 @@ class RnnAttnModel implements Seq2SeqModel {
       }
       const f = this.dropout(this.outputFeatures(tf.concat(states, 0), tf.concat(contexts, 0), embT), training);
       const logits = this.head.logits(f, training);
-      return maskedCrossEntropySum(logits, tf.tensor1d(packed.targets, 'int32'), tf.tensor1d(packed.mask, 'float32'));
+      return maskedCrossEntropySum(
+        logits,
+        tf.tensor1d(packed.targets, 'int32'),
+        tf.tensor1d(packed.mask, 'float32'),
+        loss,
+      );
     });
   }
 

@@ -2,6 +2,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { z } from 'zod';
 import { GraphBuilder } from '../../core/onnx/graph-builder.ts';
 import type { OutputHead } from '../heads/types.ts';
+import type { TokenLossOptions } from '../loss.ts';
 import { attentionKeys, createAttention, type AttentionWeights } from '../layers/attention.ts';
 import { attendGrid } from '../layers/grid-attention.ts';
 import {
@@ -175,7 +176,7 @@ class ShowAttendTellModel implements Seq2SeqModel {
     return tf.tanh(tf.add(tf.matMul(tf.concat([h, z, e], 1), this.w.outW), this.w.outB)) as tf.Tensor2D;
   }
 
-  lossSum(modelBatch: ModelBatch, training: boolean): tf.Scalar {
+  lossSum(modelBatch: ModelBatch, training: boolean, loss?: TokenLossOptions): tf.Scalar {
     const batch = expectBatch(this.arch, 'image', modelBatch);
     return tf.tidy(() => {
       const { embedding: e, hidden: H } = this.cfg;
@@ -213,7 +214,7 @@ class ShowAttendTellModel implements Seq2SeqModel {
         alphas.push(alpha);
       }
       const f = this.outputFeatures(tf.concat(hs, 0), tf.concat(zs, 0), embT);
-      const nll = this.decoding.nllSum(f, packed, training);
+      const nll = this.decoding.nllSum(f, packed, training, loss);
       if (this.cfg.attentionPenalty === 0) return nll;
       // Σ_t m_bt α_bti over each caption's real steps: the packed α rows, weighted, summed per caption.
       const weighted = tf.mul(tf.concat(alphas, 0), tf.tensor2d(packed.mask, [packed.mask.length, 1]));

@@ -2,6 +2,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { z } from 'zod';
 import { GraphBuilder } from '../../core/onnx/graph-builder.ts';
 import type { OutputHead } from '../heads/types.ts';
+import type { TokenLossOptions } from '../loss.ts';
 import {
   convEncoderSettings,
   createImageEncoder,
@@ -107,7 +108,7 @@ class ShowTellModel implements Seq2SeqModel {
     return lstmStep(this.lstm, lstmInputProjection(this.lstm, x), { h: zeros, c: zeros });
   }
 
-  lossSum(modelBatch: ModelBatch, training: boolean): tf.Scalar {
+  lossSum(modelBatch: ModelBatch, training: boolean, loss?: TokenLossOptions): tf.Scalar {
     const batch = expectBatch(this.arch, 'image', modelBatch);
     return tf.tidy(() => {
       // Longest caption first, so step t runs only the captions not yet finished.
@@ -129,7 +130,7 @@ class ShowTellModel implements Seq2SeqModel {
         state = lstmStepWith(this.lstm, gx[t], state, hWh);
         outputs.push(state.h);
       }
-      return this.decoding.nllSum(tf.concat(outputs, 0), packed, training);
+      return this.decoding.nllSum(tf.concat(outputs, 0), packed, training, loss);
     });
   }
 

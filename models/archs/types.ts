@@ -4,6 +4,7 @@ import type { ModelCard } from '../../core/runtime/model-card.ts';
 import type { OutputHead } from '../heads/types.ts';
 import type { ParamStore } from '../params.ts';
 import type { OptionsSchema } from '../../core/options.ts';
+import type { TokenLossOptions } from '../loss.ts';
 
 /** What an encoder reads: token ids (translation) or images (captioning). */
 export type InputKind = 'tokens' | 'image';
@@ -64,9 +65,12 @@ export interface Seq2SeqModel {
   /**
    * Sum of token negative log-likelihoods over the batch (divide by batch.tokens for the mean),
    * plus any regulariser the architecture defines on the same scale (show-attend-tell's attention
-   * penalty). The batch must be of the model's input kind.
+   * penalty). The batch must be of the model's input kind. `loss` (label smoothing, the NLL sink) is
+   * the training recipe's: hand it to maskedCrossEntropySum (models/loss.ts) unchanged; an
+   * architecture that ignored it would train without the smoothing it was asked for
+   * (test/label-smoothing.test.ts checks every registered architecture).
    */
-  lossSum(batch: ModelBatch, training: boolean): tf.Scalar;
+  lossSum(batch: ModelBatch, training: boolean, loss?: TokenLossOptions): tf.Scalar;
   /** Encoder: a batch of inputs of the model's kind to the decoder's initial state and memory. */
   encode(input: EncoderInput): NamedTensors;
   /** One decoder step: previous tokens [N] and state+memory to log-probabilities [N, |V|] and the next state. */
@@ -104,9 +108,38 @@ export interface ModelSizes {
   image?: ImageInputSpec;
 }
 
+/**
+ * The training recipe an architecture trains best with, as defaults for a new run: `frost train`
+ * uses these where the user gave no flag (an explicit flag always wins), so `--arch transformer`
+ * gets its label smoothing, Adam betas and warm-up without typing them. Every field is optional;
+ * what is left out takes the task's default (the paper's recipe for the RNNs).
+ */
+export interface ArchRecipe {
+  /** ε of label smoothing (`--label-smoothing`). */
+  labelSmoothing?: number;
+  /** Peak (inverse-sqrt) or initial (plateau) Adam learning rate (`--lr`). */
+  learningRate?: number;
+  /** Adam β₁, β₂ (`--adam-betas`). */
+  adamBetas?: [number, number];
+  /** Adam ε (`--adam-eps`). */
+  adamEpsilon?: number;
+  /** Gradient-norm clipping; 0 turns it off (`--clip-norm`). */
+  clipNorm?: number;
+  /** Learning-rate schedule by name, train/schedules/ (`--lr-schedule`). */
+  lrSchedule?: string;
+  /** Warm-up updates of a warm-up schedule (`--warmup-steps`). */
+  warmupSteps?: number;
+  /** Learning rate at the first update of a warm-up schedule (`--warmup-init-lr`). */
+  warmupInitLr?: number;
+  /** Token-based batches (`--max-tokens`): at most this many padded tokens per batch. */
+  maxTokens?: number;
+}
+
 export interface ArchDefinition<Config extends object> {
   name: string;
   summary: string;
+  /** Training-recipe defaults for new runs of this architecture (explicit flags win); absent: the task's. */
+  recipe?: ArchRecipe;
   /** What the architecture's encoder reads. */
   inputKind: InputKind;
   /** Named presets; every field of Config must be set by each. */

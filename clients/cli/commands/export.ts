@@ -9,6 +9,7 @@ import { intOption } from './serve.ts';
 interface ExportFlags {
   out: string;
   checkpoint: 'best' | 'last';
+  averageLast?: number;
   name?: string;
   quiet?: boolean;
   storeFrozen?: boolean;
@@ -25,6 +26,11 @@ export function registerExport(program: Command): void {
     .argument('<run>', 'run folder written by `frost train`')
     .requiredOption('--out <dir>', 'folder for the exported model')
     .addOption(new Option('--checkpoint <which>', 'checkpoint to export').choices(['best', 'last']).default('best'))
+    .option(
+      '--average-last <n>',
+      'export the mean of the last n epoch checkpoints (kept by `frost train --keep-last`) instead of --checkpoint',
+      intOption('--average-last', 1),
+    )
     .option('--name <name>', 'model name (default: the output folder name)')
     .option('--quiet', 'no summary line')
     .option(

@@ -5,10 +5,11 @@ import { DEFAULT_IMAGE_SPEC } from '../../../core/image/preprocess.ts';
 import { resolveArchConfig, resolveHeadOptions } from '../../../models/index.ts';
 import { detectCorpusKind, DEFAULT_LANGS } from '../../../train/data/corpus.ts';
 import { describeFrozenEncoder, encoderDigest } from '../../../train/data/image-features.ts';
+import { resolveRecipe, type RecipeFlags } from '../../../train/recipe.ts';
 import { runConfigSchema, RUN_FILES, type RunConfig, type TaskName } from '../../../train/run-config.ts';
 
 /** `frost train` flags that make a new run's config (see train.ts for their help). */
-export interface NewRunFlags {
+export interface NewRunFlags extends RecipeFlags {
   task: TaskName;
   arch?: string;
   head: string;
@@ -21,7 +22,6 @@ export interface NewRunFlags {
   epochs?: number;
   maxMinutes?: number;
   seed: number;
-  lr?: number;
   batchSize?: number;
   minFreq?: number;
   /** 'word' (default) or 'bpe'. */
@@ -70,13 +70,15 @@ export async function newRunConfig(flags: NewRunFlags, runDir: string): Promise<
   const dataDir = resolve(flags.data);
   // Checked here so a mistyped --head-option is refused before any data is read.
   resolveHeadOptions(flags.head, flags.headOption);
+  // The recipe: flags, else the architecture's defaults (ArchDefinition.recipe), else the task's.
+  const { maxTokens, ...recipe } = resolveRecipe(arch, flags);
   const common = {
     arch,
     preset: flags.preset,
     archConfig: resolveArchConfig(arch, flags.preset, flags.set),
     head: { name: flags.head, options: flags.headOption },
     seed: flags.seed,
-    ...(flags.lr !== undefined ? { optim: { learningRate: flags.lr } } : {}),
+    ...recipe,
     epochs: flags.epochs,
     maxMinutes: flags.maxMinutes,
     valSentences: flags.valSentences,
@@ -101,10 +103,13 @@ export async function newRunConfig(flags: NewRunFlags, runDir: string): Promise<
       },
       tokenizer: subword ? 'sentencepiece' : kind === 'plain' ? 'whitespace' : 'multi30k',
       vocab: vocab(flags.minFreq ?? (kind === 'plain' ? 1 : 2)),
-      batch: { maxSentences: flags.batchSize ?? 64 },
+      // With --max-tokens alone no sentence cap applies (fairseq's): a batch of n sentences has n tokens or more.
+      batch: { maxSentences: flags.batchSize ?? maxTokens ?? 64, ...(maxTokens !== undefined ? { maxTokens } : {}) },
     });
   }
   if (flags.src !== undefined || flags.tgt !== undefined) throw new Error('--src and --tgt are for --task translation');
+  if (flags.maxTokens !== undefined)
+    throw new Error('--max-tokens is for --task translation (caption batches hold all captions of an image)');
   if (!existsSync(dataDir))
     throw new Error(
       `--data ${flags.data}: no such caption data set (a folder with dataset_<name>.json, or COCO annotations/)`,

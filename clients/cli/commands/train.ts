@@ -2,6 +2,7 @@ import { type Command, Option } from 'commander';
 import { resolve } from 'node:path';
 import { archNames, getHeadDefinition, headNames } from '../../../models/index.ts';
 import { initBackend } from '../../../train/backend/select.ts';
+import { scheduleNames } from '../../../train/schedules/index.ts';
 import { taskNames } from '../../../train/tasks/index.ts';
 import { resume, train } from '../../../train/trainer.ts';
 import { newRunConfig, type NewRunFlags } from './train-config.ts';
@@ -26,6 +27,30 @@ const positiveInt = (name: string) => (v: string) => {
 const positiveNumber = (name: string) => (v: string) => {
   const n = Number(v);
   if (!(n > 0)) throw new Error(`--${name} must be a positive number, got '${v}'`);
+  return n;
+};
+const nonNegativeNumber = (name: string) => (v: string) => {
+  const n = Number(v);
+  if (!(n >= 0) || v.trim() === '') throw new Error(`--${name} must be a number >= 0, got '${v}'`);
+  return n;
+};
+const nonNegativeInt = (name: string) => (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0 || v.trim() === '')
+    throw new Error(`--${name} must be an integer >= 0, got '${v}'`);
+  return n;
+};
+/** `0.9,0.98` (fairseq writes `'(0.9, 0.98)'`; brackets and spaces are accepted too). */
+const adamBetas = (v: string): [number, number] => {
+  const parts = v.replace(/[()[\]\s]/g, '').split(',');
+  const betas = parts.map(Number);
+  if (parts.length !== 2 || !betas.every((b) => b >= 0 && b < 1))
+    throw new Error(`--adam-betas expects two numbers in [0, 1) as beta1,beta2 (e.g. 0.9,0.98), got '${v}'`);
+  return [betas[0]!, betas[1]!];
+};
+const labelSmoothing = (v: string) => {
+  const n = Number(v);
+  if (!(n >= 0 && n < 1) || v.trim() === '') throw new Error(`--label-smoothing must be in [0, 1), got '${v}'`);
   return n;
 };
 const collect = (v: string, acc: string[]) => [...acc, v];
@@ -56,6 +81,20 @@ function headOptionsHelp(): string {
   return withOptions.map(([name, keys]) => `${name}: ${keys.join(', ')}`).join('; ');
 }
 
+/** Recipe flags (train/recipe.ts), refused with --resume. */
+const RECIPE_FLAGS: [keyof TrainFlags, string][] = [
+  ['lr', '--lr'],
+  ['labelSmoothing', '--label-smoothing'],
+  ['adamBetas', '--adam-betas'],
+  ['adamEps', '--adam-eps'],
+  ['clipNorm', '--clip-norm'],
+  ['lrSchedule', '--lr-schedule'],
+  ['warmupSteps', '--warmup-steps'],
+  ['warmupInitLr', '--warmup-init-lr'],
+  ['maxTokens', '--max-tokens'],
+  ['keepLast', '--keep-last'],
+];
+
 export function registerTrain(program: Command): void {
   program
     .command('train')
@@ -82,8 +121,46 @@ export function registerTrain(program: Command): void {
     .option('--epochs <n>', 'stop after n epochs', positiveInt('epochs'))
     .option('--max-minutes <m>', 'stop after m minutes of training', positiveNumber('max-minutes'))
     .option('--seed <n>', 'seed of everything random', intOption('--seed', 0, 0xffff_ffff), 1)
-    .option('--lr <rate>', 'Adam learning rate (default 1e-3; caption 4e-4)', positiveNumber('lr'))
+    .option(
+      '--lr <rate>',
+      "Adam learning rate, a warm-up schedule's peak (default: the architecture's recipe, else 1e-3; caption 4e-4)",
+      positiveNumber('lr'),
+    )
+    .option(
+      '--label-smoothing <eps>',
+      "label smoothing ε, fairseq's label_smoothed_cross_entropy (default: the architecture's recipe, else 0)",
+      labelSmoothing,
+    )
+    .option('--adam-betas <b1,b2>', "Adam β₁,β₂ (default 0.9,0.999; transformer's recipe 0.9,0.98)", adamBetas)
+    .option('--adam-eps <eps>', 'Adam ε (default 1e-8)', positiveNumber('adam-eps'))
+    .option(
+      '--clip-norm <n>',
+      'clip gradients to this global L2 norm; 0: no clipping (default 5)',
+      nonNegativeNumber('clip-norm'),
+    )
+    .addOption(
+      new Option(
+        '--lr-schedule <name>',
+        "learning-rate schedule: plateau (the paper's decay on no validation gain) or inverse-sqrt (warm-up, then 1/sqrt(step)); default: the architecture's recipe, else plateau",
+      ).choices(scheduleNames()),
+    )
+    .option('--warmup-steps <n>', 'inverse-sqrt: warm-up updates (default 4000)', positiveInt('warmup-steps'))
+    .option(
+      '--warmup-init-lr <rate>',
+      'inverse-sqrt: learning rate of the first update (default 0)',
+      nonNegativeNumber('warmup-init-lr'),
+    )
     .option('--batch-size <n>', 'sentences (captions) per batch (default 64; caption 32)', positiveInt('batch-size'))
+    .option(
+      '--max-tokens <n>',
+      'translation: at most n padded tokens per batch (B × longest side), as fairseq; with no --batch-size, no sentence cap',
+      positiveInt('max-tokens'),
+    )
+    .option(
+      '--keep-last <n>',
+      'keep the last n epoch checkpoints for `frost export --average-last` (default 5; 0: none)',
+      nonNegativeInt('keep-last'),
+    )
     .option(
       '--min-freq <n>',
       'vocabulary minimum frequency (default 2, 1 for plain corpora, 5 for captions)',
@@ -132,6 +209,12 @@ export function registerTrain(program: Command): void {
     .action(async (flags: TrainFlags) => {
       await initBackend({ prefer: flags.backend, quiet: flags.quiet });
       if (flags.resume) {
+        // The recipe is the run's, in its config.json: a resumed run continues with it, so a flag would be ignored.
+        const recipeFlags = RECIPE_FLAGS.filter(([key]) => flags[key] !== undefined).map(([, flag]) => flag);
+        if (recipeFlags.length > 0)
+          throw new Error(
+            `${recipeFlags.join(', ')}: the recipe is fixed when a run starts; --resume continues with the one in ${flags.resume}/config.json`,
+          );
         const result = await resume(
           resolve(flags.resume),
           { epochs: flags.epochs, maxMinutes: flags.maxMinutes },

@@ -1,31 +1,34 @@
 /**
  * FrostSoftmaxXentGrad (the contract is in models/loss.ts) for the wasm backend:
- * dlogits = w_i · probs_i with w_i = dy · mask_i, and w_i taken off at the target, in one wasm SIMD
- * pass over the [N, |V|] tensor (the largest in the model) instead of OneHot, Sub and a broadcast
- * Multiply: [1856, 5921] ≈ 4 ms against 11-23 here.
+ * dlogits = w_i · probs_i − w_i ε' with w_i = dy · mask_i, and w_i (1 − ε − ε') taken off at the
+ * target, in one wasm SIMD pass over the [N, |V|] tensor (the largest in the model) instead of
+ * OneHot, Sub and a broadcast Multiply: [1856, 5921] ≈ 4 ms against 11-23 here. Without label
+ * smoothing (ε = ε' = 0) the subtraction of 0 leaves every value as it was before smoothing existed.
  *
  * FrostSoftmaxXent: probs from XNNPACK's Softmax (a wasm SIMD softmax written the same way, max,
  * exp with its sum, scale, was no faster), and the value from the probabilities themselves:
  * mask_i · −log p_i[y_i], a JS loop over N rows. The ops instead find logsumexp from two more
  * full passes over [N, |V|] (max z and max p). Where p_i[y_i] is too small for its logarithm to
  * be as exact as the logsumexp form (below TINY_PROB, or 0 after underflow) that row is
- * summed the exact way, in float64 from its logits.
+ * summed the exact way, in float64 from its logits. With label smoothing the row's logsumexp is
+ * z_i[y_i] + nll_i, and Σ_j z_ij comes from the wasm Sum kernel: one more pass over z, only then.
  */
 import { getKernel, type KernelFunc, type TensorInfo } from '@tensorflow/tfjs-core';
-import { SOFTMAX_XENT_GRAD_KERNEL, SOFTMAX_XENT_KERNEL } from '../../../models/loss.ts';
+import { SOFTMAX_XENT_GRAD_KERNEL, SOFTMAX_XENT_KERNEL, smoothedTargetWeights } from '../../../models/loss.ts';
 import { f32, forRange, i32, ModuleBuilder, seq, when } from './wasm-builder.ts';
 import { at, heapFunctions, heapOffset, lanesLoop } from './wasm-lanes.ts';
 import { asWasmBackend, checkKernelInputs, f32View, numericView, type WasmBackend } from './wasm-internals.ts';
 
 function buildModule(): ModuleBuilder {
   const m = new ModuleBuilder();
-  const f = m.func('xent_bwd', ['probs', 'out', 'targets', 'mask', 'dyBits', 'rows', 'cols']);
-  const [probs, out, targets, mask, dyBits, rows, cols] = f.params;
+  const f = m.func('xent_bwd', ['probs', 'out', 'targets', 'mask', 'dyBits', 'rows', 'cols', 'onBits', 'offBits']);
+  const [probs, out, targets, mask, dyBits, rows, cols, onBits, offBits] = f.params;
   const n = f.local('i32');
   const rowBytes = f.local('i32');
   const pRow = f.local('i32');
   const oRow = f.local('i32');
   const w = f.local('f32');
+  const wOff = f.local('f32');
   const y = f.local('i32');
   const yAddr = f.local('i32');
   const word = (base: typeof n) => i32.add(base.get(), i32.shl(n.get(), i32.const(2)));
@@ -39,15 +42,19 @@ function buildModule(): ModuleBuilder {
       seq(
         pRow.set(i32.add(probs.get(), i32.mul(n.get(), rowBytes.get()))),
         oRow.set(i32.add(out.get(), i32.mul(n.get(), rowBytes.get()))),
-        // w = mask_n · dy; row = w · probs_n; row[y_n] −= w (a target outside [0, |V|) is skipped)
+        // w = mask_n · dy; row = w · probs_n − w ε'; row[y_n] −= w (1 − ε − ε') (a target outside [0, |V|) is
+        // skipped)
         w.set(f32.mul(f32.load(word(mask)), f32.reinterpretI32(dyBits.get()))),
-        lanesLoop(f, rowBytes, (L, j) => L.store(at(oRow, j), L.mul(L.load(at(pRow, j)), L.splat(w.get())))),
+        wOff.set(f32.mul(w.get(), f32.reinterpretI32(offBits.get()))),
+        lanesLoop(f, rowBytes, (L, j) =>
+          L.store(at(oRow, j), L.sub(L.mul(L.load(at(pRow, j)), L.splat(w.get())), L.splat(wOff.get()))),
+        ),
         y.set(i32.load(word(targets))),
         when(
           i32.ltU(y.get(), cols.get()),
           seq(
             yAddr.set(i32.add(oRow.get(), i32.shl(y.get(), i32.const(2)))),
-            f32.store(yAddr.get(), f32.sub(f32.load(yAddr.get()), w.get())),
+            f32.store(yAddr.get(), f32.sub(f32.load(yAddr.get()), f32.mul(w.get(), f32.reinterpretI32(onBits.get())))),
           ),
         ),
       ),
@@ -56,7 +63,18 @@ function buildModule(): ModuleBuilder {
   return m;
 }
 
-export const softmaxXentGradKernel: KernelFunc = ({ inputs, backend: b }) => {
+/** A float32's bits as an int32, for passing it to the wasm function. */
+function f32Bits(x: number): number {
+  return new Int32Array(Float32Array.of(x).buffer)[0];
+}
+
+/** The smoothing attribute (absent: 0, the plain cross-entropy). */
+function smoothingAttr(attrs: unknown): number {
+  const eps = (attrs as { smoothing?: unknown } | undefined)?.smoothing;
+  return typeof eps === 'number' ? eps : 0;
+}
+
+export const softmaxXentGradKernel: KernelFunc = ({ inputs, backend: b, attrs }) => {
   const backend: WasmBackend = asWasmBackend(b);
   checkKernelInputs(
     SOFTMAX_XENT_GRAD_KERNEL,
@@ -68,6 +86,7 @@ export const softmaxXentGradKernel: KernelFunc = ({ inputs, backend: b }) => {
   const [N, V] = probs.shape;
   const out = backend.makeOutput([N, V], 'float32');
   const dyBits = new Int32Array(f32View(backend, dy).slice(0, 1).buffer)[0];
+  const { onTarget, offTarget } = smoothedTargetWeights(smoothingAttr(attrs), V);
   heapFunctions(backend, buildModule).xent_bwd(
     heapOffset(backend, probs),
     heapOffset(backend, out),
@@ -76,6 +95,8 @@ export const softmaxXentGradKernel: KernelFunc = ({ inputs, backend: b }) => {
     dyBits,
     N,
     V,
+    f32Bits(onTarget - offTarget),
+    f32Bits(offTarget),
   );
   return [out];
 };
@@ -93,7 +114,7 @@ function exactRowLoss(z: Float32Array, row: number, V: number, y: number): numbe
   return max + Math.log(sum) - z[base + y];
 }
 
-export const softmaxXentKernel: KernelFunc = ({ inputs, backend: b }) => {
+export const softmaxXentKernel: KernelFunc = ({ inputs, backend: b, attrs }) => {
   const backend: WasmBackend = asWasmBackend(b);
   checkKernelInputs(
     SOFTMAX_XENT_KERNEL,
@@ -110,22 +131,41 @@ export const softmaxXentKernel: KernelFunc = ({ inputs, backend: b }) => {
     backend: b,
     attrs: { dim: logits.shape.length - 1 },
   }) as TensorInfo;
+  const smoothing = smoothingAttr(attrs);
+  const rowSums = smoothing > 0 ? sumRows(logits, b) : null;
   const value = backend.makeOutput([], 'float32');
-  // Views after both outputs exist (an allocation may grow the heap).
+  const nllOut = backend.makeOutput([], 'float32');
+  // Views after every output exists (an allocation may grow the heap).
   const [p, z, m] = [probs, logits, mask].map((t) => f32View(backend, t));
+  const sums = rowSums ? f32View(backend, rowSums) : null;
   const y = numericView(backend, targets);
+  const { onTarget, offTarget } = smoothedTargetWeights(smoothing, V);
   let total = 0;
+  let nllTotal = 0;
   for (let i = 0; i < N; i++) {
     if (m[i] === 0) continue;
     const t = y[i];
     if (!(t >= 0 && t < V)) {
-      backend.disposeData(probs.dataId);
-      backend.disposeData(value.dataId);
+      for (const out of [probs, value, nllOut, rowSums]) if (out) backend.disposeData(out.dataId);
       throw new RangeError(`${SOFTMAX_XENT_KERNEL}: target ${t} of row ${i} is outside the vocabulary [0, ${V})`);
     }
     const pt = p[i * V + t];
-    total += m[i] * (pt >= TINY_PROB ? -Math.log(pt) : exactRowLoss(z, i, V, t));
+    const nll = pt >= TINY_PROB ? -Math.log(pt) : exactRowLoss(z, i, V, t);
+    nllTotal += m[i] * nll;
+    if (sums) {
+      const lse = z[i * V + t] + nll;
+      total += m[i] * ((onTarget - offTarget) * nll + offTarget * (V * lse - sums[i]));
+    }
   }
-  f32View(backend, value)[0] = total;
-  return [value, probs];
+  if (rowSums) backend.disposeData(rowSums.dataId);
+  f32View(backend, value)[0] = sums ? total : nllTotal;
+  f32View(backend, nllOut)[0] = nllTotal;
+  return [value, probs, nllOut];
 };
+
+/** Σ_j z_ij [N] through the backend's Sum kernel (one vectorised pass over z). */
+function sumRows(logits: TensorInfo, b: Parameters<KernelFunc>[0]['backend']): TensorInfo {
+  const sum = getKernel('Sum', 'wasm');
+  if (sum == null) throw new Error(`${SOFTMAX_XENT_KERNEL}: no wasm Sum kernel`);
+  return sum.kernelFunc({ inputs: { x: logits }, backend: b, attrs: { axis: [1], keepDims: false } }) as TensorInfo;
+}

@@ -1,0 +1,73 @@
+import type { OptionsSchema } from '../../core/options.ts';
+
+/**
+ * A learning-rate schedule (one file each in train/schedules/): the rate of every update, and what
+ * an epoch's validation score does to it. Its `state` is plain JSON, saved with every checkpoint
+ * and handed back on resume, so an interrupted run continues on the same rates.
+ */
+export interface LrSchedule {
+  /** Everything the schedule remembers between sessions (JSON). */
+  state: ScheduleState;
+  /** The learning rate of update `step` (1-based), given the rate in use now. */
+  rateAt(step: number, current: number): number;
+  /** After an epoch's validation: whether it is the best yet, the rate from now on, whether to stop. */
+  observe(score: number, epoch: number, current: number): ScheduleVerdict;
+}
+
+export interface ScheduleVerdict {
+  improved: boolean;
+  learningRate: number;
+  stop: boolean;
+  /** A line for the log when the schedule changed the rate. */
+  note?: string;
+}
+
+/** The validation tracker's state, which every schedule's state includes (and may add to). */
+export interface ScheduleState {
+  best: number;
+  bestEpoch: number;
+  sinceBest: number;
+  [key: string]: unknown;
+}
+
+/** What every schedule is built with. */
+export interface ScheduleContext {
+  /** The configured learning rate (`--lr`): the initial rate, or a warm-up's peak. */
+  learningRate: number;
+  /** Stop after this many epochs without a validation gain (fairseq's --patience). */
+  stopAfter: number;
+}
+
+export interface ScheduleDefinition<Options extends object = object> {
+  name: string;
+  /** One line for `frost train --help`. */
+  summary: string;
+  /** The schedule's options with types and defaults (run config `schedule`, besides name and stopAfter). */
+  options: OptionsSchema<Options>;
+  create(options: Options, ctx: ScheduleContext): LrSchedule;
+}
+
+/** Best validation score so far, and the stop after `stopAfter` epochs without a gain; every schedule has one. */
+export class ValidationTracker {
+  constructor(
+    readonly stopAfter: number,
+    readonly state: ScheduleState,
+  ) {}
+
+  static initialState(): ScheduleState {
+    return { best: -Infinity, bestEpoch: -1, sinceBest: 0 };
+  }
+
+  /** Records a score; says whether it is the best yet and whether training should stop. */
+  observe(score: number, epoch: number): { improved: boolean; stop: boolean } {
+    const s = this.state;
+    if (score > s.best) {
+      s.best = score;
+      s.bestEpoch = epoch;
+      s.sinceBest = 0;
+      return { improved: true, stop: false };
+    }
+    s.sinceBest += 1;
+    return { improved: false, stop: s.sinceBest >= this.stopAfter };
+  }
+}
