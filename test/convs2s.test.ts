@@ -9,7 +9,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import * as ort from 'onnxruntime-node';
 import { Vocabulary } from '../core/vocab.ts';
 import { checkParity, PARITY_TOLERANCE } from '../export/parity.ts';
-import { Convs2sModel } from '../models/archs/convs2s.ts';
+import type { Convs2sModel } from '../models/archs/convs2s.ts';
 import { parseConvs2sLayers } from '../models/archs/convs2s-layers.ts';
 import { buildModel, headNames, resolveArchConfig, type NamedTensors, type Seq2SeqModel } from '../models/index.ts';
 import { initBackend } from '../train/backend/select.ts';
