@@ -83,8 +83,8 @@ const settings = z.strictObject({
 const presets: Record<string, Convs2sConfig> = {
   tiny: {
     embedding: 64,
-    encoderLayers: '96:3*2',
-    decoderLayers: '96:3*2',
+    encoderLayers: '96:3*3',
+    decoderLayers: '96:3*3',
     output: 48,
     maxPositions: 128,
     dropout: 0,
