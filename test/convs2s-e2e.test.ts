@@ -8,6 +8,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { newRunConfig } from '../clients/cli/commands/train-config.ts';
 import { corpusBleu } from '../core/metrics/bleu.ts';
 import { loadModelDir } from '../core/runtime/load-node.ts';
 import { exportRun } from '../export/export-run.ts';
@@ -78,5 +79,27 @@ describe('convs2s on the toy corpus', () => {
     } finally {
       await server.close();
     }
+  });
+
+  test('frost train flags: --arch convs2s with a preset, --set on a layer stack, --clip-norm', async () => {
+    const config = await newRunConfig(
+      {
+        task: 'translation',
+        arch: 'convs2s',
+        head: 'tied',
+        data: dataDir,
+        preset: 'wmt',
+        set: { decoderLayers: '512:3*2,2048:1', dropout: 0.1 },
+        headOption: {},
+        seed: 1,
+        clipNorm: 0.5,
+      },
+      join(dir, 'flags-run'),
+    );
+    assert.equal(config.arch, 'convs2s');
+    assert.deepEqual(config.optim, { learningRate: 1e-3, clipNorm: 0.5 });
+    assert.equal(config.archConfig.decoderLayers, '512:3*2,2048:1');
+    assert.equal(config.archConfig.embedding, 768);
+    assert.equal(config.archConfig.dropout, 0.1);
   });
 });

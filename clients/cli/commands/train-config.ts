@@ -22,6 +22,7 @@ export interface NewRunFlags {
   maxMinutes?: number;
   seed: number;
   lr?: number;
+  clipNorm?: number;
   batchSize?: number;
   minFreq?: number;
   /** 'word' (default) or 'bpe'. */
@@ -76,7 +77,14 @@ export async function newRunConfig(flags: NewRunFlags, runDir: string): Promise<
     archConfig: resolveArchConfig(arch, flags.preset, flags.set),
     head: { name: flags.head, options: flags.headOption },
     seed: flags.seed,
-    ...(flags.lr !== undefined ? { optim: { learningRate: flags.lr } } : {}),
+    ...(flags.lr !== undefined || flags.clipNorm !== undefined
+      ? {
+          optim: {
+            ...(flags.lr !== undefined ? { learningRate: flags.lr } : {}),
+            ...(flags.clipNorm !== undefined ? { clipNorm: flags.clipNorm } : {}),
+          },
+        }
+      : {}),
     epochs: flags.epochs,
     maxMinutes: flags.maxMinutes,
     valSentences: flags.valSentences,

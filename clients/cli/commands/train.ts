@@ -1,6 +1,6 @@
 import { type Command, Option } from 'commander';
 import { resolve } from 'node:path';
-import { archNames, getHeadDefinition, headNames } from '../../../models/index.ts';
+import { archNames, getArch, getHeadDefinition, headNames } from '../../../models/index.ts';
 import { initBackend } from '../../../train/backend/select.ts';
 import { taskNames } from '../../../train/tasks/index.ts';
 import { resume, train } from '../../../train/trainer.ts';
@@ -56,6 +56,13 @@ function headOptionsHelp(): string {
   return withOptions.map(([name, keys]) => `${name}: ${keys.join(', ')}`).join('; ');
 }
 
+/** Each architecture's presets, from the registry: "rnn-attn: tiny, small, paper; ...". */
+function presetsHelp(): string {
+  return archNames()
+    .map((name) => `${name}: ${Object.keys(getArch(name).presets).join(', ')}`)
+    .join('; ');
+}
+
 export function registerTrain(program: Command): void {
   program
     .command('train')
@@ -74,7 +81,7 @@ export function registerTrain(program: Command): void {
     )
     .option('--src <lang>', 'source language (translation)')
     .option('--tgt <lang>', 'target language (translation)')
-    .option('--preset <name>', 'architecture preset: tiny, small, paper', 'small')
+    .option('--preset <name>', `architecture preset (${presetsHelp()})`, 'small')
     .option('--set <key=value>', 'override one architecture setting (repeatable)', collect, [])
     .option('--head-option <key=value>', `set one output-head option (repeatable; ${headOptionsHelp()})`, collect, [])
     .option('--out <dir>', 'run folder to create')
@@ -83,6 +90,7 @@ export function registerTrain(program: Command): void {
     .option('--max-minutes <m>', 'stop after m minutes of training', positiveNumber('max-minutes'))
     .option('--seed <n>', 'seed of everything random', intOption('--seed', 0, 0xffff_ffff), 1)
     .option('--lr <rate>', 'Adam learning rate (default 1e-3; caption 4e-4)', positiveNumber('lr'))
+    .option('--clip-norm <n>', 'clip the gradient to this global L2 norm (default 5)', positiveNumber('clip-norm'))
     .option('--batch-size <n>', 'sentences (captions) per batch (default 64; caption 32)', positiveInt('batch-size'))
     .option(
       '--min-freq <n>',
