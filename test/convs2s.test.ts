@@ -129,6 +129,35 @@ function maxScaledDiff(a: Float32Array, b: Float32Array): number {
   return worst;
 }
 
+describe('convs2s with a joint (subword) vocabulary', () => {
+  test('one embedding matrix for source, target and a tied head; trains and exports with parity', async () => {
+    const V = Math.max(sizes.srcVocab, sizes.tgtVocab);
+    const model = buildModel(
+      'convs2s',
+      config,
+      { srcVocab: V, tgtVocab: V, jointEmbedding: true },
+      { name: 'tied' },
+      SEED,
+    );
+    try {
+      assert.ok(!model.params.learnable.has('encoder/embedding'));
+      assert.ok(model.params.learnable.has('decoder/embedding'));
+      const { losses, leaked } = trainSteps(model, 6);
+      assert.equal(leaked, 0);
+      assert.ok(losses[5]! < losses[0]!, losses.join(' '));
+      const { encoder, decoder } = model.toOnnx();
+      const parity = await checkParity(model, encoder.toBytes(), decoder.toBytes(), longSamples(3), BOS, PAD);
+      assert.ok(parity.maxScaledDiff <= PARITY_TOLERANCE, `parity ${parity.maxScaledDiff}`);
+    } finally {
+      model.params.dispose();
+    }
+    assert.throws(
+      () => buildModel('convs2s', config, { srcVocab: 10, tgtVocab: 12, jointEmbedding: true }, { name: 'tied' }, 1),
+      { message: /joint embedding needs one vocabulary/ },
+    );
+  });
+});
+
 describe('convs2s incremental decoder', () => {
   /** A trained tiny model (weights away from their initial values) and a padded batch with teacher-forced targets. */
   function setup(decoderLayers?: string) {
