@@ -11,7 +11,8 @@
  *     --worker) trains the `small` preset for --warmup + --steps steps, and the PyTorch peer
  *     (bench/peer/rnn_attn.py, or bench/peer/convs2s.py for --arch convs2s; Debian's python3-torch,
  *     when `/usr/bin/python3 -c "import torch"` works) the same steps; frost first in odd rounds,
- *     PyTorch first in even ones, so that a burst of load on this shared machine hits both sides, and each round's ratio is printed;
+ *     PyTorch first in even ones, so that a burst of load on this shared machine hits both sides,
+ *     and each round's ratio is printed;
  *     --gemm picks what runs frost's large GEMMs: native (the first provider that loads), blas,
  *     mlas or xnnpack (train/backend/kernels/native-gemm.ts); frost's decoder skips target padding
  *     (models/packed-steps.ts), the peer's computes it as PyTorch NMT code usually does, or, with
