@@ -601,7 +601,7 @@ async function orchestrate(): Promise<void> {
         ? `; CPU time stolen by the VM's host while a side ran: up to ${(100 * Math.max(...steals)).toFixed(1)}% (each side's figure is in the log and results.json).`
         : '.'),
     torchVersion
-      ? `PyTorch ${torchVersion} (${args.python}), ${peer.find((p) => p.threads)?.threads ?? '?'} threads, ${PEER_TARGETS[args['peer-targets']!]}; BLAS loaded in its process: ${blas.join(', ') || 'unknown'} (torch's ${/BLAS_INFO=\w+/.exec(peer.find((p) => p.blasConfig)?.blasConfig ?? '')?.[0] ?? 'BLAS_INFO=?'}: it calls whatever libblas.so.3 the system's alternatives point to).`
+      ? `PyTorch ${torchVersion} (${args.python}), ${peer.find((p) => p.threads)?.threads ?? '?'} threads, ${ARCH === 'convs2s' ? 'both decoders computing every padded target position (a convolutional decoder runs the whole target at once)' : PEER_TARGETS[args['peer-targets']!]}; BLAS loaded in its process: ${blas.join(', ') || 'unknown'} (torch's ${/BLAS_INFO=\w+/.exec(peer.find((p) => p.blasConfig)?.blasConfig ?? '')?.[0] ?? 'BLAS_INFO=?'}: it calls whatever libblas.so.3 the system's alternatives point to).`
       : 'PyTorch: not available here, no ratios.',
     '',
     ...table,
