@@ -16,7 +16,7 @@ import { initBackend } from '../train/backend/select.ts';
 import { makeBatch, planBatches, type EncodedPair } from '../train/data/batches.ts';
 import { makeToyCorpus } from '../train/data/toy-corpus.ts';
 import { Adam } from '../train/optim/adam.ts';
-import { checkModel } from './helpers/onnx-check.ts';
+import { checkModel, runOrt, runOrtWeb, type Feed, type TensorResult } from './helpers/onnx-check.ts';
 
 const SEED = 11;
 const BOS = 2;
@@ -254,6 +254,39 @@ describe('convs2s incremental decoder', () => {
       await enc.release();
       await dec.release();
       assert.ok(worst <= PARITY_TOLERANCE, `onnx steps vs tfjs full decoder: ${worst}`);
+    } finally {
+      model.params.dispose();
+    }
+  });
+
+  test('onnxruntime-web (the browser runtime) runs the encoder and the step graph as onnxruntime-node does', async () => {
+    const { model, B, S, T, src, tgtIn, lengths } = setup();
+    try {
+      const { encoder, decoder } = model.toOnnx();
+      const encoderBytes = encoder.toBytes();
+      const decoderBytes = decoder.toBytes();
+      const encFeeds: Record<string, Feed> = {
+        src_ids: { dims: [B, S], data: BigInt64Array.from(src, BigInt) },
+        src_lengths: { dims: [B], data: BigInt64Array.from(lengths, BigInt) },
+      };
+      const asFeed = (t: TensorResult): Feed => ({ dims: t.dims, data: t.data });
+      const runs = { node: runOrt, web: runOrtWeb };
+      const logProbs: Record<string, Float32Array[]> = { node: [], web: [] };
+      for (const [name, run] of Object.entries(runs)) {
+        const encOut = await run(encoderBytes, encFeeds);
+        const feeds: Record<string, Feed> = {};
+        for (const n of [...model.stateNames, ...model.memoryNames]) feeds[n] = asFeed(encOut[n]!);
+        for (let t = 0; t < Math.min(T, 6); t++) {
+          const prev = BigInt64Array.from({ length: B }, (_, b) => BigInt(tgtIn[b * T + t]!));
+          const out = await run(decoderBytes, { ...feeds, prev_token: { dims: [B], data: prev } });
+          logProbs[name]!.push(out.log_probs!.data as Float32Array);
+          for (const n of model.stateNames) feeds[n] = asFeed(out[`next_${n}`]!);
+        }
+      }
+      for (let t = 0; t < logProbs.node!.length; t++) {
+        const diff = maxScaledDiff(logProbs.web![t]!, logProbs.node![t]!);
+        assert.ok(diff <= 1e-5, `step ${t}: web vs node ${diff}`);
+      }
     } finally {
       model.params.dispose();
     }
