@@ -4,6 +4,7 @@
  * like any decoder state) → frost serve.
  */
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +13,7 @@ import { newRunConfig } from '../clients/cli/commands/train-config.ts';
 import { corpusBleu } from '../core/metrics/bleu.ts';
 import { loadModelDir } from '../core/runtime/load-node.ts';
 import { exportRun } from '../export/export-run.ts';
+import { getExperiment } from '../report/experiments/index.ts';
 import { startServer } from '../serve/server.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { checkModel } from './helpers/onnx-check.ts';
@@ -101,5 +103,18 @@ describe('convs2s on the toy corpus', () => {
     assert.equal(config.archConfig.decoderLayers, '512:3*2,2048:1');
     assert.equal(config.archConfig.embedding, 768);
     assert.equal(config.archConfig.dropout, 0.1);
+  });
+
+  test('frost experiment mt-heads --arch convs2s: an unknown architecture or preset is refused before any data is read', async () => {
+    const mtHeads = getExperiment('mt-heads');
+    const out = join(dir, 'never-written');
+    await assert.rejects(mtHeads.run({ data: 'toy', budgetMinutes: 1, arch: 'convs3s', out, log: () => {} }), {
+      message: /unknown architecture 'convs3s'.*convs2s/,
+    });
+    await assert.rejects(
+      mtHeads.run({ data: 'toy', budgetMinutes: 1, arch: 'convs2s', preset: 'paper', out, log: () => {} }),
+      { message: "unknown preset 'paper' for 'convs2s'; presets: tiny, small, wmt" },
+    );
+    assert.ok(!existsSync(out));
   });
 });
