@@ -14,7 +14,10 @@ const benches: { file: string; args: string[] }[] = [
   { file: 'hadamard-head.ts', args: [] },
   { file: 'frozen-heads.ts', args: [] },
   { file: 'train-speed.ts', args: [] },
-  { file: 'train-speed.ts', args: ['--arch', 'convs2s', '--heads', 'learned,fixed-l2'] },
+  {
+    file: 'train-speed.ts',
+    args: ['--arch', 'convs2s', '--heads', 'learned,fixed-l2', '--out', 'reports/train-speed-convs2s'],
+  },
   { file: 'convs2s-step-cost.ts', args: [] },
   { file: 'serve-load.ts', args: [] },
   { file: 'mt-heads.ts', args: process.argv.slice(2) },
