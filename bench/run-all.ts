@@ -14,6 +14,11 @@ const benches: { file: string; args: string[] }[] = [
   { file: 'hadamard-head.ts', args: [] },
   { file: 'frozen-heads.ts', args: [] },
   { file: 'train-speed.ts', args: [] },
+  {
+    file: 'train-speed.ts',
+    args: ['--arch', 'convs2s', '--heads', 'learned,fixed-l2', '--out', 'reports/train-speed-convs2s'],
+  },
+  { file: 'convs2s-step-cost.ts', args: [] },
   { file: 'serve-load.ts', args: [] },
   { file: 'mt-heads.ts', args: process.argv.slice(2) },
   { file: 'web-load.ts', args: ['--models', 'runs/bench-mt-heads/artifacts'] },

@@ -1,5 +1,5 @@
 /**
- * Training speed of rnn-attn on Multi30k, frost vs PyTorch on the same CPU, the same batches.
+ * Training speed of rnn-attn (or --arch convs2s) on Multi30k, frost vs PyTorch on the same CPU, the same batches.
  *
  *   npm run bench:train
  *   npm run bench:train -- --steps 20 --heads learned,fixed-l2 --threads 1,2 --gemm blas,mlas,xnnpack --rounds 3
@@ -9,9 +9,10 @@
  *     min frequency 2, 64 sentences a batch) and writes them to a file both sides read;
  *  2. per output head and thread count, --rounds times: a frost child process (this file with
  *     --worker) trains the `small` preset for --warmup + --steps steps, and the PyTorch peer
- *     (bench/peer/rnn_attn.py, Debian's python3-torch, when `/usr/bin/python3 -c "import torch"`
- *     works) the same steps; frost first in odd rounds, PyTorch first in even ones, so that a
- *     burst of load on this shared machine hits both sides, and each round's ratio is printed;
+ *     (bench/peer/rnn_attn.py, or bench/peer/convs2s.py for --arch convs2s; Debian's python3-torch,
+ *     when `/usr/bin/python3 -c "import torch"` works) the same steps; frost first in odd rounds,
+ *     PyTorch first in even ones, so that a burst of load on this shared machine hits both sides,
+ *     and each round's ratio is printed;
  *     --gemm picks what runs frost's large GEMMs: native (the first provider that loads), blas,
  *     mlas or xnnpack (train/backend/kernels/native-gemm.ts); frost's decoder skips target padding
  *     (models/packed-steps.ts), the peer's computes it as PyTorch NMT code usually does, or, with
@@ -54,6 +55,7 @@ const { values: args } = parseArgs({
     'wasm-threads': { type: 'string', default: '1' },
     'leak-steps': { type: 'string', default: '200' },
     rounds: { type: 'string', default: '4' },
+    arch: { type: 'string', default: 'rnn-attn' },
     preset: { type: 'string', default: 'small' },
     batch: { type: 'string', default: '64' },
     data: { type: 'string', default: 'multi30k' },
@@ -81,6 +83,15 @@ const PEER_TARGETS: Record<string, string> = {
   padded: 'its decoder computing every padded target position, as PyTorch NMT code usually does (frost skips them)',
   packed: 'its decoder skipping target padding as frost does (--peer-targets packed)',
 };
+/** The PyTorch peer of each architecture the bench knows. */
+const PEER_SCRIPTS: Readonly<Record<string, string>> = {
+  'rnn-attn': 'bench/peer/rnn_attn.py',
+  convs2s: 'bench/peer/convs2s.py',
+};
+const ARCH = args.arch!;
+if (!(ARCH in PEER_SCRIPTS)) throw new Error(`--arch takes ${Object.keys(PEER_SCRIPTS).join(' or ')}; got '${ARCH}'`);
+// A convolutional decoder has no steps to skip: the whole target runs as one tensor on both sides.
+if (ARCH === 'convs2s' && args['peer-targets'] !== 'padded') throw new Error('--peer-targets packed is for rnn-attn');
 if (!(args['peer-targets']! in PEER_TARGETS))
   throw new Error(`--peer-targets takes ${Object.keys(PEER_TARGETS).join(' or ')}; got '${args['peer-targets']}'`);
 
@@ -230,13 +241,7 @@ async function worker(): Promise<void> {
   const sizes = { srcVocab: data.srcVocab, tgtVocab: data.tgtVocab };
 
   const train = (preset: string, count: number, onStep?: (i: number, seconds: number) => void) => {
-    const model = buildModel(
-      'rnn-attn',
-      resolveArchConfig('rnn-attn', preset),
-      sizes,
-      { name: head },
-      Number(args.seed),
-    );
+    const model = buildModel(ARCH, resolveArchConfig(ARCH, preset), sizes, { name: head }, Number(args.seed));
     const adam = new Adam(model.params.learnable);
     const step = (i: number) => {
       const b = data.batches[i % data.batches.length];
@@ -411,7 +416,7 @@ async function orchestrate(): Promise<void> {
   );
   log(
     torchVersion
-      ? `PyTorch ${torchVersion} peer: ${args.python} bench/peer/rnn_attn.py`
+      ? `PyTorch ${torchVersion} peer: ${args.python} ${PEER_SCRIPTS[ARCH]}`
       : 'PyTorch peer: not available (no torch for this python)',
   );
 
@@ -419,7 +424,7 @@ async function orchestrate(): Promise<void> {
   const peer: SideResult[] = [];
   /** frost/PyTorch tokens/s of each round, per head, threads and GEMM. */
   const roundRatios = new Map<string, number[]>();
-  const cfg = resolveArchConfig('rnn-attn', args.preset!);
+  const cfg = resolveArchConfig(ARCH, args.preset!);
   const runFrost = async (head: string, threads: number, gemm: string, leakSteps: number): Promise<SideResult> => {
     const argv = [
       '--import',
@@ -442,6 +447,8 @@ async function orchestrate(): Promise<void> {
       String(WARMUP),
       '--leak-steps',
       String(leakSteps),
+      '--arch',
+      ARCH,
       '--preset',
       args.preset!,
       '--seed',
@@ -461,7 +468,7 @@ async function orchestrate(): Promise<void> {
     const r = await runChild(
       args.python!,
       [
-        join(REPO_ROOT, 'bench/peer/rnn_attn.py'),
+        join(REPO_ROOT, PEER_SCRIPTS[ARCH]!),
         '--batches',
         batchFile,
         '--head',
@@ -584,7 +591,7 @@ async function orchestrate(): Promise<void> {
   const steals = [...frost, ...peer].flatMap((r) => (r.stealShare == null ? [] : [r.stealShare]));
   const leaks = ok.filter((r) => (r.tensorGrowth ?? 0) !== 0 || (r.leak?.tensorGrowth ?? 0) !== 0);
   const md = [
-    `# Training speed: frost (tfjs wasm) vs PyTorch, rnn-attn/${args.preset}`,
+    `# Training speed: frost (tfjs wasm) vs PyTorch, ${ARCH}/${args.preset}`,
     '',
     `${data.source}; |V| ${data.srcVocab} → ${data.tgtVocab}; batches of ${args.batch} sentences, ${meanTokens.toFixed(0)} target tokens on average (${(100 * targetPadding).toFixed(0)}% of the padded target positions are padding); ` +
       `Adam, teacher forcing, dropout ${cfg.dropout}; ${WARMUP} warm-up + ${STEPS} measured steps per head and round, the same batches on both sides; ` +
@@ -594,7 +601,7 @@ async function orchestrate(): Promise<void> {
         ? `; CPU time stolen by the VM's host while a side ran: up to ${(100 * Math.max(...steals)).toFixed(1)}% (each side's figure is in the log and results.json).`
         : '.'),
     torchVersion
-      ? `PyTorch ${torchVersion} (${args.python}), ${peer.find((p) => p.threads)?.threads ?? '?'} threads, ${PEER_TARGETS[args['peer-targets']!]}; BLAS loaded in its process: ${blas.join(', ') || 'unknown'} (torch's ${/BLAS_INFO=\w+/.exec(peer.find((p) => p.blasConfig)?.blasConfig ?? '')?.[0] ?? 'BLAS_INFO=?'}: it calls whatever libblas.so.3 the system's alternatives point to).`
+      ? `PyTorch ${torchVersion} (${args.python}), ${peer.find((p) => p.threads)?.threads ?? '?'} threads, ${ARCH === 'convs2s' ? 'both decoders computing every padded target position (a convolutional decoder runs the whole target at once)' : PEER_TARGETS[args['peer-targets']!]}; BLAS loaded in its process: ${blas.join(', ') || 'unknown'} (torch's ${/BLAS_INFO=\w+/.exec(peer.find((p) => p.blasConfig)?.blasConfig ?? '')?.[0] ?? 'BLAS_INFO=?'}: it calls whatever libblas.so.3 the system's alternatives point to).`
       : 'PyTorch: not available here, no ratios.',
     '',
     ...table,
@@ -611,7 +618,7 @@ async function orchestrate(): Promise<void> {
     '',
     `Tensor leaks: ${leaks.length === 0 ? `none (growth 0 over the ${STEPS} measured steps of each head, and over ${LEAK_STEPS} steps of the tiny preset)` : `GROWTH in ${leaks.map((r) => r.head).join(', ')}`}.`,
     '',
-    `Command: \`npm run bench:train -- --steps ${STEPS} --warmup ${WARMUP} --rounds ${ROUNDS} --heads ${heads.join(',')} --threads ${threadsList.join(',')} --gemm ${gemms.join(',')}${args['peer-targets'] === 'padded' ? '' : ` --peer-targets ${args['peer-targets']}`}\` (${((Date.now() - started) / 60000).toFixed(1)} min).`,
+    `Command: \`npm run bench:train -- ${ARCH === 'rnn-attn' ? '' : `--arch ${ARCH} `}--steps ${STEPS} --warmup ${WARMUP} --rounds ${ROUNDS} --heads ${heads.join(',')} --threads ${threadsList.join(',')} --gemm ${gemms.join(',')}${args['peer-targets'] === 'padded' ? '' : ` --peer-targets ${args['peer-targets']}`}\` (${((Date.now() - started) / 60000).toFixed(1)} min).`,
   ].join('\n');
   await writeFile(
     join(outDir, 'results.json'),

@@ -5,6 +5,7 @@ import '@tensorflow/tfjs';
 import './archs/rnn-attn.ts';
 import './archs/show-tell.ts';
 import './archs/show-attend-tell.ts';
+import './archs/convs2s.ts';
 
 export { archNames, buildModel, getArch, resolveArchConfig } from './archs/registry.ts';
 export { getHeadDefinition, headIsFrozen, headNames, readTargetMatrix, resolveHeadOptions } from './heads/index.ts';

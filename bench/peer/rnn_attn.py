@@ -36,6 +36,9 @@ import struct
 import sys
 import time
 
+sys.dont_write_bytecode = True  # the peers import each other; leave no __pycache__ in the tree
+from heads import make_head  # noqa: E402
+
 
 def loaded_blas():
     """Shared libraries that provide BLAS/LAPACK/OpenMP in this process (from /proc/self/maps)."""
@@ -99,43 +102,6 @@ def build(torch, nn, src_vocab, tgt_vocab, head, cfg):
     A = 2 * eh
     F = nn.functional
 
-    class Head(nn.Module):
-        def __init__(self, emb):
-            super().__init__()
-            self.kind = head
-            self.emb = emb  # the decoder's target embedding (tied, drill share it)
-            if head == 'learned':
-                self.out = nn.Linear(d, tgt_vocab)
-            elif head in ('tied', 'drill'):
-                self.P = nn.Linear(d, e, bias=False)
-                self.b = nn.Parameter(torch.zeros(tgt_vocab))
-                if head == 'drill':
-                    self.U = nn.ModuleList([nn.Linear(e, e) for _ in range(2)])
-            elif head == 'fixed-l2':
-                T = torch.rand(tgt_vocab, d) * 2 - 1
-                self.register_buffer('T', T / T.norm(dim=1, keepdim=True))
-            elif head == 'hadamard':
-                self.register_buffer('T', torch.randint(0, 2, (tgt_vocab, d)).float() * 2 - 1)
-                self.scale = nn.Parameter(torch.full((1,), tgt_vocab ** -0.5))
-            else:
-                raise SystemExit(f'unknown head {head}')
-
-        def forward(self, f):
-            if self.kind == 'learned':
-                return self.out(f)
-            if self.kind == 'tied':
-                return F.linear(self.P(f), self.emb.weight, self.b)
-            if self.kind == 'drill':
-                E = self.emb.weight
-                Ei = E
-                for layer in self.U:
-                    Ei = F.dropout(torch.tanh(layer(Ei)), p, self.training) + Ei + E
-                return F.linear(self.P(f), Ei, self.b)
-            if self.kind == 'fixed-l2':
-                return F.linear(f, self.T)
-            # hadamard
-            return F.linear(f / torch.sqrt((f * f).sum(1, keepdim=True) + 1e-12), self.T) * self.scale
-
     class RnnAttn(nn.Module):
         def __init__(self):
             super().__init__()
@@ -148,7 +114,7 @@ def build(torch, nn, src_vocab, tgt_vocab, head, cfg):
             self.v = nn.Linear(att, 1, bias=False)
             self.cell = nn.GRUCell(e + A, H)
             self.out = nn.Linear(H + A + e, d)
-            self.head = Head(self.tgt_emb)
+            self.head = make_head(torch, nn, head, d, e, tgt_vocab, p, self.tgt_emb)
 
         def forward(self, b):
             B, S, T = b['B'], b['S'], b['T']
@@ -198,7 +164,8 @@ def build(torch, nn, src_vocab, tgt_vocab, head, cfg):
     return RnnAttn()
 
 
-def main():
+def main(build=build):
+    """Times training steps of the model `build` makes (bench/peer/convs2s.py passes its own)."""
     ap = argparse.ArgumentParser()
     ap.add_argument('--batches')
     ap.add_argument('--decode-server', action='store_true',

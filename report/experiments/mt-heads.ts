@@ -1,5 +1,5 @@
 import { basename, join, resolve } from 'node:path';
-import { headNames } from '../../models/index.ts';
+import { headNames, resolveArchConfig } from '../../models/index.ts';
 import { collectReport } from '../collect.ts';
 import { writeReport } from '../write-report.ts';
 import { parsePair, resolveDataSource } from './data-sources.ts';
@@ -7,6 +7,7 @@ import { trainGrid } from './grid.ts';
 import { type ExperimentOptions, registerExperiment } from './registry.ts';
 
 const DEFAULTS = {
+  arch: 'rnn-attn',
   heads: ['learned', 'tied', 'fixed-uniform', 'fixed-l2', 'hadamard'],
   preset: 'small',
   out: 'runs/experiments/mt-heads',
@@ -25,10 +26,14 @@ registerExperiment({
     if (!(options.budgetMinutes > 0))
       throw new RangeError(`budgetMinutes must be a positive number, got ${options.budgetMinutes}`);
     const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-    // Each corpus gets its own default grid, so a toy run never lands among the Multi30k runs.
-    const out = resolve(
-      options.out ?? (options.data === 'multi30k' ? DEFAULTS.out : `${DEFAULTS.out}-${basename(options.data)}`),
-    );
+    const arch = options.arch ?? DEFAULTS.arch;
+    const preset = options.preset ?? DEFAULTS.preset;
+    // An unknown architecture or preset is refused (with the known ones) before any data is read.
+    resolveArchConfig(arch, preset);
+    // Each corpus and architecture gets its own default grid, so a toy or convs2s run never lands among
+    // the Multi30k rnn-attn runs.
+    const base = arch === DEFAULTS.arch ? DEFAULTS.out : `${DEFAULTS.out}-${arch}`;
+    const out = resolve(options.out ?? (options.data === 'multi30k' ? base : `${base}-${basename(options.data)}`));
     const source = await resolveDataSource(options.data, out);
     const pairs = (options.pairs ?? source.pairs).map(parsePair);
     const heads = options.heads ?? DEFAULTS.heads;
@@ -39,8 +44,8 @@ registerExperiment({
     const runs = await trainGrid({
       out,
       dataDir: source.dir,
-      arch: 'rnn-attn',
-      preset: options.preset ?? DEFAULTS.preset,
+      arch,
+      preset,
       seed: options.seed ?? 1,
       budgetMinutes: options.budgetMinutes,
       pairs,
@@ -50,7 +55,7 @@ registerExperiment({
     const report = await collectReport(
       runs.map((r) => r.dir),
       {
-        title: `mt-heads: ${heads.join(', ')} on ${pairs.map((p) => `${p.src}→${p.tgt}`).join(', ')} (${basename(source.dir)}), ${options.budgetMinutes} min per run`,
+        title: `mt-heads${arch === DEFAULTS.arch ? '' : ` (${arch})`}: ${heads.join(', ')} on ${pairs.map((p) => `${p.src}→${p.tgt}`).join(', ')} (${basename(source.dir)}), ${options.budgetMinutes} min per run`,
         beam: options.beam,
         exportDirFor: (runDir) => join(out, 'artifacts', basename(runDir)),
         log,

@@ -14,6 +14,11 @@ export interface ExperimentOptions {
   heads?: string[];
   /** Training minutes per run (validation included), equal for every run. */
   budgetMinutes: number;
+  /**
+   * Architecture of every run (the paper's Multi30k tables are on rnn-attn, its WMT result on convs2s). @default the
+   * experiment's
+   */
+  arch?: string;
   /** @default the experiment's */
   preset?: string;
   /** @default 1 */
@@ -39,7 +44,7 @@ export interface ExperimentDefinition {
   name: string;
   /** One line for `frost experiment --help`. */
   summary: string;
-  defaults: { heads: string[]; preset: string; out: string };
+  defaults: { arch?: string; heads: string[]; preset: string; out: string };
   run(options: ExperimentOptions): Promise<ExperimentResult>;
 }
 

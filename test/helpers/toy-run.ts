@@ -27,16 +27,17 @@ export async function writeToyData(dataDir: string, size: ToyCorpusSize = TOY_CO
   return dataDir;
 }
 
-/** A run config for the tiny rnn-attn model on a toy corpus; `extra` overrides any field. */
+/** A run config for the tiny model of `extra.arch` (default rnn-attn) on a toy corpus; `extra` overrides any field. */
 export function toyRunConfig(
   dataDir: string,
   head: string,
   extra: Partial<TranslationRunConfigInput> = {},
 ): TranslationRunConfig {
+  const arch = extra.arch ?? 'rnn-attn';
   return translationConfigSchema.parse({
-    arch: 'rnn-attn',
+    arch,
     preset: 'tiny',
-    archConfig: resolveArchConfig('rnn-attn', 'tiny'),
+    archConfig: resolveArchConfig(arch, 'tiny'),
     head: { name: head },
     data: { dir: dataDir, kind: 'plain', src: 'src', tgt: 'tgt' },
     tokenizer: 'whitespace',

@@ -8,6 +8,7 @@ interface ExperimentFlags {
   pairs?: string;
   heads?: string;
   budgetMinutes: number;
+  arch?: string;
   preset?: string;
   seed: number;
   out?: string;
@@ -43,6 +44,7 @@ export function registerExperiment(program: Command): void {
     .requiredOption('--budget-minutes <m>', 'training minutes per run, the same for every run', positiveNumber)
     .option('--pairs <list>', "language pairs, e.g. 'de-en,en-de' (default: the data's)")
     .option('--heads <list>', "output heads, e.g. 'learned,tied,fixed-l2,hadamard' (default: the experiment's)")
+    .option('--arch <name>', "architecture of every run (default: the experiment's; mt-heads: rnn-attn)")
     .option('--preset <name>', "architecture preset (default: the experiment's)")
     .option('--seed <n>', 'seed of every run', intOption('--seed', 0), 1)
     .option(
@@ -59,6 +61,7 @@ export function registerExperiment(program: Command): void {
         pairs: flags.pairs === undefined ? undefined : list(flags.pairs),
         heads: flags.heads === undefined ? undefined : list(flags.heads),
         budgetMinutes: flags.budgetMinutes,
+        arch: flags.arch,
         preset: flags.preset,
         seed: flags.seed,
         out: flags.out,

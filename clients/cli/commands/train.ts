@@ -1,6 +1,6 @@
 import { type Command, Option } from 'commander';
 import { resolve } from 'node:path';
-import { archNames, getHeadDefinition, headNames } from '../../../models/index.ts';
+import { archNames, getArch, getHeadDefinition, headNames } from '../../../models/index.ts';
 import { initBackend } from '../../../train/backend/select.ts';
 import { scheduleNames } from '../../../train/schedules/index.ts';
 import { taskNames } from '../../../train/tasks/index.ts';
@@ -95,6 +95,13 @@ const RECIPE_FLAGS: [keyof TrainFlags, string][] = [
   ['keepLast', '--keep-last'],
 ];
 
+/** Each architecture's presets, from the registry: "rnn-attn: tiny, small, paper; ...". */
+function presetsHelp(): string {
+  return archNames()
+    .map((name) => `${name}: ${Object.keys(getArch(name).presets).join(', ')}`)
+    .join('; ');
+}
+
 export function registerTrain(program: Command): void {
   program
     .command('train')
@@ -113,7 +120,7 @@ export function registerTrain(program: Command): void {
     )
     .option('--src <lang>', 'source language (translation)')
     .option('--tgt <lang>', 'target language (translation)')
-    .option('--preset <name>', 'architecture preset: tiny, small, paper', 'small')
+    .option('--preset <name>', `architecture preset (${presetsHelp()})`, 'small')
     .option('--set <key=value>', 'override one architecture setting (repeatable)', collect, [])
     .option('--head-option <key=value>', `set one output-head option (repeatable; ${headOptionsHelp()})`, collect, [])
     .option('--out <dir>', 'run folder to create')
