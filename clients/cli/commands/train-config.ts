@@ -40,6 +40,7 @@ export interface NewRunFlags {
 const DEFAULT_ARCH: Readonly<Record<TaskName, string>> = {
   translation: 'rnn-attn',
   caption: 'show-attend-tell',
+  lm: 'lstm-lm',
 };
 
 /** Where `--encoder`'s file is copied in the run folder, so resume and export need nothing outside it. */
