@@ -63,6 +63,58 @@ export interface CaptionResponse {
   timing: { total_ms: number };
 }
 
+/**
+ * The body of a `POST /v1/complete` request (language models). Greedy unless `temperature`, `top_k`
+ * or `top_p` is given; a sampling request without `seed` gets one, returned in the answer.
+ */
+export interface CompleteRequestBody {
+  /** @default the server's default language model */
+  model?: string;
+  text: string;
+  /** 1..256. @default 32 */
+  max_new_tokens?: number;
+  /** > 0; sampling. */
+  temperature?: number;
+  top_k?: number;
+  /** In (0, 1]. */
+  top_p?: number;
+  /** 0..2^32−1: the same seed, text and options give the same completion. */
+  seed?: number;
+  /** Tokens that end the completion (kept in it); `</s>` always ends it. */
+  stop?: string[];
+}
+
+/** The body of a `POST /v1/complete` answer (or the `result` event of `?stream=1`, after `token` events). */
+export interface CompleteResponse {
+  model: string;
+  /** The continuation only (the prompt is not repeated). */
+  completion: string;
+  tokens: string[];
+  /** Σ natural-log probability of the generated tokens under the model. */
+  log_prob: number;
+  finish_reason: 'eos' | 'stop' | 'length';
+  /** The seed the draws used (sampling only). */
+  seed?: number;
+  timing: { total_ms: number; tokens: number };
+}
+
+/** The body of a `POST /v1/score` request. */
+export interface ScoreRequestBody {
+  model?: string;
+  text: string;
+}
+
+/** The body of a `POST /v1/score` answer: the text's log-probability, `</s>` included. */
+export interface ScoreResponse {
+  model: string;
+  tokens: string[];
+  /** One per token, then one for `</s>`. */
+  token_log_probs: number[];
+  log_prob: number;
+  perplexity: number;
+  timing: { total_ms: number };
+}
+
 /** The body of every error answer (serve/errors.ts fills it from its catalogue). */
 export interface ErrorResponse {
   /** The HTTP reason phrase, e.g. "Bad Request". */

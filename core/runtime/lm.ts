@@ -31,6 +31,8 @@ export interface CompleteOptions extends SamplingOptions {
   stop?: readonly string[];
   /** Called with each new token as it is picked (streaming). */
   onToken?: (token: string) => void;
+  /** Stops between steps when aborted (the request's deadline or the client hanging up), rejecting with its reason. */
+  signal?: AbortSignal;
 }
 
 export interface Completion {
@@ -112,7 +114,7 @@ export class LmRuntime {
   }
 
   /** log P(text) under the model, token by token, `</s>` included. */
-  async score(text: string): Promise<LmScore> {
+  async score(text: string, signal?: AbortSignal): Promise<LmScore> {
     const tokens = this.tokenize(text);
     const ids = Array.from(this.vocab.encode(tokens));
     ids.push(SPECIALS.eos.id);
@@ -120,6 +122,7 @@ export class LmRuntime {
     let prev: number = SPECIALS.eos.id;
     const tokenLogProbs: number[] = [];
     for (const id of ids) {
+      signal?.throwIfAborted();
       const out = await this.step(prev, state);
       tokenLogProbs.push(out.logProbs[id]);
       state = out.state;
@@ -139,6 +142,7 @@ export class LmRuntime {
     let state = this.zeroState(1);
     let logProbs: Float32Array = new Float32Array(0);
     for (const id of [SPECIALS.eos.id, ...prompt]) {
+      opts.signal?.throwIfAborted();
       const out = await this.step(id, state);
       state = out.state;
       logProbs = out.logProbs;
@@ -161,6 +165,7 @@ export class LmRuntime {
         break;
       }
       if (generated.length >= opts.maxNewTokens) break;
+      opts.signal?.throwIfAborted();
       const out = await this.step(next, state);
       state = out.state;
       logProbs = out.logProbs;
