@@ -204,6 +204,8 @@ async function runLmTraining(
     }
     tf.dispose(Object.values(carried));
     progress.endEpoch();
+    // Training speed, without the validation pass below.
+    const trainSeconds = Math.max((Date.now() - epochStart) / 1000, 1e-3);
     const complete = !outOfTime;
     const val = splitPerplexity(model, data.streams.valid, config.evalStreams, bptt);
     // The schedule maximises its score: the negative validation NLL.
@@ -242,7 +244,7 @@ async function runLmTraining(
       valLoss: val.nll,
       valPerplexity: val.perplexity,
       learningRate: state.learningRate,
-      tokensPerSecond: lossTokens / Math.max((Date.now() - epochStart) / 1000, 1e-3),
+      tokensPerSecond: lossTokens / trainSeconds,
       elapsedMinutes: state.elapsedMs / 60_000,
       best: verdict.improved,
       complete,
