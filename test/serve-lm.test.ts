@@ -153,6 +153,19 @@ describe('language models on frost serve', () => {
     });
   }
 
+  test('/openapi.json documents /v1/complete and /v1/score with their limits', async () => {
+    const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as {
+      paths: Record<string, unknown>;
+      components: { schemas: Record<string, { properties: Record<string, Record<string, unknown>> }> };
+    };
+    assert.ok(doc.paths['/v1/complete'] && doc.paths['/v1/score']);
+    const req = doc.components.schemas.CompleteRequest.properties;
+    assert.equal(req.text.maxLength, 40);
+    assert.equal(req.max_new_tokens.maximum, 256);
+    assert.equal(req.top_p.maximum, 1);
+    assert.equal(doc.components.schemas.ScoreRequest.properties.text.maxLength, 40);
+  });
+
   test('a translation model is not a language model; translation still works beside one', async () => {
     const a = await post('/v1/complete', { model: 'tiny', text: 'w1' });
     assert.equal(a.status, 404);
