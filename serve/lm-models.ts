@@ -86,21 +86,22 @@ export class LanguageModels {
     return model;
   }
 
-  /** Runs `work` when one of the model's slots is free; a full queue is refused at once. */
+  /** Runs `work` when one of the model's slots is free; a full queue is refused at once (QueueFullError). */
   async run<T>(name: string, work: () => Promise<T>): Promise<T> {
-    const limit = this.opts.concurrency ?? 4;
     const queue = this.waiting.get(name) ?? [];
     this.waiting.set(name, queue);
-    if ((this.running.get(name) ?? 0) >= limit) {
+    const running = this.running.get(name) ?? 0;
+    if (running >= (this.opts.concurrency ?? 4)) {
       if (queue.length >= (this.opts.maxQueue ?? 64)) throw new QueueFullError(queue.length);
+      // The slot is handed over by the request that finishes (below), so no newcomer can take it first.
       await new Promise<void>((resolve) => queue.push(resolve));
-    }
-    this.running.set(name, (this.running.get(name) ?? 0) + 1);
+    } else this.running.set(name, running + 1);
     try {
       return await work();
     } finally {
-      this.running.set(name, this.running.get(name)! - 1);
-      queue.shift()?.();
+      const next = queue.shift();
+      if (next) next();
+      else this.running.set(name, this.running.get(name)! - 1);
     }
   }
 }

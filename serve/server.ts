@@ -187,6 +187,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const url = `http://${shownHost}:${address.port}`;
   for (const m of registry.list())
     logger.info({ model: m.name, dir: m.dir, default: m.name === registry.defaultName }, 'model loaded');
+  for (const name of languageModels.names)
+    logger.info(
+      { model: name, dir: languageModels.get(name).dir, task: 'lm', default: name === languageModels.defaultName },
+      'language model loaded (POST /v1/complete, /v1/score)',
+    );
   logger.info(
     { url, workers, batching: pool.options, watch: Boolean(opts.watch), maxConnections, timeoutMs },
     'frost serve listening',

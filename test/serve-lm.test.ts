@@ -13,6 +13,8 @@ import { after, before, describe, test } from 'node:test';
 import type { CompleteResponse, ScoreResponse } from '../core/wire.ts';
 import { SPECIALS } from '../core/vocab.ts';
 import { exportLmRun } from '../export/lm-export.ts';
+import { QueueFullError } from '../serve/decode-errors.ts';
+import { LanguageModels } from '../serve/lm-models.ts';
 import { startServer, type RunningServer } from '../serve/server.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { trainLanguageModel } from '../train/lm/lm-trainer.ts';
@@ -63,6 +65,35 @@ async function post(
     json: path.includes('stream') ? {} : (JSON.parse(text) as Record<string, unknown>),
   };
 }
+
+describe('the per-model queue', () => {
+  test('runs at most `concurrency` at once, queues up to `maxQueue`, refuses the rest', async () => {
+    const models = new LanguageModels([], { concurrency: 1, maxQueue: 1 });
+    let active = 0;
+    let most = 0;
+    const releases: Array<() => void> = [];
+    const work = () =>
+      new Promise<number>((resolve) => {
+        active++;
+        most = Math.max(most, active);
+        releases.push(() => {
+          active--;
+          resolve(active);
+        });
+      });
+    const first = models.run('m', work);
+    const second = models.run('m', work);
+    await assert.rejects(models.run('m', work), QueueFullError);
+    await new Promise((r) => setImmediate(r));
+    assert.equal(releases.length, 1, 'the second waits for the first');
+    releases[0]();
+    await first;
+    await new Promise((r) => setImmediate(r));
+    releases[1]();
+    await second;
+    assert.equal(most, 1);
+  });
+});
 
 describe('language models on frost serve', () => {
   test("/v1/score equals the tfjs model's log-probability", async () => {
