@@ -83,6 +83,8 @@ test('flags of other tasks are refused, naming the flag', async () => {
   assert.match(mt.stderr, /--bptt is for --task lm/);
   const arch = await frost(['train', '--task', 'lm', '--arch', 'rnn-attn', '--data', dataDir, '--out', join(dir, 'z')]);
   assert.match(arch.stderr, /unknown language-model architecture 'rnn-attn'; known: lstm-lm/);
+  const fp16 = await frost(['export', join(dir, 'lm-drill'), '--out', join(dir, 'fp16'), '--precision', 'fp16']);
+  assert.match(fp16.stderr, /--precision fp16: language models export in fp32 only for now/);
   const notLm = await frost(['eval', dir]);
   assert.match(notLm.stderr, /is not a frost run folder/);
 });

@@ -53,7 +53,10 @@ export function registerExport(program: Command): void {
     .action(async (run: string, flags: ExportFlags) => {
       await initBackend({ quiet: true });
       if ((await readRunConfig(resolve(run))).task === 'lm') {
-        // One step graph, no encoder: export/lm-export.ts (precision and Triton options are seq2seq-only for now).
+        // One step graph, no encoder: export/lm-export.ts. Precision and Triton are seq2seq-only for now.
+        if (flags.precision !== 'fp32')
+          throw new Error(`--precision ${flags.precision}: language models export in fp32 only for now`);
+        if (flags.triton !== undefined) throw new Error('--triton: not available for language models yet');
         const lm = await exportLmRun(resolve(run), resolve(flags.out), flags);
         if (!flags.quiet) process.stdout.write(`${lm.outDir}\n`);
         return;
