@@ -3,6 +3,7 @@
  * the server (serve/) and its clients (the browser page). Types only: serve/schemas.ts validates
  * requests against them, and test/wire-types.test.ts checks that the two agree.
  */
+import type { LmCard } from './runtime/lm-card.ts';
 import type { ModelCard } from './runtime/model-card.ts';
 
 /** A card as `GET /v1/models` lists it: the vocabularies replaced by their sizes. */
@@ -11,11 +12,18 @@ export type ModelSummary = Omit<ModelCard, 'source' | 'target'> & {
   target: { lang: string; size: number };
 };
 
+/** A language model's card as `GET /v1/models` lists it: the vocabulary replaced by its size. */
+export type LmModelSummary = Omit<LmCard, 'target'> & { target: { lang: string; size: number } };
+
 /** The body of a `GET /v1/models` answer. */
 export interface ModelsResponse {
   /** The model requests without `model` go to, if any. */
   default: string | null;
   models: ModelSummary[];
+  /** Language models (`POST /v1/complete`, `/v1/score`); absent when the server has none. */
+  language_models?: LmModelSummary[];
+  /** The language model requests to those routes without `model` go to, if any. */
+  default_language_model?: string | null;
 }
 
 /** The body of a `POST /v1/translate` request: exactly one of `text` and `texts`. */

@@ -73,7 +73,7 @@ export function createApp(opts: AppOptions): Express {
   app.use(requestContext(metrics, opts.logger));
   app.use(sameOriginPosts(opts.allowedOrigins));
   app.use(opsRouter({ registry, metrics, notReady, openApi: JSON.stringify(openApiDocument(limits)) }));
-  app.use(modelsRouter(registry));
+  app.use(modelsRouter(registry, opts.languageModels));
   app.use(translateRouter({ registry, pool, limits, onInternal }));
   app.use(captionRouter({ registry, pool, limits }));
   if (opts.languageModels) app.use(lmRouter({ models: opts.languageModels, limits, onInternal }));

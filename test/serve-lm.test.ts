@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { CompleteResponse, ScoreResponse } from '../core/wire.ts';
+import type { CompleteResponse, ModelsResponse, ScoreResponse } from '../core/wire.ts';
 import { SPECIALS } from '../core/vocab.ts';
 import { exportLmRun } from '../export/lm-export.ts';
 import { QueueFullError } from '../serve/decode-errors.ts';
@@ -183,6 +183,22 @@ describe('language models on frost serve', () => {
       assert.match(String(a.json.message), message);
     });
   }
+
+  test('GET /v1/models lists the language model without its vocabulary', async () => {
+    const res = await fetch(`${server.url}/v1/models`);
+    const body = (await res.json()) as ModelsResponse;
+    assert.deepEqual(
+      body.models.map((m) => m.name),
+      ['tiny'],
+    );
+    assert.equal(body.default_language_model, 'lm-tiny');
+    const lm = body.language_models![0];
+    assert.equal(lm.name, 'lm-tiny');
+    assert.equal(lm.task, 'lm');
+    assert.deepEqual(lm.target, { lang: 'en', size: 28 });
+    assert.deepEqual(lm.graphs.step.state, ['h0', 'c0']);
+    assert.ok(!JSON.stringify(body).includes('"tokens"'), 'no token lists');
+  });
 
   test('/openapi.json documents /v1/complete and /v1/score with their limits', async () => {
     const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as {
