@@ -79,7 +79,7 @@ export function createApp(opts: AppOptions): Express {
   if (opts.languageModels) app.use(lmRouter({ models: opts.languageModels, limits, onInternal }));
   // Reports (issue #7): `reports/NAME/report.html` at /reports/NAME/; what is not there falls through to the JSON 404.
   app.use('/reports', reportsRouter(opts.reportsDir ?? resolve('reports')));
-  app.use(webRouter({ registry, web: opts.web }));
+  app.use(webRouter({ registry, web: opts.web, languageModels: opts.languageModels }));
   app.use(notFoundHandler());
   app.use(
     errorHandler(onInternal, (err, reqId) =>

@@ -49,8 +49,10 @@ export interface LmRuntimeInit {
   card: LmCard;
   /** The step graph's bytes. */
   step: Uint8Array;
-  /** Makes the session (Node: ort-node.ts's createNodeSession; the browser: onnxruntime-web's, with its options). */
-  createSession: (bytes: Uint8Array) => Promise<InferenceSession>;
+  /** Makes the session. @default `ort.InferenceSession.create(bytes, sessionOptions)` (the browser's way) */
+  createSession?: (bytes: Uint8Array) => Promise<InferenceSession>;
+  /** Options of the default session factory (execution providers, ...). */
+  sessionOptions?: InferenceSession.SessionOptions;
   /** Reads another file the card names (subword models). */
   files?: (file: string) => Promise<Uint8Array>;
   locate?: (file: string) => string;
@@ -75,7 +77,9 @@ export class LmRuntime {
   /** @throws Error naming the card when the graph's inputs or outputs differ from what it says */
   static async create(init: LmRuntimeInit): Promise<LmRuntime> {
     const { card, ort } = init;
-    const session = await init.createSession(init.step);
+    const session = await (
+      init.createSession ?? ((bytes) => ort.InferenceSession.create(bytes, init.sessionOptions ?? {}))
+    )(init.step);
     const step = card.graphs.step;
     const want = [step.token, ...step.state];
     const missing = want.filter((n) => !session.inputNames.includes(n));
