@@ -85,6 +85,8 @@ test('flags of other tasks are refused, naming the flag', async () => {
   assert.match(arch.stderr, /unknown language-model architecture 'rnn-attn'; known: lstm-lm/);
   const fp16 = await frost(['export', join(dir, 'lm-drill'), '--out', join(dir, 'fp16'), '--precision', 'fp16']);
   assert.match(fp16.stderr, /--precision fp16: language models export in fp32 only for now/);
+  const report = await frost(['report', join(dir, 'lm-drill'), '--out', join(dir, 'report'), '--quiet']);
+  assert.match(report.stderr, /lm-drill is a language-model run: compare those per head with `frost eval RUN\.\.\.`/);
   const notLm = await frost(['eval', dir]);
   assert.match(notLm.stderr, /is not a frost run folder/);
 });
