@@ -72,7 +72,15 @@ export function createApp(opts: AppOptions): Express {
   app.disable('x-powered-by');
   app.use(requestContext(metrics, opts.logger));
   app.use(sameOriginPosts(opts.allowedOrigins));
-  app.use(opsRouter({ registry, metrics, notReady, openApi: JSON.stringify(openApiDocument(limits)) }));
+  app.use(
+    opsRouter({
+      registry,
+      metrics,
+      notReady,
+      openApi: JSON.stringify(openApiDocument(limits)),
+      languageModels: opts.languageModels,
+    }),
+  );
   app.use(modelsRouter(registry, opts.languageModels));
   app.use(translateRouter({ registry, pool, limits, onInternal }));
   app.use(captionRouter({ registry, pool, limits }));

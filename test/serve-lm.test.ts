@@ -198,6 +198,8 @@ describe('language models on frost serve', () => {
     assert.deepEqual(lm.target, { lang: 'en', size: 28 });
     assert.deepEqual(lm.graphs.step.state, ['h0', 'c0']);
     assert.ok(!JSON.stringify(body).includes('"tokens"'), 'no token lists');
+    const ready = (await (await fetch(`${server.url}/readyz`)).json()) as Record<string, unknown>;
+    assert.deepEqual(ready, { status: 'ready', models: ['tiny'], language_models: ['lm-tiny'] });
   });
 
   test('/openapi.json documents /v1/complete and /v1/score with their limits', async () => {
