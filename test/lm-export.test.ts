@@ -127,6 +127,24 @@ describe('lm export', () => {
   });
 });
 
+describe('subword language models', () => {
+  test('a BPE run exports its .model file, and the runtime reads text through it', async () => {
+    const { dataDir } = await writeMarkovCorpus(join(dir, 'bpe'), { train: 5000, valid: 800, test: 800 });
+    const bpeRun = join(dir, 'bpe-run');
+    const config = tinyLmConfig(dataDir, { epochs: 1, vocab: { kind: 'bpe', size: 300 }, tokenizer: 'sentencepiece' });
+    (await trainLanguageModel(config, bpeRun, { quiet: true })).model.params.dispose();
+    const out = join(dir, 'bpe-model');
+    const { card, parity } = await exportLmRun(bpeRun, out, { quiet: true });
+    assert.ok(parity.maxScaledDiff <= 1e-4);
+    assert.equal(card.tokenizer, 'sentencepiece');
+    assert.ok(card.files['subword.en.model'] && card.subword);
+    const bpe = await loadLmModelDir(out);
+    const scored = await bpe.score('w14 w3 w7');
+    assert.deepEqual(scored.tokens, ['\u2581w14', '\u2581w3', '\u2581w7']);
+    assert.ok(Number.isFinite(scored.logProb) && scored.logProb < 0);
+  });
+});
+
 describe('sampling', () => {
   const logProbs = Float32Array.from([0.5, 0.3, 0.15, 0.05].map(Math.log));
 
