@@ -9,7 +9,7 @@ import { Adam } from '../optim/adam.ts';
 import { TrainingProgress } from '../progress.ts';
 import { RUN_FILES, readRunConfig, writeRunConfig, type LmRunConfig } from '../run-config.ts';
 import { PlateauSchedule, type PlateauState } from '../schedule.ts';
-import { scoreStream, type Perplexity, perplexityReport, tokenCounts } from './lm-evaluate.ts';
+import { scoreStream, type Perplexity } from './lm-evaluate.ts';
 import { prepareLmData, type LmData } from './lm-data.ts';
 
 /**
@@ -92,8 +92,10 @@ export async function resumeLanguageModel(
 /** Perplexity of a split, state carried across windows as in training. */
 export function splitPerplexity(model: LanguageModel, ids: Int32Array, streams: number, bptt: number): Perplexity {
   const scored = scoreStream(model, ids, streams, bptt);
-  const { tokens, nll, perplexity } = perplexityReport(scored, tokenCounts(ids, 1 + Math.max(...ids)), 1);
-  return { tokens, nll, perplexity };
+  let nllSum = 0;
+  for (const lp of scored.logProbs) nllSum -= lp;
+  const nll = nllSum / scored.logProbs.length;
+  return { tokens: scored.logProbs.length, nll, perplexity: Math.exp(nll) };
 }
 
 async function runLmTraining(
