@@ -3,6 +3,7 @@
  * the server (serve/) and its clients (the browser page). Types only: serve/schemas.ts validates
  * requests against them, and test/wire-types.test.ts checks that the two agree.
  */
+import type { LmCard } from './runtime/lm-card.ts';
 import type { ModelCard } from './runtime/model-card.ts';
 
 /** A card as `GET /v1/models` lists it: the vocabularies replaced by their sizes. */
@@ -11,11 +12,18 @@ export type ModelSummary = Omit<ModelCard, 'source' | 'target'> & {
   target: { lang: string; size: number };
 };
 
+/** A language model's card as `GET /v1/models` lists it: the vocabulary replaced by its size. */
+export type LmModelSummary = Omit<LmCard, 'target'> & { target: { lang: string; size: number } };
+
 /** The body of a `GET /v1/models` answer. */
 export interface ModelsResponse {
   /** The model requests without `model` go to, if any. */
   default: string | null;
   models: ModelSummary[];
+  /** Language models (`POST /v1/complete`, `/v1/score`); absent when the server has none. */
+  language_models?: LmModelSummary[];
+  /** The language model requests to those routes without `model` go to, if any. */
+  default_language_model?: string | null;
 }
 
 /** The body of a `POST /v1/translate` request: exactly one of `text` and `texts`. */
@@ -60,6 +68,58 @@ export interface CaptionResponse {
   score: number;
   /** The uploaded image as decoded (after EXIF orientation), before preprocessing. */
   image: { width: number; height: number; format: 'jpeg' | 'png' };
+  timing: { total_ms: number };
+}
+
+/**
+ * The body of a `POST /v1/complete` request (language models). Greedy unless `temperature`, `top_k`
+ * or `top_p` is given; a sampling request without `seed` gets one, returned in the answer.
+ */
+export interface CompleteRequestBody {
+  /** @default the server's default language model */
+  model?: string;
+  text: string;
+  /** 1..256. @default 32 */
+  max_new_tokens?: number;
+  /** > 0; sampling. */
+  temperature?: number;
+  top_k?: number;
+  /** In (0, 1]. */
+  top_p?: number;
+  /** 0..2^32−1: the same seed, text and options give the same completion. */
+  seed?: number;
+  /** Tokens that end the completion (kept in it); `</s>` always ends it. */
+  stop?: string[];
+}
+
+/** The body of a `POST /v1/complete` answer (or the `result` event of `?stream=1`, after `token` events). */
+export interface CompleteResponse {
+  model: string;
+  /** The continuation only (the prompt is not repeated). */
+  completion: string;
+  tokens: string[];
+  /** Σ natural-log probability of the generated tokens under the model. */
+  log_prob: number;
+  finish_reason: 'eos' | 'stop' | 'length';
+  /** The seed the draws used (sampling only). */
+  seed?: number;
+  timing: { total_ms: number; tokens: number };
+}
+
+/** The body of a `POST /v1/score` request. */
+export interface ScoreRequestBody {
+  model?: string;
+  text: string;
+}
+
+/** The body of a `POST /v1/score` answer: the text's log-probability, `</s>` included. */
+export interface ScoreResponse {
+  model: string;
+  tokens: string[];
+  /** One per token, then one for `</s>`. */
+  token_log_probs: number[];
+  log_prob: number;
+  perplexity: number;
   timing: { total_ms: number };
 }
 

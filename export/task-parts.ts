@@ -35,6 +35,8 @@ export interface ExportParts {
 const EXPORT_PARTS: Readonly<Record<TaskName, (run: never) => Promise<ExportParts>>> = {
   translation: translationExportParts,
   caption: captionExportParts,
+  // Language models have no encoder: export-run.ts hands them to export/lm-export.ts before this table.
+  lm: () => Promise.reject(new Error('a language-model run is exported by export/lm-export.ts')),
 };
 
 export function exportParts(run: RunFolder): Promise<ExportParts> {

@@ -11,6 +11,8 @@ import type { BatchingOptions } from './batcher.ts';
 import { BatcherPool } from './batcher-pool.ts';
 import { captionRouter } from './caption-route.ts';
 import { errorHandler, notFoundHandler } from './errors.ts';
+import type { LanguageModels } from './lm-models.ts';
+import { lmRouter } from './lm-router.ts';
 import type { Logger } from './logger.ts';
 import { ServeMetrics } from './metrics.ts';
 import type { ModelRegistry } from './model-registry.ts';
@@ -45,6 +47,8 @@ export interface AppOptions {
   allowedOrigins?: readonly string[];
   /** The browser client served at `/` (clients/web/build/web-client.ts). @default none: no page */
   web?: WebClient;
+  /** Language models for `POST /v1/complete` and `/v1/score` (serve/lm-models.ts). @default none */
+  languageModels?: LanguageModels;
   /**
    * Folder served as static files under /reports/ (`frost report --out reports/NAME`). @default `reports` in the
    * working directory
@@ -57,7 +61,9 @@ export function createApp(opts: AppOptions): Express {
   const limits: RequestLimits = { ...DEFAULT_LIMITS, ...opts.limits };
   const metrics = opts.metrics ?? new ServeMetrics();
   const pool = opts.pool ?? new BatcherPool(registry, opts.batching, metrics);
-  const notReady = opts.notReady ?? (() => (registry.names.length ? undefined : 'no model loaded'));
+  const notReady =
+    opts.notReady ??
+    (() => (registry.names.length || opts.languageModels?.names.length ? undefined : 'no model loaded'));
   const onInternal =
     opts.onInternalError ??
     ((err: unknown) => process.stderr.write(`frost serve: ${(err as Error)?.stack ?? String(err)}\n`));
@@ -66,13 +72,22 @@ export function createApp(opts: AppOptions): Express {
   app.disable('x-powered-by');
   app.use(requestContext(metrics, opts.logger));
   app.use(sameOriginPosts(opts.allowedOrigins));
-  app.use(opsRouter({ registry, metrics, notReady, openApi: JSON.stringify(openApiDocument(limits)) }));
-  app.use(modelsRouter(registry));
+  app.use(
+    opsRouter({
+      registry,
+      metrics,
+      notReady,
+      openApi: JSON.stringify(openApiDocument(limits)),
+      languageModels: opts.languageModels,
+    }),
+  );
+  app.use(modelsRouter(registry, opts.languageModels));
   app.use(translateRouter({ registry, pool, limits, onInternal }));
   app.use(captionRouter({ registry, pool, limits }));
+  if (opts.languageModels) app.use(lmRouter({ models: opts.languageModels, limits, onInternal }));
   // Reports (issue #7): `reports/NAME/report.html` at /reports/NAME/; what is not there falls through to the JSON 404.
   app.use('/reports', reportsRouter(opts.reportsDir ?? resolve('reports')));
-  app.use(webRouter({ registry, web: opts.web }));
+  app.use(webRouter({ registry, web: opts.web, languageModels: opts.languageModels }));
   app.use(notFoundHandler());
   app.use(
     errorHandler(onInternal, (err, reqId) =>

@@ -5,6 +5,7 @@ import type { LoadModelOptions } from '../core/runtime/load-node.ts';
 import { MODEL_CARD_FILE } from '../core/runtime/model-card.ts';
 import { clip, HttpError } from './errors.ts';
 import { InProcessRuntime } from './in-process-runtime.ts';
+import { isLmModelDir } from './lm-models.ts';
 import type { ModelRuntime } from './model-runtime.ts';
 
 /** One loaded model, known by its card's name. */
@@ -59,7 +60,9 @@ export class ModelRegistry {
    * @throws Error naming the directory when it holds no model, or naming the file of a corrupt one
    */
   static async load(modelsDir: string, opts: RegistryLoadOptions = {}): Promise<ModelRegistry> {
-    const dirs = await findModelDirs(modelsDir);
+    // Language models (one step graph, no encoder) are served by lm-models.ts, not through this registry.
+    const dirs: string[] = [];
+    for (const dir of await findModelDirs(modelsDir)) if (!(await isLmModelDir(dir))) dirs.push(dir);
     const loader = opts.loader ?? ((dir: string) => InProcessRuntime.load(dir, opts));
     const loaded: RegisteredModel[] = [];
     try {

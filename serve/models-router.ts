@@ -1,15 +1,24 @@
 /** `GET /v1/models`: the loaded models' cards, without their vocabularies. */
 import { Router } from 'express';
 import type { ModelCard } from '../core/runtime/model-card.ts';
-import type { ModelSummary, ModelsResponse } from '../core/wire.ts';
+import type { LmCard } from '../core/runtime/lm-card.ts';
+import type { LmModelSummary, ModelSummary, ModelsResponse } from '../core/wire.ts';
+import type { LanguageModels } from './lm-models.ts';
 import type { ModelRegistry } from './model-registry.ts';
 
-export function modelsRouter(registry: ModelRegistry): Router {
+export function modelsRouter(registry: ModelRegistry, languageModels?: LanguageModels): Router {
   const router = Router();
   router.get('/v1/models', (_req, res) => {
+    const lms = languageModels?.names ?? [];
     const body: ModelsResponse = {
       default: registry.defaultName ?? null,
       models: registry.list().map((m) => summarise(m.runtime.card)),
+      ...(lms.length > 0
+        ? {
+            language_models: lms.map((name) => summariseLm(languageModels!.get(name).runtime.card)),
+            default_language_model: languageModels!.defaultName ?? null,
+          }
+        : {}),
     };
     res.json(body);
   });
@@ -24,4 +33,9 @@ function summarise(card: ModelCard): ModelSummary {
     ...(source ? { source: { lang: source.lang, size: source.tokens.length } } : {}),
     target: { lang: target.lang, size: target.tokens.length },
   };
+}
+
+function summariseLm(card: LmCard): LmModelSummary {
+  const { target, ...rest } = card;
+  return { ...rest, target: { lang: target.lang, size: target.tokens.length } };
 }

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { captionJsonSchema } from './caption-upload.ts';
 import { ERRORS } from './errors.ts';
+import { lmOpenApi } from './openapi-lm.ts';
 import { MAX_BEAM, translateBodySchema, type RequestLimits } from './schemas.ts';
 
 const hypothesis = {
@@ -49,6 +50,7 @@ export function openApiDocument(limits: RequestLimits, version = '0.1.0'): Recor
     string,
     unknown
   >;
+  const lm = lmOpenApi(limits);
   return {
     openapi: '3.1.0',
     info: {
@@ -193,6 +195,7 @@ export function openApiDocument(limits: RequestLimits, version = '0.1.0'): Recor
         },
       },
       '/openapi.json': { get: { summary: 'This document', responses: { 200: { description: 'OpenAPI 3.1' } } } },
+      ...lm.paths,
     },
     components: {
       schemas: {
@@ -239,6 +242,7 @@ export function openApiDocument(limits: RequestLimits, version = '0.1.0'): Recor
             timing: { type: 'object', required: ['total_ms'], properties: { total_ms: { type: 'number' } } },
           },
         },
+        ...lm.schemas,
         Error: errorSchema,
       },
     },

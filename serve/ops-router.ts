@@ -12,9 +12,11 @@ export interface OpsRouterOptions {
   notReady: () => string | undefined;
   /** The OpenAPI document, serialised once. */
   openApi: string;
+  /** Their names are listed by /readyz beside the registry's as `language_models`. @default none */
+  languageModels?: { readonly names: string[] };
 }
 
-export function opsRouter({ registry, metrics, notReady, openApi }: OpsRouterOptions): Router {
+export function opsRouter({ registry, metrics, notReady, openApi, languageModels }: OpsRouterOptions): Router {
   const router = Router();
 
   // Answered on the event loop alone (decoding runs in worker threads), so a busy server still answers.
@@ -28,7 +30,8 @@ export function opsRouter({ registry, metrics, notReady, openApi }: OpsRouterOpt
       sendError(res, new HttpError('FROST_ERR_NOT_READY', { reason }));
       return;
     }
-    res.json({ status: 'ready', models: registry.names });
+    const lms = languageModels?.names ?? [];
+    res.json({ status: 'ready', models: registry.names, ...(lms.length ? { language_models: lms } : {}) });
   });
 
   router.get('/metrics', async (_req, res) => {

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { Device } from '../core/runtime/load-node.ts';
 import { createApp } from './app.ts';
+import { LanguageModels } from './lm-models.ts';
 import { DEFAULT_BATCHING, type BatchingOptions } from './batcher.ts';
 import { BatcherPool } from './batcher-pool.ts';
 import { createLogger, type Logger } from './logger.ts';
@@ -106,7 +107,13 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     model = runtime.card.name;
     return runtime;
   };
-  const registry = await ModelRegistry.load(opts.modelsDir, { defaultModel: opts.defaultModel, loader: load });
+  const languageModels = await LanguageModels.load(opts.modelsDir, {
+    intraOpNumThreads: opts.intraOpNumThreads,
+    defaultModel: opts.defaultModel,
+  });
+  // --default-model may name a language model; the seq2seq registry then has no default of its own.
+  const seq2seqDefault = languageModels.names.includes(opts.defaultModel ?? '') ? undefined : opts.defaultModel;
+  const registry = await ModelRegistry.load(opts.modelsDir, { defaultModel: seq2seqDefault, loader: load });
   const threadCounts = () =>
     registry
       .list()
@@ -124,12 +131,13 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     reportsDir: opts.reportsDir,
     allowedOrigins: opts.allowedOrigins,
     web: opts.web,
+    languageModels,
     pool,
     metrics,
     logger,
     notReady: () => {
       if (tracker?.isDraining) return 'shutting down';
-      if (!registry.names.length) return 'no model loaded';
+      if (!registry.names.length && !languageModels.names.length) return 'no model loaded';
       const down = threadCounts()
         .filter(([, n]) => n === 0)
         .map(([name]) => name);
@@ -179,6 +187,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const url = `http://${shownHost}:${address.port}`;
   for (const m of registry.list())
     logger.info({ model: m.name, dir: m.dir, default: m.name === registry.defaultName }, 'model loaded');
+  for (const name of languageModels.names)
+    logger.info(
+      { model: name, dir: languageModels.get(name).dir, task: 'lm', default: name === languageModels.defaultName },
+      'language model loaded (POST /v1/complete, /v1/score)',
+    );
   logger.info(
     { url, workers, batching: pool.options, watch: Boolean(opts.watch), maxConnections, timeoutMs },
     'frost serve listening',

@@ -7,6 +7,7 @@ import { isAbsolute, join, relative, resolve } from 'node:path';
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import { MODEL_CARD_FILE } from '../core/runtime/model-card.ts';
 import { HttpError } from './errors.ts';
+import type { LanguageModels } from './lm-models.ts';
 import type { ModelRegistry } from './model-registry.ts';
 import { PAGE_SECURITY_HEADERS } from './same-origin.ts';
 
@@ -29,6 +30,8 @@ export interface WebClient {
 /** Options of {@link webRouter}. */
 export interface WebRouterOptions {
   registry: ModelRegistry;
+  /** Language models, whose card, step graph and subword files are served the same way. @default none */
+  languageModels?: LanguageModels;
   /** The page and its runtime files. @default none: only the model files are served */
   web?: WebClient;
 }
@@ -42,7 +45,7 @@ const REVALIDATE = 'no-cache';
  * another file of the model directory, let alone outside it.
  */
 export function webRouter(opts: WebRouterOptions): Router {
-  const { registry, web } = opts;
+  const { registry, web, languageModels } = opts;
   let built: Promise<WebPage> | undefined;
   const page = (client: WebClient): Promise<WebPage> => {
     built ??= client.bundle().catch((err: unknown) => {
@@ -86,15 +89,15 @@ export function webRouter(opts: WebRouterOptions): Router {
   });
 
   router.get('/v1/models/:name/files/:file', (req, res, next) => {
-    const model = registry.get(req.params.name);
     const file = req.params.file;
-    const { card } = model.runtime;
-    const named = new Set([
-      MODEL_CARD_FILE,
-      card.graphs.encoder.file,
-      card.graphs.decoder.file,
-      ...Object.keys(card.files),
-    ]);
+    const lm = languageModels?.names.includes(req.params.name) ? languageModels.get(req.params.name) : undefined;
+    const model = lm ?? registry.get(req.params.name);
+    const named = new Set([MODEL_CARD_FILE, ...Object.keys(model.runtime.card.files)]);
+    if (!lm) {
+      const { graphs } = registry.get(req.params.name).runtime.card;
+      named.add(graphs.encoder.file);
+      named.add(graphs.decoder.file);
+    }
     const notFound = () => new HttpError('FROST_ERR_NOT_FOUND', { method: req.method, path: req.path });
     const dir = model.dir === undefined ? undefined : resolve(model.dir);
     // The card is data: even a name it lists must stay inside the model directory.

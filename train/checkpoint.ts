@@ -2,7 +2,12 @@ import * as tf from '@tensorflow/tfjs-core';
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Seq2SeqModel } from '../models/index.ts';
+import type { ParamStore } from '../models/params.ts';
+
+/** Anything with a parameter store: a seq2seq model or a language model. */
+interface HasParams {
+  readonly params: ParamStore;
+}
 import type { Adam } from './optim/adam.ts';
 
 /**
@@ -101,7 +106,7 @@ export async function loadCheckpoint(dir: string): Promise<LoadedCheckpoint> {
 }
 
 /** The model's learnable parameters and the optimiser's moments, as checkpoint tensors. */
-export function collectTensors(model: Seq2SeqModel, optimizer: Adam): CheckpointTensor[] {
+export function collectTensors(model: HasParams, optimizer: Adam): CheckpointTensor[] {
   const out: CheckpointTensor[] = [];
   for (const [name, v] of model.params.learnable) {
     out.push({ name, shape: [...v.shape], data: v.dataSync() as Float32Array });
@@ -112,7 +117,7 @@ export function collectTensors(model: Seq2SeqModel, optimizer: Adam): Checkpoint
 }
 
 /** The model's learnable parameters alone (epoch checkpoints, kept for averaging: a third of a full one). */
-export function collectParams(model: Seq2SeqModel): CheckpointTensor[] {
+export function collectParams(model: HasParams): CheckpointTensor[] {
   return [...model.params.learnable].map(([name, v]) => ({
     name,
     shape: [...v.shape],
@@ -148,7 +153,7 @@ export function averageCheckpoints(checkpoints: LoadedCheckpoint[], where: strin
 
 /** Loads learnable parameters (and Adam moments, if given) from checkpoint tensors, checking every shape. */
 export function restoreTensors(
-  model: Seq2SeqModel,
+  model: HasParams,
   optimizer: Adam | null,
   tensors: Map<string, { shape: number[]; data: Float32Array }>,
   where: string,

@@ -34,7 +34,11 @@ export interface RecipeConfig {
 const SCHEDULE_OPTIONS = ['warmupSteps', 'warmupInitLr'] as const;
 
 export function resolveRecipe(arch: string, flags: RecipeFlags): RecipeConfig {
-  const recipe: ArchRecipe = getArch(arch).recipe ?? {};
+  return recipeWithDefaults(getArch(arch).recipe ?? {}, flags);
+}
+
+/** {@link resolveRecipe} with the defaults given, for models outside the seq2seq registry (language models). */
+export function recipeWithDefaults(recipe: ArchRecipe, flags: RecipeFlags): RecipeConfig {
   const pick = <T>(flag: T | undefined, fromArch: T | undefined) => flag ?? fromArch;
   const name = flags.lrSchedule ?? recipe.lrSchedule ?? 'plateau';
   const accepted = Object.keys(getSchedule(name).options.shape);

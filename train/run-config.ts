@@ -146,13 +146,48 @@ export const captionConfigSchema = z.object({
   imageCache: z.string().optional(),
 });
 
-export const runConfigSchema = z.discriminatedUnion('task', [translationConfigSchema, captionConfigSchema]);
+/**
+ * Language modelling (train/lm/): a plain-text corpus read as one token stream, trained with truncated
+ * BPTT. `data.dir` absent means the default corpus (Multi30k English + Flickr8k captions).
+ */
+export const lmConfigSchema = z.object({
+  task: z.literal('lm'),
+  ...common,
+  data: z.object({
+    /** A folder with train/valid/test files, or one file split by `split`; absent: the default corpus. */
+    dir: z.string().optional(),
+    /** One-file corpora: the fractions of its last lines that become valid and test. */
+    split: z
+      .object({ valid: z.number().positive().lt(0.5), test: z.number().positive().lt(0.5) })
+      .default({ valid: 0.05, test: 0.05 }),
+  }),
+  /** 'whitespace' for pre-tokenised corpora (PTB, WikiText), another word tokeniser, or 'sentencepiece' (bpe). */
+  tokenizer: z.string().default('whitespace'),
+  /** The language key of the subword model and the card (text is text; it names the .model file). */
+  lang: z.string().default('en'),
+  vocab: vocabSchema(1),
+  /** B parallel streams and T steps per truncated-BPTT window (Zaremba et al.: 20 × 35). */
+  batch: z
+    .object({ streams: z.number().int().positive().default(20), bptt: z.number().int().positive().default(35) })
+    .default({ streams: 20, bptt: 35 }),
+  optim: optim(2e-3),
+  /** Streams when scoring valid and test (PyTorch's word_language_model uses 10). */
+  evalStreams: z.number().int().positive().default(10),
+});
+
+export const runConfigSchema = z.discriminatedUnion('task', [
+  translationConfigSchema,
+  captionConfigSchema,
+  lmConfigSchema,
+]);
 
 /** A translation run's config. */
 export type TranslationRunConfig = z.infer<typeof translationConfigSchema>;
 export type TranslationRunConfigInput = z.input<typeof translationConfigSchema>;
 export type CaptionRunConfig = z.infer<typeof captionConfigSchema>;
 export type CaptionRunConfigInput = z.input<typeof captionConfigSchema>;
+export type LmRunConfig = z.infer<typeof lmConfigSchema>;
+export type LmRunConfigInput = z.input<typeof lmConfigSchema>;
 /** Any task's run config. */
 export type RunConfig = z.infer<typeof runConfigSchema>;
 export type TaskName = RunConfig['task'];

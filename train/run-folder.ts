@@ -6,6 +6,7 @@ import type { Tokenizer } from '../core/text/tokenize.ts';
 import { Vocabulary } from '../core/vocab.ts';
 import { buildModel, type ModelSizes, type Seq2SeqModel } from '../models/index.ts';
 import { averageCheckpoints, loadCheckpoint, restoreTensors, type LoadedCheckpoint } from './checkpoint.ts';
+import { buildLanguageModel, type LanguageModel } from '../models/lm/index.ts';
 import { expectTask, readRunConfig, RUN_FILES, type RunConfig, type TaskName } from './run-config.ts';
 import { readSubwords, runTokenizer } from './subwords.ts';
 
@@ -139,6 +140,22 @@ export class RunFolder<Config extends RunConfig = RunConfig> {
     // A joint subword vocabulary means one embedding matrix for both sides, whatever the caller's sizes say.
     const joint = config.vocab.joint ? { jointEmbedding: true } : {};
     const model = buildModel(config.arch, config.archConfig, { ...sizes, ...joint }, config.head, config.seed);
+    try {
+      restoreTensors(model, null, checkpoint.tensors, checkpointDir);
+    } catch (err) {
+      model.params.dispose();
+      throw err;
+    }
+    return model;
+  }
+
+  /**
+   * A language-model run's model (task 'lm', models/lm/) rebuilt from a loaded checkpoint, as
+   * {@link rebuildModel} does for seq2seq runs. The caller disposes `model.params`.
+   */
+  rebuildLanguageModel(vocabSize: number, checkpoint: LoadedCheckpoint, checkpointDir: string): LanguageModel {
+    const { config } = this;
+    const model = buildLanguageModel(config.arch, config.archConfig, vocabSize, config.head, config.seed);
     try {
       restoreTensors(model, null, checkpoint.tensors, checkpointDir);
     } catch (err) {

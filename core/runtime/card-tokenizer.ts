@@ -15,7 +15,7 @@ import type { ModelCard } from './model-card.ts';
  * @throws Error naming the card (unknown tokeniser, subword card without a loader) or the model file at fault
  */
 export async function cardTokenizer(
-  card: ModelCard,
+  card: Pick<ModelCard, 'name' | 'subword' | 'tokenizer' | 'target' | 'source'>,
   read: ((file: string) => Promise<Uint8Array>) | undefined,
   locate: (file: string) => string,
 ): Promise<Tokenizer> {

@@ -7,13 +7,13 @@ import { subwordSpecSchema } from '../subword/subword-spec.ts';
  * one reader and never import tfjs.
  */
 
-const vocabularySchema = z.object({
+export const vocabularySchema = z.object({
   lang: z.string(),
   /** Token strings by id; ids 0..3 are the specials below. */
   tokens: z.array(z.string()).min(4),
 });
 
-const specialsSchema = z.object({
+export const specialsSchema = z.object({
   pad: z.number().int(),
   unk: z.number().int(),
   bos: z.number().int(),
@@ -40,7 +40,7 @@ const graphsSchema = z.object({
   }),
 });
 
-const paramCountsSchema = z.object({
+export const paramCountsSchema = z.object({
   learnable: z.number().int().nonnegative(),
   frozen: z.number().int().nonnegative(),
   /** Frozen parameters the graph regenerates from a seed or structure instead of storing. */

@@ -18,6 +18,8 @@ registerHead({
   options: z.strictObject({
     /** Residual layers k of the MLP over the embedding. */
     layers: z.number().int().nonnegative().default(2),
+    /** Dropout on the residual layers' hidden units while training; default: the architecture's dropout. */
+    dropout: z.number().min(0).lt(1).optional(),
   }),
   // No target matrix to read: the output matrix is computed from E through the residual layers.
   build(ctx, options) {
@@ -29,6 +31,7 @@ registerHead({
     }));
     const b = ctx.params.variable('head/b', [ctx.vocabSize], { kind: 'zeros' });
     const dropoutRng = new SeededRandom(ctx.seed, 'drill-dropout');
+    const rate = options.dropout ?? ctx.dropout;
 
     const outputMatrix = (training: boolean): tf.Tensor2D =>
       tf.tidy(() => {
@@ -37,7 +40,7 @@ registerHead({
         for (const { U, b: bu } of layers) {
           let hidden = tf.tanh(tf.add(tf.matMul(Ei, U), bu)) as tf.Tensor2D;
           // The model's own dropout op: one fused kernel on wasm, where tf.dropout draws its mask in JS.
-          if (training && ctx.dropout > 0) hidden = seededDropout(hidden, ctx.dropout, dropoutRng.nextUint32());
+          if (training && rate > 0) hidden = seededDropout(hidden, rate, dropoutRng.nextUint32());
           Ei = tf.add(tf.add(hidden, Ei), E) as tf.Tensor2D;
         }
         return Ei;
@@ -52,7 +55,11 @@ registerHead({
         W.dispose();
         return g.op('Gemm', [proj.toOnnx(g, f), name, g.initializer('b', tensorValue(b))], { transB: 1 });
       },
-      describe: () => ({ name: 'drill', layers: options.layers }),
+      describe: () => ({
+        name: 'drill',
+        layers: options.layers,
+        ...(options.dropout !== undefined ? { dropout: options.dropout } : {}),
+      }),
     };
   },
 });

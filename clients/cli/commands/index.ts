@@ -4,6 +4,7 @@ import { registerCaption } from './caption.ts';
 import { registerConvert } from './convert.ts';
 import { registerData } from './data.ts';
 import { registerDemo } from './demo.ts';
+import { registerEval } from './eval.ts';
 import { registerExperiment } from './experiment.ts';
 import { registerExport } from './export.ts';
 import { registerInspect } from './inspect.ts';
@@ -20,6 +21,7 @@ export const commands: RegisterCommand[] = [
   registerDemo,
   registerData,
   registerTrain,
+  registerEval,
   registerExport,
   registerInspect,
   registerTranslate,

@@ -3,9 +3,10 @@ import { copyFile, mkdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { DEFAULT_IMAGE_SPEC } from '../../../core/image/preprocess.ts';
 import { resolveArchConfig, resolveHeadOptions } from '../../../models/index.ts';
+import { resolveLmArchConfig } from '../../../models/lm/index.ts';
 import { detectCorpusKind, DEFAULT_LANGS } from '../../../train/data/corpus.ts';
 import { describeFrozenEncoder, encoderDigest } from '../../../train/data/image-features.ts';
-import { resolveRecipe, type RecipeFlags } from '../../../train/recipe.ts';
+import { recipeWithDefaults, resolveRecipe, type RecipeFlags } from '../../../train/recipe.ts';
 import { runConfigSchema, RUN_FILES, type RunConfig, type TaskName } from '../../../train/run-config.ts';
 
 /** `frost train` flags that make a new run's config (see train.ts for their help). */
@@ -13,7 +14,8 @@ export interface NewRunFlags extends RecipeFlags {
   task: TaskName;
   arch?: string;
   head: string;
-  data: string;
+  /** Required but for --task lm, whose default corpus is Multi30k English + Flickr8k captions. */
+  data?: string;
   src?: string;
   tgt?: string;
   preset: string;
@@ -34,12 +36,17 @@ export interface NewRunFlags extends RecipeFlags {
   encoderOutput?: string;
   imageSize?: number;
   imageCache?: string;
+  /** lm: tokens per truncated-BPTT window. */
+  bptt?: number;
+  /** lm, one-file corpora: "valid,test" fractions. */
+  split?: string;
 }
 
 /** The architecture each task trains unless told otherwise. */
 const DEFAULT_ARCH: Readonly<Record<TaskName, string>> = {
   translation: 'rnn-attn',
   caption: 'show-attend-tell',
+  lm: 'lstm-lm',
 };
 
 /** Where `--encoder`'s file is copied in the run folder, so resume and export need nothing outside it. */
@@ -67,9 +74,17 @@ export async function newRunConfig(flags: NewRunFlags, runDir: string): Promise<
           ...(minFreq !== undefined ? { minFreq } : {}),
           ...(flags.vocabSize !== undefined ? { maxSize: flags.vocabSize } : {}),
         };
-  const dataDir = resolve(flags.data);
   // Checked here so a mistyped --head-option is refused before any data is read.
   resolveHeadOptions(flags.head, flags.headOption);
+  if (flags.task === 'lm') return lmRunConfig(flags, arch, vocab(flags.minFreq), subword);
+  for (const [flag, value] of [
+    ['--bptt', flags.bptt],
+    ['--split', flags.split],
+  ] as const) {
+    if (value !== undefined) throw new Error(`${flag} is for --task lm`);
+  }
+  if (flags.data === undefined) throw new Error('give --data DIR (see `frost data --help` to get a corpus)');
+  const dataDir = resolve(flags.data);
   // The recipe: flags, else the architecture's defaults (ArchDefinition.recipe), else the task's.
   const { maxTokens, ...recipe } = resolveRecipe(arch, flags);
   const common = {
@@ -147,5 +162,48 @@ export async function newRunConfig(flags: NewRunFlags, runDir: string): Promise<
     image: { size, mean: [...DEFAULT_IMAGE_SPEC.mean], std: [...DEFAULT_IMAGE_SPEC.std] },
     encoder,
     ...(flags.imageCache !== undefined ? { imageCache: resolve(flags.imageCache) } : {}),
+  });
+}
+
+/** A language-model run's config (train/lm/): a corpus or the default one, streams and BPTT window. */
+function lmRunConfig(flags: NewRunFlags, arch: string, vocab: Record<string, unknown>, subword: boolean): RunConfig {
+  for (const [flag, value] of [
+    ['--src', flags.src],
+    ['--tgt', flags.tgt],
+    ['--encoder', flags.encoder],
+    ['--image-size', flags.imageSize],
+    ['--image-cache', flags.imageCache],
+    ['--val-sentences', flags.valSentences],
+    // The language-model loop (train/lm/) has no smoothing, token batches or epoch checkpoints.
+    ['--label-smoothing', flags.labelSmoothing],
+    ['--max-tokens', flags.maxTokens],
+    ['--keep-last', flags.keepLast],
+  ] as const) {
+    if (value !== undefined) throw new Error(`${flag} is not for --task lm`);
+  }
+  const { optim, schedule } = recipeWithDefaults({}, flags);
+  let split: { valid: number; test: number } | undefined;
+  if (flags.split !== undefined) {
+    const [valid, test] = flags.split.split(',').map(Number);
+    if (!(valid > 0 && valid < 0.5 && test > 0 && test < 0.5))
+      throw new Error(`--split expects two fractions in (0, 0.5) as valid,test, got '${flags.split}'`);
+    split = { valid, test };
+  }
+  return runConfigSchema.parse({
+    task: 'lm',
+    arch,
+    preset: flags.preset,
+    archConfig: resolveLmArchConfig(arch, flags.preset, flags.set),
+    head: { name: flags.head, options: flags.headOption },
+    seed: flags.seed,
+    optim,
+    schedule,
+    epochs: flags.epochs,
+    maxMinutes: flags.maxMinutes,
+    data: { ...(flags.data !== undefined ? { dir: resolve(flags.data) } : {}), ...(split ? { split } : {}) },
+    // Given corpora are taken as tokenised (PTB, WikiText); the default one is raw text.
+    tokenizer: subword ? 'sentencepiece' : flags.data === undefined ? 'multi30k' : 'whitespace',
+    vocab,
+    batch: { streams: flags.batchSize ?? 20, bptt: flags.bptt ?? 35 },
   });
 }

@@ -1,9 +1,12 @@
 import { type Command, Option } from 'commander';
 import { resolve } from 'node:path';
 import { archNames, getArch, getHeadDefinition, headNames } from '../../../models/index.ts';
+import { lmArchNames } from '../../../models/lm/index.ts';
 import { initBackend } from '../../../train/backend/select.ts';
 import { scheduleNames } from '../../../train/schedules/index.ts';
 import { taskNames } from '../../../train/tasks/index.ts';
+import { resumeLanguageModel, trainLanguageModel } from '../../../train/lm/lm-trainer.ts';
+import { readRunConfig } from '../../../train/run-config.ts';
 import { resume, train } from '../../../train/trainer.ts';
 import { newRunConfig, type NewRunFlags } from './train-config.ts';
 import { intOption } from './serve.ts';
@@ -105,18 +108,24 @@ function presetsHelp(): string {
 export function registerTrain(program: Command): void {
   program
     .command('train')
-    .description('train a translation or captioning model (or continue one with --resume)')
-    .addOption(new Option('--task <name>', 'what to learn').choices(taskNames()).default('translation'))
+    .description('train a translation, captioning or language model (or continue one with --resume)')
+    // Language models train in their own loop (train/lm/), not through the seq2seq task registry.
+    .addOption(new Option('--task <name>', 'what to learn').choices([...taskNames(), 'lm']).default('translation'))
     .addOption(
       new Option(
         '--arch <name>',
-        'architecture (default: rnn-attn for translation, show-attend-tell for caption)',
-      ).choices(archNames()),
+        'architecture (default: rnn-attn for translation, show-attend-tell for caption, lstm-lm for lm)',
+      ).choices([...archNames(), ...lmArchNames()]),
     )
     .addOption(new Option('--head <name>', 'output head').choices(headNames()).default('learned'))
     .option(
       '--data <dir>',
-      'corpus folder (Multi30k .gz files or a `frost data toy` folder), or a caption data set (Karpathy dataset_*.json or COCO annotations)',
+      'corpus folder (Multi30k .gz files or a `frost data toy` folder), or a caption data set (Karpathy dataset_*.json or COCO annotations); lm: a folder with train/valid/test text files or one text file (default: Multi30k English + Flickr8k captions)',
+    )
+    .option('--bptt <n>', 'lm: tokens per truncated-BPTT window (default 35)', positiveInt('bptt'))
+    .option(
+      '--split <valid,test>',
+      'lm, one-file corpus: fractions of its last lines for valid and test (default 0.05,0.05)',
     )
     .option('--src <lang>', 'source language (translation)')
     .option('--tgt <lang>', 'target language (translation)')
@@ -222,6 +231,12 @@ export function registerTrain(program: Command): void {
           throw new Error(
             `${recipeFlags.join(', ')}: the recipe is fixed when a run starts; --resume continues with the one in ${flags.resume}/config.json`,
           );
+        const runDir = resolve(flags.resume);
+        const budget = { epochs: flags.epochs, maxMinutes: flags.maxMinutes };
+        if ((await readRunConfig(runDir)).task === 'lm') {
+          (await resumeLanguageModel(runDir, budget, { quiet: flags.quiet })).model.params.dispose();
+          return;
+        }
         const result = await resume(
           resolve(flags.resume),
           { epochs: flags.epochs, maxMinutes: flags.maxMinutes },
@@ -231,7 +246,8 @@ export function registerTrain(program: Command): void {
         return;
       }
       if (!flags.out) throw new Error('give --out DIR for a new run (or --resume DIR to continue one)');
-      if (!flags.data) throw new Error('give --data DIR (see `frost data --help` to get a corpus)');
+      if (!flags.data && flags.task !== 'lm')
+        throw new Error('give --data DIR (see `frost data --help` to get a corpus)');
       const runDir = resolve(flags.out);
       const config = await newRunConfig(
         {
@@ -242,6 +258,10 @@ export function registerTrain(program: Command): void {
         },
         runDir,
       );
+      if (config.task === 'lm') {
+        (await trainLanguageModel(config, runDir, { quiet: flags.quiet })).model.params.dispose();
+        return;
+      }
       const result = await train(config, runDir, { quiet: flags.quiet });
       result.model.params.dispose();
     });

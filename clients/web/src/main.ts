@@ -7,6 +7,7 @@
  * translating, captioning, error), for tests and for styling.
  */
 import { CaptionPanel } from './caption-panel.ts';
+import { CompletionPanel, isLanguageModelFolder, loadLanguageModel } from './completion-panel.ts';
 import { byId } from './dom.ts';
 import { clearFileCache } from './file-cache.ts';
 import { formatBytes } from './format.ts';
@@ -34,7 +35,7 @@ const ui = {
   clearCache: byId('clear-cache', HTMLButtonElement),
 };
 
-type PageState = 'starting' | 'idle' | 'loading' | 'ready' | 'translating' | 'captioning' | 'error';
+type PageState = 'starting' | 'idle' | 'loading' | 'ready' | 'translating' | 'captioning' | 'completing' | 'error';
 
 /** The page's base: API and asset URLs are relative to it, so the page works under any mount point. */
 const base = document.baseURI;
@@ -52,14 +53,22 @@ const captionPanel = new CaptionPanel((state, message) => {
   setState(state, message);
 });
 
+const completionPanel = new CompletionPanel((state, message) => setState(state, message));
+
 function setState(state: PageState, message = ''): void {
   document.body.dataset.state = state;
   ui.status.textContent = message;
   ui.status.classList.toggle('error', state === 'error');
-  const busy = state === 'loading' || state === 'translating' || state === 'captioning' || state === 'starting';
+  const busy =
+    state === 'loading' ||
+    state === 'translating' ||
+    state === 'captioning' ||
+    state === 'completing' ||
+    state === 'starting';
   ui.load.disabled = busy;
   ui.translate.disabled = busy || !active;
   captionPanel.setBusy(busy);
+  completionPanel.setBusy(busy);
 }
 
 function showEnvironment(): void {
@@ -84,7 +93,16 @@ async function start(): Promise<void> {
     }
   }
   server = await listServerModels(base);
-  if (server && server.models.length > 0) {
+  if (server && server.models.length + (server.language_models?.length ?? 0) > 0) {
+    for (const m of server.language_models ?? [])
+      ui.modelSelect.add(
+        new Option(
+          `${m.name} (${m.target.lang} language model, ${m.head.name} head)`,
+          m.name,
+          false,
+          m.name === server.default_language_model && !server.default,
+        ),
+      );
     for (const m of server.models) {
       const lang = `${m.task === 'caption' ? 'image' : (m.source?.lang ?? m.target.lang)}→${m.target.lang}`;
       ui.modelSelect.add(
@@ -118,6 +136,18 @@ async function onLoad(): Promise<void> {
     const setup = await loadOrt(ui.backend.value as BackendChoice, ortBase, progress.start('ONNX Runtime'));
     environment.runtime = `ONNX Runtime Web ${setup.ort.env.versions.web ?? ''} (${formatBytes(setup.wasmBytes)}${setup.wasmFromCache ? ', cached' : ''})`;
     showEnvironment();
+    if (await isLanguageModelFolder(folder)) {
+      setState('loading', `Loading ${folder}…`);
+      const lm = await loadLanguageModel(folder, setup, progress.start('Model'));
+      progress.hide();
+      active = undefined;
+      ui.translateSection.hidden = true;
+      captionPanel.use(undefined);
+      completionPanel.use(lm);
+      setState('ready', `${lm.card.name} is loaded and runs on ${describeBackend(setup)}.`);
+      return;
+    }
+    completionPanel.use(undefined);
     const key = `${setup.backend} ${folder}`;
     let model = loaded.get(key);
     if (!model) {

@@ -1,0 +1,91 @@
+import { SeededRandom } from '../random.ts';
+
+/**
+ * Picking the next token of a free-running generator (text completion): greedy, or sampling with a
+ * temperature, top-k (Fan et al., 2018) and nucleus / top-p (Holtzman et al., 2020) filtering, in
+ * the order transformers' generate applies them (temperature, then top-k, then top-p). Draws come
+ * from frost's seeded generator (core/random.ts), so a seed reproduces a completion exactly on
+ * every platform.
+ *
+ * Isomorphic: no Node APIs.
+ */
+export interface SamplingOptions {
+  /** Greedy (argmax) when 0 or absent; otherwise the softmax temperature, > 0. */
+  temperature?: number;
+  /** Keep only the k most probable tokens (0 or absent: all). */
+  topK?: number;
+  /** Keep the smallest set of most probable tokens whose probability reaches p, in (0, 1] (absent: 1). */
+  topP?: number;
+  /** Seed of the draws. @default 0 */
+  seed?: number;
+}
+
+/** Checks options; the message names the field, for the HTTP layer's 400. */
+export function checkSamplingOptions(opts: SamplingOptions): void {
+  const { temperature, topK, topP, seed } = opts;
+  if (temperature !== undefined && !(Number.isFinite(temperature) && temperature >= 0))
+    throw new RangeError(`temperature must be a number >= 0 (0: greedy), got ${temperature}`);
+  if (topK !== undefined && !(Number.isInteger(topK) && topK >= 0))
+    throw new RangeError(`top_k must be an integer >= 0, got ${topK}`);
+  if (topP !== undefined && !(topP > 0 && topP <= 1)) throw new RangeError(`top_p must be in (0, 1], got ${topP}`);
+  if (seed !== undefined && !(Number.isInteger(seed) && seed >= 0 && seed <= 0xffffffff))
+    throw new RangeError(`seed must be an integer in [0, 2^32), got ${seed}`);
+}
+
+/** A next-token picker over rows of log-probabilities. */
+export class TokenSampler {
+  private readonly rng: SeededRandom;
+
+  constructor(private readonly opts: SamplingOptions = {}) {
+    checkSamplingOptions(opts);
+    this.rng = new SeededRandom(opts.seed ?? 0, 'sampling');
+  }
+
+  get greedy(): boolean {
+    return !this.opts.temperature;
+  }
+
+  /**
+   * The next token from log-probabilities `logProbs[start, start + vocab)`; tokens in `banned`
+   * are never picked (e.g. `<pad>`, `<s>`, and `</s>` before a minimum length).
+   */
+  pick(logProbs: Float32Array, start: number, vocab: number, banned: ReadonlySet<number> = new Set()): number {
+    if (this.greedy) {
+      let best = -1;
+      for (let v = 0; v < vocab; v++) {
+        if (banned.has(v)) continue;
+        if (best < 0 || logProbs[start + v] > logProbs[start + best]) best = v;
+      }
+      return best;
+    }
+    const t = this.opts.temperature!;
+    // Candidates by descending log-probability (ties: lower id first), as in top-k.ts.
+    const ids: number[] = [];
+    for (let v = 0; v < vocab; v++) if (!banned.has(v) && logProbs[start + v] > -Infinity) ids.push(v);
+    ids.sort((a, b) => logProbs[start + b] - logProbs[start + a] || a - b);
+    const k = this.opts.topK ? Math.min(this.opts.topK, ids.length) : ids.length;
+    const kept = ids.slice(0, k);
+    const max = logProbs[start + kept[0]] / t;
+    const weights = kept.map((v) => Math.exp(logProbs[start + v] / t - max));
+    const total = weights.reduce((a, b) => a + b, 0);
+    let n = kept.length;
+    const p = this.opts.topP ?? 1;
+    if (p < 1) {
+      let acc = 0;
+      for (let i = 0; i < kept.length; i++) {
+        acc += weights[i] / total;
+        if (acc >= p) {
+          n = i + 1;
+          break;
+        }
+      }
+    }
+    const mass = weights.slice(0, n).reduce((a, b) => a + b, 0);
+    let u = this.rng.next() * mass;
+    for (let i = 0; i < n; i++) {
+      u -= weights[i];
+      if (u < 0) return kept[i];
+    }
+    return kept[n - 1];
+  }
+}

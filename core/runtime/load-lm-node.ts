@@ -1,0 +1,68 @@
+/**
+ * Loads an exported language model (lm-card.ts) with onnxruntime-node; the browser builds an
+ * {@link LmRuntime} itself from fetched bytes and onnxruntime-web.
+ */
+import { readFile } from 'node:fs/promises';
+import { isAbsolute, join, relative, resolve } from 'node:path';
+import * as ortNode from 'onnxruntime-node';
+import { parseLmCard, type LmCard } from './lm-card.ts';
+import { LmRuntime } from './lm.ts';
+import { MODEL_CARD_FILE } from './model-card.ts';
+import { createNodeSession } from './ort-node.ts';
+
+/** A file the card names, inside `dir` only (the card is data). */
+function inside(dir: string, file: string, what: string): string {
+  const path = resolve(dir, file);
+  const rel = relative(resolve(dir), path);
+  if (file === '' || isAbsolute(file) || rel.startsWith('..') || isAbsolute(rel))
+    throw new Error(`${join(dir, MODEL_CARD_FILE)}: ${what} '${file}' must name a file inside the model directory`);
+  return path;
+}
+
+async function read(path: string): Promise<Uint8Array> {
+  try {
+    return new Uint8Array(await readFile(path));
+  } catch (err) {
+    throw new Error(
+      `${path}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (err as Error).message}`,
+      {
+        cause: err,
+      },
+    );
+  }
+}
+
+/** Reads and validates `dir/model-card.json` as a language model's card. */
+export async function readLmCard(dir: string): Promise<LmCard> {
+  const path = join(dir, MODEL_CARD_FILE);
+  return parseLmCard(new TextDecoder().decode(await read(path)), path);
+}
+
+/**
+ * @throws Error naming the path of a missing or corrupt card or graph (a graph whose size differs
+ *   from the card's record is refused before onnxruntime reads it)
+ */
+export async function loadLmModelDir(dir: string, opts: { intraOpNumThreads?: number } = {}): Promise<LmRuntime> {
+  const card = await readLmCard(dir);
+  const stepPath = inside(dir, card.graphs.step.file, 'graphs.step.file');
+  const step = await read(stepPath);
+  const expected = card.files[card.graphs.step.file]?.bytes;
+  if (expected !== undefined && expected !== step.length)
+    throw new Error(`${stepPath}: ${step.length} bytes, but the model card records ${expected}: truncated or replaced`);
+  return LmRuntime.create({
+    ort: ortNode,
+    card,
+    step,
+    createSession: async (bytes) => {
+      try {
+        return await createNodeSession(bytes, { intraOpNumThreads: opts.intraOpNumThreads ?? 0 });
+      } catch (err) {
+        throw new Error(`${stepPath}: onnxruntime cannot load it (${(err as Error).message.split('\n')[0]})`, {
+          cause: err,
+        });
+      }
+    },
+    files: (file) => read(inside(dir, file, 'file')),
+    locate: (file) => join(dir, file),
+  });
+}

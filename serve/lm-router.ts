@@ -1,0 +1,100 @@
+/**
+ * `POST /v1/complete` and `POST /v1/score` for language models (lm-models.ts): the body checked
+ * (lm-schemas.ts), the work run under the request's deadline (its timeout or the client hanging
+ * up), answered as JSON, or for `/v1/complete?stream=1` as server-sent events: a `token` event per
+ * generated token (`{index, token}`), then the `result` event, as `/v1/translate?stream=1` does.
+ */
+import { randomInt } from 'node:crypto';
+import { Router, type Request, type Response } from 'express';
+import type { CompleteResponse, ScoreResponse } from '../core/wire.ts';
+import { toHttpError } from './errors.ts';
+import { jsonBody } from './json-body.ts';
+import type { LanguageModels } from './lm-models.ts';
+import { parseCompleteRequest, parseScoreRequest } from './lm-schemas.ts';
+import { requestDeadline } from './request-deadline.ts';
+import type { RequestLimits } from './schemas.ts';
+import { EventStream } from './sse.ts';
+
+export interface LmRouterOptions {
+  models: LanguageModels;
+  limits: RequestLimits;
+  onInternal: (err: unknown) => void;
+}
+
+const ms = (started: number) => Math.round((performance.now() - started) * 100) / 100;
+
+/** Rethrows an abort as its reason (the deadline's HttpError), so the client sees 504 rather than a 500. */
+function abortReason(err: unknown, signal: AbortSignal): unknown {
+  return signal.aborted ? signal.reason : err;
+}
+
+export function lmRouter({ models, limits, onInternal }: LmRouterOptions): Router {
+  const router = Router();
+
+  router.post('/v1/complete', ...jsonBody(limits.maxBodyBytes), async (req: Request, res: Response) => {
+    const started = res.locals.startedAt as number;
+    const request = parseCompleteRequest(req.body, limits, () => randomInt(0, 2 ** 32));
+    const model = models.get(request.model);
+    const deadline = requestDeadline(res, limits.timeoutMs);
+    const stream = req.query.stream === '1' || req.query.stream === 'true' ? new EventStream(res) : undefined;
+    let index = 0;
+    try {
+      const c = await models
+        .run(model.name, () =>
+          model.runtime.complete(request.text, {
+            ...request.sampling,
+            maxNewTokens: request.maxNewTokens,
+            stop: request.stop,
+            signal: deadline.signal,
+            onToken: stream ? (token) => stream.send('token', { index: index++, token }) : undefined,
+          }),
+        )
+        .catch((err: unknown) => {
+          throw abortReason(err, deadline.signal);
+        });
+      const answer: CompleteResponse = {
+        model: model.name,
+        completion: c.text,
+        tokens: c.tokens,
+        log_prob: c.logProb,
+        finish_reason: c.finishReason,
+        ...(request.sampled ? { seed: request.sampling.seed } : {}),
+        timing: { total_ms: ms(started), tokens: c.tokens.length },
+      };
+      if (stream) stream.end(answer);
+      else res.json(answer);
+    } catch (err) {
+      if (!stream) throw err;
+      if (toHttpError(err).code === 'FROST_ERR_INTERNAL') onInternal(err);
+      stream.fail(err);
+    } finally {
+      deadline.clear();
+    }
+  });
+
+  router.post('/v1/score', ...jsonBody(limits.maxBodyBytes), async (req: Request, res: Response) => {
+    const started = res.locals.startedAt as number;
+    const request = parseScoreRequest(req.body, limits);
+    const model = models.get(request.model);
+    const deadline = requestDeadline(res, limits.timeoutMs);
+    try {
+      const s = await models
+        .run(model.name, () => model.runtime.score(request.text, deadline.signal))
+        .catch((err: unknown) => {
+          throw abortReason(err, deadline.signal);
+        });
+      const answer: ScoreResponse = {
+        model: model.name,
+        tokens: s.tokens,
+        token_log_probs: s.tokenLogProbs,
+        log_prob: s.logProb,
+        perplexity: s.perplexity,
+        timing: { total_ms: ms(started) },
+      };
+      res.json(answer);
+    } finally {
+      deadline.clear();
+    }
+  });
+  return router;
+}

@@ -1,0 +1,225 @@
+/**
+ * `POST /v1/complete` and `POST /v1/score` on `frost serve` with a language model exported from a
+ * tiny run, beside a translation model: scores equal the tfjs model's log-probability, a seeded
+ * completion is reproducible (and an unseeded one says its seed), streaming sends every token, and
+ * each bad input is a 400 naming its field.
+ */
+import assert from 'node:assert/strict';
+import * as tf from '@tensorflow/tfjs-core';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { CompleteResponse, ModelsResponse, ScoreResponse } from '../core/wire.ts';
+import { SPECIALS } from '../core/vocab.ts';
+import { exportLmRun } from '../export/lm-export.ts';
+import { QueueFullError } from '../serve/decode-errors.ts';
+import { LanguageModels } from '../serve/lm-models.ts';
+import { startServer, type RunningServer } from '../serve/server.ts';
+import { initBackend } from '../train/backend/select.ts';
+import { trainLanguageModel } from '../train/lm/lm-trainer.ts';
+import { RunFolder } from '../train/run-folder.ts';
+import { tinyLmConfig, writeMarkovCorpus } from './helpers/lm-run.ts';
+import { writeTinyModelDir } from './helpers/tiny-model.ts';
+
+let root: string;
+let runDir: string;
+let server: RunningServer;
+
+before(async () => {
+  await initBackend({ prefer: 'wasm', quiet: true });
+  root = await mkdtemp(join(tmpdir(), 'frost-serve-lm-'));
+  const { dataDir } = await writeMarkovCorpus(root, { train: 6000, valid: 1000, test: 1000 });
+  runDir = join(root, 'run');
+  (await trainLanguageModel(tinyLmConfig(dataDir, { epochs: 1 }), runDir, { quiet: true })).model.params.dispose();
+  await exportLmRun(runDir, join(root, 'models', 'lm-tiny'), { quiet: true });
+  await writeTinyModelDir(join(root, 'models', 'tiny'), { name: 'tiny' });
+  server = await startServer({
+    modelsDir: join(root, 'models'),
+    port: 0,
+    intraOpNumThreads: 1,
+    workers: 1,
+    limits: { maxTextChars: 40 },
+    log: () => undefined,
+  });
+});
+
+after(async () => {
+  await server?.close();
+  await rm(root, { recursive: true, force: true });
+});
+
+async function post(
+  path: string,
+  body: unknown,
+): Promise<{ status: number; text: string; json: Record<string, unknown> }> {
+  const res = await fetch(`${server.url}${path}`, {
+    method: 'POST',
+    body: JSON.stringify(body),
+    headers: { 'content-type': 'application/json' },
+  });
+  const text = await res.text();
+  return {
+    status: res.status,
+    text,
+    json: path.includes('stream') ? {} : (JSON.parse(text) as Record<string, unknown>),
+  };
+}
+
+describe('the per-model queue', () => {
+  test('runs at most `concurrency` at once, queues up to `maxQueue`, refuses the rest', async () => {
+    const models = new LanguageModels([], { concurrency: 1, maxQueue: 1 });
+    let active = 0;
+    let most = 0;
+    const releases: Array<() => void> = [];
+    const work = () =>
+      new Promise<number>((resolve) => {
+        active++;
+        most = Math.max(most, active);
+        releases.push(() => {
+          active--;
+          resolve(active);
+        });
+      });
+    const first = models.run('m', work);
+    const second = models.run('m', work);
+    await assert.rejects(models.run('m', work), QueueFullError);
+    await new Promise((r) => setImmediate(r));
+    assert.equal(releases.length, 1, 'the second waits for the first');
+    releases[0]();
+    await first;
+    await new Promise((r) => setImmediate(r));
+    releases[1]();
+    await second;
+    assert.equal(most, 1);
+  });
+});
+
+describe('language models on frost serve', () => {
+  test("/v1/score equals the tfjs model's log-probability", async () => {
+    const text = 'w3 w7 w1';
+    const a = await post('/v1/score', { model: 'lm-tiny', text });
+    assert.equal(a.status, 200, a.text);
+    const body = a.json as unknown as ScoreResponse;
+    const run = await RunFolder.openTask(runDir, 'lm');
+    const ckpt = run.findCheckpoint('best');
+    const vocab = await run.vocab('tgt');
+    const model = run.rebuildLanguageModel(vocab.size, await run.loadCheckpoint(ckpt), ckpt);
+    const ids = [SPECIALS.eos.id, ...vocab.encode(text.split(' ')), SPECIALS.eos.id];
+    const { logProbs, state } = model.targetLogProbs(
+      { B: 1, T: ids.length - 1, inputs: Int32Array.from(ids.slice(0, -1)), targets: Int32Array.from(ids.slice(1)) },
+      model.initialState(1),
+    );
+    tf.dispose(Object.values(state));
+    model.params.dispose();
+    const expected = logProbs.reduce((s, v) => s + v, 0);
+    assert.deepEqual(body.tokens, ['w3', 'w7', 'w1']);
+    assert.equal(body.token_log_probs.length, 4);
+    assert.ok(
+      Math.abs(body.log_prob - expected) <= 1e-4 * Math.max(1, Math.abs(expected)),
+      `${body.log_prob} vs ${expected}`,
+    );
+    assert.ok(Math.abs(body.perplexity - Math.exp(-expected / 4)) < 1e-3);
+  });
+
+  test('/v1/complete with a seed is deterministic; without one it returns the seed it used', async () => {
+    const req = { text: 'w3 w7', max_new_tokens: 12, temperature: 0.8, seed: 1234 };
+    const a = (await post('/v1/complete', req)).json as unknown as CompleteResponse;
+    const b = (await post('/v1/complete', req)).json as unknown as CompleteResponse;
+    assert.equal(a.completion, b.completion);
+    assert.deepEqual(a.tokens, b.tokens);
+    assert.equal(a.seed, 1234);
+    assert.ok(a.tokens.length <= 12 && a.tokens.length > 0);
+    const unseeded = (await post('/v1/complete', { text: 'w3 w7', max_new_tokens: 12, temperature: 0.8 }))
+      .json as unknown as CompleteResponse;
+    assert.equal(typeof unseeded.seed, 'number');
+    const replay = (
+      await post('/v1/complete', { text: 'w3 w7', max_new_tokens: 12, temperature: 0.8, seed: unseeded.seed })
+    ).json as unknown as CompleteResponse;
+    assert.deepEqual(replay.tokens, unseeded.tokens);
+    const greedy = (await post('/v1/complete', { text: 'w3 w7', max_new_tokens: 5 }))
+      .json as unknown as CompleteResponse;
+    assert.equal(greedy.seed, undefined);
+    assert.ok(['eos', 'length'].includes(greedy.finish_reason));
+  });
+
+  test('?stream=1 sends each token as an event, then the result', async () => {
+    const res = await post('/v1/complete?stream=1', { text: 'w3', max_new_tokens: 10, temperature: 1, seed: 7 });
+    assert.equal(res.status, 200);
+    const events = res.text
+      .trim()
+      .split('\n\n')
+      .map((block) => {
+        const [event, data] = block.split('\n');
+        return { event: event.slice('event: '.length), data: JSON.parse(data.slice('data: '.length)) as unknown };
+      });
+    const result = events.at(-1)!;
+    assert.equal(result.event, 'result');
+    const tokens = events.filter((e) => e.event === 'token').map((e) => (e.data as { token: string }).token);
+    assert.deepEqual(tokens, (result.data as CompleteResponse).tokens);
+    const plain = (await post('/v1/complete', { text: 'w3', max_new_tokens: 10, temperature: 1, seed: 7 }))
+      .json as unknown as CompleteResponse;
+    assert.deepEqual(plain.tokens, tokens);
+  });
+
+  const bad: Array<[string, string, unknown, RegExp]> = [
+    ['empty text', '/v1/complete', { text: '' }, /text: must be a non-empty string/],
+    ['whitespace-only text', '/v1/score', { text: ' \u200b\t ' }, /text: must be a non-empty string/],
+    ['text over the limit', '/v1/complete', { text: 'w1 '.repeat(20) }, /text: must be at most 40 characters/],
+    ['max_new_tokens 0', '/v1/complete', { text: 'w1', max_new_tokens: 0 }, /max_new_tokens/],
+    ['max_new_tokens 10000', '/v1/complete', { text: 'w1', max_new_tokens: 10_000 }, /max_new_tokens/],
+    ['temperature 0', '/v1/complete', { text: 'w1', temperature: 0 }, /temperature: must be > 0/],
+    ['temperature < 0', '/v1/complete', { text: 'w1', temperature: -0.5 }, /temperature: must be > 0/],
+    ['top_p 0', '/v1/complete', { text: 'w1', top_p: 0 }, /top_p: must be in \(0, 1\]/],
+    ['top_p > 1', '/v1/complete', { text: 'w1', top_p: 1.2 }, /top_p: must be in \(0, 1\]/],
+    ['a seed out of range', '/v1/complete', { text: 'w1', temperature: 1, seed: -3 }, /seed/],
+    ['an unknown field', '/v1/complete', { text: 'w1', temprature: 1 }, /temprature/],
+  ];
+  for (const [what, path, body, message] of bad) {
+    test(`${what} is a 400 naming its field`, async () => {
+      const a = await post(path, body);
+      assert.equal(a.status, 400, a.text);
+      assert.equal(a.json.code, 'FROST_ERR_INVALID_REQUEST');
+      assert.match(String(a.json.message), message);
+    });
+  }
+
+  test('GET /v1/models lists the language model without its vocabulary', async () => {
+    const res = await fetch(`${server.url}/v1/models`);
+    const body = (await res.json()) as ModelsResponse;
+    assert.deepEqual(
+      body.models.map((m) => m.name),
+      ['tiny'],
+    );
+    assert.equal(body.default_language_model, 'lm-tiny');
+    const lm = body.language_models![0];
+    assert.equal(lm.name, 'lm-tiny');
+    assert.equal(lm.task, 'lm');
+    assert.deepEqual(lm.target, { lang: 'en', size: 28 });
+    assert.deepEqual(lm.graphs.step.state, ['h0', 'c0']);
+    assert.ok(!JSON.stringify(body).includes('"tokens"'), 'no token lists');
+    const ready = (await (await fetch(`${server.url}/readyz`)).json()) as Record<string, unknown>;
+    assert.deepEqual(ready, { status: 'ready', models: ['tiny'], language_models: ['lm-tiny'] });
+  });
+
+  test('/openapi.json documents /v1/complete and /v1/score with their limits', async () => {
+    const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as {
+      paths: Record<string, unknown>;
+      components: { schemas: Record<string, { properties: Record<string, Record<string, unknown>> }> };
+    };
+    assert.ok(doc.paths['/v1/complete'] && doc.paths['/v1/score']);
+    const req = doc.components.schemas.CompleteRequest.properties;
+    assert.equal(req.text.maxLength, 40);
+    assert.equal(req.max_new_tokens.maximum, 256);
+    assert.equal(req.top_p.maximum, 1);
+    assert.equal(doc.components.schemas.ScoreRequest.properties.text.maxLength, 40);
+  });
+
+  test('a translation model is not a language model; translation still works beside one', async () => {
+    const a = await post('/v1/complete', { model: 'tiny', text: 'w1' });
+    assert.equal(a.status, 404);
+    assert.match(String(a.json.message), /Unknown model 'tiny'; available: lm-tiny/);
+    const t = await post('/v1/translate', { model: 'tiny', text: 'ein hund' });
+    assert.equal(t.status, 200, t.text);
+  });
+});
