@@ -3,6 +3,7 @@
 import '@tensorflow/tfjs';
 // Importing an architecture file registers it (and, through it, every output head).
 import './archs/rnn-attn.ts';
+import './archs/transformer.ts';
 import './archs/show-tell.ts';
 import './archs/show-attend-tell.ts';
 import './archs/convs2s.ts';

@@ -1,0 +1,146 @@
+import { GraphBuilder } from '../../core/onnx/graph-builder.ts';
+import type { ModelCard } from '../../core/runtime/model-card.ts';
+import { feedForwardOnnx } from '../layers/feed-forward.ts';
+import { layerNormOnnx, type LayerNormWeights } from '../layers/layer-norm.ts';
+import { attendHeadsOnnx, keyPaddingBiasOnnx, projectHeadsOnnx } from '../layers/multi-head-attention.ts';
+import { positionVectorsOnnx } from '../layers/positional-encoding.ts';
+import { tensorValue } from '../onnx-values.ts';
+import type { TransformerModel } from './transformer.ts';
+
+/**
+ * The Transformer's two graphs. The encoder graph returns, besides the source mask, each decoder
+ * layer's source keys and values (computed once per sentence) and the empty self-attention caches
+ * [batch, heads, 0, d/heads]. The decoder-step graph reads the caches of the positions so far,
+ * appends the current position's keys and values, and returns them as next_self_*; its position is
+ * the caches' length, read from their shape, so nothing else needs feeding. Both graphs have
+ * dynamic batch (rows) and length axes.
+ */
+export function transformerOnnx(
+  model: TransformerModel,
+  opts: { opset?: number; encoderOpset?: number; storeFrozen?: boolean },
+): { encoder: GraphBuilder; decoder: GraphBuilder; graphs: ModelCard['graphs'] } {
+  const opset = opts.opset ?? 18;
+  return {
+    encoder: encoderGraph(model, opts.encoderOpset ?? opset),
+    decoder: decoderGraph(model, opset, opts.storeFrozen ?? false),
+    graphs: {
+      encoder: {
+        file: 'encoder.onnx',
+        inputs: ['src_ids', 'src_lengths'],
+        outputs: [...model.stateNames, ...model.memoryNames],
+      },
+      decoder: {
+        file: 'decoder.onnx',
+        token: 'prev_token',
+        state: model.stateNames,
+        memory: model.memoryNames,
+        logProbs: 'log_probs',
+      },
+    },
+  };
+}
+
+/** LN(x + F(x)) or x + F(LN(x)), as TransformerModel's residual blocks (no dropout: inference). */
+function residualOnnx(
+  g: GraphBuilder,
+  model: TransformerModel,
+  x: string,
+  ln: LayerNormWeights,
+  f: (h: string) => string,
+): string {
+  if (model.cfg.norm === 'pre') return g.op('Add', [x, f(layerNormOnnx(g, ln, x))]);
+  return layerNormOnnx(g, ln, g.op('Add', [x, f(x)]));
+}
+
+function encoderGraph(model: TransformerModel, opset: number): GraphBuilder {
+  const g = new GraphBuilder('frost-transformer-encoder', { opset });
+  const { model: d, heads } = model.cfg;
+  const dk = d / heads;
+  const w = model.w;
+  const ids = g.input('src_ids', 'int64', ['batch', 'src_len']);
+  const lengths = g.input('src_lengths', 'int64', ['batch']);
+  // src_mask [B, S] = position < length
+  const S = g.op('Gather', [g.op('Shape', [ids]), g.constInt64(1)]);
+  const positions = g.op('Range', [g.constInt64(0), S, g.constInt64(1)]);
+  const mask = g.cast(g.op('Less', [g.unsqueeze(positions, [0]), g.unsqueeze(lengths, [1])]), 'float32');
+  const bias = keyPaddingBiasOnnx(g, mask);
+  // x = √d · E[src] + P[0 … S−1]
+  const E = g.initializer(w.joint ? 'decoder/embedding' : 'encoder/embedding', tensorValue(w.srcEmbedding));
+  let x = g.op('Add', [
+    g.op('Mul', [g.op('Gather', [E, ids]), g.constFloat(Math.sqrt(d))]),
+    positionVectorsOnnx(g, w.srcPositions, 'encoder/positions', positions),
+  ]);
+  for (const layer of w.encoder) {
+    x = residualOnnx(g, model, x, layer.ln1, (h) =>
+      attendHeadsOnnx(
+        g,
+        layer.self,
+        h,
+        projectHeadsOnnx(g, layer.self, 'k', h),
+        projectHeadsOnnx(g, layer.self, 'v', h),
+        bias,
+      ),
+    );
+    x = residualOnnx(g, model, x, layer.ln2, (h) => feedForwardOnnx(g, layer.ff, h));
+  }
+  if (w.encoderNorm) x = layerNormOnnx(g, w.encoderNorm, x);
+  let empty = '';
+  w.decoder.forEach((layer, l) => {
+    const k = projectHeadsOnnx(g, layer.cross, 'k', x);
+    g.output(k, `cross_k_${l}`, 'float32', ['batch', heads, 'src_len', dk]);
+    g.output(projectHeadsOnnx(g, layer.cross, 'v', x), `cross_v_${l}`, 'float32', ['batch', heads, 'src_len', dk]);
+    // The empty caches [B, h, 0, d/h]: a zero-length slice of a [B, h, S, d/h] value.
+    if (l === 0) empty = g.slice(k, [0], [0], [2]);
+  });
+  for (const name of model.stateNames) g.output(empty, name, 'float32', ['batch', heads, 'past_len', dk]);
+  g.output(mask, 'src_mask', 'float32', ['batch', 'src_len']);
+  return g;
+}
+
+function decoderGraph(model: TransformerModel, opset: number, storeFrozen: boolean): GraphBuilder {
+  const g = new GraphBuilder('frost-transformer-decoder-step', { opset });
+  const { model: d, heads } = model.cfg;
+  const dk = d / heads;
+  const w = model.w;
+  const V = model.sizes.tgtVocab;
+  const prev = g.input('prev_token', 'int64', ['rows']);
+  const layers = w.decoder.map((_, l) => ({
+    pastK: g.input(`self_k_${l}`, 'float32', ['rows', heads, 'past_len', dk]),
+    pastV: g.input(`self_v_${l}`, 'float32', ['rows', heads, 'past_len', dk]),
+  }));
+  const cross = w.decoder.map((_, l) => ({
+    k: g.input(`cross_k_${l}`, 'float32', ['rows', heads, 'src_len', dk]),
+    v: g.input(`cross_v_${l}`, 'float32', ['rows', heads, 'src_len', dk]),
+  }));
+  const mask = g.input('src_mask', 'float32', ['rows', 'src_len']);
+  const srcBias = keyPaddingBiasOnnx(g, mask);
+  // Heads that rescale E's rows store E once for both the lookup and the output projection.
+  const shared = model.head.sharedEmbeddingOnnx?.(g);
+  const embedding = shared?.matrix ?? g.initializer('decoder/embedding', tensorValue(w.tgtEmbedding));
+  const e = shared ? shared.lookup(prev) : g.op('Gather', [embedding, prev]);
+  // The position being decoded is the number of positions cached so far.
+  const position = g.op('Gather', [g.op('Shape', [layers[0]!.pastK]), g.constInt64(2)]);
+  const x0 = g.op('Add', [
+    g.op('Mul', [e, g.constFloat(Math.sqrt(d))]),
+    positionVectorsOnnx(g, w.tgtPositions, 'decoder/positions', position),
+  ]);
+  let x = g.unsqueeze(x0, [1]); // [rows, 1, d]
+  w.decoder.forEach((layer, l) => {
+    x = residualOnnx(g, model, x, layer.ln1, (h) => {
+      const k = g.op('Concat', [layers[l]!.pastK, projectHeadsOnnx(g, layer.self, 'k', h)], { axis: 2 });
+      const v = g.op('Concat', [layers[l]!.pastV, projectHeadsOnnx(g, layer.self, 'v', h)], { axis: 2 });
+      g.output(k, `next_self_k_${l}`, 'float32', ['rows', heads, 'next_len', dk]);
+      g.output(v, `next_self_v_${l}`, 'float32', ['rows', heads, 'next_len', dk]);
+      return attendHeadsOnnx(g, layer.self, h, k, v, null);
+    });
+    x = residualOnnx(g, model, x, layer.ln2, (h) =>
+      attendHeadsOnnx(g, layer.cross, h, cross[l]!.k, cross[l]!.v, srcBias),
+    );
+    x = residualOnnx(g, model, x, layer.ln3, (h) => feedForwardOnnx(g, layer.ff, h));
+  });
+  if (w.decoderNorm) x = layerNormOnnx(g, w.decoderNorm, x);
+  const f = g.squeeze(x, [1]);
+  const logits = g.scope('head', () => model.head.toOnnx(g, f, { embedding, storeFrozen }));
+  g.output(g.op('LogSoftmax', [logits], { axis: 1 }), 'log_probs', 'float32', ['rows', V]);
+  return g;
+}

@@ -1,0 +1,145 @@
+import * as tf from '@tensorflow/tfjs-core';
+import type { GraphBuilder } from '../../core/onnx/graph-builder.ts';
+import { tensorValue } from '../onnx-values.ts';
+import type { ParamStore } from '../params.ts';
+import { dense } from './feed-forward.ts';
+
+/**
+ * Scaled dot-product attention with h heads (Vaswani et al. §3.2): queries, keys and values are
+ * projected to h heads of d/h, each head attends softmax(q kᵀ / √(d/h) + bias) v, and the heads'
+ * outputs are concatenated and projected back to d. Keys and values are kept split into heads,
+ * [B, h, L, d/h], the layout of the decoder's key/value cache.
+ */
+export interface MultiHeadAttentionWeights {
+  name: string;
+  heads: number;
+  d: number;
+  Wq: tf.Variable;
+  bq: tf.Variable;
+  Wk: tf.Variable;
+  bk: tf.Variable;
+  Wv: tf.Variable;
+  bv: tf.Variable;
+  Wo: tf.Variable;
+  bo: tf.Variable;
+}
+
+export type Projection = 'q' | 'k' | 'v';
+
+/** Added to the scores of masked keys (padding, the future); finite so that softmax stays defined. */
+export const MASKED_KEY_BIAS = -1e9;
+
+export function createMultiHeadAttention(
+  p: ParamStore,
+  name: string,
+  d: number,
+  heads: number,
+): MultiHeadAttentionWeights {
+  if (d % heads !== 0) throw new RangeError(`attention: the model size ${d} is not a multiple of ${heads} heads`);
+  const matrix = (n: string) => p.variable(`${name}/${n}`, [d, d], { kind: 'glorot-uniform' });
+  const bias = (n: string) => p.variable(`${name}/${n}`, [d], { kind: 'zeros' });
+  return {
+    name,
+    heads,
+    d,
+    Wq: matrix('Wq'),
+    bq: bias('bq'),
+    Wk: matrix('Wk'),
+    bk: bias('bk'),
+    Wv: matrix('Wv'),
+    bv: bias('bv'),
+    Wo: matrix('Wo'),
+    bo: bias('bo'),
+  };
+}
+
+function projectionWeights(w: MultiHeadAttentionWeights, which: Projection): [tf.Variable, tf.Variable] {
+  if (which === 'q') return [w.Wq, w.bq];
+  if (which === 'k') return [w.Wk, w.bk];
+  return [w.Wv, w.bv];
+}
+
+/** x [B, L, d] projected and split into heads: [B, h, L, d/h]. */
+export function projectHeads(w: MultiHeadAttentionWeights, which: Projection, x: tf.Tensor3D): tf.Tensor4D {
+  const [B, L] = x.shape;
+  const [W, b] = projectionWeights(w, which);
+  const y = tf.reshape(dense(x, W, b), [B, L, w.heads, w.d / w.heads]);
+  return tf.transpose(y, [0, 2, 1, 3]) as tf.Tensor4D;
+}
+
+/**
+ * Attention of queries x [B, Lq, d] over keys and values [B, h, Lk, d/h] already split into heads;
+ * `bias` broadcasts to the scores [B, h, Lq, Lk]; `dropout` applies to the attention weights.
+ * Returns [B, Lq, d] after the output projection.
+ */
+export function attendHeads(
+  w: MultiHeadAttentionWeights,
+  x: tf.Tensor3D,
+  keys: tf.Tensor4D,
+  values: tf.Tensor4D,
+  bias: tf.Tensor | null,
+  dropout: (a: tf.Tensor4D) => tf.Tensor4D,
+): tf.Tensor3D {
+  return tf.tidy(() => {
+    const [B, Lq] = x.shape;
+    const q = projectHeads(w, 'q', x);
+    let scores = tf.mul(tf.matMul(q, keys, false, true), 1 / Math.sqrt(w.d / w.heads)) as tf.Tensor4D;
+    if (bias) scores = tf.add(scores, bias);
+    const context = tf.matMul(dropout(tf.softmax(scores)), values);
+    const merged = tf.reshape(tf.transpose(context, [0, 2, 1, 3]), [B, Lq, w.d]);
+    return dense(merged, w.Wo, w.bo) as tf.Tensor3D;
+  });
+}
+
+/** A padding mask [B, L] (1 = a real token) as a bias [B, 1, 1, L] on the scores. */
+export function keyPaddingBias(mask: tf.Tensor2D): tf.Tensor4D {
+  const [B, L] = mask.shape;
+  return tf.reshape(tf.mul(tf.sub(1, mask), MASKED_KEY_BIAS), [B, 1, 1, L]);
+}
+
+/** The decoder's causal mask for L positions as a bias [1, 1, L, L]: position i sees j ≤ i. */
+export function causalBias(L: number): tf.Tensor4D {
+  const bias = new Float32Array(L * L);
+  for (let i = 0; i < L; i++) for (let j = i + 1; j < L; j++) bias[i * L + j] = MASKED_KEY_BIAS;
+  return tf.tensor4d(bias, [1, 1, L, L]);
+}
+
+// ---- ONNX ------------------------------------------------------------------
+
+/** x [B, L, d] projected and split into heads [B, h, L, d/h]. */
+export function projectHeadsOnnx(g: GraphBuilder, w: MultiHeadAttentionWeights, which: Projection, x: string): string {
+  const [W, b] = projectionWeights(w, which);
+  const y = g.op('Add', [
+    g.op('MatMul', [x, g.initializer(`${w.name}/W${which}`, tensorValue(W))]),
+    g.initializer(`${w.name}/b${which}`, tensorValue(b)),
+  ]);
+  const split = g.op('Reshape', [y, g.constInt64([0, 0, w.heads, w.d / w.heads])]);
+  return g.op('Transpose', [split], { perm: [0, 2, 1, 3] });
+}
+
+/** {@link attendHeads} as ONNX nodes; `bias` names a value broadcasting to [B, h, Lq, Lk], or null. */
+export function attendHeadsOnnx(
+  g: GraphBuilder,
+  w: MultiHeadAttentionWeights,
+  x: string,
+  keys: string,
+  values: string,
+  bias: string | null,
+): string {
+  const q = projectHeadsOnnx(g, w, 'q', x);
+  const kT = g.op('Transpose', [keys], { perm: [0, 1, 3, 2] });
+  let scores = g.op('Mul', [g.op('MatMul', [q, kT]), g.constFloat(1 / Math.sqrt(w.d / w.heads))]);
+  if (bias) scores = g.op('Add', [scores, bias]);
+  const context = g.op('MatMul', [g.op('Softmax', [scores], { axis: -1 }), values]);
+  const merged = g.op('Reshape', [g.op('Transpose', [context], { perm: [0, 2, 1, 3] }), g.constInt64([0, 0, w.d])]);
+  return g.op('Add', [
+    g.op('MatMul', [merged, g.initializer(`${w.name}/Wo`, tensorValue(w.Wo))]),
+    g.initializer(`${w.name}/bo`, tensorValue(w.bo)),
+  ]);
+}
+
+/** A padding mask [B, L] as a bias [B, 1, 1, L]. */
+export function keyPaddingBiasOnnx(g: GraphBuilder, mask: string): string {
+  const bias = g.op('Mul', [g.op('Sub', [g.constFloat(1), mask]), g.constFloat(MASKED_KEY_BIAS)]);
+  return g.unsqueeze(bias, [1, 2]);
+}

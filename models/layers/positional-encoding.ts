@@ -1,0 +1,63 @@
+import * as tf from '@tensorflow/tfjs-core';
+import type { GraphBuilder } from '../../core/onnx/graph-builder.ts';
+import { tensorValue } from '../onnx-values.ts';
+import type { ParamStore } from '../params.ts';
+
+export type PositionKind = 'sinusoidal' | 'learned';
+
+/**
+ * Token positions as vectors added to the embeddings. Sinusoidal (Vaswani et al.): the first half of
+ * the vector is sin(p·ω_i), the second cos(p·ω_i), ω_i = 10000^(−2i/d) (the concatenated layout of
+ * tensor2tensor and fairseq, a fixed permutation of the paper's interleaved one); no parameters and
+ * no length limit, computed from the position in both tfjs and the graphs. Learned: a table of
+ * `maxPositions` rows (BERT, fairseq's --learned-pos); a longer sequence is refused.
+ */
+export interface PositionalEncoding {
+  kind: PositionKind;
+  d: number;
+  maxPositions: number;
+  /** ω [d/2], float32, the same numbers in tfjs and in the graphs. */
+  frequencies: Float32Array;
+  table?: tf.Variable;
+}
+
+export function createPositionalEncoding(
+  p: ParamStore,
+  name: string,
+  kind: PositionKind,
+  d: number,
+  maxPositions: number,
+): PositionalEncoding {
+  if (d % 2 !== 0) throw new RangeError(`positional encoding: the model size must be even, got ${d}`);
+  const frequencies = Float32Array.from({ length: d / 2 }, (_, i) => Math.pow(10000, (-2 * i) / d));
+  const table =
+    kind === 'learned'
+      ? p.variable(`${name}/table`, [maxPositions, d], { kind: 'uniform', limit: Math.sqrt(3 / d) })
+      : undefined;
+  return { kind, d, maxPositions, frequencies, ...(table ? { table } : {}) };
+}
+
+/** Vectors [length, d] for positions start, start+1, …. */
+export function positionVectors(pe: PositionalEncoding, start: number, length: number): tf.Tensor2D {
+  if (pe.table) {
+    if (start + length > pe.maxPositions) {
+      throw new RangeError(
+        `learned positions: position ${start + length - 1} is past the table's ${pe.maxPositions} rows (maxPositions)`,
+      );
+    }
+    return tf.slice(pe.table as tf.Tensor2D, [start, 0], [length, pe.d]);
+  }
+  return tf.tidy(() => {
+    const positions = tf.reshape(tf.range(start, start + length, 1, 'float32'), [length, 1]);
+    const angles = tf.mul(positions, tf.tensor2d(pe.frequencies, [1, pe.d / 2]));
+    return tf.concat([tf.sin(angles), tf.cos(angles)], 1) as tf.Tensor2D;
+  });
+}
+
+/** The same in a graph: `positions` names an int64 tensor of any shape; the result has one more axis, d. */
+export function positionVectorsOnnx(g: GraphBuilder, pe: PositionalEncoding, name: string, positions: string): string {
+  if (pe.table) return g.op('Gather', [g.initializer(`${name}/table`, tensorValue(pe.table)), positions]);
+  const omega = g.initializer(`${name}/frequencies`, { dtype: 'float32', dims: [pe.d / 2], data: pe.frequencies });
+  const angles = g.op('Mul', [g.unsqueeze(g.cast(positions, 'float32'), [-1]), omega]);
+  return g.op('Concat', [g.op('Sin', [angles]), g.op('Cos', [angles])], { axis: -1 });
+}

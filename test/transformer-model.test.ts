@@ -1,0 +1,209 @@
+import assert from 'node:assert/strict';
+import { before, describe, test } from 'node:test';
+import * as tf from '@tensorflow/tfjs-core';
+import * as ort from 'onnxruntime-node';
+import { Vocabulary } from '../core/vocab.ts';
+import { checkParity, PARITY_TOLERANCE } from '../export/parity.ts';
+import type { TransformerModel } from '../models/archs/transformer.ts';
+import { buildModel, headNames, resolveArchConfig, type ModelSizes, type Seq2SeqModel } from '../models/index.ts';
+import { initBackend } from '../train/backend/select.ts';
+import { makeBatch, planBatches, type EncodedPair } from '../train/data/batches.ts';
+import { makeToyCorpus } from '../train/data/toy-corpus.ts';
+import { Adam } from '../train/optim/adam.ts';
+import { checkModel } from './helpers/onnx-check.ts';
+
+const SEED = 5;
+const BOS = 2;
+const PAD = 0;
+let pairs: EncodedPair[];
+/** One vocabulary over both sides: the source, target and (tied/shared heads) output matrix are one. */
+let joint: ModelSizes;
+let separate: ModelSizes;
+
+before(async () => {
+  await initBackend({ prefer: 'wasm', quiet: true });
+  const corpus = makeToyCorpus({ seed: 1, train: 400, val: 10, test: 10, lexiconScale: 0.2 });
+  const words = (s: string) => s.split(' ');
+  const both = Vocabulary.build(corpus.train.flatMap((p) => [words(p.src), words(p.tgt)]));
+  pairs = corpus.train.map((p) => ({ src: both.encode(words(p.src)), tgt: both.encode(words(p.tgt)) }));
+  joint = { srcVocab: both.size, tgtVocab: both.size, jointEmbedding: true };
+  separate = { srcVocab: both.size, tgtVocab: both.size };
+});
+
+function samples(n: number) {
+  return pairs.slice(0, n).map((p) => ({ src: Int32Array.from(p.src), tgt: Int32Array.from(p.tgt) }));
+}
+
+/** Trains `steps` Adam steps; returns the losses, checking that no tensor leaks. */
+function trainSteps(model: Seq2SeqModel, steps: number): number[] {
+  const optimizer = new Adam(model.params.learnable, { learningRate: 2e-3 });
+  const plan = planBatches(pairs, { seed: 1, maxSentences: 32 }, 0);
+  const losses: number[] = [];
+  const before = tf.memory().numTensors;
+  for (let i = 0; i < steps; i++) {
+    const batch = makeBatch(pairs, plan[i % plan.length]);
+    losses.push(optimizer.minimize(() => tf.div(model.lossSum(batch, true), batch.tokens) as tf.Scalar).loss);
+  }
+  assert.equal(tf.memory().numTensors, before, 'a training step leaked tensors');
+  optimizer.dispose();
+  return losses;
+}
+
+async function assertParity(model: Seq2SeqModel): Promise<void> {
+  const { encoder, decoder } = model.toOnnx();
+  const encoderBytes = encoder.toBytes();
+  const decoderBytes = decoder.toBytes();
+  checkModel(encoderBytes);
+  checkModel(decoderBytes);
+  const parity = await checkParity(model, encoderBytes, decoderBytes, samples(5), BOS, PAD);
+  assert.ok(
+    parity.maxScaledDiff <= PARITY_TOLERANCE,
+    `parity ${parity.maxScaledDiff} at ${JSON.stringify(parity.worst)}`,
+  );
+}
+
+describe('transformer: every head trains and exports with parity (joint vocabulary)', () => {
+  for (const head of headNames()) {
+    test(`${head}: the loss falls over training steps and onnxruntime matches tfjs`, async () => {
+      const model = buildModel('transformer', resolveArchConfig('transformer', 'tiny'), joint, { name: head }, SEED);
+      try {
+        const losses = trainSteps(model, 10);
+        const first = (losses[0] + losses[1]) / 2;
+        const last = (losses[8] + losses[9]) / 2;
+        assert.ok(last < first, `loss did not fall: ${losses.map((l) => l.toFixed(3)).join(' ')}`);
+        await assertParity(model);
+      } finally {
+        model.params.dispose();
+      }
+    });
+  }
+});
+
+/** Teacher-forced inputs for `n` sentences: src [B, S], lengths, tgtIn = <s> y padded [B, T], each row's length. */
+function forcedBatch(n: number) {
+  const s = samples(n);
+  const S = Math.max(...s.map((p) => p.src.length));
+  const T = Math.max(...s.map((p) => p.tgt.length)) + 1;
+  const src = new Int32Array(n * S).fill(PAD);
+  const tgtIn = new Int32Array(n * T).fill(PAD);
+  s.forEach((p, b) => {
+    src.set(p.src, b * S);
+    tgtIn[b * T] = BOS;
+    tgtIn.set(p.tgt, b * T + 1);
+  });
+  return { s, S, T, src, tgtIn, lengths: Int32Array.from(s, (p) => p.src.length) };
+}
+
+describe('transformer: the cached decoder equals the uncached one', () => {
+  const variants: [string, Record<string, unknown>, () => ModelSizes][] = [
+    ['post-norm, sinusoidal, relu, joint vocabulary', {}, () => joint],
+    [
+      'pre-norm, learned positions, gelu, separate vocabularies',
+      { norm: 'pre', positions: 'learned', activation: 'gelu' },
+      () => separate,
+    ],
+  ];
+  for (const [name, set, sizes] of variants) {
+    test(`${name}: tfjs steps and onnxruntime steps with the cache equal the teacher-forced decoder`, async () => {
+      const config = resolveArchConfig('transformer', 'tiny', set);
+      const model = buildModel('transformer', config, sizes(), { name: 'tied' }, SEED) as TransformerModel;
+      try {
+        trainSteps(model, 3); // away from the initial weights (LN gains 1, biases 0)
+        const n = 4;
+        const { s, S, T, src, tgtIn, lengths } = forcedBatch(n);
+        const forced = tf.tidy(() =>
+          model.forcedLogProbs(
+            tf.tensor2d(src, [n, S], 'int32'),
+            tf.tensor1d(lengths, 'int32'),
+            tf.tensor2d(tgtIn, [n, T], 'int32'),
+          ),
+        );
+        const V = forced.shape[2];
+        const expected = (await forced.data()) as Float32Array;
+        forced.dispose();
+
+        const { encoder, decoder } = model.toOnnx();
+        const enc = await ort.InferenceSession.create(encoder.toBytes());
+        const dec = await ort.InferenceSession.create(decoder.toBytes());
+        let feeds: Record<string, ort.Tensor> = await enc.run({
+          src_ids: new ort.Tensor('int64', BigInt64Array.from(src, BigInt), [n, S]),
+          src_lengths: new ort.Tensor('int64', BigInt64Array.from(lengths, BigInt), [n]),
+        });
+        assert.deepEqual(feeds.self_k_0.dims, [
+          n,
+          config.heads,
+          0,
+          (config.model as number) / (config.heads as number),
+        ]);
+        let tfState = tf.tidy(() =>
+          model.encode({
+            kind: 'tokens',
+            ids: tf.tensor2d(src, [n, S], 'int32'),
+            lengths: tf.tensor1d(lengths, 'int32'),
+          }),
+        );
+        let worstOnnx = 0;
+        let worstTfjs = 0;
+        for (let t = 0; t < T; t++) {
+          const prev = Int32Array.from({ length: n }, (_, b) => tgtIn[b * T + t]);
+          const out = await dec.run({
+            ...feeds,
+            prev_token: new ort.Tensor('int64', BigInt64Array.from(prev, BigInt), [n]),
+          });
+          assert.equal(out.next_self_k_0.dims[2], t + 1);
+          const step = tf.tidy(() => model.step(tf.tensor1d(prev, 'int32'), tfState));
+          const stepped = (await step.logProbs.data()) as Float32Array;
+          const onnx = out.log_probs.data as Float32Array;
+          for (let b = 0; b < n; b++) {
+            if (t > s[b].tgt.length) continue; // past </s>: padding the loss never reads
+            for (let v = 0; v < V; v++) {
+              const want = expected[(b * T + t) * V + v];
+              worstOnnx = Math.max(worstOnnx, Math.abs(onnx[b * V + v] - want) / Math.max(1, Math.abs(want)));
+              worstTfjs = Math.max(worstTfjs, Math.abs(stepped[b * V + v] - want) / Math.max(1, Math.abs(want)));
+            }
+          }
+          const next: Record<string, ort.Tensor> = { ...feeds };
+          for (const name of model.stateNames) next[name] = out[`next_${name}`];
+          feeds = next;
+          step.logProbs.dispose();
+          for (const name of model.stateNames) tfState[name].dispose();
+          tfState = { ...tfState, ...step.state };
+        }
+        tf.dispose(Object.values(tfState));
+        await enc.release();
+        await dec.release();
+        assert.ok(worstOnnx <= 1e-4, `onnxruntime with the cache differs by ${worstOnnx}`);
+        assert.ok(worstTfjs <= 1e-4, `tfjs with the cache differs by ${worstTfjs}`);
+        await assertParity(model);
+      } finally {
+        model.params.dispose();
+      }
+    });
+  }
+
+  test('settings are checked, and a learned position table refuses positions past its end', () => {
+    assert.throws(
+      () => resolveArchConfig('transformer', 'tiny', { norm: 'middle' }),
+      /architecture 'transformer': setting 'norm'/,
+    );
+    assert.throws(
+      () =>
+        buildModel(
+          'transformer',
+          resolveArchConfig('transformer', 'tiny', { heads: 3 }),
+          joint,
+          { name: 'learned' },
+          1,
+        ),
+      /not a multiple of 3 heads/,
+    );
+    const config = resolveArchConfig('transformer', 'tiny', { positions: 'learned', maxPositions: 4 });
+    const model = buildModel('transformer', config, joint, { name: 'learned' }, SEED);
+    try {
+      const batch = makeBatch(pairs, planBatches(pairs, { seed: 1, maxSentences: 4 }, 0)[0]);
+      assert.throws(() => model.lossSum(batch, false), /past the table's 4 rows/);
+    } finally {
+      model.params.dispose();
+    }
+  });
+});
