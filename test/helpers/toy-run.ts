@@ -27,23 +27,27 @@ export async function writeToyData(dataDir: string, size: ToyCorpusSize = TOY_CO
   return dataDir;
 }
 
-/** A run config for the tiny model of `extra.arch` (default rnn-attn) on a toy corpus; `extra` overrides any field. */
+/**
+ * A run config for a tiny model on a toy corpus: rnn-attn unless `extra.arch` names another
+ * architecture (its tiny preset, with `extra.archConfig` applied); `extra` overrides any other field.
+ */
 export function toyRunConfig(
   dataDir: string,
   head: string,
   extra: Partial<TranslationRunConfigInput> = {},
 ): TranslationRunConfig {
+  const { archConfig, ...rest } = extra;
   const arch = extra.arch ?? 'rnn-attn';
   return translationConfigSchema.parse({
     arch,
     preset: 'tiny',
-    archConfig: resolveArchConfig(arch, 'tiny'),
+    archConfig: resolveArchConfig(arch, 'tiny', archConfig),
     head: { name: head },
     data: { dir: dataDir, kind: 'plain', src: 'src', tgt: 'tgt' },
     tokenizer: 'whitespace',
     vocab: { minFreq: 1 },
     optim: { learningRate: 5e-3 },
-    ...extra,
+    ...rest,
   });
 }
 
