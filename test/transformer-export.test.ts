@@ -1,0 +1,106 @@
+/**
+ * A trained Transformer through everything `frost export` offers, as for rnn-attn: the parity-checked
+ * float32 graphs, fp16 / int8 / int8-compute weights, a Triton repository, `frost inspect`, the
+ * model card, and translation through the runtime (greedy and beam search, which reorders the
+ * key/value cache rows).
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { loadModelDir } from '../core/runtime/load-node.ts';
+import { exportRun } from '../export/export-run.ts';
+import { formatInspect, inspectModel } from '../export/inspect.ts';
+import { PARITY_TOLERANCE } from '../export/parity.ts';
+import { resolveArchConfig } from '../models/index.ts';
+import { initBackend } from '../train/backend/select.ts';
+import { checkModel } from './helpers/onnx-check.ts';
+import { trainToyRun } from './helpers/toy-run.ts';
+
+let dir: string;
+let runDir: string;
+let dataDir: string;
+const config = resolveArchConfig('transformer', 'tiny') as { heads: number; model: number; decoderLayers: number };
+
+before(async () => {
+  await initBackend({ prefer: 'wasm', quiet: true });
+  dir = await mkdtemp(join(tmpdir(), 'frost-transformer-export-'));
+  // A short run: the exports need real weights, not a good model.
+  ({ runDir, dataDir } = await trainToyRun(dir, {
+    head: 'fixed-l2',
+    corpus: { seed: 2, train: 400, val: 20, test: 20 },
+    config: { arch: 'transformer', epochs: 1, optim: { learningRate: 3e-3 } },
+  }));
+});
+
+after(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const sources = async () => (await readFile(join(dataDir, 'test.src'), 'utf8')).trim().split('\n').slice(0, 6);
+
+describe('transformer export', () => {
+  test('fp32: parity, a card naming the caches, valid graphs, greedy and beam translations, inspect', async () => {
+    const modelDir = join(dir, 'fp32');
+    const triton = join(dir, 'triton');
+    const { card, parity } = await exportRun(runDir, modelDir, { quiet: true, triton });
+    assert.ok(parity.maxScaledDiff <= PARITY_TOLERANCE, `parity ${parity.maxScaledDiff}`);
+    assert.equal(card.arch, 'transformer');
+    const L = config.decoderLayers;
+    assert.equal(card.graphs.decoder.state.length, 2 * L);
+    assert.equal(card.graphs.decoder.memory.length, 2 * L + 1);
+    assert.deepEqual(
+      card.graphs.encoder.outputs.sort(),
+      [...card.graphs.decoder.state, ...card.graphs.decoder.memory].sort(),
+    );
+    for (const file of ['encoder.onnx', 'decoder.onnx']) checkModel(join(modelDir, file));
+
+    const runtime = await loadModelDir(modelDir);
+    const src = await sources();
+    const greedy = await runtime.translate(src, { beam: 1 });
+    const beam = await runtime.translate(src, { beam: 4 });
+    // One sentence at a time: no other sentence's rows in the cache when beam search reorders it.
+    const alone: typeof beam = [];
+    for (const line of src) alone.push((await runtime.translate([line], { beam: 4 }))[0]);
+    await runtime.release();
+    assert.equal(greedy.length, src.length);
+    assert.deepEqual(
+      beam.map((t) => t.text),
+      alone.map((t) => t.text),
+    );
+    beam.forEach((t, i) => assert.ok(Math.abs(t.score - alone[i].score) < 1e-4, `${t.score} vs ${alone[i].score}`));
+
+    const text = formatInspect(await inspectModel(modelDir));
+    assert.match(text, /^[^\n]*: transformer tiny, head fixed-l2/);
+
+    // Triton: the caches are batched inputs with a dynamic length axis, [heads, -1, d/heads].
+    const decoderConfig = await readFile(join(triton, `${card.name}_decoder`, 'config.pbtxt'), 'utf8');
+    const dk = config.model / config.heads;
+    assert.match(
+      decoderConfig,
+      new RegExp(`name: "self_k_0"\\s+data_type: TYPE_FP32\\s+dims: \\[ ${config.heads}, -1, ${dk} \\]`),
+    );
+    assert.match(decoderConfig, /name: "next_self_v_\d"/);
+  });
+
+  for (const precision of ['fp16', 'int8', 'int8-compute'] as const) {
+    test(`${precision}: smaller files that still translate, and a precision check in the card`, async () => {
+      const modelDir = join(dir, precision);
+      const { card, precisionCheck } = await exportRun(runDir, modelDir, {
+        quiet: true,
+        precision,
+        precisionSentences: 20,
+      });
+      assert.equal(card.precision, precision);
+      assert.ok(precisionCheck, 'no precision check');
+      const fp32 = (await stat(join(dir, 'fp32', 'decoder.onnx'))).size;
+      const size = (await stat(join(modelDir, 'decoder.onnx'))).size;
+      assert.ok(size < 0.7 * fp32, `${precision} decoder ${size} bytes, fp32 ${fp32}`);
+      const runtime = await loadModelDir(modelDir);
+      const out = await runtime.translate(await sources(), { beam: 2 });
+      await runtime.release();
+      for (const t of out) assert.ok(Number.isFinite(t.score), `score ${t.score}`);
+    });
+  }
+});
