@@ -96,7 +96,7 @@ function forcedBatch(n: number) {
 
 describe('transformer: the cached decoder equals the uncached one', () => {
   const variants: [string, Record<string, unknown>, () => ModelSizes][] = [
-    ['post-norm, sinusoidal, relu, joint vocabulary', {}, () => joint],
+    ['post-norm, sinusoidal, relu, joint vocabulary', { norm: 'post' }, () => joint],
     [
       'pre-norm, learned positions, gelu, separate vocabularies',
       { norm: 'pre', positions: 'learned', activation: 'gelu' },

@@ -81,8 +81,10 @@ const settings = z.strictObject({
 
 const common = { norm: 'post', activation: 'relu', positions: 'sinusoidal', maxPositions: 256 } as const;
 const presets: Record<string, TransformerConfig> = {
+  // Pre-norm: trains stably at a constant learning rate, with no warm-up (Xiong et al. 2020).
   tiny: {
     ...common,
+    norm: 'pre',
     encoderLayers: 2,
     decoderLayers: 2,
     model: 64,
