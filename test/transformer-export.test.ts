@@ -14,6 +14,7 @@ import { exportRun } from '../export/export-run.ts';
 import { formatInspect, inspectModel } from '../export/inspect.ts';
 import { PARITY_TOLERANCE } from '../export/parity.ts';
 import { resolveArchConfig } from '../models/index.ts';
+import { startServer } from '../serve/server.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { checkModel } from './helpers/onnx-check.ts';
 import { trainToyRun } from './helpers/toy-run.ts';
@@ -103,4 +104,47 @@ describe('transformer export', () => {
       for (const t of out) assert.ok(Number.isFinite(t.score), `score ${t.score}`);
     });
   }
+
+  test('frost serve (2 decode threads, dynamic batching, SSE streaming) answers as the runtime does', async () => {
+    const modelDir = join(dir, 'fp32');
+    const src = await sources();
+    const runtime = await loadModelDir(modelDir);
+    const expected = await runtime.translate(src, { beam: 3 });
+    await runtime.release();
+    const server = await startServer({ modelsDir: modelDir, port: 0, intraOpNumThreads: 1, workers: 2, log: () => {} });
+    try {
+      const post = (body: unknown, query = '') =>
+        fetch(`${server.url}/v1/translate${query}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+      // One request per sentence, all at once: the batcher decodes them together.
+      const answers = await Promise.all(
+        src.map(async (text) => {
+          const res = await post({ text, beam: 3 });
+          assert.equal(res.status, 200);
+          return ((await res.json()) as { translations: { text: string; score: number }[] }).translations[0];
+        }),
+      );
+      answers.forEach((a, i) => {
+        assert.equal(a.text, expected[i].text);
+        assert.ok(Math.abs(a.score - expected[i].score) < 1e-4);
+      });
+      const streamed = await (await post({ texts: src, beam: 3 }, '?stream=1')).text();
+      const result = streamed
+        .split('\n\n')
+        .find((e) => e.startsWith('event: result'))
+        ?.split('\n')
+        .find((l) => l.startsWith('data: '));
+      assert.ok(result, streamed);
+      const body = JSON.parse(result.slice(6)) as { translations: { text: string }[] };
+      assert.deepEqual(
+        body.translations.map((t) => t.text),
+        expected.map((t) => t.text),
+      );
+    } finally {
+      await server.close();
+    }
+  });
 });
