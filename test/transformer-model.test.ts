@@ -181,6 +181,37 @@ describe('transformer: the cached decoder equals the uncached one', () => {
     });
   }
 
+  test('parameter counts follow the equations; a joint vocabulary has one embedding matrix', () => {
+    const config = resolveArchConfig('transformer', 'tiny') as {
+      model: number;
+      ff: number;
+      encoderLayers: number;
+      decoderLayers: number;
+    };
+    const { model: d, ff } = config;
+    const V = joint.tgtVocab;
+    const attention = 4 * (d * d + d);
+    const norm = 2 * d;
+    const feedForward = d * ff + ff + ff * d + d;
+    const body =
+      config.encoderLayers * (attention + 2 * norm + feedForward) +
+      config.decoderLayers * (2 * attention + 3 * norm + feedForward) +
+      2 * norm; // tiny is pre-norm: one more layer norm ends each stack
+    const head = d * V + V; // learned
+    for (const [sizes, embeddings] of [
+      [joint, 1],
+      [separate, 2],
+    ] as const) {
+      const model = buildModel('transformer', config, sizes, { name: 'learned' }, SEED);
+      try {
+        assert.equal(model.params.counts().learnable, body + embeddings * V * d + head);
+        assert.equal(model.params.learnable.has('encoder/embedding'), embeddings === 2);
+      } finally {
+        model.params.dispose();
+      }
+    }
+  });
+
   test('settings are checked, and a learned position table refuses positions past its end', () => {
     assert.throws(
       () => resolveArchConfig('transformer', 'tiny', { norm: 'middle' }),
