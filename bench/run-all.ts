@@ -20,6 +20,7 @@ const benches: { file: string; args: string[] }[] = [
   },
   { file: 'convs2s-step-cost.ts', args: [] },
   { file: 'serve-load.ts', args: [] },
+  { file: 'transformer-step-cost.ts', args: [] },
   { file: 'mt-heads.ts', args: process.argv.slice(2) },
   { file: 'web-load.ts', args: ['--models', 'runs/bench-mt-heads/artifacts'] },
   { file: 'caption-heads.ts', args: ['--minutes', '20'] },
