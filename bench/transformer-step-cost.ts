@@ -90,18 +90,19 @@ for (const B of args.batches.split(',').map(Number)) {
     return performance.now() - t0;
   };
   const times = { early: [] as number[], late: [] as number[], earlyR: [] as number[], lateR: [] as number[] };
+  const cases: [number[], Record<string, ort.Tensor>, boolean][] = [
+    [times.early, initial, false],
+    [times.late, late, false],
+    [times.earlyR, initial, true],
+    [times.lateR, late, true],
+  ];
   for (let r = 0; r < reps + 2; r++) {
-    const sample = [
-      await timeStep(initial, false),
-      await timeStep(late, false),
-      await timeStep(initial, true),
-      await timeStep(late, true),
-    ];
-    if (r < 2) continue; // warm-up
-    times.early.push(sample[0]!);
-    times.late.push(sample[1]!);
-    times.earlyR.push(sample[2]!);
-    times.lateR.push(sample[3]!);
+    // Each round starts with a different case, so none always follows the largest allocation.
+    for (let i = 0; i < cases.length; i++) {
+      const [into, feeds, reorder] = cases[(r + i) % cases.length]!;
+      const ms = await timeStep(feeds, reorder);
+      if (r >= 2) into.push(ms); // two warm-up rounds
+    }
   }
   const [a, b, c, d] = [median(times.early), median(times.late), median(times.earlyR), median(times.lateR)];
   console.log(
