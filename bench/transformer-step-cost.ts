@@ -3,8 +3,8 @@
  * step: with the key/value cache a step at position 50 computes the same projections as a step at
  * position 1 and only attends over 50 cached positions instead of 1, so its cost should grow little.
  *
- *   npm run bench:step-cost                                   # small preset, batch 1 and 64
- *   npm run bench:step-cost -- --preset iwslt --reps 20 --threads 2
+ *   npm run bench:transformer-step                                   # small preset, batch 1 and 64
+ *   npm run bench:transformer-step -- --preset iwslt --reps 20 --threads 2
  *
  * The model is `transformer <preset>` with the `learned` head built from its seeded initialisation
  * on Multi30k-sized vocabularies (bench/decode-model.ts's), exported in memory the way `frost

@@ -8,7 +8,7 @@ import { feedForward, type FeedForwardWeights } from '../layers/feed-forward.ts'
 import { layerNorm, type LayerNormWeights } from '../layers/layer-norm.ts';
 import { attendHeads, causalBias, keyPaddingBias, projectHeads } from '../layers/multi-head-attention.ts';
 import { positionVectors, type PositionalEncoding } from '../layers/positional-encoding.ts';
-import { maskedCrossEntropySum } from '../loss.ts';
+import { maskedCrossEntropySum, type TokenLossOptions } from '../loss.ts';
 import { ParamStore } from '../params.ts';
 import { registerArch } from './registry.ts';
 import { transformerOnnx } from './transformer-onnx.ts';
@@ -279,7 +279,7 @@ export class TransformerModel implements Seq2SeqModel {
     return this.decoderStack(y, selfKv, causalBias(T), memory, training);
   }
 
-  lossSum(modelBatch: ModelBatch, training: boolean): tf.Scalar {
+  lossSum(modelBatch: ModelBatch, training: boolean, loss?: TokenLossOptions): tf.Scalar {
     const batch = expectBatch(this.arch, 'tokens', modelBatch);
     return tf.tidy(() => {
       const { B, S, T } = batch;
@@ -296,7 +296,7 @@ export class TransformerModel implements Seq2SeqModel {
       const f = tf.gather(tf.reshape(out, [B * T, this.cfg.model]), index) as tf.Tensor2D;
       const targets = tf.gather(tf.tensor1d(batch.tgtOut, 'int32'), index) as tf.Tensor1D;
       const weights = tf.gather(tf.tensor1d(batch.tgtMask, 'float32'), index) as tf.Tensor1D;
-      return maskedCrossEntropySum(this.head.logits(f, training), targets, weights);
+      return maskedCrossEntropySum(this.head.logits(f, training), targets, weights, loss);
     });
   }
 
@@ -354,6 +354,17 @@ export class TransformerModel implements Seq2SeqModel {
 registerArch<TransformerConfig>({
   name: 'transformer',
   summary: 'Vaswani et al.: self-attention encoder and decoder, multi-head attention, key/value-cached decoding',
+  // fairseq's transformer_iwslt_de_en recipe (seed 003): label smoothing 0.1, Adam β₂ 0.98,
+  // 4000 warm-up updates to 5e-4 then inverse square root, 4096-token batches, no clipping.
+  recipe: {
+    labelSmoothing: 0.1,
+    learningRate: 5e-4,
+    adamBetas: [0.9, 0.98],
+    clipNorm: 0,
+    lrSchedule: 'inverse-sqrt',
+    warmupSteps: 4000,
+    maxTokens: 4096,
+  },
   inputKind: 'tokens',
   presets,
   settings,
