@@ -107,9 +107,15 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     model = runtime.card.name;
     return runtime;
   };
+  const batching = {
+    ...opts.batching,
+    concurrency: opts.batching?.concurrency ?? Math.max(DEFAULT_BATCHING.concurrency, workers),
+  };
   const languageModels = await LanguageModels.load(opts.modelsDir, {
     intraOpNumThreads: opts.intraOpNumThreads,
     defaultModel: opts.defaultModel,
+    batching,
+    observer: (model) => metrics.observer(model),
   });
   // --default-model may name a language model; the seq2seq registry then has no default of its own.
   const seq2seqDefault = languageModels.names.includes(opts.defaultModel ?? '') ? undefined : opts.defaultModel;
@@ -119,11 +125,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       .list()
       .map((m): [string, number] => [m.name, m.runtime instanceof WorkerRuntime ? m.runtime.threads.length : 0]);
   metrics.countDecodeThreads(threadCounts);
-  const pool = new BatcherPool(
-    registry,
-    { ...opts.batching, concurrency: opts.batching?.concurrency ?? Math.max(DEFAULT_BATCHING.concurrency, workers) },
-    metrics,
-  );
+  const pool = new BatcherPool(registry, batching, metrics);
   let tracker: RequestTracker | undefined;
   const app = createApp({
     registry,
@@ -209,6 +211,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         const drained = await tracker.drain(opts.drainTimeoutMs ?? 30_000);
         // Requests whose clients left may still be decoding; sessions must outlive their runs.
         await pool.idle();
+        await languageModels.idle();
         await registry.close();
         logger.info({ inFlight, drained }, 'frost serve stopped');
       })();

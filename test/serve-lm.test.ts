@@ -67,31 +67,56 @@ async function post(
 }
 
 describe('the per-model queue', () => {
-  test('runs at most `concurrency` at once, queues up to `maxQueue`, refuses the rest', async () => {
-    const models = new LanguageModels([], { concurrency: 1, maxQueue: 1 });
-    let active = 0;
-    let most = 0;
-    const releases: Array<() => void> = [];
-    const work = () =>
-      new Promise<number>((resolve) => {
-        active++;
-        most = Math.max(most, active);
-        releases.push(() => {
-          active--;
-          resolve(active);
-        });
-      });
-    const first = models.run('m', work);
-    const second = models.run('m', work);
-    await assert.rejects(models.run('m', work), QueueFullError);
-    await new Promise((r) => setImmediate(r));
-    assert.equal(releases.length, 1, 'the second waits for the first');
-    releases[0]();
-    await first;
-    await new Promise((r) => setImmediate(r));
-    releases[1]();
-    await second;
-    assert.equal(most, 1);
+  test('runs at most `concurrency` batches at once, queues up to `maxQueue`, refuses the rest', async () => {
+    const models = await LanguageModels.load(join(root, 'models'), {
+      intraOpNumThreads: 1,
+      batching: { concurrency: 1, maxQueue: 1 },
+    });
+    const first = models.score('lm-tiny', 'w1 w2');
+    const second = models.score('lm-tiny', 'w3');
+    assert.throws(() => models.score('lm-tiny', 'w4'), QueueFullError);
+    const [a, b] = await Promise.all([first, second]);
+    assert.deepEqual([a.tokens, b.tokens], [['w1', 'w2'], ['w3']]);
+    await models.idle();
+  });
+});
+
+describe('cross-request batching', () => {
+  /** `frost_batch_requests` of the language model: [batches, requests]. */
+  async function batchCounts(): Promise<[number, number]> {
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    const num = (re: RegExp) => Number(text.match(re)?.[1] ?? 0);
+    return [
+      num(/^frost_batch_requests_count\{model="lm-tiny"\} (\d+)/m),
+      num(/^frost_batch_requests_sum\{model="lm-tiny"\} (\d+)/m),
+    ];
+  }
+
+  test('concurrent seeded completions and scores return what each returns alone, in batches > 1', async () => {
+    const completions = Array.from({ length: 10 }, (_, i) => ({
+      text: ['w3 w7', 'w1', 'w5 w2 w9 w4', 'w8 w8'][i % 4],
+      max_new_tokens: 3 + ((i * 5) % 11),
+      ...(i % 3 === 0 ? {} : { temperature: 0.7 + i / 10, seed: 100 + i, ...(i % 2 ? { top_k: 5 } : { top_p: 0.9 }) }),
+      ...(i === 4 ? { stop: ['w1'] } : {}),
+    }));
+    const scores = ['w3 w7 w1', 'w2', 'w9 w9 w4 w1 w6 w2', 'w5 w5'].map((text) => ({ text }));
+    const strip = (j: Record<string, unknown>) => ({ ...j, timing: undefined });
+    const alone: unknown[] = [];
+    for (const c of completions) alone.push(strip((await post('/v1/complete', c)).json));
+    for (const s of scores) alone.push(strip((await post('/v1/score', s)).json));
+    const [batchesBefore, requestsBefore] = await batchCounts();
+    const together = await Promise.all([
+      ...completions.map((c) => post('/v1/complete', c)),
+      ...scores.map((s) => post('/v1/score', s)),
+    ]);
+    for (const t of together) assert.equal(t.status, 200, t.text);
+    assert.deepEqual(
+      together.map((t) => strip(t.json)),
+      alone,
+    );
+    const [batches, requests] = await batchCounts();
+    assert.equal(requests - requestsBefore, completions.length + scores.length);
+    assert.ok(batches - batchesBefore < requests - requestsBefore, `${batches - batchesBefore} batches: none merged`);
   });
 });
 
