@@ -90,6 +90,22 @@ export class LanguageModels {
     return new LanguageModels(entries, opts);
   }
 
+  list(): LanguageModelEntry[] {
+    return this.names.map((name) => this.models.get(name)!);
+  }
+
+  /**
+   * Swaps in a reloaded model under its existing name (`--watch`); batches from now on use the new runtime.
+   * @returns the model it replaced (release it once {@link idle} for its runtime resolves)
+   * @throws Error when no language model of that name is loaded
+   */
+  replace(model: LanguageModelEntry): LanguageModelEntry {
+    const old = this.models.get(model.name);
+    if (!old) throw new Error(`cannot replace '${model.name}': no language model of that name is loaded`);
+    this.models.set(model.name, model);
+    return old;
+  }
+
   get names(): string[] {
     return [...this.models.keys()].sort();
   }
@@ -127,6 +143,12 @@ export class LanguageModels {
   /** Resolves once nothing decodes with `runtime` (or, without it, once every queue is empty). */
   async idle(runtime?: LmRuntime): Promise<void> {
     await Promise.all([...this.scorers.values(), ...this.completers.values()].map((b) => b.idle(runtime)));
+  }
+
+  /** Lets running batches finish, then frees every model's session. */
+  async close(): Promise<void> {
+    await this.idle();
+    await Promise.all([...this.models.values()].map((m) => m.runtime.release()));
   }
 
   private batcher<In, Out>(

@@ -6,11 +6,12 @@
  */
 import assert from 'node:assert/strict';
 import * as tf from '@tensorflow/tfjs-core';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { CompleteResponse, ModelsResponse, ScoreResponse } from '../core/wire.ts';
+import { loadLmModelDir } from '../core/runtime/load-lm-node.ts';
 import { SPECIALS } from '../core/vocab.ts';
 import { exportLmRun } from '../export/lm-export.ts';
 import { QueueFullError } from '../serve/decode-errors.ts';
@@ -33,6 +34,12 @@ before(async () => {
   runDir = join(root, 'run');
   (await trainLanguageModel(tinyLmConfig(dataDir, { epochs: 1 }), runDir, { quiet: true })).model.params.dispose();
   await exportLmRun(runDir, join(root, 'models', 'lm-tiny'), { quiet: true });
+  // Other weights under the same name, for the --watch reload.
+  const otherRun = join(root, 'run-other');
+  (
+    await trainLanguageModel(tinyLmConfig(dataDir, { epochs: 1, seed: 2 }), otherRun, { quiet: true })
+  ).model.params.dispose();
+  await exportLmRun(otherRun, join(root, 'other', 'lm-tiny'), { quiet: true });
   await writeTinyModelDir(join(root, 'models', 'tiny'), { name: 'tiny' });
   server = await startServer({
     modelsDir: join(root, 'models'),
@@ -117,6 +124,67 @@ describe('cross-request batching', () => {
     const [batches, requests] = await batchCounts();
     assert.equal(requests - requestsBefore, completions.length + scores.length);
     assert.ok(batches - batchesBefore < requests - requestsBefore, `${batches - batchesBefore} batches: none merged`);
+  });
+});
+
+describe('--watch', () => {
+  test('a corrupt language model is refused and the old one keeps serving; a good one replaces it', async () => {
+    const dir = join(root, 'watched', 'lm-tiny');
+    await cp(join(root, 'models', 'lm-tiny'), dir, { recursive: true });
+    await writeTinyModelDir(join(root, 'watched', 'tiny'), { name: 'tiny' });
+    const reloads: boolean[] = [];
+    let notify: (() => void) | undefined;
+    const watched = await startServer({
+      modelsDir: join(root, 'watched'),
+      port: 0,
+      intraOpNumThreads: 1,
+      workers: 1,
+      watch: true,
+      log: () => undefined,
+      onReload: (name, ok) => {
+        if (name !== 'lm-tiny') return;
+        reloads.push(ok);
+        notify?.();
+      },
+    });
+    const nextReload = () => new Promise<void>((resolve) => (notify = resolve));
+    const score = async () => {
+      const res = await fetch(`${watched.url}/v1/score`, {
+        method: 'POST',
+        body: JSON.stringify({ text: 'w3 w7 w1' }),
+        headers: { 'content-type': 'application/json' },
+      });
+      assert.equal(res.status, 200);
+      return ((await res.json()) as ScoreResponse).log_prob;
+    };
+    try {
+      const before = await score();
+      const card = JSON.parse(await readFile(join(dir, 'model-card.json'), 'utf8')) as {
+        graphs: { step: { file: string } };
+      };
+      const stepFile = join(dir, card.graphs.step.file);
+      // Garbage of the recorded size passes the size check and must fail in ONNX Runtime.
+      const good = await readFile(stepFile);
+      let reloaded = nextReload();
+      await writeFile(stepFile, Buffer.alloc(good.length, 7));
+      await reloaded;
+      assert.deepEqual(reloads, [false]);
+      assert.equal(await score(), before);
+
+      reloaded = nextReload();
+      const other = join(root, 'other', 'lm-tiny');
+      for (const f of await readdir(other)) await copyFile(join(other, f), join(dir, f));
+      await reloaded;
+      while (!reloads.at(-1)) await nextReload();
+      const fresh = await loadLmModelDir(other, { intraOpNumThreads: 1 });
+      const expected = (await fresh.score('w3 w7 w1')).logProb;
+      await fresh.release();
+      const after = await score();
+      assert.notEqual(after, before);
+      assert.equal(after, expected);
+    } finally {
+      await watched.close();
+    }
   });
 });
 

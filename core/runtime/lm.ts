@@ -280,6 +280,11 @@ export class LmRuntime {
     return results;
   }
 
+  /** Frees the session; call it once nothing runs on it. */
+  async release(): Promise<void> {
+    await this.session.release();
+  }
+
   private isCancelled(row: number, hooks: LmBatchHooks<unknown>): boolean {
     return Boolean(hooks.signal?.aborted || hooks.cancelled?.(row));
   }
