@@ -89,6 +89,32 @@ describe('the per-model queue', () => {
 });
 
 describe('cross-request batching', () => {
+  test('a request aborted mid-batch is rejected with its reason and its row dropped; the others finish', async () => {
+    let finished = 0;
+    const models = await LanguageModels.load(join(root, 'models'), {
+      intraOpNumThreads: 1,
+      batching: { concurrency: 1, maxWaitMs: 50 },
+      observer: () => ({ tokens: () => finished++ }),
+    });
+    const request = { text: 'w3 w7', maxNewTokens: 40, temperature: 1, seed: 99 };
+    const alone = await models.complete('lm-tiny', request);
+    finished = 0;
+    const gone = new AbortController();
+    const first = models.complete('lm-tiny', { text: 'w1', maxNewTokens: 2 });
+    const kept = models.complete('lm-tiny', request);
+    const aborted = models.complete(
+      'lm-tiny',
+      { ...request, seed: 5 },
+      { signal: gone.signal, onPrefix: () => gone.abort(new Error('client left')) },
+    );
+    await assert.rejects(aborted, /client left/);
+    assert.deepEqual(await kept, alone);
+    await first;
+    await models.idle();
+    assert.equal(finished, 2, 'the aborted row never finished decoding');
+    await models.close();
+  });
+
   /** `frost_batch_requests` of the language model: [batches, requests]. */
   async function batchCounts(): Promise<[number, number]> {
     const text = await (await fetch(`${server.url}/metrics`)).text();
