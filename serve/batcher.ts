@@ -54,17 +54,19 @@ export interface BatchHooks<Out> {
   prefixInputs: ReadonlySet<number>;
   onPrefix(input: number, text: string): void;
   onDone(input: number, result: Out): void;
+  /** Whether input's request has gone (aborted), so kinds that can drop a row mid-batch may. */
+  cancelled(input: number): boolean;
 }
 
 /**
  * One kind of request a model decodes in batches: translation (texts) or captioning (images).
  * `Opts` are the search settings of a request.
  */
-export interface BatchKind<In, Out, Opts> {
+export interface BatchKind<In, Out, Opts, R = ModelRuntime> {
   /** Requests batch together only when their keys are equal: search settings are per call. */
   key(options: Opts): string;
   /** Decodes `inputs` as one batch with `runtime`, reporting each input through `hooks.onDone`. */
-  decode(runtime: ModelRuntime, inputs: In[], options: Opts, hooks: BatchHooks<Out>): Promise<unknown>;
+  decode(runtime: R, inputs: In[], options: Opts, hooks: BatchHooks<Out>): Promise<unknown>;
   /** Output tokens of a result, for the metrics. */
   tokens(result: Out): number;
   /**
@@ -98,12 +100,12 @@ interface Job<In, Out, Opts> {
 }
 
 /** Waits for the request, gathers batches and decodes them with the current runtime of one model. */
-export class Batcher<In, Out, Opts> {
+export class Batcher<In, Out, Opts, R = ModelRuntime> {
   private readonly queue: Job<In, Out, Opts>[] = [];
   private running = 0;
   private timer: NodeJS.Timeout | undefined;
   /** Batches in flight per runtime, so a replaced runtime is released only once it is idle. */
-  private readonly busy = new Map<ModelRuntime, number>();
+  private readonly busy = new Map<R, number>();
   private readonly idleWaiters: Array<() => void> = [];
 
   /**
@@ -111,8 +113,8 @@ export class Batcher<In, Out, Opts> {
    *   reloaded model takes over from the next batch on)
    */
   constructor(
-    private readonly kind: BatchKind<In, Out, Opts>,
-    private readonly runtime: () => ModelRuntime,
+    private readonly kind: BatchKind<In, Out, Opts, R>,
+    private readonly runtime: () => R,
     private readonly opts: BatchingOptions = DEFAULT_BATCHING,
     private readonly observer: BatchObserver = {},
   ) {}
@@ -171,7 +173,7 @@ export class Batcher<In, Out, Opts> {
   }
 
   /** Resolves once no batch decodes with `runtime` (immediately when none does). */
-  idle(runtime?: ModelRuntime): Promise<void> {
+  idle(runtime?: R): Promise<void> {
     const isIdle = () => (runtime ? !this.busy.get(runtime) : this.running === 0 && this.queue.length === 0);
     if (isIdle()) return Promise.resolve();
     return new Promise((resolve) => {
@@ -241,7 +243,7 @@ export class Batcher<In, Out, Opts> {
     });
   }
 
-  private async decode(runtime: ModelRuntime, jobs: Job<In, Out, Opts>[]): Promise<void> {
+  private async decode(runtime: R, jobs: Job<In, Out, Opts>[]): Promise<void> {
     // Flatten: input b of the batch is input `offset[b]` of job `owner[b]`.
     const inputs: In[] = [];
     const owner: Job<In, Out, Opts>[] = [];
@@ -262,6 +264,7 @@ export class Batcher<In, Out, Opts> {
           const job = owner[b];
           if (!job.settled) job.onPrefix?.(offset[b], text);
         },
+        cancelled: (b) => owner[b].settled,
         onDone: (b, result) => {
           const job = owner[b];
           this.observer.tokens?.(this.kind.tokens(result));

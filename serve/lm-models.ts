@@ -2,17 +2,24 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadLmModelDir } from '../core/runtime/load-lm-node.ts';
-import type { LmRuntime } from '../core/runtime/lm.ts';
+import type { Completion, CompletionRequest, LmRuntime, LmScore } from '../core/runtime/lm.ts';
 import { MODEL_CARD_FILE } from '../core/runtime/model-card.ts';
-import { QueueFullError } from './decode-errors.ts';
+import {
+  Batcher,
+  type BatchKind,
+  type BatchingOptions,
+  type BatchObserver,
+  DEFAULT_BATCHING,
+  type SubmitOptions,
+} from './batcher.ts';
+import { LM_COMPLETE, LM_SCORE } from './lm-batch-kinds.ts';
 import { clip, HttpError } from './errors.ts';
 
 /**
  * The language models a server answers `/v1/complete` and `/v1/score` with. They have one step
- * graph and no encoder, so they run in-process on their own ORT session rather than through the
- * seq2seq decode threads and batcher (model-registry.ts); each model takes at most `concurrency`
- * requests at a time and queues up to `maxQueue` more (then 503 FROST_ERR_OVERLOADED, as the
- * batcher does).
+ * graph and no encoder, so they run in-process on their own ORT session; concurrent requests to a
+ * model are batched as the seq2seq routes' are (serve/batcher.ts, with the same {@link BatchingOptions}):
+ * one batcher per model and kind (lm-batch-kinds.ts), rows of different lengths in one step run.
  */
 export interface LanguageModelEntry {
   name: string;
@@ -31,15 +38,24 @@ export async function isLmModelDir(dir: string): Promise<boolean> {
   }
 }
 
+export interface LanguageModelsOptions {
+  /** Dynamic batching per model and kind (score, complete); unset fields keep {@link DEFAULT_BATCHING}. */
+  batching?: Partial<BatchingOptions>;
+  /** The batch-size and queue metrics of a model (ServeMetrics.observer). */
+  observer?: (model: string) => BatchObserver;
+  defaultModel?: string;
+}
+
 export class LanguageModels {
   private readonly models = new Map<string, LanguageModelEntry>();
-  private readonly running = new Map<string, number>();
-  private readonly waiting = new Map<string, Array<() => void>>();
+  private readonly scorers = new Map<string, Batcher<string, LmScore, null, LmRuntime>>();
+  private readonly completers = new Map<string, Batcher<CompletionRequest, Completion, null, LmRuntime>>();
   readonly defaultName: string | undefined;
+  readonly batching: BatchingOptions;
 
   constructor(
     entries: readonly LanguageModelEntry[],
-    private readonly opts: { concurrency?: number; maxQueue?: number; defaultModel?: string } = {},
+    private readonly opts: LanguageModelsOptions = {},
   ) {
     for (const e of entries) {
       if (this.models.has(e.name)) throw new Error(`two language models are named '${e.name}'`);
@@ -48,12 +64,14 @@ export class LanguageModels {
     const wanted = opts.defaultModel;
     this.defaultName =
       wanted !== undefined && this.models.has(wanted) ? wanted : entries.length === 1 ? entries[0].name : undefined;
+    const given = Object.entries(opts.batching ?? {}).filter(([, value]) => value !== undefined);
+    this.batching = { ...DEFAULT_BATCHING, ...Object.fromEntries(given) };
   }
 
   /** The language models in `dir` (a model directory or a directory of them); other models are skipped. */
   static async load(
     dir: string,
-    opts: { intraOpNumThreads?: number; defaultModel?: string } = {},
+    opts: LanguageModelsOptions & { intraOpNumThreads?: number } = {},
   ): Promise<LanguageModels> {
     const dirs = (await isLmModelDir(dir))
       ? [dir]
@@ -72,6 +90,22 @@ export class LanguageModels {
     return new LanguageModels(entries, opts);
   }
 
+  list(): LanguageModelEntry[] {
+    return this.names.map((name) => this.models.get(name)!);
+  }
+
+  /**
+   * Swaps in a reloaded model under its existing name (`--watch`); batches from now on use the new runtime.
+   * @returns the model it replaced (release it once {@link idle} for its runtime resolves)
+   * @throws Error when no language model of that name is loaded
+   */
+  replace(model: LanguageModelEntry): LanguageModelEntry {
+    const old = this.models.get(model.name);
+    if (!old) throw new Error(`cannot replace '${model.name}': no language model of that name is loaded`);
+    this.models.set(model.name, model);
+    return old;
+  }
+
   get names(): string[] {
     return [...this.models.keys()].sort();
   }
@@ -86,22 +120,48 @@ export class LanguageModels {
     return model;
   }
 
-  /** Runs `work` when one of the model's slots is free; a full queue is refused at once (QueueFullError). */
-  async run<T>(name: string, work: () => Promise<T>): Promise<T> {
-    const queue = this.waiting.get(name) ?? [];
-    this.waiting.set(name, queue);
-    const running = this.running.get(name) ?? 0;
-    if (running >= (this.opts.concurrency ?? 4)) {
-      if (queue.length >= (this.opts.maxQueue ?? 64)) throw new QueueFullError(queue.length);
-      // The slot is handed over by the request that finishes (below), so no newcomer can take it first.
-      await new Promise<void>((resolve) => queue.push(resolve));
-    } else this.running.set(name, running + 1);
-    try {
-      return await work();
-    } finally {
-      const next = queue.shift();
-      if (next) next();
-      else this.running.set(name, this.running.get(name)! - 1);
+  /**
+   * Scores `text` with model `name`, batched with other requests to it.
+   * @throws QueueFullError (synchronously) when the model's queue is full
+   */
+  score(name: string, text: string, sub: SubmitOptions = {}): Promise<LmScore> {
+    return this.batcher(this.scorers, name, LM_SCORE)
+      .submit([text], null, sub)
+      .then((r) => r[0]);
+  }
+
+  /**
+   * Completes a prompt with model `name`, batched with other requests to it; `sub.onPrefix` gets each token.
+   * @throws QueueFullError (synchronously) when the model's queue is full
+   */
+  complete(name: string, request: CompletionRequest, sub: SubmitOptions = {}): Promise<Completion> {
+    return this.batcher(this.completers, name, LM_COMPLETE)
+      .submit([request], null, sub)
+      .then((r) => r[0]);
+  }
+
+  /** Resolves once nothing decodes with `runtime` (or, without it, once every queue is empty). */
+  async idle(runtime?: LmRuntime): Promise<void> {
+    await Promise.all([...this.scorers.values(), ...this.completers.values()].map((b) => b.idle(runtime)));
+  }
+
+  /** Lets running batches finish, then frees every model's session. */
+  async close(): Promise<void> {
+    await this.idle();
+    await Promise.all([...this.models.values()].map((m) => m.runtime.release()));
+  }
+
+  private batcher<In, Out>(
+    batchers: Map<string, Batcher<In, Out, null, LmRuntime>>,
+    name: string,
+    kind: BatchKind<In, Out, null, LmRuntime>,
+  ): Batcher<In, Out, null, LmRuntime> {
+    let b = batchers.get(name);
+    if (!b) {
+      // The runtime is read at each batch, so a model reloaded by --watch takes over from the next batch on.
+      b = new Batcher(kind, () => this.get(name).runtime, this.batching, this.opts.observer?.(name));
+      batchers.set(name, b);
     }
+    return b;
   }
 }

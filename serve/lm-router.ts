@@ -36,22 +36,23 @@ export function lmRouter({ models, limits, onInternal }: LmRouterOptions): Route
     const request = parseCompleteRequest(req.body, limits, () => randomInt(0, 2 ** 32));
     const model = models.get(request.model);
     const deadline = requestDeadline(res, limits.timeoutMs);
-    const stream = req.query.stream === '1' || req.query.stream === 'true' ? new EventStream(res) : undefined;
+    const streamed = req.query.stream === '1' || req.query.stream === 'true';
     let index = 0;
+    let stream: EventStream | undefined;
     try {
-      const c = await models
-        .run(model.name, () =>
-          model.runtime.complete(request.text, {
-            ...request.sampling,
-            maxNewTokens: request.maxNewTokens,
-            stop: request.stop,
-            signal: deadline.signal,
-            onToken: stream ? (token) => stream.send('token', { index: index++, token }) : undefined,
-          }),
-        )
-        .catch((err: unknown) => {
-          throw abortReason(err, deadline.signal);
-        });
+      // A full queue throws here, before the response commits to events, so it is a plain 503.
+      const pending = models.complete(
+        model.name,
+        { text: request.text, ...request.sampling, maxNewTokens: request.maxNewTokens, stop: request.stop },
+        {
+          signal: deadline.signal,
+          onPrefix: streamed ? (_, token) => stream?.send('token', { index: index++, token }) : undefined,
+        },
+      );
+      if (streamed) stream = new EventStream(res);
+      const c = await pending.catch((err: unknown) => {
+        throw abortReason(err, deadline.signal);
+      });
       const answer: CompleteResponse = {
         model: model.name,
         completion: c.text,
@@ -78,11 +79,9 @@ export function lmRouter({ models, limits, onInternal }: LmRouterOptions): Route
     const model = models.get(request.model);
     const deadline = requestDeadline(res, limits.timeoutMs);
     try {
-      const s = await models
-        .run(model.name, () => model.runtime.score(request.text, deadline.signal))
-        .catch((err: unknown) => {
-          throw abortReason(err, deadline.signal);
-        });
+      const s = await models.score(model.name, request.text, { signal: deadline.signal }).catch((err: unknown) => {
+        throw abortReason(err, deadline.signal);
+      });
       const answer: ScoreResponse = {
         model: model.name,
         tokens: s.tokens,

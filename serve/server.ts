@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { loadLmModelDir } from '../core/runtime/load-lm-node.ts';
 import type { Device } from '../core/runtime/load-node.ts';
 import { createApp } from './app.ts';
 import { LanguageModels } from './lm-models.ts';
@@ -107,9 +108,15 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     model = runtime.card.name;
     return runtime;
   };
+  const batching = {
+    ...opts.batching,
+    concurrency: opts.batching?.concurrency ?? Math.max(DEFAULT_BATCHING.concurrency, workers),
+  };
   const languageModels = await LanguageModels.load(opts.modelsDir, {
     intraOpNumThreads: opts.intraOpNumThreads,
     defaultModel: opts.defaultModel,
+    batching,
+    observer: (model) => metrics.observer(model),
   });
   // --default-model may name a language model; the seq2seq registry then has no default of its own.
   const seq2seqDefault = languageModels.names.includes(opts.defaultModel ?? '') ? undefined : opts.defaultModel;
@@ -119,11 +126,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       .list()
       .map((m): [string, number] => [m.name, m.runtime instanceof WorkerRuntime ? m.runtime.threads.length : 0]);
   metrics.countDecodeThreads(threadCounts);
-  const pool = new BatcherPool(
-    registry,
-    { ...opts.batching, concurrency: opts.batching?.concurrency ?? Math.max(DEFAULT_BATCHING.concurrency, workers) },
-    metrics,
-  );
+  const pool = new BatcherPool(registry, batching, metrics);
   let tracker: RequestTracker | undefined;
   const app = createApp({
     registry,
@@ -169,9 +172,20 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     throw new Error(`cannot listen on ${host}:${port}: ${(err as Error).message}`, { cause: err });
   }
 
-  let watcher: ModelWatch | undefined;
+  const watchers: ModelWatch[] = [];
   if (opts.watch) {
-    watcher = watchModels(registry, {
+    watchers.push(
+      watchModels(languageModels, {
+        load: (dir) => loadLmModelDir(dir, { intraOpNumThreads: opts.intraOpNumThreads }),
+        retire: async (old) => {
+          await languageModels.idle(old);
+          await old.release();
+        },
+        logger,
+        onReload: opts.onReload,
+      }),
+    );
+    const watcher = watchModels(registry, {
       load,
       retire: async (old) => {
         await pool.idle(old);
@@ -180,6 +194,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       logger,
       onReload: opts.onReload,
     });
+    watchers.push(watcher);
   }
 
   const address = server.address() as AddressInfo;
@@ -204,11 +219,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     logger,
     close() {
       closing ??= (async () => {
-        watcher?.close();
+        for (const w of watchers) w.close();
         const inFlight = tracker.inFlight;
         const drained = await tracker.drain(opts.drainTimeoutMs ?? 30_000);
         // Requests whose clients left may still be decoding; sessions must outlive their runs.
         await pool.idle();
+        await languageModels.close();
         await registry.close();
         logger.info({ inFlight, drained }, 'frost serve stopped');
       })();

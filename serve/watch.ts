@@ -2,20 +2,33 @@
  * `--watch`: reloads a model when files in its directory change. The new version is loaded and
  * checked completely (card, graph sizes, sessions, graph/card agreement) before it replaces the old
  * one, so a broken or half-copied file is refused with a log line and the old model keeps serving.
- * The old runtime is released once no batch uses it.
+ * The old runtime is released once no batch uses it. Seq2seq models (ModelRegistry) and language
+ * models (LanguageModels) are watched the same way.
  */
 import { watch, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import type { Logger } from './logger.ts';
-import type { ModelRegistry } from './model-registry.ts';
 import type { ModelRuntime } from './model-runtime.ts';
 
+/** What a reloadable runtime has: its card's name, and a release once it is idle. */
+export interface ReloadableRuntime {
+  readonly card: { readonly name: string };
+  release(): Promise<void>;
+}
+
+/** The loaded models a watch reloads: ModelRegistry, LanguageModels. */
+export interface WatchedModels<R extends ReloadableRuntime> {
+  list(): ReadonlyArray<{ name: string; dir?: string }>;
+  /** Swaps in the new runtime under the model's name; returns the model it replaced. */
+  replace(model: { name: string; dir?: string; runtime: R }): { runtime: R };
+}
+
 /** Options of {@link watchModels}. */
-export interface WatchOptions {
+export interface WatchOptions<R extends ReloadableRuntime = ModelRuntime> {
   /** Loads a model directory (the server's loader, with its device and thread settings). */
-  load(dir: string): Promise<ModelRuntime>;
+  load(dir: string): Promise<R>;
   /** Called with a replaced runtime; resolves once it is released. */
-  retire(old: ModelRuntime): Promise<void>;
+  retire(old: R): Promise<void>;
   logger: Logger;
   /** Quiet time after the last change before reloading: a copy writes several files. @default 300 */
   debounceMs?: number;
@@ -35,7 +48,10 @@ export interface ModelWatch {
  * the new directory is watched. An inotify watch follows the inode, not the name, which is why the
  * parent is needed: without it the server kept watching the moved-away folder.
  */
-export function watchModels(registry: ModelRegistry, opts: WatchOptions): ModelWatch {
+export function watchModels<R extends ReloadableRuntime>(
+  registry: WatchedModels<R>,
+  opts: WatchOptions<R>,
+): ModelWatch {
   const debounceMs = opts.debounceMs ?? 300;
   const watchers: Array<{ close(): void }> = [];
   const timers = new Set<NodeJS.Timeout>();
@@ -49,7 +65,7 @@ export function watchModels(registry: ModelRegistry, opts: WatchOptions): ModelW
     let reloading: Promise<void> = Promise.resolve();
     const reload = async () => {
       if (closed) return;
-      let fresh: ModelRuntime;
+      let fresh: R;
       try {
         fresh = await opts.load(dir);
       } catch (err) {

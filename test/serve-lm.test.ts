@@ -6,11 +6,12 @@
  */
 import assert from 'node:assert/strict';
 import * as tf from '@tensorflow/tfjs-core';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { CompleteResponse, ModelsResponse, ScoreResponse } from '../core/wire.ts';
+import { loadLmModelDir } from '../core/runtime/load-lm-node.ts';
 import { SPECIALS } from '../core/vocab.ts';
 import { exportLmRun } from '../export/lm-export.ts';
 import { QueueFullError } from '../serve/decode-errors.ts';
@@ -33,6 +34,12 @@ before(async () => {
   runDir = join(root, 'run');
   (await trainLanguageModel(tinyLmConfig(dataDir, { epochs: 1 }), runDir, { quiet: true })).model.params.dispose();
   await exportLmRun(runDir, join(root, 'models', 'lm-tiny'), { quiet: true });
+  // Other weights under the same name, for the --watch reload.
+  const otherRun = join(root, 'run-other');
+  (
+    await trainLanguageModel(tinyLmConfig(dataDir, { epochs: 1, seed: 2 }), otherRun, { quiet: true })
+  ).model.params.dispose();
+  await exportLmRun(otherRun, join(root, 'other', 'lm-tiny'), { quiet: true });
   await writeTinyModelDir(join(root, 'models', 'tiny'), { name: 'tiny' });
   server = await startServer({
     modelsDir: join(root, 'models'),
@@ -67,31 +74,143 @@ async function post(
 }
 
 describe('the per-model queue', () => {
-  test('runs at most `concurrency` at once, queues up to `maxQueue`, refuses the rest', async () => {
-    const models = new LanguageModels([], { concurrency: 1, maxQueue: 1 });
-    let active = 0;
-    let most = 0;
-    const releases: Array<() => void> = [];
-    const work = () =>
-      new Promise<number>((resolve) => {
-        active++;
-        most = Math.max(most, active);
-        releases.push(() => {
-          active--;
-          resolve(active);
-        });
-      });
-    const first = models.run('m', work);
-    const second = models.run('m', work);
-    await assert.rejects(models.run('m', work), QueueFullError);
-    await new Promise((r) => setImmediate(r));
-    assert.equal(releases.length, 1, 'the second waits for the first');
-    releases[0]();
+  test('runs at most `concurrency` batches at once, queues up to `maxQueue`, refuses the rest', async () => {
+    const models = await LanguageModels.load(join(root, 'models'), {
+      intraOpNumThreads: 1,
+      batching: { concurrency: 1, maxQueue: 1 },
+    });
+    const first = models.score('lm-tiny', 'w1 w2');
+    const second = models.score('lm-tiny', 'w3');
+    assert.throws(() => models.score('lm-tiny', 'w4'), QueueFullError);
+    const [a, b] = await Promise.all([first, second]);
+    assert.deepEqual([a.tokens, b.tokens], [['w1', 'w2'], ['w3']]);
+    await models.idle();
+  });
+});
+
+describe('cross-request batching', () => {
+  test('a request aborted mid-batch is rejected with its reason and its row dropped; the others finish', async () => {
+    let finished = 0;
+    const models = await LanguageModels.load(join(root, 'models'), {
+      intraOpNumThreads: 1,
+      batching: { concurrency: 1, maxWaitMs: 50 },
+      observer: () => ({ tokens: () => finished++ }),
+    });
+    const request = { text: 'w3 w7', maxNewTokens: 40, temperature: 1, seed: 99 };
+    const alone = await models.complete('lm-tiny', request);
+    finished = 0;
+    const gone = new AbortController();
+    const first = models.complete('lm-tiny', { text: 'w1', maxNewTokens: 2 });
+    const kept = models.complete('lm-tiny', request);
+    const aborted = models.complete(
+      'lm-tiny',
+      { ...request, seed: 5 },
+      { signal: gone.signal, onPrefix: () => gone.abort(new Error('client left')) },
+    );
+    await assert.rejects(aborted, /client left/);
+    assert.deepEqual(await kept, alone);
     await first;
-    await new Promise((r) => setImmediate(r));
-    releases[1]();
-    await second;
-    assert.equal(most, 1);
+    await models.idle();
+    assert.equal(finished, 2, 'the aborted row never finished decoding');
+    await models.close();
+  });
+
+  /** `frost_batch_requests` of the language model: [batches, requests]. */
+  async function batchCounts(): Promise<[number, number]> {
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    const num = (re: RegExp) => Number(text.match(re)?.[1] ?? 0);
+    return [
+      num(/^frost_batch_requests_count\{model="lm-tiny"\} (\d+)/m),
+      num(/^frost_batch_requests_sum\{model="lm-tiny"\} (\d+)/m),
+    ];
+  }
+
+  test('concurrent seeded completions and scores return what each returns alone, in batches > 1', async () => {
+    const completions = Array.from({ length: 10 }, (_, i) => ({
+      text: ['w3 w7', 'w1', 'w5 w2 w9 w4', 'w8 w8'][i % 4],
+      max_new_tokens: 3 + ((i * 5) % 11),
+      ...(i % 3 === 0 ? {} : { temperature: 0.7 + i / 10, seed: 100 + i, ...(i % 2 ? { top_k: 5 } : { top_p: 0.9 }) }),
+      ...(i === 4 ? { stop: ['w1'] } : {}),
+    }));
+    const scores = ['w3 w7 w1', 'w2', 'w9 w9 w4 w1 w6 w2', 'w5 w5'].map((text) => ({ text }));
+    const strip = (j: Record<string, unknown>) => ({ ...j, timing: undefined });
+    const alone: unknown[] = [];
+    for (const c of completions) alone.push(strip((await post('/v1/complete', c)).json));
+    for (const s of scores) alone.push(strip((await post('/v1/score', s)).json));
+    const [batchesBefore, requestsBefore] = await batchCounts();
+    const together = await Promise.all([
+      ...completions.map((c) => post('/v1/complete', c)),
+      ...scores.map((s) => post('/v1/score', s)),
+    ]);
+    for (const t of together) assert.equal(t.status, 200, t.text);
+    assert.deepEqual(
+      together.map((t) => strip(t.json)),
+      alone,
+    );
+    const [batches, requests] = await batchCounts();
+    assert.equal(requests - requestsBefore, completions.length + scores.length);
+    assert.ok(batches - batchesBefore < requests - requestsBefore, `${batches - batchesBefore} batches: none merged`);
+  });
+});
+
+describe('--watch', () => {
+  test('a corrupt language model is refused and the old one keeps serving; a good one replaces it', async () => {
+    const dir = join(root, 'watched', 'lm-tiny');
+    await cp(join(root, 'models', 'lm-tiny'), dir, { recursive: true });
+    await writeTinyModelDir(join(root, 'watched', 'tiny'), { name: 'tiny' });
+    const reloads: boolean[] = [];
+    let notify: (() => void) | undefined;
+    const watched = await startServer({
+      modelsDir: join(root, 'watched'),
+      port: 0,
+      intraOpNumThreads: 1,
+      workers: 1,
+      watch: true,
+      log: () => undefined,
+      onReload: (name, ok) => {
+        if (name !== 'lm-tiny') return;
+        reloads.push(ok);
+        notify?.();
+      },
+    });
+    const nextReload = () => new Promise<void>((resolve) => (notify = resolve));
+    const score = async () => {
+      const res = await fetch(`${watched.url}/v1/score`, {
+        method: 'POST',
+        body: JSON.stringify({ text: 'w3 w7 w1' }),
+        headers: { 'content-type': 'application/json' },
+      });
+      assert.equal(res.status, 200);
+      return ((await res.json()) as ScoreResponse).log_prob;
+    };
+    try {
+      const before = await score();
+      const card = JSON.parse(await readFile(join(dir, 'model-card.json'), 'utf8')) as {
+        graphs: { step: { file: string } };
+      };
+      const stepFile = join(dir, card.graphs.step.file);
+      // Garbage of the recorded size passes the size check and must fail in ONNX Runtime.
+      const good = await readFile(stepFile);
+      let reloaded = nextReload();
+      await writeFile(stepFile, Buffer.alloc(good.length, 7));
+      await reloaded;
+      assert.deepEqual(reloads, [false]);
+      assert.equal(await score(), before);
+
+      reloaded = nextReload();
+      const other = join(root, 'other', 'lm-tiny');
+      for (const f of await readdir(other)) await copyFile(join(other, f), join(dir, f));
+      await reloaded;
+      while (!reloads.at(-1)) await nextReload();
+      const fresh = await loadLmModelDir(other, { intraOpNumThreads: 1 });
+      const expected = (await fresh.score('w3 w7 w1')).logProb;
+      await fresh.release();
+      const after = await score();
+      assert.notEqual(after, before);
+      assert.equal(after, expected);
+    } finally {
+      await watched.close();
+    }
   });
 });
 

@@ -35,6 +35,23 @@ export interface CompleteOptions extends SamplingOptions {
   signal?: AbortSignal;
 }
 
+/** One row of {@link LmRuntime.completeEach}: a prompt and its own sampling settings. */
+export interface CompletionRequest extends SamplingOptions {
+  text: string;
+  maxNewTokens: number;
+  stop?: readonly string[];
+}
+
+/** Per-row callbacks of a batch of rows. */
+export interface LmBatchHooks<Out> {
+  /** Stops the whole batch between steps, rejecting with its reason. */
+  signal?: AbortSignal;
+  /** Rows whose request has gone (its deadline, its client) are dropped from the batch between steps. */
+  cancelled?(row: number): boolean;
+  /** A row's result, as soon as the row ends. */
+  onDone?(row: number, result: Out): void;
+}
+
 export interface Completion {
   /** The generated continuation, detokenised (the prompt is not repeated). */
   text: string;
@@ -104,11 +121,15 @@ export class LmRuntime {
     );
   }
 
-  /** One step for one row: the log-probabilities after `token` and the next state. */
-  private async step(token: number, state: State): Promise<{ logProbs: Float32Array; state: State }> {
+  /** One step for `tokens.length` rows: their log-probabilities [rows, |V|] and next state. */
+  private async step(tokens: readonly number[], state: State): Promise<{ logProbs: Float32Array; state: State }> {
     const g = this.card.graphs.step;
     const out = await this.session.run({
-      [g.token]: new this.ort.Tensor('int64', BigInt64Array.of(BigInt(token)), [1]),
+      [g.token]: new this.ort.Tensor(
+        'int64',
+        BigInt64Array.from(tokens, (t) => BigInt(t)),
+        [tokens.length],
+      ),
       ...state,
     });
     return {
@@ -117,64 +138,154 @@ export class LmRuntime {
     };
   }
 
+  /** The rows `keep` of `state` (rows that finished are dropped, so a batch costs what its live rows cost). */
+  private keepRows(state: State, keep: readonly number[]): State {
+    const size = this.card.graphs.step.stateSize;
+    return Object.fromEntries(
+      Object.entries(state).map(([n, t]) => {
+        const from = t.data as Float32Array;
+        const to = new Float32Array(keep.length * size);
+        keep.forEach((r, i) => to.set(from.subarray(r * size, (r + 1) * size), i * size));
+        return [n, new this.ort.Tensor('float32', to, [keep.length, size])];
+      }),
+    );
+  }
+
+  /**
+   * Runs rows of different lengths as one batch: each row feeds its own next token until it says it
+   * is done (`next` returns undefined), and is then dropped from the batch, so rows finish on their own.
+   * `next(row, logProbs, offset)` gets the row's log-probabilities after its last token (none before the first).
+   */
+  private async runRows(
+    rows: number,
+    next: (row: number, logProbs: Float32Array | undefined, offset: number) => number | undefined,
+    cancelled: (row: number) => boolean,
+  ): Promise<void> {
+    let live = Array.from({ length: rows }, (_, r) => r);
+    let state = this.zeroState(rows);
+    let logProbs: Float32Array | undefined;
+    const V = this.vocab.size;
+    while (live.length > 0) {
+      const tokens: number[] = [];
+      const keep: number[] = [];
+      live.forEach((row, i) => {
+        const t = cancelled(row) ? undefined : next(row, logProbs, i * V);
+        if (t === undefined) return;
+        tokens.push(t);
+        keep.push(i);
+      });
+      if (keep.length === 0) return;
+      if (keep.length < live.length) state = this.keepRows(state, keep);
+      live = keep.map((i) => live[i]);
+      const out = await this.step(tokens, state);
+      state = out.state;
+      logProbs = out.logProbs;
+    }
+  }
+
   /** log P(text) under the model, token by token, `</s>` included. */
   async score(text: string, signal?: AbortSignal): Promise<LmScore> {
-    const tokens = this.tokenize(text);
-    const ids = Array.from(this.vocab.encode(tokens));
-    ids.push(SPECIALS.eos.id);
-    let state = this.zeroState(1);
-    let prev: number = SPECIALS.eos.id;
-    const tokenLogProbs: number[] = [];
-    for (const id of ids) {
-      signal?.throwIfAborted();
-      const out = await this.step(prev, state);
-      tokenLogProbs.push(out.logProbs[id]);
-      state = out.state;
-      prev = id;
-    }
-    const logProb = tokenLogProbs.reduce((a, b) => a + b, 0);
-    return { tokens, tokenLogProbs, logProb, perplexity: Math.exp(-logProb / ids.length) };
+    return (await this.scoreEach([text], { signal }))[0];
+  }
+
+  /**
+   * Scores texts as one batch of rows of their own lengths; each result is reported through
+   * `onDone` as soon as its row ends, and is the same as scoring the text alone.
+   */
+  async scoreEach(texts: readonly string[], hooks: LmBatchHooks<LmScore> = {}): Promise<LmScore[]> {
+    const rows = texts.map((text) => {
+      const tokens = this.tokenize(text);
+      const ids = [...Array.from(this.vocab.encode(tokens)), SPECIALS.eos.id];
+      return { tokens, ids, tokenLogProbs: [] as number[] };
+    });
+    const results: LmScore[] = new Array(texts.length);
+    await this.runRows(
+      rows.length,
+      (r, logProbs, offset) => {
+        const row = rows[r];
+        const fed = row.tokenLogProbs.length;
+        if (logProbs) row.tokenLogProbs.push(logProbs[offset + row.ids[fed]]);
+        // Fed so far: `</s>` then ids[0..fed); the row ends once every id has its log-probability.
+        const done = row.tokenLogProbs.length;
+        if (done === row.ids.length) {
+          const logProb = row.tokenLogProbs.reduce((a, b) => a + b, 0);
+          results[r] = {
+            tokens: row.tokens,
+            tokenLogProbs: row.tokenLogProbs,
+            logProb,
+            perplexity: Math.exp(-logProb / row.ids.length),
+          };
+          hooks.onDone?.(r, results[r]);
+          return undefined;
+        }
+        return done === 0 && !logProbs ? SPECIALS.eos.id : row.ids[done - 1];
+      },
+      (r) => this.isCancelled(r, hooks),
+    );
+    hooks.signal?.throwIfAborted();
+    return results;
   }
 
   /** Continues `text` (greedy, or sampled with a seed: the same seed gives the same completion). */
   async complete(text: string, opts: CompleteOptions): Promise<Completion> {
-    const sampler = new TokenSampler(opts);
-    const prompt = Array.from(this.vocab.encode(this.tokenize(text)));
-    const stops = new Set((opts.stop ?? []).map((s) => this.vocab.id(s)).filter((id) => id !== SPECIALS.unk.id));
+    const { signal, onToken, ...request } = opts;
+    return (await this.completeEach([{ text, ...request }], { signal, onToken: (_, token) => onToken?.(token) }))[0];
+  }
+
+  /**
+   * Completes texts as one batch: each row has its own sampler (so a seeded row is the same alone
+   * or batched), and ends on its own at `</s>`, a stop token or its `maxNewTokens`.
+   */
+  async completeEach(
+    requests: readonly CompletionRequest[],
+    hooks: LmBatchHooks<Completion> & { onToken?(row: number, token: string): void } = {},
+  ): Promise<Completion[]> {
     // Never emitted: padding, <s> (not in a stream) and <unk> (not a word to show).
     const banned = new Set<number>([SPECIALS.pad.id, SPECIALS.bos.id, SPECIALS.unk.id]);
-    let state = this.zeroState(1);
-    let logProbs: Float32Array = new Float32Array(0);
-    for (const id of [SPECIALS.eos.id, ...prompt]) {
-      opts.signal?.throwIfAborted();
-      const out = await this.step(id, state);
-      state = out.state;
-      logProbs = out.logProbs;
-    }
-    const generated: number[] = [];
-    let logProb = 0;
-    let finishReason: Completion['finishReason'] = 'length';
-    const V = this.vocab.size;
-    while (generated.length < opts.maxNewTokens) {
-      const next = sampler.pick(logProbs, 0, V, banned);
-      logProb += logProbs[next];
-      if (next === SPECIALS.eos.id) {
-        finishReason = 'eos';
-        break;
-      }
-      generated.push(next);
-      opts.onToken?.(this.vocab.token(next));
-      if (stops.has(next)) {
-        finishReason = 'stop';
-        break;
-      }
-      if (generated.length >= opts.maxNewTokens) break;
-      opts.signal?.throwIfAborted();
-      const out = await this.step(next, state);
-      state = out.state;
-      logProbs = out.logProbs;
-    }
-    const tokens = this.vocab.decode(generated, { stripSpecials: true });
-    return { text: this.tokenizer.detokenize(tokens, this.lang), tokens, logProb, finishReason };
+    const rows = requests.map((req) => ({
+      req,
+      sampler: new TokenSampler(req),
+      feed: [SPECIALS.eos.id, ...Array.from(this.vocab.encode(this.tokenize(req.text)))],
+      fed: 0,
+      stops: new Set((req.stop ?? []).map((s) => this.vocab.id(s)).filter((id) => id !== SPECIALS.unk.id)),
+      generated: [] as number[],
+      logProb: 0,
+    }));
+    const results: Completion[] = new Array(requests.length);
+    const finish = (r: number, finishReason: Completion['finishReason']) => {
+      const tokens = this.vocab.decode(rows[r].generated, { stripSpecials: true });
+      const text = this.tokenizer.detokenize(tokens, this.lang);
+      results[r] = { text, tokens, logProb: rows[r].logProb, finishReason };
+      hooks.onDone?.(r, results[r]);
+      return undefined;
+    };
+    await this.runRows(
+      rows.length,
+      (r, logProbs, offset) => {
+        const row = rows[r];
+        if (row.fed < row.feed.length) return row.feed[row.fed++];
+        if (row.generated.length >= row.req.maxNewTokens) return finish(r, 'length');
+        const next = row.sampler.pick(logProbs!, offset, this.vocab.size, banned);
+        row.logProb += logProbs![offset + next];
+        if (next === SPECIALS.eos.id) return finish(r, 'eos');
+        row.generated.push(next);
+        hooks.onToken?.(r, this.vocab.token(next));
+        if (row.stops.has(next)) return finish(r, 'stop');
+        if (row.generated.length >= row.req.maxNewTokens) return finish(r, 'length');
+        return next;
+      },
+      (r) => this.isCancelled(r, hooks),
+    );
+    hooks.signal?.throwIfAborted();
+    return results;
+  }
+
+  /** Frees the session; call it once nothing runs on it. */
+  async release(): Promise<void> {
+    await this.session.release();
+  }
+
+  private isCancelled(row: number, hooks: LmBatchHooks<unknown>): boolean {
+    return Boolean(hooks.signal?.aborted || hooks.cancelled?.(row));
   }
 }
