@@ -1,4 +1,4 @@
-import { formatPercent } from './format.ts';
+import { formatSignedPercent } from './format.ts';
 import type { LmReport } from './lm-schema.ts';
 import type { Cell, Table } from './tables.ts';
 
@@ -26,8 +26,8 @@ export function lmClaimTable(report: LmReport): Table | null {
     rows.push([
       { text: r.id },
       { text: r.baseline },
-      { text: formatPercent(overall), path: `runs.${i}.vsBaseline.test` },
-      { text: formatPercent(rareChange), path: `runs.${i}.vsBaseline.bins.${rare - 1}` },
+      { text: formatSignedPercent(overall), path: `runs.${i}.vsBaseline.test` },
+      { text: formatSignedPercent(rareChange), path: `runs.${i}.vsBaseline.bins.${rare - 1}` },
       answer(rareChange === null ? null : rareChange < 0),
       answer(rareChange === null || overall === null ? null : rareChange < overall),
     ]);

@@ -100,7 +100,7 @@ test('frost report on two lm runs: one row per head with frost eval’s perplexi
   assert.match(
     md,
     new RegExp(
-      `\\| lm-drill \\| lm-learned \\| .* \\| ${(rareChange * 100).toFixed(1)}% \\| ${rareChange < 0 ? 'yes' : 'no'} \\|`,
+      `\\| lm-drill \\| lm-learned \\| .* \\| \\${rareChange >= 0 ? '+' : '-'}${Math.abs(rareChange * 100).toFixed(1)}% \\| ${rareChange < 0 ? 'yes' : 'no'} \\|`,
     ),
   );
 
