@@ -112,6 +112,13 @@ test('frost report on two lm runs: one row per head with frost eval’s perplexi
     r.test.bins.forEach((b, k) => assert.equal(cell(`runs.${i}.test.bins.${k}.perplexity`), b.perplexity!.toFixed(2)));
   });
   assert.match(html, /data-table="lm-claim"/);
+  // Every numeric cell names a number of report.json (a wrong path would resolve to undefined).
+  const paths = [...html.matchAll(/data-path="([^"]+)"/g)].map((m) => m[1]);
+  assert.ok(paths.length > 30);
+  for (const p of paths) {
+    const v = p.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown> | null)?.[k], report);
+    assert.ok(typeof v === 'number' || v === null, `${p} names a number of report.json (got ${String(v)})`);
+  }
 });
 
 test('a current eval.json is reused; one for another checkpoint is recomputed', async () => {
