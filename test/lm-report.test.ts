@@ -5,7 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -16,6 +17,7 @@ import { initBackend } from '../train/backend/select.ts';
 import { LM_EVAL_FILE, type LmEvaluation } from '../train/lm/lm-eval-run.ts';
 import { trainLanguageModel } from '../train/lm/lm-trainer.ts';
 import { tinyLmConfig, writeMarkovCorpus } from './helpers/lm-run.ts';
+import { toyRunConfig } from './helpers/toy-run.ts';
 
 const BIN = fileURLToPath(new URL('../bin/frost.js', import.meta.url));
 let dir: string;
@@ -142,10 +144,22 @@ test('a current eval.json is reused; one for another checkpoint is recomputed', 
   assert.equal((JSON.parse(await readFile(path, 'utf8')) as LmEvaluation).test.perplexity, real, 'eval.json rewritten');
 });
 
-test('lm runs mixed with translation runs are refused in one line naming both', () => {
+test('frost report refuses lm runs mixed with translation runs, in one line naming both, writing nothing', async () => {
+  // A translation run's folder as frost report first reads it: its config.json (the task decides).
+  const mt = join(dir, 'de-en-learned');
+  await mkdir(mt, { recursive: true });
+  await writeFile(join(mt, 'config.json'), JSON.stringify(toyRunConfig(join(dir, 'toy'), 'learned')));
+  const out = join(dir, 'mixed');
+  const mixed = await frost(['report', runs.drill, mt, '--out', out, '--quiet']);
+  assert.notEqual(mixed.code, 0);
+  assert.match(
+    mixed.stderr,
+    new RegExp(`cannot report language-model runs \\(${runs.drill}\\) together with other runs \\(${mt}\\)`),
+  );
+  assert.equal(existsSync(out), false);
   assert.throws(
-    () => refuseMixedRuns(['runs/lm-drill', 'runs/de-en-learned'], [true, false]),
-    /cannot report language-model runs \(runs\/lm-drill\) together with other runs \(runs\/de-en-learned\)/,
+    () => refuseMixedRuns(['a', 'b'], [false, true]),
+    /language-model runs \(b\) together with other runs \(a\)/,
   );
   refuseMixedRuns(['a', 'b'], [true, true]);
   refuseMixedRuns(['a', 'b'], [false, false]);
