@@ -142,6 +142,18 @@ test('a current eval.json is reused; one for another checkpoint is recomputed', 
   const recomputed = await collectLmReport([runs.learned], { title: 't' });
   assert.equal(recomputed.runs[0].test.perplexity, real);
   assert.equal((JSON.parse(await readFile(path, 'utf8')) as LmEvaluation).test.perplexity, real, 'eval.json rewritten');
+  // An eval.json from before it kept the checkpoint's hash and the parameters is recomputed too.
+  const { params: _params, ...old } = saved;
+  void _params;
+  await writeFile(
+    path,
+    JSON.stringify({
+      ...old,
+      checkpoint: { which: 'best', dir: saved.checkpoint.dir },
+      test: { ...saved.test, perplexity: 123.5 },
+    }),
+  );
+  assert.equal((await collectLmReport([runs.learned], { title: 't' })).runs[0].test.perplexity, real);
 });
 
 test('frost report refuses lm runs mixed with translation runs, in one line naming both, writing nothing', async () => {

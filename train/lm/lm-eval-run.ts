@@ -9,10 +9,10 @@ import { perplexityReport, scoreStream, tokenCounts, type PerplexityReport } fro
 export interface LmEvaluation {
   run: string;
   /** The checkpoint scored; `sha256` says whether a saved `eval.json` is still the current one. */
-  checkpoint: { which: CheckpointName; dir: string; sha256?: string; step?: number; epoch?: number };
+  checkpoint: { which: CheckpointName; dir: string; sha256: string; step: number; epoch: number };
   head: string;
   /** The model's parameters, as `frost export` counts them (frozen vectors rebuilt from a seed are generated). */
-  params?: { learnable: number; frozen: number; generated: number };
+  params: { learnable: number; frozen: number; generated: number };
   valid: PerplexityReport;
   test: PerplexityReport;
 }
@@ -77,19 +77,28 @@ export async function evaluateLmRun(
 export async function savedLmEvaluation(runDir: string, opts: EvalOptions = {}): Promise<LmEvaluation | null> {
   const path = join(runDir, LM_EVAL_FILE);
   if (!existsSync(path)) return null;
-  let saved: LmEvaluation;
+  // Older eval.json files lack the hash and the parameter counts: read as partial, then checked.
+  let saved: Partial<LmEvaluation>;
   try {
-    saved = JSON.parse(await readFile(path, 'utf8')) as LmEvaluation;
+    saved = JSON.parse(await readFile(path, 'utf8')) as Partial<LmEvaluation>;
   } catch {
     return null; // a torn or hand-edited file is recomputed, not trusted
   }
-  if (!saved.checkpoint?.sha256 || !saved.params || saved.test?.bins?.length !== (opts.bins ?? 5)) return null;
+  const { checkpoint, params, valid, test } = saved;
+  if (!checkpoint?.sha256 || !params || !valid || test?.bins?.length !== (opts.bins ?? 5)) return null;
   const run = await RunFolder.openTask(runDir, 'lm');
   const dir = run.findCheckpoint(opts.which ?? 'best');
   const which = dir.endsWith('best') ? 'best' : 'last';
   // Compared by hash, not path: a run folder that was moved keeps its evaluation.
-  if (saved.checkpoint.which !== which || saved.checkpoint.sha256 !== (await checkpointSha256(dir))) return null;
-  return { ...saved, run: runDir, checkpoint: { ...saved.checkpoint, dir } };
+  if (checkpoint.which !== which || checkpoint.sha256 !== (await checkpointSha256(dir))) return null;
+  return {
+    run: runDir,
+    checkpoint: { ...checkpoint, dir },
+    head: saved.head ?? run.config.head.name,
+    params,
+    valid,
+    test,
+  };
 }
 
 /** `eval.json` when it is current, otherwise a fresh evaluation (which rewrites it). */
