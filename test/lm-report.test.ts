@@ -143,8 +143,8 @@ test('a current eval.json is reused; one for another checkpoint is recomputed', 
   assert.equal(recomputed.runs[0].test.perplexity, real);
   assert.equal((JSON.parse(await readFile(path, 'utf8')) as LmEvaluation).test.perplexity, real, 'eval.json rewritten');
   // An eval.json from before it kept the checkpoint's hash and the parameters is recomputed too.
-  const { params: _params, ...old } = saved;
-  void _params;
+  const old: Partial<LmEvaluation> = { ...saved };
+  delete old.params;
   await writeFile(
     path,
     JSON.stringify({
