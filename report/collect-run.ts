@@ -25,9 +25,9 @@ export type CollectedRun = Omit<RunReport, 'baseline' | 'learnableDecrease' | 'b
  */
 export async function collectRun(runDir: string, opts: CollectRunOptions): Promise<CollectedRun> {
   const beam = opts.beam ?? 5;
-  // Language models have no BLEU to report; their per-head comparison is `frost eval`'s table.
+  // Language models have no BLEU to report: `frost report` hands them to collectLmReport (collect-lm.ts).
   if ((await RunFolder.open(runDir)).config.task === 'lm')
-    throw new Error(`${runDir} is a language-model run: compare those per head with \`frost eval RUN...\``);
+    throw new Error(`${runDir} is a language-model run: its report is collectLmReport's (report/collect-lm.ts)`);
   const run = await RunFolder.openTask(runDir, 'translation');
   const { config } = run;
   const exp = await ensureExport(runDir, { preferred: opts.exportDir, log: opts.log });

@@ -36,7 +36,7 @@ export function compareWithBaselines(runs: CollectedRun[]): RunReport[] {
   });
 }
 
-function machineInfo(): Report['machine'] {
+export function machineInfo(): Report['machine'] {
   return {
     cpu: cpus()[0]?.model.trim() ?? 'unknown CPU',
     cores: availableParallelism(),
@@ -45,10 +45,8 @@ function machineInfo(): Report['machine'] {
   };
 }
 
-/** Collects every run (in the order given) into the data behind a report. */
-export async function collectReport(runDirs: string[], opts: CollectReportOptions): Promise<Report> {
-  if (runDirs.length === 0) throw new Error('a report needs at least one run folder');
-  // Runs are named by their folder in tables, charts and chart files: two runs must not share one.
+/** Runs are named by their folder in tables, charts and chart files: two runs must not share one. */
+export function refuseDuplicateNames(runDirs: readonly string[]): void {
   const byName = new Map<string, string>();
   for (const dir of runDirs.map((d) => resolve(d))) {
     const other = byName.get(basename(dir));
@@ -58,6 +56,12 @@ export async function collectReport(runDirs: string[], opts: CollectReportOption
       );
     byName.set(basename(dir), dir);
   }
+}
+
+/** Collects every run (in the order given) into the data behind a report. */
+export async function collectReport(runDirs: string[], opts: CollectReportOptions): Promise<Report> {
+  if (runDirs.length === 0) throw new Error('a report needs at least one run folder');
+  refuseDuplicateNames(runDirs);
   const beam = opts.beam ?? 5;
   const rareThreshold = opts.rareThreshold ?? RARE_WORD_THRESHOLD;
   const runs: CollectedRun[] = [];

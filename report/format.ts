@@ -26,3 +26,5 @@ export const formatBytes = guard((v) =>
 export const formatMs = guard((v) => (v >= 100 ? `${v.toFixed(0)} ms` : `${v.toFixed(1)} ms`));
 /** +4.64, -0.30 (differences) */
 export const formatSigned2 = guard((v) => `${v >= 0 ? '+' : ''}${v.toFixed(2)}`);
+/** +13.6%, -4.2% from 0.136 (relative changes) */
+export const formatSignedPercent = guard((v) => `${v >= 0 ? '+' : ''}${(v * 100).toFixed(1)}%`);

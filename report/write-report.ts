@@ -1,6 +1,8 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { reportLayout } from './layout.ts';
+import { type ReportLayout, reportLayout } from './layout.ts';
+import { lmReportLayout } from './lm-layout.ts';
+import { type LmReport, lmReportSchema } from './lm-schema.ts';
 import { renderHtml } from './render-html.ts';
 import { renderMarkdown } from './render-md.ts';
 import { type Report, REPORT_FILES, reportSchema } from './schema.ts';
@@ -20,7 +22,16 @@ export interface WrittenReport {
  */
 export async function writeReport(report: Report, dir: string): Promise<WrittenReport> {
   const data = reportSchema.parse(report);
-  const layout = reportLayout(data);
+  return writeLaidOut(data, reportLayout(data), dir);
+}
+
+/** The language-model report (`frost report runs/lm-*`): the same files, from its own data and layout. */
+export async function writeLmReport(report: LmReport, dir: string): Promise<WrittenReport> {
+  const data = lmReportSchema.parse(report);
+  return writeLaidOut(data, lmReportLayout(data), dir);
+}
+
+async function writeLaidOut(data: unknown, layout: ReportLayout, dir: string): Promise<WrittenReport> {
   const chartsDir = join(dir, REPORT_FILES.charts);
   // Charts of runs no longer in the report must not linger beside it.
   await rm(chartsDir, { recursive: true, force: true });

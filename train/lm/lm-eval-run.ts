@@ -1,19 +1,28 @@
-import { writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { RunFolder, type CheckpointName } from '../run-folder.ts';
+import { checkpointSha256, RunFolder, type CheckpointName } from '../run-folder.ts';
 import { prepareLmData } from './lm-data.ts';
 import { perplexityReport, scoreStream, tokenCounts, type PerplexityReport } from './lm-evaluate.ts';
 
 /** `frost eval`'s result for a language-model run, also written to the run folder as `eval.json`. */
 export interface LmEvaluation {
   run: string;
-  checkpoint: { which: CheckpointName; dir: string };
+  /** The checkpoint scored; `sha256` says whether a saved `eval.json` is still the current one. */
+  checkpoint: { which: CheckpointName; dir: string; sha256: string; step: number; epoch: number };
   head: string;
+  /** The model's parameters, as `frost export` counts them (frozen vectors rebuilt from a seed are generated). */
+  params: { learnable: number; frozen: number; generated: number };
   valid: PerplexityReport;
   test: PerplexityReport;
 }
 
 export const LM_EVAL_FILE = 'eval.json';
+
+interface EvalOptions {
+  which?: CheckpointName;
+  bins?: number;
+}
 
 /**
  * Perplexity of a language-model run's checkpoint on its valid and test splits, overall and by
@@ -22,21 +31,35 @@ export const LM_EVAL_FILE = 'eval.json';
  */
 export async function evaluateLmRun(
   runDir: string,
-  opts: { which?: CheckpointName; bins?: number; quiet?: boolean } = {},
+  opts: EvalOptions & { quiet?: boolean } = {},
 ): Promise<LmEvaluation> {
   const run = await RunFolder.openTask(runDir, 'lm');
   const { config } = run;
   const data = await prepareLmData(config, runDir, true);
   const dir = run.findCheckpoint(opts.which ?? 'best');
-  const model = run.rebuildLanguageModel(data.vocab.size, await run.loadCheckpoint(dir), dir);
+  const loaded = await run.loadCheckpoint(dir);
+  const model = run.rebuildLanguageModel(data.vocab.size, loaded, dir);
   try {
     const counts = tokenCounts(data.streams.train, data.vocab.size);
     const report = (ids: Int32Array) =>
       perplexityReport(scoreStream(model, ids, config.evalStreams, config.batch.bptt), counts, opts.bins ?? 5);
+    const state = loaded.state as { step?: number; epoch?: number };
+    const params = model.params.counts();
     const result: LmEvaluation = {
       run: runDir,
-      checkpoint: { which: dir.endsWith('best') ? 'best' : 'last', dir },
+      checkpoint: {
+        which: dir.endsWith('best') ? 'best' : 'last',
+        dir,
+        sha256: await checkpointSha256(dir),
+        step: Number(state.step ?? 0),
+        epoch: Number(state.epoch ?? 0),
+      },
       head: config.head.name,
+      params: {
+        learnable: params.learnable,
+        frozen: params.frozen,
+        generated: model.head.generatedParams?.(false) ?? 0,
+      },
       valid: report(data.streams.valid),
       test: report(data.streams.test),
     };
@@ -45,4 +68,40 @@ export async function evaluateLmRun(
   } finally {
     model.params.dispose();
   }
+}
+
+/**
+ * The run's saved `eval.json` when it still describes the checkpoint `which` picks now (same
+ * SHA-256) with `bins` bins; null when it is absent, stale or written before eval.json kept the hash.
+ */
+export async function savedLmEvaluation(runDir: string, opts: EvalOptions = {}): Promise<LmEvaluation | null> {
+  const path = join(runDir, LM_EVAL_FILE);
+  if (!existsSync(path)) return null;
+  // Older eval.json files lack the hash and the parameter counts: read as partial, then checked.
+  let saved: Partial<LmEvaluation>;
+  try {
+    saved = JSON.parse(await readFile(path, 'utf8')) as Partial<LmEvaluation>;
+  } catch {
+    return null; // a torn or hand-edited file is recomputed, not trusted
+  }
+  const { checkpoint, params, valid, test } = saved;
+  if (!checkpoint?.sha256 || !params || !valid || test?.bins?.length !== (opts.bins ?? 5)) return null;
+  const run = await RunFolder.openTask(runDir, 'lm');
+  const dir = run.findCheckpoint(opts.which ?? 'best');
+  const which = dir.endsWith('best') ? 'best' : 'last';
+  // Compared by hash, not path: a run folder that was moved keeps its evaluation.
+  if (checkpoint.which !== which || checkpoint.sha256 !== (await checkpointSha256(dir))) return null;
+  return {
+    run: runDir,
+    checkpoint: { ...checkpoint, dir },
+    head: saved.head ?? run.config.head.name,
+    params,
+    valid,
+    test,
+  };
+}
+
+/** `eval.json` when it is current, otherwise a fresh evaluation (which rewrites it). */
+export async function currentLmEvaluation(runDir: string, opts: EvalOptions = {}): Promise<LmEvaluation> {
+  return (await savedLmEvaluation(runDir, opts)) ?? evaluateLmRun(runDir, opts);
 }
