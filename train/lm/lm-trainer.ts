@@ -172,6 +172,7 @@ async function runLmTraining(
     const epochStart = Date.now();
     let outOfTime = false;
     let carried: LmState = model.initialState(train.B);
+    const firstWindow = state.batch;
     for (let k = state.batch; k < windows; k++) {
       const w = train.window(k, bptt);
       let next: LmState = {};
@@ -196,7 +197,8 @@ async function runLmTraining(
         batches: windows,
         loss: lossSum / lossTokens,
         tokensPerSecond: lossTokens / Math.max(seconds, 1e-3),
-        etaSeconds: ((windows - k - 1) * seconds) / Math.max(1, k + 1 - (state.batch - 1)),
+        // Windows done in this session (a resumed epoch starts at firstWindow), not in the epoch.
+        etaSeconds: ((windows - k - 1) * seconds) / (k + 1 - firstWindow),
       });
       if (elapsed() >= budgetMs) {
         outOfTime = true;
