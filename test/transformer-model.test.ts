@@ -237,4 +237,33 @@ describe('transformer: the cached decoder equals the uncached one', () => {
       model.params.dispose();
     }
   });
+
+  test('the exported graphs read a learned table clamped to its last row: a longer served input decodes, not fails', async () => {
+    const config = resolveArchConfig('transformer', 'tiny', { positions: 'learned', maxPositions: 4 });
+    const model = buildModel('transformer', config, joint, { name: 'learned' }, SEED);
+    try {
+      const { encoder, decoder } = model.toOnnx();
+      const enc = await ort.InferenceSession.create(encoder.toBytes());
+      const dec = await ort.InferenceSession.create(decoder.toBytes());
+      const S = 9; // past the 4 rows
+      let feeds: Record<string, ort.Tensor> = await enc.run({
+        src_ids: new ort.Tensor(
+          'int64',
+          BigInt64Array.from({ length: S }, (_, i) => BigInt(4 + i)),
+          [1, S],
+        ),
+        src_lengths: new ort.Tensor('int64', BigInt64Array.from([BigInt(S)]), [1]),
+      });
+      for (let t = 0; t < 6; t++) {
+        const out = await dec.run({ ...feeds, prev_token: new ort.Tensor('int64', BigInt64Array.from([2n]), [1]) });
+        const logProbs = out.log_probs.data as Float32Array;
+        assert.ok(logProbs.every(Number.isFinite), `step ${t}: finite log-probs`);
+        const next: Record<string, ort.Tensor> = { ...feeds };
+        for (const [name, value] of Object.entries(out)) if (name.startsWith('next_')) next[name.slice(5)] = value;
+        feeds = next;
+      }
+    } finally {
+      model.params.dispose();
+    }
+  });
 });

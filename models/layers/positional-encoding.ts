@@ -54,9 +54,16 @@ export function positionVectors(pe: PositionalEncoding, start: number, length: n
   });
 }
 
-/** The same in a graph: `positions` names an int64 tensor of any shape; the result has one more axis, d. */
+/**
+ * The same in a graph: `positions` names an int64 tensor of any shape; the result has one more axis, d. A learned
+ * table is read at positions clamped to its last row: a served input longer than the table then decodes (with the
+ * last row's vector past it) instead of failing Gather and, with it, every request batched beside it.
+ */
 export function positionVectorsOnnx(g: GraphBuilder, pe: PositionalEncoding, name: string, positions: string): string {
-  if (pe.table) return g.op('Gather', [g.initializer(`${name}/table`, tensorValue(pe.table)), positions]);
+  if (pe.table) {
+    const clamped = g.op('Min', [positions, g.constInt64(pe.maxPositions - 1)]);
+    return g.op('Gather', [g.initializer(`${name}/table`, tensorValue(pe.table)), clamped]);
+  }
   const omega = g.initializer(`${name}/frequencies`, { dtype: 'float32', dims: [pe.d / 2], data: pe.frequencies });
   const angles = g.op('Mul', [g.unsqueeze(g.cast(positions, 'float32'), [-1]), omega]);
   return g.op('Concat', [g.op('Sin', [angles]), g.op('Cos', [angles])], { axis: -1 });
