@@ -140,13 +140,7 @@ export class RunFolder<Config extends RunConfig = RunConfig> {
     // A joint subword vocabulary means one embedding matrix for both sides, whatever the caller's sizes say.
     const joint = config.vocab.joint ? { jointEmbedding: true } : {};
     const model = buildModel(config.arch, config.archConfig, { ...sizes, ...joint }, config.head, config.seed);
-    try {
-      restoreTensors(model, null, checkpoint.tensors, checkpointDir);
-    } catch (err) {
-      model.params.dispose();
-      throw err;
-    }
-    return model;
+    return withCheckpoint(model, checkpoint, checkpointDir);
   }
 
   /**
@@ -156,14 +150,23 @@ export class RunFolder<Config extends RunConfig = RunConfig> {
   rebuildLanguageModel(vocabSize: number, checkpoint: LoadedCheckpoint, checkpointDir: string): LanguageModel {
     const { config } = this;
     const model = buildLanguageModel(config.arch, config.archConfig, vocabSize, config.head, config.seed);
-    try {
-      restoreTensors(model, null, checkpoint.tensors, checkpointDir);
-    } catch (err) {
-      model.params.dispose();
-      throw err;
-    }
-    return model;
+    return withCheckpoint(model, checkpoint, checkpointDir);
   }
+}
+
+/** `model` with the checkpoint's tensors; on a missing or misshapen one, its parameters are freed before the throw. */
+function withCheckpoint<M extends Seq2SeqModel | LanguageModel>(
+  model: M,
+  checkpoint: LoadedCheckpoint,
+  checkpointDir: string,
+): M {
+  try {
+    restoreTensors(model, null, checkpoint.tensors, checkpointDir);
+  } catch (err) {
+    model.params.dispose();
+    throw err;
+  }
+  return model;
 }
 
 export type RunFile = keyof typeof RUN_FILES;

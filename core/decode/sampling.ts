@@ -1,3 +1,4 @@
+import { topKInto } from './top-k.ts';
 import { SeededRandom } from '../random.ts';
 
 /**
@@ -59,12 +60,7 @@ export class TokenSampler {
       return best;
     }
     const t = this.opts.temperature!;
-    // Candidates by descending log-probability (ties: lower id first), as in top-k.ts.
-    const ids: number[] = [];
-    for (let v = 0; v < vocab; v++) if (!banned.has(v) && logProbs[start + v] > -Infinity) ids.push(v);
-    ids.sort((a, b) => logProbs[start + b] - logProbs[start + a] || a - b);
-    const k = this.opts.topK ? Math.min(this.opts.topK, ids.length) : ids.length;
-    const kept = ids.slice(0, k);
+    const kept = this.candidates(logProbs, start, vocab, banned);
     const max = logProbs[start + kept[0]] / t;
     const weights = kept.map((v) => Math.exp(logProbs[start + v] / t - max));
     const total = weights.reduce((a, b) => a + b, 0);
@@ -87,5 +83,24 @@ export class TokenSampler {
       if (u < 0) return kept[i];
     }
     return kept[n - 1];
+  }
+
+  /**
+   * The tokens sampling may pick, by descending log-probability (ties: lower id first): the top k
+   * through top-k.ts's O(|V|) selection when `topK` is set (asking for k + |banned| and dropping
+   * the banned, so no full sort runs per generated token), else every finite one.
+   */
+  private candidates(logProbs: Float32Array, start: number, vocab: number, banned: ReadonlySet<number>): number[] {
+    const allowed = (v: number) => !banned.has(v) && logProbs[start + v] > -Infinity;
+    const topK = this.opts.topK;
+    if (topK) {
+      const want = Math.min(vocab, topK + banned.size);
+      const indices = new Int32Array(want);
+      const m = topKInto(logProbs, want, indices, new Float64Array(want), start, start + vocab);
+      return Array.from(indices.subarray(0, m)).filter(allowed).slice(0, topK);
+    }
+    const ids: number[] = [];
+    for (let v = 0; v < vocab; v++) if (allowed(v)) ids.push(v);
+    return ids.sort((a, b) => logProbs[start + b] - logProbs[start + a] || a - b);
   }
 }

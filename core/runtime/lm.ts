@@ -4,6 +4,7 @@ import type { Tokenizer } from '../text/tokenize.ts';
 import { SPECIALS, Vocabulary } from '../vocab.ts';
 import { cardTokenizer } from './card-tokenizer.ts';
 import type { LmCard } from './lm-card.ts';
+import { gatherRows, hostTensor } from './row-state.ts';
 import type { Ort } from './seq2seq-types.ts';
 
 /**
@@ -138,19 +139,6 @@ export class LmRuntime {
     };
   }
 
-  /** The rows `keep` of `state` (rows that finished are dropped, so a batch costs what its live rows cost). */
-  private keepRows(state: State, keep: readonly number[]): State {
-    const size = this.card.graphs.step.stateSize;
-    return Object.fromEntries(
-      Object.entries(state).map(([n, t]) => {
-        const from = t.data as Float32Array;
-        const to = new Float32Array(keep.length * size);
-        keep.forEach((r, i) => to.set(from.subarray(r * size, (r + 1) * size), i * size));
-        return [n, new this.ort.Tensor('float32', to, [keep.length, size])];
-      }),
-    );
-  }
-
   /**
    * Runs rows of different lengths as one batch: each row feeds its own next token until it says it
    * is done (`next` returns undefined), and is then dropped from the batch, so rows finish on their own.
@@ -175,7 +163,13 @@ export class LmRuntime {
         keep.push(i);
       });
       if (keep.length === 0) return;
-      if (keep.length < live.length) state = this.keepRows(state, keep);
+      if (keep.length < live.length) {
+        // Finished rows leave the batch, so a batch costs what its live rows cost.
+        const order = Int32Array.from(keep);
+        state = Object.fromEntries(
+          Object.entries(state).map(([n, t]) => [n, gatherRows(this.ort, hostTensor(t, n, live.length), order)]),
+        );
+      }
       live = keep.map((i) => live[i]);
       const out = await this.step(tokens, state);
       state = out.state;

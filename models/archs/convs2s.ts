@@ -42,6 +42,7 @@ import {
   type NamedTensors,
   type Seq2SeqModel,
 } from './types.ts';
+import { encoderDecoderGraphs } from './graph-spec.ts';
 
 const HALF = Math.SQRT1_2;
 
@@ -359,20 +360,7 @@ export class Convs2sModel implements Seq2SeqModel {
     return {
       encoder: this.encoderGraph(opts.encoderOpset ?? opset),
       decoder: this.decoderGraph(opset, opts.storeFrozen ?? false),
-      graphs: {
-        encoder: {
-          file: 'encoder.onnx',
-          inputs: ['src_ids', 'src_lengths'],
-          outputs: [...this.stateNames, ...this.memoryNames],
-        },
-        decoder: {
-          file: 'decoder.onnx',
-          token: 'prev_token',
-          state: this.stateNames,
-          memory: this.memoryNames,
-          logProbs: 'log_probs',
-        },
-      },
+      graphs: encoderDecoderGraphs(this, ['src_ids', 'src_lengths']),
     };
   }
 

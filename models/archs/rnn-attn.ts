@@ -38,6 +38,7 @@ import {
   type NamedTensors,
   type Seq2SeqModel,
 } from './types.ts';
+import { encoderDecoderGraphs } from './graph-spec.ts';
 
 /**
  * Bahdanau-style attention encoder-decoder.
@@ -283,20 +284,7 @@ class RnnAttnModel implements Seq2SeqModel {
     return {
       encoder: this.encoderGraph(opts.encoderOpset ?? opset),
       decoder: this.decoderGraph(opset, storeFrozen),
-      graphs: this.graphSpec(),
-    };
-  }
-
-  private graphSpec() {
-    return {
-      encoder: { file: 'encoder.onnx', inputs: ['src_ids', 'src_lengths'], outputs: ['state', ...this.memoryNames] },
-      decoder: {
-        file: 'decoder.onnx',
-        token: 'prev_token',
-        state: this.stateNames,
-        memory: this.memoryNames,
-        logProbs: 'log_probs',
-      },
+      graphs: encoderDecoderGraphs(this, ['src_ids', 'src_lengths']),
     };
   }
 

@@ -34,6 +34,7 @@ import {
   type NamedTensors,
   type Seq2SeqModel,
 } from './types.ts';
+import { encoderDecoderGraphs } from './graph-spec.ts';
 
 /**
  * Show, Attend and Tell (Xu et al., 2015), soft attention, over the CNN's grid a_1..a_L (L = h·w):
@@ -256,20 +257,7 @@ class ShowAttendTellModel implements Seq2SeqModel {
     return {
       encoder: this.encoderGraph(opts.encoderOpset ?? opset),
       decoder: this.decoderGraph(opset, opts.storeFrozen ?? false),
-      graphs: {
-        encoder: {
-          file: 'encoder.onnx',
-          inputs: [this.encoder.onnxInput.name],
-          outputs: [...this.stateNames, ...this.memoryNames],
-        },
-        decoder: {
-          file: 'decoder.onnx',
-          token: 'prev_token',
-          state: this.stateNames,
-          memory: this.memoryNames,
-          logProbs: 'log_probs',
-        },
-      },
+      graphs: encoderDecoderGraphs(this, [this.encoder.onnxInput.name]),
     };
   }
 

@@ -32,6 +32,7 @@ import {
   type NamedTensors,
   type Seq2SeqModel,
 } from './types.ts';
+import { encoderDecoderGraphs } from './graph-spec.ts';
 
 /**
  * Show and Tell (Vinyals et al., 2015): the image is the LSTM's first input, words follow.
@@ -158,16 +159,7 @@ class ShowTellModel implements Seq2SeqModel {
     return {
       encoder: this.encoderGraph(opts.encoderOpset ?? opset),
       decoder: this.decoderGraph(opset, opts.storeFrozen ?? false),
-      graphs: {
-        encoder: { file: 'encoder.onnx', inputs: [this.encoder.onnxInput.name], outputs: this.stateNames },
-        decoder: {
-          file: 'decoder.onnx',
-          token: 'prev_token',
-          state: this.stateNames,
-          memory: this.memoryNames,
-          logProbs: 'log_probs',
-        },
-      },
+      graphs: encoderDecoderGraphs(this, [this.encoder.onnxInput.name]),
     };
   }
 

@@ -6,6 +6,7 @@ import { attendHeadsOnnx, keyPaddingBiasOnnx, projectHeadsOnnx } from '../layers
 import { positionVectorsOnnx } from '../layers/positional-encoding.ts';
 import { tensorValue } from '../onnx-values.ts';
 import type { TransformerModel } from './transformer.ts';
+import { encoderDecoderGraphs } from './graph-spec.ts';
 
 /**
  * The Transformer's two graphs. The encoder graph returns, besides the source mask, each decoder
@@ -23,20 +24,7 @@ export function transformerOnnx(
   return {
     encoder: encoderGraph(model, opts.encoderOpset ?? opset),
     decoder: decoderGraph(model, opset, opts.storeFrozen ?? false),
-    graphs: {
-      encoder: {
-        file: 'encoder.onnx',
-        inputs: ['src_ids', 'src_lengths'],
-        outputs: [...model.stateNames, ...model.memoryNames],
-      },
-      decoder: {
-        file: 'decoder.onnx',
-        token: 'prev_token',
-        state: model.stateNames,
-        memory: model.memoryNames,
-        logProbs: 'log_probs',
-      },
-    },
+    graphs: encoderDecoderGraphs(model, ['src_ids', 'src_lengths']),
   };
 }
 
