@@ -6,6 +6,8 @@ import { TokenStream } from '../data/lm-stream.ts';
 export interface ScoredStream {
   targets: Int32Array;
   logProbs: Float32Array;
+  /** How many streams the split was read as; each holds `logProbs.length / streams` tokens, one after another. */
+  streams: number;
 }
 
 /**
@@ -30,7 +32,7 @@ export function scoreStream(model: LanguageModel, ids: Int32Array, streams: numb
     }
   }
   tf.dispose(Object.values(state));
-  return { targets, logProbs };
+  return { targets, logProbs, streams: stream.B };
 }
 
 /** Mean NLL (nats) and perplexity over some tokens. */
