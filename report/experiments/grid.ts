@@ -14,6 +14,8 @@ export interface GridSpec {
   budgetMinutes: number;
   pairs: { src: string; tgt: string }[];
   heads: string[];
+  /** More `frost train` flags for new runs; a resumed run keeps its own configuration. */
+  trainFlags?: string[];
   log: (line: string) => void;
 }
 
@@ -99,6 +101,7 @@ export async function trainGrid(spec: GridSpec): Promise<GridRun[]> {
           String(spec.seed),
           '--out',
           run.dir,
+          ...(spec.trainFlags ?? []),
           ...common,
         ],
       });

@@ -50,6 +50,7 @@ registerExperiment({
       budgetMinutes: options.budgetMinutes,
       pairs,
       heads,
+      trainFlags: options.trainFlags,
       log,
     });
     const report = await collectReport(

@@ -29,6 +29,11 @@ export interface ExperimentOptions {
   out?: string;
   /** @default `<out>/report` */
   reportOut?: string;
+  /**
+   * More `frost train` flags for every new run (vocabulary, recipe), e.g. `['--vocab', 'bpe', '--joint-vocab']`.
+   * Resumed runs keep the flags they were started with. @default none
+   */
+  trainFlags?: string[];
   /** Beam width of the test translations. @default 5 */
   beam?: number;
   /** @default a line on stderr */

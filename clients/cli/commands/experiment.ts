@@ -13,6 +13,7 @@ interface ExperimentFlags {
   seed: number;
   out?: string;
   reportOut?: string;
+  trainFlags?: string;
   beam: number;
 }
 
@@ -52,6 +53,10 @@ export function registerExperiment(program: Command): void {
       "grid folder: runs in <out>/<src>-<tgt>-<head>/, exports in <out>/artifacts/ (default: the experiment's)",
     )
     .option('--report-out <dir>', 'report folder (default: <out>/report)')
+    .option(
+      '--train-flags <flags>',
+      "more 'frost train' flags for every new run, e.g. '--vocab bpe --joint-vocab --warmup-steps 500'",
+    )
     .option('--beam <k>', 'beam width of the test translations', intOption('--beam', 1), 5)
     .action(async (name: string, flags: ExperimentFlags) => {
       const experiment = getExperiment(name);
@@ -66,6 +71,7 @@ export function registerExperiment(program: Command): void {
         seed: flags.seed,
         out: flags.out,
         reportOut: flags.reportOut,
+        trainFlags: flags.trainFlags === undefined ? undefined : flags.trainFlags.split(/\s+/).filter((s) => s !== ''),
         beam: flags.beam,
       });
       process.stdout.write(`${result.report.html}\n`);
