@@ -4,6 +4,7 @@
  *
  *   npm run bench:decode                                   # 3 heads × fp32/int8/int8-compute, ~10 min
  *   npm run bench:decode -- --heads learned --precisions fp32 --rounds 3
+ *   npm run bench:decode -- --heads learned,fixed-l2 --precisions fp32 --modes 'greedy b1,greedy b64' --no-http
  *   npm run bench:decode -- --write-models DIR --heads learned,fixed-l2 --precisions fp32   # for bench:web
  *
  * Both sides decode the same source ids (lengths 8-20, like Multi30k) with the same search and are
@@ -50,6 +51,8 @@ const { values: args } = parseArgs({
      * 2-core machine a second intra-op thread made frost's steps 2.5-5× slower (docs/decoding-speed.md).
      */
     threads: { type: 'string', default: '1' },
+    /** Which of the modes to time (names as in the table, comma-separated), e.g. 'greedy b1,greedy b64'. */
+    modes: { type: 'string' },
     'http-sentences': { type: 'string', default: '40' },
     'no-http': { type: 'boolean', default: false },
     'http-only': { type: 'boolean', default: false },
@@ -101,6 +104,16 @@ class Peer {
   stop(): void {
     this.child.stdin!.end();
   }
+}
+
+function selectedModes(): Mode[] {
+  if (args.modes === undefined) return MODES;
+  const names = args.modes.split(',').map((m) => m.trim());
+  for (const n of names) {
+    if (!MODES.some((m) => m.name === n))
+      throw new Error(`--modes: '${n}' is not one of ${MODES.map((m) => m.name).join(', ')}`);
+  }
+  return MODES.filter((m) => names.includes(m.name));
 }
 
 function median(xs: readonly number[]): number {
@@ -177,7 +190,7 @@ async function timeModel(
   });
   const specials = model.card.specials;
   const rows: Row[] = [];
-  for (const mode of MODES) {
+  for (const mode of selectedModes()) {
     const parts = chunks(sourceIds(mode.sentences, model.card.source!.tokens.length, 1), mode.batch);
     const warm = await frostDecode(rt, parts, mode.beam, len);
     const peerReq = { cmd: 'decode', key, chunks: parts, steps: warm.steps, beam: mode.beam, specials };
