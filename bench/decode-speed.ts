@@ -54,6 +54,11 @@ const { values: args } = parseArgs({
     /** Which of the modes to time (names as in the table, comma-separated), e.g. 'greedy b1,greedy b64'. */
     modes: { type: 'string' },
     'http-sentences': { type: 'string', default: '40' },
+    /**
+     * Preset of the model the HTTP overhead is measured on. The overhead does not depend on the model, but
+     * a small one's decode time varies by several ms on a loaded machine; `tiny` keeps that noise out.
+     */
+    'http-preset': { type: 'string', default: 'small' },
     'no-http': { type: 'boolean', default: false },
     'http-only': { type: 'boolean', default: false },
     /** Only write the bench models here (a folder per head and precision), e.g. for `bench:web --models DIR`. */
@@ -227,6 +232,47 @@ function printRow(r: Row): void {
   );
 }
 
+/**
+ * frost int8-compute against frost fp32 on the same head: both runtimes loaded at once and timed
+ * alternately on the same chunks, so the ratio is side by side like the PyTorch ones.
+ */
+async function precisionSpeedup(
+  fp32: BenchModel,
+  int8: BenchModel,
+  head: string,
+  rounds: number,
+  len: number,
+  threads: number,
+): Promise<void> {
+  const [a, b] = [
+    await loadModelDir(fp32.dir, { intraOpNumThreads: threads }),
+    await loadModelDir(int8.dir, { intraOpNumThreads: threads }),
+  ];
+  try {
+    for (const mode of selectedModes()) {
+      const parts = chunks(sourceIds(mode.sentences, fp32.card.source!.tokens.length, 1), mode.batch);
+      await frostDecode(a, parts, mode.beam, len);
+      await frostDecode(b, parts, mode.beam, len);
+      const [fa, fb]: [number[], number[]] = [[], []];
+      for (let r = 0; r < rounds; r++) {
+        if (r % 2 === 0) fa.push((await frostDecode(a, parts, mode.beam, len)).ms);
+        fb.push((await frostDecode(b, parts, mode.beam, len)).ms);
+        if (r % 2 === 1) fa.push((await frostDecode(a, parts, mode.beam, len)).ms);
+      }
+      const f = (x: number) => (x / mode.sentences).toFixed(2).padStart(8);
+      process.stdout.write(
+        `| ${head.padEnd(9)} | ${mode.name.padEnd(10)} | ${f(median(fa))} | ${f(median(fb))} | ` +
+          `${median(fa.map((x, r) => x / fb[r]!))
+            .toFixed(2)
+            .padStart(5)}× |\n`,
+      );
+    }
+  } finally {
+    await a.release();
+    await b.release();
+  }
+}
+
 /** In-process vs HTTP latency of the same texts at c=1, interleaved. */
 async function httpOverhead(model: BenchModel, threads: number, count: number): Promise<void> {
   const rng = new SeededRandom(2, 'decode-bench-http');
@@ -261,8 +307,13 @@ async function httpOverhead(model: BenchModel, threads: number, count: number): 
     const local: number[] = [];
     const http: number[] = [];
     const serverSide: number[] = [];
+    // What any request costs on this machine (client, HTTP, express), with no decoding and no worker hop.
+    const healthz: number[] = [];
     for (const t of texts) {
       let t0 = performance.now();
+      await (await fetch(`${server.url}/healthz`)).text();
+      healthz.push(performance.now() - t0);
+      t0 = performance.now();
       await rt.translate([t]);
       local.push(performance.now() - t0);
       t0 = performance.now();
@@ -270,9 +321,13 @@ async function httpOverhead(model: BenchModel, threads: number, count: number): 
       http.push(performance.now() - t0);
     }
     const [l, h] = [median(local), median(http)];
+    // Each text is timed both ways back to back, so the median of the pairs' differences is less
+    // exposed to the machine's load than the difference of the two medians.
+    const paired = median(http.map((x, i) => x - local[i]!));
     process.stdout.write(
-      `\nHTTP overhead at c=1 (${model.card.name}, greedy, ${count} texts, 1 decode thread): in-process p50 ${l.toFixed(2)} ms, ` +
-        `server p50 ${h.toFixed(2)} ms (its own timing.total_ms p50 ${median(serverSide).toFixed(2)} ms), overhead ${(h - l).toFixed(2)} ms\n`,
+      `\nHTTP overhead at c=1 (${model.card.name}, ${model.card.preset}, greedy, ${count} texts, 1 decode thread): in-process p50 ${l.toFixed(2)} ms, ` +
+        `server p50 ${h.toFixed(2)} ms (its own timing.total_ms p50 ${median(serverSide).toFixed(2)} ms), overhead ${(h - l).toFixed(2)} ms ` +
+        `(median of paired differences ${paired.toFixed(2)} ms); GET /healthz p50 ${median(healthz).toFixed(2)} ms\n`,
     );
   } finally {
     await server.close();
@@ -317,14 +372,34 @@ async function main(): Promise<void> {
         '|---|---|---|---:|---:|---:|---:|---:|\n',
     );
     let httpModel: BenchModel | undefined;
+    const written = new Map<string, BenchModel>();
     for (const head of heads) {
       for (const precision of precisions) {
+        if (args['http-only'] && httpModel) continue;
         const model = await writeBenchModel(root, { head, precision });
+        written.set(`${head}/${precision}`, model);
         httpModel ??= model;
         if (!args['http-only']) await timeModel(peer, model, head, precision, rounds, len, threads);
       }
     }
-    if (!args['no-http'] && httpModel) await httpOverhead(httpModel, threads, Number(args['http-sentences']));
+    if (!args['http-only'] && precisions.includes('fp32') && precisions.includes('int8-compute')) {
+      process.stdout.write(
+        '\nfrost int8-compute against frost fp32 (interleaved; above 1: int8-compute is faster)\n\n' +
+          '| head      | mode       | fp32 ms/sent | int8-compute ms/sent | fp32/int8-compute |\n|---|---|---:|---:|---:|\n',
+      );
+      for (const head of heads) {
+        const [a, b] = [written.get(`${head}/fp32`)!, written.get(`${head}/int8-compute`)!];
+        await precisionSpeedup(a, b, head, rounds, len, threads);
+      }
+    }
+    if (!args['no-http'] && httpModel) {
+      const preset = args['http-preset']!;
+      const model =
+        preset === httpModel.card.preset
+          ? httpModel
+          : await writeBenchModel(join(root, 'http'), { head: heads[0]!, precision: precisions[0]!, preset });
+      await httpOverhead(model, threads, Number(args['http-sentences']));
+    }
   } finally {
     peer.stop();
     await rm(root, { recursive: true, force: true });
