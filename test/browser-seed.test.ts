@@ -31,6 +31,8 @@ import { trainToyRun } from './helpers/toy-run.ts';
 import { webClient } from '../clients/web/build/web-client.ts';
 
 const MODEL = 'seeded-fixed-uniform';
+/** The same run exported as int8-compute: its encoder and decoder both have values to materialise. */
+const MODEL_INT8 = 'seeded-fixed-uniform-int8c';
 /** Where the test serves onnxruntime-web's JavaScript API to the page (the page bundles its own copy). */
 const ORT_API_PATH = '/__test__/ort.wasm.min.mjs';
 const TOLERANCE = 1e-4;
@@ -73,6 +75,13 @@ describe('a head regenerated from its seed, in Chromium', { skip: browserSkipRea
     modelDir = join(root, 'models', MODEL);
     // The default export: the head's matrix is not in the file, only its seed.
     ({ card } = await exportRun(runDir, modelDir, { checkpoint: 'last', quiet: true, name: MODEL }));
+    await exportRun(runDir, join(root, 'models', MODEL_INT8), {
+      checkpoint: 'last',
+      quiet: true,
+      name: MODEL_INT8,
+      precision: 'int8-compute',
+      precisionSentences: 8,
+    });
 
     server = await startServer({
       modelsDir: join(root, 'models'),
@@ -107,14 +116,14 @@ describe('a head regenerated from its seed, in Chromium', { skip: browserSkipRea
   });
 
   /** Loads the model through the page's UI and checks its translations against the server's. */
-  async function loadAndCompare(): Promise<void> {
+  async function loadAndCompare(model = MODEL): Promise<void> {
     await page.goto(server.url);
     await page.waitForSelector('body[data-state="idle"]');
-    await page.getByLabel('Model on this server').selectOption(MODEL);
+    await page.getByLabel('Model on this server').selectOption(model);
     await page.getByLabel('Run on').selectOption('wasm');
     await page.getByRole('button', { name: 'Load model' }).click();
     await settle(page);
-    assert.match((await page.textContent(`#models tbody tr[data-model="${MODEL}"] td.frozen`)) ?? '', /regenerated/);
+    assert.match((await page.textContent(`#models tbody tr[data-model="${model}"] td.frozen`)) ?? '', /regenerated/);
 
     const sentences = (await readFile(join(root, 'toy', 'test.src'), 'utf8')).trim().split('\n').slice(0, 3);
     await page.getByLabel('Text, one sentence per line').fill(sentences.join('\n'));
@@ -133,6 +142,12 @@ describe('a head regenerated from its seed, in Chromium', { skip: browserSkipRea
 
   test('the page loads it through its UI and translates as POST /v1/translate does', async () => {
     await loadAndCompare();
+  });
+
+  test('an int8-compute export (encoder and decoder both materialised in the page) loads and translates as the server does', async () => {
+    // The two materialisations once ran at the same time in one wasm instance, which failed with
+    // 'RuntimeError: null function' (clients/web/src/load-model.ts runs them one after the other).
+    await loadAndCompare(MODEL_INT8);
   });
 
   test('the first load stores the graph with its matrix in Cache Storage; a warm load opens that and translates the same', async () => {

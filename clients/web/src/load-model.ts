@@ -80,11 +80,16 @@ export async function loadModel(folder: string, setup: OrtSetup, onProgress: Pro
     const t0 = performance.now();
     // Seeded heads: the graphs with their regenerated matrices stored, from the cache after the first load.
     const seeded = card.params.generated > 0;
-    const ready = await Promise.all(
-      bytes.map((b, i) =>
-        seeded ? materialisedGraph(setup.ort, b, urls[i], `${card.name}@${card.created}`) : { bytes: b },
-      ),
-    );
+    // One after the other: two onnxruntime-web sessions running at once in the same wasm instance
+    // broke it (an int8-compute fixed-l2 model, whose encoder and decoder both have values to
+    // materialise, failed with 'RuntimeError: null function' in Chromium).
+    const ready: Array<{ bytes: Uint8Array }> = [];
+    for (let i = 0; i < bytes.length; i++) {
+      const b = bytes[i]!;
+      ready.push(
+        seeded ? await materialisedGraph(setup.ort, b, urls[i]!, `${card.name}@${card.created}`) : { bytes: b },
+      );
+    }
     const runtime = await Seq2SeqRuntime.create({
       ort: setup.ort,
       card,
