@@ -14,7 +14,11 @@ export interface StepModel<State> {
    * @returns log-probabilities, row-major [rows, vocabSize], and the state after the step
    */
   step(prev: Int32Array, state: State): Promise<{ logProbs: Float32Array; state: State }>;
-  /** New row i is old row order[i]; used to expand a batch into beams, follow beams and drop finished rows. */
+  /**
+   * New row i is old row order[i]; used to expand a batch into beams, follow beams and drop finished rows.
+   * May reuse `state`'s buffers (frost's runtime rewrites a step's output in place), so only the
+   * returned state is used afterwards.
+   */
   reorder(state: State, order: Int32Array): State;
 }
 

@@ -74,6 +74,36 @@ export function gatherRows(ort: Ort, t: HostTensor, order: Int32Array): HostTens
   return new ort.Tensor(t.type as 'float32', out as Float32Array, [order.length, ...t.dims.slice(1)]) as HostTensor;
 }
 
+/**
+ * {@link gatherRows} into `t`'s own buffer, for a tensor nothing else reads any more (a decoder
+ * step's output that is being reordered for the next step): no new buffer, and rows that keep
+ * their place (`order[i] === i`) are not copied. Beam search mostly keeps a beam on its own row,
+ * and a Transformer's row is its whole key/value cache, so this is most of the copying.
+ * Rows that are read after being overwritten are saved first. Returns a tensor over `t`'s buffer
+ * (its first `order.length` rows); `t` itself must not be used afterwards.
+ * @throws RangeError when `order` has more rows than `t` (growing needs {@link gatherRows})
+ */
+export function reorderRowsInPlace(ort: Ort, t: HostTensor, order: Int32Array): HostTensor {
+  const rows = t.dims.length === 0 ? 1 : t.dims[0];
+  if (order.length > rows) throw new RangeError(`reorderRowsInPlace: ${order.length} rows from ${rows}`);
+  const rowSize = rows === 0 ? 0 : t.size / rows;
+  const data = t.data as Float32Array; // any typed array: only subarray/set/slice are used
+  // A row whose slot is overwritten (order[j] !== j, j < order.length) but that another row reads.
+  const saved = new Map<number, Float32Array>();
+  for (let i = 0; i < order.length; i++) {
+    const j = order[i];
+    if (j !== i && j < order.length && order[j] !== j && !saved.has(j))
+      saved.set(j, data.slice(j * rowSize, (j + 1) * rowSize));
+  }
+  for (let i = 0; i < order.length; i++) {
+    const j = order[i];
+    if (j === i) continue;
+    data.set(saved.get(j) ?? data.subarray(j * rowSize, (j + 1) * rowSize), i * rowSize);
+  }
+  const out = order.length === rows ? data : data.subarray(0, order.length * rowSize);
+  return new ort.Tensor(t.type as 'float32', out, [order.length, ...t.dims.slice(1)]) as HostTensor;
+}
+
 function firstDim(named: Readonly<Record<string, HostTensor>>): number {
   for (const t of Object.values(named)) return t.dims[0];
   return 0;

@@ -17,6 +17,7 @@ import {
   iota,
   isIdentity,
   MemoryStore,
+  reorderRowsInPlace,
   type DecoderState,
   type HostTensor,
 } from './row-state.ts';
@@ -57,6 +58,11 @@ export class Seq2SeqRuntime {
   private readonly srcVocab: Vocabulary;
   private readonly tgtVocab: Vocabulary;
   private readonly queue = new RunQueue();
+  /**
+   * State tensors a step returned that no reorder has used yet: search reorders a step's state once
+   * and drops it, so reorder may rewrite these in place (core/runtime/row-state.ts).
+   */
+  private readonly freshState = new WeakSet<HostTensor>();
   /** Token feed buffers by row count: row counts repeat from step to step, so this avoids an allocation per step. */
   private readonly tokenBuffers = new Map<number, BigInt64Array>();
 
@@ -209,14 +215,21 @@ export class Seq2SeqRuntime {
       );
     }
     const state: Record<string, HostTensor> = {};
-    for (const name of dec.state) state[name] = hostTensor(out[`next_${name}`], `decoder output 'next_${name}'`, rows);
+    for (const name of dec.state) {
+      state[name] = hostTensor(out[`next_${name}`], `decoder output 'next_${name}'`, rows);
+      this.freshState.add(state[name]);
+    }
     return {
       logProbs: lp.data as Float32Array,
       state: { rows, state, memoryRows: s.memoryRows, memory: s.memory },
     };
   }
 
-  /** New row i = old row order[i], for every state tensor and (lazily) every memory tensor. */
+  /**
+   * New row i = old row order[i], for every state tensor and (lazily) every memory tensor. A state a
+   * step returned is rewritten in place when the order does not grow it, so `s` must not be used
+   * afterwards (search never does: it continues from the returned state).
+   */
   private reorder(s: DecoderState, order: Int32Array): DecoderState {
     for (let i = 0; i < order.length; i++) {
       if (order[i] < 0 || order[i] >= s.rows)
@@ -224,7 +237,13 @@ export class Seq2SeqRuntime {
     }
     if (order.length === s.rows && isIdentity(order)) return s;
     const state: Record<string, HostTensor> = {};
-    for (const [name, t] of Object.entries(s.state)) state[name] = gatherRows(this.ort, t, order);
+    for (const [name, t] of Object.entries(s.state)) {
+      // In place only once per step output, and never to grow (the beam expansion).
+      state[name] =
+        order.length <= s.rows && this.freshState.delete(t)
+          ? reorderRowsInPlace(this.ort, t, order)
+          : gatherRows(this.ort, t, order);
+    }
     const memoryRows = new Int32Array(order.length);
     for (let i = 0; i < order.length; i++) memoryRows[i] = s.memoryRows[order[i]];
     return { rows: order.length, state, memoryRows, memory: s.memory };
