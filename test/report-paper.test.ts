@@ -117,6 +117,10 @@ describe('Figure 2 and the verdicts', () => {
     assert.match(sentence, /turned around \(de-en-learned -0\.81 → 0\.70/);
     for (const r of report.runs) if (r.matrix?.kind === 'learned') r.matrix.spearman = -0.2;
     assert.match(figure2Sentence(report)!, /correlate negatively.*did not turn around/);
+    // The short runs themselves (no complete epoch) are not compared with themselves.
+    for (const r of report.runs) r.training.epochs = 0;
+    assert.doesNotMatch(figure2Sentence(report)!, /turn/);
+    assert.equal(figure2Table(report)!.rows[0]![5]!.text, '–');
   });
 
   test('converged runs within 0.5 BLEU: held; a frozen head 0.6 behind: did not hold; capped runs: not settled', () => {

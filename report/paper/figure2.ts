@@ -1,7 +1,7 @@
 import { formatCount, formatFixed2, formatFixed3, MISSING } from '../format.ts';
 import type { Report } from '../schema.ts';
 import { plain, type Table, value } from '../tables.ts';
-import { PAPER_RESULTS, SHORT_RUN_SPEARMAN } from './results.ts';
+import { PAPER_RESULTS, SHORT_RUN_SPEARMAN, shortRunSpearman } from './results.ts';
 
 /** Runs whose target vectors were learned and have a norm-frequency correlation. */
 function learnedRuns(report: Report): number[] {
@@ -25,7 +25,7 @@ export function figure2Table(report: Report): Table | null {
     numeric: [false, false, true, true, true, true],
     rows: runs.map((i) => {
       const r = report.runs[i]!;
-      const short = SHORT_RUN_SPEARMAN.spearman[r.id];
+      const short = shortRunSpearman(r);
       return [
         plain(r.id),
         plain(r.head),
@@ -52,12 +52,12 @@ export function figure2Sentence(report: Report): string | null {
   const epochs = runs.map((r) => r.training.epochs);
   const sign = rho.every((x) => x > 0) ? 'positively' : rho.every((x) => x <= 0) ? 'negatively' : 'inconsistently';
   let text = `After ${Math.min(...epochs)}–${Math.max(...epochs)} epochs the learned target vectors' norms correlate ${sign} with word frequency (ρ ${range}; the paper ${paperRho()}).`;
-  const compared = runs.filter((r) => SHORT_RUN_SPEARMAN.spearman[r.id] !== undefined);
+  const compared = runs.filter((r) => shortRunSpearman(r) !== undefined);
   if (compared.length > 0) {
-    const flipped = compared.filter((r) => SHORT_RUN_SPEARMAN.spearman[r.id]! < 0 && r.matrix!.spearman! > 0);
+    const flipped = compared.filter((r) => shortRunSpearman(r)! < 0 && r.matrix!.spearman! > 0);
     const kept = compared.filter((r) => !flipped.includes(r));
     const shown = (r: (typeof runs)[number]) =>
-      `${r.id} ${formatFixed2(SHORT_RUN_SPEARMAN.spearman[r.id]!)} → ${formatFixed2(r.matrix!.spearman!)}`;
+      `${r.id} ${formatFixed2(shortRunSpearman(r))} → ${formatFixed2(r.matrix!.spearman!)}`;
     if (kept.length === 0) text += ` The short runs' anti-correlation turned around (${list(flipped.map(shown))}).`;
     else if (flipped.length === 0)
       text += ` The short runs' anti-correlation did not turn around (${list(kept.map(shown))}).`;

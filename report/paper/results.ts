@@ -46,10 +46,12 @@ export const PAPER_RESULTS: PaperResults = paperResultsSchema.parse({
 /**
  * frost's own earlier, short-budget measurements that converged runs are compared with: the learned
  * target vectors' norm-frequency ρ of the committed 40-minute grid (docs/reports/mt-heads/report.json,
- * every run under one epoch). Keyed by run id.
+ * every run under one epoch). Keyed by run id; `shortRunSpearman` reads it.
  */
 export const SHORT_RUN_SPEARMAN = {
   source: 'docs/reports/mt-heads (40 min per run, under one epoch)',
+  /** Complete epochs those runs had trained: only runs trained longer are compared with them. */
+  epochs: 0,
   spearman: {
     'de-en-learned': -0.812,
     'de-en-tied': -0.694,
@@ -57,3 +59,8 @@ export const SHORT_RUN_SPEARMAN = {
     'en-de-tied': -0.655,
   } as Record<string, number>,
 } as const;
+
+/** The short-run ρ of a run with the same id that has trained longer than the short runs, if any. */
+export function shortRunSpearman(r: { id: string; training: { epochs: number } }): number | undefined {
+  return r.training.epochs > SHORT_RUN_SPEARMAN.epochs ? SHORT_RUN_SPEARMAN.spearman[r.id] : undefined;
+}
