@@ -24,7 +24,7 @@ import { loadImageCache, normaliseBatch } from '../train/data/image-cache.ts';
 import { REPO_ROOT, resolveDataRoot } from '../train/data/paths.ts';
 import { runConfigSchema, type CaptionRunConfig } from '../train/run-config.ts';
 import { captionCacheDir } from '../train/tasks/caption.ts';
-import { formatResults, type CaptionRow } from './caption-results.ts';
+import { formatResults, type CaptionRow } from '../report/caption-results.ts';
 import { runFrost } from '../report/experiments/spawn-frost.ts';
 
 const { values: args } = parseArgs({
@@ -187,7 +187,7 @@ const table = formatResults({
   rows,
   examples: exampleRows,
   machine,
-  minutes,
+  budget: `${minutes} min`,
   beam,
   preset: args.preset!,
   testImages: test.length,

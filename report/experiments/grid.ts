@@ -1,8 +1,10 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { RunFolder } from '../../train/run-folder.ts';
-import { type RunBudget, runStatus } from '../run-status.ts';
-import { runFrost } from './spawn-frost.ts';
+import type { RunBudget } from '../run-status.ts';
+import { checkBudget, trainSideBySide } from './side-by-side.ts';
+
+export { describeBudget } from './side-by-side.ts';
 
 /**
  * A grid of training runs: every head on every language pair, with one budget and one seed. The budget is
@@ -56,23 +58,6 @@ export function gridBudget(spec: Pick<GridSpec, 'budgetMinutes' | 'maxEpochs'>):
   };
 }
 
-/** The budget in words, for logs and report titles: '30 min', '40 epochs', 'until the stopping rule'. */
-export function describeBudget(budget: RunBudget): string {
-  const parts = [
-    ...(budget.minutes === undefined ? [] : [`${budget.minutes} min`]),
-    ...(budget.epochs === undefined ? [] : [`at most ${budget.epochs} epochs`]),
-  ];
-  return parts.length === 0 ? 'until the stopping rule' : parts.join(', ');
-}
-
-/** `frost train` flags that give a run the grid's budget (new runs and resumed ones alike). */
-function budgetFlags(budget: RunBudget): string[] {
-  return [
-    ...(budget.minutes === undefined ? [] : ['--max-minutes', String(budget.minutes)]),
-    ...(budget.epochs === undefined ? [] : ['--epochs', String(budget.epochs)]),
-  ];
-}
-
 /** Refuses to reuse or resume a folder that holds some other run, naming what differs. */
 async function checkSameRun(run: GridRun, spec: GridSpec): Promise<void> {
   const { config: c } = await RunFolder.openTask(run.dir, 'translation');
@@ -107,29 +92,14 @@ export async function trainGrid(spec: GridSpec): Promise<GridRun[]> {
   const runs = gridRuns(spec);
   const threads = threadsPerRun(spec.heads.length);
   const budget = gridBudget(spec);
-  if (budget.minutes !== undefined && !(budget.minutes > 0))
-    throw new RangeError(`budgetMinutes must be a positive number, got ${budget.minutes}`);
-  if (budget.epochs !== undefined && !(Number.isInteger(budget.epochs) && budget.epochs > 0))
-    throw new RangeError(`maxEpochs must be a positive integer, got ${budget.epochs}`);
+  checkBudget(budget);
   for (const { src, tgt } of spec.pairs) {
     const pairRuns = runs.filter((r) => r.src === src && r.tgt === tgt);
-    const todo: { run: GridRun; argv: string[] }[] = [];
-    for (const run of pairRuns) {
-      const status = await runStatus(run.dir, budget);
-      const common = [...budgetFlags(budget), '--quiet'];
-      if (status.kind !== 'missing') await checkSameRun(run, spec);
-      if (status.kind === 'finished') {
-        spec.log(`${run.dir}: finished (${status.reason}), reused`);
-        continue;
-      }
-      if (status.kind === 'unfinished') {
-        spec.log(`${run.dir}: resuming at ${status.elapsedMinutes.toFixed(1)} min (${describeBudget(budget)})`);
-        todo.push({ run, argv: ['train', '--resume', run.dir, ...common] });
-        continue;
-      }
-      todo.push({
-        run,
-        argv: [
+    await trainSideBySide(
+      pairRuns.map((run) => ({
+        dir: run.dir,
+        name: `${src}-${tgt}-${run.head}`,
+        newRunArgv: [
           'train',
           '--arch',
           spec.arch,
@@ -148,32 +118,21 @@ export async function trainGrid(spec: GridSpec): Promise<GridRun[]> {
           '--out',
           run.dir,
           ...(spec.trainFlags ?? []),
-          ...common,
         ],
-      });
-    }
-    if (todo.length === 0) continue;
-    spec.log(
-      `training ${todo.map((t) => t.run.head).join(', ')} on ${src}-${tgt} side by side, ${describeBudget(budget)} each, ${threads} wasm thread(s) each`,
+      })),
+      {
+        budget,
+        label: `${spec.heads.join(', ')} on ${src}-${tgt}`,
+        logsDir: join(spec.out, 'logs'),
+        env: { FROST_WASM_THREADS: String(threads) },
+        check: (r) =>
+          checkSameRun(
+            pairRuns.find((p) => p.dir === r.dir)!,
+            spec,
+          ),
+        log: spec.log,
+      },
     );
-    const results = await Promise.allSettled(
-      todo.map(({ run, argv }) =>
-        runFrost(
-          argv,
-          { FROST_WASM_THREADS: String(threads) },
-          join(spec.out, 'logs', `${src}-${tgt}-${run.head}.train.log`),
-        ),
-      ),
-    );
-    const failed = results.flatMap((r) => (r.status === 'rejected' ? [(r.reason as Error).message] : []));
-    if (failed.length > 0) throw new Error(`${failed.length} of ${todo.length} runs failed:\n${failed.join('\n\n')}`);
-    for (const { run } of todo) {
-      const status = await runStatus(run.dir, budget);
-      if (status.kind !== 'finished')
-        throw new Error(
-          `${run.dir}: training exited before its budget (${describeBudget(budget)}) was used (${status.kind}); see ${join(spec.out, 'logs')}`,
-        );
-    }
   }
   return runs;
 }

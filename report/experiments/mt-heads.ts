@@ -68,6 +68,6 @@ registerExperiment({
     );
     const written = await writeReport(report, resolve(options.reportOut ?? join(out, 'report')));
     log(`report: ${written.html}`);
-    return { runDirs: runs.map((r) => r.dir), report: written };
+    return { runDirs: runs.map((r) => r.dir), summary: written.html, report: written };
   },
 });

@@ -47,7 +47,10 @@ export interface ExperimentOptions {
 
 export interface ExperimentResult {
   runDirs: string[];
-  report: WrittenReport;
+  /** The report file to open (printed by `frost experiment`). */
+  summary: string;
+  /** mt-heads: the report's files. */
+  report?: WrittenReport;
 }
 
 export interface ExperimentDefinition {

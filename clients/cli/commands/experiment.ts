@@ -16,7 +16,7 @@ interface ExperimentFlags {
   out?: string;
   reportOut?: string;
   trainFlags?: string;
-  beam: number;
+  beam?: number;
 }
 
 const list = (v: string) =>
@@ -43,7 +43,10 @@ export function registerExperiment(program: Command): void {
         .join('; ')})`,
     )
     .argument('<name>', `experiment: ${experimentNames().join(', ')}`)
-    .requiredOption('--data <source>', "'multi30k', 'toy' (a synthetic corpus under --out), or a corpus folder")
+    .requiredOption(
+      '--data <source>',
+      "'multi30k' (mt-heads), 'flickr8k' (caption-heads), 'toy' (a synthetic set under --out), or a data folder",
+    )
     .option('--budget-minutes <m>', 'training minutes per run, the same for every run', positiveNumber)
     .option(
       '--max-epochs <n>',
@@ -56,7 +59,10 @@ export function registerExperiment(program: Command): void {
     )
     .option('--pairs <list>', "language pairs, e.g. 'de-en,en-de' (default: the data's)")
     .option('--heads <list>', "output heads, e.g. 'learned,tied,fixed-l2,hadamard' (default: the experiment's)")
-    .option('--arch <name>', "architecture of every run (default: the experiment's; mt-heads: rnn-attn)")
+    .option(
+      '--arch <name>',
+      "architecture of every run (default: the experiment's; mt-heads: rnn-attn; caption-heads: a list, show-tell,show-attend-tell)",
+    )
     .option('--preset <name>', "architecture preset (default: the experiment's)")
     .option('--seed <n>', 'seed of every run', intOption('--seed', 0), 1)
     .option(
@@ -68,7 +74,11 @@ export function registerExperiment(program: Command): void {
       '--train-flags <flags>',
       "more 'frost train' flags for every new run, e.g. '--vocab bpe --joint-vocab --warmup-steps 500'",
     )
-    .option('--beam <k>', 'beam width of the test translations', intOption('--beam', 1), 5)
+    .option(
+      '--beam <k>',
+      "beam width of the test translations or captions (default: the experiment's; mt-heads 5, caption-heads 10)",
+      intOption('--beam', 1),
+    )
     .action(async (name: string, flags: ExperimentFlags) => {
       const experiment = getExperiment(name);
       if (flags.budgetMinutes === undefined && flags.maxEpochs === undefined && flags.converge !== true)
@@ -92,6 +102,6 @@ export function registerExperiment(program: Command): void {
         trainFlags: flags.trainFlags === undefined ? undefined : flags.trainFlags.split(/\s+/).filter((s) => s !== ''),
         beam: flags.beam,
       });
-      process.stdout.write(`${result.report.html}\n`);
+      process.stdout.write(`${result.summary}\n`);
     });
 }
