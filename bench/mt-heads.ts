@@ -39,9 +39,10 @@ const result = await getExperiment('mt-heads').run({
   beam: Number(args.beam),
   out: args.out,
 });
+if (!result.report) throw new Error('mt-heads wrote no report');
 const markdown = await readFile(result.report.markdown, 'utf8');
-// The report's first section (BLEU, the paper's claim, parameters) is the table this bench is run for.
-const firstSection = markdown.split('\n## ').slice(0, 2).join('\n## ');
+// The report's first sections (the verdicts; BLEU, the paper's claim, parameters) are what this bench is run for.
+const firstSection = markdown.split('\n## ').slice(0, 3).join('\n## ');
 process.stdout.write(
   `${firstSection.trim()}\n\n${((Date.now() - started) / 60000).toFixed(1)} min wall; full report: ${result.report.html}\n`,
 );

@@ -5,6 +5,7 @@ import { measureSpeed } from './collect-speed.ts';
 import { loadTestSet, loadTrainingTargets, scoreTest, testHypotheses, wordCounts } from './collect-test.ts';
 import { ensureExport } from './find-export.ts';
 import type { RunReport } from './schema.ts';
+import { describeStoppingRule } from './stopping-rule.ts';
 
 export interface CollectRunOptions {
   /** Beam width of the test translations and the latency runs. @default 5 */
@@ -75,6 +76,8 @@ export async function collectRun(runDir: string, opts: CollectRunOptions): Promi
       budgetMinutes: config.maxMinutes ?? null,
       bestValBleu: Number.isFinite(bestBleu) ? bestBleu : null,
       stopReason: typeof last.state.stopReason === 'string' ? last.state.stopReason : null,
+      stopKind: stopKindOf(last.state),
+      stoppingRule: describeStoppingRule(config.schedule),
     },
     checkpoint: {
       which: exp.checkpoint.which,
@@ -94,4 +97,10 @@ export async function collectRun(runDir: string, opts: CollectRunOptions): Promi
     matrix: findings.matrix,
     ...(findings.matrixNote ? { matrixNote: findings.matrixNote } : {}),
   };
+}
+
+/** The trainer's record of why it stopped, when it did (older checkpoints lack the kind). */
+function stopKindOf(state: Record<string, unknown>): 'plateau' | 'epochs' | 'time' | null {
+  const kind = state.stopKind;
+  return state.done === true && (kind === 'plateau' || kind === 'epochs' || kind === 'time') ? kind : null;
 }

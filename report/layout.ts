@@ -1,7 +1,10 @@
 import { type Chart, reportCharts } from './charts.ts';
 import { claimTable } from './claim.ts';
+import { figure2Sentence, figure2Table } from './paper/figure2.ts';
+import { paperTables } from './paper/index.ts';
 import type { Report } from './schema.ts';
 import { reportTables, type Table } from './tables.ts';
+import { verdictSentences } from './verdicts.ts';
 
 /**
  * The report's reading order, shared by the Markdown and HTML renderers: sections of paragraphs,
@@ -37,16 +40,26 @@ export function reportLayout(report: Report): ReportLayout {
   const m = report.machine;
   const normCharts = [...charts.values()].filter((c) => c.id.startsWith('norm-frequency-'));
   const pairTables = [...tables.keys()].filter((id) => id.startsWith('pairs-')).flatMap(take);
+  const text = (t: string): Block => ({ kind: 'text', text: t });
+  const fig2 = figure2Table(report);
+  const fig2Text = figure2Sentence(report);
   return {
     title: report.title,
     intro:
       `${report.runs.length} runs, measured on ${report.created.slice(0, 10)} on ${m.cpu} (${m.cores} cores), Node ${m.node}, ` +
       `onnxruntime-node ${m.onnxruntime}. Test translations use beam ${report.settings.beam}; every number below is in report.json.`,
     sections: [
+      { id: 'verdicts', title: "The paper's claims here", blocks: verdictSentences(report).map(text) },
       {
         id: 'quality',
         title: 'Translation quality and size',
-        blocks: [...take('bleu'), ...take('chrf'), ...(claim ? [table(claim)] : []), ...take('params')],
+        blocks: [
+          ...paperTables(report).map(table),
+          ...take('bleu'),
+          ...take('chrf'),
+          ...(claim ? [table(claim)] : []),
+          ...take('params'),
+        ],
       },
       {
         id: 'charts',
@@ -58,7 +71,13 @@ export function reportLayout(report: Report): ReportLayout {
       {
         id: 'output-matrix',
         title: 'The output matrix',
-        blocks: [...take('matrix'), ...normCharts.map(chart), ...pairTables],
+        blocks: [
+          ...(fig2Text ? [text(fig2Text)] : []),
+          ...(fig2 ? [table(fig2)] : []),
+          ...take('matrix'),
+          ...normCharts.map(chart),
+          ...pairTables,
+        ],
       },
       { id: 'runs', title: 'Runs', blocks: take('training') },
     ].filter((s) => s.blocks.length > 0),

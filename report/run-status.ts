@@ -4,16 +4,28 @@ import { z } from 'zod';
 import { readCheckpointInfo, RunFolder, runPath } from '../train/run-folder.ts';
 
 /**
- * Whether a grid's run still needs training. A run is finished when its trainer said it was done
- * (the `last` checkpoint's state), or when its last metrics line shows it used the time budget:
- * runs started by an older bench/mt-heads.ts, or killed between that line and the final save, are
- * recognised either way. Anything else with a config is resumed (`frost train --resume`), which
- * continues from the last checkpoint and counts the time already spent against the budget.
+ * Whether a grid's run still needs training. A run is finished when
+ * - its trainer stopped it by the stopping rule (`stopKind: 'plateau'`: `schedule.stopAfter` epochs without a
+ *   validation gain; final, no budget lifts it), or said it was done before stop kinds were recorded;
+ * - it has trained the grid's epoch cap (`budget.epochs`, counted in complete epochs of the `last` checkpoint);
+ * - its last metrics line or checkpoint shows it used the grid's time budget (`budget.minutes`): runs started by
+ *   an older bench/mt-heads.ts, or killed between that line and the final save, are recognised either way.
+ * Anything else with a config is resumed (`frost train --resume`), which continues from the last checkpoint
+ * (mid-epoch when one was saved inside the epoch) and counts the time and epochs already spent.
  */
 export type RunStatus =
   | { kind: 'missing' }
   | { kind: 'finished'; elapsedMinutes: number; reason: string }
   | { kind: 'unfinished'; elapsedMinutes: number };
+
+/**
+ * What a grid trains each run for: a time budget, an epoch cap, both (whichever comes first), or neither
+ * (until the stopping rule). A number is a time budget in minutes.
+ */
+export interface RunBudget {
+  minutes?: number;
+  epochs?: number;
+}
 
 /** Budget time a run may fall short of and still count as finished (rounding of saved times). */
 function budgetTolerance(budgetMinutes: number): number {
@@ -51,17 +63,28 @@ export async function readMetrics(runDir: string): Promise<MetricsLine[]> {
   });
 }
 
-export async function runStatus(runDir: string, budgetMinutes: number): Promise<RunStatus> {
+export async function runStatus(runDir: string, budget: number | RunBudget): Promise<RunStatus> {
+  const { minutes, epochs } = typeof budget === 'number' ? { minutes: budget, epochs: undefined } : budget;
   if (!RunFolder.exists(runDir)) return { kind: 'missing' };
   const last = await readCheckpointInfo(runDir, 'last');
   const metrics = await readMetrics(runDir);
   const lastLine = metrics[metrics.length - 1];
   const elapsedMinutes = Math.max(Number(last?.state.elapsedMs ?? 0) / 60_000, lastLine?.elapsedMinutes ?? 0);
-  if (last?.state.done === true && last.state.stopKind !== 'time') {
-    return { kind: 'finished', elapsedMinutes, reason: String(last.state.stopReason ?? 'training finished') };
-  }
-  if (elapsedMinutes >= budgetMinutes - budgetTolerance(budgetMinutes)) {
-    return { kind: 'finished', elapsedMinutes, reason: `time budget of ${budgetMinutes} min used` };
+  const done = last?.state.done === true;
+  const stopKind = last?.state.stopKind;
+  const reason = String(last?.state.stopReason ?? 'training finished');
+  // The stopping rule is final; a run that stopped before stop kinds were recorded is too.
+  if (done && (stopKind === 'plateau' || stopKind === undefined)) return { kind: 'finished', elapsedMinutes, reason };
+  if (epochs !== undefined && (last?.epoch ?? 0) >= epochs)
+    return {
+      kind: 'finished',
+      elapsedMinutes,
+      reason: done && stopKind === 'epochs' ? reason : `reached ${epochs} epochs`,
+    };
+  // A run's own epoch cap counts as finished when the grid sets none (a grid's larger cap resumes it).
+  if (done && stopKind === 'epochs' && epochs === undefined) return { kind: 'finished', elapsedMinutes, reason };
+  if (minutes !== undefined && elapsedMinutes >= minutes - budgetTolerance(minutes)) {
+    return { kind: 'finished', elapsedMinutes, reason: `time budget of ${minutes} min used` };
   }
   return { kind: 'unfinished', elapsedMinutes };
 }

@@ -138,6 +138,13 @@ export const runReportSchema = z.object({
     budgetMinutes: z.number().nullable(),
     bestValBleu: maybe,
     stopReason: z.string().nullable(),
+    /**
+     * Why training stopped, as the trainer records it: 'plateau' is the stopping rule (converged by it), 'epochs'
+     * an epoch cap, 'time' a time budget; null while unfinished. Absent in reports from before it was kept.
+     */
+    stopKind: z.enum(['plateau', 'epochs', 'time']).nullable().optional(),
+    /** The run's schedule and stopping rule in words (report/stopping-rule.ts). Absent in older reports. */
+    stoppingRule: z.string().optional(),
   }),
   checkpoint: z.object({ which: z.enum(['best', 'last']), sha256: z.string(), step: count, epoch: count }),
   params: z.object({ learnable: count, frozen: count, generated: count, components: componentParamsSchema }),

@@ -30,10 +30,10 @@ export interface Table {
   rows: Cell[][];
 }
 
-const plain = (text: string): Cell => ({ text });
+export const plain = (text: string): Cell => ({ text });
 
 /** A cell showing the value at `path` below `runs.<i>`, formatted by `format`. */
-function value(report: Report, i: number, path: string, format: (v: number | null | undefined) => string): Cell {
+export function value(report: Report, i: number, path: string, format: (v: number | null | undefined) => string): Cell {
   let v: unknown = report.runs[i];
   for (const key of path.split('.')) v = (v as Record<string, unknown> | undefined)?.[key];
   return { text: format(v as number | null | undefined), path: `runs.${i}.${path}` };
@@ -41,7 +41,7 @@ function value(report: Report, i: number, path: string, format: (v: number | nul
 
 export const pairLabel = (r: Pick<RunReport, 'src' | 'tgt'>) => `${r.src}→${r.tgt}`;
 
-function unique<T>(xs: T[]): T[] {
+export function unique<T>(xs: T[]): T[] {
   return [...new Set(xs)];
 }
 
@@ -252,10 +252,11 @@ function pairTables(report: Report): Table[] {
 }
 
 function trainingTable(report: Report): Table {
+  const rules = unique(report.runs.flatMap((r) => (r.training.stoppingRule ? [r.training.stoppingRule] : [])));
   return {
     id: 'training',
     title: 'Training',
-    note: 'From the last checkpoint. The exported (and evaluated) checkpoint is the one with the best validation BLEU (greedy).',
+    note: `From the last checkpoint; minutes are wall-clock training time, validation included, summed over resumes. The exported (and evaluated) checkpoint is the one with the best validation BLEU (greedy).${rules.length > 0 ? ` Schedule and stopping rule: ${rules.join('; ')}.` : ''}`,
     header: ['run', 'epochs', 'steps', 'minutes', 'budget', 'best val BLEU', 'exported step', 'stopped because'],
     numeric: [false, true, true, true, true, true, true, false],
     rows: report.runs.map((r, i) => [

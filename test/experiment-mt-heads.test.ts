@@ -150,6 +150,7 @@ describe('frost experiment mt-heads on the toy corpus', () => {
 
         const tables = await page.$$eval('table[data-table]', (ts) => ts.map((t) => t.getAttribute('data-table')));
         assert.deepEqual(tables, [
+          'paper-table2',
           'bleu',
           'chrf',
           'claim',
@@ -157,6 +158,7 @@ describe('frost experiment mt-heads on the toy corpus', () => {
           'files',
           'latency',
           'vocabulary',
+          'paper-figure2',
           'matrix',
           'pairs-tgt',
           'training',

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -11,6 +11,7 @@ import { gridRuns, threadsPerRun, trainGrid } from '../report/experiments/grid.t
 import { exportCandidates } from '../report/find-export.ts';
 import { runStatus } from '../report/run-status.ts';
 import { translationConfigSchema, writeRunConfig } from '../train/run-config.ts';
+import { dropLostMetrics } from '../train/trainer.ts';
 
 let dir: string;
 before(async () => {
@@ -23,7 +24,12 @@ after(async () => {
 /** A run folder as the trainer leaves it: config, optional `last` checkpoint manifest, metrics lines. */
 async function fakeRun(
   name: string,
-  opts: { state?: Record<string, unknown>; metrics?: object[]; head?: string } = {},
+  opts: {
+    state?: Record<string, unknown>;
+    metrics?: object[];
+    head?: string;
+    budget?: { maxMinutes?: number; epochs?: number };
+  } = {},
 ): Promise<string> {
   const runDir = join(dir, name);
   await mkdir(runDir, { recursive: true });
@@ -34,6 +40,7 @@ async function fakeRun(
     head: { name: opts.head ?? 'learned' },
     seed: 1,
     data: { dir: '/nowhere', kind: 'plain', src: 'src', tgt: 'tgt' },
+    ...opts.budget,
   });
   await writeRunConfig(runDir, config);
   if (opts.state) {
@@ -88,6 +95,72 @@ describe('which runs of a grid are finished', () => {
     });
     assert.equal((await runStatus(timed, 20)).kind, 'finished');
     assert.deepEqual(await runStatus(timed, 30), { kind: 'unfinished', elapsedMinutes: 20 });
+  });
+
+  test('epoch grids: the cap reached (complete epochs of `last`) is finished; a larger cap resumes; the stopping rule is final', async () => {
+    const capped = await fakeRun('capped', {
+      state: { done: true, stopKind: 'epochs', stopReason: 'reached 3 epochs', epoch: 3, elapsedMs: 6 * 60_000 },
+      budget: { epochs: 3 },
+    });
+    assert.deepEqual(await runStatus(capped, { epochs: 3 }), {
+      kind: 'finished',
+      elapsedMinutes: 6,
+      reason: 'reached 3 epochs',
+    });
+    assert.deepEqual(await runStatus(capped, { epochs: 5 }), { kind: 'unfinished', elapsedMinutes: 6 });
+    // Killed in its third epoch: two complete epochs in the last checkpoint, not done.
+    const killed = await fakeRun('killed-epochs', { state: { done: false, epoch: 2, batch: 7, elapsedMs: 60_000 } });
+    assert.equal((await runStatus(killed, { epochs: 3 })).kind, 'unfinished');
+    assert.equal((await runStatus(killed, {})).kind, 'unfinished', 'no budget: only the stopping rule finishes it');
+    assert.equal((await runStatus(killed, { epochs: 2 })).kind, 'finished');
+    const ruled = await fakeRun('ruled', {
+      state: { done: true, stopKind: 'plateau', stopReason: 'no validation gain for 20 epochs', epoch: 31 },
+    });
+    for (const budget of [{}, { epochs: 40 }, { minutes: 600 }])
+      assert.equal((await runStatus(ruled, budget)).kind, 'finished', JSON.stringify(budget));
+  });
+
+  test('a grid without a time budget refuses runs trained under one, or under a smaller cap when it has none', async () => {
+    const out = join(dir, 'converge-grid');
+    await mkdir(out, { recursive: true });
+    const timed = await fakeRun('converge-grid/src-tgt-learned', { budget: { maxMinutes: 30 } });
+    const spec = {
+      out,
+      dataDir: '/nowhere',
+      arch: 'rnn-attn',
+      preset: 'tiny',
+      seed: 1,
+      pairs: [{ src: 'src', tgt: 'tgt' }],
+      heads: ['learned'],
+      log: () => {},
+    };
+    await assert.rejects(trainGrid({ ...spec, maxEpochs: 10 }), (err: Error) =>
+      err.message.startsWith(`${timed} was trained under a time budget of 30 min`),
+    );
+    await rm(timed, { recursive: true });
+    const capped = await fakeRun('converge-grid/src-tgt-learned', { budget: { epochs: 4 } });
+    await assert.rejects(trainGrid(spec), (err: Error) => err.message.includes('give --max-epochs 4 or more'));
+    await assert.rejects(trainGrid({ ...spec, maxEpochs: 0 }), /maxEpochs must be a positive integer/);
+    await rm(capped, { recursive: true });
+  });
+
+  test("a resume drops metrics lines past its checkpoint's step (killed between an epoch's line and its save)", async () => {
+    const killed = await fakeRun('line-not-saved', {
+      metrics: [
+        { ...line(1, true), step: 10 },
+        { ...line(2, true), epoch: 2, step: 20 },
+      ],
+    });
+    await dropLostMetrics(killed, 10);
+    assert.deepEqual(
+      (await readFile(join(killed, 'metrics.jsonl'), 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).step),
+      [10],
+    );
+    await dropLostMetrics(killed, 10);
+    assert.equal((await readFile(join(killed, 'metrics.jsonl'), 'utf8')).trim().split('\n').length, 1);
   });
 
   test('a corrupt metrics line is refused with its file and line number', async () => {

@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
-import { appendFile, mkdir, rm } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildModel, getArch, type Seq2SeqModel } from '../models/index.ts';
@@ -138,6 +138,7 @@ async function runTraining(
     if (state.done && state.stopKind !== 'plateau') state.done = false;
     progress.log(`resumed at epoch ${state.epoch + 1}, batch ${state.batch}, step ${state.step}`);
   }
+  await dropLostMetrics(runDir, state.step);
 
   const budgetMs = (config.maxMinutes ?? Infinity) * 60_000;
   const save = async (which: 'last' | 'best') =>
@@ -284,6 +285,26 @@ async function runTraining(
     model,
     data,
   };
+}
+
+/**
+ * An epoch's metrics line is written before its checkpoint is saved, so a run killed in between has a line
+ * for work the checkpoint does not hold; resuming would train that epoch again and log it twice. Lines past
+ * the checkpoint's step go (a new run, or one killed before its first save, keeps none).
+ */
+export async function dropLostMetrics(runDir: string, step: number): Promise<void> {
+  const path = join(runDir, RUN_FILES.metrics);
+  if (!existsSync(path)) return;
+  const lines = (await readFile(path, 'utf8')).split('\n').filter((l) => l.trim() !== '');
+  const kept = lines.filter((l) => {
+    try {
+      const lineStep = (JSON.parse(l) as { step?: unknown }).step;
+      return !(typeof lineStep === 'number' && lineStep > step);
+    } catch {
+      return true;
+    }
+  });
+  if (kept.length < lines.length) await writeFile(path, kept.map((l) => `${l}\n`).join(''));
 }
 
 /** The run's task, after checking that its architecture encodes what the task feeds (images or token ids). */

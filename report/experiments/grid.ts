@@ -1,17 +1,25 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { RunFolder } from '../../train/run-folder.ts';
-import { runStatus } from '../run-status.ts';
-import { runFrost } from './spawn-frost.ts';
+import type { RunBudget } from '../run-status.ts';
+import { checkBudget, trainSideBySide } from './side-by-side.ts';
 
-/** A grid of training runs: every head on every language pair, with one budget and one seed. */
+export { describeBudget } from './side-by-side.ts';
+
+/**
+ * A grid of training runs: every head on every language pair, with one budget and one seed. The budget is
+ * a time budget (`budgetMinutes`), an epoch cap (`maxEpochs`), both (whichever comes first), or neither:
+ * then every run trains until its schedule's stopping rule (`stopAfter` epochs without a validation gain,
+ * which report/stopping-rule.ts states from the run's config).
+ */
 export interface GridSpec {
   out: string;
   dataDir: string;
   arch: string;
   preset: string;
   seed: number;
-  budgetMinutes: number;
+  budgetMinutes?: number;
+  maxEpochs?: number;
   pairs: { src: string; tgt: string }[];
   heads: string[];
   /** More `frost train` flags for new runs; a resumed run keeps its own configuration. */
@@ -42,9 +50,27 @@ export function threadsPerRun(heads: number, cores = availableParallelism()): nu
   return Math.max(1, Math.floor(cores / heads));
 }
 
+/** The grid's budget as run-status.ts reads it. */
+export function gridBudget(spec: Pick<GridSpec, 'budgetMinutes' | 'maxEpochs'>): RunBudget {
+  return {
+    ...(spec.budgetMinutes === undefined ? {} : { minutes: spec.budgetMinutes }),
+    ...(spec.maxEpochs === undefined ? {} : { epochs: spec.maxEpochs }),
+  };
+}
+
 /** Refuses to reuse or resume a folder that holds some other run, naming what differs. */
 async function checkSameRun(run: GridRun, spec: GridSpec): Promise<void> {
   const { config: c } = await RunFolder.openTask(run.dir, 'translation');
+  // A run with a time budget of its own would stop there again: a grid without one (epochs, or the stopping
+  // rule) cannot finish it, and its runs would not be comparable.
+  if (spec.budgetMinutes === undefined && c.maxMinutes !== undefined)
+    throw new Error(
+      `${run.dir} was trained under a time budget of ${c.maxMinutes} min; this grid trains by epochs or the stopping rule, without one: choose another --out`,
+    );
+  if (spec.maxEpochs === undefined && spec.budgetMinutes === undefined && c.epochs !== undefined)
+    throw new Error(
+      `${run.dir} was trained with an epoch cap of ${c.epochs}; this grid trains until the stopping rule: give --max-epochs ${c.epochs} or more, or choose another --out`,
+    );
   const want = { arch: spec.arch, preset: spec.preset, head: run.head, seed: spec.seed, src: run.src, tgt: run.tgt };
   const have = { arch: c.arch, preset: c.preset, head: c.head.name, seed: c.seed, src: c.data.src, tgt: c.data.tgt };
   const diff = Object.keys(want).filter((k) => want[k as keyof typeof want] !== have[k as keyof typeof have]);
@@ -65,25 +91,15 @@ async function checkSameRun(run: GridRun, spec: GridSpec): Promise<void> {
 export async function trainGrid(spec: GridSpec): Promise<GridRun[]> {
   const runs = gridRuns(spec);
   const threads = threadsPerRun(spec.heads.length);
+  const budget = gridBudget(spec);
+  checkBudget(budget);
   for (const { src, tgt } of spec.pairs) {
     const pairRuns = runs.filter((r) => r.src === src && r.tgt === tgt);
-    const todo: { run: GridRun; argv: string[] }[] = [];
-    for (const run of pairRuns) {
-      const status = await runStatus(run.dir, spec.budgetMinutes);
-      const common = ['--max-minutes', String(spec.budgetMinutes), '--quiet'];
-      if (status.kind !== 'missing') await checkSameRun(run, spec);
-      if (status.kind === 'finished') {
-        spec.log(`${run.dir}: finished (${status.reason}), reused`);
-        continue;
-      }
-      if (status.kind === 'unfinished') {
-        spec.log(`${run.dir}: resuming at ${status.elapsedMinutes.toFixed(1)} of ${spec.budgetMinutes} min`);
-        todo.push({ run, argv: ['train', '--resume', run.dir, ...common] });
-        continue;
-      }
-      todo.push({
-        run,
-        argv: [
+    await trainSideBySide(
+      pairRuns.map((run) => ({
+        dir: run.dir,
+        name: `${src}-${tgt}-${run.head}`,
+        newRunArgv: [
           'train',
           '--arch',
           spec.arch,
@@ -102,32 +118,21 @@ export async function trainGrid(spec: GridSpec): Promise<GridRun[]> {
           '--out',
           run.dir,
           ...(spec.trainFlags ?? []),
-          ...common,
         ],
-      });
-    }
-    if (todo.length === 0) continue;
-    spec.log(
-      `training ${todo.map((t) => t.run.head).join(', ')} on ${src}-${tgt} side by side, ${spec.budgetMinutes} min each, ${threads} wasm thread(s) each`,
+      })),
+      {
+        budget,
+        label: `${spec.heads.join(', ')} on ${src}-${tgt}`,
+        logsDir: join(spec.out, 'logs'),
+        env: { FROST_WASM_THREADS: String(threads) },
+        check: (r) =>
+          checkSameRun(
+            pairRuns.find((p) => p.dir === r.dir)!,
+            spec,
+          ),
+        log: spec.log,
+      },
     );
-    const results = await Promise.allSettled(
-      todo.map(({ run, argv }) =>
-        runFrost(
-          argv,
-          { FROST_WASM_THREADS: String(threads) },
-          join(spec.out, 'logs', `${src}-${tgt}-${run.head}.train.log`),
-        ),
-      ),
-    );
-    const failed = results.flatMap((r) => (r.status === 'rejected' ? [(r.reason as Error).message] : []));
-    if (failed.length > 0) throw new Error(`${failed.length} of ${todo.length} runs failed:\n${failed.join('\n\n')}`);
-    for (const { run } of todo) {
-      const status = await runStatus(run.dir, spec.budgetMinutes);
-      if (status.kind !== 'finished')
-        throw new Error(
-          `${run.dir}: training exited before the budget was used (${status.kind}); see ${join(spec.out, 'logs')}`,
-        );
-    }
   }
   return runs;
 }

@@ -3,7 +3,7 @@ import { headNames, resolveArchConfig } from '../../models/index.ts';
 import { collectReport } from '../collect.ts';
 import { writeReport } from '../write-report.ts';
 import { parsePair, resolveDataSource } from './data-sources.ts';
-import { trainGrid } from './grid.ts';
+import { describeBudget, gridBudget, trainGrid } from './grid.ts';
 import { type ExperimentOptions, registerExperiment } from './registry.ts';
 
 const DEFAULTS = {
@@ -23,16 +23,19 @@ registerExperiment({
   summary: 'train every head on every language pair under one time budget, export, score test BLEU, write the report',
   defaults: DEFAULTS,
   async run(options: ExperimentOptions) {
-    if (!(options.budgetMinutes > 0))
+    if (options.budgetMinutes !== undefined && !(options.budgetMinutes > 0))
       throw new RangeError(`budgetMinutes must be a positive number, got ${options.budgetMinutes}`);
+    if (options.maxEpochs !== undefined && !(Number.isInteger(options.maxEpochs) && options.maxEpochs > 0))
+      throw new RangeError(`maxEpochs must be a positive integer, got ${options.maxEpochs}`);
+    const budget = gridBudget(options);
     const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
     const arch = options.arch ?? DEFAULTS.arch;
     const preset = options.preset ?? DEFAULTS.preset;
     // An unknown architecture or preset is refused (with the known ones) before any data is read.
     resolveArchConfig(arch, preset);
-    // Each corpus and architecture gets its own default grid, so a toy or convs2s run never lands among
-    // the Multi30k rnn-attn runs.
-    const base = arch === DEFAULTS.arch ? DEFAULTS.out : `${DEFAULTS.out}-${arch}`;
+    // Each corpus, architecture and kind of budget gets its own default grid, so a toy or convs2s run never
+    // lands among the Multi30k rnn-attn runs, nor a converged run among the time-budgeted ones.
+    const base = `${arch === DEFAULTS.arch ? DEFAULTS.out : `${DEFAULTS.out}-${arch}`}${options.budgetMinutes === undefined ? '-converged' : ''}`;
     const out = resolve(options.out ?? (options.data === 'multi30k' ? base : `${base}-${basename(options.data)}`));
     const source = await resolveDataSource(options.data, out);
     const pairs = (options.pairs ?? source.pairs).map(parsePair);
@@ -48,6 +51,7 @@ registerExperiment({
       preset,
       seed: options.seed ?? 1,
       budgetMinutes: options.budgetMinutes,
+      maxEpochs: options.maxEpochs,
       pairs,
       heads,
       trainFlags: options.trainFlags,
@@ -56,7 +60,7 @@ registerExperiment({
     const report = await collectReport(
       runs.map((r) => r.dir),
       {
-        title: `mt-heads${arch === DEFAULTS.arch ? '' : ` (${arch})`}: ${heads.join(', ')} on ${pairs.map((p) => `${p.src}→${p.tgt}`).join(', ')} (${basename(source.dir)}), ${options.budgetMinutes} min per run`,
+        title: `mt-heads${arch === DEFAULTS.arch ? '' : ` (${arch})`}: ${heads.join(', ')} on ${pairs.map((p) => `${p.src}→${p.tgt}`).join(', ')} (${basename(source.dir)}), ${describeBudget(budget)} per run`,
         beam: options.beam,
         exportDirFor: (runDir) => join(out, 'artifacts', basename(runDir)),
         log,
@@ -64,6 +68,6 @@ registerExperiment({
     );
     const written = await writeReport(report, resolve(options.reportOut ?? join(out, 'report')));
     log(`report: ${written.html}`);
-    return { runDirs: runs.map((r) => r.dir), report: written };
+    return { runDirs: runs.map((r) => r.dir), summary: written.html, report: written };
   },
 });

@@ -12,8 +12,13 @@ export interface ExperimentOptions {
   pairs?: string[];
   /** Output heads. @default the experiment's */
   heads?: string[];
-  /** Training minutes per run (validation included), equal for every run. */
-  budgetMinutes: number;
+  /**
+   * Training minutes per run (validation included), equal for every run. Without it (and without `maxEpochs`)
+   * every run trains until its schedule's stopping rule. @default no time budget
+   */
+  budgetMinutes?: number;
+  /** At most this many epochs per run (with `budgetMinutes`: whichever comes first). @default no cap */
+  maxEpochs?: number;
   /**
    * Architecture of every run (the paper's Multi30k tables are on rnn-attn, its WMT result on convs2s). @default the
    * experiment's
@@ -42,7 +47,10 @@ export interface ExperimentOptions {
 
 export interface ExperimentResult {
   runDirs: string[];
-  report: WrittenReport;
+  /** The report file to open (printed by `frost experiment`). */
+  summary: string;
+  /** mt-heads: the report's files. */
+  report?: WrittenReport;
 }
 
 export interface ExperimentDefinition {

@@ -25,6 +25,8 @@ registerSchedule({
   name: 'inverse-sqrt',
   summary: "linear warm-up to --lr over --warmup-steps updates, then lr·sqrt(warmup/step) (fairseq's inverse_sqrt)",
   options,
+  describe: ({ warmupSteps, warmupInitLr }) =>
+    `linear warm-up from ${warmupInitLr} over ${warmupSteps} updates, then the rate × sqrt(warm-up / update)`,
   create({ warmupSteps, warmupInitLr }, { learningRate, stopAfter }): LrSchedule {
     const tracker = new ValidationTracker(stopAfter, ValidationTracker.initialState());
     return {

@@ -16,6 +16,7 @@ registerSchedule({
   name: 'plateau',
   summary: 'multiply the rate by decay after patience epochs without a validation gain (the default)',
   options,
+  describe: ({ patience, decay }) => `learning rate ×${decay} after every ${patience} epochs without a validation gain`,
   create({ patience, decay }, { stopAfter }): LrSchedule {
     const tracker = new ValidationTracker(stopAfter, { ...ValidationTracker.initialState(), sinceDecay: 0 });
     return {

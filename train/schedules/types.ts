@@ -45,6 +45,8 @@ export interface ScheduleDefinition<Options extends object = object> {
   /** The schedule's options with types and defaults (run config `schedule`, besides name and stopAfter). */
   options: OptionsSchema<Options>;
   create(options: Options, ctx: ScheduleContext): LrSchedule;
+  /** The schedule with these options in words, for reports ('learning rate ×0.8 after every 8 epochs ...'). */
+  describe?(options: Options): string;
 }
 
 /** Best validation score so far, and the stop after `stopAfter` epochs without a gain; every schedule has one. */

@@ -7,14 +7,16 @@ interface ExperimentFlags {
   data: string;
   pairs?: string;
   heads?: string;
-  budgetMinutes: number;
+  budgetMinutes?: number;
+  maxEpochs?: number;
+  converge?: boolean;
   arch?: string;
   preset?: string;
   seed: number;
   out?: string;
   reportOut?: string;
   trainFlags?: string;
-  beam: number;
+  beam?: number;
 }
 
 const list = (v: string) =>
@@ -41,11 +43,26 @@ export function registerExperiment(program: Command): void {
         .join('; ')})`,
     )
     .argument('<name>', `experiment: ${experimentNames().join(', ')}`)
-    .requiredOption('--data <source>', "'multi30k', 'toy' (a synthetic corpus under --out), or a corpus folder")
-    .requiredOption('--budget-minutes <m>', 'training minutes per run, the same for every run', positiveNumber)
+    .requiredOption(
+      '--data <source>',
+      "'multi30k' (mt-heads), 'flickr8k' (caption-heads), 'toy' (a synthetic set under --out), or a data folder",
+    )
+    .option('--budget-minutes <m>', 'training minutes per run, the same for every run', positiveNumber)
+    .option(
+      '--max-epochs <n>',
+      'at most n epochs per run (with --budget-minutes: whichever comes first)',
+      intOption('--max-epochs', 1),
+    )
+    .option(
+      '--converge',
+      "no time budget: train every run until its schedule's stopping rule (plateau: rate x0.8 after 8 epochs without a validation gain, stop after 20), or --max-epochs",
+    )
     .option('--pairs <list>', "language pairs, e.g. 'de-en,en-de' (default: the data's)")
     .option('--heads <list>', "output heads, e.g. 'learned,tied,fixed-l2,hadamard' (default: the experiment's)")
-    .option('--arch <name>', "architecture of every run (default: the experiment's; mt-heads: rnn-attn)")
+    .option(
+      '--arch <name>',
+      "architecture of every run (default: the experiment's; mt-heads: rnn-attn; caption-heads: a list, show-tell,show-attend-tell)",
+    )
     .option('--preset <name>', "architecture preset (default: the experiment's)")
     .option('--seed <n>', 'seed of every run', intOption('--seed', 0), 1)
     .option(
@@ -57,15 +74,26 @@ export function registerExperiment(program: Command): void {
       '--train-flags <flags>',
       "more 'frost train' flags for every new run, e.g. '--vocab bpe --joint-vocab --warmup-steps 500'",
     )
-    .option('--beam <k>', 'beam width of the test translations', intOption('--beam', 1), 5)
+    .option(
+      '--beam <k>',
+      "beam width of the test translations or captions (default: the experiment's; mt-heads 5, caption-heads 10)",
+      intOption('--beam', 1),
+    )
     .action(async (name: string, flags: ExperimentFlags) => {
       const experiment = getExperiment(name);
+      if (flags.budgetMinutes === undefined && flags.maxEpochs === undefined && flags.converge !== true)
+        throw new Error(
+          'give a budget: --budget-minutes M (equal training time), --max-epochs N (an epoch cap), or --converge (until the stopping rule)',
+        );
+      if (flags.converge === true && flags.budgetMinutes !== undefined)
+        throw new Error('--converge trains without a time budget: drop --budget-minutes, or --converge');
       await initBackend({ quiet: true });
       const result = await experiment.run({
         data: flags.data,
         pairs: flags.pairs === undefined ? undefined : list(flags.pairs),
         heads: flags.heads === undefined ? undefined : list(flags.heads),
         budgetMinutes: flags.budgetMinutes,
+        maxEpochs: flags.maxEpochs,
         arch: flags.arch,
         preset: flags.preset,
         seed: flags.seed,
@@ -74,6 +102,6 @@ export function registerExperiment(program: Command): void {
         trainFlags: flags.trainFlags === undefined ? undefined : flags.trainFlags.split(/\s+/).filter((s) => s !== ''),
         beam: flags.beam,
       });
-      process.stdout.write(`${result.report.html}\n`);
+      process.stdout.write(`${result.summary}\n`);
     });
 }

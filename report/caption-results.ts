@@ -38,7 +38,10 @@ export function formatResults(r: {
   rows: CaptionRow[];
   examples: ExampleRow[];
   machine: string;
-  minutes: number;
+  /** The training budget of every model in words (`20 min`, `until the stopping rule`). */
+  budget: string;
+  /** The data set's name. @default 'Flickr8k' */
+  data?: string;
   beam: number;
   preset: string;
   testImages: number;
@@ -50,7 +53,7 @@ export function formatResults(r: {
     return base && base !== row ? ` (${(((row.learnable - base.learnable) / base.learnable) * 100).toFixed(1)}%)` : '';
   };
   const lines = [
-    `Flickr8k test split (${r.testImages} images, 5 references each), ${r.preset} preset, ${r.minutes} min training budget per model, beam ${r.beam}. ` +
+    `${r.data ?? 'Flickr8k'} test split (${r.testImages} images, 5 references each), ${r.preset} preset, training ${r.budget} per model, beam ${r.beam}. ` +
       'Scores as coco-caption computes them, on its 0-100 scale; vocabulary usage = distinct words in the generated test captions.',
     '',
     '| model | output layer | learnable params | BLEU-3 | BLEU-4 | ROUGE-L | CIDEr-D | vocabulary usage | rare words (< 100 in training) |',
@@ -77,7 +80,7 @@ export function formatResults(r: {
       '',
     ]),
     `Machine: ${r.machine}.`,
-    `Command: \`${r.command}\` (${r.wallMinutes.toFixed(1)} min wall).`,
+    `Command: \`${r.command}\` (${r.wallMinutes.toFixed(1)} min wall for this invocation).`,
   ];
   return lines.join('\n');
 }

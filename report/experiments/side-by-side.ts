@@ -1,0 +1,90 @@
+import { join } from 'node:path';
+import { type RunBudget, runStatus } from '../run-status.ts';
+import { runFrost } from './spawn-frost.ts';
+
+/** The budget in words, for logs and report titles: '30 min', 'at most 40 epochs', 'until the stopping rule'. */
+export function describeBudget(budget: RunBudget): string {
+  const parts = [
+    ...(budget.minutes === undefined ? [] : [`${budget.minutes} min`]),
+    ...(budget.epochs === undefined ? [] : [`at most ${budget.epochs} epochs`]),
+  ];
+  return parts.length === 0 ? 'until the stopping rule' : parts.join(', ');
+}
+
+/** @throws RangeError for a time budget that is not positive or an epoch cap that is not a positive integer */
+export function checkBudget(budget: RunBudget): void {
+  if (budget.minutes !== undefined && !(budget.minutes > 0))
+    throw new RangeError(`budgetMinutes must be a positive number, got ${budget.minutes}`);
+  if (budget.epochs !== undefined && !(Number.isInteger(budget.epochs) && budget.epochs > 0))
+    throw new RangeError(`maxEpochs must be a positive integer, got ${budget.epochs}`);
+}
+
+/** `frost train` flags that give a run the grid's budget (new runs and resumed ones alike). */
+function budgetFlags(budget: RunBudget): string[] {
+  return [
+    ...(budget.minutes === undefined ? [] : ['--max-minutes', String(budget.minutes)]),
+    ...(budget.epochs === undefined ? [] : ['--epochs', String(budget.epochs)]),
+  ];
+}
+
+/** One run of a group trained side by side. */
+export interface SideBySideRun {
+  dir: string;
+  /** Its name in logs and its log file's: `<logsDir>/<name>.train.log`. */
+  name: string;
+  /** `frost train` arguments of a new run, without the budget flags. */
+  newRunArgv: string[];
+}
+
+export interface SideBySideOptions {
+  budget: RunBudget;
+  /** What the group is, for the log line ('learned, tied on de-en'). */
+  label: string;
+  logsDir: string;
+  /** Environment of every trainer (thread counts). */
+  env: Record<string, string>;
+  /** Refuses a folder that holds some other run; called for every folder that holds one. */
+  check?: (run: SideBySideRun) => Promise<void>;
+  log: (line: string) => void;
+}
+
+/**
+ * Trains what a group of runs still lacks, side by side (they share the machine's noise). Finished runs
+ * (report/run-status.ts) are left alone; unfinished ones are resumed with `frost train --resume` and the
+ * budget flags, which keeps their elapsed time and epochs, so an interrupted group resumes where it stopped.
+ * @throws Error naming every failed run, or a run that exited before its budget was used
+ */
+export async function trainSideBySide(runs: SideBySideRun[], opts: SideBySideOptions): Promise<void> {
+  const { budget, log } = opts;
+  const common = [...budgetFlags(budget), '--quiet'];
+  const todo: { run: SideBySideRun; argv: string[] }[] = [];
+  for (const run of runs) {
+    const status = await runStatus(run.dir, budget);
+    if (status.kind !== 'missing') await opts.check?.(run);
+    if (status.kind === 'finished') {
+      log(`${run.dir}: finished (${status.reason}), reused`);
+    } else if (status.kind === 'unfinished') {
+      log(`${run.dir}: resuming at ${status.elapsedMinutes.toFixed(1)} min (${describeBudget(budget)})`);
+      todo.push({ run, argv: ['train', '--resume', run.dir, ...common] });
+    } else {
+      todo.push({ run, argv: [...run.newRunArgv, ...common] });
+    }
+  }
+  if (todo.length === 0) return;
+  const threads = Object.entries(opts.env)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ');
+  log(`training ${opts.label} side by side, ${describeBudget(budget)} each (${threads})`);
+  const results = await Promise.allSettled(
+    todo.map(({ run, argv }) => runFrost(argv, opts.env, join(opts.logsDir, `${run.name}.train.log`))),
+  );
+  const failed = results.flatMap((r) => (r.status === 'rejected' ? [(r.reason as Error).message] : []));
+  if (failed.length > 0) throw new Error(`${failed.length} of ${todo.length} runs failed:\n${failed.join('\n\n')}`);
+  for (const { run } of todo) {
+    const status = await runStatus(run.dir, budget);
+    if (status.kind !== 'finished')
+      throw new Error(
+        `${run.dir}: training exited before its budget (${describeBudget(budget)}) was used (${status.kind}); see ${opts.logsDir}`,
+      );
+  }
+}

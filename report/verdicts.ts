@@ -1,0 +1,127 @@
+import { headIsFrozen } from '../models/index.ts';
+import { bleuHolds, decreaseHolds, PAPER_CLAIM } from './claim.ts';
+import { formatCount, formatFixed2, formatPercent, formatSigned2 } from './format.ts';
+import { paperBleu } from './paper/index.ts';
+import { PAPER_RESULTS } from './paper/results.ts';
+import type { Report, RunReport } from './schema.ts';
+import { pairLabel } from './tables.ts';
+
+/**
+ * One sentence per claim of the paper, generated from report.json: held, did not hold, or not settled,
+ * with the numbers, and a last sentence on where frost's setting differs from the paper's. A BLEU or
+ * norm claim is settled only by runs that stopped by the stopping rule (trained to convergence); an
+ * epoch cap or time budget compares models short of it.
+ */
+export type Verdict = 'held' | 'did not hold' | 'not settled';
+
+export interface ClaimVerdict {
+  claim: string;
+  verdict: Verdict;
+  sentence: string;
+}
+
+const converged = (r: RunReport) => r.training.stopKind === 'plateau';
+const who = (r: RunReport) => `${r.head} ${pairLabel(r)}`;
+
+function stopSummary(runs: RunReport[]): string {
+  const counts = new Map<string, number>();
+  for (const r of runs) {
+    const kind = r.training.stopKind ?? 'unrecorded';
+    counts.set(kind, (counts.get(kind) ?? 0) + 1);
+  }
+  const words: Record<string, string> = {
+    plateau: 'by the stopping rule',
+    epochs: 'at the epoch cap',
+    time: 'at the time budget',
+    unrecorded: 'for an unrecorded reason',
+  };
+  return [...counts].map(([k, n]) => `${n} ${words[k] ?? k}`).join(', ');
+}
+
+function bleuVerdict(report: Report): ClaimVerdict | null {
+  const frozen = report.runs.filter((r) => headIsFrozen(r.head) && r.bleuDelta !== null);
+  if (frozen.length === 0) return null;
+  const involved = report.runs.filter((r) => frozen.includes(r) || frozen.some((f) => f.baseline === r.id));
+  const holds = frozen.every((r) => bleuHolds(r.bleuDelta!));
+  const settled = involved.every(converged);
+  const verdict: Verdict = !settled ? 'not settled' : holds ? 'held' : 'did not hold';
+  const numbers = frozen.map((r) => `${who(r)} ${formatSigned2(r.bleuDelta)}`).join(', ');
+  const why = settled
+    ? ''
+    : `: not every run stopped by the stopping rule (${stopSummary(involved)})`;
+  return {
+    claim: `fixed target vectors lose at most ${PAPER_CLAIM.maxBleuLoss} BLEU against learned ones`,
+    verdict,
+    sentence: `Fixed target vectors lose at most ${PAPER_CLAIM.maxBleuLoss} test BLEU against learned ones: ${verdict} (BLEU against learned: ${numbers})${why}.`,
+  };
+}
+
+function paramsVerdict(report: Report): ClaimVerdict | null {
+  const frozen = report.runs.filter((r) => headIsFrozen(r.head) && r.learnableDecrease !== null);
+  if (frozen.length === 0) return null;
+  const holds = frozen.every((r) => decreaseHolds(r.learnableDecrease!));
+  const verdict: Verdict = holds ? 'held' : 'did not hold';
+  const { min, max } = PAPER_CLAIM.decrease;
+  const numbers = frozen.map((r) => `${who(r)} ${formatPercent(r.learnableDecrease)}`).join(', ');
+  return {
+    claim: `fixed target vectors cut learnable parameters by ${min * 100}–${max * 100}%`,
+    verdict,
+    sentence: `Fixed target vectors cut the learnable parameters by ${min * 100}–${max * 100}%: ${verdict} (${numbers}).`,
+  };
+}
+
+function normVerdict(report: Report): ClaimVerdict | null {
+  const learned = report.runs.filter((r) => r.matrix?.kind === 'learned' && r.matrix.spearman !== null);
+  if (learned.length === 0) return null;
+  const rho = learned.map((r) => r.matrix!.spearman!);
+  const strong = rho.every((x) => x >= 0.5);
+  const verdict: Verdict = strong
+    ? 'held'
+    : learned.every(converged) && rho.every((x) => x <= 0)
+      ? 'did not hold'
+      : 'not settled';
+  const numbers = learned.map((r) => `${who(r)} ${formatFixed2(r.matrix!.spearman)}`).join(', ');
+  const paper = PAPER_RESULTS.figure2.spearman.map((x) => x.toFixed(2)).join(' / ');
+  const why =
+    verdict === 'not settled'
+      ? learned.every(converged)
+        ? ': the correlation is weak or mixed'
+        : `: not every run stopped by the stopping rule (${stopSummary(learned)})`
+      : '';
+  return {
+    claim: "learned target vectors' norms grow with word frequency",
+    verdict,
+    sentence: `Learned target vectors' norms correlate strongly (ρ ≥ 0.5) with word frequency, as in the paper's ${paper}: ${verdict} (Spearman ρ ${numbers})${why}.`,
+  };
+}
+
+/** Where frost's setting differs from the paper's: model, training, decoding and scoring, from the data. */
+function settingSentence(report: Report): string | null {
+  const compared = report.runs.filter((r) => paperBleu(r) !== null);
+  if (compared.length === 0) return null;
+  const models = [...new Set(compared.map((r) => `${r.arch}/${r.preset}`))].join(', ');
+  const learned = compared.filter((r) => r.head === 'learned');
+  const size =
+    learned.length > 0
+      ? ` (${formatCount(learned[0]!.params.learnable)} learnable parameters with the learned head)`
+      : '';
+  const epochs = compared.map((r) => r.training.epochs);
+  const minutes = compared.map((r) => r.training.minutes);
+  const gaps = compared.map((r) => `${who(r)} ${formatFixed2(r.test.bleu)} vs ${formatFixed2(paperBleu(r))}`);
+  return (
+    `Where frost's setting differs: ${models}${size}, trained ${Math.min(...epochs)}–${Math.max(...epochs)} epochs ` +
+    `(${formatFixed2(Math.min(...minutes) / 60)}–${formatFixed2(Math.max(...minutes) / 60)} h each on ${report.machine.cores} cores; ` +
+    `${stopSummary(compared)}), one seed, beam ${report.settings.beam}, and BLEU as ${PAPER_RESULTS.table2.scoring}; ` +
+    `against the paper's own figures: ${gaps.join(', ')}.`
+  );
+}
+
+export function claimVerdicts(report: Report): ClaimVerdict[] {
+  return [bleuVerdict(report), paramsVerdict(report), normVerdict(report)].filter((v) => v !== null);
+}
+
+/** The verdict sentences and the setting sentence, in reading order. */
+export function verdictSentences(report: Report): string[] {
+  const setting = settingSentence(report);
+  return [...claimVerdicts(report).map((v) => v.sentence), ...(setting ? [setting] : [])];
+}

@@ -1,0 +1,114 @@
+/**
+ * `frost experiment mt-heads --max-epochs N` on the toy corpus, interrupted: the grid's process group is
+ * killed once a run has validated an epoch, the same command is run again and must finish the grid from
+ * the runs' checkpoints, and a third run must train nothing and write the same report.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { readMetrics } from '../report/run-status.ts';
+import { type Report, reportSchema } from '../report/schema.ts';
+import { readCheckpointInfo } from '../train/run-folder.ts';
+
+const ROOT = join(import.meta.dirname, '..');
+const HEADS = ['learned', 'fixed-l2'];
+const EPOCHS = 3;
+
+let out: string;
+
+/** Runs the experiment; `killWhen` kills its whole process group (the grid and its trainers) once it holds. */
+async function experiment(killWhen?: () => Promise<boolean>): Promise<{ code: number | null; stderr: string }> {
+  const argv = [join(ROOT, 'bin', 'frost.js'), 'experiment', 'mt-heads', '--data', 'toy', '--heads', HEADS.join(',')];
+  argv.push('--max-epochs', String(EPOCHS), '--preset', 'tiny', '--beam', '2', '--out', out);
+  const child = spawn(process.execPath, argv, { cwd: ROOT, detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const closed = new Promise<number | null>((done) => child.on('close', done));
+  let killed = false;
+  if (killWhen) {
+    const poll = async () => {
+      while (child.exitCode === null && !killed) {
+        if (await killWhen()) {
+          killed = true;
+          process.kill(-child.pid!, 'SIGKILL');
+          return;
+        }
+        await sleep(200);
+      }
+    };
+    await Promise.all([poll(), closed]);
+  }
+  const code = await closed;
+  return { code: killed ? null : code, stderr };
+}
+
+const readReport = async (): Promise<Report> =>
+  reportSchema.parse(JSON.parse(await readFile(join(out, 'report', 'report.json'), 'utf8')));
+
+before(async () => {
+  out = await mkdtemp(join(tmpdir(), 'frost-converge-'));
+});
+
+after(async () => {
+  await rm(out, { recursive: true, force: true });
+});
+
+describe('an epoch-capped grid survives being killed', { timeout: 600_000 }, () => {
+  let first: Report;
+
+  test('killed after the first validated epoch, rerun: every run trains exactly the cap', async () => {
+    const learned = join(out, 'src-tgt-learned');
+    // Killed once the first epoch is checkpointed: somewhere in the second (or between its line and its save).
+    const killed = await experiment(
+      async () => ((await readCheckpointInfo(learned, 'last').catch(() => null))?.epoch ?? 0) >= 1,
+    );
+    assert.equal(killed.code, null, `the grid ended before it was killed:\n${killed.stderr}`);
+    assert.ok(!existsSync(join(out, 'report', 'report.json')), 'no report from an interrupted grid');
+    const before = (await readMetrics(learned)).slice(0, 1);
+    assert.equal(before[0]?.epoch, 1);
+
+    const rerun = await experiment();
+    assert.equal(rerun.code, 0, rerun.stderr);
+    assert.match(rerun.stderr, /src-tgt-learned: resuming at/);
+    for (const head of HEADS) {
+      const dir = join(out, `src-tgt-${head}`);
+      const last = await readCheckpointInfo(dir, 'last');
+      assert.equal(last?.epoch, EPOCHS, head);
+      assert.equal(last?.state.stopReason, `reached ${EPOCHS} epochs`);
+      const metrics = await readMetrics(dir);
+      // Each epoch validated once: the resumed run went on from its checkpoint, not from the start.
+      assert.deepEqual(
+        metrics.filter((m) => m.complete).map((m) => m.epoch),
+        Array.from({ length: EPOCHS }, (_, i) => i + 1),
+        head,
+      );
+    }
+    const resumed = await readMetrics(learned);
+    assert.deepEqual(resumed.slice(0, before.length), before, 'the epochs before the kill are kept as they were');
+    first = await readReport();
+    assert.match(first.title, new RegExp(`at most ${EPOCHS} epochs per run`));
+    for (const r of first.runs) {
+      assert.equal(r.training.epochs, EPOCHS);
+      assert.equal(r.training.budgetMinutes, null);
+    }
+  });
+
+  test('a third run trains nothing and writes the same report', async () => {
+    const metrics = await Promise.all(HEADS.map((h) => readFile(join(out, `src-tgt-${h}`, 'metrics.jsonl'), 'utf8')));
+    const again = await experiment();
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal((again.stderr.match(/finished \(reached 3 epochs\), reused/g) ?? []).length, HEADS.length);
+    assert.doesNotMatch(again.stderr, /side by side/);
+    assert.deepEqual(
+      await Promise.all(HEADS.map((h) => readFile(join(out, `src-tgt-${h}`, 'metrics.jsonl'), 'utf8'))),
+      metrics,
+    );
+    const second = await readReport();
+    assert.deepEqual(second.runs, first.runs);
+  });
+});

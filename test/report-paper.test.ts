@@ -1,0 +1,153 @@
+/**
+ * The paper's layouts in a report: Table 2 with the paper's numbers beside frost's (attention GRU),
+ * seed 003's Table 3 (Transformer), Figure 2 at convergence, and the verdicts generated from the data.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { compareWithBaselines } from '../report/collect.ts';
+import type { CollectedRun } from '../report/collect-run.ts';
+import { reportLayout } from '../report/layout.ts';
+import { figure2Sentence, figure2Table } from '../report/paper/figure2.ts';
+import { paperBleu, paperTables, PAPER_RESULTS } from '../report/paper/index.ts';
+import { type Report, reportSchema } from '../report/schema.ts';
+import { claimVerdicts, verdictSentences } from '../report/verdicts.ts';
+import { assertShows } from './helpers/report-check.ts';
+import { fixtureRun } from './helpers/report-fixture.ts';
+
+type Training = Partial<CollectedRun['training']>;
+
+const converged: Training = { epochs: 31, minutes: 95, budgetMinutes: null, stopKind: 'plateau' };
+
+/** learned, tied and fixed-l2 on both directions of Multi30k; `bleu` by run id overrides the scores. */
+function grid(opts: { arch?: string; heads?: string[]; training?: Training; bleu?: Record<string, number> } = {}) {
+  const heads = opts.heads ?? ['learned', 'tied', 'fixed-l2'];
+  const runs = (['de-en', 'en-de'] as const).flatMap((pair) =>
+    heads.map((head, k) => {
+      const id = `${pair}-${head}`;
+      const [src, tgt] = pair.split('-') as [string, string];
+      return fixtureRun(
+        id,
+        head,
+        [src, tgt],
+        {
+          learnable: head === 'fixed-l2' ? 7000 : head === 'tied' ? 9000 : 10_000,
+          bleu: opts.bleu?.[id] ?? 30 + k * 0.1,
+          bytes: 4_000_000,
+          spearman: head === 'fixed-l2' ? null : 0.7 + k * 0.05,
+        },
+        { arch: opts.arch ?? 'rnn-attn', training: opts.training ?? converged },
+      );
+    }),
+  );
+  for (const r of runs) if (r.head === 'tied' && r.matrix) r.matrix.kind = 'learned';
+  return reportSchema.parse({
+    format: 'frost-report',
+    version: 1,
+    title: 'grid',
+    created: '2026-11-25T00:00:00.000Z',
+    machine: { cpu: 'Test CPU', cores: 2, node: 'v22', onnxruntime: '1.30.0' },
+    settings: { beam: 5, rareThreshold: 100 },
+    runs: compareWithBaselines(runs),
+  });
+}
+
+const texts = (report: Report, id: string) => {
+  const t = paperTables(report).find((x) => x.id === id);
+  assert.ok(t, `no table ${id}`);
+  return t.rows.map((row) => row.map((c) => c.text));
+};
+
+describe("the paper's layouts", () => {
+  test("Table 2 (rnn-attn): frost's BLEU beside the paper's, learnable parameters and the reduction per direction", () => {
+    const report = grid();
+    const tables = paperTables(report);
+    assert.deepEqual(
+      tables.map((t) => t.id),
+      ['paper-table2'],
+    );
+    assert.equal(PAPER_RESULTS.table2.bleu['de-en']!.learned, 33.02);
+    assert.deepEqual(texts(report, 'paper-table2'), [
+      ['learned', 'learned', '30.00', '33.02', '10,000', 'baseline', '30.00', '31.63', '10,000', 'baseline'],
+      ['tied', 'tied', '30.10', '33.08', '9,000', '10.0%', '30.10', '31.49', '9,000', '10.0%'],
+      ['fixed-l2', 'fixed', '30.20', '33.17', '7,000', '30.0%', '30.20', '32.12', '7,000', '30.0%'],
+    ]);
+    // frost's cells name the report.json value they show
+    for (const row of tables[0]!.rows) for (const c of row) if (c.path) assertShows(report, c.path, c.text);
+    assert.equal(
+      paperBleu({ src: 'de', tgt: 'en', head: 'hadamard' }),
+      33.17,
+      'every frozen head stands beside "fixed"',
+    );
+    assert.equal(paperBleu({ src: 'de', tgt: 'en', head: 'drill' }), null);
+    assert.equal(paperBleu({ src: 'fr', tgt: 'en', head: 'learned' }), null);
+  });
+
+  test("seed 003's Table 3 for a Transformer grid: one row per sharing method, BLEU per direction", () => {
+    const heads = ['learned', 'tied', 'shared-l2', 'shared-sqnorm', 'fixed-l2'];
+    const report = grid({ arch: 'transformer', heads });
+    assert.deepEqual(
+      paperTables(report).map((t) => t.id),
+      ['paper-table3-transformer'],
+    );
+    const rows = texts(report, 'paper-table3-transformer');
+    assert.deepEqual(
+      rows.map((r) => r[0]),
+      heads,
+    );
+    // no cased BLEU in this fixture: a dash; lower-cased BLEU and learnable parameters per direction
+    assert.deepEqual(rows[2], ['shared-l2', '–', '30.20', '10,000', '–', '30.20', '10,000']);
+  });
+});
+
+describe('Figure 2 and the verdicts', () => {
+  test("Figure 2: learned heads' ρ beside the paper's and the short run's; the turn-around said from the data", () => {
+    const report = grid();
+    const table = figure2Table(report)!;
+    assert.deepEqual(
+      table.rows.map((r) => [r[0]!.text, r[3]!.text, r[4]!.text, r[5]!.text]),
+      [
+        ['de-en-learned', '0.700', '0.84 / 0.93', '-0.812'],
+        ['de-en-tied', '0.750', '0.84 / 0.93', '-0.694'],
+        ['en-de-learned', '0.700', '0.84 / 0.93', '-0.664'],
+        ['en-de-tied', '0.750', '0.84 / 0.93', '-0.655'],
+      ],
+    );
+    const sentence = figure2Sentence(report)!;
+    assert.match(sentence, /^After 31–31 epochs the learned target vectors' norms correlate positively/);
+    assert.match(sentence, /turned around \(de-en-learned -0\.81 → 0\.70/);
+    for (const r of report.runs) if (r.matrix?.kind === 'learned') r.matrix.spearman = -0.2;
+    assert.match(figure2Sentence(report)!, /correlate negatively.*did not turn around/);
+    // The short runs themselves (no complete epoch) are not compared with themselves.
+    for (const r of report.runs) r.training.epochs = 0;
+    assert.doesNotMatch(figure2Sentence(report)!, /turn/);
+    assert.equal(figure2Table(report)!.rows[0]![5]!.text, '–');
+  });
+
+  test('converged runs within 0.5 BLEU: held; a frozen head 0.6 behind: did not hold; capped runs: not settled', () => {
+    const [bleu, params, norms] = claimVerdicts(grid());
+    assert.equal(bleu!.verdict, 'held');
+    assert.match(bleu!.sentence, /fixed-l2 de→en \+0\.20, fixed-l2 en→de \+0\.20/);
+    assert.equal(params!.verdict, 'held', '30% is inside 19–33%');
+    assert.equal(norms!.verdict, 'held');
+    const behind = claimVerdicts(grid({ bleu: { 'en-de-fixed-l2': 29.4 } }))[0]!;
+    assert.equal(behind.verdict, 'did not hold');
+    assert.match(behind.sentence, /fixed-l2 en→de -0\.60/);
+    const capped = claimVerdicts(grid({ training: { ...converged, stopKind: 'epochs' } }))[0]!;
+    assert.equal(capped.verdict, 'not settled');
+    assert.match(capped.sentence, /4 at the epoch cap/);
+    const setting = verdictSentences(grid()).at(-1)!;
+    assert.match(setting, /^Where frost's setting differs: rnn-attn\/small \(10,000 learnable parameters/);
+    assert.match(setting, /learned de→en 30\.00 vs 33\.02/);
+  });
+
+  test('the layout: verdicts first, the paper tables lead the quality section, Figure 2 heads the output matrix', () => {
+    const layout = reportLayout(grid());
+    assert.equal(layout.sections[0]!.id, 'verdicts');
+    assert.equal(layout.sections[0]!.blocks.length, 4);
+    const quality = layout.sections.find((s) => s.id === 'quality')!;
+    assert.equal(quality.blocks[0]!.kind === 'table' && quality.blocks[0]!.table.id, 'paper-table2');
+    const matrix = layout.sections.find((s) => s.id === 'output-matrix')!;
+    assert.equal(matrix.blocks[0]!.kind, 'text');
+    assert.equal(matrix.blocks[1]!.kind === 'table' && matrix.blocks[1]!.table.id, 'paper-figure2');
+  });
+});
