@@ -1,6 +1,8 @@
 /**
  * A model decoded by a small pool of worker threads, so the server's event loop only parses
- * requests (and preprocesses uploaded images) and writes answers: onnxruntime-node runs a session
+ * requests (and preprocesses uploaded images) and writes answers: translation and caption models
+ * ({@link WorkerRuntime.start}, a ModelRuntime) and language models ({@link WorkerRuntime.startLm},
+ * an LmModelRuntime) alike. onnxruntime-node runs a session
  * synchronously on the calling thread, and on the main thread that would stall health checks
  * behind every decoder step.
  * Each thread holds its own sessions; a batch goes to the thread with the fewest batches in flight.
@@ -9,10 +11,13 @@
 import { availableParallelism } from 'node:os';
 import type { SearchOptions } from '../core/decode/types.ts';
 import type { Caption, CaptionHooks, CaptionOptions } from '../core/runtime/caption.ts';
+import type { Completion, CompletionRequest, LmScore } from '../core/runtime/lm.ts';
+import type { LmCard } from '../core/runtime/lm-card.ts';
 import type { Device } from '../core/runtime/load-node.ts';
 import type { ModelCard } from '../core/runtime/model-card.ts';
 import type { TranslateHooks, Translation } from '../core/runtime/seq2seq.ts';
 import { DecodeThread, type DecodeThreadOptions } from './decode-thread.ts';
+import type { LmCompleteHooks, LmModelRuntime, LmServeHooks } from './lm-model-runtime.ts';
 import type { ModelRuntime } from './model-runtime.ts';
 
 /** Options of {@link WorkerRuntime.start}. */
@@ -44,7 +49,11 @@ export function defaultWorkers(cores = availableParallelism()): number {
 /** Backoff between failed restarts: 1 s, doubling, at most 30 s. */
 const RESTART_BACKOFF_MS = { first: 1000, max: 30_000 };
 
-export class WorkerRuntime implements ModelRuntime {
+/**
+ * `WorkerRuntime<ModelCard>` (from {@link WorkerRuntime.start}) is a {@link ModelRuntime};
+ * `WorkerRuntime<LmCard>` (from {@link WorkerRuntime.startLm}) is an {@link LmModelRuntime}.
+ */
+export class WorkerRuntime<C extends ModelCard | LmCard = ModelCard> {
   private readonly slots: Array<DecodeThread | undefined>;
   private readonly waiters: Array<{ resolve(thread: DecodeThread): void; reject(err: unknown): void }> = [];
   private readonly restarts = new Set<Promise<void>>();
@@ -55,7 +64,7 @@ export class WorkerRuntime implements ModelRuntime {
   private constructor(
     /** The model directory every thread loads. */
     readonly dir: string,
-    readonly card: ModelCard,
+    readonly card: C,
     threads: DecodeThread[],
     private readonly threadOptions: DecodeThreadOptions,
     private readonly opts: WorkerRuntimeOptions,
@@ -69,11 +78,25 @@ export class WorkerRuntime implements ModelRuntime {
   }
 
   /**
-   * Starts the threads and loads `dir` in each; resolves once all are ready, so a caller swapping
-   * models (`--watch`) only ever swaps in a complete, validated pool.
+   * Starts the threads and loads the translation or caption model `dir` in each; resolves once all
+   * are ready, so a caller swapping models (`--watch`) only ever swaps in a complete, validated pool.
    * @throws Error with the loader's message (naming a missing or corrupt file), or RangeError for bad options
    */
-  static async start(dir: string, options: WorkerRuntimeOptions = {}): Promise<WorkerRuntime> {
+  static start(dir: string, options: WorkerRuntimeOptions = {}): Promise<WorkerRuntime<ModelCard>> {
+    return WorkerRuntime.open(dir, options, (card): card is ModelCard => card.task !== 'lm', 'a translation or caption');
+  }
+
+  /** {@link start} for a language model (`/v1/score`, `/v1/complete`). */
+  static startLm(dir: string, options: WorkerRuntimeOptions = {}): Promise<WorkerRuntime<LmCard>> {
+    return WorkerRuntime.open(dir, options, (card): card is LmCard => card.task === 'lm', 'a language');
+  }
+
+  private static async open<C extends ModelCard | LmCard>(
+    dir: string,
+    options: WorkerRuntimeOptions,
+    isWanted: (card: ModelCard | LmCard) => card is C,
+    wanted: string,
+  ): Promise<WorkerRuntime<C>> {
     const cores = availableParallelism();
     const workers = options.workers ?? defaultWorkers(cores);
     if (!Number.isInteger(workers) || workers < 1)
@@ -81,7 +104,7 @@ export class WorkerRuntime implements ModelRuntime {
     const intra = options.intraOpNumThreads ?? 0;
     if (!Number.isInteger(intra) || intra < 0)
       throw new RangeError(`intraOpNumThreads must be an integer >= 0, got ${String(intra)}`);
-    let runtime: WorkerRuntime | undefined;
+    let runtime: WorkerRuntime<C> | undefined;
     const threadOptions: DecodeThreadOptions = {
       device: options.device,
       // Several threads each letting ORT take every core would oversubscribe the machine.
@@ -95,11 +118,17 @@ export class WorkerRuntime implements ModelRuntime {
     const threads = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
     const failure = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     const mixed = threads.some((t) => JSON.stringify(t.card) !== JSON.stringify(threads[0].card));
-    if (failure || mixed) {
+    const card = threads[0]?.card;
+    if (failure || mixed || !isWanted(card)) {
       await Promise.all(threads.map((t) => t.release()));
-      throw failure ? failure.reason : new Error(`${dir}: the model changed while it was loading; try again`);
+      if (failure) throw failure.reason;
+      throw new Error(
+        mixed
+          ? `${dir}: the model changed while it was loading; try again`
+          : `${dir}: a ${card.task} model, not ${wanted} model`,
+      );
     }
-    runtime = new WorkerRuntime(dir, threads[0].card, threads, threadOptions, options);
+    runtime = new WorkerRuntime<C>(dir, card, threads, threadOptions, options);
     return runtime;
   }
 
@@ -124,6 +153,16 @@ export class WorkerRuntime implements ModelRuntime {
     hooks: CaptionHooks = {},
   ): Promise<Caption[]> {
     return (await this.pick()).captionEach(images, options, hooks);
+  }
+
+  /** Scores on the least busy thread (language models); waits like translateEach. */
+  async scoreEach(texts: readonly string[], hooks: LmServeHooks<LmScore> = {}): Promise<LmScore[]> {
+    return (await this.pick()).scoreEach(texts, hooks);
+  }
+
+  /** Completes on the least busy thread (language models); a seeded row is the same on any thread. */
+  async completeEach(requests: readonly CompletionRequest[], hooks: LmCompleteHooks = {}): Promise<Completion[]> {
+    return (await this.pick()).completeEach(requests, hooks);
   }
 
   /** Lets the batches in flight finish, then ends every thread; pending restarts are cancelled. */
