@@ -48,7 +48,9 @@ const pplOf = (lp: ArrayLike<number>, from = 0, to = lp.length) => {
 };
 const streamPpl = Array.from({ length: all.streams }, (_, b) => pplOf(all.logProbs, b * per, (b + 1) * per));
 const s = streamArg === undefined ? streamPpl.indexOf(Math.max(...streamPpl)) : Number(streamArg);
-console.log(`${runDir} ${split}: ${all.streams} streams of ${per} predicted tokens; perplexities ${streamPpl.map((p) => p.toFixed(1)).join(' ')}`);
+console.log(
+  `${runDir} ${split}: ${all.streams} streams of ${per} predicted tokens; perplexities ${streamPpl.map((p) => p.toFixed(1)).join(' ')}`,
+);
 console.log(`tracing stream ${s}`);
 
 const grid = new TokenStream(ids, all.streams);
@@ -60,7 +62,9 @@ const word = (id: number) => data.vocab.token(id);
 const alone = scoreStream(model, tokens, 1, config.batch.bptt).logProbs;
 let maxAB = 0;
 for (let i = 0; i < per; i++) maxAB = Math.max(maxAB, Math.abs(alone[i] - fromBatch[i]));
-console.log(`A  windows, alone: perplexity ${pplOf(alone).toFixed(1)}; max |Δ log p| vs. the batched evaluation ${maxAB.toExponential(2)}`);
+console.log(
+  `A  windows, alone: perplexity ${pplOf(alone).toFixed(1)}; max |Δ log p| vs. the batched evaluation ${maxAB.toExponential(2)}`,
+);
 
 // B and C (and D) token by token.
 const H = model.stateSize;
@@ -102,8 +106,14 @@ for (let i = 0; i < per; i++) {
   resetState = Object.fromEntries(model.stateNames.map((n) => [n, d[`next_${n}`]]));
 }
 tf.dispose(Object.values(tfState));
-console.log(`B  tfjs step by step: perplexity ${pplOf(lpB).toFixed(1)}; max |Δ log p| vs. A ${Array.from(lpB).reduce((m, v, i) => Math.max(m, Math.abs(v - alone[i])), 0).toExponential(2)}`);
-console.log(`C  onnxruntime step graph: perplexity ${pplOf(lpC).toFixed(1)}; max |Δ log p| vs. B ${maxBC.toExponential(2)}`);
+console.log(
+  `B  tfjs step by step: perplexity ${pplOf(lpB).toFixed(1)}; max |Δ log p| vs. A ${Array.from(lpB)
+    .reduce((m, v, i) => Math.max(m, Math.abs(v - alone[i])), 0)
+    .toExponential(2)}`,
+);
+console.log(
+  `C  onnxruntime step graph: perplexity ${pplOf(lpC).toFixed(1)}; max |Δ log p| vs. B ${maxBC.toExponential(2)}`,
+);
 console.log(`D  onnxruntime, state reset after every </s>: perplexity ${pplOf(lpD).toFixed(1)}`);
 
 // Where does it go wrong? The first position from which a 200-token moving perplexity stays far above the rest.
@@ -111,27 +121,48 @@ const win = 200;
 const moving = Array.from({ length: per - win }, (_, i) => pplOf(lpC, i, i + win));
 const healthy = Math.min(...moving.slice(0, Math.max(1, Math.floor(moving.length / 10))));
 const jump = moving.findIndex((p) => p > 50 * Math.max(healthy, 1));
-console.log(`moving perplexity (${win} tokens) at every 500th position: ${moving.filter((_, i) => i % 500 === 0).map((p, k) => `${k * 500}:${p.toFixed(0)}`).join(' ')}`);
-const worst = Array.from(lpC.keys()).sort((a, b) => lpC[a] - lpC[b]).slice(0, 5);
+console.log(
+  `moving perplexity (${win} tokens) at every 500th position: ${moving
+    .filter((_, i) => i % 500 === 0)
+    .map((p, k) => `${k * 500}:${p.toFixed(0)}`)
+    .join(' ')}`,
+);
+const worst = Array.from(lpC.keys())
+  .sort((a, b) => lpC[a] - lpC[b])
+  .slice(0, 5);
 console.log(`lowest log p: ${worst.map((i) => `${i}(${word(tokens[i + 1])}) ${lpC[i].toFixed(1)}`).join(', ')}`);
 if (jump >= 0) {
   // Within the window where it turns, the first token whose loss goes far past anything before.
   let at = jump;
-  for (let i = jump; i < jump + win; i++) if (-lpC[i] > 20) { at = i; break; }
-  console.log(`degenerates near position ${at} of ${per}; context: …${Array.from(tokens.subarray(Math.max(0, at - 25), at + 1), word).join(' ')} ⟶ ${word(tokens[at + 1])}`);
-  for (const i of [0, at - 200, at - 50, at - 10, at - 1, at, at + 1, at + 10, at + 100, at + 1000, per - 1].filter((i) => i >= 0 && i < per))
+  for (let i = jump; i < jump + win; i++)
+    if (-lpC[i] > 20) {
+      at = i;
+      break;
+    }
+  console.log(
+    `degenerates near position ${at} of ${per}; context: …${Array.from(tokens.subarray(Math.max(0, at - 25), at + 1), word).join(' ')} ⟶ ${word(tokens[at + 1])}`,
+  );
+  for (const i of [0, at - 200, at - 50, at - 10, at - 1, at, at + 1, at + 10, at + 100, at + 1000, per - 1].filter(
+    (i) => i >= 0 && i < per,
+  ))
     console.log(
       `  pos ${i}: log p ${lpC[i].toFixed(2)} (reset ${lpD[i].toFixed(2)}); max|c| ${cMax.map((m) => m[i].toFixed(1)).join(' / ')}; max|h| ${hMax.map((m) => m[i].toFixed(3)).join(' / ')}`,
     );
-  console.log(`  perplexity before ${at}: ${pplOf(lpC, 0, at).toFixed(1)}, from it: ${pplOf(lpC, at).toFixed(1)}; with resets: ${pplOf(lpD, 0, at).toFixed(1)} / ${pplOf(lpD, at).toFixed(1)}`);
+  console.log(
+    `  perplexity before ${at}: ${pplOf(lpC, 0, at).toFixed(1)}, from it: ${pplOf(lpC, at).toFixed(1)}; with resets: ${pplOf(lpD, 0, at).toFixed(1)} / ${pplOf(lpD, at).toFixed(1)}`,
+  );
 }
-console.log(`max |c| over the stream by layer: ${cMax.map((m) => m.reduce((a, b) => Math.max(a, b), 0).toFixed(1)).join(' / ')}`);
+console.log(
+  `max |c| over the stream by layer: ${cMax.map((m) => m.reduce((a, b) => Math.max(a, b), 0).toFixed(1)).join(' / ')}`,
+);
 
 // The stream's contents: the longest run of one token and the longest line.
 let run1 = { len: 0, at: 0, tok: 0 };
-for (let i = 0, j = 0; i < tokens.length; i = j) {
-  for (j = i; j < tokens.length && tokens[j] === tokens[i]; j++);
+for (let i = 0; i < tokens.length;) {
+  let j = i;
+  while (j < tokens.length && tokens[j] === tokens[i]) j++;
   if (j - i > run1.len) run1 = { len: j - i, at: i, tok: tokens[i] };
+  i = j;
 }
 let line = { len: 0, at: 0 };
 for (let i = 0, start = 0; i < tokens.length; i++)
@@ -140,6 +171,8 @@ for (let i = 0, start = 0; i < tokens.length; i++)
     start = i + 1;
   }
 const unk = tokens.reduce((n, t) => n + (t === SPECIALS.unk.id ? 1 : 0), 0);
-console.log(`contents: longest run of one token ${run1.len}× '${word(run1.tok)}' at ${run1.at}; longest line ${line.len} tokens at ${line.at}; <unk> ${unk} of ${tokens.length}`);
+console.log(
+  `contents: longest run of one token ${run1.len}× '${word(run1.tok)}' at ${run1.at}; longest line ${line.len} tokens at ${line.at}; <unk> ${unk} of ${tokens.length}`,
+);
 await session.release();
 model.params.dispose();

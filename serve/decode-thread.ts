@@ -1,7 +1,7 @@
 /**
  * One decode thread with one model loaded (serve/decode-worker.ts on the other side): it takes
- * batches (texts to translate, images to caption, texts to score or prompts to complete), routes the thread's per-input messages to each
- * batch's hooks, and, when the thread dies unexpectedly, fails every batch it held with
+ * batches (texts to translate, images to caption, texts to score or prompts to complete), routes
+ * the thread's per-input messages to each batch's hooks, and, when the thread dies unexpectedly, fails every batch it held with
  * a DecoderCrashedError (FROST_ERR_DECODER_CRASHED over HTTP) instead of leaving them hanging.
  */
 import { Worker } from 'node:worker_threads';
@@ -170,12 +170,12 @@ export class DecodeThread {
     const stream = hooks.onToken
       ? requests.map((_, row) => row).filter((row) => !hooks.streamRows || hooks.streamRows.has(row))
       : [];
-    return this.lmCall<Completion>(
-      'completeEach',
-      requests.length,
-      { ...hooks, onPrefix: hooks.onToken },
-      (id) => ({ type: 'complete', id, requests: requests.map((r) => ({ ...r })), stream }),
-    );
+    return this.lmCall<Completion>('completeEach', requests.length, { ...hooks, onPrefix: hooks.onToken }, (id) => ({
+      type: 'complete',
+      id,
+      requests: requests.map((r) => ({ ...r })),
+      stream,
+    }));
   }
 
   /**
@@ -203,10 +203,12 @@ export class DecodeThread {
     hooks.onCancel?.((row) => cancel([row]));
     const { signal } = hooks;
     signal?.addEventListener('abort', onAbort, { once: true });
-    return result.finally(() => signal?.removeEventListener('abort', onAbort)).then((r) => {
-      signal?.throwIfAborted();
-      return r;
-    });
+    return result
+      .finally(() => signal?.removeEventListener('abort', onAbort))
+      .then((r) => {
+        signal?.throwIfAborted();
+        return r;
+      });
   }
 
   /** Registers a batch under a fresh id and sends it; results come back through {@link receive}. */

@@ -1,8 +1,7 @@
 /**
  * A model decoded by a small pool of worker threads, so the server's event loop only parses
  * requests (and preprocesses uploaded images) and writes answers: translation and caption models
- * ({@link WorkerRuntime.start}, a ModelRuntime) and language models ({@link WorkerRuntime.startLm},
- * an LmModelRuntime) alike. onnxruntime-node runs a session
+ * ({@link WorkerRuntime.start}) and language models ({@link WorkerRuntime.startLm}) alike. onnxruntime-node runs a session
  * synchronously on the calling thread, and on the main thread that would stall health checks
  * behind every decoder step.
  * Each thread holds its own sessions; a batch goes to the thread with the fewest batches in flight.
@@ -17,8 +16,7 @@ import type { Device } from '../core/runtime/load-node.ts';
 import type { ModelCard } from '../core/runtime/model-card.ts';
 import type { TranslateHooks, Translation } from '../core/runtime/seq2seq.ts';
 import { DecodeThread, type DecodeThreadOptions } from './decode-thread.ts';
-import type { LmCompleteHooks, LmModelRuntime, LmServeHooks } from './lm-model-runtime.ts';
-import type { ModelRuntime } from './model-runtime.ts';
+import type { LmCompleteHooks, LmServeHooks } from './lm-model-runtime.ts';
 
 /** Options of {@link WorkerRuntime.start}. */
 export interface WorkerRuntimeOptions {
@@ -50,8 +48,8 @@ export function defaultWorkers(cores = availableParallelism()): number {
 const RESTART_BACKOFF_MS = { first: 1000, max: 30_000 };
 
 /**
- * `WorkerRuntime<ModelCard>` (from {@link WorkerRuntime.start}) is a {@link ModelRuntime};
- * `WorkerRuntime<LmCard>` (from {@link WorkerRuntime.startLm}) is an {@link LmModelRuntime}.
+ * `WorkerRuntime<ModelCard>` (from {@link WorkerRuntime.start}) is a `ModelRuntime` (model-runtime.ts);
+ * `WorkerRuntime<LmCard>` (from {@link WorkerRuntime.startLm}) is an `LmModelRuntime` (lm-model-runtime.ts).
  */
 export class WorkerRuntime<C extends ModelCard | LmCard = ModelCard> {
   private readonly slots: Array<DecodeThread | undefined>;
@@ -83,7 +81,12 @@ export class WorkerRuntime<C extends ModelCard | LmCard = ModelCard> {
    * @throws Error with the loader's message (naming a missing or corrupt file), or RangeError for bad options
    */
   static start(dir: string, options: WorkerRuntimeOptions = {}): Promise<WorkerRuntime<ModelCard>> {
-    return WorkerRuntime.open(dir, options, (card): card is ModelCard => card.task !== 'lm', 'a translation or caption');
+    return WorkerRuntime.open(
+      dir,
+      options,
+      (card): card is ModelCard => card.task !== 'lm',
+      'a translation or caption',
+    );
   }
 
   /** {@link start} for a language model (`/v1/score`, `/v1/complete`). */
