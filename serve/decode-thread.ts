@@ -1,8 +1,9 @@
 /**
  * One decode thread with one model loaded (serve/decode-worker.ts on the other side): it takes
  * batches (texts to translate, images to caption, texts to score or prompts to complete), routes
- * the thread's per-input messages to each batch's hooks, and, when the thread dies unexpectedly, fails every batch it held with
- * a DecoderCrashedError (FROST_ERR_DECODER_CRASHED over HTTP) instead of leaving them hanging.
+ * the thread's per-input messages to each batch's hooks, and, when the thread dies unexpectedly,
+ * fails every batch it held with a DecoderCrashedError (FROST_ERR_DECODER_CRASHED over HTTP)
+ * instead of leaving them hanging.
  */
 import { Worker } from 'node:worker_threads';
 import type { SearchOptions } from '../core/decode/types.ts';

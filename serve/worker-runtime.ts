@@ -1,9 +1,9 @@
 /**
  * A model decoded by a small pool of worker threads, so the server's event loop only parses
  * requests (and preprocesses uploaded images) and writes answers: translation and caption models
- * ({@link WorkerRuntime.start}) and language models ({@link WorkerRuntime.startLm}) alike. onnxruntime-node runs a session
- * synchronously on the calling thread, and on the main thread that would stall health checks
- * behind every decoder step.
+ * ({@link WorkerRuntime.start}) and language models ({@link WorkerRuntime.startLm}) alike.
+ * onnxruntime-node runs a session synchronously on the calling thread, and on the main thread that
+ * would stall health checks behind every decoder step.
  * Each thread holds its own sessions; a batch goes to the thread with the fewest batches in flight.
  * A thread that dies fails only its own batches (FROST_ERR_DECODER_CRASHED) and is replaced.
  */

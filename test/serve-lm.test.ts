@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { CompleteResponse, ModelsResponse, ScoreResponse } from '../core/wire.ts';
 import { loadLmModelDir } from '../core/runtime/load-lm-node.ts';
+import type { Completion, LmScore } from '../core/runtime/lm.ts';
 import { SPECIALS } from '../core/vocab.ts';
 import { exportLmRun } from '../export/lm-export.ts';
 import type { BatchingOptions } from '../serve/batcher.ts';
@@ -170,9 +171,9 @@ describe('decode threads', () => {
 
   test('completions and scores in two decode threads, batched, equal the in-process ones made alone; tokens stream from the thread', async () => {
     const inProcess = await LanguageModels.load(join(root, 'models'), { intraOpNumThreads: 1 });
-    const alone = [];
+    const alone: Completion[] = [];
     for (const r of requests) alone.push(await inProcess.complete('lm-tiny', r));
-    const scoredAlone = [];
+    const scoredAlone: LmScore[] = [];
     for (const t of texts) scoredAlone.push(await inProcess.score('lm-tiny', t));
     await inProcess.close();
 
