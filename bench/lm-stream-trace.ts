@@ -174,5 +174,38 @@ const unk = tokens.reduce((n, t) => n + (t === SPECIALS.unk.id ? 1 : 0), 0);
 console.log(
   `contents: longest run of one token ${run1.len}× '${word(run1.tok)}' at ${run1.at}; longest line ${line.len} tokens at ${line.at}; <unk> ${unk} of ${tokens.length}`,
 );
+
+// Where does the state go wrong: from the first tokens, or later? And is it the start that does it?
+type OrtState = Record<string, ort.Tensor>;
+/** Runs `ids` from `state` through the step graph: each position's log p of the next id, and the final state. */
+async function runOnnx(state: OrtState, ids: Int32Array): Promise<{ lp: Float32Array; state: OrtState }> {
+  const lp = new Float32Array(ids.length - 1);
+  for (let i = 0; i + 1 < ids.length; i++) {
+    const out = await session.run({
+      token: new ort.Tensor('int64', BigInt64Array.from([BigInt(ids[i])]), [1]),
+      ...state,
+    });
+    state = Object.fromEntries(model.stateNames.map((n) => [n, out[`next_${n}`]]));
+    lp[i] = (out.log_probs.data as Float32Array)[ids[i + 1]];
+  }
+  return { lp, state };
+}
+console.log(`first tokens of stream ${s}: ${Array.from(tokens.subarray(0, 12), word).join(' ')}`);
+console.log(
+  `  log p, max|c| by layer: ${Array.from({ length: 12 }, (_, i) => `${word(tokens[i + 1])} ${lpC[i].toFixed(1)} [${cMax.map((m) => m[i].toFixed(1)).join('/')}]`).join(', ')}`,
+);
+for (const skip of [1, 2, 5, 20]) {
+  const { lp } = await runOnnx(zeros(), tokens.subarray(skip, skip + 2001));
+  console.log(
+    `  from a zero state at position ${skip} instead of 0: perplexity of the next 2000 tokens ${pplOf(lp).toFixed(1)}`,
+  );
+}
+if (s > 0) {
+  // One continuous stream: stream s read on from where stream s − 1 ends (as 1-stream evaluation does).
+  const prev = ids.subarray((s - 1) * grid.length, s * grid.length);
+  const { state } = await runOnnx(zeros(), prev);
+  const { lp } = await runOnnx(state, tokens.subarray(0, 2001));
+  console.log(`  carried on from stream ${s - 1}'s end: perplexity of its first 2000 tokens ${pplOf(lp).toFixed(1)}`);
+}
 await session.release();
 model.params.dispose();
