@@ -29,7 +29,10 @@ export interface LmEvaluation {
 
 export const LM_EVAL_FILE = 'eval.json';
 
-/** Where an evaluation is kept: `eval.json` for the default `stream` context (what `frost report` reads), `eval.line.json` for `line`. */
+/**
+ * Where an evaluation is kept: `eval.json` for the default `stream` context (what `frost report`
+ * reads), `eval.line.json` for `line`.
+ */
 export function lmEvalFile(context: LmEvalContext = 'stream'): string {
   return context === 'stream' ? LM_EVAL_FILE : `eval.${context}.json`;
 }
