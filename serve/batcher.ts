@@ -56,6 +56,12 @@ export interface BatchHooks<Out> {
   onDone(input: number, result: Out): void;
   /** Whether input's request has gone (aborted), so kinds that can drop a row mid-batch may. */
   cancelled(input: number): boolean;
+  /**
+   * Calls `listener` with each input whose request goes (aborts) from now on while the batch
+   * decodes: the push form of {@link cancelled}, for a batch decoding in another thread, which
+   * cannot ask.
+   */
+  onCancel(listener: (input: number) => void): void;
 }
 
 /**
@@ -97,6 +103,8 @@ interface Job<In, Out, Opts> {
   resolve(value: Out[]): void;
   reject(err: unknown): void;
   cleanup(): void;
+  /** Set while the job decodes: tells the batch that the job's inputs have gone. */
+  cancelled?: () => void;
 }
 
 /** Waits for the request, gathers batches and decodes them with the current runtime of one model. */
@@ -143,8 +151,10 @@ export class Batcher<In, Out, Opts, R = ModelRuntime> {
           this.queue.splice(i, 1);
           this.observer.queueDepth?.(this.queue.length);
         }
-        // A job already decoding keeps its rows (search cannot drop them); its result is discarded.
+        // A job already decoding is told to its batch: kinds that can drop rows mid-batch do;
+        // the others finish them, and the result is discarded.
         settle(() => reject(signal!.reason));
+        job.cancelled?.();
       };
       const settle = (fn: () => void) => {
         if (job.settled) return;
@@ -249,7 +259,12 @@ export class Batcher<In, Out, Opts, R = ModelRuntime> {
     const owner: Job<In, Out, Opts>[] = [];
     const offset: number[] = [];
     const prefixInputs = new Set<number>();
+    const cancelListeners: Array<(input: number) => void> = [];
     for (const job of jobs) {
+      const first = inputs.length;
+      job.cancelled = () => {
+        for (let b = first; b < first + job.inputs.length; b++) for (const listener of cancelListeners) listener(b);
+      };
       job.inputs.forEach((input, i) => {
         if (job.onPrefix) prefixInputs.add(inputs.length);
         inputs.push(input);
@@ -265,6 +280,7 @@ export class Batcher<In, Out, Opts, R = ModelRuntime> {
           if (!job.settled) job.onPrefix?.(offset[b], text);
         },
         cancelled: (b) => owner[b].settled,
+        onCancel: (listener) => cancelListeners.push(listener),
         onDone: (b, result) => {
           const job = owner[b];
           this.observer.tokens?.(this.kind.tokens(result));
@@ -275,6 +291,8 @@ export class Batcher<In, Out, Opts, R = ModelRuntime> {
       });
     } catch (err) {
       for (const job of jobs) job.reject(err);
+    } finally {
+      for (const job of jobs) job.cancelled = undefined;
     }
   }
 }

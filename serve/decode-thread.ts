@@ -1,16 +1,20 @@
 /**
  * One decode thread with one model loaded (serve/decode-worker.ts on the other side): it takes
- * batches (texts to translate or images to caption), routes the thread's per-input messages to each
- * batch's hooks, and, when the thread dies unexpectedly, fails every batch it held with
- * a DecoderCrashedError (FROST_ERR_DECODER_CRASHED over HTTP) instead of leaving them hanging.
+ * batches (texts to translate, images to caption, texts to score or prompts to complete), routes
+ * the thread's per-input messages to each batch's hooks, and, when the thread dies unexpectedly,
+ * fails every batch it held with a DecoderCrashedError (FROST_ERR_DECODER_CRASHED over HTTP)
+ * instead of leaving them hanging.
  */
 import { Worker } from 'node:worker_threads';
 import type { SearchOptions } from '../core/decode/types.ts';
 import type { Caption, CaptionHooks, CaptionOptions } from '../core/runtime/caption.ts';
+import type { Completion, CompletionRequest, LmScore } from '../core/runtime/lm.ts';
+import type { LmCard } from '../core/runtime/lm-card.ts';
 import type { Device } from '../core/runtime/load-node.ts';
 import type { ModelCard } from '../core/runtime/model-card.ts';
 import type { TranslateHooks, Translation } from '../core/runtime/seq2seq.ts';
 import { DecoderCrashedError } from './decode-errors.ts';
+import type { LmCompleteHooks, LmServeHooks } from './lm-model-runtime.ts';
 import type { DecodeWorkerData, FromWorker, ToWorker } from './worker-protocol.ts';
 
 const BOOT = new URL('./tsx-worker-boot.js', import.meta.url);
@@ -50,7 +54,8 @@ export class DecodeThread {
   private constructor(
     /** The thread, for diagnostics (`threadId`, `performance.eventLoopUtilization()`). */
     readonly worker: Worker,
-    readonly card: ModelCard,
+    /** A translation or caption model's card, or a language model's. */
+    readonly card: ModelCard | LmCard,
     private readonly opts: DecodeThreadOptions,
   ) {
     worker.on('message', (msg: FromWorker) => this.receive(msg));
@@ -152,6 +157,61 @@ export class DecodeThread {
     }));
   }
 
+  /** Scores texts in the thread; same contract as `LmRuntime.scoreEach` (rows cancelled through `hooks.onCancel`). */
+  scoreEach(texts: readonly string[], hooks: LmServeHooks<LmScore> = {}): Promise<LmScore[]> {
+    const rows = texts.length;
+    return this.lmCall<LmScore>('scoreEach', rows, hooks, (id) => ({ type: 'score', id, texts: [...texts] }));
+  }
+
+  /**
+   * Completes prompts in the thread; same contract as `LmRuntime.completeEach`. With `onToken`,
+   * each token of the `streamRows` (all rows when absent) comes back as a message of its own.
+   */
+  completeEach(requests: readonly CompletionRequest[], hooks: LmCompleteHooks = {}): Promise<Completion[]> {
+    const stream = hooks.onToken
+      ? requests.map((_, row) => row).filter((row) => !hooks.streamRows || hooks.streamRows.has(row))
+      : [];
+    return this.lmCall<Completion>('completeEach', requests.length, { ...hooks, onPrefix: hooks.onToken }, (id) => ({
+      type: 'complete',
+      id,
+      requests: requests.map((r) => ({ ...r })),
+      stream,
+    }));
+  }
+
+  /**
+   * A language-model batch: rows whose requests go (`hooks.onCancel`, `cancelled` at the start, or
+   * `signal` for all) are sent to the thread, which drops them between two steps.
+   */
+  private lmCall<R>(
+    method: string,
+    rows: number,
+    hooks: LmServeHooks<R> & { onPrefix?(input: number, text: string): void },
+    build: (id: number) => ToWorker,
+  ): Promise<R[]> {
+    let batch = 0;
+    const cancel = (list: number[]) => {
+      if (list.length > 0 && this.calls.has(batch)) this.send({ type: 'cancel', id: batch, rows: list });
+    };
+    const all = Array.from({ length: rows }, (_, row) => row);
+    const onAbort = () => cancel(all);
+    const result = this.call<R>(method, hooks, (id) => {
+      batch = id;
+      return { msg: build(id) };
+    });
+    // Rows whose requests went between the batch's start and now.
+    cancel(all.filter((row) => hooks.cancelled?.(row)));
+    hooks.onCancel?.((row) => cancel([row]));
+    const { signal } = hooks;
+    signal?.addEventListener('abort', onAbort, { once: true });
+    return result
+      .finally(() => signal?.removeEventListener('abort', onAbort))
+      .then((r) => {
+        signal?.throwIfAborted();
+        return r;
+      });
+  }
+
   /** Registers a batch under a fresh id and sends it; results come back through {@link receive}. */
   private call<R>(
     method: string,
@@ -216,6 +276,14 @@ export class DecodeThread {
       case 'captioned':
         call.results[msg.input] = msg.caption;
         call.onDone?.(msg.input, msg.caption);
+        break;
+      case 'scored':
+        call.results[msg.input] = msg.score;
+        call.onDone?.(msg.input, msg.score);
+        break;
+      case 'completed':
+        call.results[msg.input] = msg.completion;
+        call.onDone?.(msg.input, msg.completion);
         break;
       case 'finished':
         this.calls.delete(msg.id);

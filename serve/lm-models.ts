@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadLmModelDir } from '../core/runtime/load-lm-node.ts';
-import type { Completion, CompletionRequest, LmRuntime, LmScore } from '../core/runtime/lm.ts';
+import type { Completion, CompletionRequest, LmScore } from '../core/runtime/lm.ts';
 import { MODEL_CARD_FILE } from '../core/runtime/model-card.ts';
 import {
   Batcher,
@@ -14,17 +14,19 @@ import {
 } from './batcher.ts';
 import { LM_COMPLETE, LM_SCORE } from './lm-batch-kinds.ts';
 import { clip, HttpError } from './errors.ts';
+import type { LmModelRuntime } from './lm-model-runtime.ts';
 
 /**
- * The language models a server answers `/v1/complete` and `/v1/score` with. They have one step
- * graph and no encoder, so they run in-process on their own ORT session; concurrent requests to a
- * model are batched as the seq2seq routes' are (serve/batcher.ts, with the same {@link BatchingOptions}):
+ * The language models a server answers `/v1/complete` and `/v1/score` with. Concurrent requests to
+ * a model are batched as the seq2seq routes' are (serve/batcher.ts, with the same {@link BatchingOptions}):
  * one batcher per model and kind (lm-batch-kinds.ts), rows of different lengths in one step run.
+ * `frost serve` runs each model in its decode threads (`WorkerRuntime.startLm`, the `loader` option);
+ * without a loader a model runs on the calling thread (an LmRuntime), for tests and embedders.
  */
 export interface LanguageModelEntry {
   name: string;
   dir?: string;
-  runtime: LmRuntime;
+  runtime: LmModelRuntime;
 }
 
 /** Whether `dir` holds a language model's card (task 'lm'). */
@@ -48,8 +50,8 @@ export interface LanguageModelsOptions {
 
 export class LanguageModels {
   private readonly models = new Map<string, LanguageModelEntry>();
-  private readonly scorers = new Map<string, Batcher<string, LmScore, null, LmRuntime>>();
-  private readonly completers = new Map<string, Batcher<CompletionRequest, Completion, null, LmRuntime>>();
+  private readonly scorers = new Map<string, Batcher<string, LmScore, null, LmModelRuntime>>();
+  private readonly completers = new Map<string, Batcher<CompletionRequest, Completion, null, LmModelRuntime>>();
   readonly defaultName: string | undefined;
   readonly batching: BatchingOptions;
 
@@ -68,10 +70,17 @@ export class LanguageModels {
     this.batching = { ...DEFAULT_BATCHING, ...Object.fromEntries(given) };
   }
 
-  /** The language models in `dir` (a model directory or a directory of them); other models are skipped. */
+  /**
+   * The language models in `dir` (a model directory or a directory of them); other models are skipped.
+   * @throws Error naming the file of a model that cannot be loaded (the ones loaded before it are released)
+   */
   static async load(
     dir: string,
-    opts: LanguageModelsOptions & { intraOpNumThreads?: number } = {},
+    opts: LanguageModelsOptions & {
+      intraOpNumThreads?: number;
+      /** Loads one model directory. @default on the calling thread (`loadLmModelDir`) */
+      loader?: (dir: string) => Promise<LmModelRuntime>;
+    } = {},
   ): Promise<LanguageModels> {
     const dirs = (await isLmModelDir(dir))
       ? [dir]
@@ -81,13 +90,19 @@ export class LanguageModels {
             .map((e) => join(dir, e.name))
             .sort()
         : [];
+    const loader = opts.loader ?? ((d: string) => loadLmModelDir(d, opts));
     const entries: LanguageModelEntry[] = [];
-    for (const d of dirs) {
-      if (!(await isLmModelDir(d))) continue;
-      const runtime = await loadLmModelDir(d, opts);
-      entries.push({ name: runtime.card.name, dir: d, runtime });
+    try {
+      for (const d of dirs) {
+        if (!(await isLmModelDir(d))) continue;
+        const runtime = await loader(d);
+        entries.push({ name: runtime.card.name, dir: d, runtime });
+      }
+      return new LanguageModels(entries, opts);
+    } catch (err) {
+      await Promise.all(entries.map((e) => e.runtime.release().catch(() => undefined)));
+      throw err;
     }
-    return new LanguageModels(entries, opts);
   }
 
   list(): LanguageModelEntry[] {
@@ -141,7 +156,7 @@ export class LanguageModels {
   }
 
   /** Resolves once nothing decodes with `runtime` (or, without it, once every queue is empty). */
-  async idle(runtime?: LmRuntime): Promise<void> {
+  async idle(runtime?: LmModelRuntime): Promise<void> {
     await Promise.all([...this.scorers.values(), ...this.completers.values()].map((b) => b.idle(runtime)));
   }
 
@@ -152,10 +167,10 @@ export class LanguageModels {
   }
 
   private batcher<In, Out>(
-    batchers: Map<string, Batcher<In, Out, null, LmRuntime>>,
+    batchers: Map<string, Batcher<In, Out, null, LmModelRuntime>>,
     name: string,
-    kind: BatchKind<In, Out, null, LmRuntime>,
-  ): Batcher<In, Out, null, LmRuntime> {
+    kind: BatchKind<In, Out, null, LmModelRuntime>,
+  ): Batcher<In, Out, null, LmModelRuntime> {
     let b = batchers.get(name);
     if (!b) {
       // The runtime is read at each batch, so a model reloaded by --watch takes over from the next batch on.

@@ -1,6 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { loadLmModelDir } from '../core/runtime/load-lm-node.ts';
 import type { Device } from '../core/runtime/load-node.ts';
 import { createApp } from './app.ts';
 import { LanguageModels } from './lm-models.ts';
@@ -15,7 +14,7 @@ import { DEFAULT_LIMITS, type RequestLimits } from './schemas.ts';
 import { RequestTracker } from './shutdown.ts';
 import type { WebClient } from './static.ts';
 import { watchModels, type ModelWatch } from './watch.ts';
-import { defaultWorkers, WorkerRuntime } from './worker-runtime.ts';
+import { defaultWorkers, WorkerRuntime, type WorkerRuntimeOptions } from './worker-runtime.ts';
 
 /** Options of {@link startServer}. */
 export interface ServerOptions {
@@ -29,7 +28,10 @@ export interface ServerOptions {
   device?: Device;
   /** ORT intra-op threads per session; 0 lets ORT pick (and splits the cores between several workers). @default 0 */
   intraOpNumThreads?: number;
-  /** Decode worker threads per model (see serve/worker-runtime.ts). @default {@link defaultWorkers} */
+  /**
+   * Decode worker threads per model, language models included (see serve/worker-runtime.ts).
+   * @default {@link defaultWorkers}
+   */
   workers?: number;
   /** The model used when a request names none. */
   defaultModel?: string;
@@ -86,45 +88,58 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
 
   const workers = opts.workers ?? defaultWorkers();
   const metrics = new ServeMetrics();
-  const load = async (dir: string): Promise<WorkerRuntime> => {
-    let model = dir;
-    const runtime = await WorkerRuntime.start(dir, {
-      workers,
-      device: opts.device,
-      intraOpNumThreads: opts.intraOpNumThreads,
-      log: (message) => logger.warn(message),
-      onCrash: (reason) => {
-        metrics.decodeThreadCrashes.inc({ model });
-        logger.error(
-          { model, dir, reason },
-          'decode thread crashed: its requests failed with FROST_ERR_DECODER_CRASHED; restarting it',
-        );
-      },
-      onRestart: (error) =>
-        error
-          ? logger.error({ model, dir, err: error }, 'restarting a decode thread failed; retrying')
-          : logger.info({ model, dir }, 'decode thread restarted'),
-    });
-    model = runtime.card.name;
-    return runtime;
-  };
+  /** Decode threads for one model directory, of either kind; crashes and restarts are counted and logged. */
+  const threadsFor = <R extends { card: { name: string } }>(
+    start: (dir: string, options: WorkerRuntimeOptions) => Promise<R>,
+  ) =>
+    async function load(dir: string): Promise<R> {
+      let model = dir;
+      const runtime = await start(dir, {
+        workers,
+        device: opts.device,
+        intraOpNumThreads: opts.intraOpNumThreads,
+        log: (message) => logger.warn(message),
+        onCrash: (reason) => {
+          metrics.decodeThreadCrashes.inc({ model });
+          logger.error(
+            { model, dir, reason },
+            'decode thread crashed: its requests failed with FROST_ERR_DECODER_CRASHED; restarting it',
+          );
+        },
+        onRestart: (error) =>
+          error
+            ? logger.error({ model, dir, err: error }, 'restarting a decode thread failed; retrying')
+            : logger.info({ model, dir }, 'decode thread restarted'),
+      });
+      model = runtime.card.name;
+      return runtime;
+    };
+  const load = threadsFor((dir, options) => WorkerRuntime.start(dir, options));
+  const loadLm = threadsFor((dir, options) => WorkerRuntime.startLm(dir, options));
   const batching = {
     ...opts.batching,
     concurrency: opts.batching?.concurrency ?? Math.max(DEFAULT_BATCHING.concurrency, workers),
   };
   const languageModels = await LanguageModels.load(opts.modelsDir, {
-    intraOpNumThreads: opts.intraOpNumThreads,
+    loader: loadLm,
     defaultModel: opts.defaultModel,
     batching,
     observer: (model) => metrics.observer(model),
   });
   // --default-model may name a language model; the seq2seq registry then has no default of its own.
   const seq2seqDefault = languageModels.names.includes(opts.defaultModel ?? '') ? undefined : opts.defaultModel;
-  const registry = await ModelRegistry.load(opts.modelsDir, { defaultModel: seq2seqDefault, loader: load });
+  let registry: ModelRegistry;
+  try {
+    registry = await ModelRegistry.load(opts.modelsDir, { defaultModel: seq2seqDefault, loader: load });
+  } catch (err) {
+    await languageModels.close().catch(() => undefined);
+    throw err;
+  }
   const threadCounts = () =>
-    registry
-      .list()
-      .map((m): [string, number] => [m.name, m.runtime instanceof WorkerRuntime ? m.runtime.threads.length : 0]);
+    [...registry.list(), ...languageModels.list()].map((m): [string, number] => [
+      m.name,
+      m.runtime instanceof WorkerRuntime ? m.runtime.threads.length : 0,
+    ]);
   metrics.countDecodeThreads(threadCounts);
   const pool = new BatcherPool(registry, batching, metrics);
   let tracker: RequestTracker | undefined;
@@ -169,6 +184,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     });
   } catch (err) {
     await registry.close().catch(() => undefined);
+    await languageModels.close().catch(() => undefined);
     throw new Error(`cannot listen on ${host}:${port}: ${(err as Error).message}`, { cause: err });
   }
 
@@ -176,7 +192,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   if (opts.watch) {
     watchers.push(
       watchModels(languageModels, {
-        load: (dir) => loadLmModelDir(dir, { intraOpNumThreads: opts.intraOpNumThreads }),
+        load: loadLm,
         retire: async (old) => {
           await languageModels.idle(old);
           await old.release();

@@ -1,19 +1,22 @@
 /**
  * A model decoded by a small pool of worker threads, so the server's event loop only parses
- * requests (and preprocesses uploaded images) and writes answers: onnxruntime-node runs a session
- * synchronously on the calling thread, and on the main thread that would stall health checks
- * behind every decoder step.
+ * requests (and preprocesses uploaded images) and writes answers: translation and caption models
+ * ({@link WorkerRuntime.start}) and language models ({@link WorkerRuntime.startLm}) alike.
+ * onnxruntime-node runs a session synchronously on the calling thread, and on the main thread that
+ * would stall health checks behind every decoder step.
  * Each thread holds its own sessions; a batch goes to the thread with the fewest batches in flight.
  * A thread that dies fails only its own batches (FROST_ERR_DECODER_CRASHED) and is replaced.
  */
 import { availableParallelism } from 'node:os';
 import type { SearchOptions } from '../core/decode/types.ts';
 import type { Caption, CaptionHooks, CaptionOptions } from '../core/runtime/caption.ts';
+import type { Completion, CompletionRequest, LmScore } from '../core/runtime/lm.ts';
+import type { LmCard } from '../core/runtime/lm-card.ts';
 import type { Device } from '../core/runtime/load-node.ts';
 import type { ModelCard } from '../core/runtime/model-card.ts';
 import type { TranslateHooks, Translation } from '../core/runtime/seq2seq.ts';
 import { DecodeThread, type DecodeThreadOptions } from './decode-thread.ts';
-import type { ModelRuntime } from './model-runtime.ts';
+import type { LmCompleteHooks, LmServeHooks } from './lm-model-runtime.ts';
 
 /** Options of {@link WorkerRuntime.start}. */
 export interface WorkerRuntimeOptions {
@@ -44,7 +47,11 @@ export function defaultWorkers(cores = availableParallelism()): number {
 /** Backoff between failed restarts: 1 s, doubling, at most 30 s. */
 const RESTART_BACKOFF_MS = { first: 1000, max: 30_000 };
 
-export class WorkerRuntime implements ModelRuntime {
+/**
+ * `WorkerRuntime<ModelCard>` (from {@link WorkerRuntime.start}) is a `ModelRuntime` (model-runtime.ts);
+ * `WorkerRuntime<LmCard>` (from {@link WorkerRuntime.startLm}) is an `LmModelRuntime` (lm-model-runtime.ts).
+ */
+export class WorkerRuntime<C extends ModelCard | LmCard = ModelCard> {
   private readonly slots: Array<DecodeThread | undefined>;
   private readonly waiters: Array<{ resolve(thread: DecodeThread): void; reject(err: unknown): void }> = [];
   private readonly restarts = new Set<Promise<void>>();
@@ -55,7 +62,7 @@ export class WorkerRuntime implements ModelRuntime {
   private constructor(
     /** The model directory every thread loads. */
     readonly dir: string,
-    readonly card: ModelCard,
+    readonly card: C,
     threads: DecodeThread[],
     private readonly threadOptions: DecodeThreadOptions,
     private readonly opts: WorkerRuntimeOptions,
@@ -69,11 +76,30 @@ export class WorkerRuntime implements ModelRuntime {
   }
 
   /**
-   * Starts the threads and loads `dir` in each; resolves once all are ready, so a caller swapping
-   * models (`--watch`) only ever swaps in a complete, validated pool.
+   * Starts the threads and loads the translation or caption model `dir` in each; resolves once all
+   * are ready, so a caller swapping models (`--watch`) only ever swaps in a complete, validated pool.
    * @throws Error with the loader's message (naming a missing or corrupt file), or RangeError for bad options
    */
-  static async start(dir: string, options: WorkerRuntimeOptions = {}): Promise<WorkerRuntime> {
+  static start(dir: string, options: WorkerRuntimeOptions = {}): Promise<WorkerRuntime<ModelCard>> {
+    return WorkerRuntime.open(
+      dir,
+      options,
+      (card): card is ModelCard => card.task !== 'lm',
+      'a translation or caption',
+    );
+  }
+
+  /** {@link start} for a language model (`/v1/score`, `/v1/complete`). */
+  static startLm(dir: string, options: WorkerRuntimeOptions = {}): Promise<WorkerRuntime<LmCard>> {
+    return WorkerRuntime.open(dir, options, (card): card is LmCard => card.task === 'lm', 'a language');
+  }
+
+  private static async open<C extends ModelCard | LmCard>(
+    dir: string,
+    options: WorkerRuntimeOptions,
+    isWanted: (card: ModelCard | LmCard) => card is C,
+    wanted: string,
+  ): Promise<WorkerRuntime<C>> {
     const cores = availableParallelism();
     const workers = options.workers ?? defaultWorkers(cores);
     if (!Number.isInteger(workers) || workers < 1)
@@ -81,7 +107,7 @@ export class WorkerRuntime implements ModelRuntime {
     const intra = options.intraOpNumThreads ?? 0;
     if (!Number.isInteger(intra) || intra < 0)
       throw new RangeError(`intraOpNumThreads must be an integer >= 0, got ${String(intra)}`);
-    let runtime: WorkerRuntime | undefined;
+    let runtime: WorkerRuntime<C> | undefined;
     const threadOptions: DecodeThreadOptions = {
       device: options.device,
       // Several threads each letting ORT take every core would oversubscribe the machine.
@@ -95,11 +121,17 @@ export class WorkerRuntime implements ModelRuntime {
     const threads = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
     const failure = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     const mixed = threads.some((t) => JSON.stringify(t.card) !== JSON.stringify(threads[0].card));
-    if (failure || mixed) {
+    const card = threads[0]?.card;
+    if (failure || mixed || !isWanted(card)) {
       await Promise.all(threads.map((t) => t.release()));
-      throw failure ? failure.reason : new Error(`${dir}: the model changed while it was loading; try again`);
+      if (failure) throw failure.reason;
+      throw new Error(
+        mixed
+          ? `${dir}: the model changed while it was loading; try again`
+          : `${dir}: a ${card.task} model, not ${wanted} model`,
+      );
     }
-    runtime = new WorkerRuntime(dir, threads[0].card, threads, threadOptions, options);
+    runtime = new WorkerRuntime<C>(dir, card, threads, threadOptions, options);
     return runtime;
   }
 
@@ -124,6 +156,16 @@ export class WorkerRuntime implements ModelRuntime {
     hooks: CaptionHooks = {},
   ): Promise<Caption[]> {
     return (await this.pick()).captionEach(images, options, hooks);
+  }
+
+  /** Scores on the least busy thread (language models); waits like translateEach. */
+  async scoreEach(texts: readonly string[], hooks: LmServeHooks<LmScore> = {}): Promise<LmScore[]> {
+    return (await this.pick()).scoreEach(texts, hooks);
+  }
+
+  /** Completes on the least busy thread (language models); a seeded row is the same on any thread. */
+  async completeEach(requests: readonly CompletionRequest[], hooks: LmCompleteHooks = {}): Promise<Completion[]> {
+    return (await this.pick()).completeEach(requests, hooks);
   }
 
   /** Lets the batches in flight finish, then ends every thread; pending restarts are cancelled. */

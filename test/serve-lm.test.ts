@@ -12,11 +12,14 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { CompleteResponse, ModelsResponse, ScoreResponse } from '../core/wire.ts';
 import { loadLmModelDir } from '../core/runtime/load-lm-node.ts';
+import type { Completion, LmScore } from '../core/runtime/lm.ts';
 import { SPECIALS } from '../core/vocab.ts';
 import { exportLmRun } from '../export/lm-export.ts';
+import type { BatchingOptions } from '../serve/batcher.ts';
 import { QueueFullError } from '../serve/decode-errors.ts';
 import { LanguageModels } from '../serve/lm-models.ts';
 import { startServer, type RunningServer } from '../serve/server.ts';
+import { WorkerRuntime } from '../serve/worker-runtime.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { trainLanguageModel } from '../train/lm/lm-trainer.ts';
 import { RunFolder } from '../train/run-folder.ts';
@@ -150,6 +153,148 @@ describe('cross-request batching', () => {
     const [batches, requests] = await batchCounts();
     assert.equal(requests - requestsBefore, completions.length + scores.length);
     assert.ok(batches - batchesBefore < requests - requestsBefore, `${batches - batchesBefore} batches: none merged`);
+  });
+});
+
+describe('decode threads', () => {
+  const threaded = (workers: number, batching: Partial<BatchingOptions> = {}) =>
+    LanguageModels.load(join(root, 'models'), {
+      loader: (dir) => WorkerRuntime.startLm(dir, { workers, intraOpNumThreads: 1 }),
+      batching: { concurrency: workers, ...batching },
+    });
+  const requests = Array.from({ length: 8 }, (_, i) => ({
+    text: ['w3 w7', 'w1', 'w5 w2 w9 w4', 'w8 w8'][i % 4],
+    maxNewTokens: 4 + ((i * 7) % 13),
+    ...(i % 3 === 0 ? {} : { temperature: 0.6 + i / 8, seed: 40 + i, ...(i % 2 ? { topK: 4 } : { topP: 0.8 }) }),
+  }));
+  const texts = ['w3 w7 w1', 'w2', 'w9 w9 w4 w1 w6 w2'];
+
+  test('completions and scores in two decode threads, batched, equal the in-process ones made alone; tokens stream from the thread', async () => {
+    const inProcess = await LanguageModels.load(join(root, 'models'), { intraOpNumThreads: 1 });
+    const alone: Completion[] = [];
+    for (const r of requests) alone.push(await inProcess.complete('lm-tiny', r));
+    const scoredAlone: LmScore[] = [];
+    for (const t of texts) scoredAlone.push(await inProcess.score('lm-tiny', t));
+    await inProcess.close();
+
+    const watched = alone.reduce((best, c, i) => (c.tokens.length > alone[best].tokens.length ? i : best), 0);
+    const models = await threaded(2, { maxWaitMs: 30 });
+    try {
+      const runtime = models.get('lm-tiny').runtime;
+      assert.ok(runtime instanceof WorkerRuntime);
+      assert.equal(runtime.threads.length, 2);
+      const streamed: string[] = [];
+      let inFlightWhileStreaming = 0;
+      const [completions, scores] = await Promise.all([
+        Promise.all(
+          requests.map((r, i) =>
+            models.complete(
+              'lm-tiny',
+              r,
+              i === watched
+                ? {
+                    onPrefix: (_, token) => {
+                      streamed.push(token);
+                      inFlightWhileStreaming = Math.max(
+                        inFlightWhileStreaming,
+                        runtime.threads.reduce((n, t) => n + t.inFlight, 0),
+                      );
+                    },
+                  }
+                : {},
+            ),
+          ),
+        ),
+        Promise.all(texts.map((t) => models.score('lm-tiny', t))),
+      ]);
+      assert.deepEqual(completions, alone);
+      assert.deepEqual(scores, scoredAlone);
+      assert.deepEqual(streamed, alone[watched].tokens, 'one event per token, as picked');
+      assert.ok(streamed.length > 1);
+      assert.ok(inFlightWhileStreaming >= 1, 'the tokens came from a batch held by a decode thread');
+    } finally {
+      await models.close();
+    }
+  });
+
+  test('a request aborted mid-batch is dropped in its thread; its batch-mates finish unchanged', async () => {
+    let finished = 0;
+    const models = await LanguageModels.load(join(root, 'models'), {
+      loader: (dir) => WorkerRuntime.startLm(dir, { workers: 1, intraOpNumThreads: 1 }),
+      batching: { concurrency: 1, maxWaitMs: 50 },
+      observer: () => ({ tokens: () => finished++ }),
+    });
+    try {
+      const request = { text: 'w3 w7', maxNewTokens: 60, temperature: 1, seed: 99 };
+      const alone = await models.complete('lm-tiny', request);
+      finished = 0;
+      const gone = new AbortController();
+      const first = models.complete('lm-tiny', { text: 'w1', maxNewTokens: 2 });
+      const kept = models.complete('lm-tiny', request);
+      const aborted = models.complete(
+        'lm-tiny',
+        { ...request, seed: 5, maxNewTokens: 200 },
+        { signal: gone.signal, onPrefix: () => gone.abort(new Error('client left')) },
+      );
+      await assert.rejects(aborted, /client left/);
+      assert.deepEqual(await kept, alone);
+      await first;
+      await models.idle();
+      assert.equal(finished, 2, 'the aborted row never finished decoding');
+    } finally {
+      await models.close();
+    }
+  });
+
+  test('frost serve runs its language model in --workers threads', async () => {
+    const two = await startServer({
+      modelsDir: join(root, 'models', 'lm-tiny'),
+      port: 0,
+      intraOpNumThreads: 1,
+      workers: 2,
+      log: () => undefined,
+    });
+    try {
+      const metrics = await (await fetch(`${two.url}/metrics`)).text();
+      assert.match(metrics, /^frost_decode_threads\{model="lm-tiny"\} 2$/m);
+    } finally {
+      await two.close();
+    }
+  });
+
+  test('a crashed thread is replaced; the replacement answers the same', async () => {
+    const crashes: string[] = [];
+    const models = await LanguageModels.load(join(root, 'models', 'lm-tiny'), {
+      loader: (dir) =>
+        WorkerRuntime.startLm(dir, { workers: 1, intraOpNumThreads: 1, onCrash: (reason) => crashes.push(reason) }),
+    });
+    try {
+      const before = await models.score('lm-tiny', 'w3 w7 w1');
+      const runtime = models.get('lm-tiny').runtime;
+      assert.ok(runtime instanceof WorkerRuntime);
+      const [thread] = runtime.threads;
+      // A message the thread does not understand kills it, as any uncaught error would.
+      thread.worker.postMessage({ type: 'no-such-message' });
+      while (runtime.threads[0] === thread || runtime.threads.length === 0)
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      const after = await models.score('lm-tiny', 'w3 w7 w1');
+      assert.deepEqual(after, before);
+      assert.notEqual(runtime.threads[0], thread, 'replaced');
+      assert.match(crashes.join('\n'), /unknown message type 'no-such-message'/);
+    } finally {
+      await models.close();
+    }
+  });
+
+  test('a language model is refused by the seq2seq loader and the other way round, by its directory', async () => {
+    const lm = join(root, 'models', 'lm-tiny');
+    const tiny = join(root, 'models', 'tiny');
+    await assert.rejects(WorkerRuntime.start(lm, { workers: 1 }), (err: Error) =>
+      err.message.startsWith(`${lm}: a lm model, not a translation or caption model`),
+    );
+    await assert.rejects(WorkerRuntime.startLm(tiny, { workers: 1 }), (err: Error) =>
+      err.message.startsWith(`${tiny}: a translation model, not a language model`),
+    );
   });
 });
 

@@ -6,9 +6,21 @@ import { TokenStream } from '../data/lm-stream.ts';
 export interface ScoredStream {
   targets: Int32Array;
   logProbs: Float32Array;
-  /** How many streams the split was read as; each holds `logProbs.length / streams` tokens, one after another. */
+  /**
+   * How many streams the split was read as; each holds `logProbs.length / streams` tokens, one
+   * after another. 1 for {@link scoreLines} (one stream of lines, each from a fresh state).
+   */
   streams: number;
 }
+
+/**
+ * How evaluation carries the recurrent state: `stream` through each of the run's `evalStreams`
+ * streams (as training reads the corpus, and as PTB/WikiText results are reported); `line` from a
+ * fresh state at every line, each read as `/v1/score` reads a text (`</s>` first), so no line's
+ * score depends on the lines before it.
+ */
+export const LM_EVAL_CONTEXTS = ['stream', 'line'] as const;
+export type LmEvalContext = (typeof LM_EVAL_CONTEXTS)[number];
 
 /**
  * Scores a split as `streams` parallel streams, state carried across windows of `bptt` steps, as
@@ -33,6 +45,40 @@ export function scoreStream(model: LanguageModel, ids: Int32Array, streams: numb
   }
   tf.dispose(Object.values(state));
   return { targets, logProbs, streams: stream.B };
+}
+
+/**
+ * Scores a split line by line: every line (its tokens then `</s>`, as streamIds lays them out) from
+ * a zero state fed `</s>`, as LmRuntime.score reads a text. Every token of the split is predicted
+ * once, the first included. Lines go in batches of `rows` of similar lengths, padded at the end;
+ * a recurrent model never reads its padding before the positions that count.
+ */
+export function scoreLines(model: LanguageModel, ids: Int32Array, eos: number, rows = 64): ScoredStream {
+  const lines: Array<{ start: number; length: number }> = [];
+  for (let i = 0, start = 0; i < ids.length; i++) {
+    if (ids[i] === eos || i === ids.length - 1) {
+      lines.push({ start, length: i - start + 1 });
+      start = i + 1;
+    }
+  }
+  const logProbs = new Float32Array(ids.length);
+  const order = lines.map((_, i) => i).sort((a, b) => lines[a].length - lines[b].length || a - b);
+  for (let k = 0; k < order.length; k += rows) {
+    const group = order.slice(k, k + rows).map((i) => lines[i]);
+    const B = group.length;
+    const T = Math.max(...group.map((l) => l.length));
+    const inputs = new Int32Array(B * T).fill(eos);
+    const targets = new Int32Array(B * T).fill(eos);
+    group.forEach(({ start, length }, b) => {
+      inputs.set(ids.subarray(start, start + length - 1), b * T + 1);
+      targets.set(ids.subarray(start, start + length), b * T);
+    });
+    const state = model.initialState(B);
+    const out = model.targetLogProbs({ B, T, inputs, targets }, state);
+    tf.dispose([...Object.values(state), ...Object.values(out.state)]);
+    group.forEach(({ start, length }, b) => logProbs.set(out.logProbs.subarray(b * T, b * T + length), start));
+  }
+  return { targets: ids.slice(), logProbs, streams: 1 };
 }
 
 /** Mean NLL (nats) and perplexity over some tokens. */
