@@ -3,6 +3,7 @@ import { evaluateBleu } from '../evaluate.ts';
 import { prepareData } from '../prepare-data.ts';
 import type { TranslationRunConfig } from '../run-config.ts';
 import { registerTask } from './registry.ts';
+import { excludedTargets } from '../output-support.ts';
 
 /**
  * Translation: a parallel corpus, length-bucketed sentence batches, validation BLEU (sacreBLEU 13a),
@@ -21,7 +22,12 @@ registerTask<TranslationRunConfig>({
     };
     return {
       summary: `data: ${data.train.length} training pairs (${data.dropped} dropped by length), vocab ${config.data.src} ${data.srcVocab.size} / ${config.data.tgt} ${data.tgtVocab.size}`,
-      sizes: { srcVocab: data.srcVocab.size, tgtVocab: data.tgtVocab.size, jointEmbedding: config.vocab.joint },
+      sizes: {
+        srcVocab: data.srcVocab.size,
+        tgtVocab: data.tgtVocab.size,
+        jointEmbedding: config.vocab.joint,
+        excludedTargets: excludedTargets(config, data.tgtVocab),
+      },
       epoch(epoch) {
         const plan = planBatches(data.train, batchOptions, epoch);
         return { length: plan.length, batch: (i) => makeBatch(data.train, plan[i]) };
