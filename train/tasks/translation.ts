@@ -20,13 +20,16 @@ registerTask<TranslationRunConfig>({
       maxSentences: config.batch.maxSentences,
       maxTokens: config.batch.maxTokens,
     };
+    const excluded = excludedTargets(config, data.tgtVocab);
+    const outputs =
+      excluded.length > 0 ? ` (output: ${data.tgtVocab.size - excluded.length} pieces the targets use)` : '';
     return {
-      summary: `data: ${data.train.length} training pairs (${data.dropped} dropped by length), vocab ${config.data.src} ${data.srcVocab.size} / ${config.data.tgt} ${data.tgtVocab.size}`,
+      summary: `data: ${data.train.length} training pairs (${data.dropped} dropped by length), vocab ${config.data.src} ${data.srcVocab.size} / ${config.data.tgt} ${data.tgtVocab.size}${outputs}`,
       sizes: {
         srcVocab: data.srcVocab.size,
         tgtVocab: data.tgtVocab.size,
         jointEmbedding: config.vocab.joint,
-        excludedTargets: excludedTargets(config, data.tgtVocab),
+        excludedTargets: excluded,
       },
       epoch(epoch) {
         const plan = planBatches(data.train, batchOptions, epoch);
