@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
+import { newRunConfig, type NewRunFlags } from '../clients/cli/commands/train-config.ts';
 import { SPECIALS } from '../core/vocab.ts';
 import { buildHead, getHeadDefinition, headNames } from '../models/heads/index.ts';
 import { sharedEmbeddingRows } from '../models/heads/target-matrix.ts';
@@ -137,4 +138,29 @@ test('a joint vocabulary whose targets use a fifth of its pieces learns the toy 
   const lines = (await readFile(join(runDir, 'metrics.jsonl'), 'utf8')).trim().split('\n');
   const last = JSON.parse(lines.at(-1)!) as { valBleu: number };
   assert.ok(last.valBleu >= 40, `val BLEU ${last.valBleu.toFixed(2)} after 3 epochs`);
+});
+
+test('frost train excludes unseen pieces by default; --keep-unseen-outputs keeps them, and only for bpe translation', async () => {
+  const dataDir = await writeToyData(join(dir, 'toy-flags'), { seed: 1, train: 20, val: 2, test: 2 });
+  const flags = (extra: Partial<NewRunFlags>): NewRunFlags => ({
+    task: 'translation',
+    arch: 'rnn-attn',
+    head: 'fixed-l2',
+    data: dataDir,
+    preset: 'tiny',
+    set: {},
+    headOption: {},
+    seed: 1,
+    vocab: 'bpe',
+    jointVocab: true,
+    ...extra,
+  });
+  const byDefault = await newRunConfig(flags({}), join(dir, 'never-1'));
+  assert.equal(byDefault.vocab.kind === 'bpe' && byDefault.vocab.maskUnseen, true);
+  const kept = await newRunConfig(flags({ keepUnseenOutputs: true }), join(dir, 'never-2'));
+  assert.equal(kept.vocab.maskUnseen, false);
+  await assert.rejects(
+    newRunConfig(flags({ keepUnseenOutputs: true, vocab: 'word', jointVocab: false }), join(dir, 'never-3')),
+    /--keep-unseen-outputs is for --task translation with --vocab bpe/,
+  );
 });
