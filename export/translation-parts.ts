@@ -4,6 +4,7 @@ import { tokenParityInputs } from './parity.ts';
 import { validationPairs } from './precision-check.ts';
 import { paritySamples } from './sample-data.ts';
 import type { ExportParts } from './task-parts.ts';
+import { excludedTargets } from '../train/output-support.ts';
 
 /**
  * Translation: source and target vocabularies (and, for subword runs, their `.model` files, copied beside the
@@ -17,7 +18,12 @@ export async function translationExportParts(run: RunFolder<TranslationRunConfig
   const tokenizer = await run.tokenizer({ [src]: srcVocab, [tgt]: tgtVocab });
   const subwords = await run.subwords([src, tgt]);
   return {
-    sizes: { srcVocab: srcVocab.size, tgtVocab: tgtVocab.size, jointEmbedding: config.vocab.joint },
+    sizes: {
+      srcVocab: srcVocab.size,
+      tgtVocab: tgtVocab.size,
+      jointEmbedding: config.vocab.joint,
+      excludedTargets: excludedTargets(config, tgtVocab),
+    },
     parityInputs: async (count, pad) => {
       const { samples, synthetic } = await paritySamples(config, tokenizer, srcVocab, tgtVocab, count);
       return tokenParityInputs(samples, pad, synthetic);

@@ -28,6 +28,7 @@ let nextStoreId = 0;
 export class ParamStore {
   readonly learnable = new Map<string, tf.Variable>();
   readonly frozen = new Map<string, tf.Tensor>();
+  private readonly aux: tf.Tensor[] = [];
   private readonly rng: SeededRandom;
   /** tfjs variable names are global to the engine; a per-store prefix lets several models coexist. */
   private readonly engineScope = `store${nextStoreId++}`;
@@ -50,6 +51,16 @@ export class ParamStore {
     if (this.learnable.has(name) || this.frozen.has(name)) throw new Error(`parameter '${name}' defined twice`);
     tf.keep(tensor);
     this.frozen.set(name, tensor);
+    return tensor;
+  }
+
+  /**
+   * A fixed tensor the model computes with that is no parameter (an output mask): kept and freed with the
+   * store, but not counted, saved or exported as one.
+   */
+  auxiliary(tensor: tf.Tensor): tf.Tensor {
+    tf.keep(tensor);
+    this.aux.push(tensor);
     return tensor;
   }
 
@@ -80,6 +91,8 @@ export class ParamStore {
   dispose(): void {
     for (const v of this.learnable.values()) v.dispose();
     for (const t of this.frozen.values()) t.dispose();
+    for (const t of this.aux) t.dispose();
+    this.aux.length = 0;
     this.learnable.clear();
     this.frozen.clear();
   }

@@ -6,6 +6,7 @@ import type { ParamStore } from '../models/params.ts';
 import { analyseMatrix } from './analyse-matrix.ts';
 import type { ComponentParams, MatrixAnalysis } from './schema.ts';
 import { wordPairs } from './word-pairs.ts';
+import { excludedTargets } from '../train/output-support.ts';
 
 /** What the report reads from the trained model itself rather than from its export. */
 export interface ModelFindings {
@@ -63,7 +64,12 @@ export async function inspectTrainedModel(
 ): Promise<ModelFindings> {
   const { config } = run;
   const loaded = await run.loadCheckpoint(checkpoint.dir);
-  const model = run.rebuildModel({ srcVocab: vocabs.src.size, tgtVocab: vocabs.tgt.size }, loaded, checkpoint.dir);
+  const sizes = {
+    srcVocab: vocabs.src.size,
+    tgtVocab: vocabs.tgt.size,
+    excludedTargets: excludedTargets(config, vocabs.tgt),
+  };
+  const model = run.rebuildModel(sizes, loaded, checkpoint.dir);
   try {
     const components = componentParams(model.params, generated);
     const target = readTargetMatrix(config.head.name, model.params);

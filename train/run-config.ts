@@ -58,9 +58,14 @@ const vocabSchema = (minFreq: number) =>
       size: z.number().int().min(261).default(8000),
       /** bpe: one model and one vocabulary for source and target, and one embedding matrix in the model. */
       joint: z.boolean().default(false),
+      /**
+       * bpe: the output layer never predicts a piece absent from the training targets (a joint model's
+       * source-only pieces, unused byte pieces): their logits are pinned far below the rest (train/output-support.ts).
+       */
+      maskUnseen: z.boolean().default(true),
     })
     .refine((v) => v.kind === 'bpe' || !v.joint, { message: 'a joint vocabulary needs kind bpe', path: ['joint'] })
-    .default({ kind: 'word', minFreq, size: 8000, joint: false });
+    .default({ kind: 'word', minFreq, size: 8000, joint: false, maskUnseen: true });
 
 export type VocabConfig = z.infer<ReturnType<typeof vocabSchema>>;
 

@@ -28,7 +28,8 @@ function subwordSpec(vocab: VocabConfig, langs: readonly string[]): SubwordSpec 
 /**
  * Learns the run's subword model(s) from the training sentences of each language and writes them to `runDir`.
  * A joint vocabulary learns one model from both languages' text. The vocabularies carry each piece's training
- * count, as word vocabularies carry word counts.
+ * count in that language's text (the same pieces for both sides of a joint model), as word vocabularies carry
+ * word counts.
  */
 export async function learnSubwords(
   vocab: VocabConfig,
@@ -43,10 +44,11 @@ export async function learnSubwords(
     const text = group.flatMap((lang) => sentences[lang]!);
     const { model } = trainBpe(text, { vocabSize: vocab.size });
     await writeFile(join(runDir, subwordFileName(vocab.joint, group[0]!)), model.toBytes());
-    const counted = subwordVocabulary(model, text);
     for (const lang of group) {
       models[lang] = model;
-      vocabs[lang] = counted;
+      // Each side counts its own text: a joint model's pieces that one language never uses have count 0 there,
+      // which is what the output layer's exclusions (train/output-support.ts) and the reports read.
+      vocabs[lang] = subwordVocabulary(model, sentences[lang]!);
     }
   }
   return { tokenizer: new SubwordTokenizer(models), vocabs };

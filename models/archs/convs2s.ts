@@ -206,7 +206,15 @@ export class Convs2sModel implements Seq2SeqModel {
     this.stateNames = [...this.windowed.map((i) => `window${i}`), 'position'];
     this.head = buildHead(
       headSpec.name,
-      { vocabSize: sizes.tgtVocab, inputDim: d, embedding: this.tgtEmbedding, params: p, seed, dropout },
+      {
+        vocabSize: sizes.tgtVocab,
+        inputDim: d,
+        embedding: this.tgtEmbedding,
+        params: p,
+        seed,
+        dropout,
+        excludedTargets: sizes.excludedTargets,
+      },
       headSpec.options,
     );
   }

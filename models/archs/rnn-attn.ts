@@ -141,7 +141,15 @@ class RnnAttnModel implements Seq2SeqModel {
     };
     this.head = buildHead(
       headSpec.name,
-      { vocabSize: sizes.tgtVocab, inputDim: d, embedding: this.w.tgtEmbedding, params: p, seed, dropout: cfg.dropout },
+      {
+        vocabSize: sizes.tgtVocab,
+        inputDim: d,
+        embedding: this.w.tgtEmbedding,
+        params: p,
+        seed,
+        dropout: cfg.dropout,
+        excludedTargets: sizes.excludedTargets,
+      },
       headSpec.options,
     );
   }

@@ -162,6 +162,7 @@ export class TransformerModel implements Seq2SeqModel {
         params: p,
         seed,
         dropout: cfg.dropout,
+        excludedTargets: sizes.excludedTargets,
       },
       headSpec.options,
     );

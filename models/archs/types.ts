@@ -104,6 +104,11 @@ export interface ModelSizes {
    * both sides, which tied and shared heads also score with. Needs srcVocab === tgtVocab. @default false
    */
   jointEmbedding?: boolean;
+  /**
+   * Target ids the model never predicts (a joint subword vocabulary's source-only pieces, unused byte pieces):
+   * the output layer pins their logits far below the rest (models/heads/output-mask.ts). @default none
+   */
+  excludedTargets?: readonly number[];
   /** Image-input models. */
   image?: ImageInputSpec;
 }

@@ -2,6 +2,7 @@ import { parseOptions } from '../../core/options.ts';
 import { Registry } from '../../core/registry.ts';
 import type { ParamStore } from '../params.ts';
 import type { TargetMatrix } from './target-matrix.ts';
+import { maskedHead } from './output-mask.ts';
 import type { HeadContext, HeadDefinition, OutputHead } from './types.ts';
 
 const heads = new Registry<HeadDefinition>('output head');
@@ -34,7 +35,8 @@ export function resolveHeadOptions(name: string, options: Record<string, unknown
 
 /** Builds a head by name; options are checked and override the head's defaults. */
 export function buildHead(name: string, ctx: HeadContext, options: Record<string, unknown> = {}): OutputHead {
-  return getHeadDefinition(name).build(ctx, resolveHeadOptions(name, options));
+  const head = getHeadDefinition(name).build(ctx, resolveHeadOptions(name, options));
+  return ctx.excludedTargets?.length ? maskedHead(head, ctx) : head;
 }
 
 /** The head's target vectors from a built model's parameters, or null when the head has none to read. */

@@ -18,6 +18,11 @@ export interface HeadContext {
   seed: number;
   /** Dropout rate for heads with hidden layers (drill). */
   dropout: number;
+  /**
+   * Target ids the output layer never predicts (pieces absent from the training targets): their logits are
+   * pinned far below every other (models/heads/output-mask.ts), in training and in the exported graph.
+   */
+  excludedTargets?: readonly number[];
 }
 
 /** Names of ONNX values the head can build on. */

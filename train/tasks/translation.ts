@@ -3,6 +3,7 @@ import { evaluateBleu } from '../evaluate.ts';
 import { prepareData } from '../prepare-data.ts';
 import type { TranslationRunConfig } from '../run-config.ts';
 import { registerTask } from './registry.ts';
+import { excludedTargets } from '../output-support.ts';
 
 /**
  * Translation: a parallel corpus, length-bucketed sentence batches, validation BLEU (sacreBLEU 13a),
@@ -19,9 +20,17 @@ registerTask<TranslationRunConfig>({
       maxSentences: config.batch.maxSentences,
       maxTokens: config.batch.maxTokens,
     };
+    const excluded = excludedTargets(config, data.tgtVocab);
+    const outputs =
+      excluded.length > 0 ? ` (output: ${data.tgtVocab.size - excluded.length} pieces the targets use)` : '';
     return {
-      summary: `data: ${data.train.length} training pairs (${data.dropped} dropped by length), vocab ${config.data.src} ${data.srcVocab.size} / ${config.data.tgt} ${data.tgtVocab.size}`,
-      sizes: { srcVocab: data.srcVocab.size, tgtVocab: data.tgtVocab.size, jointEmbedding: config.vocab.joint },
+      summary: `data: ${data.train.length} training pairs (${data.dropped} dropped by length), vocab ${config.data.src} ${data.srcVocab.size} / ${config.data.tgt} ${data.tgtVocab.size}${outputs}`,
+      sizes: {
+        srcVocab: data.srcVocab.size,
+        tgtVocab: data.tgtVocab.size,
+        jointEmbedding: config.vocab.joint,
+        excludedTargets: excluded,
+      },
       epoch(epoch) {
         const plan = planBatches(data.train, batchOptions, epoch);
         return { length: plan.length, batch: (i) => makeBatch(data.train, plan[i]) };

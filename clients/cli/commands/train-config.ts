@@ -31,6 +31,8 @@ export interface NewRunFlags extends RecipeFlags {
   /** word: cap on the vocabulary; bpe: pieces per model. */
   vocabSize?: number;
   jointVocab?: boolean;
+  /** bpe: keep pieces the training targets never use in the output softmax (excluded by default). */
+  keepUnseenOutputs?: boolean;
   valSentences?: number;
   encoder?: string;
   encoderOutput?: string;
@@ -63,12 +65,19 @@ export async function newRunConfig(flags: NewRunFlags, runDir: string): Promise<
   if (kindOfVocab !== 'word' && kindOfVocab !== 'bpe') throw new Error(`--vocab ${flags.vocab}: expected word or bpe`);
   if (flags.jointVocab && kindOfVocab !== 'bpe') throw new Error('--joint-vocab needs --vocab bpe');
   if (flags.jointVocab && flags.task !== 'translation') throw new Error('--joint-vocab is for --task translation');
+  if (flags.keepUnseenOutputs && (kindOfVocab !== 'bpe' || flags.task !== 'translation'))
+    throw new Error('--keep-unseen-outputs is for --task translation with --vocab bpe');
   if (kindOfVocab === 'bpe' && flags.minFreq !== undefined)
     throw new Error('--min-freq is for word vocabularies (--vocab word)');
   const subword = kindOfVocab === 'bpe';
   const vocab = (minFreq: number | undefined): Record<string, unknown> =>
     subword
-      ? { kind: 'bpe', size: flags.vocabSize ?? 8000, joint: flags.jointVocab ?? false }
+      ? {
+          kind: 'bpe',
+          size: flags.vocabSize ?? 8000,
+          joint: flags.jointVocab ?? false,
+          ...(flags.keepUnseenOutputs ? { maskUnseen: false } : {}),
+        }
       : {
           kind: 'word',
           ...(minFreq !== undefined ? { minFreq } : {}),

@@ -200,6 +200,10 @@ export function registerTrain(program: Command): void {
       'bpe: one subword model and vocabulary for both languages, one embedding matrix for source, target and output',
     )
     .option(
+      '--keep-unseen-outputs',
+      "bpe: let the output softmax score pieces the training targets never use (a joint vocabulary's source-only pieces); by default they are excluded",
+    )
+    .option(
       '--val-sentences <n>',
       'validation sentences (caption: images, default 500) decoded for BLEU each epoch',
       positiveInt('val-sentences'),
