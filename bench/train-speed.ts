@@ -60,7 +60,7 @@ const { values: args } = parseArgs({
     'leak-steps': { type: 'string', default: '200' },
     rounds: { type: 'string', default: '4' },
     arch: { type: 'string', default: 'rnn-attn' },
-    /** Token-based batches (padded tokens per batch); the default is the architecture's recipe's (the Transformer's 4096). */
+    /** Token-based batches (padded tokens per batch); default: the architecture recipe's (the Transformer's 4096). */
     'max-tokens': { type: 'string' },
     /** One joint vocabulary, source and target embedding shared: on by default for the Transformer. */
     joint: { type: 'string', default: 'auto' },
