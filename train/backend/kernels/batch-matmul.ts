@@ -304,7 +304,8 @@ export function makeBatchMatMul(stock: KernelFunc): KernelFunc {
     if (native != null) {
       const out =
         nativeMatMul(native, backend, a, b, transposeA, transposeB, d) ??
-        (d.batchB !== 1 || (d.batchA !== 1 && transposeA)
+        // (K = 1 stays a broadcast Multiply below: one vectorised pass beats a call per entry.)
+        (d.K > 1 && (d.batchB !== 1 || (d.batchA !== 1 && transposeA))
           ? nativeBatchedMatMul(native, backend, a, b, transposeA, transposeB, d)
           : null);
       if (out != null) return out;
