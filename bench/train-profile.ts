@@ -1,9 +1,11 @@
 /**
- * Where a training step's time goes, per kernel: runs a few steps of rnn-attn with timed kernels
+ * Where a training step's time goes, per kernel: runs a few steps of rnn-attn (or --arch) with timed kernels
  * and prints kernel time grouped by kernel name, and by kernel name + input shapes.
  *
  *   node --import tsx bench/train-profile.ts --head learned --preset small --steps 2
  *   node --import tsx bench/train-profile.ts --batches /path/batches.bin   (a file train-speed wrote)
+ *   node --import tsx bench/train-profile.ts --arch transformer --head shared-l2   (joint vocabulary, the recipe's
+ *     label smoothing and ≤ 4096-token batches, as bench/train-speed.ts --arch transformer trains it)
  *   node --import tsx bench/train-profile.ts --ab unfused --steps 8   (A/B: see below)
  *
  * Kernel times are the wall and CPU times of the synchronous kernel calls (every registered kernel
@@ -21,7 +23,7 @@
 import '@tensorflow/tfjs';
 import { parseArgs } from 'node:util';
 import * as tf from '@tensorflow/tfjs-core';
-import { buildModel, resolveArchConfig } from '../models/index.ts';
+import { buildModel, getArch, resolveArchConfig } from '../models/index.ts';
 import { setFusedMode, type FusedMode } from '../models/layers/fused.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { Adam } from '../train/optim/adam.ts';
@@ -30,6 +32,8 @@ import { prepareBenchData, readBenchData } from './train-speed-data.ts';
 const { values: args } = parseArgs({
   options: {
     head: { type: 'string', default: 'learned' },
+    arch: { type: 'string', default: 'rnn-attn' },
+    'max-tokens': { type: 'string' },
     preset: { type: 'string', default: 'small' },
     steps: { type: 'string', default: '2' },
     batches: { type: 'string' },
@@ -52,20 +56,35 @@ setFusedMode(asMode(args.mode!));
 
 const info = await initBackend({ wasmThreads: args.threads ? Number(args.threads) : undefined });
 const steps = Number(args.steps);
+// What bench/train-speed.ts takes from the architecture's recipe: joint vocabulary, token batches, smoothing, clipping.
+const arch = args.arch!;
+const recipe = getArch(arch).recipe ?? {};
+const joint = arch === 'transformer';
+const maxTokens = args['max-tokens'] != null ? Number(args['max-tokens']) : recipe.maxTokens;
 const data = args.batches
-  ? readBenchData(args.batches)
-  : await prepareBenchData({ data: args.data!, src: 'de', tgt: 'en', batchSize: 64, count: steps + 1, seed: 1 });
+  ? readBenchData(args.batches, joint)
+  : await prepareBenchData({
+      data: args.data!,
+      src: 'de',
+      tgt: 'en',
+      batchSize: maxTokens != null ? Infinity : 64,
+      ...(maxTokens != null ? { maxTokens } : {}),
+      joint,
+      count: steps + 1,
+      seed: 1,
+    });
 const model = buildModel(
-  'rnn-attn',
-  resolveArchConfig('rnn-attn', args.preset!),
-  { srcVocab: data.srcVocab, tgtVocab: data.tgtVocab },
+  arch,
+  resolveArchConfig(arch, args.preset!),
+  { srcVocab: data.srcVocab, tgtVocab: data.tgtVocab, ...(joint ? { jointEmbedding: true } : {}) },
   { name: args.head! },
   1,
 );
-const adam = new Adam(model.params.learnable);
+const adam = new Adam(model.params.learnable, { clipNorm: recipe.clipNorm ?? 5 });
+const loss = { labelSmoothing: recipe.labelSmoothing ?? 0 };
 const step = (i: number) => {
   const b = data.batches[i % data.batches.length];
-  adam.minimize(() => tf.div(model.lossSum(b, true), b.tokens) as tf.Scalar);
+  adam.minimize(() => tf.div(model.lossSum(b, true, loss), b.tokens) as tf.Scalar);
 };
 step(0); // warm-up: XNNPACK operators, transposed-weight cache
 

@@ -23,6 +23,8 @@ import { makeToyCorpus } from '../train/data/toy-corpus.ts';
 export interface BenchData {
   /** What the batches were cut from, in words. */
   source: string;
+  /** Whether srcVocab and tgtVocab are one joint vocabulary. */
+  joint: boolean;
   srcVocab: number;
   tgtVocab: number;
   batches: Batch[];
@@ -33,7 +35,15 @@ export interface BenchDataOptions {
   data: string;
   src: string;
   tgt: string;
+  /** Most sentences per batch. */
   batchSize: number;
+  /**
+   * Token-based batches (the Transformer's recipe, fairseq's --max-tokens): most padded tokens per
+   * batch, B·max(S, T); then batchSize only caps the sentences.
+   */
+  maxTokens?: number;
+  /** One word vocabulary over both languages (a joint vocabulary: the Transformer shares its embeddings). */
+  joint?: boolean;
   count: number;
   seed: number;
 }
@@ -50,8 +60,10 @@ export async function prepareBenchData(opts: BenchDataOptions): Promise<BenchDat
   if (opts.data === 'toy') {
     const corpus = makeToyCorpus({ seed: opts.seed, train: 4000, val: 10, test: 10 });
     const words = (s: string) => s.split(' ');
-    srcVocab = Vocabulary.build(corpus.train.map((p) => words(p.src)));
-    tgtVocab = Vocabulary.build(corpus.train.map((p) => words(p.tgt)));
+    const src = corpus.train.map((p) => words(p.src));
+    const tgt = corpus.train.map((p) => words(p.tgt));
+    srcVocab = Vocabulary.build(opts.joint ? [...src, ...tgt] : src);
+    tgtVocab = opts.joint ? srcVocab : Vocabulary.build(tgt);
     pairs = corpus.train.map((p) => ({ src: srcVocab.encode(words(p.src)), tgt: tgtVocab.encode(words(p.tgt)) }));
     source = 'toy corpus (seeded)';
   } else {
@@ -60,19 +72,27 @@ export async function prepareBenchData(opts: BenchDataOptions): Promise<BenchDat
     const tok = getTokenizer('multi30k');
     const srcTok = corpus.train.map((p) => tok.tokenize(p.src, opts.src));
     const tgtTok = corpus.train.map((p) => tok.tokenize(p.tgt, opts.tgt));
-    srcVocab = Vocabulary.build(srcTok, { minFreq: 2 });
-    tgtVocab = Vocabulary.build(tgtTok, { minFreq: 2 });
+    srcVocab = Vocabulary.build(opts.joint ? [...srcTok, ...tgtTok] : srcTok, { minFreq: 2 });
+    tgtVocab = opts.joint ? srcVocab : Vocabulary.build(tgtTok, { minFreq: 2 });
     const encoded = srcTok.map((s, i) => ({ src: srcVocab.encode(s), tgt: tgtVocab.encode(tgtTok[i]) }));
     pairs = filterByLength(encoded, { maxSrcLen: 50, maxTgtLen: 50 }).kept;
-    source = `Multi30k ${opts.src}→${opts.tgt} train (${pairs.length} pairs), min freq 2`;
+    source = `Multi30k ${opts.src}→${opts.tgt} train (${pairs.length} pairs), ${opts.joint ? 'one joint vocabulary, ' : ''}min freq 2`;
   }
-  const plan = planBatches(pairs, { seed: opts.seed, maxSentences: opts.batchSize }, 0).filter(
-    (b) => b.length === opts.batchSize,
-  );
-  if (plan.length < opts.count)
-    throw new Error(`only ${plan.length} full batches of ${opts.batchSize}; asked for ${opts.count}`);
+  const maxTokens = opts.maxTokens ?? Infinity;
+  const padded = (ix: Int32Array) => {
+    let n = 0;
+    for (const i of ix) n = Math.max(n, pairs[i].src.length, pairs[i].tgt.length + 1);
+    return ix.length * n;
+  };
+  // Full batches only: batchSize sentences, or (token batches) at least 3/4 of maxTokens, so the plan's short tails
+  // do not make a measured step.
+  const full = (ix: Int32Array) =>
+    ix.length === opts.batchSize || (maxTokens < Infinity && padded(ix) >= 0.75 * maxTokens);
+  const plan = planBatches(pairs, { seed: opts.seed, maxSentences: opts.batchSize, maxTokens }, 0).filter(full);
+  if (plan.length < opts.count) throw new Error(`only ${plan.length} full batches; asked for ${opts.count}`);
   return {
     source,
+    joint: opts.joint === true,
     srcVocab: srcVocab.size,
     tgtVocab: tgtVocab.size,
     batches: plan.slice(0, opts.count).map((ix) => makeBatch(pairs, ix)),
@@ -94,7 +114,8 @@ export function writeBenchData(path: string, data: BenchData): void {
   writeFileSync(path, Buffer.concat(parts));
 }
 
-export function readBenchData(path: string, source = path): BenchData {
+/** The file does not say whether the vocabulary is joint (the writer's caller passes it on): `joint` does. */
+export function readBenchData(path: string, joint = false, source = path): BenchData {
   const buf = readFileSync(path);
   const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   let off = 0;
@@ -123,5 +144,5 @@ export function readBenchData(path: string, source = path): BenchData {
     for (let j = 0; j < B * T; j++, off += 4) tgtMask[j] = view.getFloat32(off, true);
     batches.push({ src, srcLen, tgtIn, tgtOut, tgtMask, B, S, T, tokens, indices: new Int32Array(0) });
   }
-  return { source, srcVocab, tgtVocab, batches };
+  return { source, joint, srcVocab, tgtVocab, batches };
 }

@@ -1,15 +1,19 @@
 /**
- * Training speed of rnn-attn (or --arch convs2s) on Multi30k, frost vs PyTorch on the same CPU, the same batches.
+ * Training speed of rnn-attn (or --arch convs2s, --arch transformer) on Multi30k, frost vs PyTorch on the same CPU,
+ * the same batches.
  *
  *   npm run bench:train
+ *   npm run bench:train -- --arch transformer --heads learned,shared-l2
  *   npm run bench:train -- --steps 20 --heads learned,fixed-l2 --threads 1,2 --gemm blas,mlas,xnnpack --rounds 3
  *
  * What it does, in one run so that both sides share the machine's noise:
  *  1. prepares the batches once (bench/train-speed-data.ts: Multi30k de→en, word vocabularies with
- *     min frequency 2, 64 sentences a batch) and writes them to a file both sides read;
+ *     min frequency 2, 64 sentences a batch; for the Transformer its recipe's: one joint vocabulary with the
+ *     source and target embedding shared, token-based batches of ≤ 4096 padded tokens (--max-tokens), label
+ *     smoothing 0.1, no clipping, Adam β₂ 0.98) and writes them to a file both sides read;
  *  2. per output head and thread count, --rounds times: a frost child process (this file with
  *     --worker) trains the `small` preset for --warmup + --steps steps, and the PyTorch peer
- *     (bench/peer/rnn_attn.py, or bench/peer/convs2s.py for --arch convs2s; Debian's python3-torch,
+ *     (bench/peer/rnn_attn.py, bench/peer/convs2s.py, bench/peer/transformer.py; Debian's python3-torch,
  *     when `/usr/bin/python3 -c "import torch"` works) the same steps; frost first in odd rounds,
  *     PyTorch first in even ones, so that a burst of load on this shared machine hits both sides,
  *     and each round's ratio is printed;
@@ -37,7 +41,7 @@ import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as tf from '@tensorflow/tfjs-core';
-import { buildModel, resolveArchConfig } from '../models/index.ts';
+import { buildModel, getArch, resolveArchConfig } from '../models/index.ts';
 import { initBackend, type BackendInfo } from '../train/backend/select.ts';
 import { transposeCache } from '../train/backend/kernels/transpose.ts';
 import { asWasmBackend } from '../train/backend/kernels/wasm-internals.ts';
@@ -56,8 +60,13 @@ const { values: args } = parseArgs({
     'leak-steps': { type: 'string', default: '200' },
     rounds: { type: 'string', default: '4' },
     arch: { type: 'string', default: 'rnn-attn' },
+    /** Token-based batches (padded tokens per batch); default: the architecture recipe's (the Transformer's 4096). */
+    'max-tokens': { type: 'string' },
+    /** One joint vocabulary, source and target embedding shared: on by default for the Transformer. */
+    joint: { type: 'string', default: 'auto' },
     preset: { type: 'string', default: 'small' },
-    batch: { type: 'string', default: '64' },
+    /** Most sentences per batch: 64, or no cap with token-based batches (--max-tokens, the Transformer's recipe). */
+    batch: { type: 'string' },
     data: { type: 'string', default: 'multi30k' },
     src: { type: 'string', default: 'de' },
     tgt: { type: 'string', default: 'en' },
@@ -87,11 +96,29 @@ const PEER_TARGETS: Record<string, string> = {
 const PEER_SCRIPTS: Readonly<Record<string, string>> = {
   'rnn-attn': 'bench/peer/rnn_attn.py',
   convs2s: 'bench/peer/convs2s.py',
+  transformer: 'bench/peer/transformer.py',
 };
 const ARCH = args.arch!;
-if (!(ARCH in PEER_SCRIPTS)) throw new Error(`--arch takes ${Object.keys(PEER_SCRIPTS).join(' or ')}; got '${ARCH}'`);
+if (!(ARCH in PEER_SCRIPTS)) throw new Error(`--arch takes ${Object.keys(PEER_SCRIPTS).join(', ')}; got '${ARCH}'`);
+/**
+ * What the architecture's training recipe fixes that costs time, applied on both sides: label smoothing, gradient
+ * clipping (the norm is a pass over every gradient), Adam's β (no cost, kept for sameness), token-based batches.
+ */
+const RECIPE = getArch(ARCH).recipe ?? {};
+const LABEL_SMOOTHING = RECIPE.labelSmoothing ?? 0;
+const CLIP_NORM = RECIPE.clipNorm ?? 5;
+const MAX_TOKENS = args['max-tokens'] != null ? Number(args['max-tokens']) : RECIPE.maxTokens;
+if (!['auto', 'on', 'off'].includes(args.joint!)) throw new Error(`--joint takes auto, on or off; got '${args.joint}'`);
+/** Only the Transformer shares one embedding across languages. */
+const JOINT = args.joint === 'auto' ? ARCH === 'transformer' : args.joint === 'on';
+const BATCH = args.batch != null ? Number(args.batch) : MAX_TOKENS != null ? Infinity : 64;
+const BATCH_LABEL = [
+  ...(BATCH < Infinity ? [`≤ ${BATCH} sentences`] : []),
+  ...(MAX_TOKENS != null ? [`≤ ${MAX_TOKENS} padded tokens`] : []),
+].join(', ');
 // A convolutional decoder has no steps to skip: the whole target runs as one tensor on both sides.
-if (ARCH === 'convs2s' && args['peer-targets'] !== 'padded') throw new Error('--peer-targets packed is for rnn-attn');
+if (ARCH === 'convs2s' && args['peer-targets'] !== 'padded')
+  throw new Error('--peer-targets packed is for rnn-attn and transformer');
 if (!(args['peer-targets']! in PEER_TARGETS))
   throw new Error(`--peer-targets takes ${Object.keys(PEER_TARGETS).join(' or ')}; got '${args['peer-targets']}'`);
 
@@ -237,15 +264,19 @@ async function worker(): Promise<void> {
     wasmThreads: Number(args['wasm-threads']),
     nativeGemm: gemm === 'native' ? 'auto' : gemm === 'xnnpack' ? false : (gemm as 'blas' | 'mlas'),
   });
-  const data = readBenchData(args.batches!);
-  const sizes = { srcVocab: data.srcVocab, tgtVocab: data.tgtVocab };
+  const data = readBenchData(args.batches!, JOINT);
+  const sizes = { srcVocab: data.srcVocab, tgtVocab: data.tgtVocab, ...(JOINT ? { jointEmbedding: true } : {}) };
 
   const train = (preset: string, count: number, onStep?: (i: number, seconds: number) => void) => {
     const model = buildModel(ARCH, resolveArchConfig(ARCH, preset), sizes, { name: head }, Number(args.seed));
-    const adam = new Adam(model.params.learnable);
+    const adam = new Adam(model.params.learnable, {
+      clipNorm: CLIP_NORM,
+      ...(RECIPE.adamBetas ? { beta1: RECIPE.adamBetas[0], beta2: RECIPE.adamBetas[1] } : {}),
+    });
+    const loss = { labelSmoothing: LABEL_SMOOTHING };
     const step = (i: number) => {
       const b = data.batches[i % data.batches.length];
-      return adam.minimize(() => tf.div(model.lossSum(b, true), b.tokens) as tf.Scalar).loss;
+      return adam.minimize(() => tf.div(model.lossSum(b, true, loss), b.tokens) as tf.Scalar).loss;
     };
     return { model, adam, step, count, onStep };
   };
@@ -399,7 +430,9 @@ async function orchestrate(): Promise<void> {
     data: args.data!,
     src: args.src!,
     tgt: args.tgt!,
-    batchSize: Number(args.batch),
+    batchSize: BATCH,
+    ...(MAX_TOKENS != null ? { maxTokens: MAX_TOKENS } : {}),
+    joint: JOINT,
     count: Math.max(WARMUP + STEPS, 1),
     seed: Number(args.seed),
   });
@@ -412,7 +445,7 @@ async function orchestrate(): Promise<void> {
   if (torchVersion == null && args.peer === 'on') throw new Error(`--peer on, but ${args.python} cannot import torch`);
   const log = (line: string) => process.stderr.write(`${line}\n`);
   log(
-    `${data.source}: |V| ${data.srcVocab} / ${data.tgtVocab}, ${data.batches.length} batches of ${args.batch}, ${meanTokens.toFixed(0)} target tokens each on average, ${(100 * targetPadding).toFixed(0)}% of the padded target positions padding`,
+    `${data.source}: |V| ${data.srcVocab} / ${data.tgtVocab}, ${data.batches.length} batches of ${BATCH_LABEL}, ${meanTokens.toFixed(0)} target tokens each on average, ${(100 * targetPadding).toFixed(0)}% of the padded target positions padding`,
   );
   log(
     torchVersion
@@ -453,6 +486,8 @@ async function orchestrate(): Promise<void> {
       args.preset!,
       '--seed',
       args.seed!,
+      '--joint',
+      JOINT ? 'on' : 'off',
     ];
     const r = await runChild(process.execPath, argv, { FROST_NATIVE_GEMM_THREADS: String(threads) });
     r.head ??= head;
@@ -480,7 +515,13 @@ async function orchestrate(): Promise<void> {
         '--threads',
         String(threads),
         '--config',
-        JSON.stringify(cfg),
+        JSON.stringify({
+          ...cfg,
+          jointEmbedding: JOINT,
+          labelSmoothing: LABEL_SMOOTHING,
+          clipNorm: CLIP_NORM,
+          ...(RECIPE.adamBetas ? { adamBetas: RECIPE.adamBetas } : {}),
+        }),
         '--seed',
         args.seed!,
         '--targets',
@@ -593,7 +634,7 @@ async function orchestrate(): Promise<void> {
   const md = [
     `# Training speed: frost (tfjs wasm) vs PyTorch, ${ARCH}/${args.preset}`,
     '',
-    `${data.source}; |V| ${data.srcVocab} → ${data.tgtVocab}; batches of ${args.batch} sentences, ${meanTokens.toFixed(0)} target tokens on average (${(100 * targetPadding).toFixed(0)}% of the padded target positions are padding); ` +
+    `${data.source}; |V| ${data.srcVocab} → ${data.tgtVocab}; batches of ${BATCH_LABEL}, ${meanTokens.toFixed(0)} target tokens on average (${(100 * targetPadding).toFixed(0)}% of the padded target positions are padding); ` +
       `Adam, teacher forcing, dropout ${cfg.dropout}; ${WARMUP} warm-up + ${STEPS} measured steps per head and round, the same batches on both sides; ` +
       `${ROUNDS} round${ROUNDS === 1 ? '' : 's'} per head, frost first in odd rounds and PyTorch first in even ones.`,
     `Machine: ${machine}; load average at the start ${loadStart}, at the end ${load} (1/5/15 min; shared: other processes may run, CPU/wall shows the share each side got)` +

@@ -1,7 +1,7 @@
 /**
  * The training-speed changes against the generic ops they replace (no timings asserted here):
  *  - native GEMM (onnxruntime-node MLAS) vs XNNPACK and a float64 reference, every transpose
- *    combination and the batch folding it takes;
+ *    combination and the batch folding it takes; batched products (multi-head attention's) entry by entry;
  *  - BatchMatMul with K = 1 (a broadcast Multiply) vs the stock kernel;
  *  - Tanh as 2σ(2x) − 1 vs the stock kernel and Math.tanh;
  *  - Sum over leading axes vs the stock kernel; OneHot in float32 (the stock kernel writes int bits);
@@ -131,6 +131,74 @@ for (const provider of GEMM_PROVIDERS) {
       tf.dispose([a3, w, y, yRef]);
     });
     native.dispose();
+  });
+}
+
+for (const provider of GEMM_PROVIDERS) {
+  test(`native GEMM '${provider.name}': batched products (multi-head attention's) entry by entry, every transpose and a broadcast batch`, (t) => {
+    const loaded = provider.load(2);
+    if (loaded instanceof Error) return t.skip(`'${provider.name}' does not load here: ${loaded.message}`);
+    let calls = 0;
+    const native: NativeGemm = {
+      ...loaded,
+      gemm: (...a) => {
+        calls++;
+        loaded.gemm(...a);
+      },
+    };
+    // Attention-sized entries (q·kᵀ of 21 positions, 64 per head), and entries big enough for every provider.
+    const sizes = [
+      [21, 64, 21],
+      [60, 48, 50],
+    ].filter(([M, K, N]) => M * K * N >= native.minEntryMacs);
+    assert.ok(sizes.length > 0);
+    withNativeGemm(native, () => {
+      for (const [M, K, N] of sizes) {
+        for (const [tA, tB] of [
+          [false, false],
+          [true, false],
+          [false, true],
+          [true, true],
+        ] as const) {
+          // [2, 3] × [2, 3], and [2, 3] × [1, 3] (b's first batch axis broadcast).
+          for (const bBatch of [
+            [2, 3],
+            [1, 3],
+          ]) {
+            const a = randTensor([2, 3, ...(tA ? [K, M] : [M, K])]);
+            const b = randTensor([...bBatch, ...(tB ? [N, K] : [K, N])]);
+            const before = calls;
+            const y = tf.matMul(a, b, tA, tB);
+            assert.equal(calls - before, 6, `one native call per output entry (${M}×${K}×${N} ${tA} ${tB} ${bBatch})`);
+            const stock = withoutNativeGemm(() => tf.matMul(a, b, tA, tB));
+            assert.deepEqual(y.shape, [2, 3, M, N]);
+            const ad = a.dataSync();
+            const bd = b.dataSync();
+            const yd = y.dataSync();
+            for (let e = 0; e < 6; e++) {
+              const be = bBatch[0] === 1 ? e % 3 : e;
+              const ref = refMatMul2d(
+                ad.subarray(e * M * K, (e + 1) * M * K),
+                bd.subarray(be * K * N, (be + 1) * K * N),
+                M,
+                K,
+                N,
+                tA,
+                tB,
+              );
+              assert.ok(maxScaledDiff(yd.subarray(e * M * N, (e + 1) * M * N), ref) < 1e-5, `entry ${e}`);
+            }
+            assert.ok(maxScaledDiff(yd, stock.dataSync()) < 1e-5, 'native vs stock');
+            tf.dispose([a, b, y, stock]);
+          }
+        }
+      }
+      // Too small an entry stays with the stock loop.
+      const before = calls;
+      tf.dispose(tf.matMul(randTensor([4, 3, 5]), randTensor([4, 5, 2])));
+      assert.equal(calls, before);
+    });
+    loaded.dispose();
   });
 }
 

@@ -1,6 +1,9 @@
 """
 The output heads of frost's models (models/heads/*.ts) in PyTorch, shared by the training peers
-(bench/peer/rnn_attn.py, bench/peer/convs2s.py): learned, tied, fixed-l2, hadamard, drill.
+(bench/peer/rnn_attn.py, bench/peer/convs2s.py, bench/peer/transformer.py): learned, tied, fixed-l2,
+hadamard, drill, and seed 003's shared-l2 and shared-sqnorm (models/heads/shared-normalised.ts: the
+output matrix is the shared embedding with its rows divided by their norm or squared norm, plus a
+learned bias).
 Frozen matrices are buffers (no gradient, no Adam state) holding random values of the same shape.
 """
 
@@ -21,6 +24,10 @@ def make_head(torch, nn, head, d, e, tgt_vocab, p, emb):
                 self.b = nn.Parameter(torch.zeros(tgt_vocab))
                 if head == 'drill':
                     self.U = nn.ModuleList([nn.Linear(e, e) for _ in range(2)])
+            elif head in ('shared-l2', 'shared-sqnorm'):
+                if d != e:
+                    raise SystemExit(f'{head}: the peer scores f [d] against E [e] directly and needs d == e')
+                self.b = nn.Parameter(torch.zeros(tgt_vocab))
             elif head == 'fixed-l2':
                 T = torch.rand(tgt_vocab, d) * 2 - 1
                 self.register_buffer('T', T / T.norm(dim=1, keepdim=True))
@@ -41,6 +48,10 @@ def make_head(torch, nn, head, d, e, tgt_vocab, p, emb):
                 for layer in self.U:
                     Ei = F.dropout(torch.tanh(layer(Ei)), p, self.training) + Ei + E
                 return F.linear(self.P(f), Ei, self.b)
+            if self.kind in ('shared-l2', 'shared-sqnorm'):
+                E = self.emb.weight
+                norms = torch.sqrt((E * E).sum(1, keepdim=True) + 1e-6)
+                return F.linear(f, E / (norms if self.kind == 'shared-l2' else norms * norms), self.b)
             if self.kind == 'fixed-l2':
                 return F.linear(f, self.T)
             # hadamard

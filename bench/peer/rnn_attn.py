@@ -23,7 +23,8 @@ The model (models/archs/rnn-attn.ts, models/heads/*.ts), written the way PyTorch
   head     learned: f W + b | tied: (f P) E^T + b | fixed-l2: f T^T with T frozen (a buffer: no
            gradient, no Adam state) | hadamard: scale * (f/|f|) H^T, H frozen | drill: (f P) E_k^T + b,
            E_k a 2-layer residual MLP over E with dropout
-  loss     sum of masked token cross-entropies / tokens; Adam (lr 1e-3), gradient norm clipped to 5.
+  loss     sum of masked token cross-entropies / tokens; Adam (lr 1e-3), gradient norm clipped to 5
+           (the config's clipNorm and adamBetas, when bench/train-speed.ts passes the recipe's, win).
 PyTorch's GRU gate formulation is ONNX's linear_before_reset = 1, the same as frost's.
 Frozen matrices hold random values of the same shape (speed does not depend on which values).
 """
@@ -191,19 +192,24 @@ def main(build=build):
     torch.manual_seed(a.seed)
     src_vocab, tgt_vocab, batches = read_batches(a.batches)
     if a.targets == 'packed':
-        batches = [pack_targets(torch, b) for b in batches]
+        # A model that packs its own way (bench/peer/transformer.py) brings its own packer.
+        pack = getattr(build, 'pack_targets', pack_targets)
+        batches = [pack(torch, b) for b in batches]
     cfg = json.loads(a.config)
     model = build(torch, nn, src_vocab, tgt_vocab, a.head, cfg)
     model.train()
     params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.Adam(params, lr=1e-3)
+    # The architecture's recipe (bench/train-speed.ts passes it in the config): clipping, Adam's β.
+    clip_norm = cfg.get('clipNorm', 5.0)
+    opt = torch.optim.Adam(params, lr=1e-3, betas=tuple(cfg.get('adamBetas', (0.9, 0.999))))
 
     def step(i):
         b = batches[i % len(batches)]
         opt.zero_grad(set_to_none=True)
         loss = model(b)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, 5.0)
+        if clip_norm > 0:
+            torch.nn.utils.clip_grad_norm_(params, clip_norm)
         opt.step()
         return float(loss), b['tokens']
 

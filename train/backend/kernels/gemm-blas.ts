@@ -143,6 +143,8 @@ function loadBlasGemm(threads: number): NativeGemm | Error {
       provider: 'blas',
       threads: n,
       minMacs: BLAS_MIN_MACS,
+      // ≈ 2-4 µs a call (koffi and OpenBLAS's set-up): 780 attention entries of 21×21×64 took 5 ms against 60.
+      minEntryMacs: 4096,
       description: `BLAS ${blas.flavour.split(' ').slice(0, 2).join(' ')} (${blas.path}), ${n} thread${n === 1 ? '' : 's'}`,
       gemm(A, B, Y, M, K, N, tA, tB) {
         sgemm(

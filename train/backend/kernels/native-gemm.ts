@@ -25,6 +25,11 @@ export interface NativeGemm {
   /** Smaller products (multiply-adds) stay in XNNPACK: this runner's fixed cost per call outweighs its speed. */
   readonly minMacs: number;
   /**
+   * Batched products (one call per batch entry) come here only with at least this many multiply-adds an entry:
+   * below it the call's fixed cost outweighs what it saves over the stock loop (≈ 1 ns a multiply-add).
+   */
+  readonly minEntryMacs: number;
+  /**
    * Y [M, N] = op(A) · op(B), op = transpose when the flag is set. A is [M, K] ([K, M] when tA),
    * B is [K, N] ([N, K] when tB); all three are row-major float32 views (of the wasm heap).
    */
