@@ -13,7 +13,7 @@
  * (49 cached positions) run interleaved `--reps` times, so both share the machine's load, and the
  * table gives medians and their ratio. The reorder columns add what beam search costs on top, at
  * position 50, with a beam-like order (in each group of 5 rows the parents are rows 0, 0, 1, 0, 2:
- * the best beams keep their rows, two rows take another beam's cache): `gather` copies every cache
+ * row 0 keeps its cache, the other four take another row's, so most rows move): `gather` copies every cache
  * row into new buffers (row-state.ts's gatherRows, what the runtime did for every reorder), `in
  * place` rewrites the step's own output, copying only rows that move (reorderRowsInPlace, what
  * the runtime does now for a step's output).

@@ -4,7 +4,7 @@ import type { Tokenizer } from '../text/tokenize.ts';
 import { SPECIALS, Vocabulary } from '../vocab.ts';
 import { cardTokenizer } from './card-tokenizer.ts';
 import type { LmCard } from './lm-card.ts';
-import { gatherRows, hostTensor } from './row-state.ts';
+import { hostTensor, reorderRowsInPlace } from './row-state.ts';
 import type { Ort } from './seq2seq-types.ts';
 
 /**
@@ -164,10 +164,14 @@ export class LmRuntime {
       });
       if (keep.length === 0) return;
       if (keep.length < live.length) {
-        // Finished rows leave the batch, so a batch costs what its live rows cost.
+        // Finished rows leave the batch, so a batch costs what its live rows cost. The state is this
+        // loop's own (zeroState's or the last step's, used once), so it is compacted in place.
         const order = Int32Array.from(keep);
         state = Object.fromEntries(
-          Object.entries(state).map(([n, t]) => [n, gatherRows(this.ort, hostTensor(t, n, live.length), order)]),
+          Object.entries(state).map(([n, t]) => [
+            n,
+            reorderRowsInPlace(this.ort, hostTensor(t, n, live.length), order),
+          ]),
         );
       }
       live = keep.map((i) => live[i]);
