@@ -46,9 +46,7 @@ function bleuVerdict(report: Report): ClaimVerdict | null {
   const settled = involved.every(converged);
   const verdict: Verdict = !settled ? 'not settled' : holds ? 'held' : 'did not hold';
   const numbers = frozen.map((r) => `${who(r)} ${formatSigned2(r.bleuDelta)}`).join(', ');
-  const why = settled
-    ? ''
-    : `: not every run stopped by the stopping rule (${stopSummary(involved)})`;
+  const why = settled ? '' : `: not every run stopped by the stopping rule (${stopSummary(involved)})`;
   return {
     claim: `fixed target vectors lose at most ${PAPER_CLAIM.maxBleuLoss} BLEU against learned ones`,
     verdict,
@@ -74,17 +72,19 @@ function normVerdict(report: Report): ClaimVerdict | null {
   const learned = report.runs.filter((r) => r.matrix?.kind === 'learned' && r.matrix.spearman !== null);
   if (learned.length === 0) return null;
   const rho = learned.map((r) => r.matrix!.spearman!);
-  const strong = rho.every((x) => x >= 0.5);
-  const verdict: Verdict = strong
-    ? 'held'
-    : learned.every(converged) && rho.every((x) => x <= 0)
-      ? 'did not hold'
-      : 'not settled';
+  const settled = learned.every(converged);
+  const verdict: Verdict = !settled
+    ? 'not settled'
+    : rho.every((x) => x >= 0.5)
+      ? 'held'
+      : rho.every((x) => x <= 0)
+        ? 'did not hold'
+        : 'not settled';
   const numbers = learned.map((r) => `${who(r)} ${formatFixed2(r.matrix!.spearman)}`).join(', ');
   const paper = PAPER_RESULTS.figure2.spearman.map((x) => x.toFixed(2)).join(' / ');
   const why =
     verdict === 'not settled'
-      ? learned.every(converged)
+      ? settled
         ? ': the correlation is weak or mixed'
         : `: not every run stopped by the stopping rule (${stopSummary(learned)})`
       : '';

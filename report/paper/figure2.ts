@@ -51,7 +51,8 @@ export function figure2Sentence(report: Report): string | null {
   const range = `${formatFixed2(Math.min(...rho))} to ${formatFixed2(Math.max(...rho))}`;
   const epochs = runs.map((r) => r.training.epochs);
   const sign = rho.every((x) => x > 0) ? 'positively' : rho.every((x) => x <= 0) ? 'negatively' : 'inconsistently';
-  let text = `After ${Math.min(...epochs)}–${Math.max(...epochs)} epochs the learned target vectors' norms correlate ${sign} with word frequency (ρ ${range}; the paper ${paperRho()}).`;
+  const [fewest, most] = [Math.min(...epochs), Math.max(...epochs)];
+  let text = `After ${fewest === most ? fewest : `${fewest}–${most}`} epochs the learned target vectors' norms correlate ${sign} with word frequency (ρ ${range}; the paper ${paperRho()}).`;
   const compared = runs.filter((r) => shortRunSpearman(r) !== undefined);
   if (compared.length > 0) {
     const flipped = compared.filter((r) => shortRunSpearman(r)! < 0 && r.matrix!.spearman! > 0);
