@@ -8,8 +8,8 @@ import type { HeadContext, OutputHead } from './types.ts';
 export const EXCLUDED_LOGIT = -1e4;
 
 /**
- * `head` with the logits of `ctx.excludedTargets` pinned to {@link EXCLUDED_LOGIT} below the rest, in training and
- * in the exported graph (one Add of a constant [|V|] row).
+ * `head` with the logits of `ctx.excludedTargets` pinned to {@link EXCLUDED_LOGIT}, in training and in the exported
+ * graph (a Mul and an Add of constant [1, |V|] rows).
  *
  * Why: a joint subword vocabulary holds thousands of pieces the target language never uses (Multi30k de-en,
  * joint 8k: 3,730 of 8,000 never occur in the English text). Left in the softmax they take probability mass the
@@ -19,21 +19,27 @@ export const EXCLUDED_LOGIT = -1e4;
  */
 export function maskedHead(head: OutputHead, ctx: HeadContext): OutputHead {
   const V = ctx.vocabSize;
+  // z · keep + offset, not z + offset: an excluded logit is exactly EXCLUDED_LOGIT (no rounding of z − 10⁴ that
+  // would differ between tfjs and ONNX Runtime and blur the export's parity check), and its gradient is exactly 0.
+  const keep = new Float32Array(V).fill(1);
   const offsets = new Float32Array(V);
   for (const id of ctx.excludedTargets ?? []) {
     if (!Number.isInteger(id) || id < 0 || id >= V) {
       throw new RangeError(`excluded target id ${id} is outside the vocabulary of ${V}`);
     }
+    keep[id] = 0;
     offsets[id] = EXCLUDED_LOGIT;
   }
-  const row = ctx.params.auxiliary(tf.tensor2d(offsets, [1, V])) as tf.Tensor2D;
+  const keepRow = ctx.params.auxiliary(tf.tensor2d(keep, [1, V])) as tf.Tensor2D;
+  const offsetRow = ctx.params.auxiliary(tf.tensor2d(offsets, [1, V])) as tf.Tensor2D;
+  const row = (data: Float32Array) => ({ dtype: 'float32' as const, dims: [1, V], data });
   return {
     ...head,
-    logits: (f, training) => tf.tidy(() => tf.add(head.logits(f, training), row)),
+    logits: (f, training) => tf.tidy(() => tf.add(tf.mul(head.logits(f, training), keepRow), offsetRow)),
     toOnnx: (g, f, onnx) =>
       g.op('Add', [
-        head.toOnnx(g, f, onnx),
-        g.initializer('excluded', { dtype: 'float32', dims: [1, V], data: offsets }),
+        g.op('Mul', [head.toOnnx(g, f, onnx), g.initializer('kept', row(keep))]),
+        g.initializer('excluded', row(offsets)),
       ]),
   };
 }
