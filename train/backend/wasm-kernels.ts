@@ -126,6 +126,8 @@ import { adamKernel } from './kernels/adam.ts';
 import { ADAM_KERNEL, SUM_SQUARES_KERNEL } from '../optim/adam.ts';
 import { sumSquaresKernel } from './kernels/sum-squares.ts';
 import { SOFTMAX_XENT_GRAD_KERNEL, SOFTMAX_XENT_KERNEL } from '../../models/loss.ts';
+import { LAYER_NORM_GRAD_KERNEL, LAYER_NORM_KERNEL } from '../../models/layers/layer-norm.ts';
+import { layerNormGradKernel, layerNormKernel } from './kernels/layer-norm.ts';
 import { softmaxXentGradKernel, softmaxXentKernel } from './kernels/softmax-xent.ts';
 import { sigmoidTanh } from './kernels/elementwise.ts';
 import { rowGather } from './kernels/gather.ts';
@@ -178,6 +180,8 @@ const OVERRIDES: Override[] = [
   { kernelName: ADAM_KERNEL, make: () => adamKernel },
   { kernelName: SUM_SQUARES_KERNEL, make: () => sumSquaresKernel },
   { kernelName: SOFTMAX_XENT_KERNEL, make: () => softmaxXentKernel },
+  { kernelName: LAYER_NORM_KERNEL, make: () => layerNormKernel },
+  { kernelName: LAYER_NORM_GRAD_KERNEL, make: () => layerNormGradKernel },
   { kernelName: SOFTMAX_XENT_GRAD_KERNEL, make: () => softmaxXentGradKernel },
   { kernelName: 'Conv2DBackpropFilter', make: () => conv2dBackpropFilter },
   {
