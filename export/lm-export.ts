@@ -9,13 +9,18 @@ import { createNodeSession } from '../core/runtime/ort-node.ts';
 import { SPECIALS } from '../core/vocab.ts';
 import type { LanguageModel, LmState } from '../models/lm/index.ts';
 import { prepareLmData } from '../train/lm/lm-data.ts';
-import { RunFolder } from '../train/run-folder.ts';
+import { checkpointSha256, RunFolder } from '../train/run-folder.ts';
 import { PARITY_TOLERANCE, type ParityReport } from './parity.ts';
 
 export const LM_STEP_FILE = 'step.onnx';
 
 export interface LmExportOptions {
   checkpoint?: 'best' | 'last';
+  /**
+   * Export the mean of the last N epoch checkpoints (`frost train --keep-last`) instead of
+   * `checkpoint`; refused, naming the run, when it keeps fewer.
+   */
+  averageLast?: number;
   name?: string;
   /** Streams and steps of the validation split run through both for the parity check. @default 4 × 24 */
   parityStreams?: number;
@@ -88,8 +93,10 @@ export async function exportLmRun(runDir: string, outDir: string, opts: LmExport
   const run = await RunFolder.openTask(runDir, 'lm');
   const { config } = run;
   const data = await prepareLmData(config, runDir, true);
-  const ckptDir = run.findCheckpoint(opts.checkpoint ?? 'best');
-  const checkpoint = await run.loadCheckpoint(ckptDir);
+  const averaged = opts.averageLast === undefined ? undefined : await run.averageLast(opts.averageLast);
+  // Errors about averaged tensors name the newest of the averaged checkpoints.
+  const ckptDir = averaged ? averaged.averaged.at(-1)!.dir : run.findCheckpoint(opts.checkpoint ?? 'best');
+  const checkpoint = averaged ? averaged.checkpoint : await run.loadCheckpoint(ckptDir);
   const model = run.rebuildLanguageModel(data.vocab.size, checkpoint, ckptDir);
   try {
     const storeFrozen = opts.storeFrozen ?? false;
@@ -151,7 +158,20 @@ export async function exportLmRun(runDir: string, outDir: string, opts: LmExport
         archConfig: config.archConfig,
         seed: config.seed,
         data: { dir: config.data.dir ?? 'default (multi30k en + flickr8k)' },
-        checkpoint: { which: basename(ckptDir), step: state.step, epoch: state.epoch },
+        checkpoint: averaged
+          ? {
+              which: `average-last-${averaged.averaged.length}`,
+              step: state.step,
+              epoch: state.epoch,
+              averaged: await Promise.all(
+                averaged.averaged.map(async (c) => ({
+                  epoch: c.epoch,
+                  dir: basename(c.dir),
+                  sha256: await checkpointSha256(c.dir),
+                })),
+              ),
+            }
+          : { which: basename(ckptDir), step: state.step, epoch: state.epoch },
         parity: {
           maxAbsDiff: parity.maxAbsDiff,
           maxScaledDiff: parity.maxScaledDiff,
@@ -159,7 +179,11 @@ export async function exportLmRun(runDir: string, outDir: string, opts: LmExport
           steps: parity.steps,
         },
       },
-      metrics: Number.isFinite(state.bestValPerplexity) ? { valPerplexity: state.bestValPerplexity as number } : {},
+      // An average was never validated: no perplexity is claimed for it.
+      metrics:
+        !averaged && Number.isFinite(state.bestValPerplexity)
+          ? { valPerplexity: state.bestValPerplexity as number }
+          : {},
       created: new Date().toISOString(),
     };
     const card = lmCardSchema.parse(input);

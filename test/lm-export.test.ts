@@ -119,6 +119,49 @@ describe('lm export', () => {
     else assert.ok(c.tokens.every((t) => !['w1', 'w2', 'w4', 'w5', 'w6'].includes(t)));
   });
 
+  test('--keep-last epoch checkpoints; --average-last 2 exports their mean, with parity, named in the card', async () => {
+    const run = await RunFolder.openTask(runDir, 'lm');
+    assert.deepEqual(
+      run.epochCheckpoints().map((c) => c.epoch),
+      [1, 2],
+    );
+    const avgDir = join(dir, 'model-avg');
+    const { card, parity } = await exportLmRun(runDir, avgDir, { averageLast: 2, quiet: true });
+    assert.ok(parity.maxScaledDiff <= 1e-4, `parity ${parity.maxScaledDiff}`);
+    const source = card.config.checkpoint as { which: string; averaged: { epoch: number; dir: string }[] };
+    assert.equal(source.which, 'average-last-2');
+    assert.deepEqual(
+      source.averaged.map((c) => [c.epoch, c.dir]),
+      [
+        [1, 'epoch-0001'],
+        [2, 'epoch-0002'],
+      ],
+    );
+    assert.equal(card.metrics.valPerplexity, undefined, 'no perplexity claimed for a model never validated');
+    // The averaged weights are what the graph holds: its score is the tfjs model's of the mean, not best's.
+    const { checkpoint } = await run.averageLast(2);
+    const vocab = await run.vocab('tgt');
+    const model = run.rebuildLanguageModel(vocab.size, checkpoint, 'average');
+    const ids = [SPECIALS.eos.id, ...vocab.encode(['w3', 'w7', 'w1']), SPECIALS.eos.id];
+    const { logProbs, state } = model.targetLogProbs(
+      { B: 1, T: ids.length - 1, inputs: Int32Array.from(ids.slice(0, -1)), targets: Int32Array.from(ids.slice(1)) },
+      model.initialState(1),
+    );
+    tf.dispose(Object.values(state));
+    model.params.dispose();
+    const averaged = await loadLmModelDir(avgDir);
+    const got = (await averaged.score('w3 w7 w1')).logProb;
+    await averaged.release();
+    const expected = logProbs.reduce((a, b) => a + b, 0);
+    assert.ok(Math.abs(got - expected) <= 1e-4 * Math.max(1, Math.abs(expected)), `${got} vs ${expected}`);
+    assert.notEqual(got, (await runtime.score('w3 w7 w1')).logProb, 'not the best checkpoint');
+    await assert.rejects(
+      exportLmRun(runDir, join(dir, 'model-avg3'), { averageLast: 3, quiet: true }),
+      (err: Error) =>
+        err.message.includes(runDir) && /keeps 2 epoch checkpoints .* fewer than --average-last 3/.test(err.message),
+    );
+  });
+
   test('a truncated step graph is refused with its path', async () => {
     const broken = join(dir, 'broken');
     await exportLmRun(runDir, broken, { quiet: true });

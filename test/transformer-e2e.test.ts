@@ -11,8 +11,11 @@ import { toyRunConfig, toyTestBleu, writeToyData } from './helpers/toy-run.ts';
 
 /**
  * Epochs of the toy corpus (6000 sentences, 94 batches each) the tiny pre-norm model needs at a
- * constant 4e-3. Test BLEU after 6 epochs on the development machine: 92.97 (3e-3: 92.79, 5e-3:
- * 91.63, 6e-3: 87.41); the best checkpoint is from epoch 5 or 6, a 7th epoch changed nothing.
+ * constant 3e-3. Test BLEU after 6 epochs on the development machine, with the unfused layer norm:
+ * 92.79 (4e-3: 92.97, 5e-3: 91.63, 6e-3: 87.41); the best checkpoint is from epoch 5 or 6, a 7th
+ * epoch changed nothing. With the fused layer norm (56f1e78: the same values to float32 rounding, a
+ * different trajectory) 3e-3 gives 91.65 and 4e-3 88.43 (88.14 after 8 epochs): 4e-3 sits at the
+ * edge where rounding decides, 3e-3 does not.
  */
 const EPOCHS = 6;
 let dir: string;
@@ -35,7 +38,7 @@ describe('the Transformer from corpus to ONNX answer on the toy corpus', () => {
       arch: 'transformer',
       epochs: EPOCHS,
       valSentences: 50,
-      optim: { learningRate: 4e-3 },
+      optim: { learningRate: 3e-3 },
     });
     const result = await train(config, runDir, { quiet: true });
     result.model.params.dispose();

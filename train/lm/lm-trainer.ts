@@ -1,13 +1,14 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { existsSync } from 'node:fs';
-import { appendFile, mkdir } from 'node:fs/promises';
+import { appendFile, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { buildLanguageModel, type LanguageModel, type LmState } from '../../models/lm/index.ts';
-import { collectTensors, loadCheckpoint, restoreTensors, saveCheckpoint } from '../checkpoint.ts';
+import { collectParams, collectTensors, loadCheckpoint, restoreTensors, saveCheckpoint } from '../checkpoint.ts';
 import { TokenStream } from '../data/lm-stream.ts';
 import { Adam } from '../optim/adam.ts';
 import { TrainingProgress } from '../progress.ts';
 import { RUN_FILES, readRunConfig, writeRunConfig, type LmRunConfig } from '../run-config.ts';
+import { epochCheckpointDir, listEpochCheckpoints } from '../run-folder.ts';
 import { createSchedule, type ScheduleState } from '../schedules/index.ts';
 import { scoreStream, type Perplexity } from './lm-evaluate.ts';
 import { prepareLmData, type LmData } from './lm-data.ts';
@@ -145,6 +146,18 @@ async function runLmTraining(
       schedule: schedule.state,
     } as unknown as Record<string, unknown>);
 
+  // checkpoints/epoch-NNNN after a whole epoch, as the seq2seq trainer keeps them: the parameters
+  // alone, for `frost export --average-last`; the oldest beyond keepLast go.
+  const saveEpoch = async (epoch: number) => {
+    await saveCheckpoint(epochCheckpointDir(runDir, epoch), collectParams(model), {
+      ...state,
+      schedule: schedule.state,
+    } as unknown as Record<string, unknown>);
+    const kept = listEpochCheckpoints(runDir);
+    for (const old of kept.slice(0, Math.max(0, kept.length - config.keepLast)))
+      await rm(old.dir, { recursive: true, force: true });
+  };
+
   const budgetMs = (config.maxMinutes ?? Infinity) * 60_000;
   let sessionStart = Date.now() - state.elapsedMs;
   const elapsed = () => Date.now() - sessionStart;
@@ -263,6 +276,7 @@ async function runLmTraining(
     opts.onEpoch?.(metrics);
     if (verdict.improved) await save('best');
     await save('last');
+    if (complete && config.keepLast > 0) await saveEpoch(state.epoch);
     lastSave = Date.now();
     sessionStart = Date.now() - state.elapsedMs;
   }

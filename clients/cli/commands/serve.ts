@@ -65,7 +65,7 @@ export function registerServe(program: Command): void {
     )
     .option(
       '--workers <n>',
-      'decode worker threads per model (each loads the model)',
+      'decode worker threads per model, language models included (each loads the model)',
       intOption('--workers', 1, 64),
       defaultWorkers(),
     )

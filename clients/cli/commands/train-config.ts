@@ -183,10 +183,9 @@ function lmRunConfig(flags: NewRunFlags, arch: string, vocab: Record<string, unk
     ['--image-size', flags.imageSize],
     ['--image-cache', flags.imageCache],
     ['--val-sentences', flags.valSentences],
-    // The language-model loop (train/lm/) has no smoothing, token batches or epoch checkpoints.
+    // The language-model loop (train/lm/) has no smoothing or token batches.
     ['--label-smoothing', flags.labelSmoothing],
     ['--max-tokens', flags.maxTokens],
-    ['--keep-last', flags.keepLast],
   ] as const) {
     if (value !== undefined) throw new Error(`${flag} is not for --task lm`);
   }
@@ -214,5 +213,6 @@ function lmRunConfig(flags: NewRunFlags, arch: string, vocab: Record<string, unk
     tokenizer: subword ? 'sentencepiece' : flags.data === undefined ? 'multi30k' : 'whitespace',
     vocab,
     batch: { streams: flags.batchSize ?? 20, bptt: flags.bptt ?? 35 },
+    ...(flags.keepLast !== undefined ? { keepLast: flags.keepLast } : {}),
   });
 }

@@ -1,4 +1,3 @@
-/* eslint-disable no-bitwise -- byte offsets are element indices shifted by 2. */
 /**
  * FrostLayerNorm and FrostLayerNormGrad (the contract is in models/layers/layer-norm.ts) for the wasm backend, in
  * wasm SIMD over the heap (wasm-builder.ts), row by row: forward, Σx and Σ(x − mean)² then one pass writing x̂ and
