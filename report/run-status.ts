@@ -7,6 +7,7 @@ import { readCheckpointInfo, RunFolder, runPath } from '../train/run-folder.ts';
  * Whether a grid's run still needs training. A run is finished when
  * - its trainer stopped it by the stopping rule (`stopKind: 'plateau'`: `schedule.stopAfter` epochs without a
  *   validation gain; final, no budget lifts it), or said it was done before stop kinds were recorded;
+ * - it has made the grid's number of updates (`budget.updates`, the `last` checkpoint's step);
  * - it has trained the grid's epoch cap (`budget.epochs`, counted in complete epochs of the `last` checkpoint);
  * - its last metrics line or checkpoint shows it used the grid's time budget (`budget.minutes`): runs started by
  *   an older bench/mt-heads.ts, or killed between that line and the final save, are recognised either way.
@@ -25,6 +26,8 @@ export type RunStatus =
 export interface RunBudget {
   minutes?: number;
   epochs?: number;
+  /** Optimizer updates (`frost train --max-updates`): the budget that does not depend on the machine's load. */
+  updates?: number;
 }
 
 /** Budget time a run may fall short of and still count as finished (rounding of saved times). */
@@ -64,7 +67,8 @@ export async function readMetrics(runDir: string): Promise<MetricsLine[]> {
 }
 
 export async function runStatus(runDir: string, budget: number | RunBudget): Promise<RunStatus> {
-  const { minutes, epochs } = typeof budget === 'number' ? { minutes: budget, epochs: undefined } : budget;
+  const { minutes, epochs, updates } =
+    typeof budget === 'number' ? { minutes: budget, epochs: undefined, updates: undefined } : budget;
   if (!RunFolder.exists(runDir)) return { kind: 'missing' };
   const last = await readCheckpointInfo(runDir, 'last');
   const metrics = await readMetrics(runDir);
@@ -80,6 +84,12 @@ export async function runStatus(runDir: string, budget: number | RunBudget): Pro
       kind: 'finished',
       elapsedMinutes,
       reason: done && stopKind === 'epochs' ? reason : `reached ${epochs} epochs`,
+    };
+  if (updates !== undefined && Number(last?.state.step ?? 0) >= updates)
+    return {
+      kind: 'finished',
+      elapsedMinutes,
+      reason: done && stopKind === 'updates' ? reason : `reached ${updates} updates`,
     };
   // A run's own epoch cap counts as finished when the grid sets none (a grid's larger cap resumes it).
   if (done && stopKind === 'epochs' && epochs === undefined) return { kind: 'finished', elapsedMinutes, reason };

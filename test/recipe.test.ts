@@ -22,6 +22,7 @@ import { initBackend } from '../train/backend/select.ts';
 import { loadCheckpoint } from '../train/checkpoint.ts';
 import { resolveRecipe } from '../train/recipe.ts';
 import { runConfigSchema, type TranslationRunConfigInput } from '../train/run-config.ts';
+import { runStatus } from '../report/run-status.ts';
 import { RunFolder } from '../train/run-folder.ts';
 import { createSchedule, inverseSqrtRate } from '../train/schedules/index.ts';
 import { resume, train } from '../train/trainer.ts';
@@ -299,6 +300,31 @@ describe('a run with the Transformer recipe', () => {
       (resumed!.state as { schedule: unknown }).schedule,
       (whole!.state as { schedule: unknown }).schedule,
     );
+  });
+  test('--max-updates stops mid-epoch at that update; a larger one continues to the uninterrupted parameters', async () => {
+    const perEpoch = (await metricsOf(runDir))[0]!.step;
+    const cut = join(dir, 'run-updates');
+    const first = await train(toyRunConfig(dataDir, 'fixed-l2', { ...RECIPE, maxUpdates: perEpoch + 2 }), cut, {
+      quiet: true,
+    });
+    first.model.params.dispose();
+    assert.deepEqual(
+      [first.steps, first.epochs, first.stopReason],
+      [perEpoch + 2, 1, `reached ${perEpoch + 2} updates`],
+    );
+    const partial = (await metricsOf(cut)).at(-1)!;
+    assert.equal(partial.complete, false);
+    assert.equal((await runStatus(cut, { updates: perEpoch + 2 })).kind, 'finished');
+    assert.equal((await runStatus(cut, { updates: 3 * perEpoch })).kind, 'unfinished');
+    const second = await resume(cut, { maxUpdates: 3 * perEpoch }, { quiet: true });
+    second.model.params.dispose();
+    // The budget ran out on an epoch's last batch: that epoch is whole.
+    assert.deepEqual([second.steps, second.epochs], [3 * perEpoch, 3]);
+    const [whole, resumed] = await Promise.all(
+      [runDir, cut].map((d) => loadCheckpoint(join(d, 'checkpoints', 'last'))),
+    );
+    for (const [name, t] of whole!.tensors)
+      assert.deepEqual(resumed!.tensors.get(name)!.data, t.data, `${name} after extending the update budget`);
   });
 });
 

@@ -38,6 +38,11 @@ const common = {
   epochs: z.number().int().positive().optional(),
   /** Stop after this much training time (validation included), summed over resumes. */
   maxMinutes: z.number().positive().optional(),
+  /**
+   * Stop after this many optimizer updates (fairseq's --max-update): a budget that, unlike minutes, does not
+   * depend on what else the machine is doing, so runs trained under any load end with the same parameters.
+   */
+  maxUpdates: z.number().int().positive().optional(),
   /** Save the `last` checkpoint this often inside an epoch too. */
   checkpointMinutes: z.number().positive().default(5),
 };

@@ -25,7 +25,7 @@ interface TrainerState {
   done: boolean;
   stopReason?: string;
   /** Budget stops are lifted by a resume with a larger budget; a plateau stop is final. */
-  stopKind?: 'epochs' | 'time' | 'plateau';
+  stopKind?: 'epochs' | 'time' | 'updates' | 'plateau';
 }
 
 export interface TrainOptions {
@@ -80,7 +80,7 @@ export async function train(config: RunConfig, runDir: string, opts: TrainOption
 /** Continues the run in `runDir` from its last checkpoint; `overrides` may extend its budget. */
 export async function resume(
   runDir: string,
-  overrides: Partial<Pick<RunConfig, 'epochs' | 'maxMinutes'>> = {},
+  overrides: Partial<Pick<RunConfig, 'epochs' | 'maxMinutes' | 'maxUpdates'>> = {},
   opts: TrainOptions = {},
 ): Promise<TrainResult> {
   const config = { ...(await readRunConfig(runDir)), ...stripUndefined(overrides) };
@@ -141,6 +141,14 @@ async function runTraining(
   await dropLostMetrics(runDir, state.step);
 
   const budgetMs = (config.maxMinutes ?? Infinity) * 60_000;
+  const maxUpdates = config.maxUpdates ?? Infinity;
+  // Which budget ended the run: time, or the update count (checked after every update, as time is).
+  const budgetStop = (): Pick<TrainerState, 'stopKind' | 'stopReason'> | null =>
+    state.step >= maxUpdates
+      ? { stopKind: 'updates', stopReason: `reached ${config.maxUpdates} updates` }
+      : elapsed() >= budgetMs
+        ? { stopKind: 'time', stopReason: `time budget of ${config.maxMinutes} minutes used` }
+        : null;
   const save = async (which: 'last' | 'best') =>
     saveCheckpoint(join(runDir, which === 'last' ? RUN_FILES.last : RUN_FILES.best), collectTensors(model, optimizer), {
       ...state,
@@ -169,10 +177,9 @@ async function runTraining(
       state.stopReason = `reached ${config.epochs} epochs`;
       break;
     }
-    if (elapsed() >= budgetMs) {
-      state.done = true;
-      state.stopKind = 'time';
-      state.stopReason = `time budget of ${config.maxMinutes} minutes used`;
+    const stopBefore = budgetStop();
+    if (stopBefore) {
+      Object.assign(state, { done: true, ...stopBefore });
       break;
     }
     const plan = data.epoch(state.epoch);
@@ -182,7 +189,7 @@ async function runTraining(
     let lossTokens = 0;
     let epochTokens = 0;
     const epochStart = Date.now();
-    let outOfTime = false;
+    let budgetUsed: ReturnType<typeof budgetStop> = null;
     const startBatch = state.batch;
     for (let i = state.batch; i < plan.length; i++) {
       const batch = plan.batch(i);
@@ -208,10 +215,8 @@ async function runTraining(
         tokensPerSecond: tps,
         etaSeconds: ((plan.length - i - 1) * seconds) / Math.max(1, batchesDone),
       });
-      if (elapsed() >= budgetMs) {
-        outOfTime = true;
-        break;
-      }
+      budgetUsed = budgetStop();
+      if (budgetUsed) break;
       if (Date.now() - lastSave >= config.checkpointMinutes * 60_000) {
         state.elapsedMs = elapsed();
         await save('last');
@@ -219,7 +224,8 @@ async function runTraining(
       }
     }
     progress.endEpoch();
-    const complete = !outOfTime;
+    // An epoch whose last batch used the budget is still whole.
+    const complete = budgetUsed === null || state.batch === plan.length;
     const validation = await data.validate(model);
     const bleu = typeof validation === 'number' ? validation : validation.score;
     const valScores = typeof validation === 'number' ? undefined : validation.more;
@@ -237,11 +243,7 @@ async function runTraining(
       state.stopKind = 'plateau';
       state.stopReason = `no validation gain for ${config.schedule.stopAfter} epochs`;
     }
-    if (outOfTime) {
-      state.done = true;
-      state.stopKind = 'time';
-      state.stopReason = `time budget of ${config.maxMinutes} minutes used`;
-    }
+    if (budgetUsed && !state.done) Object.assign(state, { done: true, ...budgetUsed });
     state.elapsedMs = elapsed();
     const metrics: EpochMetrics = {
       epoch: complete ? state.epoch : state.epoch + 1,

@@ -18,7 +18,7 @@ import { cachedJson } from '../cache.ts';
 import { type CaptionRow, formatResults } from '../caption-results.ts';
 import { gridBudget } from './grid.ts';
 import { type ExperimentOptions, registerExperiment } from './registry.ts';
-import { checkBudget, describeBudget, trainSideBySide } from './side-by-side.ts';
+import { budgetSuffix, checkBudget, describeBudget, trainSideBySide } from './side-by-side.ts';
 import { runFrost } from './spawn-frost.ts';
 
 const DEFAULTS = {
@@ -145,7 +145,7 @@ registerExperiment({
       );
     const out = resolve(
       options.out ??
-        `${DEFAULTS.out}${options.budgetMinutes === undefined ? '-converged' : ''}${options.data === 'flickr8k' ? '' : `-${basename(options.data)}`}`,
+        `${DEFAULTS.out}${budgetSuffix(options)}${options.data === 'flickr8k' ? '' : `-${basename(options.data)}`}`,
     );
     const dataDir = await captionDataDir(options.data, out);
     const dataset = await loadCaptionDataset(dataDir);
@@ -250,7 +250,10 @@ registerExperiment({
       ...(options.preset === undefined ? [] : [`--preset ${preset}`]),
       ...(options.budgetMinutes === undefined ? [] : [`--budget-minutes ${options.budgetMinutes}`]),
       ...(options.maxEpochs === undefined ? [] : [`--max-epochs ${options.maxEpochs}`]),
-      ...(options.budgetMinutes === undefined && options.maxEpochs === undefined ? ['--converge'] : []),
+      ...(options.maxUpdates === undefined ? [] : [`--max-updates ${options.maxUpdates}`]),
+      ...(options.budgetMinutes === undefined && options.maxEpochs === undefined && options.maxUpdates === undefined
+        ? ['--converge']
+        : []),
       ...(trainFlags.length === 0 ? [] : [`--train-flags "${trainFlags.join(' ')}"`]),
       ...(options.beam === undefined ? [] : [`--beam ${beam}`]),
     ];

@@ -20,6 +20,8 @@ export interface GridSpec {
   seed: number;
   budgetMinutes?: number;
   maxEpochs?: number;
+  /** Optimizer updates per run: equal work for every run whatever the machine's load. */
+  maxUpdates?: number;
   pairs: { src: string; tgt: string }[];
   heads: string[];
   /** More `frost train` flags for new runs; a resumed run keeps its own configuration. */
@@ -51,8 +53,9 @@ export function threadsPerRun(heads: number, cores = availableParallelism()): nu
 }
 
 /** The grid's budget as run-status.ts reads it. */
-export function gridBudget(spec: Pick<GridSpec, 'budgetMinutes' | 'maxEpochs'>): RunBudget {
+export function gridBudget(spec: Pick<GridSpec, 'budgetMinutes' | 'maxEpochs' | 'maxUpdates'>): RunBudget {
   return {
+    ...(spec.maxUpdates === undefined ? {} : { updates: spec.maxUpdates }),
     ...(spec.budgetMinutes === undefined ? {} : { minutes: spec.budgetMinutes }),
     ...(spec.maxEpochs === undefined ? {} : { epochs: spec.maxEpochs }),
   };

@@ -4,6 +4,7 @@ import { collectReport } from '../collect.ts';
 import { writeReport } from '../write-report.ts';
 import { parsePair, resolveDataSource } from './data-sources.ts';
 import { describeBudget, gridBudget, trainGrid } from './grid.ts';
+import { budgetSuffix } from './side-by-side.ts';
 import { type ExperimentOptions, registerExperiment } from './registry.ts';
 
 const DEFAULTS = {
@@ -35,7 +36,7 @@ registerExperiment({
     resolveArchConfig(arch, preset);
     // Each corpus, architecture and kind of budget gets its own default grid, so a toy or convs2s run never
     // lands among the Multi30k rnn-attn runs, nor a converged run among the time-budgeted ones.
-    const base = `${arch === DEFAULTS.arch ? DEFAULTS.out : `${DEFAULTS.out}-${arch}`}${options.budgetMinutes === undefined ? '-converged' : ''}`;
+    const base = `${arch === DEFAULTS.arch ? DEFAULTS.out : `${DEFAULTS.out}-${arch}`}${budgetSuffix(options)}`;
     const out = resolve(options.out ?? (options.data === 'multi30k' ? base : `${base}-${basename(options.data)}`));
     const source = await resolveDataSource(options.data, out);
     const pairs = (options.pairs ?? source.pairs).map(parsePair);
@@ -52,6 +53,7 @@ registerExperiment({
       seed: options.seed ?? 1,
       budgetMinutes: options.budgetMinutes,
       maxEpochs: options.maxEpochs,
+      maxUpdates: options.maxUpdates,
       pairs,
       heads,
       trainFlags: options.trainFlags,

@@ -20,6 +20,11 @@ export interface ExperimentOptions {
   /** At most this many epochs per run (with `budgetMinutes`: whichever comes first). @default no cap */
   maxEpochs?: number;
   /**
+   * At most this many optimizer updates per run: equal work for every run whatever else the machine does, so
+   * the grid can train under load and still compare like with like. @default no cap
+   */
+  maxUpdates?: number;
+  /**
    * Architecture of every run (the paper's Multi30k tables are on rnn-attn, its WMT result on convs2s). @default the
    * experiment's
    */

@@ -7,8 +7,15 @@ export function describeBudget(budget: RunBudget): string {
   const parts = [
     ...(budget.minutes === undefined ? [] : [`${budget.minutes} min`]),
     ...(budget.epochs === undefined ? [] : [`at most ${budget.epochs} epochs`]),
+    ...(budget.updates === undefined ? [] : [`${budget.updates} updates`]),
   ];
   return parts.length === 0 ? 'until the stopping rule' : parts.join(', ');
+}
+
+/** The default grid folder's suffix by kind of budget, so runs trained under different budgets never mix. */
+export function budgetSuffix(options: { budgetMinutes?: number; maxUpdates?: number }): string {
+  if (options.budgetMinutes !== undefined) return '';
+  return options.maxUpdates !== undefined ? '-updates' : '-converged';
 }
 
 /** @throws RangeError for a time budget that is not positive or an epoch cap that is not a positive integer */
@@ -17,6 +24,8 @@ export function checkBudget(budget: RunBudget): void {
     throw new RangeError(`budgetMinutes must be a positive number, got ${budget.minutes}`);
   if (budget.epochs !== undefined && !(Number.isInteger(budget.epochs) && budget.epochs > 0))
     throw new RangeError(`maxEpochs must be a positive integer, got ${budget.epochs}`);
+  if (budget.updates !== undefined && !(Number.isInteger(budget.updates) && budget.updates > 0))
+    throw new RangeError(`maxUpdates must be a positive integer, got ${budget.updates}`);
 }
 
 /** `frost train` flags that give a run the grid's budget (new runs and resumed ones alike). */
@@ -24,6 +33,7 @@ function budgetFlags(budget: RunBudget): string[] {
   return [
     ...(budget.minutes === undefined ? [] : ['--max-minutes', String(budget.minutes)]),
     ...(budget.epochs === undefined ? [] : ['--epochs', String(budget.epochs)]),
+    ...(budget.updates === undefined ? [] : ['--max-updates', String(budget.updates)]),
   ];
 }
 

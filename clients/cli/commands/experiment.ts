@@ -9,6 +9,7 @@ interface ExperimentFlags {
   heads?: string;
   budgetMinutes?: number;
   maxEpochs?: number;
+  maxUpdates?: number;
   converge?: boolean;
   arch?: string;
   preset?: string;
@@ -54,6 +55,11 @@ export function registerExperiment(program: Command): void {
       intOption('--max-epochs', 1),
     )
     .option(
+      '--max-updates <n>',
+      "at most n optimizer updates per run: equal work whatever the machine's load (runs trained under load end as they would alone)",
+      intOption('--max-updates', 1),
+    )
+    .option(
       '--converge',
       "no time budget: train every run until its schedule's stopping rule (plateau: rate x0.8 after 8 epochs without a validation gain, stop after 20), or --max-epochs",
     )
@@ -81,9 +87,14 @@ export function registerExperiment(program: Command): void {
     )
     .action(async (name: string, flags: ExperimentFlags) => {
       const experiment = getExperiment(name);
-      if (flags.budgetMinutes === undefined && flags.maxEpochs === undefined && flags.converge !== true)
+      if (
+        flags.budgetMinutes === undefined &&
+        flags.maxEpochs === undefined &&
+        flags.maxUpdates === undefined &&
+        flags.converge !== true
+      )
         throw new Error(
-          'give a budget: --budget-minutes M (equal training time), --max-epochs N (an epoch cap), or --converge (until the stopping rule)',
+          'give a budget: --budget-minutes M (equal training time), --max-updates N (equal work), --max-epochs N (an epoch cap), or --converge (until the stopping rule)',
         );
       if (flags.converge === true && flags.budgetMinutes !== undefined)
         throw new Error('--converge trains without a time budget: drop --budget-minutes, or --converge');
@@ -94,6 +105,7 @@ export function registerExperiment(program: Command): void {
         heads: flags.heads === undefined ? undefined : list(flags.heads),
         budgetMinutes: flags.budgetMinutes,
         maxEpochs: flags.maxEpochs,
+        maxUpdates: flags.maxUpdates,
         arch: flags.arch,
         preset: flags.preset,
         seed: flags.seed,

@@ -23,6 +23,7 @@ export interface NewRunFlags extends RecipeFlags {
   headOption: Record<string, unknown>;
   epochs?: number;
   maxMinutes?: number;
+  maxUpdates?: number;
   seed: number;
   batchSize?: number;
   minFreq?: number;
@@ -105,6 +106,7 @@ export async function newRunConfig(flags: NewRunFlags, runDir: string): Promise<
     ...recipe,
     epochs: flags.epochs,
     maxMinutes: flags.maxMinutes,
+    maxUpdates: flags.maxUpdates,
     valSentences: flags.valSentences,
   };
   if (flags.task === 'translation') {
@@ -186,6 +188,7 @@ function lmRunConfig(flags: NewRunFlags, arch: string, vocab: Record<string, unk
     // The language-model loop (train/lm/) has no smoothing or token batches.
     ['--label-smoothing', flags.labelSmoothing],
     ['--max-tokens', flags.maxTokens],
+    ['--max-updates', flags.maxUpdates],
   ] as const) {
     if (value !== undefined) throw new Error(`${flag} is not for --task lm`);
   }

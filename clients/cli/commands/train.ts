@@ -136,6 +136,11 @@ export function registerTrain(program: Command): void {
     .option('--resume <dir>', 'continue the run in this folder from its last checkpoint')
     .option('--epochs <n>', 'stop after n epochs', positiveInt('epochs'))
     .option('--max-minutes <m>', 'stop after m minutes of training', positiveNumber('max-minutes'))
+    .option(
+      '--max-updates <n>',
+      "stop after n optimizer updates (fairseq's --max-update): a budget that does not depend on the machine's load",
+      positiveInt('max-updates'),
+    )
     .option('--seed <n>', 'seed of everything random', intOption('--seed', 0, 0xffff_ffff), 1)
     .option(
       '--lr <rate>',
@@ -238,12 +243,14 @@ export function registerTrain(program: Command): void {
         const runDir = resolve(flags.resume);
         const budget = { epochs: flags.epochs, maxMinutes: flags.maxMinutes };
         if ((await readRunConfig(runDir)).task === 'lm') {
+          if (flags.maxUpdates !== undefined)
+            throw new Error('--max-updates: language-model runs take --epochs or --max-minutes');
           (await resumeLanguageModel(runDir, budget, { quiet: flags.quiet })).model.params.dispose();
           return;
         }
         const result = await resume(
           resolve(flags.resume),
-          { epochs: flags.epochs, maxMinutes: flags.maxMinutes },
+          { epochs: flags.epochs, maxMinutes: flags.maxMinutes, maxUpdates: flags.maxUpdates },
           { quiet: flags.quiet },
         );
         result.model.params.dispose();
