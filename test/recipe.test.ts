@@ -72,6 +72,7 @@ interface Metrics {
   trainNll?: number;
   tokens: number;
   learningRate: number;
+  complete: boolean;
 }
 const metricsOf = async (runDir: string) =>
   (await readFile(join(runDir, 'metrics.jsonl'), 'utf8'))
