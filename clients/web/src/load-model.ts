@@ -9,7 +9,7 @@ import { MODEL_CARD_FILE, parseModelCard, type ModelCard } from '../../../core/r
 import { Seq2SeqRuntime, type GraphRole } from '../../../core/runtime/seq2seq.ts';
 import type { ProgressListener } from './download.ts';
 import { cachedFetch } from './file-cache.ts';
-import { materialisedGraph } from './materialised-graph.ts';
+import { cachedMaterialisedGraph, materialisedGraph } from './materialised-graph.ts';
 import type { Backend, OrtSetup } from './ort-loader.ts';
 
 /** A model ready to translate in the page, with what it cost to get it there. */
@@ -60,16 +60,25 @@ export async function loadModel(folder: string, setup: OrtSetup, onProgress: Pro
   // One bar for both files: progress is the bytes done in earlier files plus the current one's.
   const started = performance.now();
   const bytes: Uint8Array[] = [];
+  // Seeded heads: the graphs with their regenerated matrices stored, from the cache after the first load.
+  const seeded = card.params.generated > 0;
+  const version = `${card.name}@${card.created}`;
+  const materialised: boolean[] = [];
   let done = 0;
   let cachedBytes = 0;
   for (let i = 0; i < files.length; i++) {
+    const ready = seeded ? await cachedMaterialisedGraph(urls[i], version) : null;
+    materialised.push(ready !== null);
+    if (ready) {
+      bytes.push(ready);
+      // Counted as the graph it stands for, so progress and the cache figures read as for any cached file.
+      done += sizes[i] ?? ready.length;
+      cachedBytes += sizes[i] ?? ready.length;
+      onProgress(done, total);
+      continue;
+    }
     // The card's creation time changes on every export, so a re-export replaces the cached graphs.
-    const got = await cachedFetch(
-      urls[i],
-      `${card.name}@${card.created}`,
-      (loaded) => onProgress(done + loaded, total),
-      sizes[i],
-    );
+    const got = await cachedFetch(urls[i], version, (loaded) => onProgress(done + loaded, total), sizes[i]);
     bytes.push(got.bytes);
     done += got.bytes.length;
     if (got.fromCache) cachedBytes += got.bytes.length;
@@ -78,17 +87,13 @@ export async function loadModel(folder: string, setup: OrtSetup, onProgress: Pro
 
   const create = async (backend: Backend): Promise<{ runtime: Seq2SeqRuntime; loadMs: number }> => {
     const t0 = performance.now();
-    // Seeded heads: the graphs with their regenerated matrices stored, from the cache after the first load.
-    const seeded = card.params.generated > 0;
     // One after the other: two onnxruntime-web sessions running at once in the same wasm instance
     // broke it (an int8-compute fixed-l2 model, whose encoder and decoder both have values to
     // materialise, failed with 'RuntimeError: null function' in Chromium).
     const ready: Array<{ bytes: Uint8Array }> = [];
     for (let i = 0; i < bytes.length; i++) {
       const b = bytes[i]!;
-      ready.push(
-        seeded ? await materialisedGraph(setup.ort, b, urls[i]!, `${card.name}@${card.created}`) : { bytes: b },
-      );
+      ready.push(seeded && !materialised[i] ? await materialisedGraph(setup.ort, b, urls[i]!, version) : { bytes: b });
     }
     const runtime = await Seq2SeqRuntime.create({
       ort: setup.ort,
