@@ -216,10 +216,10 @@ test('onnxruntime-node sessions are created in one place (core/runtime/ort-node.
   const creators = CODE_DIRS.flatMap(tsFiles).filter((file) =>
     /InferenceSession\.create\(/.test(withoutComments(readFileSync(join(ROOT, file), 'utf8'))),
   );
-  // seq2seq.ts and lm.ts are isomorphic: their default factories run on whichever ORT module they are
-  // given; the web client's materialised-graph.ts runs a seeded graph's constants once on onnxruntime-web's wasm.
+  // seq2seq.ts, lm.ts and materialise-constants.ts are isomorphic: they run on whichever ORT module they are
+  // given (materialise-constants.ts computes a seeded graph's constants once, for node sessions and the page).
   assert.deepEqual(creators.sort(), [
-    'clients/web/src/materialised-graph.ts',
+    'core/onnx/materialise-constants.ts',
     'core/runtime/lm.ts',
     'core/runtime/ort-node.ts',
     'core/runtime/seq2seq.ts',

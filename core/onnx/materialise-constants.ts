@@ -8,6 +8,7 @@
  * the same speed afterwards. The download stays small: only the page's own cache holds the big
  * version. Isomorphic (protobufjs only), so the browser client and Node tests share it.
  */
+import type { InferenceSession } from 'onnxruntime-common';
 import { decodeModel, encodeModel, TensorDataType, type ModelProtoObject } from './proto.ts';
 
 interface Attribute {
@@ -172,4 +173,36 @@ export function withMaterialisedConstants(
   graph.node = kept;
   graph.initializer = [...(graph.initializer ?? []).filter((t) => read.has(t.name)), ...added];
   return encode(model);
+}
+
+/** What {@link materialiseWith} needs of an onnxruntime module: onnxruntime-node's and -web's both fit. */
+export interface SessionMaker {
+  InferenceSession: {
+    create(bytes: Uint8Array, options?: InferenceSession.SessionOptions): Promise<InferenceSession>;
+  };
+}
+
+/**
+ * `bytes` with the values of `split` (its {@link constantsGraph}) computed once by `ort` with `options`
+ * and stored as initializers ({@link withMaterialisedConstants}). Node sessions and the browser page
+ * both open seeded graphs this way.
+ */
+export async function materialiseWith(
+  ort: SessionMaker,
+  bytes: Uint8Array,
+  split: { bytes: Uint8Array; outputs: string[] },
+  options: InferenceSession.SessionOptions,
+): Promise<Uint8Array> {
+  const session = await ort.InferenceSession.create(split.bytes, options);
+  const values: Record<string, ConstantValue> = {};
+  try {
+    const out = await session.run({});
+    for (const name of split.outputs) {
+      const t = out[name]!;
+      values[name] = { type: t.type, dims: t.dims, data: t.data as ArrayBufferView };
+    }
+  } finally {
+    await session.release();
+  }
+  return withMaterialisedConstants(bytes, values);
 }

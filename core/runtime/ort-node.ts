@@ -4,7 +4,7 @@
  * onnxruntime-web sessions in clients/web.
  */
 import * as ort from 'onnxruntime-node';
-import { constantsGraph, withMaterialisedConstants, type ConstantValue } from '../onnx/materialise-constants.ts';
+import { constantsGraph, materialiseWith } from '../onnx/materialise-constants.ts';
 
 /** What a caller may choose per session; everything else is {@link NODE_SESSION_OPTIONS}. */
 export interface NodeSessionOptions {
@@ -52,19 +52,5 @@ export async function withFoldedConstants(bytes: Uint8Array): Promise<Uint8Array
   }
   if (!split) return bytes;
   // Optimisations off: with them on, onnxruntime would fold the whole graph at creation, the slow path this avoids.
-  const session = await ort.InferenceSession.create(split.bytes, {
-    graphOptimizationLevel: 'disabled',
-    intraOpNumThreads: 1,
-  });
-  const values: Record<string, ConstantValue> = {};
-  try {
-    const out = await session.run({});
-    for (const name of split.outputs) {
-      const t = out[name]!;
-      values[name] = { type: t.type, dims: t.dims, data: t.data as ArrayBufferView };
-    }
-  } finally {
-    await session.release();
-  }
-  return withMaterialisedConstants(bytes, values);
+  return materialiseWith(ort, bytes, split, { graphOptimizationLevel: 'disabled', intraOpNumThreads: 1 });
 }

@@ -6,11 +6,7 @@
  * cached one and skip the regeneration that onnxruntime would otherwise fold at every session
  * creation (core/onnx/materialise-constants.ts).
  */
-import {
-  constantsGraph,
-  withMaterialisedConstants,
-  type ConstantValue,
-} from '../../../core/onnx/materialise-constants.ts';
+import { constantsGraph, materialiseWith } from '../../../core/onnx/materialise-constants.ts';
 import type { Ort } from '../../../core/runtime/seq2seq-types.ts';
 import { readDerived, storeDerived } from './file-cache.ts';
 
@@ -38,18 +34,7 @@ export async function materialisedGraph(
   const split = constantsGraph(bytes);
   if (!split) return { bytes, fromCache: false };
   // The wasm provider computes exactly what session creation would have folded (tested bit for bit).
-  const session = await ort.InferenceSession.create(split.bytes, { executionProviders: ['wasm'] });
-  const values: Record<string, ConstantValue> = {};
-  try {
-    const out = await session.run({});
-    for (const name of split.outputs) {
-      const t = out[name]!;
-      values[name] = { type: t.type, dims: t.dims, data: t.data as ArrayBufferView };
-    }
-  } finally {
-    await session.release();
-  }
-  const materialised = withMaterialisedConstants(bytes, values);
+  const materialised = await materialiseWith(ort, bytes, split, { executionProviders: ['wasm'] });
   await storeDerived(key, version, materialised);
   return { bytes: materialised, fromCache: false };
 }
