@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { machineSchema } from './schema.ts';
 
 /**
  * `report.json` of language-model runs (`frost report runs/lm-*`): what `frost eval` measures per run
@@ -61,7 +62,7 @@ export const lmReportSchema = z.object({
   version: z.literal(1),
   title: z.string(),
   created: z.string(),
-  machine: z.object({ cpu: z.string(), cores: z.number().int().positive(), node: z.string(), onnxruntime: z.string() }),
+  machine: machineSchema,
   settings: z.object({ bins: z.number().int().positive(), checkpoint: z.enum(['best', 'last']) }),
   runs: z.array(lmRunReportSchema),
 });

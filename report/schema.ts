@@ -163,12 +163,20 @@ export const runReportSchema = z.object({
 });
 export type RunReport = z.infer<typeof runReportSchema>;
 
+/** The machine a report was measured on (translation and language-model reports alike). */
+export const machineSchema = z.object({
+  cpu: z.string(),
+  cores: z.number().int().positive(),
+  node: z.string(),
+  onnxruntime: z.string(),
+});
+
 export const reportSchema = z.object({
   format: z.literal('frost-report'),
   version: z.literal(1),
   title: z.string(),
   created: z.string(),
-  machine: z.object({ cpu: z.string(), cores: z.number().int().positive(), node: z.string(), onnxruntime: z.string() }),
+  machine: machineSchema,
   settings: z.object({ beam: z.number().int().positive(), rareThreshold: count }),
   runs: z.array(runReportSchema),
 });

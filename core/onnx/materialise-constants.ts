@@ -146,14 +146,15 @@ export function constantsGraph(bytes: Uint8Array): { bytes: Uint8Array; outputs:
 
 /**
  * `bytes` with the constants graph's nodes replaced by `values` (its outputs, computed once) as
- * initializers; initializers nothing reads any more are dropped.
+ * initializers; initializers nothing reads any more are dropped. `split` is `constantsGraph(bytes)`, passed in
+ * by a caller that has it already.
  * @throws Error when `values` lacks an output of {@link constantsGraph} or holds an unknown type
  */
 export function withMaterialisedConstants(
   bytes: Uint8Array,
   values: Readonly<Record<string, ConstantValue>>,
+  split = constantsGraph(bytes),
 ): Uint8Array {
-  const split = constantsGraph(bytes);
   if (!split) return bytes;
   const model = decodeModel(bytes) as unknown as Model;
   const graph = model.graph;
@@ -204,5 +205,6 @@ export async function materialiseWith(
   } finally {
     await session.release();
   }
-  return withMaterialisedConstants(bytes, values);
+  // The caller has split the graph already: splitting again would decode and re-encode it a second time.
+  return withMaterialisedConstants(bytes, values, split);
 }
