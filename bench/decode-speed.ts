@@ -19,7 +19,8 @@
  * `int8-compute` (integer MatMuls) against PyTorch's dynamic int8 quantisation.
  *
  * Last, the HTTP overhead at c=1: the same texts translated one at a time in-process and through
- * `frost serve`'s /v1/translate (interleaved), server p50 minus in-process p50.
+ * `frost serve`'s /v1/translate from a client in its own process (interleaved), server p50 minus in-process p50
+ * (bench/http-latency.ts).
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -28,14 +29,13 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { generate } from '../core/decode/generate.ts';
-import type { TranslateResponse } from '../core/wire.ts';
 import { SeededRandom } from '../core/random.ts';
 import { loadModelDir } from '../core/runtime/load-node.ts';
 import { NODE_SESSION_OPTIONS } from '../core/runtime/ort-node.ts';
 import type { Seq2SeqRuntime } from '../core/runtime/seq2seq.ts';
 import { PRECISIONS, type Precision } from '../export/precision.ts';
-import { startServer } from '../serve/server.ts';
 import { DEFAULT_VOCAB, writeBenchModel, type BenchModel } from './decode-model.ts';
+import { formatHttpLatency, measureHttpLatency } from './http-latency.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 
@@ -273,7 +273,10 @@ async function precisionSpeedup(
   }
 }
 
-/** In-process vs HTTP latency of the same texts at c=1, interleaved. */
+/**
+ * In-process vs HTTP latency of the same texts at c=1, interleaved, with the HTTP client in a process of its own
+ * (bench/http-latency.ts; `npm run bench:http` runs the same on its own).
+ */
 async function httpOverhead(model: BenchModel, threads: number, count: number): Promise<void> {
   const rng = new SeededRandom(2, 'decode-bench-http');
   const texts = Array.from({ length: count }, () => {
@@ -282,57 +285,11 @@ async function httpOverhead(model: BenchModel, threads: number, count: number): 
       ' ',
     );
   });
-  const rt = await loadModelDir(model.dir, { intraOpNumThreads: threads });
-  const server = await startServer({
-    modelsDir: model.dir,
-    port: 0,
-    intraOpNumThreads: threads,
-    workers: 1,
-    log: () => undefined,
-  });
-  const post = async (text: string) => {
-    const res = await fetch(`${server.url}/v1/translate`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ text }),
-    });
-    if (!res.ok) throw new Error(`POST /v1/translate: ${res.status} ${await res.text()}`);
-    return ((await res.json()) as TranslateResponse).timing.total_ms;
-  };
-  try {
-    for (const t of texts.slice(0, 4)) {
-      await rt.translate([t]);
-      await post(t);
-    }
-    const local: number[] = [];
-    const http: number[] = [];
-    const serverSide: number[] = [];
-    // What any request costs on this machine (client, HTTP, express), with no decoding and no worker hop.
-    const healthz: number[] = [];
-    for (const t of texts) {
-      let t0 = performance.now();
-      await (await fetch(`${server.url}/healthz`)).text();
-      healthz.push(performance.now() - t0);
-      t0 = performance.now();
-      await rt.translate([t]);
-      local.push(performance.now() - t0);
-      t0 = performance.now();
-      serverSide.push(await post(t));
-      http.push(performance.now() - t0);
-    }
-    const [l, h] = [median(local), median(http)];
-    // Each text is timed both ways back to back, so the median of the pairs' differences is less
-    // exposed to the machine's load than the difference of the two medians.
-    const paired = median(http.map((x, i) => x - local[i]!));
-    process.stdout.write(
-      `\nHTTP overhead at c=1 (${model.card.name}, ${model.card.preset}, greedy, ${count} texts, 1 decode thread): in-process p50 ${l.toFixed(2)} ms, ` +
-        `server p50 ${h.toFixed(2)} ms (its own timing.total_ms p50 ${median(serverSide).toFixed(2)} ms), overhead ${(h - l).toFixed(2)} ms ` +
-        `(median of paired differences ${paired.toFixed(2)} ms); GET /healthz p50 ${median(healthz).toFixed(2)} ms\n`,
-    );
-  } finally {
-    await server.close();
-    await rt.release();
-  }
+  const result = await measureHttpLatency({ dir: model.dir, texts, requests: count, threads });
+  process.stdout.write(
+    `\nHTTP overhead at c=1 (${model.card.name}, ${model.card.preset}, greedy, ${count} texts, 1 decode thread, ` +
+      `client in its own process, every way interleaved)\n\n${formatHttpLatency(result)}`,
+  );
 }
 
 async function main(): Promise<void> {
