@@ -18,6 +18,7 @@ import { assertCaptions, CAPTION } from './batch-kinds.ts';
 import type { BatcherPool } from './batcher-pool.ts';
 import { imagePreprocessThread } from './image-preprocess-thread.ts';
 import { type ErrorCode, HttpError } from './errors.ts';
+import { sendJson } from './json-response.ts';
 import type { ModelRegistry } from './model-registry.ts';
 import { requestDeadline } from './request-deadline.ts';
 import { type CaptionUpload, uploadReader } from './caption-upload.ts';
@@ -91,7 +92,7 @@ export function captionRouter({ registry, pool, limits, budget = new UploadBudge
         image: { width: image.width, height: image.height, format: image.format },
         timing: { total_ms: Math.round((performance.now() - started) * 100) / 100 },
       };
-      res.json(body);
+      sendJson(res, body);
     } finally {
       deadline.clear();
     }

@@ -2,6 +2,7 @@
  * JSON request bodies for POST routes: refuse other content types and invalid UTF-8 by name
  * rather than let body-parser skip or patch them, and cap the size.
  */
+import { isUtf8 } from 'node:buffer';
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import { HttpError } from './errors.ts';
 
@@ -27,10 +28,6 @@ function requireJson(req: Request, _res: Response, next: (err?: unknown) => void
  * refuse the body instead (body-parser passes this error on to the error handler).
  */
 function requireUtf8(_req: unknown, _res: unknown, buf: Buffer): void {
-  try {
-    utf8.decode(buf);
-  } catch {
-    throw new HttpError('FROST_ERR_BAD_ENCODING');
-  }
+  // Validates in place: a fatal TextDecoder built a string of the whole body only to throw it away.
+  if (!isUtf8(buf)) throw new HttpError('FROST_ERR_BAD_ENCODING');
 }
-const utf8 = new TextDecoder('utf-8', { fatal: true });

@@ -9,6 +9,7 @@ import { Router, type Request, type Response } from 'express';
 import type { CompleteResponse, ScoreResponse } from '../core/wire.ts';
 import { toHttpError } from './errors.ts';
 import { jsonBody } from './json-body.ts';
+import { sendJson } from './json-response.ts';
 import type { LanguageModels } from './lm-models.ts';
 import { parseCompleteRequest, parseScoreRequest } from './lm-schemas.ts';
 import { requestDeadline } from './request-deadline.ts';
@@ -63,7 +64,7 @@ export function lmRouter({ models, limits, onInternal }: LmRouterOptions): Route
         timing: { total_ms: ms(started), tokens: c.tokens.length },
       };
       if (stream) stream.end(answer);
-      else res.json(answer);
+      else sendJson(res, answer);
     } catch (err) {
       if (!stream) throw err;
       if (toHttpError(err).code === 'FROST_ERR_INTERNAL') onInternal(err);
@@ -90,7 +91,7 @@ export function lmRouter({ models, limits, onInternal }: LmRouterOptions): Route
         perplexity: s.perplexity,
         timing: { total_ms: ms(started) },
       };
-      res.json(answer);
+      sendJson(res, answer);
     } finally {
       deadline.clear();
     }

@@ -10,6 +10,7 @@ import type { TranslateResponse, WireHypothesis } from '../core/wire.ts';
 import type { BatcherPool } from './batcher-pool.ts';
 import { HttpError, toHttpError } from './errors.ts';
 import { jsonBody } from './json-body.ts';
+import { sendJson } from './json-response.ts';
 import type { ModelRegistry } from './model-registry.ts';
 import { requestDeadline } from './request-deadline.ts';
 import { parseTranslateRequest, type RequestLimits } from './schemas.ts';
@@ -46,7 +47,7 @@ export function translateRouter({ registry, pool, limits, onInternal }: Translat
 
     try {
       if (!isStreamRequest(req.query.stream)) {
-        res.json(answer(await batcher.submit(request.texts, request.options, { signal: deadline.signal })));
+        sendJson(res, answer(await batcher.submit(request.texts, request.options, { signal: deadline.signal })));
         return;
       }
       const last: string[] = [];
