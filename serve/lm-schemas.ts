@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { SamplingOptions } from '../core/decode/sampling.ts';
 import { HttpError } from './errors.ts';
-import { formatIssues, modelName, type RequestLimits } from './schemas.ts';
+import { formatIssues, hasVisibleChar, modelName, type RequestLimits } from './schemas.ts';
 
 /**
  * `POST /v1/complete` and `POST /v1/score` bodies (snake_case, as on the wire; core/wire.ts has
@@ -16,17 +16,11 @@ const MAX_STOP_CHARS = 64;
 /** Largest top_k: beyond the vocabulary it is the whole vocabulary anyway. */
 const MAX_TOP_K = 100_000;
 
-/** Spaces and format characters (zero-width, BOM, direction marks), as in schemas.ts. */
-const INVISIBLE = /[\p{White_Space}\p{Cf}]/gu;
-
 const textSchema = (limits: RequestLimits) =>
   z
     .string()
     .max(limits.maxTextChars, `must be at most ${limits.maxTextChars} characters (code points)`)
-    .refine(
-      (s) => s.replace(INVISIBLE, '').length > 0,
-      'must be a non-empty string (spaces and zero-width characters do not count)',
-    );
+    .refine(hasVisibleChar, 'must be a non-empty string (spaces and zero-width characters do not count)');
 
 export function completeBodySchema(limits: RequestLimits) {
   return z.strictObject({

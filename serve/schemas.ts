@@ -49,8 +49,16 @@ const MAX_LENGTH_PENALTY = 10;
 /** Longest model name accepted; card names are short, and a name is echoed in messages. */
 const MAX_MODEL_NAME = 128;
 
-/** Spaces, and format characters (zero-width space and joiners, BOM, soft hyphen, direction marks). */
-const INVISIBLE = /[\p{White_Space}\p{Cf}]/gu;
+/** Anything but spaces and format characters (zero-width space and joiners, BOM, soft hyphen, direction marks). */
+const VISIBLE = /[^\p{White_Space}\p{Cf}]/u;
+
+/**
+ * Whether `s` holds a character that is neither a space nor a format character. Stops at the first one, where
+ * stripping the invisible ones and measuring what is left copied every text of every request.
+ */
+export function hasVisibleChar(s: string): boolean {
+  return VISIBLE.test(s);
+}
 
 /** A model name as requests give it. */
 export const modelName = z
@@ -74,10 +82,7 @@ export function translateBodySchema(limits: RequestLimits) {
   const text = z
     .string()
     .max(limits.maxTextChars, `must be at most ${limits.maxTextChars} characters (code points)`)
-    .refine(
-      (s) => s.replace(INVISIBLE, '').length > 0,
-      'must be a non-empty string (spaces and zero-width characters do not count)',
-    );
+    .refine(hasVisibleChar, 'must be a non-empty string (spaces and zero-width characters do not count)');
   return z
     .strictObject({
       model: modelName.optional(),
