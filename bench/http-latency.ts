@@ -203,6 +203,11 @@ export function formatHttpLatency(result: HttpLatency): string {
     overhead(WAY.serverTotal, "server's own share (timing.total_ms)"),
     overhead(WAY.thread, 'decode-thread hop (WorkerRuntime, no HTTP)'),
   );
+  // The server decodes in a thread; under load, waking a thread costs milliseconds that no HTTP code spends.
+  lines.push(
+    `HTTP on top of the decode thread (POST p50 minus WorkerRuntime p50): ${(p50(WAY.post) - p50(WAY.thread)).toFixed(2)} ms ` +
+      `(median of paired differences ${paired(WAY.post, WAY.thread).toFixed(2)} ms)`,
+  );
   if (times.has(WAY.postSame)) lines.push(overhead(WAY.postSame, "HTTP overhead, node:http in the server's process"));
   const load = (xs: number[]) => xs.map((x) => x.toFixed(1)).join(' ');
   lines.push(`load average ${load(result.loadBefore)} before, ${load(result.loadAfter)} after`);
