@@ -8,8 +8,10 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import type { Worker } from 'node:worker_threads';
 import { loadModelDir } from '../core/runtime/load-node.ts';
 import type { TranslateResponse } from '../core/wire.ts';
 import { startServer } from '../serve/server.ts';
@@ -27,7 +29,20 @@ export interface HttpLatencyOptions {
   threads?: number;
   /** Also time clients in the server's own process (node:http keep-alive and `fetch`). @default false */
   inProcessClients?: boolean;
+  /**
+   * Also time the stages of each client-process POST inside the server, through hooks on this process's
+   * node:http and worker_threads (nothing in serve/ is changed): see {@link STAGE}. @default false
+   */
+  stages?: boolean;
 }
+
+/** Stages of a POST inside the server, each from the end of the one before. */
+export const STAGE = {
+  route: 'request parsed by node:http → postMessage to the decode thread (express, body, validation, batcher)',
+  decode: "postMessage → the decode thread's `done` received (two hops and the decode)",
+  answer: '`done` received → `res.end` called (promise chain, JSON, headers)',
+  write: '`res.end` (the socket write)',
+} as const;
 
 export const WAY = {
   local: 'in-process translate',
@@ -43,6 +58,8 @@ export const WAY = {
 export interface HttpLatency {
   /** Milliseconds per way, in round order (`WAY` names). */
   times: Map<string, number[]>;
+  /** Milliseconds per stage of the client-process POSTs (`STAGE` names), with `stages`. */
+  stages?: Map<string, number[]>;
   loadBefore: number[];
   loadAfter: number[];
 }
@@ -144,12 +161,24 @@ export async function measureHttpLatency(opts: HttpLatencyOptions): Promise<Http
     ways[WAY.healthzSame] = () => timed(async () => JSON.parse(await same.request(healthzUrl)));
   }
 
+  const stages = opts.stages ? watchStages(server.registry.list()[0].runtime) : undefined;
+  if (stages) {
+    const post = ways[WAY.post];
+    ways[WAY.post] = async (t) => {
+      stages.start();
+      const ms = await post(t);
+      stages.record();
+      return ms;
+    };
+  }
+
   const times = new Map<string, number[]>(Object.keys(ways).map((k) => [k, []]));
   const loadBefore = loadavg();
   try {
     // Warm-up: sessions, JIT, sockets.
     for (const t of opts.texts.slice(0, 8)) for (const way of Object.values(ways)) await way(t);
     serverTotal.length = 0;
+    stages?.times.forEach((xs) => (xs.length = 0));
     for (let i = 0; i < opts.requests; i++) {
       const text = opts.texts[i % opts.texts.length];
       // A fresh random order each round: no way always runs right after another one.
@@ -157,6 +186,7 @@ export async function measureHttpLatency(opts: HttpLatencyOptions): Promise<Http
       for (const name of order) times.get(name)!.push(await ways[name](text));
     }
   } finally {
+    stages?.stop();
     client.close();
     same.close();
     await server.close();
@@ -164,7 +194,68 @@ export async function measureHttpLatency(opts: HttpLatencyOptions): Promise<Http
     await local.release();
   }
   times.set(WAY.serverTotal, serverTotal);
-  return { times, loadBefore, loadAfter: loadavg() };
+  return { times, stages: stages?.times, loadBefore, loadAfter: loadavg() };
+}
+
+/**
+ * Timestamps of one POST inside the server: node:http's `http.server.request.start` diagnostics channel, the
+ * decode thread's postMessage and its `done` message, and `res.end`. Hooks on this process only.
+ */
+function watchStages(runtime: unknown): {
+  times: Map<string, number[]>;
+  start(): void;
+  record(): void;
+  stop(): void;
+} {
+  if (!(runtime instanceof WorkerRuntime) || runtime.threads.length !== 1)
+    throw new Error('--stages needs the server to decode in one thread');
+  const worker = runtime.threads[0].worker;
+  const times = new Map<string, number[]>(Object.values(STAGE).map((s) => [s, []]));
+  let marks: { request?: number; post?: number; done?: number; end?: number; written?: number } = {};
+  let on = false;
+  const onRequest = () => {
+    if (on) marks.request ??= performance.now();
+  };
+  subscribe('http.server.request.start', onRequest);
+  const postMessage = worker.postMessage;
+  worker.postMessage = function (this: Worker, ...args: Parameters<Worker['postMessage']>) {
+    if (on && marks.request !== undefined) marks.post ??= performance.now();
+    return postMessage.apply(this, args);
+  };
+  const onMessage = (msg: { type?: string }) => {
+    if (on && msg.type === 'done') marks.done ??= performance.now();
+  };
+  worker.on('message', onMessage);
+  const end = http.ServerResponse.prototype.end;
+  http.ServerResponse.prototype.end = function (this: http.ServerResponse, ...args: unknown[]) {
+    const watched = on && marks.done !== undefined && marks.end === undefined;
+    if (watched) marks.end = performance.now();
+    const r = (end as (...a: unknown[]) => http.ServerResponse).apply(this, args);
+    if (watched) marks.written = performance.now();
+    return r;
+  } as typeof end;
+  return {
+    times,
+    start() {
+      marks = {};
+      on = true;
+    },
+    record() {
+      on = false;
+      const { request, post, done, end: ended, written } = marks;
+      if ([request, post, done, ended, written].some((m) => m === undefined)) return;
+      times.get(STAGE.route)!.push(post! - request!);
+      times.get(STAGE.decode)!.push(done! - post!);
+      times.get(STAGE.answer)!.push(ended! - done!);
+      times.get(STAGE.write)!.push(written! - ended!);
+    },
+    stop() {
+      unsubscribe('http.server.request.start', onRequest);
+      worker.postMessage = postMessage;
+      worker.off('message', onMessage);
+      http.ServerResponse.prototype.end = end;
+    },
+  };
 }
 
 async function timed(fn: () => Promise<unknown>): Promise<number> {
@@ -209,6 +300,12 @@ export function formatHttpLatency(result: HttpLatency): string {
       `(median of paired differences ${paired(WAY.post, WAY.thread).toFixed(2)} ms)`,
   );
   if (times.has(WAY.postSame)) lines.push(overhead(WAY.postSame, "HTTP overhead, node:http in the server's process"));
+  if (result.stages) {
+    lines.push('', '| stage of a client-process POST, inside the server | p50 ms | p90 ms |', '|---|---:|---:|');
+    for (const [stage, xs] of result.stages)
+      lines.push(`| ${stage} | ${percentile(xs, 50).toFixed(3)} | ${percentile(xs, 90).toFixed(3)} |`);
+    lines.push(`(${result.stages.get(STAGE.route)!.length} POSTs with every mark)`);
+  }
   const load = (xs: number[]) => xs.map((x) => x.toFixed(1)).join(' ');
   lines.push(`load average ${load(result.loadBefore)} before, ${load(result.loadAfter)} after`);
   return lines.join('\n') + '\n';

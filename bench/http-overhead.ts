@@ -3,9 +3,10 @@
  * HTTP (`WorkerRuntime`), the server's own `timing.total_ms`, and `POST /v1/translate` and a bare `GET /healthz`
  * from a client in a process of its own, every way interleaved in random order; p50 and p90 of each, and the
  * overheads against in-process. `--in-process-clients` adds clients inside the server's process (node:http and
- * `fetch`), whose work shares the server's event loop.
+ * `fetch`), whose work shares the server's event loop; `--stages` times the stages of each POST inside the server
+ * (bench/http-latency.ts's STAGE).
  *
- *   npm run bench:http [-- --model DIR] [--requests 200] [--in-process-clients]
+ *   npm run bench:http [-- --model DIR] [--requests 200] [--in-process-clients] [--stages]
  *
  * Without --model it writes bench:decode's untrained `tiny` rnn-attn model (bench/decode-model.ts) to a temp
  * folder and feeds it texts of 8-15 of its source words.
@@ -22,6 +23,7 @@ const { values: args } = parseArgs({
     model: { type: 'string' },
     requests: { type: 'string', default: '200' },
     'in-process-clients': { type: 'boolean', default: false },
+    stages: { type: 'boolean', default: false },
   },
 });
 const requests = Number(args.requests);
@@ -40,7 +42,13 @@ try {
             (_, j) => written.sourceWords[(j * 37 + k * 11) % written.sourceWords.length],
           ).join(' '),
         );
-  const result = await measureHttpLatency({ dir, texts, requests, inProcessClients: args['in-process-clients'] });
+  const result = await measureHttpLatency({
+    dir,
+    texts,
+    requests,
+    inProcessClients: args['in-process-clients'],
+    stages: args.stages,
+  });
   process.stdout.write(
     `HTTP latency at c=1: ${args.model ?? 'bench tiny rnn-attn (learned, fp32)'}, ${requests} rounds, every way ` +
       `interleaved, 1 decode thread, 1 intra-op thread\nmachine: ${cpus().length} × ${cpus()[0]?.model}, node ` +
