@@ -10,7 +10,9 @@ import { getTask, type TaskData } from './tasks/index.ts';
 import {
   createOptimizer,
   loadLastCheckpoint,
+  loopOutcome,
   modelLine,
+  newLoopState,
   runEpochs,
   startRunFolder,
   type LoopState,
@@ -104,16 +106,7 @@ async function runTraining(
     optimizer,
     schedule,
     progress,
-    state: {
-      epoch: 0,
-      batch: 0,
-      step: 0,
-      learningRate: config.optim.learningRate,
-      elapsedMs: 0,
-      schedule: schedule.state,
-      bestBleu: -Infinity,
-      done: false,
-    },
+    state: { ...newLoopState(config.optim.learningRate, schedule), bestBleu: -Infinity },
     checkpoint,
     onEpoch: opts.onEpoch,
     task: {
@@ -162,15 +155,7 @@ async function runTraining(
     },
   });
   optimizer.dispose();
-  return {
-    runDir,
-    bestBleu: state.bestBleu,
-    epochs: state.epoch,
-    steps: state.step,
-    stopReason: state.stopReason ?? '',
-    model,
-    data,
-  };
+  return { runDir, bestBleu: state.bestBleu, ...loopOutcome(state), model, data };
 }
 
 /** A task's validation: its score alone, or its score and others by name. */

@@ -36,6 +36,16 @@ export interface LoopState {
   stopKind?: 'epochs' | 'time' | 'updates' | 'plateau';
 }
 
+/** A new run's state, before its first update; a trainer adds its best-so-far field. */
+export function newLoopState(learningRate: number, schedule: LrSchedule): LoopState {
+  return { epoch: 0, batch: 0, step: 0, learningRate, elapsedMs: 0, schedule: schedule.state, done: false };
+}
+
+/** How a run ended, as the trainers' results report it. */
+export function loopOutcome(state: LoopState): { epochs: number; steps: number; stopReason: string } {
+  return { epochs: state.epoch, steps: state.step, stopReason: state.stopReason ?? '' };
+}
+
 /** One epoch's batches, as the task trains them. */
 export interface EpochPlan {
   length: number;

@@ -10,7 +10,9 @@ import { createSchedule } from '../schedules/index.ts';
 import {
   createOptimizer,
   loadLastCheckpoint,
+  loopOutcome,
   modelLine,
+  newLoopState,
   runEpochs,
   startRunFolder,
   type LoopState,
@@ -116,16 +118,7 @@ async function runLmTraining(
     optimizer,
     schedule,
     progress,
-    state: {
-      epoch: 0,
-      batch: 0,
-      step: 0,
-      learningRate: config.optim.learningRate,
-      elapsedMs: 0,
-      schedule: schedule.state,
-      bestValPerplexity: Infinity,
-      done: false,
-    },
+    state: { ...newLoopState(config.optim.learningRate, schedule), bestValPerplexity: Infinity },
     checkpoint,
     onEpoch: opts.onEpoch,
     task: {
@@ -178,13 +171,5 @@ async function runLmTraining(
     },
   });
   optimizer.dispose();
-  return {
-    runDir,
-    bestValPerplexity: state.bestValPerplexity,
-    epochs: state.epoch,
-    steps: state.step,
-    stopReason: state.stopReason ?? '',
-    model,
-    data,
-  };
+  return { runDir, bestValPerplexity: state.bestValPerplexity, ...loopOutcome(state), model, data };
 }
