@@ -28,8 +28,9 @@ import {
   type ModelSizes,
   type NamedTensors,
   type Seq2SeqModel,
+  type OnnxGraphOptions,
 } from './types.ts';
-import { encoderDecoderGraphs } from './graph-spec.ts';
+import { encoderDecoderOnnx } from './graph-spec.ts';
 
 /**
  * Show, Attend and Tell (Xu et al., 2015), soft attention, over the CNN's grid a_1..a_L (L = h·w):
@@ -239,13 +240,11 @@ class ShowAttendTellModel implements Seq2SeqModel {
     });
   }
 
-  toOnnx(opts: { opset?: number; encoderOpset?: number; storeFrozen?: boolean } = {}) {
-    const opset = opts.opset ?? 18;
-    return {
-      encoder: this.encoderGraph(opts.encoderOpset ?? opset),
-      decoder: this.decoderGraph(opset, opts.storeFrozen ?? false),
-      graphs: encoderDecoderGraphs(this, [this.encoder.onnxInput.name]),
-    };
+  toOnnx(opts: OnnxGraphOptions = {}) {
+    return encoderDecoderOnnx(this, [this.encoder.onnxInput.name], opts, {
+      encoder: (opset) => this.encoderGraph(opset),
+      decoder: (opset, storeFrozen) => this.decoderGraph(opset, storeFrozen),
+    });
   }
 
   private encoderGraph(opset: number): GraphBuilder {
