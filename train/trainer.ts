@@ -113,6 +113,7 @@ async function runTraining(
       unit: 'batch',
       plan: (epoch) => {
         const plan = data.epoch(epoch);
+        // The epoch's NLL, summed by lossOptions.onNll, for label-smoothed runs' metrics.
         nllSum = 0;
         return {
           length: plan.length,
