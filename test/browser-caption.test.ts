@@ -22,7 +22,14 @@ import { preprocessRgba } from '../core/image/preprocess.ts';
 import { loadCaptionModelDir, loadModelDir } from '../core/runtime/load-node.ts';
 import { createApp } from '../serve/app.ts';
 import { ModelRegistry } from '../serve/model-registry.ts';
-import { browserSkipReason, launchBrowser, settle, type TestBrowser } from './helpers/browser.ts';
+import {
+  browserSkipReason,
+  launchBrowser,
+  loadModelInPage,
+  openPage,
+  settle,
+  type TestBrowser,
+} from './helpers/browser.ts';
 import { TOY_CAPTION_MODEL_NAME, toyCaptionModel, type ToyCaptionModel } from './helpers/toy-caption-model.ts';
 import { writeTinyModelDir } from './helpers/tiny-model.ts';
 import { webClient } from '../clients/web/build/web-client.ts';
@@ -96,13 +103,6 @@ describe('captioning in the web page (Chromium)', { skip: browserSkipReason(), t
     assert.deepEqual(serverErrors, [], 'the server logged no internal error');
   });
 
-  async function loadModel(name: string): Promise<void> {
-    await page.getByLabel('Model on this server').selectOption(name);
-    await page.getByLabel('Run on').selectOption('wasm');
-    await page.getByRole('button', { name: 'Load model' }).click();
-    await settle(page);
-  }
-
   /** Runs `action`, then waits until the page has `rows` captions in all and is ready again. */
   async function captionAndSettle(action: () => Promise<void>, rows: number): Promise<void> {
     await action();
@@ -123,9 +123,8 @@ describe('captioning in the web page (Chromium)', { skip: browserSkipReason(), t
       new Set(expected).size > 1,
       `the toy model gives these different images one caption: ${expected.join(' | ')}`,
     );
-    await page.goto(url);
-    await page.waitForSelector('body[data-state="idle"]');
-    await loadModel(TOY_CAPTION_MODEL_NAME);
+    await openPage(page, url);
+    await loadModelInPage(page, TOY_CAPTION_MODEL_NAME);
     assert.equal(await page.isVisible('#caption-section'), true);
     assert.equal(await page.isVisible('#translate-section'), false);
     const row = page.locator('#models tbody tr[aria-current="true"]');
@@ -192,7 +191,7 @@ describe('captioning in the web page (Chromium)', { skip: browserSkipReason(), t
   });
 
   test('loading a translation model brings the translation form back', async () => {
-    await loadModel(TRANSLATION_MODEL);
+    await loadModelInPage(page, TRANSLATION_MODEL);
     assert.equal(await page.isVisible('#translate-section'), true);
     assert.equal(await page.isVisible('#caption-section'), false);
     assert.equal(await page.getByRole('button', { name: 'Translate' }).isEnabled(), true);

@@ -20,7 +20,7 @@ import { LanguageModels } from '../serve/lm-models.ts';
 import { ModelRegistry } from '../serve/model-registry.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { trainLanguageModel } from '../train/lm/lm-trainer.ts';
-import { browserSkipReason, launchBrowser, settle, type TestBrowser } from './helpers/browser.ts';
+import { browserSkipReason, launchBrowser, loadModelInPage, openPage, type TestBrowser } from './helpers/browser.ts';
 import { tinyLmConfig, writeMarkovCorpus } from './helpers/lm-run.ts';
 
 describe('text completion in the web page (Chromium)', { skip: browserSkipReason(), timeout: 300_000 }, () => {
@@ -66,12 +66,8 @@ describe('text completion in the web page (Chromium)', { skip: browserSkipReason
     const expected = await runtime.complete('w3 w7', options);
     assert.ok(expected.tokens.length > 0, 'the reference completion is not empty');
 
-    await page.goto(url);
-    await page.waitForSelector('body[data-state="idle"]');
-    await page.getByLabel('Model on this server').selectOption('lm-tiny');
-    await page.getByLabel('Run on').selectOption('wasm');
-    await page.getByRole('button', { name: 'Load model' }).click();
-    await settle(page);
+    await openPage(page, url);
+    await loadModelInPage(page, 'lm-tiny');
     assert.equal(await page.isVisible('#complete-section'), true);
     assert.equal(await page.isVisible('#translate-section'), false);
 

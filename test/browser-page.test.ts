@@ -11,10 +11,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { startServer, type RunningServer } from '../serve/server.ts';
-import { browserSkipReason, launchBrowser, type TestBrowser, settle } from './helpers/browser.ts';
+import {
+  browserSkipReason,
+  loadModelInPage,
+  openPage,
+  servePage,
+  serverTranslation,
+  settle,
+  translateInPage,
+  type ServedPage,
+} from './helpers/browser.ts';
 import { writeTinyModelDir } from './helpers/tiny-model.ts';
-import { webClient } from '../clients/web/build/web-client.ts';
 
 /** Sentences in the tiny model's vocabulary (plus one unknown word), all with non-empty outputs at beam 4. */
 const SENTENCES = ['The red dog sits on a big house .', 'a small cat and a big dog', 'the blue ball and the zebra'];
@@ -23,51 +30,28 @@ const MODEL = 'tiny-en-de';
 
 describe('web client in Chromium', { skip: browserSkipReason(), timeout: 180_000 }, () => {
   let root: string;
-  let server: RunningServer;
-  let browser: TestBrowser;
+  let served: ServedPage;
   let page: Page;
+  let serverUrl: string;
   /** Every URL the page (and its workers) requested, in order. */
-  const requested: string[] = [];
+  let requested: string[];
 
   before(async () => {
     root = await mkdtemp(join(tmpdir(), 'frost-web-page-'));
     await writeTinyModelDir(join(root, 'models', 'tiny'));
-    server = await startServer({
-      modelsDir: join(root, 'models'),
-      port: 0,
-      host: '127.0.0.1',
-      intraOpNumThreads: 1,
-      web: webClient(),
-      log: () => {},
-    });
-    browser = await launchBrowser();
-    browser.context.on('request', (r) => requested.push(r.url()));
-    page = await browser.context.newPage();
+    served = await servePage(join(root, 'models'));
+    ({ page, requested } = served);
+    serverUrl = served.server.url;
   });
 
   after(async () => {
-    await browser?.close();
-    await server?.close();
+    await served?.close();
     if (root) await rm(root, { recursive: true, force: true });
   });
 
   async function loadModel(): Promise<void> {
-    await page.goto(server.url);
-    await page.waitForSelector('body[data-state="idle"]');
-    await page.getByLabel('Model on this server').selectOption(MODEL);
-    await page.getByLabel('Run on').selectOption('wasm');
-    await page.getByRole('button', { name: 'Load model' }).click();
-    await settle(page);
-  }
-
-  async function serverTranslation(text: string): Promise<string> {
-    const res = await fetch(`${server.url}/v1/translate`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: MODEL, text, beam: BEAM }),
-    });
-    assert.equal(res.status, 200);
-    return (await res.json()).translations[0].text;
+    await openPage(page, serverUrl);
+    await loadModelInPage(page, MODEL);
   }
 
   test(`translates in the page with beam ${BEAM}, exactly as POST /v1/translate does`, async () => {
@@ -88,22 +72,13 @@ describe('web client in Chromium', { skip: browserSkipReason(), timeout: 180_000
     assert.match((await row.locator('td.learnable').textContent()) ?? '', /^\d[\d,]*$/);
     assert.match((await row.locator('td.download').textContent()) ?? '', /kB/);
 
-    await page.getByLabel('Text, one sentence per line').fill(SENTENCES.join('\n'));
-    await page.getByLabel('Beam width').fill(String(BEAM));
-    await page.getByRole('switch', { name: /Compare with the server/ }).check();
-    await page.getByRole('button', { name: 'Translate' }).click();
-    await settle(page);
-
-    const rows = page.locator('#results tbody tr');
-    assert.equal(await rows.count(), SENTENCES.length);
-    for (let i = 0; i < SENTENCES.length; i++) {
-      const inBrowser = await rows.nth(i).locator('td.browser-text').getAttribute('data-text');
-      const shownForServer = await rows.nth(i).locator('td.server-text').getAttribute('data-text');
-      const expected = await serverTranslation(SENTENCES[i]);
+    const rows = await translateInPage(page, SENTENCES, BEAM, true);
+    for (const [i, row] of rows.entries()) {
+      const expected = await serverTranslation(serverUrl, MODEL, SENTENCES[i]!, BEAM);
       assert.ok(expected.length > 0, `'${SENTENCES[i]}' has a non-empty translation`);
-      assert.equal(inBrowser, expected, `'${SENTENCES[i]}': in the browser vs POST /v1/translate`);
-      assert.equal(shownForServer, expected, `'${SENTENCES[i]}': the page's own server column`);
-      assert.match((await rows.nth(i).locator('td.browser-ms').textContent()) ?? '', /ms$/);
+      assert.equal(row.browser, expected, `'${SENTENCES[i]}': in the browser vs POST /v1/translate`);
+      assert.equal(row.server, expected, `'${SENTENCES[i]}': the page's own server column`);
+      assert.match(row.ms ?? '', /ms$/);
     }
 
     const shot = join(root, 'screenshot-web.png');
@@ -124,13 +99,13 @@ describe('web client in Chromium', { skip: browserSkipReason(), timeout: 180_000
 
   test('loads a model from a folder URL, and names the URL when there is no model there', async () => {
     const urlField = page.getByLabel('or a model folder URL');
-    await urlField.fill(`${server.url}/nowhere`);
+    await urlField.fill(`${serverUrl}/nowhere`);
     await page.getByRole('button', { name: 'Load model' }).click();
     await page.waitForSelector('body[data-state="error"]');
     assert.match((await page.textContent('#status')) ?? '', /\/nowhere\/model-card\.json: HTTP 404/);
 
     // No trailing slash: the page adds it, so the graphs resolve inside the folder.
-    await urlField.fill(`${server.url}/v1/models/${MODEL}/files`);
+    await urlField.fill(`${serverUrl}/v1/models/${MODEL}/files`);
     await page.getByRole('button', { name: 'Load model' }).click();
     await settle(page);
     assert.match((await page.textContent('#status')) ?? '', new RegExp(`${MODEL} is loaded`));

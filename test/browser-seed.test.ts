@@ -19,36 +19,28 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import * as ort from 'onnxruntime-node';
 import type { Page } from 'playwright-core';
-import { ortDistDir } from '../clients/web/build/ort-files.ts';
 import type { ModelCard } from '../core/runtime/model-card.ts';
 import { exportRun } from '../export/export-run.ts';
 import { readGraphInfo } from '../export/inspect-graph.ts';
 import { resolveArchConfig } from '../models/index.ts';
-import { startServer, type RunningServer } from '../serve/server.ts';
 import { initBackend } from '../train/backend/select.ts';
-import { browserSkipReason, launchBrowser, type TestBrowser, settle } from './helpers/browser.ts';
+import {
+  browserSkipReason,
+  loadModelInPage,
+  openPage,
+  routeOrtApi,
+  servePage,
+  toWire,
+  translateInPage,
+  type ServedPage,
+  type WireTensor,
+} from './helpers/browser.ts';
 import { trainToyRun } from './helpers/toy-run.ts';
-import { webClient } from '../clients/web/build/web-client.ts';
 
 const MODEL = 'seeded-fixed-uniform';
 /** The same run exported as int8-compute: its encoder and decoder both have values to materialise. */
 const MODEL_INT8 = 'seeded-fixed-uniform-int8c';
-/** Where the test serves onnxruntime-web's JavaScript API to the page (the page bundles its own copy). */
-const ORT_API_PATH = '/__test__/ort.wasm.min.mjs';
 const TOLERANCE = 1e-4;
-
-/** A tensor as it crosses into the page: plain numbers (int64 as numbers: ids and lengths are small). */
-interface WireTensor {
-  type: 'float32' | 'int64';
-  dims: number[];
-  data: number[];
-}
-
-function toWire(t: ort.Tensor): WireTensor {
-  if (t.type !== 'float32' && t.type !== 'int64') throw new Error(`unexpected ${t.type} tensor`);
-  const data = t.type === 'int64' ? Array.from(t.data as BigInt64Array, Number) : Array.from(t.data as Float32Array);
-  return { type: t.type, dims: [...t.dims], data };
-}
 
 function toNode(w: WireTensor): ort.Tensor {
   return w.type === 'int64'
@@ -60,9 +52,11 @@ describe('a head regenerated from its seed, in Chromium', { skip: browserSkipRea
   let root: string;
   let modelDir: string;
   let card: ModelCard;
-  let server: RunningServer;
-  let browser: TestBrowser;
+  let served: ServedPage;
   let page: Page;
+  let serverUrl: string;
+  /** onnxruntime-web's API, served to the page. */
+  let apiUrl: string;
 
   before(async () => {
     root = await mkdtemp(join(tmpdir(), 'frost-web-seed-'));
@@ -83,25 +77,14 @@ describe('a head regenerated from its seed, in Chromium', { skip: browserSkipRea
       precisionSentences: 8,
     });
 
-    server = await startServer({
-      modelsDir: join(root, 'models'),
-      port: 0,
-      host: '127.0.0.1',
-      intraOpNumThreads: 1,
-      web: webClient(),
-      log: () => {},
-    });
-    browser = await launchBrowser();
-    page = await browser.context.newPage();
-    const api = await readFile(join(ortDistDir(), 'ort.wasm.min.mjs'));
-    await page.route(`${server.url}${ORT_API_PATH}`, (route) =>
-      route.fulfill({ status: 200, contentType: 'text/javascript; charset=utf-8', body: api }),
-    );
+    served = await servePage(join(root, 'models'));
+    ({ page } = served);
+    serverUrl = served.server.url;
+    apiUrl = await routeOrtApi(page, serverUrl);
   });
 
   after(async () => {
-    await browser?.close();
-    await server?.close();
+    await served?.close();
     if (root) await rm(root, { recursive: true, force: true });
   });
 
@@ -117,27 +100,13 @@ describe('a head regenerated from its seed, in Chromium', { skip: browserSkipRea
 
   /** Loads the model through the page's UI and checks its translations against the server's. */
   async function loadAndCompare(model = MODEL): Promise<void> {
-    await page.goto(server.url);
-    await page.waitForSelector('body[data-state="idle"]');
-    await page.getByLabel('Model on this server').selectOption(model);
-    await page.getByLabel('Run on').selectOption('wasm');
-    await page.getByRole('button', { name: 'Load model' }).click();
-    await settle(page);
+    await openPage(page, serverUrl);
+    await loadModelInPage(page, model);
     assert.match((await page.textContent(`#models tbody tr[data-model="${model}"] td.frozen`)) ?? '', /regenerated/);
 
     const sentences = (await readFile(join(root, 'toy', 'test.src'), 'utf8')).trim().split('\n').slice(0, 3);
-    await page.getByLabel('Text, one sentence per line').fill(sentences.join('\n'));
-    await page.getByLabel('Beam width').fill('3');
-    await page.getByRole('switch', { name: /Compare with the server/ }).check();
-    await page.getByRole('button', { name: 'Translate' }).click();
-    await settle(page);
-    const rows = page.locator('#results tbody tr');
-    assert.equal(await rows.count(), sentences.length);
-    for (let i = 0; i < sentences.length; i++) {
-      const inBrowser = await rows.nth(i).locator('td.browser-text').getAttribute('data-text');
-      const onServer = await rows.nth(i).locator('td.server-text').getAttribute('data-text');
-      assert.equal(inBrowser, onServer, `'${sentences[i]}'`);
-    }
+    const rows = await translateInPage(page, sentences, 3, true);
+    rows.forEach((row, i) => assert.equal(row.browser, row.server, `'${sentences[i]}'`));
   }
 
   test('the page loads it through its UI and translates as POST /v1/translate does', async () => {
@@ -197,8 +166,7 @@ describe('a head regenerated from its seed, in Chromium', { skip: browserSkipRea
     const V = card.target.tokens.length;
     assert.deepEqual(expected.dims, [2, V]);
 
-    await page.goto(server.url);
-    await page.waitForSelector('body[data-state="idle"]');
+    await openPage(page, serverUrl);
     const inBrowser = await page.evaluate(
       async ({ apiUrl, decoderUrl, feeds, output }) => {
         type OrtWeb = typeof import('onnxruntime-web');
@@ -229,8 +197,8 @@ describe('a head regenerated from its seed, in Chromium', { skip: browserSkipRea
         return { out, version: ortWeb.env.versions.web, threads: ortWeb.env.wasm.numThreads };
       },
       {
-        apiUrl: `${server.url}${ORT_API_PATH}`,
-        decoderUrl: `${server.url}/v1/models/${MODEL}/files/${dec.file}`,
+        apiUrl,
+        decoderUrl: `${serverUrl}/v1/models/${MODEL}/files/${dec.file}`,
         feeds,
         output: dec.logProbs,
       },

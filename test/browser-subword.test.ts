@@ -9,9 +9,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { webClient } from '../clients/web/build/web-client.ts';
-import { startServer, type RunningServer } from '../serve/server.ts';
-import { browserSkipReason, launchBrowser, type TestBrowser, settle } from './helpers/browser.ts';
+import {
+  browserSkipReason,
+  loadModelInPage,
+  openPage,
+  servePage,
+  serverTranslation,
+  translateInPage,
+  type ServedPage,
+} from './helpers/browser.ts';
 import { writeTinyModelDir } from './helpers/tiny-model.ts';
 
 const MODEL = 'tiny-bpe';
@@ -20,65 +26,36 @@ const SENTENCES = ['The Red Dog sits on a big House .', 'a small cat 😀 漢字
 
 describe('a subword model in the web page (Chromium)', { skip: browserSkipReason(), timeout: 180_000 }, () => {
   let root: string;
-  let server: RunningServer;
-  let browser: TestBrowser;
+  let served: ServedPage;
   let page: Page;
-  const requested: string[] = [];
+  let serverUrl: string;
+  let requested: string[];
 
   before(async () => {
     root = await mkdtemp(join(tmpdir(), 'frost-web-subword-'));
     await writeTinyModelDir(join(root, 'models', MODEL), { name: MODEL, subword: true });
-    server = await startServer({
-      modelsDir: join(root, 'models'),
-      port: 0,
-      host: '127.0.0.1',
-      intraOpNumThreads: 1,
-      web: webClient(),
-      log: () => {},
-    });
-    browser = await launchBrowser();
-    browser.context.on('request', (r) => requested.push(r.url()));
-    page = await browser.context.newPage();
+    served = await servePage(join(root, 'models'));
+    ({ page, requested } = served);
+    serverUrl = served.server.url;
   });
 
   after(async () => {
-    await browser?.close();
-    await server?.close();
+    await served?.close();
     if (root) await rm(root, { recursive: true, force: true });
   });
 
-  async function serverTranslation(text: string): Promise<string> {
-    const res = await fetch(`${server.url}/v1/translate`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: MODEL, text, beam: BEAM }),
-    });
-    assert.equal(res.status, 200);
-    return ((await res.json()) as { translations: { text: string }[] }).translations[0]!.text;
-  }
-
   test(`translates in the page exactly as POST /v1/translate does, with beam ${BEAM}`, async () => {
-    await page.goto(server.url);
-    await page.waitForSelector('body[data-state="idle"]');
-    await page.getByLabel('Model on this server').selectOption(MODEL);
-    await page.getByLabel('Run on').selectOption('wasm');
-    await page.getByRole('button', { name: 'Load model' }).click();
-    await settle(page);
+    await openPage(page, serverUrl);
+    await loadModelInPage(page, MODEL);
     assert.ok(
       requested.some((u) => u.endsWith(`/v1/models/${MODEL}/files/subword.model`)),
       'the page fetched the subword model',
     );
 
-    await page.getByLabel('Text, one sentence per line').fill(SENTENCES.join('\n'));
-    await page.getByLabel('Beam width').fill(String(BEAM));
-    await page.getByRole('button', { name: 'Translate' }).click();
-    await settle(page);
-    const rows = page.locator('#results tbody tr');
-    assert.equal(await rows.count(), SENTENCES.length);
-    for (let i = 0; i < SENTENCES.length; i++) {
-      const inBrowser = await rows.nth(i).locator('td.browser-text').getAttribute('data-text');
-      const expected = await serverTranslation(SENTENCES[i]!);
-      assert.equal(inBrowser, expected, `'${SENTENCES[i]}': in the browser vs POST /v1/translate`);
+    const rows = await translateInPage(page, SENTENCES, BEAM, false);
+    for (const [i, row] of rows.entries()) {
+      const expected = await serverTranslation(serverUrl, MODEL, SENTENCES[i]!, BEAM);
+      assert.equal(row.browser, expected, `'${SENTENCES[i]}': in the browser vs POST /v1/translate`);
       assert.ok(!expected.includes('<unk>') && !expected.includes('\u2581'), expected);
     }
   });

@@ -17,39 +17,35 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import * as ort from 'onnxruntime-node';
 import type { Page } from 'playwright-core';
-import { ortDistDir } from '../clients/web/build/ort-files.ts';
-import { webClient } from '../clients/web/build/web-client.ts';
 import type { ModelCard } from '../core/runtime/model-card.ts';
 import { exportRun } from '../export/export-run.ts';
-import { startServer, type RunningServer } from '../serve/server.ts';
 import { initBackend } from '../train/backend/select.ts';
-import { browserSkipReason, launchBrowser, settle, type TestBrowser } from './helpers/browser.ts';
+import {
+  browserSkipReason,
+  loadModelInPage,
+  openPage,
+  routeOrtApi,
+  servePage,
+  toWire,
+  translateInPage,
+  type ServedPage,
+  type WireTensor,
+} from './helpers/browser.ts';
 import { trainToyRun } from './helpers/toy-run.ts';
 
 const MODEL = 'toy-transformer';
-const ORT_API_PATH = '/__test__/ort.wasm.min.mjs';
 const TOLERANCE = 1e-4;
 const STEPS = 3;
-
-interface WireTensor {
-  type: 'float32' | 'int64';
-  dims: number[];
-  data: number[];
-}
-
-function toWire(t: ort.Tensor): WireTensor {
-  if (t.type !== 'float32' && t.type !== 'int64') throw new Error(`unexpected ${t.type} tensor`);
-  const data = t.type === 'int64' ? Array.from(t.data as BigInt64Array, Number) : Array.from(t.data as Float32Array);
-  return { type: t.type, dims: [...t.dims], data };
-}
 
 describe('a Transformer with a key/value cache, in Chromium', { skip: browserSkipReason(), timeout: 180_000 }, () => {
   let root: string;
   let modelDir: string;
   let card: ModelCard;
-  let server: RunningServer;
-  let browser: TestBrowser;
+  let served: ServedPage;
   let page: Page;
+  let serverUrl: string;
+  /** onnxruntime-web's API, served to the page. */
+  let apiUrl: string;
 
   before(async () => {
     root = await mkdtemp(join(tmpdir(), 'frost-web-transformer-'));
@@ -61,55 +57,32 @@ describe('a Transformer with a key/value cache, in Chromium', { skip: browserSki
     });
     modelDir = join(root, 'models', MODEL);
     ({ card } = await exportRun(runDir, modelDir, { checkpoint: 'last', quiet: true, name: MODEL }));
-    server = await startServer({
-      modelsDir: join(root, 'models'),
-      port: 0,
-      host: '127.0.0.1',
-      intraOpNumThreads: 1,
-      web: webClient(),
-      log: () => {},
-    });
-    browser = await launchBrowser();
-    page = await browser.context.newPage();
-    const api = await readFile(join(ortDistDir(), 'ort.wasm.min.mjs'));
-    await page.route(`${server.url}${ORT_API_PATH}`, (route) =>
-      route.fulfill({ status: 200, contentType: 'text/javascript; charset=utf-8', body: api }),
-    );
+    served = await servePage(join(root, 'models'));
+    ({ page } = served);
+    serverUrl = served.server.url;
+    apiUrl = await routeOrtApi(page, serverUrl);
   });
 
   after(async () => {
-    await browser?.close();
-    await server?.close();
+    await served?.close();
     if (root) await rm(root, { recursive: true, force: true });
   });
 
   test('the page loads it through its UI and translates, with beam search, as POST /v1/translate does', async () => {
     assert.equal(card.arch, 'transformer');
     assert.ok(card.graphs.decoder.state.includes('self_k_0'), card.graphs.decoder.state.join(', '));
-    await page.goto(server.url);
-    await page.waitForSelector('body[data-state="idle"]');
-    await page.getByLabel('Model on this server').selectOption(MODEL);
-    await page.getByLabel('Run on').selectOption('wasm');
-    await page.getByRole('button', { name: 'Load model' }).click();
-    await settle(page);
+    await openPage(page, serverUrl);
+    await loadModelInPage(page, MODEL);
     const sentences = (await readFile(join(root, 'toy', 'test.src'), 'utf8')).trim().split('\n').slice(0, 4);
-    await page.getByLabel('Text, one sentence per line').fill(sentences.join('\n'));
-    await page.getByLabel('Beam width').fill('3');
-    await page.getByRole('switch', { name: /Compare with the server/ }).check();
-    await page.getByRole('button', { name: 'Translate' }).click();
-    await settle(page);
+    const rows = await translateInPage(page, sentences, 3, true);
     const state = await page.getAttribute('body', 'data-state');
     assert.equal(state, 'ready', `the page is '${state}': ${await page.textContent('#status')}`);
-    const rows = page.locator('#results tbody tr');
-    assert.equal(await rows.count(), sentences.length);
     let words = 0;
-    for (let i = 0; i < sentences.length; i++) {
-      const inBrowser = await rows.nth(i).locator('td.browser-text').getAttribute('data-text');
-      const onServer = await rows.nth(i).locator('td.server-text').getAttribute('data-text');
+    rows.forEach(({ browser: inBrowser, server: onServer }, i) => {
       assert.ok(inBrowser !== null, `no browser translation of '${sentences[i]}'`);
       assert.equal(inBrowser, onServer, `'${sentences[i]}'`);
       words += inBrowser.split(' ').filter(Boolean).length;
-    }
+    });
     assert.ok(words > 0, 'every translation is empty: nothing was compared');
   });
 
@@ -147,8 +120,7 @@ describe('a Transformer with a key/value cache, in Chromium', { skip: browserSki
     await encoder.release();
     await decoder.release();
 
-    await page.goto(server.url);
-    await page.waitForSelector('body[data-state="idle"]');
+    await openPage(page, serverUrl);
     const got = await page.evaluate(
       async ({ apiUrl, decoderUrl, memory, tokens, spec }) => {
         type OrtWeb = typeof import('onnxruntime-web');
@@ -176,8 +148,8 @@ describe('a Transformer with a key/value cache, in Chromium', { skip: browserSki
         return steps;
       },
       {
-        apiUrl: `${server.url}${ORT_API_PATH}`,
-        decoderUrl: `${server.url}/v1/models/${MODEL}/files/${dec.file}`,
+        apiUrl,
+        decoderUrl: `${serverUrl}/v1/models/${MODEL}/files/${dec.file}`,
         memory,
         tokens,
         spec: { token: dec.token, logProbs: dec.logProbs, state: dec.state },

@@ -11,7 +11,7 @@ import { gridRuns, threadsPerRun, trainGrid } from '../report/experiments/grid.t
 import { exportCandidates } from '../report/find-export.ts';
 import { runStatus } from '../report/run-status.ts';
 import { translationConfigSchema, writeRunConfig } from '../train/run-config.ts';
-import { dropLostMetrics } from '../train/trainer.ts';
+import { dropLostMetrics } from '../train/metrics-log.ts';
 
 let dir: string;
 before(async () => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { ParamStore } from '../models/params.ts';
 
 /** Anything with a parameter store: a seq2seq model or a language model. */
-interface HasParams {
+export interface HasParams {
   readonly params: ParamStore;
 }
 import type { Adam } from './optim/adam.ts';

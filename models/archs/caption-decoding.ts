@@ -1,14 +1,38 @@
 import * as tf from '@tensorflow/tfjs-core';
+import { z } from 'zod';
 import type { GraphBuilder } from '../../core/onnx/graph-builder.ts';
 import { SeededRandom } from '../../core/random.ts';
 import { buildHead } from '../heads/index.ts';
 import type { OutputHead } from '../heads/types.ts';
-import type { ImageEncoder, ImageFeatures } from '../layers/image-encoder.ts';
+import {
+  convEncoderSettings,
+  type ConvEncoderConfig,
+  type ImageEncoder,
+  type ImageFeatures,
+} from '../layers/image-encoder.ts';
 import { maskedCrossEntropySum, type TokenLossOptions } from '../loss.ts';
 import { tensorValue } from '../onnx-values.ts';
 import { packTargets, permuteRows, type PackedTargets } from '../packed-steps.ts';
 import type { ParamStore } from '../params.ts';
 import type { ImageBatch } from './types.ts';
+
+/** The settings every caption LSTM has; an architecture's config adds its own and says where its dropout goes. */
+export interface CaptionLstmConfig extends ConvEncoderConfig {
+  /** Word embedding size e. */
+  embedding: number;
+  /** LSTM size H. */
+  hidden: number;
+  /** Dropout rate while training. */
+  dropout: number;
+}
+
+/** The zod fields of {@link CaptionLstmConfig}, for an architecture's strict `settings`. */
+export const captionLstmSettings = {
+  ...convEncoderSettings,
+  embedding: z.number().int().positive(),
+  hidden: z.number().int().positive(),
+  dropout: z.number().min(0).lt(1),
+};
 
 /**
  * A caption batch packed by step (models/packed-steps.ts), with each sorted caption's image row.
@@ -24,9 +48,10 @@ export function packCaptions(batch: ImageBatch): PackedCaptions {
 }
 
 /**
- * What show-tell and show-attend-tell share: the caption word embedding and the output head built
- * on it, seeded dropout, the image side of a training batch, and the teacher-forced loss over
- * time-major features. Each architecture file keeps only its own equations.
+ * What show-tell and show-attend-tell share besides their common settings: the caption word
+ * embedding and the output head built on it, seeded dropout, the image side of a training batch,
+ * and the teacher-forced loss over time-major features. Each architecture file keeps only its own
+ * equations.
  */
 export class CaptionDecoding {
   readonly embedding: tf.Variable;

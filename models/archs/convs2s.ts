@@ -41,8 +41,9 @@ import {
   type ModelSizes,
   type NamedTensors,
   type Seq2SeqModel,
+  type OnnxGraphOptions,
 } from './types.ts';
-import { encoderDecoderGraphs } from './graph-spec.ts';
+import { encoderDecoderOnnx } from './graph-spec.ts';
 
 const HALF = Math.SQRT1_2;
 
@@ -363,13 +364,11 @@ export class Convs2sModel implements Seq2SeqModel {
     });
   }
 
-  toOnnx(opts: { opset?: number; encoderOpset?: number; storeFrozen?: boolean } = {}) {
-    const opset = opts.opset ?? 18;
-    return {
-      encoder: this.encoderGraph(opts.encoderOpset ?? opset),
-      decoder: this.decoderGraph(opset, opts.storeFrozen ?? false),
-      graphs: encoderDecoderGraphs(this, ['src_ids', 'src_lengths']),
-    };
+  toOnnx(opts: OnnxGraphOptions = {}) {
+    return encoderDecoderOnnx(this, ['src_ids', 'src_lengths'], opts, {
+      encoder: (opset) => this.encoderGraph(opset),
+      decoder: (opset, storeFrozen) => this.decoderGraph(opset, storeFrozen),
+    });
   }
 
   private encoderGraph(opset: number): GraphBuilder {

@@ -37,8 +37,9 @@ import {
   type ModelSizes,
   type NamedTensors,
   type Seq2SeqModel,
+  type OnnxGraphOptions,
 } from './types.ts';
-import { encoderDecoderGraphs } from './graph-spec.ts';
+import { encoderDecoderOnnx } from './graph-spec.ts';
 
 /**
  * Bahdanau-style attention encoder-decoder.
@@ -286,14 +287,11 @@ class RnnAttnModel implements Seq2SeqModel {
     });
   }
 
-  toOnnx(opts: { opset?: number; encoderOpset?: number; storeFrozen?: boolean } = {}) {
-    const opset = opts.opset ?? 18;
-    const storeFrozen = opts.storeFrozen ?? false;
-    return {
-      encoder: this.encoderGraph(opts.encoderOpset ?? opset),
-      decoder: this.decoderGraph(opset, storeFrozen),
-      graphs: encoderDecoderGraphs(this, ['src_ids', 'src_lengths']),
-    };
+  toOnnx(opts: OnnxGraphOptions = {}) {
+    return encoderDecoderOnnx(this, ['src_ids', 'src_lengths'], opts, {
+      encoder: (opset) => this.encoderGraph(opset),
+      decoder: (opset, storeFrozen) => this.decoderGraph(opset, storeFrozen),
+    });
   }
 
   private encoderGraph(opset: number): GraphBuilder {

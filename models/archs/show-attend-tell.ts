@@ -5,12 +5,7 @@ import type { OutputHead } from '../heads/types.ts';
 import type { TokenLossOptions } from '../loss.ts';
 import { attentionKeys, createAttention, type AttentionWeights } from '../layers/attention.ts';
 import { attendGrid } from '../layers/grid-attention.ts';
-import {
-  convEncoderSettings,
-  createImageEncoder,
-  type ConvEncoderConfig,
-  type ImageEncoder,
-} from '../layers/image-encoder.ts';
+import { createImageEncoder, type ImageEncoder } from '../layers/image-encoder.ts';
 import {
   createLstm,
   lstmInputProjection,
@@ -23,7 +18,7 @@ import {
 import { sharedWeightMatMul } from '../layers/shared-matmul.ts';
 import { tensorValue } from '../onnx-values.ts';
 import { ParamStore } from '../params.ts';
-import { CaptionDecoding, packCaptions } from './caption-decoding.ts';
+import { CaptionDecoding, captionLstmSettings, packCaptions, type CaptionLstmConfig } from './caption-decoding.ts';
 import { registerArch } from './registry.ts';
 import {
   expectBatch,
@@ -33,8 +28,9 @@ import {
   type ModelSizes,
   type NamedTensors,
   type Seq2SeqModel,
+  type OnnxGraphOptions,
 } from './types.ts';
-import { encoderDecoderGraphs } from './graph-spec.ts';
+import { encoderDecoderOnnx } from './graph-spec.ts';
 
 /**
  * Show, Attend and Tell (Xu et al., 2015), soft attention, over the CNN's grid a_1..a_L (L = h·w):
@@ -47,29 +43,21 @@ import { encoderDecoderGraphs } from './graph-spec.ts';
  *                                                               → the output head scores f_t
  * Loss: Σ token NLL + λ Σ_b Σ_i (1 − Σ_t α_bti)², the doubly stochastic attention penalty (eq. 14),
  * summed over each caption's own steps (</s> included, padding not).
+ * Dropout (a common caption LSTM setting) is on the word embeddings and on f.
  */
-export interface ShowAttendTellConfig extends ConvEncoderConfig {
-  /** Word embedding size e. */
-  embedding: number;
-  /** LSTM size H. */
-  hidden: number;
+export interface ShowAttendTellConfig extends CaptionLstmConfig {
   /** Attention MLP size. */
   attention: number;
   /** Size d of f, the vector the output head scores. */
   output: number;
-  /** Dropout on word embeddings and on f while training. */
-  dropout: number;
   /** λ of the doubly stochastic attention penalty (the paper's 1). */
   attentionPenalty: number;
 }
 
 const settings = z.strictObject({
-  ...convEncoderSettings,
-  embedding: z.number().int().positive(),
-  hidden: z.number().int().positive(),
+  ...captionLstmSettings,
   attention: z.number().int().positive(),
   output: z.number().int().positive(),
-  dropout: z.number().min(0).lt(1),
   attentionPenalty: z.number().nonnegative(),
 });
 
@@ -252,13 +240,11 @@ class ShowAttendTellModel implements Seq2SeqModel {
     });
   }
 
-  toOnnx(opts: { opset?: number; encoderOpset?: number; storeFrozen?: boolean } = {}) {
-    const opset = opts.opset ?? 18;
-    return {
-      encoder: this.encoderGraph(opts.encoderOpset ?? opset),
-      decoder: this.decoderGraph(opset, opts.storeFrozen ?? false),
-      graphs: encoderDecoderGraphs(this, [this.encoder.onnxInput.name]),
-    };
+  toOnnx(opts: OnnxGraphOptions = {}) {
+    return encoderDecoderOnnx(this, [this.encoder.onnxInput.name], opts, {
+      encoder: (opset) => this.encoderGraph(opset),
+      decoder: (opset, storeFrozen) => this.decoderGraph(opset, storeFrozen),
+    });
   }
 
   private encoderGraph(opset: number): GraphBuilder {

@@ -3,12 +3,7 @@ import { z } from 'zod';
 import { GraphBuilder } from '../../core/onnx/graph-builder.ts';
 import type { OutputHead } from '../heads/types.ts';
 import type { TokenLossOptions } from '../loss.ts';
-import {
-  convEncoderSettings,
-  createImageEncoder,
-  type ConvEncoderConfig,
-  type ImageEncoder,
-} from '../layers/image-encoder.ts';
+import { createImageEncoder, type ImageEncoder } from '../layers/image-encoder.ts';
 import {
   createLstm,
   lstmInputProjection,
@@ -21,7 +16,7 @@ import {
 import { sharedWeightMatMul } from '../layers/shared-matmul.ts';
 import { tensorValue } from '../onnx-values.ts';
 import { ParamStore } from '../params.ts';
-import { CaptionDecoding, packCaptions } from './caption-decoding.ts';
+import { CaptionDecoding, captionLstmSettings, packCaptions, type CaptionLstmConfig } from './caption-decoding.ts';
 import { registerArch } from './registry.ts';
 import {
   expectBatch,
@@ -31,8 +26,9 @@ import {
   type ModelSizes,
   type NamedTensors,
   type Seq2SeqModel,
+  type OnnxGraphOptions,
 } from './types.ts';
-import { encoderDecoderGraphs } from './graph-spec.ts';
+import { encoderDecoderOnnx } from './graph-spec.ts';
 
 /**
  * Show and Tell (Vinyals et al., 2015): the image is the LSTM's first input, words follow.
@@ -41,22 +37,13 @@ import { encoderDecoderGraphs } from './graph-spec.ts';
  *   step t: (h_t, c_t) = LSTM(E y_{t-1}, (h_{t-1}, c_{t-1}))
  *           f_t = h_t                → the output head scores f_t (d = hidden)
  * The image is seen once, at t = −1, as in the paper (feeding it at every step overfit there).
+ *
+ * Its settings are the common caption LSTM's: the image is embedded to e as the words are, the LSTM
+ * size H is also d (the head scores h), and dropout is on the image and word embeddings and on f.
  */
-export interface ShowTellConfig extends ConvEncoderConfig {
-  /** Word (and image) embedding size e. */
-  embedding: number;
-  /** LSTM size H; also d, the size of f that the head scores. */
-  hidden: number;
-  /** Dropout on the image and word embeddings and on f while training. */
-  dropout: number;
-}
+export type ShowTellConfig = CaptionLstmConfig;
 
-const settings = z.strictObject({
-  ...convEncoderSettings,
-  embedding: z.number().int().positive(),
-  hidden: z.number().int().positive(),
-  dropout: z.number().min(0).lt(1),
-});
+const settings = z.strictObject(captionLstmSettings);
 
 const presets: Record<string, ShowTellConfig> = {
   tiny: { cnnChannels: [8, 16, 32], embedding: 64, hidden: 128, dropout: 0 },
@@ -154,13 +141,11 @@ class ShowTellModel implements Seq2SeqModel {
     });
   }
 
-  toOnnx(opts: { opset?: number; encoderOpset?: number; storeFrozen?: boolean } = {}) {
-    const opset = opts.opset ?? 18;
-    return {
-      encoder: this.encoderGraph(opts.encoderOpset ?? opset),
-      decoder: this.decoderGraph(opset, opts.storeFrozen ?? false),
-      graphs: encoderDecoderGraphs(this, [this.encoder.onnxInput.name]),
-    };
+  toOnnx(opts: OnnxGraphOptions = {}) {
+    return encoderDecoderOnnx(this, [this.encoder.onnxInput.name], opts, {
+      encoder: (opset) => this.encoderGraph(opset),
+      decoder: (opset, storeFrozen) => this.decoderGraph(opset, storeFrozen),
+    });
   }
 
   private encoderGraph(opset: number): GraphBuilder {

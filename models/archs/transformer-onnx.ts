@@ -6,7 +6,8 @@ import { attendHeadsOnnx, keyPaddingBiasOnnx, projectHeadsOnnx } from '../layers
 import { positionVectorsOnnx } from '../layers/positional-encoding.ts';
 import { tensorValue } from '../onnx-values.ts';
 import type { TransformerModel } from './transformer.ts';
-import { encoderDecoderGraphs } from './graph-spec.ts';
+import type { OnnxGraphOptions } from './types.ts';
+import { encoderDecoderOnnx } from './graph-spec.ts';
 
 /**
  * The Transformer's two graphs. The encoder graph returns, besides the source mask, each decoder
@@ -18,14 +19,12 @@ import { encoderDecoderGraphs } from './graph-spec.ts';
  */
 export function transformerOnnx(
   model: TransformerModel,
-  opts: { opset?: number; encoderOpset?: number; storeFrozen?: boolean },
+  opts: OnnxGraphOptions,
 ): { encoder: GraphBuilder; decoder: GraphBuilder; graphs: ModelCard['graphs'] } {
-  const opset = opts.opset ?? 18;
-  return {
-    encoder: encoderGraph(model, opts.encoderOpset ?? opset),
-    decoder: decoderGraph(model, opset, opts.storeFrozen ?? false),
-    graphs: encoderDecoderGraphs(model, ['src_ids', 'src_lengths']),
-  };
+  return encoderDecoderOnnx(model, ['src_ids', 'src_lengths'], opts, {
+    encoder: (opset) => encoderGraph(model, opset),
+    decoder: (opset, storeFrozen) => decoderGraph(model, opset, storeFrozen),
+  });
 }
 
 /** LN(x + F(x)) or x + F(LN(x)), as TransformerModel's residual blocks (no dropout: inference). */

@@ -21,6 +21,7 @@ import {
   type ModelSizes,
   type NamedTensors,
   type Seq2SeqModel,
+  type OnnxGraphOptions,
 } from './types.ts';
 
 /**
@@ -347,7 +348,7 @@ export class TransformerModel implements Seq2SeqModel {
     });
   }
 
-  toOnnx(opts: { opset?: number; encoderOpset?: number; storeFrozen?: boolean } = {}) {
+  toOnnx(opts: OnnxGraphOptions = {}) {
     return transformerOnnx(this, opts);
   }
 }

@@ -76,16 +76,23 @@ export interface Seq2SeqModel {
   /** One decoder step: previous tokens [N] and state+memory to log-probabilities [N, |V|] and the next state. */
   step(prev: tf.Tensor1D, inputs: NamedTensors): { logProbs: tf.Tensor2D; state: NamedTensors };
   /**
-   * The encoder and decoder-step graphs and how they connect. `opset` defaults to 18 (it applies to
-   * both graphs; `encoderOpset` overrides it for the encoder, which is merged into a foreign graph
-   * of that opset when the model reads a frozen encoder's features); `storeFrozen` is passed to the
-   * head (see HeadOnnxContext.storeFrozen).
+   * The encoder and decoder-step graphs and how they connect. `opset` defaults to 18 (DEFAULT_OPSET
+   * in graph-spec.ts; it applies to both graphs; `encoderOpset` overrides it for the encoder, which
+   * is merged into a foreign graph of that opset when the model reads a frozen encoder's features);
+   * `storeFrozen` is passed to the head (see HeadOnnxContext.storeFrozen).
    */
-  toOnnx(opts?: { opset?: number; encoderOpset?: number; storeFrozen?: boolean }): {
+  toOnnx(opts?: OnnxGraphOptions): {
     encoder: GraphBuilder;
     decoder: GraphBuilder;
     graphs: ModelCard['graphs'];
   };
+}
+
+/** What `Seq2SeqModel.toOnnx` is asked for (see there). */
+export interface OnnxGraphOptions {
+  opset?: number;
+  encoderOpset?: number;
+  storeFrozen?: boolean;
 }
 
 /**

@@ -1,13 +1,19 @@
 /**
- * Headless Chromium for browser tests, driven by playwright-core. The browser is the system's
+ * Headless Chromium for browser tests, driven by playwright-core, and what those tests share: the
+ * server with the page, loading a model and translating through the page's UI, the server's answer
+ * to compare with, and onnxruntime-web's API for running a graph in the page's context. The browser is the system's
  * (Debian's `chromium` package), never a downloaded one; tests skip, saying why, where it is missing.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import assert from 'node:assert/strict';
+import type * as ort from 'onnxruntime-node';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { ortDistDir } from '../../clients/web/build/ort-files.ts';
+import { webClient } from '../../clients/web/build/web-client.ts';
+import { startServer, type RunningServer } from '../../serve/server.ts';
 
 /** The Chromium binary; FROST_CHROMIUM overrides it. */
 export const CHROMIUM_PATH = process.env.FROST_CHROMIUM ?? '/usr/bin/chromium';
@@ -66,4 +72,140 @@ export async function settle(page: Page, timeout = 120_000): Promise<void> {
   await page.waitForSelector('body[data-state="ready"], body[data-state="error"]', { timeout });
   if ((await page.getAttribute('body', 'data-state')) === 'error')
     assert.fail(`the page reports: ${await page.textContent('#status')}`);
+}
+
+/** `frost serve` with the web page, and a fresh Chromium with one page open on nothing yet. */
+export interface ServedPage {
+  server: RunningServer;
+  browser: TestBrowser;
+  page: Page;
+  /** Every URL the page (and its workers) requested, in order. */
+  requested: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * Serves the models in `modelsDir` (one decode thread each, quiet) with the web page, and opens a
+ * page in a fresh Chromium; `close` stops both.
+ */
+export async function servePage(modelsDir: string): Promise<ServedPage> {
+  const server = await startServer({
+    modelsDir,
+    port: 0,
+    host: '127.0.0.1',
+    intraOpNumThreads: 1,
+    web: webClient(),
+    log: () => {},
+  });
+  let browser: TestBrowser;
+  try {
+    browser = await launchBrowser();
+  } catch (err) {
+    await server.close();
+    throw err;
+  }
+  const requested: string[] = [];
+  // Registered before the page opens, so its first requests are recorded too.
+  browser.context.on('request', (r) => requested.push(r.url()));
+  const page = await browser.context.newPage();
+  return {
+    server,
+    browser,
+    page,
+    requested,
+    async close() {
+      await browser.close();
+      await server.close();
+    },
+  };
+}
+
+/** Opens the page at `url` and waits until it has read the server's model list. */
+export async function openPage(page: Page, url: string): Promise<void> {
+  await page.goto(url);
+  await page.waitForSelector('body[data-state="idle"]');
+}
+
+/** Loads the server's model `name` through the page's UI, on the wasm backend. */
+export async function loadModelInPage(page: Page, name: string): Promise<void> {
+  await page.getByLabel('Model on this server').selectOption(name);
+  await page.getByLabel('Run on').selectOption('wasm');
+  await page.getByRole('button', { name: 'Load model' }).click();
+  await settle(page);
+}
+
+/** One row of the page's translations: the browser's text, the server's (when compared) and the time. */
+export interface PageTranslation {
+  browser: string | null;
+  server: string | null;
+  ms: string | null;
+}
+
+/**
+ * Translates `sentences` in the page with beam width `beam` (with the page's own server column when
+ * `compare`), and reads back one row per sentence.
+ */
+export async function translateInPage(
+  page: Page,
+  sentences: readonly string[],
+  beam: number,
+  compare: boolean,
+): Promise<PageTranslation[]> {
+  await page.getByLabel('Text, one sentence per line').fill(sentences.join('\n'));
+  await page.getByLabel('Beam width').fill(String(beam));
+  if (compare) await page.getByRole('switch', { name: /Compare with the server/ }).check();
+  await page.getByRole('button', { name: 'Translate' }).click();
+  await settle(page);
+  const rows = page.locator('#results tbody tr');
+  assert.equal(await rows.count(), sentences.length);
+  const out: PageTranslation[] = [];
+  for (let i = 0; i < sentences.length; i++) {
+    const row = rows.nth(i);
+    out.push({
+      browser: await row.locator('td.browser-text').getAttribute('data-text'),
+      server: await row.locator('td.server-text').getAttribute('data-text'),
+      ms: await row.locator('td.browser-ms').textContent(),
+    });
+  }
+  return out;
+}
+
+/** The server's own translation (POST /v1/translate), which the page's must equal. */
+export async function serverTranslation(serverUrl: string, model: string, text: string, beam: number): Promise<string> {
+  const res = await fetch(`${serverUrl}/v1/translate`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model, text, beam }),
+  });
+  assert.equal(res.status, 200);
+  return ((await res.json()) as { translations: { text: string }[] }).translations[0]!.text;
+}
+
+/** Where the tests serve onnxruntime-web's JavaScript API to the page (the page bundles its own copy). */
+export const ORT_API_PATH = '/__test__/ort.wasm.min.mjs';
+
+/**
+ * Serves onnxruntime-web's API module at `ORT_API_PATH` of `serverUrl` to `page`, so a test can run
+ * sessions in the page's context with the runtime build the page uses; returns its URL.
+ */
+export async function routeOrtApi(page: Page, serverUrl: string): Promise<string> {
+  const api = await readFile(join(ortDistDir(), 'ort.wasm.min.mjs'));
+  const url = `${serverUrl}${ORT_API_PATH}`;
+  await page.route(url, (route) =>
+    route.fulfill({ status: 200, contentType: 'text/javascript; charset=utf-8', body: api }),
+  );
+  return url;
+}
+
+/** A tensor as it crosses into the page: plain numbers (int64 as numbers: ids and lengths are small). */
+export interface WireTensor {
+  type: 'float32' | 'int64';
+  dims: number[];
+  data: number[];
+}
+
+export function toWire(t: ort.Tensor): WireTensor {
+  if (t.type !== 'float32' && t.type !== 'int64') throw new Error(`unexpected ${t.type} tensor`);
+  const data = t.type === 'int64' ? Array.from(t.data as BigInt64Array, Number) : Array.from(t.data as Float32Array);
+  return { type: t.type, dims: [...t.dims], data };
 }

@@ -1,15 +1,22 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { existsSync } from 'node:fs';
-import { appendFile, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { buildLanguageModel, type LanguageModel, type LmState } from '../../models/lm/index.ts';
-import { collectParams, collectTensors, loadCheckpoint, restoreTensors, saveCheckpoint } from '../checkpoint.ts';
+import type { LoadedCheckpoint } from '../checkpoint.ts';
 import { TokenStream } from '../data/lm-stream.ts';
-import { Adam } from '../optim/adam.ts';
 import { TrainingProgress } from '../progress.ts';
 import { RUN_FILES, readRunConfig, writeRunConfig, type LmRunConfig } from '../run-config.ts';
-import { epochCheckpointDir, listEpochCheckpoints } from '../run-folder.ts';
-import { createSchedule, type ScheduleState } from '../schedules/index.ts';
+import { createSchedule } from '../schedules/index.ts';
+import {
+  createOptimizer,
+  loadLastCheckpoint,
+  loopOutcome,
+  modelLine,
+  newLoopState,
+  runEpochs,
+  startRunFolder,
+  type LoopState,
+} from '../training-loop.ts';
 import { scoreStream, type Perplexity } from './lm-evaluate.ts';
 import { prepareLmData, type LmData } from './lm-data.ts';
 
@@ -18,20 +25,10 @@ import { prepareLmData, type LmData } from './lm-data.ts';
  * optimiser step per window of `batch.bptt` tokens, the LSTM state carried from window to window
  * (truncated BPTT: gradients stop at the window's start) and reset at each epoch. Validation is
  * perplexity on the valid split; the schedule and the `best` checkpoint follow it. Checkpoints,
- * metrics.jsonl and the time budget behave as in the seq2seq trainer (train/trainer.ts).
+ * metrics.jsonl and the time budget are the shared loop's (train/training-loop.ts), as in the seq2seq trainer.
  */
-interface LmTrainerState {
-  epoch: number;
-  /** Next window of `epoch` (0 at an epoch boundary; a resume inside an epoch restarts from a zero state). */
-  batch: number;
-  step: number;
-  learningRate: number;
-  elapsedMs: number;
-  schedule: ScheduleState;
+interface LmTrainerState extends LoopState {
   bestValPerplexity: number;
-  done: boolean;
-  stopReason?: string;
-  stopKind?: 'epochs' | 'time' | 'plateau';
 }
 
 export interface LmEpochMetrics {
@@ -68,10 +65,7 @@ export async function trainLanguageModel(
   runDir: string,
   opts: LmTrainOptions = {},
 ): Promise<LmTrainResult> {
-  if (existsSync(join(runDir, RUN_FILES.config)))
-    throw new Error(`${runDir} already holds a run; use --resume ${runDir} to continue it, or choose another --out`);
-  await mkdir(join(runDir, 'checkpoints'), { recursive: true });
-  await writeRunConfig(runDir, config);
+  await startRunFolder(runDir, config);
   return runLmTraining(config, runDir, null, opts);
 }
 
@@ -86,8 +80,7 @@ export async function resumeLanguageModel(
   if (overrides.epochs !== undefined) config.epochs = overrides.epochs;
   if (overrides.maxMinutes !== undefined) config.maxMinutes = overrides.maxMinutes;
   await writeRunConfig(runDir, config);
-  const lastDir = join(runDir, RUN_FILES.last);
-  return runLmTraining(config, runDir, existsSync(lastDir) ? await loadCheckpoint(lastDir) : null, opts);
+  return runLmTraining(config, runDir, await loadLastCheckpoint(runDir), opts);
 }
 
 /** Perplexity of a split, state carried across windows as in training. */
@@ -102,196 +95,81 @@ export function splitPerplexity(model: LanguageModel, ids: Int32Array, streams: 
 async function runLmTraining(
   config: LmRunConfig,
   runDir: string,
-  checkpoint: Awaited<ReturnType<typeof loadCheckpoint>> | null,
+  checkpoint: LoadedCheckpoint | null,
   opts: LmTrainOptions,
 ): Promise<LmTrainResult> {
   const progress = new TrainingProgress(opts.quiet);
   const data = await prepareLmData(config, runDir, existsSync(join(runDir, RUN_FILES.tgtVocab)));
   progress.log(data.summary);
   const model = buildLanguageModel(config.arch, config.archConfig, data.vocab.size, config.head, config.seed);
-  const counts = model.params.counts();
-  progress.log(
-    `model: ${config.arch}/${config.preset} head ${config.head.name}: ${counts.learnable} learnable, ${counts.frozen} frozen parameters`,
-  );
-  const optimizer = new Adam(model.params.learnable, {
-    learningRate: config.optim.learningRate,
-    clipNorm: config.optim.clipNorm,
-    beta1: config.optim.betas[0],
-    beta2: config.optim.betas[1],
-    epsilon: config.optim.epsilon,
-  });
+  progress.log(modelLine(config, model));
+  const optimizer = createOptimizer(model, config.optim);
   const schedule = createSchedule(config.schedule, { learningRate: config.optim.learningRate });
-  let state: LmTrainerState = {
-    epoch: 0,
-    batch: 0,
-    step: 0,
-    learningRate: config.optim.learningRate,
-    elapsedMs: 0,
-    schedule: schedule.state,
-    bestValPerplexity: Infinity,
-    done: false,
-  };
-  if (checkpoint) {
-    restoreTensors(model, optimizer, checkpoint.tensors, runDir);
-    state = checkpoint.state as unknown as LmTrainerState;
-    schedule.state = { ...state.schedule, best: state.schedule.best ?? -Infinity };
-    optimizer.step = state.step;
-    optimizer.learningRate = state.learningRate;
-    if (state.done && state.stopKind !== 'plateau') state.done = false;
-    progress.log(`resumed at epoch ${state.epoch + 1}, window ${state.batch}, step ${state.step}`);
-  }
-  const save = (which: 'last' | 'best') =>
-    saveCheckpoint(join(runDir, which === 'last' ? RUN_FILES.last : RUN_FILES.best), collectTensors(model, optimizer), {
-      ...state,
-      schedule: schedule.state,
-    } as unknown as Record<string, unknown>);
-
-  // checkpoints/epoch-NNNN after a whole epoch, as the seq2seq trainer keeps them: the parameters
-  // alone, for `frost export --average-last`; the oldest beyond keepLast go.
-  const saveEpoch = async (epoch: number) => {
-    await saveCheckpoint(epochCheckpointDir(runDir, epoch), collectParams(model), {
-      ...state,
-      schedule: schedule.state,
-    } as unknown as Record<string, unknown>);
-    const kept = listEpochCheckpoints(runDir);
-    for (const old of kept.slice(0, Math.max(0, kept.length - config.keepLast)))
-      await rm(old.dir, { recursive: true, force: true });
-  };
-
-  const budgetMs = (config.maxMinutes ?? Infinity) * 60_000;
-  let sessionStart = Date.now() - state.elapsedMs;
-  const elapsed = () => Date.now() - sessionStart;
-  let lastSave = Date.now();
   const { streams: B, bptt } = config.batch;
   const train = new TokenStream(data.streams.train, Math.min(B, Math.floor(data.streams.train.length / 2)));
   const windows = train.windowCount(bptt);
 
-  while (!state.done) {
-    if (config.epochs !== undefined && state.epoch >= config.epochs) {
-      Object.assign(state, { done: true, stopKind: 'epochs', stopReason: `reached ${config.epochs} epochs` });
-      break;
-    }
-    if (elapsed() >= budgetMs) {
-      Object.assign(state, {
-        done: true,
-        stopKind: 'time',
-        stopReason: `time budget of ${config.maxMinutes} minutes used`,
-      });
-      break;
-    }
-    progress.startEpoch(state.epoch + 1, windows, state.batch);
-    let lossSum = 0;
-    let lossTokens = 0;
-    const epochStart = Date.now();
-    let outOfTime = false;
-    let carried: LmState = model.initialState(train.B);
-    const firstWindow = state.batch;
-    for (let k = state.batch; k < windows; k++) {
-      const w = train.window(k, bptt);
-      let next: LmState = {};
-      optimizer.learningRate = schedule.rateAt(state.step + 1, optimizer.learningRate);
-      const { loss } = optimizer.minimize(() => {
-        const out = model.windowLoss(w, carried, true);
-        next = out.state;
-        return tf.div(out.lossSum, w.B * w.T) as tf.Scalar;
-      });
-      tf.dispose(Object.values(carried));
-      carried = next;
-      if (!Number.isFinite(loss))
-        throw new Error(`training diverged at step ${state.step + 1} (loss ${loss}); try a lower --lr`);
-      state.step += 1;
-      state.batch = k + 1;
-      lossSum += loss * w.B * w.T;
-      lossTokens += w.B * w.T;
-      const seconds = (Date.now() - epochStart) / 1000;
-      progress.update({
-        epoch: state.epoch + 1,
-        batch: k + 1,
-        batches: windows,
-        loss: lossSum / lossTokens,
-        tokensPerSecond: lossTokens / Math.max(seconds, 1e-3),
-        // Windows done in this session (a resumed epoch starts at firstWindow), not in the epoch.
-        etaSeconds: ((windows - k - 1) * seconds) / (k + 1 - firstWindow),
-      });
-      if (elapsed() >= budgetMs) {
-        outOfTime = true;
-        break;
-      }
-      if (Date.now() - lastSave >= config.checkpointMinutes * 60_000) {
-        state.elapsedMs = elapsed();
-        await save('last');
-        lastSave = Date.now();
-      }
-    }
-    tf.dispose(Object.values(carried));
-    progress.endEpoch();
-    // Training speed, without the validation pass below.
-    const trainSeconds = Math.max((Date.now() - epochStart) / 1000, 1e-3);
-    const complete = !outOfTime;
-    const val = splitPerplexity(model, data.streams.valid, config.evalStreams, bptt);
-    // The schedule maximises its score: the negative validation NLL.
-    const verdict = schedule.observe(-val.nll, state.epoch, optimizer.learningRate);
-    optimizer.learningRate = verdict.learningRate;
-    if (verdict.note) progress.log(verdict.note);
-    state.learningRate = optimizer.learningRate;
-    state.bestValPerplexity = Math.min(state.bestValPerplexity, val.perplexity);
-    if (complete) {
-      state.epoch += 1;
-      state.batch = 0;
-    }
-    if (verdict.stop)
-      Object.assign(state, {
-        done: true,
-        stopKind: 'plateau',
-        stopReason: `no validation gain for ${config.schedule.stopAfter} epochs`,
-      });
-    if (outOfTime)
-      Object.assign(state, {
-        done: true,
-        stopKind: 'time',
-        stopReason: `time budget of ${config.maxMinutes} minutes used`,
-      });
-    state.elapsedMs = elapsed();
-    const trainLoss = lossTokens ? lossSum / lossTokens : NaN;
-    const metrics: LmEpochMetrics = {
-      epoch: complete ? state.epoch : state.epoch + 1,
-      step: state.step,
-      trainLoss,
-      trainPerplexity: Math.exp(trainLoss),
-      valLoss: val.nll,
-      valPerplexity: val.perplexity,
-      learningRate: state.learningRate,
-      tokensPerSecond: lossTokens / trainSeconds,
-      elapsedMinutes: state.elapsedMs / 60_000,
-      best: verdict.improved,
-      complete,
-    };
-    await appendFile(
-      join(runDir, RUN_FILES.metrics),
-      `${JSON.stringify({ time: new Date().toISOString(), ...metrics })}\n`,
-    );
-    progress.log(
-      `epoch ${metrics.epoch}${complete ? '' : ' (partial)'}: train ppl ${metrics.trainPerplexity.toFixed(2)}, val ppl ${val.perplexity.toFixed(2)}${verdict.improved ? ' (best)' : ''}, ${Math.round(metrics.tokensPerSecond)} tok/s`,
-    );
-    opts.onEpoch?.(metrics);
-    if (verdict.improved) await save('best');
-    await save('last');
-    if (complete && config.keepLast > 0) await saveEpoch(state.epoch);
-    lastSave = Date.now();
-    sessionStart = Date.now() - state.elapsedMs;
-  }
-  if (state.done && state.stopReason) {
-    await save('last');
-    progress.log(`stopped: ${state.stopReason}; best val perplexity ${state.bestValPerplexity.toFixed(2)}`);
-  }
-  optimizer.dispose();
-  return {
+  const state = await runEpochs<LmTrainerState, Perplexity, LmEpochMetrics>({
     runDir,
-    bestValPerplexity: state.bestValPerplexity,
-    epochs: state.epoch,
-    steps: state.step,
-    stopReason: state.stopReason ?? '',
+    // The language-model loop has never counted updates against a budget (`--resume` refuses --max-updates
+    // for LM runs); honouring a new run's maxUpdates would be a change of its own, not this loop's.
+    config: { ...config, maxUpdates: undefined },
     model,
-    data,
-  };
+    optimizer,
+    schedule,
+    progress,
+    state: { ...newLoopState(config.optim.learningRate, schedule), bestValPerplexity: Infinity },
+    checkpoint,
+    onEpoch: opts.onEpoch,
+    task: {
+      unit: 'window',
+      plan: () => {
+        // The state carried from window to window starts at zero each epoch (and on a resume inside one).
+        let carried: LmState = model.initialState(train.B);
+        return {
+          length: windows,
+          train: (k) => {
+            const w = train.window(k, bptt);
+            let next: LmState = {};
+            const { loss } = optimizer.minimize(() => {
+              const out = model.windowLoss(w, carried, true);
+              next = out.state;
+              return tf.div(out.lossSum, w.B * w.T) as tf.Scalar;
+            });
+            tf.dispose(Object.values(carried));
+            carried = next;
+            return { loss, tokens: w.B * w.T };
+          },
+          end: () => tf.dispose(Object.values(carried)),
+        };
+      },
+      validate: () => splitPerplexity(model, data.streams.valid, config.evalStreams, bptt),
+      // The schedule maximises its score: the negative validation NLL.
+      score: (val) => -val.nll,
+      keepBest: (s, val) => {
+        s.bestValPerplexity = Math.min(s.bestValPerplexity, val.perplexity);
+      },
+      report: (e, val) => {
+        const metrics: LmEpochMetrics = {
+          epoch: e.epoch,
+          step: e.step,
+          trainLoss: e.trainLoss,
+          trainPerplexity: Math.exp(e.trainLoss),
+          valLoss: val.nll,
+          valPerplexity: val.perplexity,
+          learningRate: e.learningRate,
+          // Training speed, without the validation pass.
+          tokensPerSecond: e.tokens / e.trainSeconds,
+          elapsedMinutes: e.elapsedMinutes,
+          best: e.best,
+          complete: e.complete,
+        };
+        const line = `epoch ${metrics.epoch}${e.complete ? '' : ' (partial)'}: train ppl ${metrics.trainPerplexity.toFixed(2)}, val ppl ${val.perplexity.toFixed(2)}${e.best ? ' (best)' : ''}, ${Math.round(metrics.tokensPerSecond)} tok/s`;
+        return { metrics, line };
+      },
+      bestText: (s) => `best val perplexity ${s.bestValPerplexity.toFixed(2)}`,
+    },
+  });
+  optimizer.dispose();
+  return { runDir, bestValPerplexity: state.bestValPerplexity, ...loopOutcome(state), model, data };
 }

@@ -1,0 +1,274 @@
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { loadCheckpoint, restoreTensors, type HasParams, type LoadedCheckpoint } from './checkpoint.ts';
+import { appendMetrics, dropLostMetrics } from './metrics-log.ts';
+import { Adam } from './optim/adam.ts';
+import type { TrainingProgress } from './progress.ts';
+import { RUN_FILES, writeRunConfig, type RunConfig } from './run-config.ts';
+import { RunCheckpoints } from './run-checkpoints.ts';
+import type { LrSchedule, ScheduleState } from './schedules/index.ts';
+
+/**
+ * The epoch loop every trainer shares (train/trainer.ts for translation and captioning,
+ * train/lm/lm-trainer.ts for language modelling): updates, the learning-rate schedule, the epoch,
+ * time and update budgets, validation after every epoch, metrics.jsonl, checkpoints and resume. A
+ * trainer supplies only what is its task's: an epoch's batches, the validation and how its metrics
+ * read (`LoopTask`). One loop, so a budget or checkpoint rule cannot drift between tasks.
+ */
+
+/**
+ * What a trainer remembers between sessions; saved with every checkpoint, so its field names are
+ * the checkpoint format. A trainer's state adds its best validation score (`bestBleu`, ...).
+ */
+export interface LoopState {
+  epoch: number;
+  /** Next batch of `epoch` to train on (0 at an epoch boundary). */
+  batch: number;
+  step: number;
+  learningRate: number;
+  elapsedMs: number;
+  /** The schedule's state (train/schedules/); a plateau's in checkpoints from before the registry. */
+  schedule: ScheduleState;
+  done: boolean;
+  stopReason?: string;
+  /** Budget stops are lifted by a resume with a larger budget; a plateau stop is final. */
+  stopKind?: 'epochs' | 'time' | 'updates' | 'plateau';
+}
+
+/** A new run's state, before its first update; a trainer adds its best-so-far field. */
+export function newLoopState(learningRate: number, schedule: LrSchedule): LoopState {
+  return { epoch: 0, batch: 0, step: 0, learningRate, elapsedMs: 0, schedule: schedule.state, done: false };
+}
+
+/** How a run ended, as the trainers' results report it. */
+export function loopOutcome(state: LoopState): { epochs: number; steps: number; stopReason: string } {
+  return { epochs: state.epoch, steps: state.step, stopReason: state.stopReason ?? '' };
+}
+
+/** One epoch's batches, as the task trains them. */
+export interface EpochPlan {
+  length: number;
+  /** One optimiser update on batch `i`: its mean loss per token, and the tokens that mean is over. */
+  train(i: number): { loss: number; tokens: number };
+  /** Called once the session stops training this epoch (its end, or a budget): frees what it held. */
+  end?(): void;
+}
+
+/** An epoch (or the part of it this session trained) after its validation, for the task's metrics line. */
+export interface EpochSummary {
+  /** The epoch's number as metrics.jsonl counts it: 1-based, a partial epoch numbered as the one it is in. */
+  epoch: number;
+  step: number;
+  complete: boolean;
+  /** Mean training loss per token (NaN when no batch was trained). */
+  trainLoss: number;
+  /** Tokens trained on this session. */
+  tokens: number;
+  /** Seconds spent training (validation excluded). */
+  trainSeconds: number;
+  /** Seconds since the epoch started, validation included. */
+  epochSeconds: number;
+  learningRate: number;
+  elapsedMinutes: number;
+  /** Whether the validation was the best yet (the `best` checkpoint is saved). */
+  best: boolean;
+}
+
+/** What a trainer's task adds to the loop. `V` is its validation result, `M` its metrics.jsonl line. */
+export interface LoopTask<S extends LoopState, V, M extends object> {
+  /** What the resume line calls a position inside an epoch ('batch', 'window'). */
+  unit: string;
+  plan(epoch: number): EpochPlan;
+  validate(): Promise<V> | V;
+  /** The validation's score for the schedule, which maximises it. */
+  score(validation: V): number;
+  /** Records the validation in the state's best-so-far field. */
+  keepBest(state: S, validation: V): void;
+  /** The epoch's metrics.jsonl line and its log line. */
+  report(summary: EpochSummary, validation: V): { metrics: M; line: string };
+  /** The best validation so far, for the last log line ('best val BLEU 31.20'). */
+  bestText(state: S): string;
+}
+
+/** The run config's settings the loop reads. */
+export type LoopConfig = Pick<
+  RunConfig,
+  'epochs' | 'maxMinutes' | 'maxUpdates' | 'checkpointMinutes' | 'keepLast' | 'schedule'
+>;
+
+export interface LoopRun<S extends LoopState, V, M extends object> {
+  runDir: string;
+  config: LoopConfig;
+  model: HasParams;
+  optimizer: Adam;
+  schedule: LrSchedule;
+  progress: TrainingProgress;
+  /** A new run's state; replaced by the checkpoint's when resuming. */
+  state: S;
+  checkpoint: LoadedCheckpoint | null;
+  task: LoopTask<S, V, M>;
+  onEpoch?: (metrics: M) => void;
+}
+
+/**
+ * Makes `runDir` a new run folder holding `config`.
+ * @throws Error when it already holds a run (resuming is a separate command)
+ */
+export async function startRunFolder(runDir: string, config: RunConfig): Promise<void> {
+  if (existsSync(join(runDir, RUN_FILES.config)))
+    throw new Error(`${runDir} already holds a run; use --resume ${runDir} to continue it, or choose another --out`);
+  await mkdir(join(runDir, 'checkpoints'), { recursive: true });
+  await writeRunConfig(runDir, config);
+}
+
+/** The run's `last` checkpoint; null when it was stopped before its first save. */
+export async function loadLastCheckpoint(runDir: string): Promise<LoadedCheckpoint | null> {
+  const lastDir = join(runDir, RUN_FILES.last);
+  return existsSync(lastDir) ? loadCheckpoint(lastDir) : null;
+}
+
+/** Adam over the model's learnable parameters, as the run config sets it. */
+export function createOptimizer(model: HasParams, optim: RunConfig['optim']): Adam {
+  return new Adam(model.params.learnable, {
+    learningRate: optim.learningRate,
+    clipNorm: optim.clipNorm,
+    beta1: optim.betas[0],
+    beta2: optim.betas[1],
+    epsilon: optim.epsilon,
+  });
+}
+
+/** The log line that names the model and counts its parameters. */
+export function modelLine(config: Pick<RunConfig, 'arch' | 'preset' | 'head'>, model: HasParams): string {
+  const counts = model.params.counts();
+  return `model: ${config.arch}/${config.preset} head ${config.head.name}: ${counts.learnable} learnable, ${counts.frozen} frozen parameters`;
+}
+
+/** Trains epoch after epoch until a budget, the epoch count or the schedule stops the run; returns its last state. */
+export async function runEpochs<S extends LoopState, V, M extends object>(run: LoopRun<S, V, M>): Promise<S> {
+  const { runDir, config, model, optimizer, schedule, progress, task } = run;
+  let state = run.state;
+  if (run.checkpoint) {
+    restoreTensors(model, optimizer, run.checkpoint.tensors, runDir);
+    state = run.checkpoint.state as unknown as S;
+    schedule.state = { ...state.schedule, best: state.schedule.best ?? -Infinity };
+    optimizer.step = state.step;
+    optimizer.learningRate = state.learningRate;
+    if (state.done && state.stopKind !== 'plateau') state.done = false;
+    progress.log(`resumed at epoch ${state.epoch + 1}, ${task.unit} ${state.batch}, step ${state.step}`);
+  }
+  await dropLostMetrics(runDir, state.step);
+
+  const checkpoints = new RunCheckpoints(runDir, model, optimizer, config.keepLast);
+  const snapshot = () => ({ ...state, schedule: schedule.state });
+  const budgetMs = (config.maxMinutes ?? Infinity) * 60_000;
+  const maxUpdates = config.maxUpdates ?? Infinity;
+  let sessionStart = Date.now() - state.elapsedMs;
+  const elapsed = () => Date.now() - sessionStart;
+  let lastSave = Date.now();
+  // Which budget ended the run: time, or the update count (checked after every update, as time is).
+  const budgetStop = (): Pick<LoopState, 'stopKind' | 'stopReason'> | null =>
+    state.step >= maxUpdates
+      ? { stopKind: 'updates', stopReason: `reached ${config.maxUpdates} updates` }
+      : elapsed() >= budgetMs
+        ? { stopKind: 'time', stopReason: `time budget of ${config.maxMinutes} minutes used` }
+        : null;
+
+  while (!state.done) {
+    if (config.epochs !== undefined && state.epoch >= config.epochs) {
+      Object.assign(state, { done: true, stopKind: 'epochs', stopReason: `reached ${config.epochs} epochs` });
+      break;
+    }
+    const stopBefore = budgetStop();
+    if (stopBefore) {
+      Object.assign(state, { done: true, ...stopBefore });
+      break;
+    }
+    const plan = task.plan(state.epoch);
+    progress.startEpoch(state.epoch + 1, plan.length, state.batch);
+    let lossSum = 0;
+    let lossTokens = 0;
+    const epochStart = Date.now();
+    let budgetUsed: ReturnType<typeof budgetStop> = null;
+    const startBatch = state.batch;
+    for (let i = state.batch; i < plan.length; i++) {
+      optimizer.learningRate = schedule.rateAt(state.step + 1, optimizer.learningRate);
+      const { loss, tokens } = plan.train(i);
+      if (!Number.isFinite(loss))
+        throw new Error(`training diverged at step ${state.step + 1} (loss ${loss}); try a lower --lr`);
+      state.step += 1;
+      state.batch = i + 1;
+      lossSum += loss * tokens;
+      lossTokens += tokens;
+      const seconds = (Date.now() - epochStart) / 1000;
+      progress.update({
+        epoch: state.epoch + 1,
+        batch: i + 1,
+        batches: plan.length,
+        loss: lossSum / lossTokens,
+        tokensPerSecond: lossTokens / Math.max(seconds, 1e-3),
+        // Batches done in this session (a resumed epoch starts at startBatch), not in the epoch.
+        etaSeconds: ((plan.length - i - 1) * seconds) / Math.max(1, i + 1 - startBatch),
+      });
+      budgetUsed = budgetStop();
+      if (budgetUsed) break;
+      if (Date.now() - lastSave >= config.checkpointMinutes * 60_000) {
+        state.elapsedMs = elapsed();
+        await checkpoints.save('last', snapshot());
+        lastSave = Date.now();
+      }
+    }
+    plan.end?.();
+    progress.endEpoch();
+    const trainSeconds = Math.max((Date.now() - epochStart) / 1000, 1e-3);
+    // An epoch whose last batch used the budget is still whole.
+    const complete = budgetUsed === null || state.batch === plan.length;
+    const validation = await task.validate();
+    const verdict = schedule.observe(task.score(validation), state.epoch, optimizer.learningRate);
+    optimizer.learningRate = verdict.learningRate;
+    if (verdict.note) progress.log(verdict.note);
+    state.learningRate = optimizer.learningRate;
+    task.keepBest(state, validation);
+    if (complete) {
+      state.epoch += 1;
+      state.batch = 0;
+    }
+    if (verdict.stop)
+      Object.assign(state, {
+        done: true,
+        stopKind: 'plateau',
+        stopReason: `no validation gain for ${config.schedule.stopAfter} epochs`,
+      });
+    if (budgetUsed && !state.done) Object.assign(state, { done: true, ...budgetUsed });
+    state.elapsedMs = elapsed();
+    const { metrics, line } = task.report(
+      {
+        epoch: complete ? state.epoch : state.epoch + 1,
+        step: state.step,
+        complete,
+        trainLoss: lossTokens ? lossSum / lossTokens : NaN,
+        tokens: lossTokens,
+        trainSeconds,
+        epochSeconds: Math.max((Date.now() - epochStart) / 1000, 1e-3),
+        learningRate: state.learningRate,
+        elapsedMinutes: state.elapsedMs / 60_000,
+        best: verdict.improved,
+      },
+      validation,
+    );
+    await appendMetrics(runDir, metrics);
+    progress.log(line);
+    run.onEpoch?.(metrics);
+    if (verdict.improved) await checkpoints.save('best', snapshot());
+    await checkpoints.save('last', snapshot());
+    if (complete && config.keepLast > 0) await checkpoints.saveEpoch(state.epoch, snapshot());
+    lastSave = Date.now();
+    sessionStart = Date.now() - state.elapsedMs;
+  }
+  if (state.done && state.stopReason) {
+    await checkpoints.save('last', snapshot());
+    progress.log(`stopped: ${state.stopReason}; ${task.bestText(state)}`);
+  }
+  return state;
+}
