@@ -140,6 +140,21 @@ describe('lstm-lm on a Markov chain of known entropy', () => {
     assert.equal(second.steps, 2 * first.steps);
     assert.ok(second.bestValPerplexity < first.bestValPerplexity);
   });
+
+  test('an update budget stops inside an epoch, and resuming with a larger one continues to it', async () => {
+    const whole = join(dir, 'updates-whole');
+    const epoch = await trainLanguageModel(tinyLmConfig(dataDir, { epochs: 1 }), whole, { quiet: true });
+    epoch.model.params.dispose();
+    const budget = Math.floor(epoch.steps / 2);
+    assert.ok(budget >= 1, `an epoch has ${epoch.steps} updates`);
+    const runDir = join(dir, 'updates-run');
+    const first = await trainLanguageModel(tinyLmConfig(dataDir, { maxUpdates: budget }), runDir, { quiet: true });
+    first.model.params.dispose();
+    assert.equal(first.steps, budget);
+    const second = await resumeLanguageModel(runDir, { maxUpdates: budget + 3 }, { quiet: true });
+    second.model.params.dispose();
+    assert.equal(second.steps, budget + 3);
+  });
 });
 
 describe('every head trains', () => {

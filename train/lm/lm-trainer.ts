@@ -71,7 +71,7 @@ export async function trainLanguageModel(
 
 export async function resumeLanguageModel(
   runDir: string,
-  overrides: Partial<Pick<LmRunConfig, 'epochs' | 'maxMinutes'>> = {},
+  overrides: Partial<Pick<LmRunConfig, 'epochs' | 'maxMinutes' | 'maxUpdates'>> = {},
   opts: LmTrainOptions = {},
 ): Promise<LmTrainResult> {
   const base = await readRunConfig(runDir);
@@ -79,6 +79,7 @@ export async function resumeLanguageModel(
   const config: LmRunConfig = { ...base };
   if (overrides.epochs !== undefined) config.epochs = overrides.epochs;
   if (overrides.maxMinutes !== undefined) config.maxMinutes = overrides.maxMinutes;
+  if (overrides.maxUpdates !== undefined) config.maxUpdates = overrides.maxUpdates;
   await writeRunConfig(runDir, config);
   return runLmTraining(config, runDir, await loadLastCheckpoint(runDir), opts);
 }
@@ -111,9 +112,7 @@ async function runLmTraining(
 
   const state = await runEpochs<LmTrainerState, Perplexity, LmEpochMetrics>({
     runDir,
-    // The language-model loop has never counted updates against a budget (`--resume` refuses --max-updates
-    // for LM runs); honouring a new run's maxUpdates would be a change of its own, not this loop's.
-    config: { ...config, maxUpdates: undefined },
+    config,
     model,
     optimizer,
     schedule,

@@ -188,7 +188,6 @@ function lmRunConfig(flags: NewRunFlags, arch: string, vocab: Record<string, unk
     // The language-model loop (train/lm/) has no smoothing or token batches.
     ['--label-smoothing', flags.labelSmoothing],
     ['--max-tokens', flags.maxTokens],
-    ['--max-updates', flags.maxUpdates],
   ] as const) {
     if (value !== undefined) throw new Error(`${flag} is not for --task lm`);
   }
@@ -211,6 +210,7 @@ function lmRunConfig(flags: NewRunFlags, arch: string, vocab: Record<string, unk
     schedule,
     epochs: flags.epochs,
     maxMinutes: flags.maxMinutes,
+    maxUpdates: flags.maxUpdates,
     data: { ...(flags.data !== undefined ? { dir: resolve(flags.data) } : {}), ...(split ? { split } : {}) },
     // Given corpora are taken as tokenised (PTB, WikiText); the default one is raw text.
     tokenizer: subword ? 'sentencepiece' : flags.data === undefined ? 'multi30k' : 'whitespace',

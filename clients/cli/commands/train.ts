@@ -241,18 +241,12 @@ export function registerTrain(program: Command): void {
             `${recipeFlags.join(', ')}: the recipe is fixed when a run starts; --resume continues with the one in ${flags.resume}/config.json`,
           );
         const runDir = resolve(flags.resume);
-        const budget = { epochs: flags.epochs, maxMinutes: flags.maxMinutes };
+        const budget = { epochs: flags.epochs, maxMinutes: flags.maxMinutes, maxUpdates: flags.maxUpdates };
         if ((await readRunConfig(runDir)).task === 'lm') {
-          if (flags.maxUpdates !== undefined)
-            throw new Error('--max-updates: language-model runs take --epochs or --max-minutes');
           (await resumeLanguageModel(runDir, budget, { quiet: flags.quiet })).model.params.dispose();
           return;
         }
-        const result = await resume(
-          resolve(flags.resume),
-          { epochs: flags.epochs, maxMinutes: flags.maxMinutes, maxUpdates: flags.maxUpdates },
-          { quiet: flags.quiet },
-        );
+        const result = await resume(runDir, budget, { quiet: flags.quiet });
         result.model.params.dispose();
         return;
       }
