@@ -1,3 +1,4 @@
+import type { GraphBuilder } from '../../core/onnx/graph-builder.ts';
 import type { ModelCard } from '../../core/runtime/model-card.ts';
 import type { Seq2SeqModel } from './types.ts';
 
@@ -10,7 +11,9 @@ import type { Seq2SeqModel } from './types.ts';
 export function encoderDecoderGraphs(
   model: Pick<Seq2SeqModel, 'stateNames' | 'memoryNames'>,
   encoderInputs: string[],
+  opts: { topK?: number } = {},
 ): ModelCard['graphs'] {
+  const top = opts.topK === undefined ? {} : { top: { logProbs: TOP_LOG_PROBS, tokens: TOP_TOKENS, k: opts.topK } };
   return {
     encoder: { file: 'encoder.onnx', inputs: encoderInputs, outputs: [...model.stateNames, ...model.memoryNames] },
     decoder: {
@@ -19,6 +22,35 @@ export function encoderDecoderGraphs(
       state: model.stateNames,
       memory: model.memoryNames,
       logProbs: 'log_probs',
+      ...top,
     },
   };
+}
+
+/** Names of the decoder step's optional top-k outputs (the card's `graphs.decoder.top`). */
+export const TOP_LOG_PROBS = 'top_log_probs';
+export const TOP_TOKENS = 'top_tokens';
+
+/**
+ * How many candidates per row a decoder step graph returns in its top-k outputs. Search needs its own
+ * candidates per row (1 for greedy, beam + 1 for beam search) plus one per token it masks (<pad>,
+ * <s>, <unk>, </s> before minLen), so 16 covers beams up to 11; a wider beam reads the whole rows.
+ */
+export const DECODER_TOP_K = 16;
+
+/**
+ * Emits the top-k outputs for `logProbs` [rows, V]: ONNX TopK sorts equal values by lower index,
+ * the order core/decode's top-k uses, so search picks the same tokens from either.
+ */
+export function emitTopK(g: GraphBuilder, logProbs: string, k: number): void {
+  const [values, indices] = g.node(
+    'TopK',
+    [logProbs, g.constInt64([k], [1], 'top_k')],
+    { axis: 1, largest: 1, sorted: 1 },
+    {
+      outputs: 2,
+    },
+  );
+  g.output(values!, TOP_LOG_PROBS, 'float32', ['rows', k]);
+  g.output(g.op('Cast', [indices!], { to: 6 /* int32 */ }), TOP_TOKENS, 'int32', ['rows', k]);
 }

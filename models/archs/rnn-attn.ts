@@ -38,7 +38,7 @@ import {
   type NamedTensors,
   type Seq2SeqModel,
 } from './types.ts';
-import { encoderDecoderGraphs } from './graph-spec.ts';
+import { DECODER_TOP_K, emitTopK, encoderDecoderGraphs } from './graph-spec.ts';
 
 /**
  * Bahdanau-style attention encoder-decoder.
@@ -292,7 +292,9 @@ class RnnAttnModel implements Seq2SeqModel {
     return {
       encoder: this.encoderGraph(opts.encoderOpset ?? opset),
       decoder: this.decoderGraph(opset, storeFrozen),
-      graphs: encoderDecoderGraphs(this, ['src_ids', 'src_lengths']),
+      graphs: encoderDecoderGraphs(this, ['src_ids', 'src_lengths'], {
+        topK: Math.min(DECODER_TOP_K, this.sizes.tgtVocab),
+      }),
     };
   }
 
@@ -393,8 +395,10 @@ class RnnAttnModel implements Seq2SeqModel {
       ]),
     ]);
     const logits = g.scope('head', () => this.head.toOnnx(g, f, { embedding, storeFrozen }));
-    g.output(g.op('LogSoftmax', [logits], { axis: 1 }), 'log_probs', 'float32', ['rows', V]);
+    const logProbs = g.op('LogSoftmax', [logits], { axis: 1 });
+    g.output(logProbs, 'log_probs', 'float32', ['rows', V]);
     g.output(next, 'next_state', 'float32', ['rows', H]);
+    emitTopK(g, logProbs, Math.min(DECODER_TOP_K, V));
     return g;
   }
 }
