@@ -47,10 +47,9 @@ export function emitTopK(g: GraphBuilder, logProbs: string, k: number): void {
     'TopK',
     [logProbs, g.constInt64([k], [1], 'top_k')],
     { axis: 1, largest: 1, sorted: 1 },
-    {
-      outputs: 2,
-    },
+    { outputs: [TOP_LOG_PROBS, `${TOP_TOKENS}_int64`] },
   );
   g.output(values!, TOP_LOG_PROBS, 'float32', ['rows', k]);
-  g.output(g.op('Cast', [indices!], { to: 6 /* int32 */ }), TOP_TOKENS, 'int32', ['rows', k]);
+  const [tokens] = g.node('Cast', [indices!], { to: 6 /* int32 */ }, { outputs: [TOP_TOKENS] });
+  g.output(tokens!, TOP_TOKENS, 'int32', ['rows', k]);
 }

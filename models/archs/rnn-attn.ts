@@ -395,8 +395,9 @@ class RnnAttnModel implements Seq2SeqModel {
       ]),
     ]);
     const logits = g.scope('head', () => this.head.toOnnx(g, f, { embedding, storeFrozen }));
-    const logProbs = g.op('LogSoftmax', [logits], { axis: 1 });
-    g.output(logProbs, 'log_probs', 'float32', ['rows', V]);
+    // Named as the output itself: with a renaming Identity, onnxruntime copied the [rows, V] rows once more per step.
+    const [logProbs] = g.node('LogSoftmax', [logits], { axis: 1 }, { outputs: ['log_probs'] });
+    g.output(logProbs!, 'log_probs', 'float32', ['rows', V]);
     g.output(next, 'next_state', 'float32', ['rows', H]);
     emitTopK(g, logProbs, Math.min(DECODER_TOP_K, V));
     return g;
