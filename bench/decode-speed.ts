@@ -289,8 +289,9 @@ async function precisionSpeedup(
 }
 
 /**
- * frost's whole-row steps against its top-k steps on one runtime, timed alternately on the same chunks
- * (same hypotheses; docs/decoding-speed.md).
+ * frost before and after the decoder's top-k outputs, timed alternately on the same chunks (same
+ * hypotheses; docs/decoding-speed.md): the model exported without them, decoding from whole rows,
+ * against the model as exported now, decoding from its top-k outputs.
  */
 async function wholeRowsSpeedup(
   model: BenchModel,
@@ -300,17 +301,26 @@ async function wholeRowsSpeedup(
   len: number,
   threads: number,
 ): Promise<void> {
-  const rt = await loadModelDir(model.dir, { intraOpNumThreads: threads });
+  // "Before": the same model exported without the top-k outputs, so its steps also skip the TopK node.
+  const before = await writeBenchModel(join(model.dir, '..', 'whole-rows'), {
+    head,
+    precision: precision as Precision,
+    topK: false,
+  });
+  const [old, rt] = [
+    await loadModelDir(before.dir, { intraOpNumThreads: threads }),
+    await loadModelDir(model.dir, { intraOpNumThreads: threads }),
+  ];
   try {
     for (const mode of selectedModes()) {
       const parts = chunks(sourceIds(mode.sentences, model.card.source!.tokens.length, 1), mode.batch);
-      await frostDecode(rt, parts, mode.beam, len, true);
+      await frostDecode(old, parts, mode.beam, len, true);
       await frostDecode(rt, parts, mode.beam, len, false);
       const [whole, top]: [number[], number[]] = [[], []];
       for (let r = 0; r < rounds; r++) {
-        if (r % 2 === 0) whole.push((await frostDecode(rt, parts, mode.beam, len, true)).ms);
+        if (r % 2 === 0) whole.push((await frostDecode(old, parts, mode.beam, len, true)).ms);
         top.push((await frostDecode(rt, parts, mode.beam, len, false)).ms);
-        if (r % 2 === 1) whole.push((await frostDecode(rt, parts, mode.beam, len, true)).ms);
+        if (r % 2 === 1) whole.push((await frostDecode(old, parts, mode.beam, len, true)).ms);
       }
       const f = (x: number) => (x / mode.sentences).toFixed(2).padStart(8);
       process.stdout.write(
@@ -321,6 +331,7 @@ async function wholeRowsSpeedup(
       );
     }
   } finally {
+    await old.release();
     await rt.release();
   }
 }

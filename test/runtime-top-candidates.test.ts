@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { writeBenchModel, type BenchModel } from '../bench/decode-model.ts';
 import { generate } from '../core/decode/generate.ts';
+import { decodeModel } from '../core/onnx/proto.ts';
 import { topK } from '../core/decode/top-k.ts';
 import type { StepModel } from '../core/decode/types.ts';
 import { loadModelDir } from '../core/runtime/load-node.ts';
@@ -102,14 +103,21 @@ describe('rnn-attn top-k decoder outputs', () => {
     });
   }
 
-  it('a card without graphs.decoder.top (an older export) decodes from whole rows, with the same results', async () => {
-    const dir = join(root, 'old-card');
-    await cp(models.get('fp32')!.dir, dir, { recursive: true });
-    const card = JSON.parse(await readFile(join(dir, MODEL_CARD_FILE), 'utf8')) as {
-      graphs: { decoder: { top?: unknown } };
+  it('a model exported before the top-k outputs (no TopK node, no graphs.decoder.top) decodes from whole rows, with the same results', async () => {
+    const old = await writeBenchModel(join(root, 'old'), {
+      head: 'learned',
+      preset: 'tiny',
+      precision: 'fp32',
+      srcVocab: 90,
+      tgtVocab: 70,
+      topK: false,
+    });
+    assert.equal(old.card.graphs.decoder.top, undefined);
+    const graph = decodeModel(await readFile(join(old.dir, old.card.graphs.decoder.file))) as {
+      graph: { node: { opType?: string; op_type?: string }[] };
     };
-    delete card.graphs.decoder.top;
-    await writeFile(join(dir, MODEL_CARD_FILE), JSON.stringify(card));
+    assert.ok(!graph.graph.node.some((n) => (n.op_type ?? n.opType) === 'TopK'), 'the old graph has no TopK node');
+    const dir = old.dir;
     const [oldRt, rt] = [
       await loadModelDir(dir, { intraOpNumThreads: 1 }),
       await loadModelDir(models.get('fp32')!.dir, { intraOpNumThreads: 1 }),
