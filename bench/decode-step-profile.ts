@@ -22,7 +22,7 @@ import { generate } from '../core/decode/generate.ts';
 import type { StepModel } from '../core/decode/types.ts';
 import { SeededRandom } from '../core/random.ts';
 import { loadModelDir } from '../core/runtime/load-node.ts';
-import { withFoldedConstants } from '../core/runtime/ort-node.ts';
+import { createNodeSession } from '../core/runtime/ort-node.ts';
 import type { DecoderState } from '../core/runtime/row-state.ts';
 import { writeBenchModel } from './decode-model.ts';
 
@@ -129,17 +129,14 @@ try {
   await rt.release();
 
   // 2. the decoder step alone, with onnxruntime's profile.
-  const opts = { graphOptimizationLevel: 'all', intraOpNumThreads: 1 } as const;
-  const read = async (role: 'encoder' | 'decoder') =>
-    withFoldedConstants(await readFile(join(model.dir, model.card.graphs[role].file)));
-  const enc = await ort.InferenceSession.create(await read('encoder'), {
-    ...opts,
-    enableProfiling: true,
+  // createNodeSession folds a seeded head's constants first, as loadModelDir's sessions do.
+  const read = (role: 'encoder' | 'decoder') => readFile(join(model.dir, model.card.graphs[role].file));
+  const enc = await createNodeSession(await read('encoder'), {
+    intraOpNumThreads: 1,
     profileFilePrefix: join(root, 'encoder'),
   });
-  const dec = await ort.InferenceSession.create(await read('decoder'), {
-    ...opts,
-    enableProfiling: true,
+  const dec = await createNodeSession(await read('decoder'), {
+    intraOpNumThreads: 1,
     profileFilePrefix: join(root, 'decoder'),
   });
   const S = Math.max(...srcs.map((s) => s.length));
