@@ -11,7 +11,9 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { MODEL_CARD_FILE, modelCardSchema, type ModelCard, type ModelCardInput } from '../core/runtime/model-card.ts';
 import { SPECIALS } from '../core/vocab.ts';
+import { decodeModel, encodeModel, type ModelProtoObject } from '../core/onnx/proto.ts';
 import { convertPrecision, type Precision } from '../export/precision.ts';
+import { TOP_LOG_PROBS, TOP_TOKENS } from '../models/archs/graph-spec.ts';
 import { buildModel, resolveArchConfig } from '../models/index.ts';
 
 /** Multi30k en→de vocabulary sizes of frost's default training run (words seen at least twice, specials included). */
@@ -24,6 +26,11 @@ export interface BenchModelOptions {
   srcVocab?: number;
   tgtVocab?: number;
   seed?: number;
+  /**
+   * false: the decoder graph and card without the top-k outputs, as rnn-attn exported them before
+   * they existed (search then reads whole rows), for bench:decode's `--compare-whole-rows`.
+   */
+  topK?: boolean;
 }
 
 /** A written bench model: its folder, card and the arch config the PyTorch peer rebuilds. */
@@ -47,8 +54,10 @@ export async function writeBenchModel(root: string, opts: BenchModelOptions): Pr
   const archConfig = resolveArchConfig('rnn-attn', preset);
   const model = buildModel('rnn-attn', archConfig, { srcVocab, tgtVocab }, { name: opts.head }, seed);
   const { encoder, decoder, graphs } = model.toOnnx();
+  const stripped = opts.topK === false && graphs.decoder.top !== undefined;
+  if (stripped) delete graphs.decoder.top;
   const enc = convertPrecision(encoder.toBytes(), precision).bytes;
-  const dec = convertPrecision(decoder.toBytes(), precision).bytes;
+  const dec = convertPrecision(stripped ? withoutTopK(decoder.toBytes()) : decoder.toBytes(), precision).bytes;
   const words = (prefix: string, n: number) =>
     Array.from({ length: n - SPECIAL_TOKENS.length }, (_, i) => `${prefix}${i}`);
   const sourceWords = words('s', srcVocab);
@@ -56,7 +65,7 @@ export async function writeBenchModel(root: string, opts: BenchModelOptions): Pr
   const input: ModelCardInput = {
     format: 'frost-model',
     version: 1,
-    name: `bench-${opts.head}-${precision}`,
+    name: `bench-${opts.head}-${precision}${stripped ? '-whole-rows' : ''}`,
     task: 'translation',
     arch: 'rnn-attn',
     preset,
@@ -89,4 +98,30 @@ export async function writeBenchModel(root: string, opts: BenchModelOptions): Pr
   await writeFile(join(dir, graphs.decoder.file), dec);
   await writeFile(join(dir, MODEL_CARD_FILE), `${JSON.stringify(card, null, 1)}\n`);
   return { dir, card, archConfig, sourceWords };
+}
+
+interface NodeLike {
+  input?: string[];
+  output?: string[];
+}
+
+/** A decoder graph without its top-k outputs and the nodes only they need (a graph exported before them). */
+export function withoutTopK(bytes: Uint8Array): Uint8Array {
+  const model = decodeModel(bytes) as unknown as ModelProtoObject;
+  const graph = model.graph as unknown as {
+    node?: NodeLike[];
+    output?: { name: string }[];
+    initializer?: { name: string }[];
+  };
+  graph.output = (graph.output ?? []).filter((o) => o.name !== TOP_LOG_PROBS && o.name !== TOP_TOKENS);
+  // Drop nodes whose outputs nothing reads, until none is left.
+  for (let changed = true; changed;) {
+    const read = new Set([...graph.output.map((o) => o.name), ...(graph.node ?? []).flatMap((n) => n.input ?? [])]);
+    const kept = (graph.node ?? []).filter((n) => (n.output ?? []).some((o) => read.has(o)));
+    changed = kept.length !== (graph.node ?? []).length;
+    graph.node = kept;
+  }
+  const read = new Set((graph.node ?? []).flatMap((n) => n.input ?? []));
+  graph.initializer = (graph.initializer ?? []).filter((t) => read.has(t.name));
+  return encodeModel(model);
 }

@@ -6,6 +6,7 @@
  *   npm run bench:decode -- --heads learned --precisions fp32 --rounds 3
  *   npm run bench:decode -- --heads learned,fixed-l2 --precisions fp32 --modes 'greedy b1,greedy b64' --no-http
  *   npm run bench:decode -- --write-models DIR --heads learned,fixed-l2 --precisions fp32   # for bench:web
+ *   npm run bench:decode -- --modes 'greedy b64,beam5 b16' --compare-whole-rows --no-http  # top-k vs whole-row steps
  *
  * Both sides decode the same source ids (lengths 8-20, like Multi30k) with the same search and are
  * forced to the same output length (`--len` tokens, then </s>), so they run the same number of
@@ -59,6 +60,10 @@ const { values: args } = parseArgs({
      * a small one's decode time varies by several ms on a loaded machine; `tiny` keeps that noise out.
      */
     'http-preset': { type: 'string', default: 'small' },
+    /** frost steps fetch and scan whole log-probability rows (the path before the decoder's top-k outputs). */
+    'whole-rows': { type: 'boolean', default: false },
+    /** Also time frost's top-k steps against whole-row steps, interleaved, per head and precision. */
+    'compare-whole-rows': { type: 'boolean', default: false },
     'no-http': { type: 'boolean', default: false },
     'http-only': { type: 'boolean', default: false },
     /** Only write the bench models here (a folder per head and precision), e.g. for `bench:web --models DIR`. */
@@ -141,20 +146,30 @@ function chunks<T>(xs: readonly T[], size: number): T[][] {
   return out;
 }
 
-/** Decodes every chunk with frost's runtime; returns the total ms and the decoder steps each chunk took. */
+/**
+ * Decodes every chunk with frost's runtime; returns the total ms and the decoder steps each chunk took.
+ * `wholeRows`: every step fetches and scans the whole log-probability rows, as before the decoder's
+ * top-k outputs (`--whole-rows`, and the interleaved comparison of `--compare-whole-rows`).
+ */
 async function frostDecode(
   rt: Seq2SeqRuntime,
   parts: number[][][],
   beam: number,
   len: number,
+  wholeRows = args['whole-rows'],
 ): Promise<{ ms: number; steps: number[] }> {
   const steps: number[] = [];
   const t0 = performance.now();
+  const { stepTop } = rt.stepModel;
   for (const part of parts) {
     let n = 0;
+    type State = Parameters<typeof rt.stepModel.step>[1];
     const model = {
       ...rt.stepModel,
-      step: (prev: Int32Array, s: Parameters<typeof rt.stepModel.step>[1]) => (n++, rt.stepModel.step(prev, s)),
+      step: (prev: Int32Array, s: State) => (n++, rt.stepModel.step(prev, s)),
+      ...(wholeRows || !stepTop
+        ? { stepTop: undefined, topK: undefined }
+        : { stepTop: (prev: Int32Array, s: State) => (n++, stepTop(prev, s)) }),
     };
     await generate(model, await rt.encode(part), part.length, { beam, minLen: len, maxLen: len });
     steps.push(n);
@@ -274,6 +289,54 @@ async function precisionSpeedup(
 }
 
 /**
+ * frost before and after the decoder's top-k outputs, timed alternately on the same chunks (same
+ * hypotheses; docs/decoding-speed.md): the model exported without them, decoding from whole rows,
+ * against the model as exported now, decoding from its top-k outputs.
+ */
+async function wholeRowsSpeedup(
+  model: BenchModel,
+  head: string,
+  precision: string,
+  rounds: number,
+  len: number,
+  threads: number,
+): Promise<void> {
+  // "Before": the same model exported without the top-k outputs, so its steps also skip the TopK node.
+  const before = await writeBenchModel(join(model.dir, '..', 'whole-rows'), {
+    head,
+    precision: precision as Precision,
+    topK: false,
+  });
+  const [old, rt] = [
+    await loadModelDir(before.dir, { intraOpNumThreads: threads }),
+    await loadModelDir(model.dir, { intraOpNumThreads: threads }),
+  ];
+  try {
+    for (const mode of selectedModes()) {
+      const parts = chunks(sourceIds(mode.sentences, model.card.source!.tokens.length, 1), mode.batch);
+      await frostDecode(old, parts, mode.beam, len, true);
+      await frostDecode(rt, parts, mode.beam, len, false);
+      const [whole, top]: [number[], number[]] = [[], []];
+      for (let r = 0; r < rounds; r++) {
+        if (r % 2 === 0) whole.push((await frostDecode(old, parts, mode.beam, len, true)).ms);
+        top.push((await frostDecode(rt, parts, mode.beam, len, false)).ms);
+        if (r % 2 === 1) whole.push((await frostDecode(old, parts, mode.beam, len, true)).ms);
+      }
+      const f = (x: number) => (x / mode.sentences).toFixed(2).padStart(8);
+      process.stdout.write(
+        `| ${head.padEnd(9)} | ${precision.padEnd(12)} | ${mode.name.padEnd(10)} | ${f(median(whole))} | ${f(median(top))} | ` +
+          `${median(whole.map((x, r) => x / top[r]!))
+            .toFixed(2)
+            .padStart(5)}× |\n`,
+      );
+    }
+  } finally {
+    await old.release();
+    await rt.release();
+  }
+}
+
+/**
  * In-process vs HTTP latency of the same texts at c=1, interleaved, with the HTTP client in a process of its own
  * (bench/http-latency.ts; `npm run bench:http` runs the same on its own).
  */
@@ -323,7 +386,8 @@ async function main(): Promise<void> {
         `machine: ${cpus().length} × ${cpus()[0]?.model}, load ${loadavg()
           .map((x) => x.toFixed(1))
           .join(' ')}\n` +
-        `onnxruntime-node: ${JSON.stringify({ ...NODE_SESSION_OPTIONS, intraOpNumThreads: threads })}\n` +
+        `onnxruntime-node: ${JSON.stringify({ ...NODE_SESSION_OPTIONS, intraOpNumThreads: threads })}, ` +
+        `${args['whole-rows'] ? 'whole-row steps (--whole-rows)' : 'top-k steps'}\n` +
         `pytorch: ${JSON.stringify(info)}\n\n` +
         '| head      | precision    | mode       | frost ms/sent | frost ms/tok | torch ms/sent | torch ms/tok | torch/frost |\n' +
         '|---|---|---|---:|---:|---:|---:|---:|\n',
@@ -347,6 +411,16 @@ async function main(): Promise<void> {
       for (const head of heads) {
         const [a, b] = [written.get(`${head}/fp32`)!, written.get(`${head}/int8-compute`)!];
         await precisionSpeedup(a, b, head, rounds, len, threads);
+      }
+    }
+    if (!args['http-only'] && args['compare-whole-rows']) {
+      process.stdout.write(
+        '\nfrost whole-row steps against top-k steps (interleaved; above 1: top-k steps are faster)\n\n' +
+          '| head      | precision    | mode       | whole rows ms/sent | top-k ms/sent | whole/top-k |\n|---|---|---|---:|---:|---:|\n',
+      );
+      for (const [key, model] of written) {
+        const [head, precision] = key.split('/') as [string, string];
+        await wholeRowsSpeedup(model, head, precision, rounds, len, threads);
       }
     }
     if (!args['no-http'] && httpModel) {

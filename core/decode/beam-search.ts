@@ -7,7 +7,7 @@ import {
   type ResolvedSearchOptions,
 } from './search-options.ts';
 import { topKInto } from './top-k.ts';
-import type { Hypothesis } from './types.ts';
+import type { Hypothesis, TopCandidates } from './types.ts';
 
 /**
  * Beam search over a whole batch, fairseq `SequenceGenerator` semantics:
@@ -53,6 +53,9 @@ export class BeamSearch implements Search {
   private readonly selIdx: Int32Array;
   private readonly selVal: Float64Array;
   private readonly finished: Hypothesis[][];
+  /** stepTop's candidates, perRow per row. */
+  private readonly topTok: Int32Array;
+  private readonly topVal: Float64Array;
   private t = 0;
 
   constructor(batchSize: number, opts: ResolvedSearchOptions) {
@@ -83,6 +86,8 @@ export class BeamSearch implements Search {
     this.selIdx = new Int32Array(this.select);
     this.selVal = new Float64Array(this.select);
     this.finished = Array.from({ length: batchSize }, () => []);
+    this.topTok = new Int32Array(maxRows * this.perRow);
+    this.topVal = new Float64Array(maxRows * this.perRow);
     this.syncHistories();
   }
 
@@ -91,6 +96,39 @@ export class BeamSearch implements Search {
   }
 
   step(logProbs: Float32Array): Int32Array | null {
+    return this.advance(logProbs);
+  }
+
+  candidatesNeeded(): number {
+    // An input at its length cap closes its rows with </s>'s log-probability: that needs whole rows.
+    for (let b = 0; b < this.batchSize; b++) if (this.inputCount[b] > 0 && this.t >= this.opts.maxLens[b]) return 0;
+    return this.perRow;
+  }
+
+  stepTop(top: TopCandidates, masked: readonly number[]): Int32Array | null | undefined {
+    const { perRow, topTok, topVal } = this;
+    const k = top.k;
+    // Every row's perRow best unmasked candidates, before anything changes: any row they cannot
+    // decide sends the whole step to step().
+    for (let row = 0; row < this.rows; row++) {
+      let n = 0;
+      for (let j = row * k, end = j + k; j < end && n < perRow; j++) {
+        const v = top.logProbs[j];
+        const tok = top.tokens[j];
+        if (v !== v) return undefined; // NaN: TopK's order is not defined
+        if (masked.includes(tok)) continue;
+        if (!(v > -Infinity)) return undefined; // fewer finite candidates than perRow: the dense rules apply
+        topTok[row * perRow + n] = tok;
+        topVal[row * perRow + n] = v;
+        n++;
+      }
+      if (n < perRow) return undefined;
+    }
+    return this.advance(null);
+  }
+
+  /** One step from whole rows (`logProbs`) or, when null, from the candidates stepTop gathered. */
+  private advance(logProbs: Float32Array | null): Int32Array | null {
     const { vocab, eos, beam: k, maxLens } = this.opts;
     const { inputStart, inputCount, cum, pool, perRow, rowTok, rowVal, candTok, candRow, candScore, selIdx, selVal } =
       this;
@@ -116,7 +154,14 @@ export class BeamSearch implements Search {
       let n = 0;
       for (let row = start; row < start + count; row++) {
         const base = row * vocab;
-        const m = topKInto(logProbs, perRow, rowTok, rowVal, base, base + vocab);
+        let m = perRow;
+        if (logProbs) m = topKInto(logProbs, perRow, rowTok, rowVal, base, base + vocab);
+        else {
+          for (let i = 0; i < perRow; i++) {
+            rowTok[i] = this.topTok[row * perRow + i];
+            rowVal[i] = this.topVal[row * perRow + i];
+          }
+        }
         const c = cum[row];
         for (let i = 0; i < m; i++, n++) {
           candTok[n] = rowTok[i];
@@ -195,8 +240,11 @@ export class BeamSearch implements Search {
   }
 
   /** Closes every live row of input `b` with </s> (at its length cap, or when nothing else is possible). */
-  private closeRows(b: number, start: number, count: number, logProbs: Float32Array): void {
+  private closeRows(b: number, start: number, count: number, logProbs: Float32Array | null): void {
     const { vocab, eos } = this.opts;
+    // candidatesNeeded() asks for whole rows at a length cap, and stepTop() only proceeds with perRow
+    // finite candidates per row, which always leave a row to continue.
+    if (!logProbs) throw new Error('BeamSearch: closing rows needs whole rows of log-probabilities');
     for (let row = start; row < start + count; row++) {
       let lp = logProbs[row * vocab + eos];
       if (lp !== lp) lp = -Infinity;

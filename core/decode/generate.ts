@@ -23,6 +23,9 @@ export type { DecodeModel, GenerateOptions } from './search-options.ts';
  *   hypothesis closed with </s> (logProb -Infinity).
  * - Logits processors (built-ins, then `opts.logitsProcessors`) edit each step's `logProbs` in
  *   place, so the model should hand over a buffer it does not reuse.
+ * - A model with `stepTop` (e.g. an exported rnn-attn) is asked for each row's top candidates
+ *   instead, whenever every processor only masks known tokens (the built-ins); the hypotheses are
+ *   the same as from whole rows.
  *
  * @returns per input, up to `nBest` distinct hypotheses sorted by score, best first
  * @throws RangeError / TypeError naming the argument when an option, `batchSize`,

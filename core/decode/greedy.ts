@@ -7,7 +7,7 @@ import {
   type ResolvedSearchOptions,
 } from './search-options.ts';
 import { argmax } from './top-k.ts';
-import type { Hypothesis } from './types.ts';
+import type { Hypothesis, TopCandidates } from './types.ts';
 
 /**
  * Greedy search: one row per input, the argmax token each step. No beam bookkeeping: rows only
@@ -25,6 +25,9 @@ export class GreedySearch implements Search {
   private readonly tokens: number[][];
   private readonly logProb: Float64Array;
   private readonly finished: Hypothesis[];
+  /** Per row, this step's token and its log-probability (scratch). */
+  private readonly chosen: Int32Array;
+  private readonly chosenLogProb: Float32Array;
   private t = 0;
 
   constructor(batchSize: number, opts: ResolvedSearchOptions) {
@@ -38,6 +41,8 @@ export class GreedySearch implements Search {
     this.histories = this.tokens.slice();
     this.logProb = new Float64Array(batchSize);
     this.finished = new Array<Hypothesis>(batchSize);
+    this.chosen = new Int32Array(batchSize);
+    this.chosenLogProb = new Float32Array(batchSize);
   }
 
   prevTokens(): Int32Array {
@@ -45,21 +50,61 @@ export class GreedySearch implements Search {
   }
 
   step(logProbs: Float32Array): Int32Array | null {
-    const { vocab, eos, maxLens, lengthPenalty } = this.opts;
-    const { rowInput, prev, order, tokens, histories } = this;
-    const rows = this.rows;
+    const { vocab, eos, maxLens } = this.opts;
+    const { rowInput, chosen, chosenLogProb } = this;
     const t = this.t;
-    let next = 0;
-    for (let r = 0; r < rows; r++) {
-      const b = rowInput[r];
+    for (let r = 0; r < this.rows; r++) {
       const base = r * vocab;
       let tok = eos;
-      if (t < maxLens[b]) {
+      if (t < maxLens[rowInput[r]]) {
         tok = argmax(logProbs, base, base + vocab);
         // Nothing possible (all -Infinity/NaN): close the output rather than emit a masked token.
         if (!(logProbs[base + tok] > -Infinity)) tok = eos;
       }
-      let lp = logProbs[base + tok];
+      chosen[r] = tok;
+      chosenLogProb[r] = logProbs[base + tok];
+    }
+    return this.advance();
+  }
+
+  candidatesNeeded(): number {
+    // At its length cap a row takes </s> whatever its log-probability: that needs the whole row.
+    for (let r = 0; r < this.rows; r++) if (this.t >= this.opts.maxLens[this.rowInput[r]]) return 0;
+    return 1;
+  }
+
+  stepTop(top: TopCandidates, masked: readonly number[]): Int32Array | null | undefined {
+    const { chosen, chosenLogProb } = this;
+    const k = top.k;
+    for (let r = 0; r < this.rows; r++) {
+      let found = false;
+      for (let j = r * k, end = j + k; j < end; j++) {
+        const v = top.logProbs[j];
+        const tok = top.tokens[j];
+        if (v !== v) return undefined; // NaN: TopK's order is not defined, step() decides
+        if (masked.includes(tok)) continue;
+        // The best unmasked candidate is the processed row's argmax; -Infinity means the row has nothing possible.
+        if (!(v > -Infinity)) return undefined;
+        chosen[r] = tok;
+        chosenLogProb[r] = v;
+        found = true;
+        break;
+      }
+      if (!found) return undefined;
+    }
+    return this.advance();
+  }
+
+  /** Appends each row's chosen token (`chosen`, `chosenLogProb`) and drops the rows that finished. */
+  private advance(): Int32Array | null {
+    const { eos, lengthPenalty } = this.opts;
+    const { rowInput, prev, order, tokens, histories, chosen, chosenLogProb } = this;
+    const rows = this.rows;
+    let next = 0;
+    for (let r = 0; r < rows; r++) {
+      const b = rowInput[r];
+      const tok = chosen[r];
+      let lp = chosenLogProb[r];
       if (lp !== lp) lp = -Infinity;
       let total = (this.logProb[b] += lp);
       // Only a model emitting +Infinity can produce NaN here; rank it as impossible, not as unsortable.
@@ -80,7 +125,7 @@ export class GreedySearch implements Search {
       order[next] = r;
       next++;
     }
-    this.t = t + 1;
+    this.t++;
     this.rows = next;
     histories.length = next;
     return next === 0 || next === rows ? null : order.slice(0, next);

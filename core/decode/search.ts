@@ -1,5 +1,5 @@
-import type { LogitsProcessor } from './logits-processors.ts';
-import type { Hypothesis, StepModel } from './types.ts';
+import { maskedIdsOf, type LogitsProcessor } from './logits-processors.ts';
+import type { Hypothesis, StepModel, TopCandidates } from './types.ts';
 
 /**
  * A search strategy (greedy, beam) as a synchronous state machine over rows, fairseq `search.py`
@@ -20,6 +20,18 @@ export interface Search {
    *   rows carry over unchanged or none are left
    */
   step(logProbs: Float32Array): Int32Array | null;
+  /**
+   * Candidates per live row that {@link stepTop} would need this step, or 0 when this step needs whole
+   * rows (e.g. an input at its length cap, which reads </s>'s log-probability).
+   */
+  candidatesNeeded?(): number;
+  /**
+   * {@link step} from each row's top candidates, with `masked` the ids the processors would have
+   * masked: the same choice as `step` on the processed rows. Returns undefined, having changed
+   * nothing, when the candidates cannot decide a row (too few unmasked finite ones, or NaN); the
+   * driver then runs the dense step.
+   */
+  stepTop?(top: TopCandidates, masked: readonly number[]): Int32Array | null | undefined;
   /** Per input, its best hypotheses sorted by score (descending). */
   results(): Hypothesis[][];
 }
@@ -39,8 +51,30 @@ export async function runSearch<State>(
 ): Promise<Hypothesis[][]> {
   const vocab = model.vocabSize;
   let state = initialState;
-  while (search.rows > 0) {
+  // Candidates instead of whole rows when the model offers them and the processors only mask.
+  const maskedAt = model.stepTop && model.topK && search.stepTop ? maskedIdsOf(processors) : null;
+  for (let t = 0; search.rows > 0; t++) {
     const rows = search.rows;
+    if (maskedAt) {
+      const masked = maskedAt(t);
+      const need = search.candidatesNeeded!();
+      if (need > 0 && need + masked.length <= model.topK!) {
+        const out = await model.stepTop!(search.prevTokens(), state);
+        const { top } = out;
+        if (top.k !== model.topK || top.logProbs.length !== rows * top.k || top.tokens.length !== rows * top.k) {
+          throw new RangeError(
+            `model.stepTop returned ${top.logProbs.length} log-probs and ${top.tokens.length} tokens with k = ${top.k}, expected rows*topK = ${rows}*${model.topK}`,
+          );
+        }
+        const order = search.stepTop!(top, masked);
+        if (order !== undefined) {
+          state = order === null ? out.state : model.reorder(out.state, order);
+          afterStep?.(state);
+          continue;
+        }
+        // Undecided from candidates: the dense step below runs on the same (unchanged) state.
+      }
+    }
     const out = await model.step(search.prevTokens(), state);
     const logProbs = out.logProbs;
     // The model is a boundary too: a wrong shape would otherwise silently mix rows.

@@ -15,11 +15,33 @@ export interface StepModel<State> {
    */
   step(prev: Int32Array, state: State): Promise<{ logProbs: Float32Array; state: State }>;
   /**
+   * Candidates per row that {@link stepTop} returns; set together with it.
+   */
+  readonly topK?: number;
+  /**
+   * Optional: the same step as {@link step}, returning only each row's `topK` most likely tokens.
+   * Search uses it when every logits processor only masks known tokens, and it needs fewer
+   * candidates per row than `topK` (plus the masked ones); otherwise, and when the candidates do not
+   * decide a row (all masked, -Infinity or NaN), it runs {@link step} on the same state. Either way
+   * the hypotheses are the same, so a model may leave this out.
+   */
+  stepTop?(prev: Int32Array, state: State): Promise<{ top: TopCandidates; state: State }>;
+  /**
    * New row i is old row order[i]; used to expand a batch into beams, follow beams and drop finished rows.
    * May reuse `state`'s buffers (frost's runtime rewrites a step's output in place), so only the
    * returned state is used afterwards.
    */
   reorder(state: State, order: Int32Array): State;
+}
+
+/**
+ * Each row's `k` largest log-probabilities of one step, row-major [rows, k]: descending, equal values
+ * by lower token id (ONNX TopK's order, and core/decode/top-k's), with their token ids.
+ */
+export interface TopCandidates {
+  readonly k: number;
+  readonly logProbs: Float32Array;
+  readonly tokens: Int32Array;
 }
 
 export interface SearchOptions {

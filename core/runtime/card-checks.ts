@@ -76,7 +76,8 @@ export function checkGraphs(
   for (const name of decoder.inputNames) {
     if (!wanted.includes(name)) throw new Error(`${decWhere}: decoder input '${name}' is not named in the model card`);
   }
-  for (const name of [graphs.decoder.logProbs, ...graphs.decoder.state.map((s) => `next_${s}`)]) {
+  const top = graphs.decoder.top ? [graphs.decoder.top.logProbs, graphs.decoder.top.tokens] : [];
+  for (const name of [graphs.decoder.logProbs, ...top, ...graphs.decoder.state.map((s) => `next_${s}`)]) {
     if (!decoder.outputNames.includes(name)) {
       throw new Error(`${decWhere}: decoder has no output '${name}' (outputs: ${decoder.outputNames.join(', ')})`);
     }

@@ -37,6 +37,19 @@ const graphsSchema = z.object({
     state: z.array(z.string()),
     memory: z.array(z.string()),
     logProbs: z.string(),
+    /**
+     * Optional outputs with each row's `k` largest log-probabilities (descending, ties: lower id first)
+     * and their token ids (int32), so search can pick tokens without copying and scanning whole rows
+     * (docs/decoding-speed.md). Graphs exported before these existed lack them and decode from
+     * `logProbs` alone.
+     */
+    top: z
+      .object({
+        logProbs: z.string(),
+        tokens: z.string(),
+        k: z.number().int().positive(),
+      })
+      .optional(),
   }),
 });
 

@@ -12,6 +12,11 @@ export interface NodeSessionOptions {
   intraOpNumThreads?: number;
   /** @default ['cpu'] */
   executionProviders?: string[];
+  /**
+   * Write onnxruntime's per-node profile to `<prefix>_<time>.json` when the session ends profiling
+   * (`session.endProfiling()`); for bench/decode-step-profile.ts.
+   */
+  profileFilePrefix?: string;
 }
 
 /**
@@ -29,7 +34,12 @@ export async function createNodeSession(
   model: Uint8Array | string,
   opts: NodeSessionOptions = {},
 ): Promise<ort.InferenceSession> {
-  const options: ort.InferenceSession.SessionOptions = { ...NODE_SESSION_OPTIONS, ...opts };
+  const { profileFilePrefix, ...rest } = opts;
+  const options: ort.InferenceSession.SessionOptions = {
+    ...NODE_SESSION_OPTIONS,
+    ...rest,
+    ...(profileFilePrefix !== undefined && { enableProfiling: true, profileFilePrefix }),
+  };
   return typeof model === 'string'
     ? ort.InferenceSession.create(model, options)
     : ort.InferenceSession.create(await withFoldedConstants(model), options);

@@ -5,7 +5,7 @@
  */
 import type { InferenceSession, Tensor } from 'onnxruntime-common';
 import { searchWithHooks } from '../decode/search-hooks.ts';
-import type { Hypothesis, SearchOptions, StepModel } from '../decode/types.ts';
+import type { Hypothesis, SearchOptions, StepModel, TopCandidates } from '../decode/types.ts';
 import type { Tokenizer } from '../text/tokenize.ts';
 import type { Vocabulary } from '../vocab.ts';
 import { checkGraphs, readVocabularies } from './card-checks.ts';
@@ -63,6 +63,8 @@ export class Seq2SeqRuntime {
    * and drops it, so reorder may rewrite these in place (core/runtime/row-state.ts).
    */
   private readonly freshState = new WeakSet<HostTensor>();
+  /** What a dense step fetches: the log-probs and the state, not the top-k outputs when the graph has them. */
+  private readonly denseFetches: string[] | undefined;
   /** Token feed buffers by row count: row counts repeat from step to step, so this avoids an allocation per step. */
   private readonly tokenBuffers = new Map<number, BigInt64Array>();
 
@@ -83,6 +85,8 @@ export class Seq2SeqRuntime {
     this.srcLang = (card.source ?? card.target).lang;
     this.tgtLang = card.target.lang;
     this.vocabSize = vocabs.target.size;
+    const dec = card.graphs.decoder;
+    this.denseFetches = dec.top ? [dec.logProbs, ...dec.state.map((n) => `next_${n}`)] : undefined;
     this.stepModel = {
       vocabSize: this.vocabSize,
       bos: card.specials.bos,
@@ -92,6 +96,11 @@ export class Seq2SeqRuntime {
       unk: card.specials.unk,
       step: (prev, state) => this.step(prev, state),
       reorder: (state, order) => this.reorder(state, order),
+      // Graphs exported with top-k outputs let search skip copying and scanning whole rows.
+      ...(card.graphs.decoder.top && {
+        topK: card.graphs.decoder.top.k,
+        stepTop: (prev: Int32Array, state: DecoderState) => this.stepTop(prev, state),
+      }),
     };
   }
 
@@ -193,20 +202,62 @@ export class Seq2SeqRuntime {
     return { rows: B, state, memoryRows: iota(B), memory: new MemoryStore(this.ort, memory) };
   }
 
-  /** Runs one decoder step for every row (the {@link StepModel.step} of {@link stepModel}). */
-  private async step(prev: Int32Array, s: DecoderState): Promise<{ logProbs: Float32Array; state: DecoderState }> {
+  /** Runs the decoder step for every row, fetching `fetches` (all outputs when undefined). */
+  private runDecoder(prev: Int32Array, s: DecoderState, fetches?: string[]): Promise<InferenceSession.ReturnType> {
     const rows = prev.length;
     if (rows !== s.rows) throw new RangeError(`step: prev has ${rows} tokens but the state has ${s.rows} rows`);
     const dec = this.card.graphs.decoder;
-    const out = await this.queue.run(() => {
+    return this.queue.run(() => {
       // Filled inside the queue: the buffer is shared by every call with this row count.
       let tokens = this.tokenBuffers.get(rows);
       if (!tokens) this.tokenBuffers.set(rows, (tokens = new BigInt64Array(rows)));
       for (let i = 0; i < rows; i++) tokens[i] = BigInt(prev[i]);
       const feeds: Record<string, Tensor> = { ...s.state, ...s.memory.materialise(s.memoryRows) };
       feeds[dec.token] = new this.ort.Tensor('int64', tokens, [rows]);
-      return this.decoder.run(feeds);
+      return fetches ? this.decoder.run(feeds, fetches) : this.decoder.run(feeds);
     });
+  }
+
+  /** The state outputs of a step, as the next step's state. */
+  private nextState(out: InferenceSession.ReturnType, s: DecoderState, rows: number): DecoderState {
+    const state: Record<string, HostTensor> = {};
+    for (const name of this.card.graphs.decoder.state) {
+      state[name] = hostTensor(out[`next_${name}`], `decoder output 'next_${name}'`, rows);
+      this.freshState.add(state[name]);
+    }
+    return { rows, state, memoryRows: s.memoryRows, memory: s.memory };
+  }
+
+  /**
+   * One decoder step that fetches each row's top-k candidates and the state, not the whole
+   * [rows, V] log-probabilities (the {@link StepModel.stepTop} of {@link stepModel}): at batch 64
+   * that is 2 MB less to copy out of onnxruntime and scan in JS per step.
+   */
+  private async stepTop(prev: Int32Array, s: DecoderState): Promise<{ top: TopCandidates; state: DecoderState }> {
+    const dec = this.card.graphs.decoder;
+    const top = dec.top!;
+    const rows = prev.length;
+    const out = await this.runDecoder(prev, s, [top.logProbs, top.tokens, ...dec.state.map((n) => `next_${n}`)]);
+    const [v, t] = [out[top.logProbs], out[top.tokens]];
+    const shapeOk = (x: Tensor | undefined, type: string) =>
+      x?.type === type && x.dims.length === 2 && x.dims[0] === rows && x.dims[1] === top.k;
+    if (!shapeOk(v, 'float32') || !shapeOk(t, 'int32')) {
+      throw new Error(
+        `decoder outputs '${top.logProbs}' / '${top.tokens}' have types ${v?.type} / ${t?.type} and dims [${v?.dims.join(',')}] / ` +
+          `[${t?.dims.join(',')}], expected float32 / int32 [${rows},${top.k}] (the card's graphs.decoder.top)`,
+      );
+    }
+    return {
+      top: { k: top.k, logProbs: v!.data as Float32Array, tokens: t!.data as Int32Array },
+      state: this.nextState(out, s, rows),
+    };
+  }
+
+  /** Runs one decoder step for every row (the {@link StepModel.step} of {@link stepModel}). */
+  private async step(prev: Int32Array, s: DecoderState): Promise<{ logProbs: Float32Array; state: DecoderState }> {
+    const rows = prev.length;
+    const dec = this.card.graphs.decoder;
+    const out = await this.runDecoder(prev, s, this.denseFetches);
     const lp = out[dec.logProbs];
     if (!lp || lp.type !== 'float32' || lp.dims.length !== 2 || lp.dims[0] !== rows || lp.dims[1] !== this.vocabSize) {
       throw new Error(
@@ -214,15 +265,7 @@ export class Seq2SeqRuntime {
           `expected float32 [${rows},${this.vocabSize}] (the card's target vocabulary size)`,
       );
     }
-    const state: Record<string, HostTensor> = {};
-    for (const name of dec.state) {
-      state[name] = hostTensor(out[`next_${name}`], `decoder output 'next_${name}'`, rows);
-      this.freshState.add(state[name]);
-    }
-    return {
-      logProbs: lp.data as Float32Array,
-      state: { rows, state, memoryRows: s.memoryRows, memory: s.memory },
-    };
+    return { logProbs: lp.data as Float32Array, state: this.nextState(out, s, rows) };
   }
 
   /**
