@@ -4,7 +4,7 @@ import { gzipSync } from 'node:zlib';
 import { MODEL_CARD_FILE, modelCardSchema, type ModelCard, type ModelCardInput } from '../core/runtime/model-card.ts';
 import { SPECIALS } from '../core/vocab.ts';
 import { checkpointSha256, RunFolder, type LoadedCheckpoint } from '../train/run-folder.ts';
-import { checkParity, PARITY_TOLERANCE, type ParityReport } from './parity.ts';
+import { checkParity, parityTolerance, type ParityReport } from './parity.ts';
 import { checkPrecision, type PrecisionCheck } from './precision-check.ts';
 import { convertPrecision, type Precision } from './precision.ts';
 import { measureSizeReport } from './size-report.ts';
@@ -24,6 +24,8 @@ export interface ExportOptions {
   name?: string;
   /** Validation sentences (images, for captioning) used for the parity check. @default 8 */
   paritySentences?: number;
+  /** The largest |Δ| / max(1, |value|) the export accepts (export/parity.ts). @default 1e-4 */
+  parityTolerance?: number;
   quiet?: boolean;
   /**
    * Store frozen matrices the graph could regenerate (seeded fixed heads, the Hadamard head) as
@@ -103,11 +105,12 @@ export async function exportRun(runDir: string, outDir: string, opts: ExportOpti
       `warning: the parity check runs on synthetic inputs (seeded random), because ${samples.synthetic}; the card records it\n`,
     );
   }
+  const tolerance = parityTolerance(opts.parityTolerance);
   const parity = await checkParity(model, encoderBytes, decoderBytes, samples, SPECIALS.bos.id, SPECIALS.pad.id);
-  if (!(parity.maxScaledDiff <= PARITY_TOLERANCE)) {
+  if (!(parity.maxScaledDiff <= tolerance)) {
     model.params.dispose();
     throw new Error(
-      `export refused: onnxruntime differs from tfjs by ${parity.maxScaledDiff.toExponential(2)} (tolerance ${PARITY_TOLERANCE}) ` +
+      `export refused: onnxruntime differs from tfjs by ${parity.maxScaledDiff.toExponential(2)} (tolerance ${tolerance}) ` +
         `at ${JSON.stringify(parity.worst)}`,
     );
   }
@@ -187,6 +190,7 @@ export async function exportRun(runDir: string, outDir: string, opts: ExportOpti
       parity: {
         maxAbsDiff: parity.maxAbsDiff,
         maxScaledDiff: parity.maxScaledDiff,
+        tolerance,
         sentences: parity.sentences,
         inputs: samples.synthetic === undefined ? 'validation' : 'synthetic',
         ...(samples.synthetic === undefined ? {} : { syntheticBecause: samples.synthetic }),

@@ -12,8 +12,23 @@ export interface ParityReport {
   worst: { step: number; row: number; token: number; tfjs: number; onnx: number } | null;
 }
 
-/** |Δ| ≤ 1e-4 · max(1, |value|), the bar an export must pass. */
+/** |Δ| ≤ 1e-4 · max(1, |value|), the bar an export must pass unless its caller gives another. */
 export const PARITY_TOLERANCE = 1e-4;
+
+/**
+ * The loosest bar a caller may set (`--parity-tolerance`). float32 rounding grows with the size of the logits
+ * and with depth, so a trained Transformer teacher-forced through 30 steps can differ from tfjs by a little more
+ * than 1e-4 with nothing wrong; 1e-2 still catches a wrong op, a missing bias or a misread weight.
+ */
+export const MAX_PARITY_TOLERANCE = 1e-2;
+
+/** A caller's tolerance, checked: positive and at most {@link MAX_PARITY_TOLERANCE}. */
+export function parityTolerance(value: number | undefined): number {
+  if (value === undefined) return PARITY_TOLERANCE;
+  if (!(value > 0 && value <= MAX_PARITY_TOLERANCE))
+    throw new RangeError(`parity tolerance must be in (0, ${MAX_PARITY_TOLERANCE}], got ${value}`);
+  return value;
+}
 
 /** A source sentence and a target prefix to force, as ids without specials. */
 export interface TokenParitySample {

@@ -14,6 +14,8 @@ export interface CollectRunOptions {
   rareThreshold: number;
   /** Where to export the run when no current export exists (see report/find-export.ts). */
   exportDir?: string;
+  /** The export's parity bar (export/parity.ts); @default 1e-4 */
+  parityTolerance?: number;
   log?: (line: string) => void;
 }
 
@@ -31,7 +33,11 @@ export async function collectRun(runDir: string, opts: CollectRunOptions): Promi
     throw new Error(`${runDir} is a language-model run: its report is collectLmReport's (report/collect-lm.ts)`);
   const run = await RunFolder.openTask(runDir, 'translation');
   const { config } = run;
-  const exp = await ensureExport(runDir, { preferred: opts.exportDir, log: opts.log });
+  const exp = await ensureExport(runDir, {
+    preferred: opts.exportDir,
+    parityTolerance: opts.parityTolerance,
+    log: opts.log,
+  });
   const vocabs = { src: await run.vocab('src'), tgt: await run.vocab('tgt') };
   if (!vocabs.tgt.frequencies)
     throw new Error(

@@ -13,6 +13,8 @@ export interface CollectReportOptions {
   rareThreshold?: number;
   /** Where to export a run that has no current export; @default `<run>/export` */
   exportDirFor?: (runDir: string) => string | undefined;
+  /** The parity bar of the exports the report makes (export/parity.ts); @default 1e-4 */
+  parityTolerance?: number;
   log?: (line: string) => void;
 }
 
@@ -68,7 +70,15 @@ export async function collectReport(runDirs: string[], opts: CollectReportOption
   for (const dir of runDirs) {
     const runDir = resolve(dir);
     opts.log?.(`collecting ${runDir}`);
-    runs.push(await collectRun(runDir, { beam, rareThreshold, exportDir: opts.exportDirFor?.(runDir), log: opts.log }));
+    runs.push(
+      await collectRun(runDir, {
+        beam,
+        rareThreshold,
+        exportDir: opts.exportDirFor?.(runDir),
+        parityTolerance: opts.parityTolerance,
+        log: opts.log,
+      }),
+    );
   }
   return reportSchema.parse({
     format: 'frost-report',

@@ -46,7 +46,7 @@ function isCurrent(card: ModelCard, checkpoint: CheckpointInfo): boolean {
  */
 export async function ensureExport(
   runDir: string,
-  opts: { preferred?: string; log?: (line: string) => void } = {},
+  opts: { preferred?: string; parityTolerance?: number; log?: (line: string) => void } = {},
 ): Promise<RunExport> {
   const checkpoint = await exportedCheckpoint(runDir);
   const candidates = exportCandidates(runDir, opts.preferred);
@@ -64,6 +64,10 @@ export async function ensureExport(
   }
   const target = opts.preferred ?? join(runDir, 'export');
   opts.log?.(`exporting ${runDir} (${checkpoint.which} checkpoint, step ${checkpoint.step}) to ${target}`);
-  const { card } = await exportRun(runDir, target, { checkpoint: checkpoint.which, quiet: true });
+  const { card } = await exportRun(runDir, target, {
+    checkpoint: checkpoint.which,
+    quiet: true,
+    parityTolerance: opts.parityTolerance,
+  });
   return { modelDir: target, card, checkpoint, exported: true };
 }

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { exportRun } from '../export/export-run.ts';
+import { MAX_PARITY_TOLERANCE, PARITY_TOLERANCE } from '../export/parity.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { trainToyRun } from './helpers/toy-run.ts';
 
@@ -29,6 +30,8 @@ after(async () => {
 
 interface ParityRecord {
   inputs: string;
+  tolerance: number;
+  maxScaledDiff: number;
   sentences: number;
   syntheticBecause?: string;
 }
@@ -42,6 +45,8 @@ test('with its corpus, the card says the parity check ran on validation sentence
   const parity = await parityOf(out);
   assert.equal(parity.inputs, 'validation');
   assert.equal(parity.syntheticBecause, undefined);
+  assert.equal(parity.tolerance, PARITY_TOLERANCE);
+  assert.ok(parity.maxScaledDiff <= parity.tolerance);
 });
 
 test('without it, the card records synthetic inputs and why, and the export says so', async () => {
@@ -60,4 +65,19 @@ test('without it, the card records synthetic inputs and why, and the export says
   assert.equal(parity.inputs, 'synthetic');
   assert.match(parity.syntheticBecause ?? '', /could not be read/);
   assert.match(written.join(''), /parity check runs on synthetic inputs/);
+});
+
+test('a caller-given parity bar is applied, recorded, and bounded', async () => {
+  // Float32 kernels in two runtimes never agree to 1e-12 on a trained model: the bar decides the export.
+  await assert.rejects(
+    exportRun(runDir, join(dir, 'strict'), { quiet: true, parityTolerance: 1e-12 }),
+    /export refused: onnxruntime differs from tfjs by .* \(tolerance 1e-12\)/,
+  );
+  await assert.rejects(
+    exportRun(runDir, join(dir, 'loose'), { quiet: true, parityTolerance: 10 * MAX_PARITY_TOLERANCE }),
+    /parity tolerance must be in \(0, 0\.01\]/,
+  );
+  const out = join(dir, 'given');
+  await exportRun(runDir, out, { quiet: true, parityTolerance: 5e-4 });
+  assert.equal((await parityOf(out)).tolerance, 5e-4);
 });

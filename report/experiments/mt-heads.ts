@@ -64,6 +64,7 @@ registerExperiment({
       {
         title: `mt-heads${arch === DEFAULTS.arch ? '' : ` (${arch})`}: ${heads.join(', ')} on ${pairs.map((p) => `${p.src}→${p.tgt}`).join(', ')} (${basename(source.dir)}), ${describeBudget(budget)} per run`,
         beam: options.beam,
+        parityTolerance: options.parityTolerance,
         exportDirFor: (runDir) => join(out, 'artifacts', basename(runDir)),
         log,
       },

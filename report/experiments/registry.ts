@@ -46,6 +46,8 @@ export interface ExperimentOptions {
   trainFlags?: string[];
   /** Beam width of the test translations. @default 5 */
   beam?: number;
+  /** The parity bar of the exports the experiment makes (export/parity.ts); @default 1e-4 */
+  parityTolerance?: number;
   /** @default a line on stderr */
   log?: (line: string) => void;
 }

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { experimentNames, getExperiment } from '../../../report/experiments/index.ts';
 import { initBackend } from '../../../train/backend/select.ts';
+import { MAX_PARITY_TOLERANCE, PARITY_TOLERANCE, parityTolerance } from '../../../export/parity.ts';
 import { intOption } from './serve.ts';
 
 interface ExperimentFlags {
@@ -17,6 +18,7 @@ interface ExperimentFlags {
   out?: string;
   reportOut?: string;
   trainFlags?: string;
+  parityTolerance?: number;
   beam?: number;
 }
 
@@ -85,6 +87,11 @@ export function registerExperiment(program: Command): void {
       "beam width of the test translations or captions (default: the experiment's; mt-heads 5, caption-heads 10)",
       intOption('--beam', 1),
     )
+    .option(
+      '--parity-tolerance <t>',
+      `the exports' parity bar, as frost export's (default ${PARITY_TOLERANCE}, at most ${MAX_PARITY_TOLERANCE})`,
+      (v: string) => parityTolerance(Number(v)),
+    )
     .action(async (name: string, flags: ExperimentFlags) => {
       const experiment = getExperiment(name);
       if (
@@ -113,6 +120,7 @@ export function registerExperiment(program: Command): void {
         reportOut: flags.reportOut,
         trainFlags: flags.trainFlags === undefined ? undefined : flags.trainFlags.split(/\s+/).filter((s) => s !== ''),
         beam: flags.beam,
+        parityTolerance: flags.parityTolerance,
       });
       process.stdout.write(`${result.summary}\n`);
     });

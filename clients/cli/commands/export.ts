@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { exportLmRun } from '../../../export/lm-export.ts';
 import { readRunConfig } from '../../../train/run-config.ts';
 import { exportRun } from '../../../export/export-run.ts';
+import { MAX_PARITY_TOLERANCE, PARITY_TOLERANCE, parityTolerance } from '../../../export/parity.ts';
 import { PRECISION_CHECK_SENTENCES } from '../../../export/precision-check.ts';
 import { type Precision, PRECISIONS } from '../../../export/precision.ts';
 import { initBackend } from '../../../train/backend/select.ts';
@@ -19,6 +20,7 @@ interface ExportFlags {
   precisionSentences: number;
   triton?: string;
   tritonMaxBatch: number;
+  parityTolerance?: number;
 }
 
 export function registerExport(program: Command): void {
@@ -53,6 +55,11 @@ export function registerExport(program: Command): void {
       'validation sentences for the fp16/int8 BLEU check',
       intOption('--precision-sentences', 1),
       PRECISION_CHECK_SENTENCES,
+    )
+    .option(
+      '--parity-tolerance <t>',
+      `largest |onnxruntime − tfjs| / max(1, |log-prob|) accepted (default ${PARITY_TOLERANCE}, at most ${MAX_PARITY_TOLERANCE}); recorded in the card`,
+      (v: string) => parityTolerance(Number(v)),
     )
     .option('--triton <dir>', 'also write a Triton Inference Server model repository to this folder')
     .option('--triton-max-batch <n>', 'max_batch_size of the Triton configs', intOption('--triton-max-batch', 1), 64)
