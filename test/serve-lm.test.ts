@@ -50,6 +50,9 @@ before(async () => {
     intraOpNumThreads: 1,
     workers: 1,
     limits: { maxTextChars: 40 },
+    // A tiny model decodes a lone request in under a millisecond: on a loaded machine the default 5 ms window
+    // let 14 concurrent requests each run alone, and the batching test below needs them to meet.
+    batching: { maxWaitMs: 50 },
     log: () => undefined,
   });
 });
