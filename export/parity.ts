@@ -16,9 +16,9 @@ export interface ParityReport {
 export const PARITY_TOLERANCE = 1e-4;
 
 /**
- * The loosest bar a caller may set (`--parity-tolerance`). float32 rounding grows with the size of the logits
- * and with depth, so a trained Transformer teacher-forced through 30 steps can differ from tfjs by a little more
- * than 1e-4 with nothing wrong; 1e-2 still catches a wrong op, a missing bias or a misread weight.
+ * The loosest bar a caller may set (`--parity-tolerance`), for a trained model whose export differs by a little
+ * more than the default (docs/export.md has the one seen so far); 1e-2 still catches a wrong op, a missing bias
+ * or a misread weight, which differ by whole units.
  */
 export const MAX_PARITY_TOLERANCE = 1e-2;
 
@@ -112,6 +112,10 @@ export async function checkParity(
     });
     const actual = (out.log_probs as ort.Tensor).data as Float32Array;
     for (let i = 0; i < expected.length; i++) {
+      // A row whose target has ended (its </s> was predicted at step length) is fed <pad> only to keep the batch's
+      // shape: no decoder ever reads those steps, and the model never saw <pad> as an input in training, so their
+      // values say nothing about the export.
+      if (t > targets[Math.floor(i / V)]!.length) continue;
       const diff = Math.abs(expected[i] - actual[i]);
       const scaled = diff / Math.max(1, Math.abs(expected[i]));
       if (!(scaled <= report.maxScaledDiff) || Number.isNaN(diff)) {
