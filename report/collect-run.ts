@@ -106,7 +106,9 @@ export async function collectRun(runDir: string, opts: CollectRunOptions): Promi
 }
 
 /** The trainer's record of why it stopped, when it did (older checkpoints lack the kind). */
-function stopKindOf(state: Record<string, unknown>): 'plateau' | 'epochs' | 'time' | null {
+function stopKindOf(state: Record<string, unknown>): 'plateau' | 'epochs' | 'time' | 'updates' | null {
   const kind = state.stopKind;
-  return state.done === true && (kind === 'plateau' || kind === 'epochs' || kind === 'time') ? kind : null;
+  return state.done === true && (kind === 'plateau' || kind === 'epochs' || kind === 'time' || kind === 'updates')
+    ? kind
+    : null;
 }

@@ -142,7 +142,7 @@ export const runReportSchema = z.object({
      * Why training stopped, as the trainer records it: 'plateau' is the stopping rule (converged by it), 'epochs'
      * an epoch cap, 'time' a time budget; null while unfinished. Absent in reports from before it was kept.
      */
-    stopKind: z.enum(['plateau', 'epochs', 'time']).nullable().optional(),
+    stopKind: z.enum(['plateau', 'epochs', 'time', 'updates']).nullable().optional(),
     /** The run's schedule and stopping rule in words (report/stopping-rule.ts). Absent in older reports. */
     stoppingRule: z.string().optional(),
   }),

@@ -33,6 +33,7 @@ function stopSummary(runs: RunReport[]): string {
     plateau: 'by the stopping rule',
     epochs: 'at the epoch cap',
     time: 'at the time budget',
+    updates: 'at the update budget',
     unrecorded: 'for an unrecorded reason',
   };
   return [...counts].map(([k, n]) => `${n} ${words[k] ?? k}`).join(', ');

@@ -135,6 +135,9 @@ describe('Figure 2 and the verdicts', () => {
     const capped = claimVerdicts(grid({ training: { ...converged, stopKind: 'epochs' } }))[0]!;
     assert.equal(capped.verdict, 'not settled');
     assert.match(capped.sentence, /4 at the epoch cap/);
+    const budgeted = claimVerdicts(grid({ training: { ...converged, stopKind: 'updates' } }))[0]!;
+    assert.equal(budgeted.verdict, 'not settled');
+    assert.match(budgeted.sentence, /4 at the update budget/);
     const cappedNorms = claimVerdicts(grid({ training: { ...converged, stopKind: 'epochs' } }))[2]!;
     assert.equal(cappedNorms.verdict, 'not settled', 'a strong correlation before convergence settles nothing');
     const setting = verdictSentences(grid()).at(-1)!;
