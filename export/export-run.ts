@@ -107,14 +107,19 @@ export async function exportRun(runDir: string, outDir: string, opts: ExportOpti
   }
   const tolerance = parityTolerance(opts.parityTolerance);
   const parity = await checkParity(model, encoderBytes, decoderBytes, samples, SPECIALS.bos.id, SPECIALS.pad.id);
-  if (!(parity.maxScaledDiff <= tolerance)) {
+  const normError = parity.maxNormError ?? 0;
+  const over = Math.max(parity.maxScaledDiff, normError);
+  if (!(over <= tolerance)) {
     model.params.dispose();
+    const what =
+      normError > parity.maxScaledDiff
+        ? `onnxruntime's log-probabilities do not normalise: |log Σ p| reaches ${normError.toExponential(2)}`
+        : `onnxruntime differs from tfjs by ${parity.maxScaledDiff.toExponential(2)} at ${JSON.stringify(parity.worst)}`;
     throw new Error(
-      `export refused: onnxruntime differs from tfjs by ${parity.maxScaledDiff.toExponential(2)} (tolerance ${tolerance}) ` +
-        `at ${JSON.stringify(parity.worst)}` +
+      `export refused: ${what} (tolerance ${tolerance})` +
         // A difference this small is rounding, or a bug too subtle to see in BLEU; the user decides, on the record.
-        (parity.maxScaledDiff <= MAX_PARITY_TOLERANCE
-          ? `; --parity-tolerance ${Math.min(MAX_PARITY_TOLERANCE, 1.1 * parity.maxScaledDiff).toExponential(1)} or more exports it anyway, recorded in the card`
+        (over <= MAX_PARITY_TOLERANCE
+          ? `; --parity-tolerance ${Math.min(MAX_PARITY_TOLERANCE, 1.1 * over).toExponential(1)} or more exports it anyway, recorded in the card`
           : ''),
     );
   }
@@ -194,6 +199,7 @@ export async function exportRun(runDir: string, outDir: string, opts: ExportOpti
       parity: {
         maxAbsDiff: parity.maxAbsDiff,
         maxScaledDiff: parity.maxScaledDiff,
+        maxNormError: parity.maxNormError,
         tolerance,
         sentences: parity.sentences,
         inputs: samples.synthetic === undefined ? 'validation' : 'synthetic',
