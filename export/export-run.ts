@@ -4,7 +4,7 @@ import { gzipSync } from 'node:zlib';
 import { MODEL_CARD_FILE, modelCardSchema, type ModelCard, type ModelCardInput } from '../core/runtime/model-card.ts';
 import { SPECIALS } from '../core/vocab.ts';
 import { checkpointSha256, RunFolder, type LoadedCheckpoint } from '../train/run-folder.ts';
-import { checkParity, MAX_PARITY_TOLERANCE, parityTolerance, type ParityReport } from './parity.ts';
+import { checkParity, parityRefusal, parityTolerance, type ParityReport } from './parity.ts';
 import { checkPrecision, type PrecisionCheck } from './precision-check.ts';
 import { convertPrecision, type Precision } from './precision.ts';
 import { measureSizeReport } from './size-report.ts';
@@ -107,21 +107,10 @@ export async function exportRun(runDir: string, outDir: string, opts: ExportOpti
   }
   const tolerance = parityTolerance(opts.parityTolerance);
   const parity = await checkParity(model, encoderBytes, decoderBytes, samples, SPECIALS.bos.id, SPECIALS.pad.id);
-  const normError = parity.maxNormError ?? 0;
-  const over = Math.max(parity.maxScaledDiff, normError);
-  if (!(over <= tolerance)) {
+  const refusal = parityRefusal(parity, tolerance);
+  if (refusal !== null) {
     model.params.dispose();
-    const what =
-      normError > parity.maxScaledDiff
-        ? `onnxruntime's log-probabilities do not normalise: |log Σ p| reaches ${normError.toExponential(2)}`
-        : `onnxruntime differs from tfjs by ${parity.maxScaledDiff.toExponential(2)} at ${JSON.stringify(parity.worst)}`;
-    throw new Error(
-      `export refused: ${what} (tolerance ${tolerance})` +
-        // A difference this small is rounding, or a bug too subtle to see in BLEU; the user decides, on the record.
-        (over <= MAX_PARITY_TOLERANCE
-          ? `; --parity-tolerance ${Math.min(MAX_PARITY_TOLERANCE, 1.1 * over).toExponential(1)} or more exports it anyway, recorded in the card`
-          : ''),
-    );
+    throw new Error(refusal);
   }
 
   // Reduced precision is a pass over the checked float32 bytes; its drift from tfjs is recorded, not held to the
@@ -200,6 +189,7 @@ export async function exportRun(runDir: string, outDir: string, opts: ExportOpti
         maxAbsDiff: parity.maxAbsDiff,
         maxScaledDiff: parity.maxScaledDiff,
         maxNormError: parity.maxNormError,
+        maxReferenceNormError: parity.maxReferenceNormError,
         tolerance,
         sentences: parity.sentences,
         inputs: samples.synthetic === undefined ? 'validation' : 'synthetic',

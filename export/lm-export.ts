@@ -10,7 +10,7 @@ import { SPECIALS } from '../core/vocab.ts';
 import type { LanguageModel, LmState } from '../models/lm/index.ts';
 import { prepareLmData } from '../train/lm/lm-data.ts';
 import { checkpointSha256, RunFolder } from '../train/run-folder.ts';
-import { PARITY_TOLERANCE, type ParityReport } from './parity.ts';
+import { compareStep, PARITY_TOLERANCE, parityRefusal, type ParityReport } from './parity.ts';
 
 export const LM_STEP_FILE = 'step.onnx';
 
@@ -68,16 +68,7 @@ export async function checkLmParity(
     });
     ortState = Object.fromEntries(model.stateNames.map((n) => [n, run[`next_${n}`]]));
     const got = run.log_probs.data as Float32Array;
-    const V = expected.length / B;
-    for (let i = 0; i < expected.length; i++) {
-      const diff = Math.abs(expected[i] - got[i]);
-      const scaled = diff / Math.max(1, Math.abs(expected[i]));
-      report.maxAbsDiff = Math.max(report.maxAbsDiff, diff);
-      if (scaled > report.maxScaledDiff || Number.isNaN(scaled)) {
-        report.maxScaledDiff = Number.isNaN(scaled) ? Infinity : scaled;
-        report.worst = { step: t, row: Math.floor(i / V), token: i % V, tfjs: expected[i], onnx: got[i] };
-      }
-    }
+    compareStep(report, t, expected, got, expected.length / B, () => true);
   }
   tf.dispose(Object.values(tfState));
   await session.release();
@@ -109,10 +100,8 @@ export async function exportLmRun(runDir: string, outDir: string, opts: LmExport
       opts.parityStreams ?? 4,
       opts.paritySteps ?? 24,
     );
-    if (!(parity.maxScaledDiff <= PARITY_TOLERANCE))
-      throw new Error(
-        `export refused: onnxruntime differs from tfjs by ${parity.maxScaledDiff.toExponential(2)} (tolerance ${PARITY_TOLERANCE}) at ${JSON.stringify(parity.worst)}`,
-      );
+    const refusal = parityRefusal(parity, PARITY_TOLERANCE);
+    if (refusal !== null) throw new Error(refusal);
     const subwords = await run.subwords([config.lang]);
     const extra = subwords?.files ?? {};
     await mkdir(outDir, { recursive: true });
@@ -175,6 +164,8 @@ export async function exportLmRun(runDir: string, outDir: string, opts: LmExport
         parity: {
           maxAbsDiff: parity.maxAbsDiff,
           maxScaledDiff: parity.maxScaledDiff,
+          maxNormError: parity.maxNormError,
+          maxReferenceNormError: parity.maxReferenceNormError,
           streams: parity.sentences,
           steps: parity.steps,
         },

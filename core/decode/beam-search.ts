@@ -6,7 +6,7 @@ import {
   type GenerateOptions,
   type ResolvedSearchOptions,
 } from './search-options.ts';
-import { topKInto } from './top-k.ts';
+import { topKInto, unmaskedCandidates } from './top-k.ts';
 import type { Hypothesis, TopCandidates } from './types.ts';
 
 /**
@@ -107,22 +107,10 @@ export class BeamSearch implements Search {
 
   stepTop(top: TopCandidates, masked: readonly number[]): Int32Array | null | undefined {
     const { perRow, topTok, topVal } = this;
-    const k = top.k;
     // Every row's perRow best unmasked candidates, before anything changes: any row they cannot
     // decide sends the whole step to step().
     for (let row = 0; row < this.rows; row++) {
-      let n = 0;
-      for (let j = row * k, end = j + k; j < end && n < perRow; j++) {
-        const v = top.logProbs[j];
-        const tok = top.tokens[j];
-        if (v !== v) return undefined; // NaN: TopK's order is not defined
-        if (masked.includes(tok)) continue;
-        if (!(v > -Infinity)) return undefined; // fewer finite candidates than perRow: the dense rules apply
-        topTok[row * perRow + n] = tok;
-        topVal[row * perRow + n] = v;
-        n++;
-      }
-      if (n < perRow) return undefined;
+      if (!unmaskedCandidates(top, row, masked, perRow, topTok, topVal, row * perRow)) return undefined;
     }
     return this.advance(null);
   }

@@ -6,7 +6,7 @@ import {
   type GenerateOptions,
   type ResolvedSearchOptions,
 } from './search-options.ts';
-import { argmax } from './top-k.ts';
+import { argmax, unmaskedCandidates } from './top-k.ts';
 import type { Hypothesis, TopCandidates } from './types.ts';
 
 /**
@@ -74,23 +74,9 @@ export class GreedySearch implements Search {
   }
 
   stepTop(top: TopCandidates, masked: readonly number[]): Int32Array | null | undefined {
-    const { chosen, chosenLogProb } = this;
-    const k = top.k;
+    // The best unmasked candidate is the processed row's argmax.
     for (let r = 0; r < this.rows; r++) {
-      let found = false;
-      for (let j = r * k, end = j + k; j < end; j++) {
-        const v = top.logProbs[j];
-        const tok = top.tokens[j];
-        if (v !== v) return undefined; // NaN: TopK's order is not defined, step() decides
-        if (masked.includes(tok)) continue;
-        // The best unmasked candidate is the processed row's argmax; -Infinity means the row has nothing possible.
-        if (!(v > -Infinity)) return undefined;
-        chosen[r] = tok;
-        chosenLogProb[r] = v;
-        found = true;
-        break;
-      }
-      if (!found) return undefined;
+      if (!unmaskedCandidates(top, r, masked, 1, this.chosen, this.chosenLogProb, r)) return undefined;
     }
     return this.advance();
   }

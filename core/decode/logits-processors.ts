@@ -56,5 +56,11 @@ export function minLength(eos: number, minLen: number): LogitsProcessor {
 export function maskedIdsOf(processors: readonly LogitsProcessor[]): ((length: number) => readonly number[]) | null {
   if (!processors.every((p) => p.maskedIds !== undefined)) return null;
   if (processors.length === 1) return processors[0].maskedIds!;
-  return (length) => [...new Set(processors.flatMap((p) => p.maskedIds!(length)))];
+  // Asked once per decoding step: one list per length, not a new one each time.
+  const byLength = new Map<number, readonly number[]>();
+  return (length) => {
+    let ids = byLength.get(length);
+    if (!ids) byLength.set(length, (ids = [...new Set(processors.flatMap((p) => p.maskedIds!(length)))]));
+    return ids;
+  };
 }

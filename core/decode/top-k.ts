@@ -1,3 +1,4 @@
+import type { TopCandidates } from './types.ts';
 /**
  * Partial selection of the k largest entries of a numeric slice.
  *
@@ -137,4 +138,32 @@ function siftDown(heapI: Int32Array, heapV: Float64Array, pos: number, size: num
   }
   heapI[pos] = idx;
   heapV[pos] = val;
+}
+
+/**
+ * Row `row`'s `count` best candidates that `masked` leaves, from a model's top-k outputs, into `tok` / `val`
+ * from `at`: what step() would pick on the processed row. False, having decided nothing, when the candidates
+ * cannot tell: a NaN (TopK's order is then undefined), or fewer than `count` finite unmasked ones (the dense
+ * rules for rows with nothing possible apply).
+ */
+export function unmaskedCandidates(
+  top: TopCandidates,
+  row: number,
+  masked: readonly number[],
+  count: number,
+  tok: Int32Array,
+  val: Float32Array | Float64Array,
+  at: number,
+): boolean {
+  let n = 0;
+  for (let j = row * top.k, end = j + top.k; j < end && n < count; j++) {
+    const v = top.logProbs[j];
+    if (v !== v) return false;
+    if (masked.includes(top.tokens[j])) continue;
+    if (!(v > -Infinity)) return false;
+    tok[at + n] = top.tokens[j];
+    val[at + n] = v;
+    n++;
+  }
+  return n === count;
 }

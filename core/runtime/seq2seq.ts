@@ -65,6 +65,8 @@ export class Seq2SeqRuntime {
   private readonly freshState = new WeakSet<HostTensor>();
   /** What a dense step fetches: the log-probs and the state, not the top-k outputs when the graph has them. */
   private readonly denseFetches: string[] | undefined;
+  /** What a top-k step fetches: the candidates and the state. */
+  private readonly topFetches: string[] | undefined;
   /** Token feed buffers by row count: row counts repeat from step to step, so this avoids an allocation per step. */
   private readonly tokenBuffers = new Map<number, BigInt64Array>();
 
@@ -86,7 +88,9 @@ export class Seq2SeqRuntime {
     this.tgtLang = card.target.lang;
     this.vocabSize = vocabs.target.size;
     const dec = card.graphs.decoder;
-    this.denseFetches = dec.top ? [dec.logProbs, ...dec.state.map((n) => `next_${n}`)] : undefined;
+    const stateOut = dec.state.map((n) => `next_${n}`);
+    this.denseFetches = dec.top ? [dec.logProbs, ...stateOut] : undefined;
+    this.topFetches = dec.top ? [dec.top.logProbs, dec.top.tokens, ...stateOut] : undefined;
     this.stepModel = {
       vocabSize: this.vocabSize,
       bos: card.specials.bos,
@@ -237,7 +241,7 @@ export class Seq2SeqRuntime {
     const dec = this.card.graphs.decoder;
     const top = dec.top!;
     const rows = prev.length;
-    const out = await this.runDecoder(prev, s, [top.logProbs, top.tokens, ...dec.state.map((n) => `next_${n}`)]);
+    const out = await this.runDecoder(prev, s, this.topFetches);
     const [v, t] = [out[top.logProbs], out[top.tokens]];
     const shapeOk = (x: Tensor | undefined, type: string) =>
       x?.type === type && x.dims.length === 2 && x.dims[0] === rows && x.dims[1] === top.k;
