@@ -81,6 +81,8 @@ export interface CompleteRequestBody {
   text: string;
   /** 1..256. @default 32 */
   max_new_tokens?: number;
+  /** `</s>` is not picked before this many tokens; at most `max_new_tokens`. @default 0 */
+  min_new_tokens?: number;
   /** > 0; sampling. */
   temperature?: number;
   top_k?: number;

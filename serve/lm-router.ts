@@ -44,7 +44,13 @@ export function lmRouter({ models, limits, onInternal }: LmRouterOptions): Route
       // A full queue throws here, before the response commits to events, so it is a plain 503.
       const pending = models.complete(
         model.name,
-        { text: request.text, ...request.sampling, maxNewTokens: request.maxNewTokens, stop: request.stop },
+        {
+          text: request.text,
+          ...request.sampling,
+          maxNewTokens: request.maxNewTokens,
+          minNewTokens: request.minNewTokens,
+          stop: request.stop,
+        },
         {
           signal: deadline.signal,
           onPrefix: streamed ? (_, token) => stream?.send('token', { index: index++, token }) : undefined,

@@ -10,6 +10,8 @@ import { formatIssues, hasVisibleChar, modelName, type RequestLimits } from './s
 
 /** Most tokens one completion may generate. */
 export const MAX_NEW_TOKENS = 256;
+/** Tokens a completion generates at most when the request does not say. */
+const DEFAULT_MAX_NEW_TOKENS = 32;
 /** Stop tokens per request, and their length. */
 const MAX_STOP = 16;
 const MAX_STOP_CHARS = 64;
@@ -23,20 +25,27 @@ const textSchema = (limits: RequestLimits) =>
     .refine(hasVisibleChar, 'must be a non-empty string (spaces and zero-width characters do not count)');
 
 export function completeBodySchema(limits: RequestLimits) {
-  return z.strictObject({
-    model: modelName.optional(),
-    text: textSchema(limits),
-    max_new_tokens: z.int().min(1).max(MAX_NEW_TOKENS).optional(),
-    /** Sampling when given (must be > 0); greedy decoding without it. */
-    temperature: z.number().gt(0, 'must be > 0 (leave temperature out for greedy decoding)').max(100).optional(),
-    top_k: z.int().min(1).max(MAX_TOP_K).optional(),
-    top_p: z.number().gt(0, 'must be in (0, 1]').max(1, 'must be in (0, 1]').optional(),
-    seed: z.int().min(0).max(0xffff_ffff).optional(),
-    stop: z
-      .array(z.string().min(1).max(MAX_STOP_CHARS))
-      .max(MAX_STOP, `must hold at most ${MAX_STOP} tokens`)
-      .optional(),
-  });
+  return z
+    .strictObject({
+      model: modelName.optional(),
+      text: textSchema(limits),
+      max_new_tokens: z.int().min(1).max(MAX_NEW_TOKENS).optional(),
+      /** `</s>` is not picked before this many tokens (at most max_new_tokens). */
+      min_new_tokens: z.int().min(0).max(MAX_NEW_TOKENS).optional(),
+      /** Sampling when given (must be > 0); greedy decoding without it. */
+      temperature: z.number().gt(0, 'must be > 0 (leave temperature out for greedy decoding)').max(100).optional(),
+      top_k: z.int().min(1).max(MAX_TOP_K).optional(),
+      top_p: z.number().gt(0, 'must be in (0, 1]').max(1, 'must be in (0, 1]').optional(),
+      seed: z.int().min(0).max(0xffff_ffff).optional(),
+      stop: z
+        .array(z.string().min(1).max(MAX_STOP_CHARS))
+        .max(MAX_STOP, `must hold at most ${MAX_STOP} tokens`)
+        .optional(),
+    })
+    .refine((b) => (b.min_new_tokens ?? 0) <= (b.max_new_tokens ?? DEFAULT_MAX_NEW_TOKENS), {
+      message: 'must not exceed max_new_tokens',
+      path: ['min_new_tokens'],
+    });
 }
 
 export function scoreBodySchema(limits: RequestLimits) {
@@ -47,6 +56,7 @@ export interface CompleteRequest {
   model: string | undefined;
   text: string;
   maxNewTokens: number;
+  minNewTokens: number;
   sampling: SamplingOptions;
   /** True when the request samples (the answer then says which seed it used). */
   sampled: boolean;
@@ -71,7 +81,15 @@ export function parseCompleteRequest(body: unknown, limits: RequestLimits, rando
   const sampling: SamplingOptions = sampled
     ? { temperature: b.temperature ?? 1, topK: b.top_k, topP: b.top_p, seed: b.seed ?? randomSeed() }
     : {};
-  return { model: b.model, text: b.text, maxNewTokens: b.max_new_tokens ?? 32, sampling, sampled, stop: b.stop ?? [] };
+  return {
+    model: b.model,
+    text: b.text,
+    maxNewTokens: b.max_new_tokens ?? DEFAULT_MAX_NEW_TOKENS,
+    minNewTokens: b.min_new_tokens ?? 0,
+    sampling,
+    sampled,
+    stop: b.stop ?? [],
+  };
 }
 
 export function parseScoreRequest(body: unknown, limits: RequestLimits): { model: string | undefined; text: string } {

@@ -234,9 +234,11 @@ describe('decode threads', () => {
       const gone = new AbortController();
       const first = models.complete('lm-tiny', { text: 'w1', maxNewTokens: 2 });
       const kept = models.complete('lm-tiny', request);
+      // At least 5,000 tokens (no `</s>` before): the row cannot end on its own before its cancellation, sent
+      // after its first token, reaches the thread, however long a loaded machine keeps this thread waiting.
       const aborted = models.complete(
         'lm-tiny',
-        { ...request, seed: 5, maxNewTokens: 200 },
+        { ...request, seed: 5, maxNewTokens: 5000, minNewTokens: 5000 },
         { signal: gone.signal, onPrefix: () => gone.abort(new Error('client left')) },
       );
       await assert.rejects(aborted, /client left/);
@@ -410,6 +412,24 @@ describe('language models on frost serve', () => {
     assert.ok(['eos', 'length'].includes(greedy.finish_reason));
   });
 
+  test('min_new_tokens holds </s> back until that many tokens; stop tokens still end the completion', async () => {
+    const complete = async (body: object) =>
+      (await post('/v1/complete', { text: 'w3 w7', ...body })).json as unknown as CompleteResponse;
+    const greedy = await complete({ max_new_tokens: 30 });
+    assert.equal(greedy.finish_reason, 'eos', 'the tiny model ends this prompt early on its own');
+    assert.ok(greedy.tokens.length < 30);
+    const held = await complete({ max_new_tokens: 30, min_new_tokens: 30 });
+    assert.equal(held.finish_reason, 'length');
+    assert.equal(held.tokens.length, 30);
+    const sampled = await complete({ max_new_tokens: 40, min_new_tokens: 25, temperature: 1, seed: 3 });
+    assert.ok(sampled.tokens.length >= 25, `${sampled.tokens.length} tokens`);
+    const stop = held.tokens[4];
+    const stopped = await complete({ max_new_tokens: 30, min_new_tokens: 30, stop: [stop] });
+    assert.equal(stopped.finish_reason, 'stop');
+    assert.equal(stopped.tokens.at(-1), stop);
+    assert.ok(stopped.tokens.length <= 5);
+  });
+
   test('?stream=1 sends each token as an event, then the result', async () => {
     const res = await post('/v1/complete?stream=1', { text: 'w3', max_new_tokens: 10, temperature: 1, seed: 7 });
     assert.equal(res.status, 200);
@@ -435,6 +455,13 @@ describe('language models on frost serve', () => {
     ['text over the limit', '/v1/complete', { text: 'w1 '.repeat(20) }, /text: must be at most 40 characters/],
     ['max_new_tokens 0', '/v1/complete', { text: 'w1', max_new_tokens: 0 }, /max_new_tokens/],
     ['max_new_tokens 10000', '/v1/complete', { text: 'w1', max_new_tokens: 10_000 }, /max_new_tokens/],
+    [
+      'min_new_tokens above max_new_tokens',
+      '/v1/complete',
+      { text: 'w1', max_new_tokens: 10, min_new_tokens: 11 },
+      /min_new_tokens: must not exceed max_new_tokens/,
+    ],
+    ['min_new_tokens above the default 32', '/v1/complete', { text: 'w1', min_new_tokens: 33 }, /min_new_tokens/],
     ['temperature 0', '/v1/complete', { text: 'w1', temperature: 0 }, /temperature: must be > 0/],
     ['temperature < 0', '/v1/complete', { text: 'w1', temperature: -0.5 }, /temperature: must be > 0/],
     ['top_p 0', '/v1/complete', { text: 'w1', top_p: 0 }, /top_p: must be in \(0, 1\]/],

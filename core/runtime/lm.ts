@@ -28,6 +28,8 @@ export interface LmScore {
 export interface CompleteOptions extends SamplingOptions {
   /** Tokens to generate at most. */
   maxNewTokens: number;
+  /** `</s>` is not picked before this many tokens (a stop token still ends the row). @default 0 */
+  minNewTokens?: number;
   /** Stop after any of these tokens is generated (it is kept in the text); `</s>` always stops. */
   stop?: readonly string[];
   /** Called with each new token as it is picked (streaming). */
@@ -40,6 +42,8 @@ export interface CompleteOptions extends SamplingOptions {
 export interface CompletionRequest extends SamplingOptions {
   text: string;
   maxNewTokens: number;
+  /** `</s>` is not picked before this many tokens. @default 0 */
+  minNewTokens?: number;
   stop?: readonly string[];
 }
 
@@ -240,6 +244,12 @@ export class LmRuntime {
   ): Promise<Completion[]> {
     // Never emitted: padding, <s> (not in a stream) and <unk> (not a word to show).
     const banned = new Set<number>([SPECIALS.pad.id, SPECIALS.bos.id, SPECIALS.unk.id]);
+    const bannedEarly = new Set<number>([...banned, SPECIALS.eos.id]);
+    for (const req of requests) {
+      const min = req.minNewTokens ?? 0;
+      if (!Number.isInteger(min) || min < 0 || min > req.maxNewTokens)
+        throw new RangeError(`minNewTokens must be an integer in [0, maxNewTokens = ${req.maxNewTokens}], got ${min}`);
+    }
     const rows = requests.map((req) => ({
       req,
       sampler: new TokenSampler(req),
@@ -263,7 +273,8 @@ export class LmRuntime {
         const row = rows[r];
         if (row.fed < row.feed.length) return row.feed[row.fed++];
         if (row.generated.length >= row.req.maxNewTokens) return finish(r, 'length');
-        const next = row.sampler.pick(logProbs!, offset, this.vocab.size, banned);
+        const early = row.generated.length < (row.req.minNewTokens ?? 0);
+        const next = row.sampler.pick(logProbs!, offset, this.vocab.size, early ? bannedEarly : banned);
         row.logProb += logProbs![offset + next];
         if (next === SPECIALS.eos.id) return finish(r, 'eos');
         row.generated.push(next);
