@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import { CaptionUnavailableError, DecoderCrashedError, QueueFullError } from './decode-errors.ts';
+import { sendJson } from './json-response.ts';
 
 /**
  * Every error the server can answer with, in one place, so clients can switch on a stable `code`
@@ -188,7 +189,7 @@ export const RETRY_AFTER_S = 1;
 export function sendError(res: Response, err: HttpError): void {
   res.locals.errorCode = err.code;
   if (err.statusCode === 503) res.set('Retry-After', String(RETRY_AFTER_S));
-  res.status(err.statusCode).json(errorBody(err, res.locals.requestId as string | undefined));
+  sendJson(res, errorBody(err, res.locals.requestId as string | undefined), err.statusCode);
 }
 
 /**

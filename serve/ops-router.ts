@@ -1,6 +1,7 @@
 /** The operator's routes: `/healthz` (alive), `/readyz` (ready to translate), `/metrics`, `/openapi.json`. */
 import { Router } from 'express';
 import { HttpError, sendError } from './errors.ts';
+import { sendJson } from './json-response.ts';
 import type { ServeMetrics } from './metrics.ts';
 import type { ModelRegistry } from './model-registry.ts';
 
@@ -21,7 +22,7 @@ export function opsRouter({ registry, metrics, notReady, openApi, languageModels
 
   // Answered on the event loop alone (decoding runs in worker threads), so a busy server still answers.
   router.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
+    sendJson(res, { status: 'ok' });
   });
 
   router.get('/readyz', (_req, res) => {
@@ -31,7 +32,7 @@ export function opsRouter({ registry, metrics, notReady, openApi, languageModels
       return;
     }
     const lms = languageModels?.names ?? [];
-    res.json({ status: 'ready', models: registry.names, ...(lms.length ? { language_models: lms } : {}) });
+    sendJson(res, { status: 'ready', models: registry.names, ...(lms.length ? { language_models: lms } : {}) });
   });
 
   router.get('/metrics', async (_req, res) => {
