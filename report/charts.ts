@@ -172,6 +172,7 @@ function learningCurveChart(report: Report): Chart | null {
           title: `${r.id}, epoch ${p.epoch} (step ${p.step}): ${p.bleu.toFixed(2)}`,
           attrs: {
             'data-x-path': `runs.${i}.training.valBleuCurve.${k}.epoch`,
+            'data-x-scale': '1',
             'data-y-path': `runs.${i}.training.valBleuCurve.${k}.bleu`,
           },
         })),

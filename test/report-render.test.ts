@@ -418,7 +418,7 @@ describe('convergence: the Runs table and the learning curves', () => {
     assert.match(lines[2]![2]!, /stroke-dasharray="6 3"/);
     const circles = [
       ...chart.svg.matchAll(
-        /<circle class="point"[^>]*data-x="([^"]+)" data-y="([^"]+)"[^>]*data-x-path="([^"]+)" data-y-path="([^"]+)"/g,
+        /<circle class="point"[^>]*data-x="([^"]+)" data-y="([^"]+)"[^>]*data-x-path="([^"]+)"[^>]*data-y-path="([^"]+)"/g,
       ),
     ];
     assert.equal(circles.length, 8 + 8 + 3);
