@@ -127,6 +127,12 @@ function normVerdict(report: Report): ClaimVerdict | null {
   };
 }
 
+/** '20' when every value shows the same, '18–20' otherwise. */
+function range(xs: number[], show: (x: number) => string): string {
+  const [lo, hi] = [show(Math.min(...xs)), show(Math.max(...xs))];
+  return lo === hi ? lo : `${lo}–${hi}`;
+}
+
 /** Where frost's setting differs from the paper's: model, training, decoding and scoring, from the data. */
 function settingSentence(report: Report): string | null {
   const compared = report.runs.filter((r) => paperBleu(r) !== null);
@@ -141,8 +147,11 @@ function settingSentence(report: Report): string | null {
   const minutes = compared.map((r) => r.training.minutes);
   const gaps = compared.map((r) => `${who(r)} ${formatFixed2(r.test.bleu)} vs ${formatFixed2(paperBleu(r))}`);
   return (
-    `Where frost's setting differs: ${models}${size}, trained ${Math.min(...epochs)}–${Math.max(...epochs)} epochs ` +
-    `(${formatFixed2(Math.min(...minutes) / 60)}–${formatFixed2(Math.max(...minutes) / 60)} h each on ${report.machine.cores} cores; ` +
+    `Where frost's setting differs: ${models}${size}, trained ${range(epochs, String)} epochs ` +
+    `(${range(
+      minutes.map((m) => m / 60),
+      formatFixed2,
+    )} h each on ${report.machine.cores} cores; ` +
     `${stopSummary(compared)}), one seed, beam ${report.settings.beam}, and BLEU as ${PAPER_RESULTS.table2.scoring}; ` +
     `against the paper's own figures: ${gaps.join(', ')}.`
   );

@@ -187,6 +187,10 @@ describe('Figure 2 and the verdicts', () => {
     const setting = verdictSentences(grid()).at(-1)!;
     assert.match(setting, /^Where frost's setting differs: rnn-attn\/small \(10,000 learnable parameters/);
     assert.match(setting, /learned de→en 30\.00 vs 33\.02/);
+    // one figure where every run shows the same, a range otherwise
+    assert.match(setting, /, trained 31 epochs \(1\.58 h each on 2 cores; 6 by the stopping rule\)/);
+    const uneven = grid({ trainingOf: { 'de-en-tied': { ...converged, epochs: 28, minutes: 80 } } });
+    assert.match(verdictSentences(uneven).at(-1)!, /, trained 28–31 epochs \(1\.33–1\.58 h each/);
   });
 
   test('capped runs with flat validation curves settle the claims; a capped run still gaining leaves them open, named', () => {
