@@ -1,4 +1,7 @@
+import { CONVERGENCE_WINDOW } from './convergence.ts';
+import { PAPER_CLAIM } from './claim.ts';
 import { type Report, COMPONENT_KEYS, type ComponentParams } from './schema.ts';
+import { lineChart } from './svg/lines.ts';
 import { stackedBarChart } from './svg/stacked-bars.ts';
 import { scatterChart, type ScatterSeries } from './svg/scatter.ts';
 import { pairLabel } from './tables.ts';
@@ -136,7 +139,56 @@ function normFrequencyCharts(report: Report): Chart[] {
   });
 }
 
+/** Dash patterns by language pair, so runs of one head (one colour) on different pairs stay apart. */
+const PAIR_DASHES = [undefined, '6 3', '2 3', '8 3 2 3'] as const;
+
+/**
+ * Validation BLEU after each epoch, one line per run with a curve (reports from before curves were kept have
+ * none, and no chart): where the lines flatten is what the convergence verdicts read.
+ */
+function learningCurveChart(report: Report): Chart | null {
+  const runs = report.runs.map((r, i) => ({ r, i })).filter(({ r }) => (r.training.valBleuCurve?.length ?? 0) > 0);
+  if (runs.length === 0) return null;
+  const heads = [...new Set(runs.map(({ r }) => r.head))];
+  const pairs = [...new Set(runs.map(({ r }) => pairLabel(r)))];
+  return {
+    id: 'learning-curves',
+    caption:
+      `Validation BLEU (greedy, lower-cased) after each epoch, one line per run${pairs.length > 1 ? ': colour by head, dashes by language pair' : ''}. ` +
+      `A run stopped at its epoch cap or budget counts as converged when its last ${CONVERGENCE_WINDOW} epochs gained less than ${PAPER_CLAIM.maxBleuLoss} BLEU on its best before them.`,
+    svg: lineChart({
+      id: 'learning-curves',
+      title: 'Validation BLEU by epoch',
+      description: 'Line chart of validation BLEU against epoch, one line per run.',
+      x: { label: 'epoch' },
+      y: { label: 'validation BLEU (greedy)' },
+      series: runs.map(({ r, i }) => ({
+        name: r.id,
+        color: heads.indexOf(r.head),
+        dash: PAIR_DASHES[pairs.indexOf(pairLabel(r)) % PAIR_DASHES.length],
+        points: r.training.valBleuCurve!.map((p, k) => ({
+          x: p.epoch,
+          y: p.bleu,
+          title: `${r.id}, epoch ${p.epoch} (step ${p.step}): ${p.bleu.toFixed(2)}`,
+          attrs: {
+            'data-x-path': `runs.${i}.training.valBleuCurve.${k}.epoch`,
+            'data-x-scale': '1',
+            'data-y-path': `runs.${i}.training.valBleuCurve.${k}.bleu`,
+          },
+        })),
+      })),
+    }),
+  };
+}
+
 /** Every chart, in reading order. */
 export function reportCharts(report: Report): Chart[] {
-  return [sizeChart(report), bleuSizeChart(report), latencySizeChart(report), ...normFrequencyCharts(report)];
+  const curves = learningCurveChart(report);
+  return [
+    sizeChart(report),
+    bleuSizeChart(report),
+    latencySizeChart(report),
+    ...normFrequencyCharts(report),
+    ...(curves ? [curves] : []),
+  ];
 }

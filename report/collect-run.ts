@@ -3,7 +3,9 @@ import { readCheckpointInfo, RunFolder } from '../train/run-folder.ts';
 import { inspectTrainedModel } from './collect-model.ts';
 import { measureSpeed } from './collect-speed.ts';
 import { loadTestSet, loadTrainingTargets, scoreTest, testHypotheses, wordCounts } from './collect-test.ts';
+import { lastGain, validationCurve } from './convergence.ts';
 import { ensureExport } from './find-export.ts';
+import { readMetrics } from './run-status.ts';
 import type { RunReport } from './schema.ts';
 import { describeStoppingRule } from './stopping-rule.ts';
 
@@ -65,6 +67,7 @@ export async function collectRun(runDir: string, opts: CollectRunOptions): Promi
   const last = (await readCheckpointInfo(runDir, 'last')) ?? exp.checkpoint;
   // A run that never validated saved bestBleu = -Infinity, which JSON wrote as null.
   const bestBleu = typeof last.state.bestBleu === 'number' ? last.state.bestBleu : NaN;
+  const valBleuCurve = validationCurve(await readMetrics(runDir), last.step);
   return {
     id: basename(runDir),
     runDir,
@@ -84,6 +87,10 @@ export async function collectRun(runDir: string, opts: CollectRunOptions): Promi
       stopReason: typeof last.state.stopReason === 'string' ? last.state.stopReason : null,
       stopKind: stopKindOf(last.state),
       stoppingRule: describeStoppingRule(config.schedule),
+      budgetEpochs: config.epochs ?? null,
+      budgetUpdates: config.maxUpdates ?? null,
+      valBleuCurve,
+      lastGain: lastGain(valBleuCurve),
     },
     checkpoint: {
       which: exp.checkpoint.which,

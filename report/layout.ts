@@ -79,7 +79,14 @@ export function reportLayout(report: Report): ReportLayout {
           ...pairTables,
         ],
       },
-      { id: 'runs', title: 'Runs', blocks: take('training') },
+      {
+        id: 'runs',
+        title: 'Runs',
+        blocks: [
+          ...take('training'),
+          ...(charts.has('learning-curves') ? [chart(charts.get('learning-curves')!)] : []),
+        ],
+      },
     ].filter((s) => s.blocks.length > 0),
   };
 }

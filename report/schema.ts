@@ -145,6 +145,19 @@ export const runReportSchema = z.object({
     stopKind: z.enum(['plateau', 'epochs', 'time', 'updates']).nullable().optional(),
     /** The run's schedule and stopping rule in words (report/stopping-rule.ts). Absent in older reports. */
     stoppingRule: z.string().optional(),
+    /** The run's epoch cap (`frost train --epochs`) and update budget (`--max-updates`); absent in older reports. */
+    budgetEpochs: count.nullable().optional(),
+    budgetUpdates: count.nullable().optional(),
+    /**
+     * Validation BLEU (greedy, lower-cased) after each epoch, from metrics.jsonl: the learning curve
+     * (report/convergence.ts). Absent in older reports.
+     */
+    valBleuCurve: z.array(z.object({ epoch: count, step: count, bleu: z.number() })).optional(),
+    /**
+     * Best validation BLEU of the last 5 epochs minus the best before them (report/convergence.ts); null with
+     * fewer than 6 validated epochs, absent in older reports.
+     */
+    lastGain: maybe.optional(),
   }),
   checkpoint: z.object({ which: z.enum(['best', 'last']), sha256: z.string(), step: count, epoch: count }),
   params: z.object({ learnable: count, frozen: count, generated: count, components: componentParamsSchema }),

@@ -1,3 +1,5 @@
+import { PAPER_CLAIM } from './claim.ts';
+import { CONVERGENCE_WINDOW, type Convergence, convergenceOf } from './convergence.ts';
 import {
   formatBytes,
   formatCount,
@@ -6,6 +8,7 @@ import {
   formatFixed3,
   formatMs,
   formatPercent,
+  formatSigned2,
   MISSING,
 } from './format.ts';
 import type { Report, RunReport } from './schema.ts';
@@ -251,21 +254,68 @@ function pairTables(report: Report): Table[] {
   });
 }
 
+/**
+ * The budgets a run trained under, in words ('2,400 updates', '20 epochs', '60.0 min'). A cell with one budget
+ * names its report.json value; reports from before epoch caps and update budgets were kept show minutes only.
+ */
+function budgetCell(report: Report, i: number): Cell {
+  const t = report.runs[i]!.training;
+  const budgets = [
+    { value: t.budgetUpdates, key: 'budgetUpdates', unit: 'updates' },
+    { value: t.budgetEpochs, key: 'budgetEpochs', unit: 'epochs' },
+    { value: t.budgetMinutes, key: 'budgetMinutes', unit: 'min' },
+  ].filter((b) => typeof b.value === 'number');
+  const shown = (b: (typeof budgets)[number]) =>
+    `${b.unit === 'min' ? formatFixed1(b.value) : formatCount(b.value)} ${b.unit}`;
+  if (budgets.length === 0) return plain(MISSING);
+  if (budgets.length > 1) return plain(budgets.map(shown).join(', '));
+  return { text: shown(budgets[0]!), path: `runs.${i}.training.${budgets[0]!.key}` };
+}
+
+const CONVERGENCE_WORDS: Record<Convergence, string> = {
+  'stopping rule': 'yes, by the stopping rule',
+  flat: 'yes, flat at its budget',
+  gaining: 'no, still gaining',
+  unknown: MISSING,
+};
+
 function trainingTable(report: Report): Table {
   const rules = unique(report.runs.flatMap((r) => (r.training.stoppingRule ? [r.training.stoppingRule] : [])));
+  // Reports from before validation curves were kept have nothing to show in the convergence columns.
+  const curves = report.runs.some((r) => r.training.valBleuCurve !== undefined);
+  const gainHeader = `gain, last ${CONVERGENCE_WINDOW} epochs`;
+  const convergenceNote = curves
+    ? ` The gain is the best validation BLEU of a run's last ${CONVERGENCE_WINDOW} epochs minus its best before them (a dash: fewer than ${CONVERGENCE_WINDOW + 1} validated epochs). A run converged when the stopping rule stopped it, or when it stopped at its epoch cap, update or time budget having gained less than ${PAPER_CLAIM.maxBleuLoss} BLEU (the claim's margin) in those epochs.`
+    : '';
   return {
     id: 'training',
     title: 'Training',
-    note: `From the last checkpoint; minutes are wall-clock training time, validation included, summed over resumes. The exported (and evaluated) checkpoint is the one with the best validation BLEU (greedy).${rules.length > 0 ? ` Schedule and stopping rule: ${rules.join('; ')}.` : ''}`,
-    header: ['run', 'epochs', 'steps', 'minutes', 'budget', 'best val BLEU', 'exported step', 'stopped because'],
-    numeric: [false, true, true, true, true, true, true, false],
+    note: `From the last checkpoint; minutes are wall-clock training time, validation included, summed over resumes. The exported (and evaluated) checkpoint is the one with the best validation BLEU (greedy).${rules.length > 0 ? ` Schedule and stopping rule: ${rules.join('; ')}.` : ''}${convergenceNote}`,
+    header: [
+      'run',
+      'epochs',
+      'steps',
+      'minutes',
+      'budget',
+      'best val BLEU',
+      ...(curves ? [gainHeader, 'converged'] : []),
+      'exported step',
+      'stopped because',
+    ],
+    numeric: [false, true, true, true, true, true, ...(curves ? [true, false] : []), true, false],
     rows: report.runs.map((r, i) => [
       plain(r.id),
       value(report, i, 'training.epochs', formatCount),
       value(report, i, 'training.steps', formatCount),
       value(report, i, 'training.minutes', formatFixed1),
-      value(report, i, 'training.budgetMinutes', formatFixed1),
+      budgetCell(report, i),
       value(report, i, 'training.bestValBleu', formatFixed2),
+      ...(curves
+        ? [
+            r.training.lastGain === undefined ? plain(MISSING) : value(report, i, 'training.lastGain', formatSigned2),
+            plain(CONVERGENCE_WORDS[convergenceOf(r.training)]),
+          ]
+        : []),
       value(report, i, 'checkpoint.step', formatCount),
       plain(r.training.stopReason ?? MISSING),
     ]),

@@ -1,5 +1,6 @@
 import { headIsFrozen } from '../models/index.ts';
 import { bleuHolds, decreaseHolds, PAPER_CLAIM } from './claim.ts';
+import { CONVERGENCE_WINDOW, convergenceOf, isConverged } from './convergence.ts';
 import { formatCount, formatFixed2, formatPercent, formatSigned2 } from './format.ts';
 import { paperBleu } from './paper/index.ts';
 import { PAPER_RESULTS } from './paper/results.ts';
@@ -9,8 +10,9 @@ import { pairLabel } from './tables.ts';
 /**
  * One sentence per claim of the paper, generated from report.json: held, did not hold, or not settled,
  * with the numbers, and a last sentence on where frost's setting differs from the paper's. A BLEU or
- * norm claim is settled only by runs that stopped by the stopping rule (trained to convergence); an
- * epoch cap or time budget compares models short of it.
+ * norm claim is settled only by converged runs (report/convergence.ts): stopped by the stopping rule, or
+ * stopped by an epoch cap, update or time budget with a validation curve that gained less than the claim's
+ * margin in its last epochs. Runs still gaining are named with their gain.
  */
 export type Verdict = 'held' | 'did not hold' | 'not settled';
 
@@ -20,7 +22,6 @@ export interface ClaimVerdict {
   sentence: string;
 }
 
-const converged = (r: RunReport) => r.training.stopKind === 'plateau';
 const who = (r: RunReport) => `${r.head} ${pairLabel(r)}`;
 
 function stopSummary(runs: RunReport[]): string {
@@ -39,19 +40,48 @@ function stopSummary(runs: RunReport[]): string {
   return [...counts].map(([k, n]) => `${n} ${words[k] ?? k}`).join(', ');
 }
 
+const GAIN_WORDS = `${PAPER_CLAIM.maxBleuLoss} validation BLEU in its last ${CONVERGENCE_WINDOW} epochs`;
+
+/** What settled a claim: how its runs converged, in words. */
+function settledBy(runs: RunReport[]): string {
+  const kinds = new Set(runs.map((r) => convergenceOf(r.training)));
+  if (!kinds.has('flat')) return 'every run stopped by the stopping rule';
+  if (!kinds.has('stopping rule')) return `every run gained under ${GAIN_WORDS}`;
+  return `every run stopped by the stopping rule or gained under ${GAIN_WORDS}`;
+}
+
+/**
+ * Why a claim is not settled: the runs still gaining at their cap or budget, with their gain, and for runs
+ * without a curve to judge (reports from before curves were kept) how they stopped, as before.
+ */
+function unsettledBecause(runs: RunReport[]): string {
+  const open = runs.filter((r) => !isConverged(r));
+  const gaining = open.filter((r) => convergenceOf(r.training) === 'gaining');
+  const reasons: string[] = [];
+  if (gaining.length > 0) {
+    const gains = gaining.map((r) => `${who(r)} gained ${formatFixed2(r.training.lastGain)}`).join(', ');
+    reasons.push(
+      `${gains} validation BLEU in ${gaining.length === 1 ? 'its' : 'their'} last ${CONVERGENCE_WINDOW} epochs`,
+    );
+  }
+  if (gaining.length < open.length) reasons.push(`not every run stopped by the stopping rule (${stopSummary(runs)})`);
+  return reasons.join('; ');
+}
+
 function bleuVerdict(report: Report): ClaimVerdict | null {
   const frozen = report.runs.filter((r) => headIsFrozen(r.head) && r.bleuDelta !== null);
   if (frozen.length === 0) return null;
   const involved = report.runs.filter((r) => frozen.includes(r) || frozen.some((f) => f.baseline === r.id));
   const holds = frozen.every((r) => bleuHolds(r.bleuDelta!));
-  const settled = involved.every(converged);
+  const settled = involved.every(isConverged);
   const verdict: Verdict = !settled ? 'not settled' : holds ? 'held' : 'did not hold';
   const numbers = frozen.map((r) => `${who(r)} ${formatSigned2(r.bleuDelta)}`).join(', ');
-  const why = settled ? '' : `: not every run stopped by the stopping rule (${stopSummary(involved)})`;
+  const basis = settled ? `; ${settledBy(involved)}` : '';
+  const why = settled ? '' : `: ${unsettledBecause(involved)}`;
   return {
     claim: `fixed target vectors lose at most ${PAPER_CLAIM.maxBleuLoss} BLEU against learned ones`,
     verdict,
-    sentence: `Fixed target vectors lose at most ${PAPER_CLAIM.maxBleuLoss} test BLEU against learned ones: ${verdict} (BLEU against learned: ${numbers})${why}.`,
+    sentence: `Fixed target vectors lose at most ${PAPER_CLAIM.maxBleuLoss} test BLEU against learned ones: ${verdict} (BLEU against learned: ${numbers}${basis})${why}.`,
   };
 }
 
@@ -73,7 +103,7 @@ function normVerdict(report: Report): ClaimVerdict | null {
   const learned = report.runs.filter((r) => r.matrix?.kind === 'learned' && r.matrix.spearman !== null);
   if (learned.length === 0) return null;
   const rho = learned.map((r) => r.matrix!.spearman!);
-  const settled = learned.every(converged);
+  const settled = learned.every(isConverged);
   const verdict: Verdict = !settled
     ? 'not settled'
     : rho.every((x) => x >= 0.5)
@@ -83,17 +113,24 @@ function normVerdict(report: Report): ClaimVerdict | null {
         : 'not settled';
   const numbers = learned.map((r) => `${who(r)} ${formatFixed2(r.matrix!.spearman)}`).join(', ');
   const paper = PAPER_RESULTS.figure2.spearman.map((x) => x.toFixed(2)).join(' / ');
+  const basis = settled ? `; ${settledBy(learned)}` : '';
   const why =
     verdict === 'not settled'
       ? settled
         ? ': the correlation is weak or mixed'
-        : `: not every run stopped by the stopping rule (${stopSummary(learned)})`
+        : `: ${unsettledBecause(learned)}`
       : '';
   return {
     claim: "learned target vectors' norms grow with word frequency",
     verdict,
-    sentence: `Learned target vectors' norms correlate strongly (ρ ≥ 0.5) with word frequency, as in the paper's ${paper}: ${verdict} (Spearman ρ ${numbers})${why}.`,
+    sentence: `Learned target vectors' norms correlate strongly (ρ ≥ 0.5) with word frequency, as in the paper's ${paper}: ${verdict} (Spearman ρ ${numbers}${basis})${why}.`,
   };
+}
+
+/** '20' when every value shows the same, '18–20' otherwise. */
+function range(xs: number[], show: (x: number) => string): string {
+  const [lo, hi] = [show(Math.min(...xs)), show(Math.max(...xs))];
+  return lo === hi ? lo : `${lo}–${hi}`;
 }
 
 /** Where frost's setting differs from the paper's: model, training, decoding and scoring, from the data. */
@@ -110,8 +147,11 @@ function settingSentence(report: Report): string | null {
   const minutes = compared.map((r) => r.training.minutes);
   const gaps = compared.map((r) => `${who(r)} ${formatFixed2(r.test.bleu)} vs ${formatFixed2(paperBleu(r))}`);
   return (
-    `Where frost's setting differs: ${models}${size}, trained ${Math.min(...epochs)}–${Math.max(...epochs)} epochs ` +
-    `(${formatFixed2(Math.min(...minutes) / 60)}–${formatFixed2(Math.max(...minutes) / 60)} h each on ${report.machine.cores} cores; ` +
+    `Where frost's setting differs: ${models}${size}, trained ${range(epochs, String)} epochs ` +
+    `(${range(
+      minutes.map((m) => m / 60),
+      formatFixed2,
+    )} h each on ${report.machine.cores} cores; ` +
     `${stopSummary(compared)}), one seed, beam ${report.settings.beam}, and BLEU as ${PAPER_RESULTS.table2.scoring}; ` +
     `against the paper's own figures: ${gaps.join(', ')}.`
   );

@@ -95,6 +95,16 @@ describe('an epoch-capped grid survives being killed', { timeout: 600_000 }, () 
     for (const r of first.runs) {
       assert.equal(r.training.epochs, EPOCHS);
       assert.equal(r.training.budgetMinutes, null);
+      assert.equal(r.training.budgetEpochs, EPOCHS);
+      // The learning curve is the run's metrics.jsonl, one validation per epoch, resumed or not.
+      const validated = (await readMetrics(r.runDir)).filter((m) => m.complete);
+      assert.deepEqual(
+        r.training.valBleuCurve,
+        validated.map((m) => ({ epoch: m.epoch, step: m.step, bleu: m.valBleu })),
+        r.id,
+      );
+      // Three epochs are too few to measure the last five's gain: the verdicts cannot call these runs converged.
+      assert.equal(r.training.lastGain, null);
     }
   });
 

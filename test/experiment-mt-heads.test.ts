@@ -116,6 +116,10 @@ describe('frost experiment mt-heads on the toy corpus', () => {
         ]);
         assert.deepEqual(await series('bleu-size'), HEADS);
         assert.deepEqual(await series('latency-size'), ['batch 1', 'batch 64']);
+        assert.deepEqual(
+          await series('learning-curves'),
+          report.runs.map((r) => r.id),
+        );
         for (const r of report.runs) {
           const points = await page.$$eval(`svg[data-chart="norm-frequency-${r.id}"] circle.point`, (cs) =>
             cs.map((c) => [Number(c.getAttribute('data-x')), Number(c.getAttribute('data-y'))]),
@@ -142,7 +146,13 @@ describe('frost experiment mt-heads on the toy corpus', () => {
             yPath: c.getAttribute('data-y-path')!,
           })),
         );
-        assert.equal(points.length, report.runs.length * 3, 'one BLEU and two latency points per run');
+        const epochs = report.runs.reduce((n, r) => n + r.training.valBleuCurve!.length, 0);
+        assert.ok(epochs >= report.runs.length, 'every run validated at least once');
+        assert.equal(
+          points.length,
+          report.runs.length * 3 + epochs,
+          'one BLEU and two latency points per run, and one learning-curve point per validated epoch',
+        );
         for (const p of points) {
           assert.equal(p.y, valueAt(report, p.yPath), p.yPath);
           assert.ok(Math.abs(p.x - (valueAt(report, p.xPath) as number) * p.xScale) < 1e-9, p.xPath);

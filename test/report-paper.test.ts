@@ -9,6 +9,7 @@ import type { CollectedRun } from '../report/collect-run.ts';
 import { reportLayout } from '../report/layout.ts';
 import { figure2Sentence, figure2Table } from '../report/paper/figure2.ts';
 import { paperBleu, paperTables, PAPER_RESULTS } from '../report/paper/index.ts';
+import { lastGain } from '../report/convergence.ts';
 import { type Report, reportSchema } from '../report/schema.ts';
 import { claimVerdicts, verdictSentences } from '../report/verdicts.ts';
 import { assertShows } from './helpers/report-check.ts';
@@ -18,8 +19,43 @@ type Training = Partial<CollectedRun['training']>;
 
 const converged: Training = { epochs: 31, minutes: 95, budgetMinutes: null, stopKind: 'plateau' };
 
-/** learned, tied and fixed-l2 on both directions of Multi30k; `bleu` by run id overrides the scores. */
-function grid(opts: { arch?: string; heads?: string[]; training?: Training; bleu?: Record<string, number> } = {}) {
+/** Stopped at a 20-epoch cap with this validation curve (epochs 1..n), its gain computed as collect-run.ts does. */
+function capped(bleus: number[]): Training {
+  const valBleuCurve = bleus.map((bleu, i) => ({ epoch: i + 1, step: 454 * (i + 1), bleu }));
+  return {
+    epochs: bleus.length,
+    minutes: 70,
+    budgetMinutes: null,
+    budgetEpochs: 20,
+    stopKind: 'epochs',
+    stopReason: `reached ${bleus.length} epochs`,
+    valBleuCurve,
+    lastGain: lastGain(valBleuCurve),
+  };
+}
+
+/** Flat for its last 8 epochs: its last five gained 0.10 on the best before them. */
+const FLAT = [
+  11, 18, 23, 25, 26.5, 27.5, 28.2, 28.8, 29.2, 29.6, 29.9, 30, 29.8, 30.1, 29.9, 30, 29.7, 30.2, 30.05, 29.95,
+];
+/** Still climbing at the cap: its last five gained 1.12. */
+const GAINING = [
+  10, 15, 19, 21.5, 23, 24.2, 25, 25.7, 26.2, 26.6, 27, 27.3, 27.5, 27.7, 27.88, 28.1, 28.4, 28.6, 28.8, 29,
+];
+
+/**
+ * learned, tied and fixed-l2 on both directions of Multi30k; `bleu` by run id overrides the scores, `trainingOf`
+ * by run id the training record.
+ */
+function grid(
+  opts: {
+    arch?: string;
+    heads?: string[];
+    training?: Training;
+    trainingOf?: Record<string, Training>;
+    bleu?: Record<string, number>;
+  } = {},
+) {
   const heads = opts.heads ?? ['learned', 'tied', 'fixed-l2'];
   const runs = (['de-en', 'en-de'] as const).flatMap((pair) =>
     heads.map((head, k) => {
@@ -35,7 +71,7 @@ function grid(opts: { arch?: string; heads?: string[]; training?: Training; bleu
           bytes: 4_000_000,
           spearman: head === 'fixed-l2' ? null : 0.7 + k * 0.05,
         },
-        { arch: opts.arch ?? 'rnn-attn', training: opts.training ?? converged },
+        { arch: opts.arch ?? 'rnn-attn', training: opts.trainingOf?.[id] ?? opts.training ?? converged },
       );
     }),
   );
@@ -126,15 +162,23 @@ describe('Figure 2 and the verdicts', () => {
   test('converged runs within 0.5 BLEU: held; a frozen head 0.6 behind: did not hold; capped runs: not settled', () => {
     const [bleu, params, norms] = claimVerdicts(grid());
     assert.equal(bleu!.verdict, 'held');
-    assert.match(bleu!.sentence, /fixed-l2 de→en \+0\.20, fixed-l2 en→de \+0\.20/);
+    assert.match(
+      bleu!.sentence,
+      /fixed-l2 de→en \+0\.20, fixed-l2 en→de \+0\.20; every run stopped by the stopping rule\)\.$/,
+    );
+    assert.match(norms!.sentence, /; every run stopped by the stopping rule\)\.$/);
     assert.equal(params!.verdict, 'held', '30% is inside 19–33%');
     assert.equal(norms!.verdict, 'held');
     const behind = claimVerdicts(grid({ bleu: { 'en-de-fixed-l2': 29.4 } }))[0]!;
     assert.equal(behind.verdict, 'did not hold');
     assert.match(behind.sentence, /fixed-l2 en→de -0\.60/);
-    const capped = claimVerdicts(grid({ training: { ...converged, stopKind: 'epochs' } }))[0]!;
-    assert.equal(capped.verdict, 'not settled');
-    assert.match(capped.sentence, /4 at the epoch cap/);
+    // Runs without a validation curve (reports from before curves were kept) read as they always did.
+    const cappedRuns = claimVerdicts(grid({ training: { ...converged, stopKind: 'epochs' } }))[0]!;
+    assert.equal(cappedRuns.verdict, 'not settled');
+    assert.equal(
+      cappedRuns.sentence,
+      'Fixed target vectors lose at most 0.5 test BLEU against learned ones: not settled (BLEU against learned: fixed-l2 de→en +0.20, fixed-l2 en→de +0.20): not every run stopped by the stopping rule (4 at the epoch cap).',
+    );
     const budgeted = claimVerdicts(grid({ training: { ...converged, stopKind: 'updates' } }))[0]!;
     assert.equal(budgeted.verdict, 'not settled');
     assert.match(budgeted.sentence, /4 at the update budget/);
@@ -143,6 +187,83 @@ describe('Figure 2 and the verdicts', () => {
     const setting = verdictSentences(grid()).at(-1)!;
     assert.match(setting, /^Where frost's setting differs: rnn-attn\/small \(10,000 learnable parameters/);
     assert.match(setting, /learned de→en 30\.00 vs 33\.02/);
+    // one figure where every run shows the same, a range otherwise
+    assert.match(setting, /, trained 31 epochs \(1\.58 h each on 2 cores; 6 by the stopping rule\)/);
+    const uneven = grid({ trainingOf: { 'de-en-tied': { ...converged, epochs: 28, minutes: 80 } } });
+    assert.match(verdictSentences(uneven).at(-1)!, /, trained 28–31 epochs \(1\.33–1\.58 h each/);
+  });
+
+  test('capped runs with flat validation curves settle the claims; a capped run still gaining leaves them open, named', () => {
+    const flat = grid({ training: capped(FLAT) });
+    assert.ok(flat.runs.every((r) => Math.abs(r.training.lastGain! - 0.1) < 1e-9));
+    const [bleu, , norms] = claimVerdicts(flat);
+    assert.equal(bleu!.verdict, 'held');
+    assert.match(
+      bleu!.sentence,
+      /\(BLEU against learned: fixed-l2 de→en \+0\.20, fixed-l2 en→de \+0\.20; every run gained under 0\.5 validation BLEU in its last 5 epochs\)\.$/,
+    );
+    assert.equal(norms!.verdict, 'held');
+    assert.match(norms!.sentence, /every run gained under 0\.5 validation BLEU in its last 5 epochs\)\.$/);
+    // A capped grid still short of the claim's margin is settled the other way too.
+    assert.equal(
+      claimVerdicts(grid({ training: capped(FLAT), bleu: { 'de-en-fixed-l2': 29 } }))[0]!.verdict,
+      'did not hold',
+    );
+
+    // The learned de→en baseline still climbs 1.12 at the cap: the BLEU claim (it is the baseline) and the norm
+    // claim (its vectors are learned) are open; the runs that are flat are not named.
+    const open = grid({ training: capped(FLAT), trainingOf: { 'de-en-learned': capped(GAINING) } });
+    const [openBleu, openParams, openNorms] = claimVerdicts(open);
+    assert.equal(openBleu!.verdict, 'not settled');
+    assert.match(openBleu!.sentence, /\): learned de→en gained 1\.12 validation BLEU in its last 5 epochs\.$/);
+    assert.equal(openParams!.verdict, 'held', 'parameter counts need no convergence');
+    assert.equal(openNorms!.verdict, 'not settled');
+    assert.match(openNorms!.sentence, /: learned de→en gained 1\.12 validation BLEU in its last 5 epochs\.$/);
+    assert.equal(
+      openNorms!.sentence.split('): ').at(-1),
+      'learned de→en gained 1.12 validation BLEU in its last 5 epochs.',
+      'only the run still gaining is named',
+    );
+
+    // Two runs gaining, and a run with too short a curve to judge (5 epochs): all named, the latter by how it stopped.
+    const two = grid({
+      training: capped(FLAT),
+      trainingOf: {
+        'de-en-learned': capped(GAINING),
+        'en-de-fixed-l2': capped(GAINING.map((b) => b + 0.5)),
+        'en-de-learned': capped(FLAT.slice(0, 5)),
+      },
+    });
+    assert.equal(two.runs.find((r) => r.id === 'en-de-learned')!.training.lastGain, null);
+    assert.match(
+      claimVerdicts(two)[0]!.sentence,
+      /: learned de→en gained 1\.12, fixed-l2 en→de gained 1\.12 validation BLEU in their last 5 epochs; not every run stopped by the stopping rule \(4 at the epoch cap\)\.$/,
+    );
+  });
+
+  test('a grid of plateau-stopped and flat capped runs is settled by both, and says so', () => {
+    const mixed = grid({
+      training: capped(FLAT),
+      trainingOf: { 'de-en-learned': converged, 'en-de-learned': converged },
+    });
+    const [bleu] = claimVerdicts(mixed);
+    assert.equal(bleu!.verdict, 'held');
+    assert.match(
+      bleu!.sentence,
+      /; every run stopped by the stopping rule or gained under 0\.5 validation BLEU in its last 5 epochs\)\.$/,
+    );
+    // Stopped by the rule, the gain does not matter: the rule is final.
+    const ruled = grid({ training: { ...capped(GAINING), stopKind: 'plateau' } });
+    assert.equal(claimVerdicts(ruled)[0]!.verdict, 'held');
+    // An update or time budget reads like an epoch cap.
+    for (const stopKind of ['updates', 'time'] as const) {
+      assert.equal(claimVerdicts(grid({ training: { ...capped(FLAT), stopKind } }))[0]!.verdict, 'held', stopKind);
+      assert.equal(
+        claimVerdicts(grid({ training: { ...capped(GAINING), stopKind } }))[0]!.verdict,
+        'not settled',
+        stopKind,
+      );
+    }
   });
 
   test('the layout: verdicts first, the paper tables lead the quality section, Figure 2 heads the output matrix', () => {

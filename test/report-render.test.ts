@@ -13,12 +13,13 @@ import { bleuHolds, claimTable, decreaseHolds } from '../report/claim.ts';
 import { compareWithBaselines } from '../report/collect.ts';
 import { scoreTest, wordCounts } from '../report/collect-test.ts';
 import { reportCharts } from '../report/charts.ts';
+import { lastGain } from '../report/convergence.ts';
 import { type Report, reportSchema } from '../report/schema.ts';
 import { niceTicks, linearScale, logScale } from '../report/svg/scale.ts';
 import { escapeXml } from '../report/svg/svg.ts';
 import { reportTables } from '../report/tables.ts';
 import { writeReport } from '../report/write-report.ts';
-import { assertShows, readShown } from './helpers/report-check.ts';
+import { assertShows, readShown, valueAt } from './helpers/report-check.ts';
 import { fixtureRun } from './helpers/report-fixture.ts';
 
 const run = fixtureRun;
@@ -289,5 +290,166 @@ describe('rendering', () => {
       assert.ok(existsSync(join(dir, m[1]!)), `${m[1]} is linked but missing`);
     const json = reportSchema.parse(JSON.parse(await readFile(join(dir, 'report.json'), 'utf8')));
     assert.deepEqual(json, report);
+  });
+});
+
+describe('convergence: the Runs table and the learning curves', () => {
+  const points = (bleus: number[]) => bleus.map((bleu, i) => ({ epoch: i + 1, step: 300 * (i + 1), bleu }));
+  /** The fixture with validation curves: flat at an epoch cap, gaining at an update budget, short at a time budget. */
+  function curveFixture(): Report {
+    const report = fixture();
+    const [flat, gaining, short] = report.runs.map((r) => r.training);
+    Object.assign(flat!, {
+      budgetMinutes: null,
+      budgetEpochs: 8,
+      stopKind: 'epochs',
+      stopReason: 'reached 8 epochs',
+      valBleuCurve: points([10, 15, 20, 19.9, 20, 19.8, 20.1, 20.05]),
+    });
+    Object.assign(gaining!, {
+      budgetMinutes: null,
+      budgetUpdates: 2400,
+      stopKind: 'updates',
+      stopReason: 'reached 2400 updates',
+      valBleuCurve: points([8, 12, 16.5, 15.5, 16.2, 16.9, 17.3, 17.62]),
+    });
+    Object.assign(short!, {
+      stopKind: 'time',
+      valBleuCurve: points([5, 9, 11]),
+    });
+    for (const t of [flat!, gaining!, short!]) t.lastGain = lastGain(t.valBleuCurve!);
+    return reportSchema.parse(report);
+  }
+  const training = (report: Report) => reportTables(report).find((t) => t.id === 'training')!;
+  const column = (t: ReturnType<typeof training>, name: string) => {
+    const k = t.header.indexOf(name);
+    assert.ok(k >= 0, `no column '${name}' in ${t.header.join(', ')}`);
+    return t.rows.map((row) => row[k]!);
+  };
+
+  test('the gain of the last 5 epochs, whether the run converged, and the budget it trained under', () => {
+    const report = curveFixture();
+    const t = training(report);
+    assert.deepEqual(t.header, [
+      'run',
+      'epochs',
+      'steps',
+      'minutes',
+      'budget',
+      'best val BLEU',
+      'gain, last 5 epochs',
+      'converged',
+      'exported step',
+      'stopped because',
+    ]);
+    assert.deepEqual(
+      column(t, 'gain, last 5 epochs').map((c) => [c.text, c.path]),
+      [
+        ['+0.10', 'runs.0.training.lastGain'],
+        ['+1.12', 'runs.1.training.lastGain'],
+        ['–', 'runs.2.training.lastGain'],
+      ],
+    );
+    assert.deepEqual(
+      column(t, 'converged').map((c) => c.text),
+      ['yes, flat at its budget', 'no, still gaining', '–'],
+    );
+    assert.deepEqual(
+      column(t, 'budget').map((c) => [c.text, c.path]),
+      [
+        ['8 epochs', 'runs.0.training.budgetEpochs'],
+        ['2,400 updates', 'runs.1.training.budgetUpdates'],
+        ['20.0 min', 'runs.2.training.budgetMinutes'],
+      ],
+    );
+    assert.match(t.note!, /gained less than 0\.5 BLEU/);
+    for (const tab of reportTables(report))
+      for (const row of tab.rows) for (const c of row) if (c.path) assertShows(report, c.path, c.text);
+
+    // Two budgets (whichever came first): both shown, no single value to name; no budget at all: a dash.
+    report.runs[0]!.training.budgetMinutes = 60;
+    report.runs[1]!.training.budgetUpdates = null;
+    const budgets = column(training(report), 'budget');
+    assert.deepEqual(budgets[0], { text: '8 epochs, 60.0 min' });
+    assert.deepEqual(budgets[1], { text: '–' });
+  });
+
+  test('a report without validation curves keeps its Runs table and has no learning-curve chart', () => {
+    const old = fixture();
+    const t = training(old);
+    assert.deepEqual(t.header, [
+      'run',
+      'epochs',
+      'steps',
+      'minutes',
+      'budget',
+      'best val BLEU',
+      'exported step',
+      'stopped because',
+    ]);
+    assert.deepEqual(column(t, 'budget')[0], { text: '20.0 min', path: 'runs.0.training.budgetMinutes' });
+    assert.doesNotMatch(t.note!, /gain/);
+    assert.ok(!reportCharts(old).some((c) => c.id === 'learning-curves'));
+    // A run without a curve among runs with one: a dash, naming nothing report.json lacks.
+    const mixed = curveFixture();
+    delete mixed.runs[2]!.training.valBleuCurve;
+    delete mixed.runs[2]!.training.lastGain;
+    assert.deepEqual(column(training(mixed), 'gain, last 5 epochs')[2], { text: '–' });
+  });
+
+  test('the learning-curve chart: one line per run with a curve, its points tied to report.json', () => {
+    const report = curveFixture();
+    const chart = reportCharts(report).find((c) => c.id === 'learning-curves')!;
+    assert.ok(chart, 'no learning-curve chart');
+    const lines = [...chart.svg.matchAll(/<g class="series" data-series="([^"]+)"[^>]*><path class="line"([^>]*)>/g)];
+    assert.deepEqual(
+      lines.map((m) => m[1]),
+      ['de-en-learned', 'de-en-fixed-l2', 'en-de-&lt;hadamard&gt;'],
+    );
+    assert.equal((chart.svg.match(/<path class="line"/g) ?? []).length, 3, 'one path per run');
+    // a path through every point: M then one L per further epoch
+    const d = [...chart.svg.matchAll(/<path class="line" d="([^"]+)"/g)].map((m) => m[1]!);
+    assert.deepEqual(
+      d.map((p) => (p.match(/[ML]/g) ?? []).join('')),
+      ['MLLLLLLL', 'MLLLLLLL', 'MLL'],
+    );
+    // colours by head; the second pair is dashed, the first solid
+    assert.doesNotMatch(lines[0]![2]!, /stroke-dasharray/);
+    assert.match(lines[2]![2]!, /stroke-dasharray="6 3"/);
+    const circles = [
+      ...chart.svg.matchAll(
+        /<circle class="point"[^>]*data-x="([^"]+)" data-y="([^"]+)"[^>]*data-x-path="([^"]+)"[^>]*data-y-path="([^"]+)"/g,
+      ),
+    ];
+    assert.equal(circles.length, 8 + 8 + 3);
+    for (const [, x, y, xPath, yPath] of circles) {
+      assertShows(report, xPath!, x!);
+      assert.equal(Number(y), valueAt(report, yPath!));
+    }
+    // a run without a curve gets no line
+    delete report.runs[1]!.training.valBleuCurve;
+    const fewer = reportCharts(report).find((c) => c.id === 'learning-curves')!;
+    assert.equal((fewer.svg.match(/<path class="line"/g) ?? []).length, 2);
+    assert.doesNotMatch(fewer.svg, /data-series="de-en-fixed-l2"/);
+  });
+
+  test('both renderers show the chart in the Runs section, after the training table', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'frost-report-curves-'));
+    try {
+      const report = curveFixture();
+      const written = await writeReport(report, dir);
+      assert.ok(written.charts.some((c) => c.endsWith('learning-curves.svg')));
+      const md = await readFile(join(dir, 'report.md'), 'utf8');
+      const runs = md.slice(md.indexOf('## Runs'));
+      assert.ok(runs.indexOf('### Training') < runs.indexOf('![learning-curves](charts/learning-curves.svg)'));
+      assert.ok(existsSync(join(dir, 'charts', 'learning-curves.svg')));
+      const html = await readFile(join(dir, 'report.html'), 'utf8');
+      assert.equal((html.match(/<svg /g) ?? []).length, 7);
+      assert.match(html, /<section id="runs">.*<table id="table-training".*<figure id="chart-learning-curves"><svg /s);
+      const json = reportSchema.parse(JSON.parse(await readFile(join(dir, 'report.json'), 'utf8')));
+      assert.deepEqual(json.runs[1]!.training.valBleuCurve, report.runs[1]!.training.valBleuCurve);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -13,6 +13,7 @@ const STYLE = [
   '.axis{stroke:#555;stroke-width:1}',
   '.point{stroke:#fff;stroke-width:0.75;fill-opacity:0.85}',
   '.bar{stroke:#fff;stroke-width:0.5}',
+  '.line{fill:none;stroke-width:1.75;stroke-linejoin:round}',
 ].join('');
 
 export interface ChartMeta {

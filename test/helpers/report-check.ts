@@ -14,7 +14,18 @@ export function valueAt(data: unknown, path: string): unknown {
   return v;
 }
 
-const UNITS: Record<string, number> = { '': 1, '%': 0.01, B: 1, kB: 1e3, MB: 1e6, ms: 1 };
+// Counted units (a budget of '60.0 min', '2,400 updates', '20 epochs') are shown as stored.
+const UNITS: Record<string, number> = {
+  '': 1,
+  '%': 0.01,
+  B: 1,
+  kB: 1e3,
+  MB: 1e6,
+  ms: 1,
+  min: 1,
+  updates: 1,
+  epochs: 1,
+};
 
 /**
  * A shown number as a value and the half-width of the interval its rounding covers:
@@ -23,7 +34,7 @@ const UNITS: Record<string, number> = { '': 1, '%': 0.01, B: 1, kB: 1e3, MB: 1e6
 export function readShown(text: string): { value: number; tolerance: number } | null {
   const t = text.trim();
   if (t === '–') return null;
-  const m = /^([+-]?)([\d,]+)(?:\.(\d+))?\s*(%|B|kB|MB|ms)?$/.exec(t);
+  const m = /^([+-]?)([\d,]+)(?:\.(\d+))?\s*(%|B|kB|MB|ms|min|updates|epochs)?$/.exec(t);
   assert.ok(m, `'${text}' is not a number as the report shows them`);
   const unit = UNITS[m[4] ?? '']!;
   const decimals = m[3]?.length ?? 0;
