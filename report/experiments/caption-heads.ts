@@ -137,6 +137,8 @@ registerExperiment({
       resolveArchConfig(arch, preset);
       if (getArch(arch).inputKind !== 'image') throw new Error(`'${arch}' is not a captioning architecture`);
     }
+    if (options.jobs !== undefined)
+      throw new RangeError('caption-heads trains the heads of each architecture side by side; --jobs is for mt-heads');
     const heads = options.heads ?? DEFAULTS.heads;
     const unknown = heads.filter((h) => !headNames().includes(h));
     if (heads.length === 0 || unknown.length > 0)

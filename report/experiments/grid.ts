@@ -26,6 +26,11 @@ export interface GridSpec {
   heads: string[];
   /** More `frost train` flags for new runs; a resumed run keeps its own configuration. */
   trainFlags?: string[];
+  /**
+   * At most this many runs train at once, queued across pairs, each with the cores shared out among `jobs`;
+   * for budgets of work only (see side-by-side.ts). @default each pair's heads side by side, pairs in turn
+   */
+  jobs?: number;
   log: (line: string) => void;
 }
 
@@ -87,21 +92,28 @@ async function checkSameRun(run: GridRun, spec: GridSpec): Promise<void> {
 
 /**
  * Trains what the grid still lacks, the heads of each pair side by side (they share the machine's
- * noise), pairs one after another. Finished runs are left alone; unfinished ones are resumed with
+ * noise), pairs one after another; or, with `jobs`, the whole grid `jobs` runs at a time. Finished runs are left alone; unfinished ones are resumed with
  * `frost train --resume`, which keeps their elapsed time, so an interrupted grid resumes where it
  * stopped and a larger budget extends the runs already there.
  */
 export async function trainGrid(spec: GridSpec): Promise<GridRun[]> {
   const runs = gridRuns(spec);
-  const threads = threadsPerRun(spec.heads.length);
+  const threads = threadsPerRun(spec.jobs ?? spec.heads.length);
   const budget = gridBudget(spec);
   checkBudget(budget);
-  for (const { src, tgt } of spec.pairs) {
-    const pairRuns = runs.filter((r) => r.src === src && r.tgt === tgt);
+  // With `jobs`, the whole grid is one queue, so a core freed by a pair's last run is given to the next pair.
+  const groups =
+    spec.jobs === undefined
+      ? spec.pairs.map(({ src, tgt }) => ({
+          runs: runs.filter((r) => r.src === src && r.tgt === tgt),
+          label: `${spec.heads.join(', ')} on ${src}-${tgt}`,
+        }))
+      : [{ runs, label: `${spec.heads.join(', ')} on ${spec.pairs.map((p) => `${p.src}-${p.tgt}`).join(', ')}` }];
+  for (const group of groups) {
     await trainSideBySide(
-      pairRuns.map((run) => ({
+      group.runs.map((run) => ({
         dir: run.dir,
-        name: `${src}-${tgt}-${run.head}`,
+        name: `${run.src}-${run.tgt}-${run.head}`,
         newRunArgv: [
           'train',
           '--arch',
@@ -111,9 +123,9 @@ export async function trainGrid(spec: GridSpec): Promise<GridRun[]> {
           '--data',
           spec.dataDir,
           '--src',
-          src,
+          run.src,
           '--tgt',
-          tgt,
+          run.tgt,
           '--preset',
           spec.preset,
           '--seed',
@@ -125,12 +137,13 @@ export async function trainGrid(spec: GridSpec): Promise<GridRun[]> {
       })),
       {
         budget,
-        label: `${spec.heads.join(', ')} on ${src}-${tgt}`,
+        label: group.label,
         logsDir: join(spec.out, 'logs'),
         env: { FROST_WASM_THREADS: String(threads) },
+        ...(spec.jobs === undefined ? {} : { jobs: spec.jobs }),
         check: (r) =>
           checkSameRun(
-            pairRuns.find((p) => p.dir === r.dir)!,
+            group.runs.find((p) => p.dir === r.dir)!,
             spec,
           ),
         log: spec.log,

@@ -57,6 +57,7 @@ registerExperiment({
       pairs,
       heads,
       trainFlags: options.trainFlags,
+      ...(options.jobs === undefined ? {} : { jobs: options.jobs }),
       log,
     });
     const report = await collectReport(

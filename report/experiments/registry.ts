@@ -44,6 +44,12 @@ export interface ExperimentOptions {
    * Resumed runs keep the flags they were started with. @default none
    */
   trainFlags?: string[];
+  /**
+   * At most this many runs train at once (mt-heads), for budgets of work (epochs, updates, the stopping rule):
+   * on 2 cores two trainers make about twice the updates per hour of five sharing them. @default every head
+   * of a pair side by side
+   */
+  jobs?: number;
   /** Beam width of the test translations. @default 5 */
   beam?: number;
   /** The parity bar of the exports the experiment makes (export/parity.ts); @default 1e-4 */

@@ -53,6 +53,12 @@ export interface SideBySideOptions {
   logsDir: string;
   /** Environment of every trainer (thread counts). */
   env: Record<string, string>;
+  /**
+   * At most this many trainers at once, the others waiting their turn in order. Only for budgets of work
+   * (epochs, updates, the stopping rule): under a time budget a run that waited would train on a quieter
+   * machine than its siblings. @default every run at once
+   */
+  jobs?: number;
   /** Refuses a folder that holds some other run; called for every folder that holds one. */
   check?: (run: SideBySideRun) => Promise<void>;
   log: (line: string) => void;
@@ -84,9 +90,21 @@ export async function trainSideBySide(runs: SideBySideRun[], opts: SideBySideOpt
   const threads = Object.entries(opts.env)
     .map(([k, v]) => `${k}=${v}`)
     .join(' ');
-  log(`training ${opts.label} side by side, ${describeBudget(budget)} each (${threads})`);
-  const results = await Promise.allSettled(
-    todo.map(({ run, argv }) => runFrost(argv, opts.env, join(opts.logsDir, `${run.name}.train.log`))),
+  const jobs = opts.jobs ?? todo.length;
+  if (!(Number.isInteger(jobs) && jobs > 0)) throw new RangeError(`jobs must be a positive integer, got ${jobs}`);
+  if (jobs < todo.length && budget.minutes !== undefined)
+    throw new RangeError(
+      `a time budget needs its runs side by side (a run that waited would train on a quieter machine): drop --jobs, or give --max-updates or --max-epochs`,
+    );
+  const together = jobs >= todo.length ? 'side by side' : `${jobs} at a time`;
+  log(`training ${opts.label} ${together}, ${describeBudget(budget)} each (${threads})`);
+  const results = await settleAtMost(
+    todo.map(
+      ({ run, argv }) =>
+        () =>
+          runFrost(argv, opts.env, join(opts.logsDir, `${run.name}.train.log`)),
+    ),
+    jobs,
   );
   const failed = results.flatMap((r) => (r.status === 'rejected' ? [(r.reason as Error).message] : []));
   if (failed.length > 0) throw new Error(`${failed.length} of ${todo.length} runs failed:\n${failed.join('\n\n')}`);
@@ -97,4 +115,25 @@ export async function trainSideBySide(runs: SideBySideRun[], opts: SideBySideOpt
         `${run.dir}: training exited before its budget (${describeBudget(budget)}) was used (${status.kind}); see ${opts.logsDir}`,
       );
   }
+}
+
+/** Runs `tasks` in order with at most `limit` running at once; settles each as Promise.allSettled does. */
+export async function settleAtMost<T>(
+  tasks: readonly (() => Promise<T>)[],
+  limit: number,
+): Promise<PromiseSettledResult<T>[]> {
+  const results: PromiseSettledResult<T>[] = new Array(tasks.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < tasks.length) {
+      const i = next++;
+      try {
+        results[i] = { status: 'fulfilled', value: await tasks[i]() };
+      } catch (reason) {
+        results[i] = { status: 'rejected', reason };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, lane));
+  return results;
 }
