@@ -92,9 +92,10 @@ async function checkSameRun(run: GridRun, spec: GridSpec): Promise<void> {
 
 /**
  * Trains what the grid still lacks, the heads of each pair side by side (they share the machine's
- * noise), pairs one after another; or, with `jobs`, the whole grid `jobs` runs at a time. Finished runs are left alone; unfinished ones are resumed with
- * `frost train --resume`, which keeps their elapsed time, so an interrupted grid resumes where it
- * stopped and a larger budget extends the runs already there.
+ * noise), pairs one after another; or, with `jobs`, the whole grid `jobs` runs at a time. Finished
+ * runs are left alone; unfinished ones are resumed with `frost train --resume`, which keeps their
+ * elapsed time, so an interrupted grid resumes where it stopped and a larger budget extends the runs
+ * already there.
  */
 export async function trainGrid(spec: GridSpec): Promise<GridRun[]> {
   const runs = gridRuns(spec);
