@@ -106,8 +106,8 @@ export class SubwordModel {
 
   /**
    * Reads a SentencePiece `.model` file's bytes. Refuses, naming `label` (the file's path), bytes that are not
-   * a model, a model that is neither BPE nor unigram or has no byte fallback, a normaliser other than frost's (`identity`, dummy
-   * prefix, whitespace escaped), or specials at other ids than frost's.
+   * a model, a model that is neither BPE nor unigram or has no byte fallback, a normaliser other than frost's
+   * (`identity`, dummy prefix, whitespace escaped), or specials at other ids than frost's.
    */
   static fromBytes(bytes: Uint8Array, label: string): SubwordModel {
     let proto: ModelProtoObject;
