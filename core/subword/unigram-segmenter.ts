@@ -4,15 +4,18 @@
  * the sentence. What must match spm_encode bit for bit, and is tested against it on the whole Multi30k
  * validation set (test/subword-unigram-spm.test.ts):
  *
- * - Scores are float32 and every path score is summed in float32, as SentencePiece does (`Math.fround`).
+ * - Scores are float32. A position stores its best path score as a float32, but a candidate through a piece
+ *   is compared as the exact (double) sum of that float and the piece's score, as in SentencePiece, where the
+ *   piece's score is a double expression; a candidate through an unknown character is summed in float32.
+ *   On near-ties this decides the path, so frost does the same (`Math.fround` where SentencePiece rounds).
  * - A position takes the first candidate path that is strictly better: candidates are visited by start
  *   position, then by length, so on an exact tie the path whose last piece is the longest wins.
  * - A character with no one-character piece is a candidate of its own at `min(score) - 10`, SentencePiece's
  *   unknown penalty; when it ends up on the best path it is spelled as its UTF-8 bytes (byte fallback).
  *
  * Porting note: frost caches each word's lattice (the pieces that match it) but runs the Viterbi pass over the
- * whole sentence, carrying the path score from word to word, so the float32 sums, and with them any near-tie,
- * come out exactly as SentencePiece's sentence-wide pass does. A model with a piece that crosses a word boundary
+ * whole sentence, carrying the path score from word to word, so the float32 roundings, and with them any
+ * near-tie, come out exactly as SentencePiece's sentence-wide pass does. A model with a piece that crosses a word boundary
  * (`spm_train --split_by_whitespace=false`) gets one lattice for the whole sentence, uncached.
  *
  * Isomorphic: no Node APIs.
@@ -95,7 +98,7 @@ class UnigramSegmenter implements Segmenter {
 
   /**
    * The best path through `lattice` when the path so far scores `prefix`: appends its ids to `out` and returns
-   * the path's score at the word's end, summed in float32 as SentencePiece sums it.
+   * the path's score at the word's end, rounded as SentencePiece rounds it.
    */
   #viterbi(lattice: WordLattice, prefix: number, out: number[]): number {
     const n = lattice.chars.length;
@@ -115,9 +118,11 @@ class UnigramSegmenter implements Segmenter {
       const start = edges[k]!;
       const end = edges[k + 1]!;
       const id = edges[k + 2]!;
-      const score = Math.fround((id === UNKNOWN ? this.#unknownScore : this.#scores[id]!) + best[start]!);
+      // A piece's candidate is a double (SentencePiece's piece score there is a double expression), an unknown
+      // character's a float; what is stored and compared against is a float.
+      const score = id === UNKNOWN ? Math.fround(this.#unknownScore + best[start]!) : this.#scores[id]! + best[start]!;
       if (from[end] === -1 || score > best[end]!) {
-        best[end] = score;
+        best[end] = Math.fround(score);
         from[end] = start;
         ids[end] = id;
       }
