@@ -15,8 +15,8 @@
  *
  * Porting note: frost caches each word's lattice (the pieces that match it) but runs the Viterbi pass over the
  * whole sentence, carrying the path score from word to word, so the float32 roundings, and with them any
- * near-tie, come out exactly as SentencePiece's sentence-wide pass does. A model with a piece that crosses a word boundary
- * (`spm_train --split_by_whitespace=false`) gets one lattice for the whole sentence, uncached.
+ * near-tie, come out exactly as SentencePiece's sentence-wide pass does. A model with a piece that crosses a
+ * word boundary (`spm_train --split_by_whitespace=false`) gets one lattice for the whole sentence, uncached.
  *
  * Isomorphic: no Node APIs.
  */
