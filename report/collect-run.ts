@@ -6,6 +6,7 @@ import { loadTestSet, loadTrainingTargets, scoreTest, testHypotheses, wordCounts
 import { ensureExport } from './find-export.ts';
 import type { RunReport } from './schema.ts';
 import { describeStoppingRule } from './stopping-rule.ts';
+import { isSubwordKind } from '../core/subword/subword-spec.ts';
 
 export interface CollectRunOptions {
   /** Beam width of the test translations and the latency runs. @default 5 */
@@ -48,7 +49,7 @@ export async function collectRun(runDir: string, opts: CollectRunOptions): Promi
   const hyps = await testHypotheses(runDir, exp.modelDir, exp.checkpoint, set, beam);
   const tokenizer = await run.tokenizer({ [config.data.src]: vocabs.src, [config.data.tgt]: vocabs.tgt });
   // Subword runs count words of the text too, against word counts of the training targets.
-  const trainWords = config.vocab.kind === 'bpe' ? wordCounts(await loadTrainingTargets(config)) : undefined;
+  const trainWords = isSubwordKind(config.vocab.kind) ? wordCounts(await loadTrainingTargets(config)) : undefined;
   const test = scoreTest(hyps, set, {
     tgtVocab: vocabs.tgt,
     tokenizer,

@@ -6,6 +6,7 @@ import { loadParallelCorpus, type Pair } from './data/corpus.ts';
 import { RUN_FILES, type TranslationRunConfig } from './run-config.ts';
 import { readVocab, writeVocab } from './run-folder.ts';
 import { learnSubwords, runTokenizer } from './subwords.ts';
+import { isSubwordKind } from '../core/subword/subword-spec.ts';
 
 /** A corpus ready to train on: vocabularies and id sequences, plus raw text for BLEU. */
 export interface PreparedData {
@@ -46,7 +47,7 @@ export async function prepareData(
     }
   }
   const { src, tgt } = config.data;
-  const subword = config.vocab.kind === 'bpe';
+  const subword = isSubwordKind(config.vocab.kind);
 
   let srcVocab: Vocabulary;
   let tgtVocab: Vocabulary;

@@ -6,6 +6,7 @@ import { streamIds } from '../data/lm-stream.ts';
 import { RUN_FILES, type LmRunConfig } from '../run-config.ts';
 import { readVocab, writeVocab } from '../run-folder.ts';
 import { learnSubwords, runTokenizer } from '../subwords.ts';
+import { isSubwordKind } from '../../core/subword/subword-spec.ts';
 
 /** A language-model run's data: each split as one stream of ids, the vocabulary and tokeniser. */
 export interface LmData {
@@ -34,7 +35,7 @@ export async function prepareLmData(config: LmRunConfig, runDir: string, resumin
   if (resuming) {
     vocab = await readVocab(vocabPath);
     tokenizer = await runTokenizer(config, runDir, { [lang]: vocab });
-  } else if (config.vocab.kind === 'bpe') {
+  } else if (isSubwordKind(config.vocab.kind)) {
     const learned = await learnSubwords(config.vocab, runDir, { [lang]: text.lines.train });
     vocab = learned.vocabs[lang]!;
     tokenizer = learned.tokenizer;
@@ -58,7 +59,7 @@ export async function prepareLmData(config: LmRunConfig, runDir: string, resumin
   const unk = (ids: Int32Array) => ids.reduce((n, id) => n + (id === SPECIALS.unk.id ? 1 : 0), 0);
   const sizes = LM_SPLITS.map((s) => `${s} ${streams[s].length} tokens (${unk(streams[s])} <unk>)`).join(', ');
   return {
-    summary: `data: ${text.name}: ${sizes}; vocab ${vocab.size} ${config.vocab.kind === 'bpe' ? 'BPE pieces' : `words (min frequency ${config.vocab.minFreq})`}`,
+    summary: `data: ${text.name}: ${sizes}; vocab ${vocab.size} ${isSubwordKind(config.vocab.kind) ? `${config.vocab.kind} pieces` : `words (min frequency ${config.vocab.minFreq})`}`,
     vocab,
     tokenizer,
     streams,

@@ -26,6 +26,7 @@ import { RUN_FILES, type CaptionRunConfig } from '../run-config.ts';
 import { readVocab, writeVocab } from '../run-folder.ts';
 import { learnSubwords, runTokenizer } from '../subwords.ts';
 import { registerTask } from './registry.ts';
+import { isSubwordKind } from '../../core/subword/subword-spec.ts';
 
 /**
  * Captioning: a caption data set (train/data/captions.ts), its images decoded once into the image
@@ -38,8 +39,8 @@ registerTask<CaptionRunConfig>({
   async prepare(config, runDir, resuming, log) {
     const dataset = await loadCaptionDataset(config.data.dir);
     const vocabPath = join(runDir, RUN_FILES.tgtVocab);
-    // Subword captions (`--vocab bpe`): a BPE model learned from the raw training captions, cased as written.
-    const subword = config.vocab.kind === 'bpe';
+    // Subword captions (`--vocab bpe|unigram`): a model learned from the raw training captions, cased as written.
+    const subword = isSubwordKind(config.vocab.kind);
     let vocab: Vocabulary;
     let tokenizer: Tokenizer;
     if (resuming) {

@@ -4,6 +4,7 @@ import { prepareData } from '../prepare-data.ts';
 import type { TranslationRunConfig } from '../run-config.ts';
 import { registerTask } from './registry.ts';
 import { excludedTargets } from '../output-support.ts';
+import { isSubwordKind } from '../../core/subword/subword-spec.ts';
 
 /**
  * Translation: a parallel corpus, length-bucketed sentence batches, validation BLEU (sacreBLEU 13a),
@@ -45,7 +46,7 @@ registerTask<TranslationRunConfig>({
         );
         // The schedule follows the figure the output can earn: cased for subword models (they keep case),
         // lower-cased for word models (their tokeniser lower-cases, so their cased BLEU mostly counts capitals).
-        const cased = config.vocab.kind === 'bpe';
+        const cased = isSubwordKind(config.vocab.kind);
         return {
           score: cased ? bleu : bleuLc,
           more: { 'BLEU cased': bleu, 'BLEU lc': bleuLc, chrF2: chrf, 'chrF2++': chrfpp },
