@@ -10,8 +10,14 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { normalizeText } from '../core/subword/normalize.ts';
-import { decodeModelProto, ModelType } from '../core/subword/sentencepiece-proto.ts';
+import {
+  decodeModelProto,
+  ModelType,
+  PieceType,
+  type SentencePieceObject,
+} from '../core/subword/sentencepiece-proto.ts';
 import { SubwordModel } from '../core/subword/subword-model.ts';
+import { specialAndBytePieces } from '../core/subword/training-words.ts';
 import { trainUnigram } from '../core/subword/unigram-trainer.ts';
 import { readGzipLines } from '../train/data/multi30k.ts';
 import { resolveDataRoot } from '../train/data/paths.ts';
@@ -77,6 +83,26 @@ describe('frost and spm_encode give the same unigram pieces', { skip: SPM_SKIP }
     const { model } = trainUnigram(Array.from({ length: 10 }, () => MIXED.slice(0, 5)).flat(), { vocabSize: 320 });
     assert.equal(decodeModelProto(model.toBytes()).trainer_spec.model_type, ModelType.UNIGRAM);
     assertSamePieces(model, 'mixed.model', MIXED);
+  });
+
+  test('hand-set scores with exact ties, and characters that are no piece', () => {
+    const scores: Record<string, number> = {
+      '\u2581': -1,
+      a: -1,
+      aa: -2,
+      aaa: -3,
+      b: -3,
+      ab: -2,
+      ba: -2.5,
+      '\u2581a': -2,
+    };
+    const pieces: SentencePieceObject[] = [
+      ...specialAndBytePieces(),
+      ...Object.entries(scores).map(([piece, score]) => ({ piece, score, type: PieceType.NORMAL })),
+    ];
+    const model = SubwordModel.fromPieces(pieces, 'hand', 'unigram');
+    const lines = ['aaa', 'aab', 'aaaaaaa', 'a b aa', 'baba abab', 'aaaa aaaaa', 'acab', 'c', 'a😀a aa€'];
+    assertSamePieces(model, 'hand.model', lines);
   });
 
   describe('the whole Multi30k validation set (de and en)', { skip: DATA_SKIP }, () => {

@@ -68,10 +68,10 @@ export interface UnigramTrainStats {
 /** Pieces expected less often than this are dropped in the M step. */
 const MIN_EXPECTED = 0.5;
 
-/** The digamma function ψ (the derivative of log Γ): recurrence up to 6, then its asymptotic series. */
+/** The digamma function ψ (the derivative of log Γ): recurrence up to 10, then its asymptotic series. */
 export function digamma(x: number): number {
   let result = 0;
-  for (; x < 6; x++) result -= 1 / x;
+  for (; x < 10; x++) result -= 1 / x;
   const f = 1 / (x * x);
   const series = f * (1 / 12 - f * (1 / 120 - f * (1 / 252 - f * (1 / 240 - f / 132))));
   return result + Math.log(x) - 0.5 / x - series;
@@ -173,7 +173,7 @@ export function trainUnigram(
   // 2-3. EM steps, then prune, until the pieces are few enough.
   for (;;) {
     for (let step = 0; step < emSteps; step++) {
-      loss = emStep(lattice, logProb, charCount, corpus.total);
+      loss = emStep(lattice, logProb, charCount, corpus.total, budget);
       stepsDone++;
     }
     const size = aliveCount();
@@ -208,20 +208,37 @@ export function trainUnigram(
   };
 }
 
-/** One EM step: expected counts, then the digamma M step. Returns the mean negative log-likelihood per word. */
-function emStep(lattice: TrainingLattice, logProb: Float64Array, charCount: number, totalWords: number): number {
+/**
+ * One EM step: expected counts, then the digamma M step, which drops pieces expected less than half a time but
+ * never below `budget` pieces (so a small corpus still gives the requested size). Returns the mean negative
+ * log-likelihood per word.
+ */
+function emStep(
+  lattice: TrainingLattice,
+  logProb: Float64Array,
+  charCount: number,
+  totalWords: number,
+  budget: number,
+): number {
   const expected = new Float64Array(logProb.length);
   let logLikelihood = 0;
   for (let w = 0; w < lattice.wordCount; w++)
     logLikelihood += lattice.counts[w]! * lattice.expect(w, logProb, expected);
+  let alive = 0;
+  const rare: number[] = [];
+  for (let id = 0; id < logProb.length; id++) {
+    if (logProb[id] === -Infinity) continue;
+    alive++;
+    if (id < charCount) expected[id] = Math.max(expected[id]!, MIN_EXPECTED);
+    else if (expected[id]! < MIN_EXPECTED) rare.push(id);
+  }
+  rare.sort((a, b) => expected[a]! - expected[b]! || a - b);
+  for (const id of rare.slice(0, Math.max(0, alive - budget))) logProb[id] = -Infinity;
   let total = 0;
   for (let id = 0; id < logProb.length; id++) {
     if (logProb[id] === -Infinity) continue;
-    if (id < charCount) expected[id] = Math.max(expected[id]!, MIN_EXPECTED);
-    else if (expected[id]! < MIN_EXPECTED) {
-      logProb[id] = -Infinity;
-      continue;
-    }
+    // A rare piece kept to fill the budget is scored as seen once in a thousand at least, never −∞.
+    expected[id] = Math.max(expected[id]!, 1e-3);
     total += expected[id]!;
   }
   const psiTotal = digamma(total);
@@ -253,18 +270,19 @@ function prune(
   let totalWords = 0;
   for (const c of lattice.counts) totalWords += c;
 
+  // Pieces on no best path, or whose own best segmentation is something else, lose nothing: they go first.
   const candidates: [number, number][] = [];
   for (let id = charCount; id < logProb.length; id++) {
     if (logProb[id] === -Infinity) continue;
     const f = freq[id]!;
     if (f === 0) {
-      logProb[id] = -Infinity; // on no best path: nothing is lost without it
+      candidates.push([id, -Infinity]);
       continue;
     }
     const [w, start, end] = [home[3 * id]!, home[3 * id + 1]!, home[3 * id + 2]!];
     const alternative = lattice.bestWithout(w, start, end, id, logProb);
     if (alternative.score > logProb[id]!) {
-      logProb[id] = -Infinity; // its own best segmentation is already something else
+      candidates.push([id, -Infinity]);
       continue;
     }
     // Replace its Viterbi occurrences with the alternative's pieces and compare the likelihoods.
@@ -273,6 +291,6 @@ function prune(
     for (const a of alternative.pieces) logProbAlt += Math.log(freq[a]! + f) - logSumAlt;
     candidates.push([id, (f / totalWords) * (Math.log(f) - logSum - logProbAlt)]);
   }
-  candidates.sort(([a, la], [b, lb]) => lb - la || a - b);
+  candidates.sort(([a, la], [b, lb]) => (lb === la ? logProb[b]! - logProb[a]! || a - b : lb - la));
   for (let i = Math.max(0, keep - charCount); i < candidates.length; i++) logProb[candidates[i]![0]] = -Infinity;
 }
