@@ -78,7 +78,7 @@ export class TrainingLattice {
     this.#starts = Int32Array.from(starts);
     this.#ends = Int32Array.from(ends);
     this.#pieces = Int32Array.from(pieces);
-    const longest = Math.max(0, ...this.lengths) + 1;
+    const longest = this.lengths.reduce((max, n) => Math.max(max, n), 0) + 1;
     this.#alpha = new Float64Array(longest);
     this.#beta = new Float64Array(longest);
     this.#from = new Int32Array(longest);

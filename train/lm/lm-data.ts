@@ -22,7 +22,7 @@ export function readRunText(config: LmRunConfig): Promise<LmText> {
 }
 
 /**
- * Reads the corpus and builds the vocabulary (words by frequency, or BPE pieces learned from the
+ * Reads the corpus and builds the vocabulary (words by frequency, or BPE or unigram pieces learned from the
  * training text), or reloads the run's own when `resuming` (a checkpoint's ids must not change).
  * Every line becomes its tokens then `</s>`; the splits are streams of ids.
  */

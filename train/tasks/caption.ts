@@ -111,7 +111,7 @@ registerTask<CaptionRunConfig>({
     return {
       summary:
         `data: ${dataset.name}, ${train.length} training images with ${captions} captions (${dropped} longer than ${config.lengths.maxTgtLen} words or empty dropped), ` +
-        `${val.rows.length} val images; vocab ${vocab.size} ${subword ? 'BPE pieces' : `(min frequency ${config.vocab.minFreq})`}; image input ${image.kind === 'pixels' ? `${image.size}²` : `[${image.shape.join(', ')}] frozen-encoder features`}`,
+        `${val.rows.length} val images; vocab ${vocab.size} ${subword ? `${config.vocab.kind} pieces` : `(min frequency ${config.vocab.minFreq})`}; image input ${image.kind === 'pixels' ? `${image.size}²` : `[${image.shape.join(', ')}] frozen-encoder features`}`,
       sizes: { tgtVocab: vocab.size, image },
       epoch(epoch) {
         const plan = planCaptionBatches(train, { seed: config.seed, maxCaptions: config.batch.maxSentences }, epoch);
