@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -14,6 +14,8 @@ import { promisify } from 'node:util';
 import { loadModelDir, readModelCard } from '../core/runtime/load-node.ts';
 import { decodeModelProto, ModelType } from '../core/subword/sentencepiece-proto.ts';
 import { SubwordModel } from '../core/subword/subword-model.ts';
+import { makeToyCorpus } from '../train/data/toy-corpus.ts';
+import { learnSubwords, readSubwords, runTokenizer } from '../train/subwords.ts';
 import { writeToyData } from './helpers/toy-run.ts';
 
 const run = promisify(execFile);
@@ -39,6 +41,34 @@ before(async () => {
 });
 after(async () => {
   await rm(dir, { recursive: true, force: true });
+});
+
+test('per-language unigram models: one .model per language, read back and checked against the run', async () => {
+  const runFolder = join(dir, 'per-language');
+  await mkdir(runFolder);
+  const corpus = makeToyCorpus({ seed: 4, train: 400, val: 1, test: 1, lexiconScale: 0.2 });
+  const vocab = { kind: 'unigram' as const, size: 300, joint: false, minFreq: 1, maskUnseen: true };
+  const sentences = { src: corpus.train.map((p) => p.src), tgt: corpus.train.map((p) => p.tgt) };
+  const { tokenizer, vocabs } = await learnSubwords(vocab, runFolder, sentences);
+  for (const lang of ['src', 'tgt']) {
+    const bytes = await readFile(join(runFolder, `subword.${lang}.model`));
+    assert.equal(decodeModelProto(bytes).trainer_spec.model_type, ModelType.UNIGRAM, lang);
+    assert.equal(vocabs[lang]!.size, 300, lang);
+    assert.equal(tokenizer.model(lang).kind, 'unigram');
+  }
+  assert.notDeepEqual(vocabs.src!.tokens, vocabs.tgt!.tokens, 'each language learns its own pieces');
+  const text = { tokenizer: 'sentencepiece', vocab };
+  const again = await runTokenizer(text, runFolder, vocabs);
+  assert.deepEqual(again.tokenize(sentences.tgt[0]!, 'tgt'), tokenizer.tokenize(sentences.tgt[0]!, 'tgt'));
+  const subwords = await readSubwords(text, runFolder, ['src', 'tgt']);
+  assert.equal(subwords?.spec.kind, 'unigram');
+  assert.deepEqual(Object.keys(subwords?.files ?? {}).sort(), ['subword.src.model', 'subword.tgt.model']);
+  // a run config that says bpe does not read these files as its own
+  await assert.rejects(
+    runTokenizer({ ...text, vocab: { ...vocab, kind: 'bpe' } }, runFolder, vocabs),
+    (err: Error) =>
+      err.message.startsWith(join(runFolder, 'subword.src.model')) && /run config says bpe/.test(err.message),
+  );
 });
 
 describe('frost train --vocab unigram, export, translate', () => {
@@ -118,7 +148,7 @@ describe('frost train --vocab unigram, export, translate', () => {
     try {
       await writeFile(file, SubwordModel.fromPieces(unigram.pieces, 'bpe', 'bpe').toBytes());
       await assert.rejects(loadModelDir(modelDir), (err: Error) =>
-        err.message.startsWith(`${file}: is a bpe model, but the card says unigram`),
+        err.message.startsWith(`${file}: is a bpe model, but its card or run config says unigram`),
       );
     } finally {
       await writeFile(file, good);

@@ -270,11 +270,11 @@ describe('unigram model files', () => {
     assert.equal(tok.model('en').kind, 'unigram');
     await assert.rejects(
       loadSubwordTokenizer({ en: 'b.model' }, { en: bpe.tokens }, read, (f) => `/art/${f}`, 'unigram'),
-      /^SubwordModelError: \/art\/b.model: is a bpe model, but the card says unigram/,
+      /^SubwordModelError: \/art\/b.model: is a bpe model, but its card or run config says unigram/,
     );
     await assert.rejects(
       loadSubwordTokenizer({ en: 'u.model' }, { en: model.tokens }, read, (f) => `/art/${f}`, 'bpe'),
-      /\/art\/u.model: is a unigram model, but the card says bpe/,
+      /\/art\/u.model: is a unigram model, but its card or run config says bpe/,
     );
   });
 });

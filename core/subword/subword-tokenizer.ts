@@ -75,7 +75,7 @@ export async function loadSubwordTokenizer(
       }
       model = SubwordModel.fromBytes(bytes, locate(file));
       if (kind !== undefined && model.kind !== kind) {
-        throw new SubwordModelError(locate(file), `is a ${model.kind} model, but the card says ${kind}`);
+        throw new SubwordModelError(locate(file), `is a ${model.kind} model, but its card or run config says ${kind}`);
       }
       byFile.set(file, model);
     }
