@@ -114,31 +114,13 @@ export function trainUnigram(
   const words = [...corpus.counts].map(([word, count]) => ({ chars: Array.from(word), count }));
 
   // 1. Seed pieces: the characters, then substrings by occurrences × length.
-  const substrings = new Map<string, number>();
-  for (const { chars: wc, count } of words) {
-    for (let start = 0; start < wc.length; start++) {
-      let text = '';
-      let script: string | null = null;
-      for (let end = start; end < Math.min(wc.length, start + maxPieceLength); end++) {
-        const ch = wc[end]!;
-        if (!charSet.has(ch)) break;
-        if (ch !== SPACE_MARK) {
-          const s: string | null = scriptOf(ch) ?? script;
-          if (script !== null && s !== script) break;
-          script = s;
-        }
-        text += ch;
-        if (end > start) substrings.set(text, (substrings.get(text) ?? 0) + count);
-      }
-    }
-  }
+  const substrings = frequentSubstrings(words, charSet, maxPieceLength);
   const reserved = reservedPieces();
-  const seeds = [...substrings]
-    .filter(([text, count]) => count >= 2 && !reserved.has(text))
+  const seeds = substrings
+    .filter(([text]) => !reserved.has(text))
     .map(([text, count]): [string, number] => [text, count * Array.from(text).length])
     .sort(([a, sa], [b, sb]) => sb - sa || (a < b ? -1 : a > b ? 1 : 0))
     .slice(0, seedSize);
-  substrings.clear();
   const pieceText = [...chars.map(([ch]) => ch), ...seeds.map(([text]) => text)];
   const charCount = chars.length;
   const pieceIds = new Map(pieceText.map((text, id) => [text, id]));
@@ -206,6 +188,61 @@ export function trainUnigram(
       loss,
     },
   };
+}
+
+/**
+ * The substrings of the words (2 to `maxPieceLength` characters of `charSet`, within one script) that occur at
+ * least twice, with their counts. Level by level, like Apriori: a substring is only counted where its prefix one
+ * character shorter was frequent, so memory follows the frequent substrings, not all of them.
+ */
+function frequentSubstrings(
+  words: readonly { chars: readonly string[]; count: number }[],
+  charSet: ReadonlySet<string>,
+  maxPieceLength: number,
+): [string, number][] {
+  const found: [string, number][] = [];
+  // Per word and start: the script of the substring so far, or undefined once it cannot grow (dropped).
+  const open = words.map(({ chars }) =>
+    chars.map((ch): string | null | undefined =>
+      !charSet.has(ch) ? undefined : ch === SPACE_MARK ? null : scriptOf(ch),
+    ),
+  );
+  for (let length = 2; length <= maxPieceLength; length++) {
+    const counts = new Map<string, number>();
+    words.forEach(({ chars, count }, w) => {
+      const scripts = open[w]!;
+      for (let start = 0; start + length <= chars.length; start++) {
+        const script = scripts[start];
+        if (script === undefined) continue;
+        const ch = chars[start + length - 1]!;
+        const next = ch === SPACE_MARK || !charSet.has(ch) ? undefined : (scriptOf(ch) ?? script);
+        if (next === undefined || (script !== null && next !== script)) {
+          scripts[start] = undefined;
+          continue;
+        }
+        scripts[start] = next;
+        const text = chars.slice(start, start + length).join('');
+        counts.set(text, (counts.get(text) ?? 0) + count);
+      }
+    });
+    let any = false;
+    for (const [text, count] of counts) {
+      if (count >= 2) {
+        found.push([text, count]);
+        any = true;
+      }
+    }
+    if (!any) break;
+    words.forEach(({ chars }, w) => {
+      const scripts = open[w]!;
+      for (let start = 0; start < chars.length; start++) {
+        if (scripts[start] === undefined) continue;
+        if (start + length > chars.length || (counts.get(chars.slice(start, start + length).join('')) ?? 0) < 2)
+          scripts[start] = undefined;
+      }
+    });
+  }
+  return found;
 }
 
 /**
