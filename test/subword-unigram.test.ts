@@ -136,6 +136,16 @@ describe('unigram learning', () => {
     assert.ok(small.encode('Gitarre').some((id) => small.isByte(id)));
   });
 
+  test('learns from text in any script: every character it saw is a piece, so it needs no byte fallback', () => {
+    const mixed = trainUnigram([...corpus, ...HOSTILE, ...HOSTILE], { vocabSize: 420 }).model;
+    assert.equal(mixed.size, 420);
+    for (const text of HOSTILE) {
+      const ids = mixed.encode(text);
+      assert.ok(!ids.some((id) => mixed.isByte(id)), text);
+      assert.equal(mixed.decode(ids), normalizeText(text));
+    }
+  });
+
   test('refuses bad options', () => {
     assert.throws(() => trainUnigram(corpus, { vocabSize: 100 }), /vocabSize must be an integer >= 261/);
     assert.throws(() => trainUnigram(corpus, { maxPieceLength: 1 }), /maxPieceLength/);
