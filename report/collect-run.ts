@@ -1,4 +1,5 @@
 import { basename } from 'node:path';
+import { isSubwordKind } from '../core/subword/subword-spec.ts';
 import { readCheckpointInfo, RunFolder } from '../train/run-folder.ts';
 import { inspectTrainedModel } from './collect-model.ts';
 import { measureSpeed } from './collect-speed.ts';
@@ -6,7 +7,6 @@ import { loadTestSet, loadTrainingTargets, scoreTest, testHypotheses, wordCounts
 import { ensureExport } from './find-export.ts';
 import type { RunReport } from './schema.ts';
 import { describeStoppingRule } from './stopping-rule.ts';
-import { isSubwordKind } from '../core/subword/subword-spec.ts';
 
 export interface CollectRunOptions {
   /** Beam width of the test translations and the latency runs. @default 5 */

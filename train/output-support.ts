@@ -1,6 +1,6 @@
+import { isSubwordKind } from '../core/subword/subword-spec.ts';
 import { SPECIALS, type Vocabulary } from '../core/vocab.ts';
 import type { TranslationRunConfig } from './run-config.ts';
-import { isSubwordKind } from '../core/subword/subword-spec.ts';
 
 /**
  * The target ids a translation run's output layer never predicts (`ModelSizes.excludedTargets`): for subword

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { isSubwordKind } from '../core/subword/subword-spec.ts';
 import { getTokenizer, type Tokenizer } from '../core/text/tokenize.ts';
 import { Vocabulary } from '../core/vocab.ts';
 import { filterByLength, type EncodedPair } from './data/batches.ts';
@@ -6,7 +7,6 @@ import { loadParallelCorpus, type Pair } from './data/corpus.ts';
 import { RUN_FILES, type TranslationRunConfig } from './run-config.ts';
 import { readVocab, writeVocab } from './run-folder.ts';
 import { learnSubwords, runTokenizer } from './subwords.ts';
-import { isSubwordKind } from '../core/subword/subword-spec.ts';
 
 /** A corpus ready to train on: vocabularies and id sequences, plus raw text for BLEU. */
 export interface PreparedData {

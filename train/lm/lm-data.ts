@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { isSubwordKind } from '../../core/subword/subword-spec.ts';
 import { getTokenizer, type Tokenizer } from '../../core/text/tokenize.ts';
 import { SPECIALS, Vocabulary } from '../../core/vocab.ts';
 import { LM_SPLITS, readDefaultLmText, readLmText, type LmSplit, type LmText } from '../data/lm-corpus.ts';
@@ -6,7 +7,6 @@ import { streamIds } from '../data/lm-stream.ts';
 import { RUN_FILES, type LmRunConfig } from '../run-config.ts';
 import { readVocab, writeVocab } from '../run-folder.ts';
 import { learnSubwords, runTokenizer } from '../subwords.ts';
-import { isSubwordKind } from '../../core/subword/subword-spec.ts';
 
 /** A language-model run's data: each split as one stream of ids, the vocabulary and tokeniser. */
 export interface LmData {

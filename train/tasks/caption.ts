@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import type { ImageSpec } from '../../core/image/preprocess.ts';
+import { isSubwordKind } from '../../core/subword/subword-spec.ts';
 import { getTokenizer, type Tokenizer } from '../../core/text/tokenize.ts';
 import type { Vocabulary } from '../../core/vocab.ts';
 import type { ImageInputSpec } from '../../models/index.ts';
@@ -26,7 +27,6 @@ import { RUN_FILES, type CaptionRunConfig } from '../run-config.ts';
 import { readVocab, writeVocab } from '../run-folder.ts';
 import { learnSubwords, runTokenizer } from '../subwords.ts';
 import { registerTask } from './registry.ts';
-import { isSubwordKind } from '../../core/subword/subword-spec.ts';
 
 /**
  * Captioning: a caption data set (train/data/captions.ts), its images decoded once into the image

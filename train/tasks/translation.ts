@@ -1,10 +1,10 @@
+import { isSubwordKind } from '../../core/subword/subword-spec.ts';
 import { makeBatch, planBatches } from '../data/batches.ts';
 import { evaluateBleu } from '../evaluate.ts';
 import { prepareData } from '../prepare-data.ts';
 import type { TranslationRunConfig } from '../run-config.ts';
 import { registerTask } from './registry.ts';
 import { excludedTargets } from '../output-support.ts';
-import { isSubwordKind } from '../../core/subword/subword-spec.ts';
 
 /**
  * Translation: a parallel corpus, length-bucketed sentence batches, validation BLEU (sacreBLEU 13a),

@@ -2,13 +2,13 @@ import { existsSync } from 'node:fs';
 import { copyFile, mkdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { DEFAULT_IMAGE_SPEC } from '../../../core/image/preprocess.ts';
+import { isSubwordKind, SUBWORD_KINDS } from '../../../core/subword/subword-spec.ts';
 import { resolveArchConfig, resolveHeadOptions } from '../../../models/index.ts';
 import { resolveLmArchConfig } from '../../../models/lm/index.ts';
 import { detectCorpusKind, DEFAULT_LANGS } from '../../../train/data/corpus.ts';
 import { describeFrozenEncoder, encoderDigest } from '../../../train/data/image-features.ts';
 import { recipeWithDefaults, resolveRecipe, type RecipeFlags } from '../../../train/recipe.ts';
 import { runConfigSchema, RUN_FILES, type RunConfig, type TaskName } from '../../../train/run-config.ts';
-import { isSubwordKind, SUBWORD_KINDS } from '../../../core/subword/subword-spec.ts';
 
 /** `frost train` flags that make a new run's config (see train.ts for their help). */
 export interface NewRunFlags extends RecipeFlags {
