@@ -1,8 +1,8 @@
 /**
  * `--vocab unigram` through the whole system, as a user runs it: `frost train` learns a joint unigram model on
  * the toy corpus (a few seconds of training), `frost export` copies the `.model` beside the graphs with
- * `subword.kind: unigram` in the card, and `frost translate` and the runtime tokenise with it. A `.model` of
- * another type is refused at load with its path.
+ * `subword.kind: unigram` in the card, and `frost translate`, the runtime and `frost serve`'s decode threads
+ * tokenise with it. A `.model` of another type is refused at load with its path.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import { loadModelDir, readModelCard } from '../core/runtime/load-node.ts';
 import { decodeModelProto, ModelType } from '../core/subword/sentencepiece-proto.ts';
 import { SubwordModel } from '../core/subword/subword-model.ts';
+import { startServer } from '../serve/server.ts';
 import { makeToyCorpus } from '../train/data/toy-corpus.ts';
 import { learnSubwords, readSubwords, runTokenizer } from '../train/subwords.ts';
 import { writeToyData } from './helpers/toy-run.ts';
@@ -138,6 +139,28 @@ describe('frost train --vocab unigram, export, translate', () => {
       }
     } finally {
       await runtime.release();
+    }
+  });
+
+  test('frost serve (worker threads) answers hostile text as valid UTF-8, equal to the runtime', async () => {
+    const runtime = await loadModelDir(modelDir);
+    const expected = await runtime.translate(HOSTILE, { beam: 2 });
+    await runtime.release();
+    const server = await startServer({ modelsDir: modelDir, port: 0, workers: 1, log: () => {} });
+    try {
+      for (const [i, text] of HOSTILE.entries()) {
+        const res = await fetch(`${server.url}/v1/translate`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ text, beam: 2 }),
+        });
+        assert.equal(res.status, 200, text);
+        const body = new TextDecoder('utf-8', { fatal: true }).decode(new Uint8Array(await res.arrayBuffer()));
+        const json = JSON.parse(body) as { translations: { text: string }[] };
+        assert.equal(json.translations[0]!.text, expected[i]!.text, text);
+      }
+    } finally {
+      await server.close();
     }
   });
 
