@@ -103,6 +103,13 @@ describe('frost and spm_encode give the same unigram pieces', { skip: SPM_SKIP }
     const model = SubwordModel.fromPieces(pieces, 'hand', 'unigram');
     const lines = ['aaa', 'aab', 'aaaaaaa', 'a b aa', 'baba abab', 'aaaa aaaaa', 'acab', 'c', 'a😀a aa€'];
     assertSamePieces(model, 'hand.model', lines);
+    // A piece across a word boundary (as `spm_train --split_by_whitespace=false` makes): encoded sentence-wide.
+    const across = SubwordModel.fromPieces(
+      [...pieces, { piece: 'a\u2581b', score: -2.5, type: PieceType.NORMAL }],
+      'across',
+      'unigram',
+    );
+    assertSamePieces(across, 'across.model', [...lines, 'a b a b', 'aa ba b']);
   });
 
   describe('the whole Multi30k validation set (de and en)', { skip: DATA_SKIP }, () => {
