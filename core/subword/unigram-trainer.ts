@@ -8,12 +8,13 @@
  *    (unicode-script.ts), scored by occurrences × length, the best `seedSize`), with log-probabilities from
  *    those scores.
  * 2. EM over the distinct words weighted by their counts: the E step takes each piece's expected count from
- *    forward-backward over the word's lattice; the M step drops pieces expected less than half a time and sets
- *    log p = ψ(count) − ψ(total), SentencePiece's Bayesian ("digamma") update, a sparse prior that pulls rare
- *    pieces down further than the plain log(count/total).
+ *    forward-backward over the word's lattice; the M step drops pieces expected less than half a time (but never
+ *    below the target, so a small corpus still gives the requested size) and sets log p = ψ(count) − ψ(total),
+ *    SentencePiece's Bayesian ("digamma") update, a sparse prior that pulls rare pieces down further than the
+ *    plain log(count/total).
  * 3. Prune, after every two EM steps, to the larger of 75% of the pieces and 110% of the target: a piece's loss is
  *    how much the corpus likelihood drops when its Viterbi occurrences are re-segmented into its best
- *    segmentation without it; the pieces with the smallest loss go.
+ *    segmentation without it; pieces on no best path go first, then those with the smallest loss.
  * 4. When the pieces are within 110% of the target, keep every character and the highest-scoring rest, up to
  *    the target.
  *
