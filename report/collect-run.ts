@@ -1,4 +1,5 @@
 import { basename } from 'node:path';
+import { isSubwordKind } from '../core/subword/subword-spec.ts';
 import { readCheckpointInfo, RunFolder } from '../train/run-folder.ts';
 import { inspectTrainedModel } from './collect-model.ts';
 import { measureSpeed } from './collect-speed.ts';
@@ -50,7 +51,7 @@ export async function collectRun(runDir: string, opts: CollectRunOptions): Promi
   const hyps = await testHypotheses(runDir, exp.modelDir, exp.checkpoint, set, beam);
   const tokenizer = await run.tokenizer({ [config.data.src]: vocabs.src, [config.data.tgt]: vocabs.tgt });
   // Subword runs count words of the text too, against word counts of the training targets.
-  const trainWords = config.vocab.kind === 'bpe' ? wordCounts(await loadTrainingTargets(config)) : undefined;
+  const trainWords = isSubwordKind(config.vocab.kind) ? wordCounts(await loadTrainingTargets(config)) : undefined;
   const test = scoreTest(hyps, set, {
     tgtVocab: vocabs.tgt,
     tokenizer,

@@ -149,7 +149,11 @@ describe('SentencePiece model file', () => {
   test('a model frost cannot use as trained is refused with its path and the reason', () => {
     const proto = decodeModelProto(model.toBytes());
     const variants: [string, (p: typeof proto) => void, RegExp][] = [
-      ['unigram', (p) => (p.trainer_spec.model_type = ModelType.UNIGRAM), /not BPE/],
+      [
+        'word',
+        (p) => (p.trainer_spec.model_type = ModelType.WORD),
+        /model type 3 is not one frost reads \(bpe 2, unigram 1\)/,
+      ],
       ['nobytes', (p) => (p.trainer_spec.byte_fallback = false), /no byte fallback/],
       ['nfkc', (p) => (p.normalizer_spec.name = 'nmt_nfkc'), /normaliser 'nmt_nfkc'/],
       ['spmids', (p) => p.pieces.unshift(p.pieces.splice(1, 1)[0]!), /id 0 must be the special '<pad>'/],

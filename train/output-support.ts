@@ -1,3 +1,4 @@
+import { isSubwordKind } from '../core/subword/subword-spec.ts';
 import { SPECIALS, type Vocabulary } from '../core/vocab.ts';
 import type { TranslationRunConfig } from './run-config.ts';
 
@@ -12,7 +13,12 @@ import type { TranslationRunConfig } from './run-config.ts';
  */
 export function excludedTargets(config: TranslationRunConfig, tgtVocab: Vocabulary): number[] {
   const counts = tgtVocab.frequencies;
-  if (config.vocab.kind !== 'bpe' || !config.vocab.maskUnseen || config.labelSmoothing > 0 || counts === undefined) {
+  if (
+    !isSubwordKind(config.vocab.kind) ||
+    !config.vocab.maskUnseen ||
+    config.labelSmoothing > 0 ||
+    counts === undefined
+  ) {
     return [];
   }
   const out: number[] = [];

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { isSubwordKind } from '../core/subword/subword-spec.ts';
 import { getTokenizer, type Tokenizer } from '../core/text/tokenize.ts';
 import { Vocabulary } from '../core/vocab.ts';
 import { filterByLength, type EncodedPair } from './data/batches.ts';
@@ -46,7 +47,7 @@ export async function prepareData(
     }
   }
   const { src, tgt } = config.data;
-  const subword = config.vocab.kind === 'bpe';
+  const subword = isSubwordKind(config.vocab.kind);
 
   let srcVocab: Vocabulary;
   let tgtVocab: Vocabulary;

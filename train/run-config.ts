@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_IMAGE_SPEC } from '../core/image/preprocess.ts';
 import { imageSpecSchema } from '../core/runtime/model-card.ts';
+import { isSubwordKind, SUBWORD_KINDS } from '../core/subword/subword-spec.ts';
 
 /**
  * Everything a training run was started with, saved as `config.json` in the run folder: resuming,
@@ -54,22 +55,25 @@ const common = {
 const vocabSchema = (minFreq: number) =>
   z
     .object({
-      kind: z.enum(['word', 'bpe']).default('word'),
+      kind: z.enum(['word', ...SUBWORD_KINDS]).default('word'),
       /** word: keep words seen at least this often. */
       minFreq: z.number().int().positive().default(minFreq),
       /** word: cap on the vocabulary size, specials included. */
       maxSize: z.number().int().positive().optional(),
-      /** bpe: pieces per subword model, specials and the 256 byte pieces included. */
+      /** bpe, unigram: pieces per subword model, specials and the 256 byte pieces included. */
       size: z.number().int().min(261).default(8000),
-      /** bpe: one model and one vocabulary for source and target, and one embedding matrix in the model. */
+      /** bpe, unigram: one model and one vocabulary for source and target, and one embedding matrix in the model. */
       joint: z.boolean().default(false),
       /**
-       * bpe: the output layer never predicts a piece absent from the training targets (a joint model's
+       * bpe, unigram: the output layer never predicts a piece absent from the training targets (a joint model's
        * source-only pieces, unused byte pieces): their logits are pinned far below the rest (train/output-support.ts).
        */
       maskUnseen: z.boolean().default(true),
     })
-    .refine((v) => v.kind === 'bpe' || !v.joint, { message: 'a joint vocabulary needs kind bpe', path: ['joint'] })
+    .refine((v) => isSubwordKind(v.kind) || !v.joint, {
+      message: `a joint vocabulary needs a subword kind (${SUBWORD_KINDS.join(', ')})`,
+      path: ['joint'],
+    })
     .default({ kind: 'word', minFreq, size: 8000, joint: false, maskUnseen: true });
 
 export type VocabConfig = z.infer<ReturnType<typeof vocabSchema>>;
@@ -94,7 +98,7 @@ export const translationConfigSchema = z.object({
     src: z.string(),
     tgt: z.string(),
   }),
-  /** The word tokeniser, or 'sentencepiece' for subword vocabularies (`vocab.kind` 'bpe'). */
+  /** The word tokeniser, or 'sentencepiece' for subword vocabularies (`vocab.kind` 'bpe' or 'unigram'). */
   tokenizer: z.string().default('multi30k'),
   vocab: vocabSchema(2),
   lengths: z
@@ -134,7 +138,7 @@ export const captionConfigSchema = z.object({
   ...common,
   /** A caption data set (train/data/captions.ts: Karpathy split JSON or COCO annotations). */
   data: z.object({ dir: z.string() }),
-  /** 'caption' for word vocabularies, 'sentencepiece' for subword ones (`vocab.kind` 'bpe'). */
+  /** 'caption' for word vocabularies, 'sentencepiece' for subword ones (`vocab.kind` 'bpe' or 'unigram'). */
   tokenizer: z.enum(['caption', 'sentencepiece']).default('caption'),
   /** The paper's minimum word frequency of 5. */
   vocab: vocabSchema(5),

@@ -1,14 +1,16 @@
 /**
- * Subword vocabularies of a training run: learned from the training text when a run starts, written to the
- * run folder as SentencePiece `.model` files (`subword.model` when joint, else `subword.<lang>.model`), and
- * read back on resume, export and report. Word runs get their tokeniser by name, as before.
+ * Subword vocabularies of a training run (BPE or unigram): learned from the training text when a run starts,
+ * written to the run folder as SentencePiece `.model` files (`subword.model` when joint, else
+ * `subword.<lang>.model`), and read back on resume, export and report. Word runs get their tokeniser by name.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { trainBpe } from '../core/subword/bpe-trainer.ts';
 import { NORMALIZATION } from '../core/subword/normalize.ts';
-import { subwordFileName, type SubwordSpec } from '../core/subword/subword-spec.ts';
+import type { SubwordModel } from '../core/subword/subword-model.ts';
+import { isSubwordKind, subwordFileName, type SubwordKind, type SubwordSpec } from '../core/subword/subword-spec.ts';
 import { loadSubwordTokenizer, SubwordTokenizer, subwordVocabulary } from '../core/subword/subword-tokenizer.ts';
+import { trainUnigram } from '../core/subword/unigram-trainer.ts';
 import { getTokenizer, type Tokenizer } from '../core/text/tokenize.ts';
 import type { Vocabulary } from '../core/vocab.ts';
 import type { VocabConfig } from './run-config.ts';
@@ -19,10 +21,24 @@ export interface TextConfig {
   vocab: VocabConfig;
 }
 
+/** The trainer of each subword kind: the same sentences and `--vocab-size` give a model of that kind. */
+const SUBWORD_TRAINERS: Readonly<
+  Record<SubwordKind, (sentences: readonly string[], options: { vocabSize: number }) => { model: SubwordModel }>
+> = {
+  bpe: trainBpe,
+  unigram: trainUnigram,
+};
+
 /** The `subword` block for a card: model file by language (names relative to the run or model folder). */
-function subwordSpec(vocab: VocabConfig, langs: readonly string[]): SubwordSpec {
+function subwordSpec(kind: SubwordKind, vocab: VocabConfig, langs: readonly string[]): SubwordSpec {
   const files = Object.fromEntries(langs.map((lang) => [lang, subwordFileName(vocab.joint, lang)]));
-  return { kind: 'bpe', joint: vocab.joint, vocabSize: vocab.size, files, normalization: { ...NORMALIZATION } };
+  return { kind, joint: vocab.joint, vocabSize: vocab.size, files, normalization: { ...NORMALIZATION } };
+}
+
+/** The run's subword kind; an Error for a word run (callers check first). */
+function subwordKind(vocab: VocabConfig): SubwordKind {
+  if (!isSubwordKind(vocab.kind)) throw new Error(`vocabulary kind '${vocab.kind}' has no subword model`);
+  return vocab.kind;
 }
 
 /**
@@ -38,11 +54,12 @@ export async function learnSubwords(
 ): Promise<{ tokenizer: SubwordTokenizer; vocabs: Record<string, Vocabulary> }> {
   const langs = Object.keys(sentences);
   const groups = vocab.joint ? [langs] : langs.map((lang) => [lang]);
-  const models: Record<string, ReturnType<typeof trainBpe>['model']> = {};
+  const learn = SUBWORD_TRAINERS[subwordKind(vocab)];
+  const models: Record<string, SubwordModel> = {};
   const vocabs: Record<string, Vocabulary> = {};
   for (const group of groups) {
     const text = group.flatMap((lang) => sentences[lang]!);
-    const { model } = trainBpe(text, { vocabSize: vocab.size });
+    const { model } = learn(text, { vocabSize: vocab.size });
     await writeFile(join(runDir, subwordFileName(vocab.joint, group[0]!)), model.toBytes());
     for (const lang of group) {
       models[lang] = model;
@@ -56,21 +73,22 @@ export async function learnSubwords(
 
 /**
  * The tokeniser a run trained with: a word tokeniser by name, or the run's subword models, each checked against
- * the vocabulary saved beside it (a `.model` from another run is refused with its path).
+ * the vocabulary saved beside it and the run's subword kind (a `.model` from another run is refused with its path).
  */
 export async function runTokenizer(
   config: TextConfig,
   runDir: string,
   vocabs: Readonly<Record<string, Vocabulary>>,
 ): Promise<Tokenizer> {
-  if (config.vocab.kind !== 'bpe') return getTokenizer(config.tokenizer);
-  const spec = subwordSpec(config.vocab, Object.keys(vocabs));
+  if (!isSubwordKind(config.vocab.kind)) return getTokenizer(config.tokenizer);
+  const spec = subwordSpec(config.vocab.kind, config.vocab, Object.keys(vocabs));
   const tokens = Object.fromEntries(Object.entries(vocabs).map(([lang, v]) => [lang, v.tokens]));
   return loadSubwordTokenizer(
     spec.files,
     tokens,
     async (file) => new Uint8Array(await readFile(join(runDir, file))),
     (file) => join(runDir, file),
+    spec.kind,
   );
 }
 
@@ -80,8 +98,8 @@ export async function readSubwords(
   runDir: string,
   langs: readonly string[],
 ): Promise<{ spec: SubwordSpec; files: Record<string, Uint8Array> } | undefined> {
-  if (config.vocab.kind !== 'bpe') return undefined;
-  const spec = subwordSpec(config.vocab, langs);
+  if (!isSubwordKind(config.vocab.kind)) return undefined;
+  const spec = subwordSpec(config.vocab.kind, config.vocab, langs);
   const files: Record<string, Uint8Array> = {};
   for (const file of new Set(Object.values(spec.files)))
     files[file] = new Uint8Array(await readFile(join(runDir, file)));

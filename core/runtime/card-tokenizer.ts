@@ -43,5 +43,5 @@ export async function cardTokenizer(
       throw new Error(`model card '${card.name}': subword.files has no model for '${lang}'`);
     }
   }
-  return loadSubwordTokenizer(card.subword.files, vocabularies, read, locate);
+  return loadSubwordTokenizer(card.subword.files, vocabularies, read, locate, card.subword.kind);
 }

@@ -11,10 +11,16 @@
  *
  * Isomorphic: no Node APIs.
  */
-import { SPECIALS } from '../vocab.ts';
-import { normalizeText } from './normalize.ts';
 import { PieceType, type SentencePieceObject } from './sentencepiece-proto.ts';
-import { SPACE_MARK, SubwordModel } from './subword-model.ts';
+import { SubwordModel } from './subword-model.ts';
+import {
+  BYTE_COUNT,
+  characterCounts,
+  countTrainingWords,
+  reservedPieces,
+  SPECIAL_COUNT,
+  specialAndBytePieces,
+} from './training-words.ts';
 
 export interface BpeTrainOptions {
   /** Pieces in the model, specials and the 256 byte pieces included. @default 8000 */
@@ -34,8 +40,6 @@ export interface BpeTrainStats {
   merges: number;
 }
 
-const SPECIAL_COUNT = 4;
-const BYTE_COUNT = 256;
 /** Pair keys pack two symbol ids into one number; 2^21 ids is more than any vocabulary here. */
 const KEY_BASE = 2 ** 21;
 
@@ -114,27 +118,9 @@ export function trainBpe(
     throw new RangeError(`trainBpe: maxPieceLength must be an integer >= 2, got ${maxPieceLength}`);
   }
 
-  // Words with their counts.
-  const wordCounts = new Map<string, number>();
-  let sentenceCount = 0;
-  let wordTotal = 0;
-  for (const sentence of sentences) {
-    sentenceCount++;
-    const text = normalizeText(sentence);
-    if (text === '') continue;
-    for (const w of text.split(' ')) {
-      const word = SPACE_MARK + w;
-      wordCounts.set(word, (wordCounts.get(word) ?? 0) + 1);
-      wordTotal++;
-    }
-  }
-
+  const { counts: wordCounts, sentences: sentenceCount, total: wordTotal } = countTrainingWords(sentences);
   // Characters, most frequent first; those that do not fit the vocabulary are left to byte fallback.
-  const charCounts = new Map<string, number>();
-  for (const [word, count] of wordCounts) {
-    for (const ch of word) charCounts.set(ch, (charCounts.get(ch) ?? 0) + count);
-  }
-  const chars = [...charCounts].sort(([a, ca], [b, cb]) => cb - ca || (a < b ? -1 : a > b ? 1 : 0)).map(([ch]) => ch);
+  const chars = characterCounts(wordCounts).map(([ch]) => ch);
   const keptChars = chars.slice(0, vocabSize - SPECIAL_COUNT - BYTE_COUNT);
 
   // Symbols: strings by id; the characters first.
@@ -176,13 +162,7 @@ export function trainBpe(
   for (let w = 0; w < words.length; w++) addPairs(w, 1);
   pushTouched();
 
-  const reserved = new Set<string>([
-    SPECIALS.pad.token,
-    SPECIALS.unk.token,
-    SPECIALS.bos.token,
-    SPECIALS.eos.token,
-    ...Array.from({ length: BYTE_COUNT }, (_, b) => `<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`),
-  ]);
+  const reserved = reservedPieces();
   const merged: string[] = [];
   const mergedSet = new Set<string>();
   const pieceBudget = vocabSize - SPECIAL_COUNT - BYTE_COUNT - keptChars.length;
@@ -239,15 +219,7 @@ export function trainBpe(
   }
 
   const pieces: SentencePieceObject[] = [
-    { piece: SPECIALS.pad.token, score: 0, type: PieceType.CONTROL },
-    { piece: SPECIALS.unk.token, score: 0, type: PieceType.UNKNOWN },
-    { piece: SPECIALS.bos.token, score: 0, type: PieceType.CONTROL },
-    { piece: SPECIALS.eos.token, score: 0, type: PieceType.CONTROL },
-    ...Array.from({ length: BYTE_COUNT }, (_, b) => ({
-      piece: `<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`,
-      score: 0,
-      type: PieceType.BYTE,
-    })),
+    ...specialAndBytePieces(),
     ...merged.map((piece, rank) => ({ piece, score: -rank, type: PieceType.NORMAL })),
     ...keptChars.map((piece, rank) => ({ piece, score: -(merged.length + rank), type: PieceType.NORMAL })),
   ];

@@ -1,33 +1,30 @@
 /**
- * A SentencePiece BPE model: text to pieces and ids, and back. Encoding follows SentencePiece's BPE
- * (google/sentencepiece `src/bpe_model.cc`): start from characters, repeatedly merge the adjacent pair whose
- * concatenation is a piece with the highest score (the leftmost on ties), and spell any character that is not
- * a piece as its UTF-8 bytes (`<0xE2>` ...), so no input ever maps to `<unk>`. `npm test` checks frost's pieces
- * against `spm_encode` on the whole Multi30k validation set (test/subword-spm.test.ts).
- *
- * Porting note: SentencePiece merges over the whole sentence; frost merges word by word (a word is a `▁` and
- * what follows up to the next `▁`) and caches each word's ids. That is the same result whenever no piece has a
- * `▁` after its first character, which frost's trainer guarantees; models without that property (from
- * `spm_train --split_by_whitespace=false`) are encoded sentence-wide, uncached.
+ * A SentencePiece model (BPE or unigram): text to pieces and ids, and back. The piece list, its checks, byte
+ * fallback (any character that is not a piece is spelled as its UTF-8 bytes, `<0xE2>` ..., so no input ever
+ * maps to `<unk>`), the `.model` file and decoding are shared; how text is cut into pieces is the model type's
+ * segmenter (bpe-segmenter.ts, unigram-segmenter.ts), picked from a registry by the model's kind. `npm test`
+ * checks frost's pieces against `spm_encode` on the whole Multi30k validation set for both kinds
+ * (test/subword-spm.test.ts, test/subword-unigram-spm.test.ts).
  *
  * Isomorphic: no Node APIs.
  */
 import { SPECIALS } from '../vocab.ts';
+import './bpe-segmenter.ts';
 import { normalizeText } from './normalize.ts';
+import { kindOfModelType, segmenters, SPACE_MARK, type PieceTable, type Segmenter } from './segmenter.ts';
 import {
   decodeModelProto,
   encodeModelProto,
-  ModelType,
   PieceType,
   type ModelProtoObject,
   type SentencePieceObject,
 } from './sentencepiece-proto.ts';
+import type { SubwordKind } from './subword-spec.ts';
+import './unigram-segmenter.ts';
 
-/** The word-boundary mark SentencePiece writes for a space (U+2581). */
-export const SPACE_MARK = '\u2581';
+export { SPACE_MARK } from './segmenter.ts';
 /** What SentencePiece prints for `<unk>` when decoding (its `unk_surface` default). */
 const UNK_SURFACE = ' \u2047 ';
-const WORD_CACHE_LIMIT = 200_000;
 
 /** A model file that cannot be used; `label` (a path) starts the message. */
 export class SubwordModelError extends Error {
@@ -38,22 +35,20 @@ export class SubwordModelError extends Error {
 }
 
 /**
- * An encoder/decoder over a SentencePiece BPE piece list whose first four ids are frost's specials
+ * An encoder/decoder over a SentencePiece piece list whose first four ids are frost's specials
  * (`<pad>`=0, `<unk>`=1, `<s>`=2, `</s>`=3), so the ids are a frost vocabulary's ids.
  */
 export class SubwordModel {
+  /** The model type: `bpe` or `unigram` (a card's `subword.kind`, the file's `model_type`). */
+  readonly kind: SubwordKind;
   readonly #pieces: readonly SentencePieceObject[];
-  readonly #normalIds: ReadonlyMap<string, number>;
-  readonly #byteIds: Int32Array;
   readonly #byteOf: Int16Array;
-  readonly #wordSafe: boolean;
-  readonly #cache = new Map<string, readonly number[]>();
-  readonly #encoder = new TextEncoder();
+  readonly #segmenter: Segmenter;
   // ignoreBOM: a U+FEFF in the text is a character to keep, not a byte-order mark to drop.
   readonly #decoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
   #pieceIds: Map<string, number> | undefined;
 
-  private constructor(pieces: readonly SentencePieceObject[], label: string) {
+  private constructor(pieces: readonly SentencePieceObject[], label: string, kind: SubwordKind) {
     const specials = [SPECIALS.pad, SPECIALS.unk, SPECIALS.bos, SPECIALS.eos];
     for (const { token, id } of specials) {
       const expected = id === SPECIALS.unk.id ? PieceType.UNKNOWN : PieceType.CONTROL;
@@ -88,22 +83,31 @@ export class SubwordModel {
     });
     if (byteIds.some((id) => id < 0))
       throw new SubwordModelError(label, 'no byte fallback: the 256 <0xXX> pieces are missing');
-    this.#pieces = Object.freeze(pieces.map((p) => Object.freeze({ ...p })));
-    this.#normalIds = normalIds;
-    this.#byteIds = byteIds;
+    // Scores as the file stores them (float32), so a model fresh from a trainer encodes as its file will.
+    this.#pieces = Object.freeze(pieces.map((p) => Object.freeze({ ...p, score: Math.fround(p.score) })));
     this.#byteOf = byteOf;
-    this.#wordSafe = wordSafe;
+    this.kind = kind;
+    const table: PieceTable = { pieces: this.#pieces, normalIds, byteIds, wordSafe };
+    try {
+      this.#segmenter = segmenters.get(kind).create(table);
+    } catch (err) {
+      throw new SubwordModelError(label, (err as Error).message, { cause: err });
+    }
   }
 
-  /** A model from its pieces (as the trainer makes them). */
-  static fromPieces(pieces: readonly SentencePieceObject[], label = 'subword model'): SubwordModel {
-    return new SubwordModel(pieces, label);
+  /** A model from its pieces (as a trainer makes them). */
+  static fromPieces(
+    pieces: readonly SentencePieceObject[],
+    label = 'subword model',
+    kind: SubwordKind = 'bpe',
+  ): SubwordModel {
+    return new SubwordModel(pieces, label, kind);
   }
 
   /**
    * Reads a SentencePiece `.model` file's bytes. Refuses, naming `label` (the file's path), bytes that are not
-   * a model, a model that is not BPE with byte fallback, a normaliser other than frost's (`identity`, dummy
-   * prefix, whitespace escaped), or specials at other ids than frost's.
+   * a model, a model that is neither BPE nor unigram or has no byte fallback, a normaliser other than frost's
+   * (`identity`, dummy prefix, whitespace escaped), or specials at other ids than frost's.
    */
   static fromBytes(bytes: Uint8Array, label: string): SubwordModel {
     let proto: ModelProtoObject;
@@ -114,8 +118,13 @@ export class SubwordModel {
     }
     if (proto.pieces.length === 0) throw new SubwordModelError(label, 'not a SentencePiece model (no pieces)');
     const { trainer_spec: trainer, normalizer_spec: normalizer } = proto;
-    if (trainer.model_type !== ModelType.BPE) {
-      throw new SubwordModelError(label, `model type ${trainer.model_type} is not BPE (${ModelType.BPE})`);
+    const kind = kindOfModelType(trainer.model_type);
+    if (kind === undefined) {
+      const known = segmenters.names().map((name) => `${name} ${segmenters.get(name).modelType}`);
+      throw new SubwordModelError(
+        label,
+        `model type ${trainer.model_type} is not one frost reads (${known.join(', ')})`,
+      );
     }
     if (!trainer.byte_fallback) throw new SubwordModelError(label, 'the model has no byte fallback');
     const normalizerOk =
@@ -130,7 +139,7 @@ export class SubwordModel {
         `normaliser '${normalizer.name}' is not frost's (identity, dummy prefix, escaped spaces)`,
       );
     }
-    return new SubwordModel(proto.pieces, label);
+    return new SubwordModel(proto.pieces, label, kind);
   }
 
   /** The `.model` file's bytes; `spm_encode --model` reads them. */
@@ -138,7 +147,7 @@ export class SubwordModel {
     return encodeModelProto({
       pieces: this.#pieces.map((p) => ({ ...p })),
       trainer_spec: {
-        model_type: ModelType.BPE,
+        model_type: segmenters.get(this.kind).modelType,
         vocab_size: this.#pieces.length,
         character_coverage: 1,
         max_sentencepiece_length: 16,
@@ -195,62 +204,14 @@ export class SubwordModel {
   /** Encodes already-normalised text (as {@link normalizeText} returns it) to ids. */
   encodeNormalized(text: string): number[] {
     if (text === '') return [];
-    const marked = SPACE_MARK + text.replaceAll(' ', SPACE_MARK);
-    if (!this.#wordSafe) return this.#encodeSpan(marked);
     const ids: number[] = [];
-    let start = 0;
-    while (start < marked.length) {
-      let end = marked.indexOf(SPACE_MARK, start + 1);
-      if (end < 0) end = marked.length;
-      const word = marked.slice(start, end);
-      let wordIds = this.#cache.get(word);
-      if (wordIds === undefined) {
-        wordIds = this.#encodeSpan(word);
-        if (this.#cache.size >= WORD_CACHE_LIMIT) this.#cache.clear();
-        this.#cache.set(word, wordIds);
-      }
-      for (const id of wordIds) ids.push(id);
-      start = end;
-    }
+    this.#segmenter.encode(SPACE_MARK + text.replaceAll(' ', SPACE_MARK), ids);
     return ids;
   }
 
   /** Normalises and encodes `text` to piece strings (what `spm_encode --output_format=piece` prints). */
   encodeAsPieces(text: string): string[] {
     return this.encode(text).map((id) => this.#pieces[id]!.piece);
-  }
-
-  /** SentencePiece BPE on one span of marked text. */
-  #encodeSpan(span: string): number[] {
-    const symbols = Array.from(span);
-    const ids = this.#normalIds;
-    const score = (piece: string): number | undefined => {
-      const id = ids.get(piece);
-      return id === undefined ? undefined : this.#pieces[id]!.score;
-    };
-    for (;;) {
-      let best = -1;
-      let bestScore = -Infinity;
-      for (let i = 0; i + 1 < symbols.length; i++) {
-        const s = score(symbols[i]! + symbols[i + 1]!);
-        if (s !== undefined && s > bestScore) {
-          best = i;
-          bestScore = s;
-        }
-      }
-      if (best < 0) break;
-      symbols.splice(best, 2, symbols[best]! + symbols[best + 1]!);
-    }
-    const out: number[] = [];
-    for (const symbol of symbols) {
-      const id = ids.get(symbol);
-      if (id !== undefined) {
-        out.push(id);
-      } else {
-        for (const b of this.#encoder.encode(symbol)) out.push(this.#byteIds[b]!);
-      }
-    }
-    return out;
   }
 
   /**

@@ -5,6 +5,15 @@
 import { z } from 'zod';
 import { NORMALIZATION } from './normalize.ts';
 
+/** SentencePiece model types frost learns and reads; each has a segmenter (segmenter.ts) and a trainer. */
+export const SUBWORD_KINDS = ['bpe', 'unigram'] as const;
+export type SubwordKind = (typeof SUBWORD_KINDS)[number];
+
+/** True for a vocabulary kind that is a subword model (not `word`). */
+export function isSubwordKind(kind: string): kind is SubwordKind {
+  return (SUBWORD_KINDS as readonly string[]).includes(kind);
+}
+
 const normalizationSchema = z.object({
   unicode: z.literal('NFC'),
   loneSurrogates: z.literal('replace'),
@@ -16,7 +25,7 @@ const normalizationSchema = z.object({
 
 export const subwordSpecSchema = z.object({
   /** The subword algorithm; the model files say the same (SentencePiece `model_type`). */
-  kind: z.literal('bpe'),
+  kind: z.enum(SUBWORD_KINDS),
   /** One model and one vocabulary for source and target (and, in the model, one embedding matrix). */
   joint: z.boolean(),
   /** Pieces per model, specials and the 256 byte pieces included. */

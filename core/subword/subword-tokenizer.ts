@@ -9,6 +9,7 @@
 import type { Tokenizer } from '../text/tokenize.ts';
 import { Vocabulary } from '../vocab.ts';
 import { SubwordModel, SubwordModelError } from './subword-model.ts';
+import type { SubwordKind } from './subword-spec.ts';
 
 /** The tokeniser name a model card or run config gives for subword models. */
 export const SUBWORD_TOKENIZER = 'sentencepiece';
@@ -43,19 +44,21 @@ export class SubwordTokenizer implements Tokenizer {
 
 /**
  * Reads the subword model files a card or run config names and checks each against the vocabulary it is
- * paired with: a model whose pieces differ from the vocabulary's tokens (a file from another run) is refused,
- * naming the file.
+ * paired with: a model whose pieces differ from the vocabulary's tokens (a file from another run), or whose type
+ * is not the card's, is refused, naming the file.
  *
  * @param files model file by language
  * @param vocabularies the tokens each language's ids stand for (card `source`/`target` tokens)
  * @param read returns a file's bytes (fs in Node, fetch in the browser)
  * @param locate how a file is named in errors (its path or URL)
+ * @param kind the model type the card says (`subword.kind`): a file of another type is refused
  */
 export async function loadSubwordTokenizer(
   files: Readonly<Record<string, string>>,
   vocabularies: Readonly<Record<string, readonly string[]>>,
   read: (file: string) => Promise<Uint8Array>,
   locate: (file: string) => string = (file) => file,
+  kind?: SubwordKind,
 ): Promise<SubwordTokenizer> {
   const byFile = new Map<string, SubwordModel>();
   const models = new Map<string, SubwordModel>();
@@ -71,6 +74,9 @@ export async function loadSubwordTokenizer(
         });
       }
       model = SubwordModel.fromBytes(bytes, locate(file));
+      if (kind !== undefined && model.kind !== kind) {
+        throw new SubwordModelError(locate(file), `is a ${model.kind} model, but its card or run config says ${kind}`);
+      }
       byFile.set(file, model);
     }
     const tokens = vocabularies[lang];

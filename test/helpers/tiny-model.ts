@@ -17,6 +17,8 @@ import { streamKey, uniformMatrix } from '../../core/random.ts';
 import { MODEL_CARD_FILE, type ModelCardInput } from '../../core/runtime/model-card.ts';
 import { trainBpe } from '../../core/subword/bpe-trainer.ts';
 import type { SubwordModel } from '../../core/subword/subword-model.ts';
+import type { SubwordKind } from '../../core/subword/subword-spec.ts';
+import { trainUnigram } from '../../core/subword/unigram-trainer.ts';
 
 const SPECIALS = ['<pad>', '<unk>', '<s>', '</s>'];
 /** Picked so that, with the default seed, some outputs are empty, some short and some run long. */
@@ -68,20 +70,21 @@ export interface TinyModelOptions {
   /** Hidden size. @default 8 */
   hidden?: number;
   /**
-   * A joint BPE vocabulary (core/subword) learned from the tiny words, cased, instead of the word lists: the card
-   * names `subword.model`, which {@link writeTinyModelDir} writes beside the graphs. @default false
+   * A joint subword vocabulary (core/subword) learned from the tiny words, cased, instead of the word lists: the
+   * card names `subword.model`, which {@link writeTinyModelDir} writes beside the graphs. `true` is `'bpe'`.
+   * @default false
    */
-  subword?: boolean;
+  subword?: boolean | SubwordKind;
 }
 
-/** A joint 300-piece BPE model over the tiny words (both languages, cased and lower-cased). */
-function tinySubwordModel(): SubwordModel {
+/** A joint 300-piece BPE or unigram model over the tiny words (both languages, cased and lower-cased). */
+function tinySubwordModel(kind: SubwordKind): SubwordModel {
   const words = [...TINY_SOURCE_WORDS, ...TINY_TARGET_WORDS];
   const sentences = words.flatMap((w, i) => [
     `${w} ${words[(i + 3) % words.length]}`,
     `${w[0]!.toUpperCase()}${w.slice(1)} .`,
   ]);
-  return trainBpe(sentences, { vocabSize: 300 }).model;
+  return (kind === 'unigram' ? trainUnigram : trainBpe)(sentences, { vocabSize: 300 }).model;
 }
 
 /** The two graphs' bytes and the card (as JSON input, `files` filled in). */
@@ -98,7 +101,7 @@ export function buildTinyModel(opts: TinyModelOptions = {}): TinyModel {
   const name = opts.name ?? 'tiny-en-de';
   const seed = opts.seed ?? 7;
   const H = opts.hidden ?? 8;
-  const subword = opts.subword ? tinySubwordModel() : undefined;
+  const subword = opts.subword ? tinySubwordModel(opts.subword === true ? 'bpe' : opts.subword) : undefined;
   const srcTokens = subword ? subword.tokens : [...SPECIALS, ...TINY_SOURCE_WORDS];
   const tgtTokens = subword ? subword.tokens : [...SPECIALS, ...TINY_TARGET_WORDS];
   const files: Record<string, Uint8Array> = subword ? { 'subword.model': subword.toBytes() } : {};
@@ -189,7 +192,7 @@ export function buildTinyModel(opts: TinyModelOptions = {}): TinyModel {
     ...(subword
       ? {
           subword: {
-            kind: 'bpe',
+            kind: subword.kind,
             joint: true,
             vocabSize: subword.size,
             files: { en: 'subword.model', de: 'subword.model' },

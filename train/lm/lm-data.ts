@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { isSubwordKind } from '../../core/subword/subword-spec.ts';
 import { getTokenizer, type Tokenizer } from '../../core/text/tokenize.ts';
 import { SPECIALS, Vocabulary } from '../../core/vocab.ts';
 import { LM_SPLITS, readDefaultLmText, readLmText, type LmSplit, type LmText } from '../data/lm-corpus.ts';
@@ -21,7 +22,7 @@ export function readRunText(config: LmRunConfig): Promise<LmText> {
 }
 
 /**
- * Reads the corpus and builds the vocabulary (words by frequency, or BPE pieces learned from the
+ * Reads the corpus and builds the vocabulary (words by frequency, or BPE or unigram pieces learned from the
  * training text), or reloads the run's own when `resuming` (a checkpoint's ids must not change).
  * Every line becomes its tokens then `</s>`; the splits are streams of ids.
  */
@@ -34,7 +35,7 @@ export async function prepareLmData(config: LmRunConfig, runDir: string, resumin
   if (resuming) {
     vocab = await readVocab(vocabPath);
     tokenizer = await runTokenizer(config, runDir, { [lang]: vocab });
-  } else if (config.vocab.kind === 'bpe') {
+  } else if (isSubwordKind(config.vocab.kind)) {
     const learned = await learnSubwords(config.vocab, runDir, { [lang]: text.lines.train });
     vocab = learned.vocabs[lang]!;
     tokenizer = learned.tokenizer;
@@ -58,7 +59,7 @@ export async function prepareLmData(config: LmRunConfig, runDir: string, resumin
   const unk = (ids: Int32Array) => ids.reduce((n, id) => n + (id === SPECIALS.unk.id ? 1 : 0), 0);
   const sizes = LM_SPLITS.map((s) => `${s} ${streams[s].length} tokens (${unk(streams[s])} <unk>)`).join(', ');
   return {
-    summary: `data: ${text.name}: ${sizes}; vocab ${vocab.size} ${config.vocab.kind === 'bpe' ? 'BPE pieces' : `words (min frequency ${config.vocab.minFreq})`}`,
+    summary: `data: ${text.name}: ${sizes}; vocab ${vocab.size} ${isSubwordKind(config.vocab.kind) ? `${config.vocab.kind} pieces` : `words (min frequency ${config.vocab.minFreq})`}`,
     vocab,
     tokenizer,
     streams,

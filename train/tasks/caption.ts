@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import type { ImageSpec } from '../../core/image/preprocess.ts';
+import { isSubwordKind } from '../../core/subword/subword-spec.ts';
 import { getTokenizer, type Tokenizer } from '../../core/text/tokenize.ts';
 import type { Vocabulary } from '../../core/vocab.ts';
 import type { ImageInputSpec } from '../../models/index.ts';
@@ -38,8 +39,8 @@ registerTask<CaptionRunConfig>({
   async prepare(config, runDir, resuming, log) {
     const dataset = await loadCaptionDataset(config.data.dir);
     const vocabPath = join(runDir, RUN_FILES.tgtVocab);
-    // Subword captions (`--vocab bpe`): a BPE model learned from the raw training captions, cased as written.
-    const subword = config.vocab.kind === 'bpe';
+    // Subword captions (`--vocab bpe|unigram`): a model learned from the raw training captions, cased as written.
+    const subword = isSubwordKind(config.vocab.kind);
     let vocab: Vocabulary;
     let tokenizer: Tokenizer;
     if (resuming) {
@@ -110,7 +111,7 @@ registerTask<CaptionRunConfig>({
     return {
       summary:
         `data: ${dataset.name}, ${train.length} training images with ${captions} captions (${dropped} longer than ${config.lengths.maxTgtLen} words or empty dropped), ` +
-        `${val.rows.length} val images; vocab ${vocab.size} ${subword ? 'BPE pieces' : `(min frequency ${config.vocab.minFreq})`}; image input ${image.kind === 'pixels' ? `${image.size}²` : `[${image.shape.join(', ')}] frozen-encoder features`}`,
+        `${val.rows.length} val images; vocab ${vocab.size} ${subword ? `${config.vocab.kind} pieces` : `(min frequency ${config.vocab.minFreq})`}; image input ${image.kind === 'pixels' ? `${image.size}²` : `[${image.shape.join(', ')}] frozen-encoder features`}`,
       sizes: { tgtVocab: vocab.size, image },
       epoch(epoch) {
         const plan = planCaptionBatches(train, { seed: config.seed, maxCaptions: config.batch.maxSentences }, epoch);

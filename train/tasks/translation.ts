@@ -1,3 +1,4 @@
+import { isSubwordKind } from '../../core/subword/subword-spec.ts';
 import { makeBatch, planBatches } from '../data/batches.ts';
 import { evaluateBleu } from '../evaluate.ts';
 import { prepareData } from '../prepare-data.ts';
@@ -45,7 +46,7 @@ registerTask<TranslationRunConfig>({
         );
         // The schedule follows the figure the output can earn: cased for subword models (they keep case),
         // lower-cased for word models (their tokeniser lower-cases, so their cased BLEU mostly counts capitals).
-        const cased = config.vocab.kind === 'bpe';
+        const cased = isSubwordKind(config.vocab.kind);
         return {
           score: cased ? bleu : bleuLc,
           more: { 'BLEU cased': bleu, 'BLEU lc': bleuLc, chrF2: chrf, 'chrF2++': chrfpp },

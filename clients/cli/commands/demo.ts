@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadModelDir } from '../../../core/runtime/load-node.ts';
 import { MODEL_CARD_FILE } from '../../../core/runtime/model-card.ts';
+import { SUBWORD_KINDS, type SubwordKind } from '../../../core/subword/subword-spec.ts';
 import { exportRun } from '../../../export/export-run.ts';
 import { resolveArchConfig } from '../../../models/index.ts';
 import { startServer } from '../../../serve/server.ts';
@@ -21,7 +22,7 @@ interface DemoFlags {
   tgt: string;
   head: string;
   preset: string;
-  vocab: 'bpe' | 'word';
+  vocab: SubwordKind | 'word';
   vocabSize: number;
 }
 
@@ -77,13 +78,16 @@ export function registerDemo(program: Command): void {
     .option('--head <name>', 'output head', 'fixed-l2')
     .option('--preset <name>', 'architecture preset', 'small')
     .addOption(
-      new Option('--vocab <kind>', "joint BPE subwords (cased, never <unk>) or the paper's word vocabularies")
-        .choices(['bpe', 'word'])
+      new Option(
+        '--vocab <kind>',
+        "joint BPE or unigram subwords (cased, never <unk>) or the paper's word vocabularies",
+      )
+        .choices([...SUBWORD_KINDS, 'word'])
         .default('bpe'),
     )
-    .option('--vocab-size <n>', 'bpe: pieces in the joint model', (v) => Number(v), 8000)
+    .option('--vocab-size <n>', 'bpe, unigram: pieces in the joint model', (v) => Number(v), 8000)
     .action(async (flags: DemoFlags) => {
-      const name = `demo-${flags.src}-${flags.tgt}-${flags.head}${flags.vocab === 'bpe' ? '-bpe' : ''}`;
+      const name = `demo-${flags.src}-${flags.tgt}-${flags.head}${flags.vocab === 'word' ? '' : `-${flags.vocab}`}`;
       const modelDir = join(REPO_ROOT, 'artifacts', name);
       if (!existsSync(join(modelDir, MODEL_CARD_FILE))) {
         const runDir = join(REPO_ROOT, 'runs', name);
@@ -102,9 +106,9 @@ export function registerDemo(program: Command): void {
             archConfig: resolveArchConfig('rnn-attn', flags.preset),
             head: { name: flags.head },
             data: { dir: dataDir, kind: 'multi30k', src: flags.src, tgt: flags.tgt },
-            ...(flags.vocab === 'bpe'
-              ? { tokenizer: 'sentencepiece', vocab: { kind: 'bpe', size: flags.vocabSize, joint: true } }
-              : {}),
+            ...(flags.vocab === 'word'
+              ? {}
+              : { tokenizer: 'sentencepiece', vocab: { kind: flags.vocab, size: flags.vocabSize, joint: true } }),
             maxMinutes: flags.minutes,
           });
           (await train(config, runDir)).model.params.dispose();

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { copyFile, mkdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { DEFAULT_IMAGE_SPEC } from '../../../core/image/preprocess.ts';
+import { isSubwordKind, SUBWORD_KINDS } from '../../../core/subword/subword-spec.ts';
 import { resolveArchConfig, resolveHeadOptions } from '../../../models/index.ts';
 import { resolveLmArchConfig } from '../../../models/lm/index.ts';
 import { detectCorpusKind, DEFAULT_LANGS } from '../../../train/data/corpus.ts';
@@ -27,12 +28,12 @@ export interface NewRunFlags extends RecipeFlags {
   seed: number;
   batchSize?: number;
   minFreq?: number;
-  /** 'word' (default) or 'bpe'. */
+  /** 'word' (default), 'bpe' or 'unigram'. */
   vocab?: string;
-  /** word: cap on the vocabulary; bpe: pieces per model. */
+  /** word: cap on the vocabulary; bpe, unigram: pieces per model. */
   vocabSize?: number;
   jointVocab?: boolean;
-  /** bpe: keep pieces the training targets never use in the output softmax (excluded by default). */
+  /** bpe, unigram: keep pieces the training targets never use in the output softmax (excluded by default). */
   keepUnseenOutputs?: boolean;
   valSentences?: number;
   encoder?: string;
@@ -63,18 +64,19 @@ const FROZEN_ENCODER_FILE = 'frozen-encoder.onnx';
 export async function newRunConfig(flags: NewRunFlags, runDir: string): Promise<RunConfig> {
   const arch = flags.arch ?? DEFAULT_ARCH[flags.task];
   const kindOfVocab = flags.vocab ?? 'word';
-  if (kindOfVocab !== 'word' && kindOfVocab !== 'bpe') throw new Error(`--vocab ${flags.vocab}: expected word or bpe`);
-  if (flags.jointVocab && kindOfVocab !== 'bpe') throw new Error('--joint-vocab needs --vocab bpe');
+  const subword = isSubwordKind(kindOfVocab);
+  if (kindOfVocab !== 'word' && !subword)
+    throw new Error(`--vocab ${flags.vocab}: expected word, ${SUBWORD_KINDS.join(' or ')}`);
+  const subwordFlag = `--vocab ${SUBWORD_KINDS.join('|')}`;
+  if (flags.jointVocab && !subword) throw new Error(`--joint-vocab needs ${subwordFlag}`);
   if (flags.jointVocab && flags.task !== 'translation') throw new Error('--joint-vocab is for --task translation');
-  if (flags.keepUnseenOutputs && (kindOfVocab !== 'bpe' || flags.task !== 'translation'))
-    throw new Error('--keep-unseen-outputs is for --task translation with --vocab bpe');
-  if (kindOfVocab === 'bpe' && flags.minFreq !== undefined)
-    throw new Error('--min-freq is for word vocabularies (--vocab word)');
-  const subword = kindOfVocab === 'bpe';
+  if (flags.keepUnseenOutputs && (!subword || flags.task !== 'translation'))
+    throw new Error(`--keep-unseen-outputs is for --task translation with ${subwordFlag}`);
+  if (subword && flags.minFreq !== undefined) throw new Error('--min-freq is for word vocabularies (--vocab word)');
   const vocab = (minFreq: number | undefined): Record<string, unknown> =>
     subword
       ? {
-          kind: 'bpe',
+          kind: kindOfVocab,
           size: flags.vocabSize ?? 8000,
           joint: flags.jointVocab ?? false,
           ...(flags.keepUnseenOutputs ? { maskUnseen: false } : {}),

@@ -190,23 +190,23 @@ export function registerTrain(program: Command): void {
     .addOption(
       new Option(
         '--vocab <kind>',
-        "word vocabulary (the paper's, rare words are <unk>) or BPE subwords learned from the training text (cased, never <unk>)",
+        "word vocabulary (the paper's, rare words are <unk>), or BPE or unigram (SentencePiece) subwords learned from the training text (cased, never <unk>)",
       )
-        .choices(['word', 'bpe'])
+        .choices(['word', 'bpe', 'unigram'])
         .default('word'),
     )
     .option(
       '--vocab-size <n>',
-      'bpe: pieces per model (default 8000); word: cap on the vocabulary',
+      'bpe, unigram: pieces per model, specials and 256 byte pieces included (default 8000); word: cap on the vocabulary',
       positiveInt('vocab-size'),
     )
     .option(
       '--joint-vocab',
-      'bpe: one subword model and vocabulary for both languages, one embedding matrix for source, target and output',
+      'bpe, unigram: one subword model and vocabulary for both languages, one embedding matrix for source, target and output',
     )
     .option(
       '--keep-unseen-outputs',
-      "bpe: let the output softmax score pieces the training targets never use (a joint vocabulary's source-only pieces); by default they are excluded",
+      "bpe, unigram: let the output softmax score pieces the training targets never use (a joint vocabulary's source-only pieces); by default they are excluded",
     )
     .option(
       '--val-sentences <n>',

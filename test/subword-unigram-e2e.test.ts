@@ -1,0 +1,181 @@
+/**
+ * `--vocab unigram` through the whole system, as a user runs it: `frost train` learns a joint unigram model on
+ * the toy corpus (a few seconds of training), `frost export` copies the `.model` beside the graphs with
+ * `subword.kind: unigram` in the card, and `frost translate`, the runtime and `frost serve`'s decode threads
+ * tokenise with it. A `.model` of another type is refused at load with its path.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import { loadModelDir, readModelCard } from '../core/runtime/load-node.ts';
+import { decodeModelProto, ModelType } from '../core/subword/sentencepiece-proto.ts';
+import { SubwordModel } from '../core/subword/subword-model.ts';
+import { startServer } from '../serve/server.ts';
+import { makeToyCorpus } from '../train/data/toy-corpus.ts';
+import { learnSubwords, readSubwords, runTokenizer } from '../train/subwords.ts';
+import { writeToyData } from './helpers/toy-run.ts';
+
+const run = promisify(execFile);
+const CLI = join(import.meta.dirname, '..', 'bin', 'frost.js');
+const HOSTILE = [
+  'emoji 😀🐕‍🦺 and ZWJ',
+  '漢字とひらがな 한국어',
+  'שלום مرحبا',
+  'e\u0301 Z\u0336a\u0334',
+  'NUL \u0000 \uD800',
+];
+
+let dir: string;
+let dataDir: string;
+let runDir: string;
+let modelDir: string;
+
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'frost-unigram-e2e-'));
+  dataDir = await writeToyData(join(dir, 'toy'), { seed: 1, train: 1500, val: 40, test: 40 });
+  runDir = join(dir, 'run');
+  modelDir = join(dir, 'model');
+});
+after(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+test('per-language unigram models: one .model per language, read back and checked against the run', async () => {
+  const runFolder = join(dir, 'per-language');
+  await mkdir(runFolder);
+  const corpus = makeToyCorpus({ seed: 4, train: 400, val: 1, test: 1, lexiconScale: 0.2 });
+  const vocab = { kind: 'unigram' as const, size: 300, joint: false, minFreq: 1, maskUnseen: true };
+  const sentences = { src: corpus.train.map((p) => p.src), tgt: corpus.train.map((p) => p.tgt) };
+  const { tokenizer, vocabs } = await learnSubwords(vocab, runFolder, sentences);
+  for (const lang of ['src', 'tgt']) {
+    const bytes = await readFile(join(runFolder, `subword.${lang}.model`));
+    assert.equal(decodeModelProto(bytes).trainer_spec.model_type, ModelType.UNIGRAM, lang);
+    assert.equal(vocabs[lang]!.size, 300, lang);
+    assert.equal(tokenizer.model(lang).kind, 'unigram');
+  }
+  assert.notDeepEqual(vocabs.src!.tokens, vocabs.tgt!.tokens, 'each language learns its own pieces');
+  const text = { tokenizer: 'sentencepiece', vocab };
+  const again = await runTokenizer(text, runFolder, vocabs);
+  assert.deepEqual(again.tokenize(sentences.tgt[0]!, 'tgt'), tokenizer.tokenize(sentences.tgt[0]!, 'tgt'));
+  const subwords = await readSubwords(text, runFolder, ['src', 'tgt']);
+  assert.equal(subwords?.spec.kind, 'unigram');
+  assert.deepEqual(Object.keys(subwords?.files ?? {}).sort(), ['subword.src.model', 'subword.tgt.model']);
+  // a run config that says bpe does not read these files as its own
+  await assert.rejects(
+    runTokenizer({ ...text, vocab: { ...vocab, kind: 'bpe' } }, runFolder, vocabs),
+    (err: Error) =>
+      err.message.startsWith(join(runFolder, 'subword.src.model')) && /run config says bpe/.test(err.message),
+  );
+});
+
+describe('frost train --vocab unigram, export, translate', () => {
+  test('frost train learns a joint unigram model and trains on its pieces', async () => {
+    await run(process.execPath, [
+      CLI,
+      'train',
+      '--data',
+      dataDir,
+      '--arch',
+      'rnn-attn',
+      '--head',
+      'tied',
+      '--preset',
+      'tiny',
+      '--vocab',
+      'unigram',
+      '--vocab-size',
+      '400',
+      '--joint-vocab',
+      '--epochs',
+      '2',
+      '--lr',
+      '5e-3',
+      '--backend',
+      'wasm',
+      '--out',
+      runDir,
+      '--quiet',
+    ]);
+    const config = JSON.parse(await readFile(join(runDir, 'config.json'), 'utf8')) as {
+      tokenizer: string;
+      vocab: { kind: string; size: number; joint: boolean };
+    };
+    assert.equal(config.tokenizer, 'sentencepiece');
+    assert.deepEqual([config.vocab.kind, config.vocab.size, config.vocab.joint], ['unigram', 400, true]);
+    const bytes = await readFile(join(runDir, 'subword.model'));
+    assert.equal(decodeModelProto(bytes).trainer_spec.model_type, ModelType.UNIGRAM);
+    const model = SubwordModel.fromBytes(bytes, 'subword.model');
+    assert.equal(model.size, 400);
+    const vocab = JSON.parse(await readFile(join(runDir, 'vocab.src.json'), 'utf8')) as { tokens: string[] };
+    assert.deepEqual(vocab.tokens, model.tokens, 'the vocabulary is the model pieces');
+  });
+
+  test('frost export copies the .model and the card says subword.kind unigram', async () => {
+    await run(process.execPath, [CLI, 'export', runDir, '--out', modelDir, '--quiet']);
+    const card = await readModelCard(modelDir);
+    assert.equal(card.tokenizer, 'sentencepiece');
+    assert.equal(card.subword?.kind, 'unigram');
+    assert.deepEqual(card.subword?.files, { src: 'subword.model', tgt: 'subword.model' });
+    assert.deepEqual(await readFile(join(modelDir, 'subword.model')), await readFile(join(runDir, 'subword.model')));
+  });
+
+  test('frost translate prints what the runtime gives: detokenised, no ▁, no <unk>, hostile text included', async () => {
+    const src = (await readFile(join(dataDir, 'test.src'), 'utf8')).trim().split('\n').slice(0, 3);
+    const inputs = [...src, ...HOSTILE.slice(0, 2)];
+    const { stdout } = await run(process.execPath, [CLI, 'translate', modelDir, '--beam', '2', ...inputs]);
+    const runtime = await loadModelDir(modelDir);
+    try {
+      const expected = await runtime.translate(inputs, { beam: 2 });
+      assert.deepEqual(
+        stdout.trimEnd().split('\n'),
+        expected.map((t) => t.text),
+      );
+      for (const t of await runtime.translate(HOSTILE, { beam: 2 })) {
+        assert.ok(!t.tokens.includes('<unk>') && !t.text.includes('<unk>') && !t.text.includes('▁'), t.text);
+      }
+    } finally {
+      await runtime.release();
+    }
+  });
+
+  test('frost serve (worker threads) answers hostile text as valid UTF-8, equal to the runtime', async () => {
+    const runtime = await loadModelDir(modelDir);
+    const expected = await runtime.translate(HOSTILE, { beam: 2 });
+    await runtime.release();
+    const server = await startServer({ modelsDir: modelDir, port: 0, workers: 1, log: () => {} });
+    try {
+      for (const [i, text] of HOSTILE.entries()) {
+        const res = await fetch(`${server.url}/v1/translate`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ text, beam: 2 }),
+        });
+        assert.equal(res.status, 200, text);
+        const body = new TextDecoder('utf-8', { fatal: true }).decode(new Uint8Array(await res.arrayBuffer()));
+        const json = JSON.parse(body) as { translations: { text: string }[] };
+        assert.equal(json.translations[0]!.text, expected[i]!.text, text);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('a .model of another type with the same pieces is refused at load with its path', async () => {
+    const file = join(modelDir, 'subword.model');
+    const good = await readFile(file);
+    const unigram = SubwordModel.fromBytes(good, file);
+    try {
+      await writeFile(file, SubwordModel.fromPieces(unigram.pieces, 'bpe', 'bpe').toBytes());
+      await assert.rejects(loadModelDir(modelDir), (err: Error) =>
+        err.message.startsWith(`${file}: is a bpe model, but its card or run config says unigram`),
+      );
+    } finally {
+      await writeFile(file, good);
+    }
+    await (await loadModelDir(modelDir)).release();
+  });
+});
