@@ -14,12 +14,14 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { readCheckpointInfo } from '../train/run-folder.ts';
+import { writeMarkovCorpus } from './helpers/lm-run.ts';
 import { writeToyData } from './helpers/toy-run.ts';
 
 const BIN = fileURLToPath(new URL('../bin/frost.js', import.meta.url));
 const BATCHES = 100;
 let dir: string;
 let dataDir: string;
+let lmDataDir: string;
 
 interface Exit {
   code: number | null;
@@ -96,6 +98,7 @@ before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'frost-interrupt-'));
   // 400 pairs in batches of 4: an epoch of 100 updates, so a signal sent after the first lands mid-epoch.
   dataDir = await writeToyData(join(dir, 'toy'), { seed: 1, train: 400, val: 16, test: 4 });
+  ({ dataDir: lmDataDir } = await writeMarkovCorpus(dir, { train: 5000, valid: 800, test: 800 }));
 });
 
 after(async () => {
@@ -149,6 +152,25 @@ describe('an interrupted frost train saves where it is', { timeout: 180_000 }, (
     assert.deepEqual(got.map(same), want.map(same));
     assert.deepEqual([got[1]!.trainLoss, got[1]!.tokens], [want[1]!.trainLoss, want[1]!.tokens]);
     assert.ok((got[0]!.tokens as number) < (want[0]!.tokens as number));
+  });
+
+  test('a language model stopped at a window resumes there and keeps its best validation', async () => {
+    const runDir = join(dir, 'lm');
+    // 5000 tokens in 20 streams of 5-token windows: an epoch of 50 updates.
+    const args = ['train', '--task', 'lm', '--preset', 'tiny', '--data', lmDataDir, '--bptt', '5'];
+    args.push('--epochs', '1', '--backend', 'wasm', '--out', runDir);
+    const stopped = await frost(args, { signal: 'SIGTERM', when: /^epoch 1 batch \d+\//m, runDir });
+    assert.equal(stopped.code, 143, stopped.stderr);
+    const m = /^frost: interrupted by SIGTERM at epoch 1, window (\d+), step (\d+): saved/m.exec(stopped.stderr);
+    assert.ok(m && m[1] === m[2] && Number(m[1]) > 0 && Number(m[1]) < 50, stopped.stderr);
+
+    const resumed = await frost(['train', '--resume', runDir, '--backend', 'wasm']);
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.match(resumed.stderr, new RegExp(`resumed at epoch 1, window ${m[1]}, step ${m[1]}`));
+    // Saved before any validation, its best-so-far (Infinity, null in JSON) must not come back as 0.
+    const val = /val ppl (\d+\.\d\d) \(best\)/.exec(resumed.stderr);
+    assert.ok(val, resumed.stderr);
+    assert.match(resumed.stderr, new RegExp(`best val perplexity ${val[1]}$`, 'm'));
   });
 
   test('a second signal ends the process at once; once the loop is done, signals are fatal again', async () => {
