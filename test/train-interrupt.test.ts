@@ -31,12 +31,12 @@ interface Exit {
 }
 
 /**
- * Runs `frost ...args`; with `interrupt`, sends its signals (one, or `times` back to back) once stderr
- * matches `when`: the first progress line of a session comes after its first update.
+ * Runs `frost ...args`; with `interrupt`, sends its signal once stderr matches `when` (the first progress
+ * line of a session comes after its first update), first closing stderr's read end with `closeStderr`.
  */
 function frost(
   args: string[],
-  interrupt?: { signal: NodeJS.Signals; when: RegExp; runDir: string; times?: number },
+  interrupt?: { signal: NodeJS.Signals; when: RegExp; runDir: string; closeStderr?: boolean },
 ): Promise<Exit> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -46,7 +46,8 @@ function frost(
       stderr += d.toString();
       if (interrupt && savedBefore === undefined && interrupt.when.test(stderr)) {
         savedBefore = existsSync(join(interrupt.runDir, 'checkpoints', 'last'));
-        for (let i = 0; i < (interrupt.times ?? 1); i++) child.kill(interrupt.signal);
+        if (interrupt.closeStderr) child.stderr.destroy();
+        child.kill(interrupt.signal);
       }
     });
     child.on('error', reject);
@@ -171,6 +172,15 @@ describe('an interrupted frost train saves where it is', { timeout: 180_000 }, (
     const val = /val ppl (\d+\.\d\d) \(best\)/.exec(resumed.stderr);
     assert.ok(val, resumed.stderr);
     assert.match(resumed.stderr, new RegExp(`best val perplexity ${val[1]}$`, 'm'));
+  });
+
+  test('a run whose stderr reader is gone saves all the same (Ctrl-C on `frost experiment` ends the grid too)', async () => {
+    const runDir = join(dir, 'no-reader');
+    const when = /^epoch 1 batch \d+\//m;
+    const stopped = await frost(trainArgs(runDir), { signal: 'SIGINT', when, runDir, closeStderr: true });
+    assert.equal(stopped.code, 130);
+    const saved = await readCheckpointInfo(runDir, 'last');
+    assert.ok(saved && saved.step > 0 && saved.step === saved.state.batch, `saved at ${JSON.stringify(saved?.state)}`);
   });
 
   test('a second signal ends the process at once; once the loop is done, signals are fatal again', async () => {

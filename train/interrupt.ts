@@ -38,6 +38,9 @@ export class TrainingInterrupted extends Error {
 export class InterruptWatch {
   private noted: StopSignal | null = null;
   private readonly handler = (signal: NodeJS.Signals) => this.receive(signal as StopSignal);
+  // Ctrl-C on `frost experiment` ends the grid, which reads its runs' stderr, as it reaches them: a write
+  // to the closed pipe must not end a run before it has saved.
+  private readonly ignoreClosedStderr = () => undefined;
 
   /** The first signal received, or null. */
   get signal(): StopSignal | null {
@@ -46,10 +49,12 @@ export class InterruptWatch {
 
   start(): void {
     for (const s of STOP_SIGNALS) process.on(s, this.handler);
+    process.stderr.on('error', this.ignoreClosedStderr);
   }
 
   stop(): void {
     for (const s of STOP_SIGNALS) process.off(s, this.handler);
+    process.stderr.off('error', this.ignoreClosedStderr);
   }
 
   private receive(signal: StopSignal): void {
