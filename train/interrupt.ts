@@ -38,8 +38,9 @@ export class TrainingInterrupted extends Error {
 export class InterruptWatch {
   private noted: StopSignal | null = null;
   private readonly handler = (signal: NodeJS.Signals) => this.receive(signal as StopSignal);
-  // Ctrl-C on `frost experiment` ends the grid, which reads its runs' stderr, as it reaches them: a write
-  // to the closed pipe must not end a run before it has saved.
+  // Ctrl-C on `frost experiment` ends the grid, which reads its runs' stderr, as it reaches them: once a
+  // signal is noted, a write to the closed pipe must not end a run before it has saved. (Not before: a run
+  // whose reader is gone for another reason should still fail at its next line, not train on unwatched.)
   private readonly ignoreClosedStderr = () => undefined;
 
   /** The first signal received, or null. */
@@ -49,7 +50,6 @@ export class InterruptWatch {
 
   start(): void {
     for (const s of STOP_SIGNALS) process.on(s, this.handler);
-    process.stderr.on('error', this.ignoreClosedStderr);
   }
 
   stop(): void {
@@ -60,6 +60,7 @@ export class InterruptWatch {
   private receive(signal: StopSignal): void {
     if (this.noted === null) {
       this.noted = signal;
+      process.stderr.on('error', this.ignoreClosedStderr);
       // At once: a validation under way (minutes, for captions) is finished before the save.
       process.stderr.write(
         `frost: ${signal}: saving where the run is; send it again to stop at once, without saving\n`,
