@@ -1,9 +1,11 @@
 /**
  * `frost train` stopped by SIGTERM and SIGINT in the middle of an epoch, through the real CLI (bin/frost.js
  * in child processes): each signal saves `last` at the update it arrived in and exits 143 or 130 with the
- * resume command, and the run resumed twice ends with the same parameters, bit for bit, as the same run
- * left alone (single-threaded tfjs wasm and a seeded batch order are deterministic). No periodic save
- * happens in these runs (they last seconds; checkpointMinutes is 5), so `last` is the signal's save.
+ * resume command, and the run resumed twice ends with the same parameters and Adam moments, bit for bit, as
+ * the same run left alone (tfjs wasm, its GEMMs in OpenBLAS, and a seeded batch order are deterministic
+ * here). No periodic save happens in these runs (they last seconds; checkpointMinutes is 5), so `last` is
+ * the signal's save. Also: a language model stopped at a window, a run whose stderr reader is gone, and
+ * the second signal, which ends the process at once.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
