@@ -4,8 +4,8 @@
  * resume command, and the run resumed twice ends with the same parameters and Adam moments, bit for bit, as
  * the same run left alone (tfjs wasm, its GEMMs in OpenBLAS, and a seeded batch order are deterministic
  * here). No periodic save happens in these runs (they last seconds; checkpointMinutes is 5), so `last` is
- * the signal's save. Also: a language model stopped at a window, a run whose stderr reader is gone, and
- * the second signal, which ends the process at once.
+ * the signal's save. Also: a language model stopped at a window, and the second signal, which ends the
+ * process at once.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -20,7 +20,7 @@ import { writeMarkovCorpus } from './helpers/lm-run.ts';
 import { writeToyData } from './helpers/toy-run.ts';
 
 const BIN = fileURLToPath(new URL('../bin/frost.js', import.meta.url));
-const BATCHES = 100;
+const BATCHES = 150;
 let dir: string;
 let dataDir: string;
 let lmDataDir: string;
@@ -99,8 +99,9 @@ async function metricsLines(runDir: string): Promise<Record<string, unknown>[]> 
 
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'frost-interrupt-'));
-  // 400 pairs in batches of 4: an epoch of 100 updates, so a signal sent after the first lands mid-epoch.
-  dataDir = await writeToyData(join(dir, 'toy'), { seed: 1, train: 400, val: 16, test: 4 });
+  // 600 pairs in batches of 4: an epoch of 150 updates (1-3 s here), so a signal sent after the first
+  // lands mid-epoch even when this process is slow to send it.
+  dataDir = await writeToyData(join(dir, 'toy'), { seed: 1, train: 600, val: 16, test: 4 });
   ({ dataDir: lmDataDir } = await writeMarkovCorpus(dir, { train: 5000, valid: 800, test: 800 }));
 });
 
@@ -109,7 +110,7 @@ after(async () => {
 });
 
 describe('an interrupted frost train saves where it is', { timeout: 180_000 }, () => {
-  test('SIGTERM, then SIGINT after resuming, then a resume to the end: the same run as one left alone', async () => {
+  test('SIGTERM, SIGINT with no stderr reader, SIGINT at the end of the epoch, a resume: as if left alone', async (t) => {
     const reference = join(dir, 'reference');
     const runDir = join(dir, 'interrupted');
     const whole = frost(trainArgs(reference));
@@ -130,15 +131,32 @@ describe('an interrupted frost train saves where it is', { timeout: 180_000 }, (
       `resumed at epoch 1, batch ${at.batch}, step ${at.step}\\n[^]*^epoch \\d batch \\d+/`,
       'm',
     );
-    const second = await frost(resumeArgs, { signal: 'SIGINT', when: resumedLine, runDir });
+    // Its stderr closed first, as when Ctrl-C on `frost experiment` ends the grid that reads it: the run
+    // must save all the same (its write of the notice to the closed pipe must not end it).
+    const second = await frost(resumeArgs, { signal: 'SIGINT', when: resumedLine, runDir, closeStderr: true });
     assert.equal(second.code, 130, second.stderr);
-    const at2 = interruptedLine(second.stderr, 'SIGINT', runDir);
+    const state2 = (await readCheckpointInfo(runDir, 'last'))?.state;
+    const at2 = { epoch: Number(state2?.epoch) + 1, batch: Number(state2?.batch), step: Number(state2?.step) };
     assert.ok(at2.step > at.step, `the resumed session trained: step ${at.step} -> ${at2.step}`);
-    assert.equal((await readCheckpointInfo(runDir, 'last'))?.step, at2.step);
+    assert.ok(at2.epoch === 1 && at2.batch === at2.step && at2.batch < BATCHES, `mid-epoch: ${JSON.stringify(at2)}`);
 
-    const third = await frost(resumeArgs);
-    assert.equal(third.code, 0, third.stderr);
+    // Signalled after the epoch's last update: either seen before validation (the epoch is saved whole,
+    // unvalidated) or during it (validation finishes, its line is written, the run stops before epoch 2).
+    const epochEnd = new RegExp(`^epoch 1 batch ${BATCHES}/${BATCHES}`, 'm');
+    const third = await frost(resumeArgs, { signal: 'SIGINT', when: epochEnd, runDir });
+    assert.equal(third.code, 130, third.stderr);
     assert.match(third.stderr, new RegExp(`resumed at epoch ${at2.epoch}, batch ${at2.batch}, step ${at2.step}`));
+    const at3 = interruptedLine(third.stderr, 'SIGINT', runDir);
+    const validated = at3.epoch === 2;
+    t.diagnostic(`the signal at the end of epoch 1 came ${validated ? 'during' : 'before'} its validation`);
+    assert.deepEqual([at3.batch, at3.step], [validated ? 0 : BATCHES, BATCHES]);
+    assert.deepEqual(
+      (await metricsLines(runDir)).map((l) => l.step),
+      validated ? [BATCHES] : [],
+    );
+
+    const fourth = await frost(resumeArgs);
+    assert.equal(fourth.code, 0, fourth.stderr);
     const alone = await whole;
     assert.equal(alone.code, 0, alone.stderr);
 
@@ -154,6 +172,7 @@ describe('an interrupted frost train saves where it is', { timeout: 180_000 }, (
     });
     assert.deepEqual(got.map(same), want.map(same));
     assert.deepEqual([got[1]!.trainLoss, got[1]!.tokens], [want[1]!.trainLoss, want[1]!.tokens]);
+    if (!validated) assert.deepEqual([got[0]!.tokens, got[0]!.trainLoss], [0, null], 'no update left to report');
     assert.ok((got[0]!.tokens as number) < (want[0]!.tokens as number));
   });
 
@@ -174,15 +193,6 @@ describe('an interrupted frost train saves where it is', { timeout: 180_000 }, (
     const val = /val ppl (\d+\.\d\d) \(best\)/.exec(resumed.stderr);
     assert.ok(val, resumed.stderr);
     assert.match(resumed.stderr, new RegExp(`best val perplexity ${val[1]}$`, 'm'));
-  });
-
-  test('a run whose stderr reader is gone saves all the same (Ctrl-C on `frost experiment` ends the grid too)', async () => {
-    const runDir = join(dir, 'no-reader');
-    const when = /^epoch 1 batch \d+\//m;
-    const stopped = await frost(trainArgs(runDir), { signal: 'SIGINT', when, runDir, closeStderr: true });
-    assert.equal(stopped.code, 130);
-    const saved = await readCheckpointInfo(runDir, 'last');
-    assert.ok(saved && saved.step > 0 && saved.step === saved.state.batch, `saved at ${JSON.stringify(saved?.state)}`);
   });
 
   test('a second signal ends the process at once; once the loop is done, signals are fatal again', async () => {
