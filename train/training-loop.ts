@@ -216,8 +216,6 @@ async function trainEpochs<S extends LoopState, V, M extends object>(
   };
 
   while (!state.done) {
-    // A signal during the last epoch's validation or saves is acted on here, once they are done.
-    if (interrupts.signal) await stopOnSignal(interrupts.signal);
     if (config.epochs !== undefined && state.epoch >= config.epochs) {
       Object.assign(state, { done: true, stopKind: 'epochs', stopReason: `reached ${config.epochs} epochs` });
       break;
@@ -227,6 +225,9 @@ async function trainEpochs<S extends LoopState, V, M extends object>(
       Object.assign(state, { done: true, ...stopBefore });
       break;
     }
+    // A signal during the last epoch's validation or saves is acted on here, once they are done (after
+    // the checks above, so a run that has just ended ends as finished, and the signal is reported below).
+    if (interrupts.signal) await stopOnSignal(interrupts.signal);
     const plan = task.plan(state.epoch);
     progress.startEpoch(state.epoch + 1, plan.length, state.batch);
     let lossSum = 0;
