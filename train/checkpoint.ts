@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { renameSync } from 'node:fs';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ParamStore } from '../models/params.ts';
 
@@ -61,8 +62,14 @@ export async function saveCheckpoint(
   await writeFile(join(tmp, 'checkpoint.json'), JSON.stringify(manifest, null, 1));
   const old = `${dir}.old-${process.pid}`;
   await rm(old, { recursive: true, force: true });
-  await rename(dir, old).catch(() => undefined);
-  await rename(tmp, dir);
+  // The swap is synchronous: a signal handler (train/interrupt.ts exits on a second Ctrl-C) runs between
+  // event-loop turns, and between these two renames it would leave no checkpoint under `dir`.
+  try {
+    renameSync(dir, old);
+  } catch {
+    /* no checkpoint yet */
+  }
+  renameSync(tmp, dir);
   await rm(old, { recursive: true, force: true });
 }
 

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadCheckpoint, restoreTensors, type HasParams, type LoadedCheckpoint } from './checkpoint.ts';
+import { InterruptWatch, nextTurn, resumeCommand, TrainingInterrupted, type StopSignal } from './interrupt.ts';
 import { appendMetrics, dropLostMetrics } from './metrics-log.ts';
 import { Adam } from './optim/adam.ts';
 import type { TrainingProgress } from './progress.ts';
@@ -15,6 +16,7 @@ import type { LrSchedule, ScheduleState } from './schedules/index.ts';
  * time and update budgets, validation after every epoch, metrics.jsonl, checkpoints and resume. A
  * trainer supplies only what is its task's: an epoch's batches, the validation and how its metrics
  * read (`LoopTask`). One loop, so a budget or checkpoint rule cannot drift between tasks.
+ * SIGINT and SIGTERM while it trains save `last` and end the run (train/interrupt.ts).
  */
 
 /**
@@ -145,13 +147,33 @@ export function modelLine(config: Pick<RunConfig, 'arch' | 'preset' | 'head'>, m
   return `model: ${config.arch}/${config.preset} head ${config.head.name}: ${counts.learnable} learnable, ${counts.frozen} frozen parameters`;
 }
 
-/** Trains epoch after epoch until a budget, the epoch count or the schedule stops the run; returns its last state. */
+/**
+ * Trains epoch after epoch until a budget, the epoch count or the schedule stops the run; returns its last state.
+ * @throws TrainingInterrupted after saving `last`, when SIGINT or SIGTERM arrived while it trained
+ */
 export async function runEpochs<S extends LoopState, V, M extends object>(run: LoopRun<S, V, M>): Promise<S> {
+  const interrupts = new InterruptWatch();
+  interrupts.start();
+  try {
+    return await trainEpochs(run, interrupts);
+  } finally {
+    interrupts.stop();
+  }
+}
+
+async function trainEpochs<S extends LoopState, V, M extends object>(
+  run: LoopRun<S, V, M>,
+  interrupts: InterruptWatch,
+): Promise<S> {
   const { runDir, config, model, optimizer, schedule, progress, task } = run;
   let state = run.state;
   if (run.checkpoint) {
     restoreTensors(model, optimizer, run.checkpoint.tensors, runDir);
-    state = run.checkpoint.state as unknown as S;
+    const saved = run.checkpoint.state;
+    // JSON has no Infinity: a best-so-far still ±Infinity (saved before the first validation) came back as null.
+    for (const [key, value] of Object.entries(run.state))
+      if (saved[key] === null && typeof value === 'number' && !Number.isFinite(value)) saved[key] = value;
+    state = saved as unknown as S;
     schedule.state = { ...state.schedule, best: state.schedule.best ?? -Infinity };
     optimizer.step = state.step;
     optimizer.learningRate = state.learningRate;
@@ -162,6 +184,12 @@ export async function runEpochs<S extends LoopState, V, M extends object>(run: L
 
   const checkpoints = new RunCheckpoints(runDir, model, optimizer, config.keepLast);
   const snapshot = () => ({ ...state, schedule: schedule.state });
+  // The step `last` holds, to save it once on a signal (null: this session has not saved and found none).
+  let savedStep: number | null = run.checkpoint ? state.step : null;
+  const saveLast = async () => {
+    await checkpoints.save('last', snapshot());
+    savedStep = state.step;
+  };
   const budgetMs = (config.maxMinutes ?? Infinity) * 60_000;
   const maxUpdates = config.maxUpdates ?? Infinity;
   let sessionStart = Date.now() - state.elapsedMs;
@@ -174,6 +202,18 @@ export async function runEpochs<S extends LoopState, V, M extends object>(run: L
       : elapsed() >= budgetMs
         ? { stopKind: 'time', stopReason: `time budget of ${config.maxMinutes} minutes used` }
         : null;
+  // What a periodic save writes (so a resume continues at the next batch), then the signal's exit.
+  const stopOnSignal = async (signal: StopSignal): Promise<never> => {
+    if (savedStep !== state.step) {
+      state.elapsedMs = elapsed();
+      await saveLast();
+    }
+    const where = `epoch ${state.epoch + 1}, ${task.unit} ${state.batch}, step ${state.step}`;
+    throw new TrainingInterrupted(
+      signal,
+      `interrupted by ${signal} at ${where}: saved; resume with \`${resumeCommand(runDir)}\``,
+    );
+  };
 
   while (!state.done) {
     if (config.epochs !== undefined && state.epoch >= config.epochs) {
@@ -185,12 +225,16 @@ export async function runEpochs<S extends LoopState, V, M extends object>(run: L
       Object.assign(state, { done: true, ...stopBefore });
       break;
     }
+    // A signal during the last epoch's validation or saves is acted on here, once they are done (after
+    // the checks above, so a run that has just ended ends as finished, and the signal is reported below).
+    if (interrupts.signal) await stopOnSignal(interrupts.signal);
     const plan = task.plan(state.epoch);
     progress.startEpoch(state.epoch + 1, plan.length, state.batch);
     let lossSum = 0;
     let lossTokens = 0;
     const epochStart = Date.now();
     let budgetUsed: ReturnType<typeof budgetStop> = null;
+    let interrupted: StopSignal | null = null;
     const startBatch = state.batch;
     for (let i = state.batch; i < plan.length; i++) {
       optimizer.learningRate = schedule.rateAt(state.step + 1, optimizer.learningRate);
@@ -213,17 +257,27 @@ export async function runEpochs<S extends LoopState, V, M extends object>(run: L
       });
       budgetUsed = budgetStop();
       if (budgetUsed) break;
+      // plan.train never yields, so a signal's handler runs only here: one event-loop turn per update
+      // (what it costs: nextTurn in train/interrupt.ts).
+      await nextTurn();
+      interrupted = interrupts.signal;
+      if (interrupted) break;
       if (Date.now() - lastSave >= config.checkpointMinutes * 60_000) {
         state.elapsedMs = elapsed();
-        await checkpoints.save('last', snapshot());
+        await saveLast();
         lastSave = Date.now();
       }
     }
     plan.end?.();
     progress.endEpoch();
+    // An epoch stopped by a signal is not validated (that can take minutes): it has no metrics line
+    // yet, and the session that finishes it writes one, as after a periodic save.
+    if (interrupted) await stopOnSignal(interrupted);
     const trainSeconds = Math.max((Date.now() - epochStart) / 1000, 1e-3);
     // An epoch whose last batch used the budget is still whole.
     const complete = budgetUsed === null || state.batch === plan.length;
+    // A signal during validation lets it finish (a task's decode cannot stop part-way): its metrics line
+    // and checkpoints are written whole, then the loop stops at the top of the next epoch.
     const validation = await task.validate();
     const verdict = schedule.observe(task.score(validation), state.epoch, optimizer.learningRate);
     optimizer.learningRate = verdict.learningRate;
@@ -261,14 +315,17 @@ export async function runEpochs<S extends LoopState, V, M extends object>(run: L
     progress.log(line);
     run.onEpoch?.(metrics);
     if (verdict.improved) await checkpoints.save('best', snapshot());
-    await checkpoints.save('last', snapshot());
+    await saveLast();
     if (complete && config.keepLast > 0) await checkpoints.saveEpoch(state.epoch, snapshot());
     lastSave = Date.now();
     sessionStart = Date.now() - state.elapsedMs;
   }
   if (state.done && state.stopReason) {
-    await checkpoints.save('last', snapshot());
+    await saveLast();
     progress.log(`stopped: ${state.stopReason}; ${task.bestText(state)}`);
   }
+  // A signal during the final validation: the run is whole and saved, but the caller's work after it is not wanted.
+  const late = interrupts.signal;
+  if (late) throw new TrainingInterrupted(late, `interrupted by ${late} as the run ended: saved (${state.stopReason})`);
   return state;
 }

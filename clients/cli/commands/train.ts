@@ -133,7 +133,10 @@ export function registerTrain(program: Command): void {
     .option('--set <key=value>', 'override one architecture setting (repeatable)', collect, [])
     .option('--head-option <key=value>', `set one output-head option (repeatable; ${headOptionsHelp()})`, collect, [])
     .option('--out <dir>', 'run folder to create')
-    .option('--resume <dir>', 'continue the run in this folder from its last checkpoint')
+    .option(
+      '--resume <dir>',
+      'continue the run in this folder from its last checkpoint (saved after every epoch, every 5 minutes, and where Ctrl-C or SIGTERM stopped it: exit status 130/143; a second signal stops at once, without saving)',
+    )
     .option('--epochs <n>', 'stop after n epochs', positiveInt('epochs'))
     .option('--max-minutes <m>', 'stop after m minutes of training', positiveNumber('max-minutes'))
     .option(

@@ -1,0 +1,90 @@
+import { constants } from 'node:os';
+
+/**
+ * Ctrl-C and `kill` during training, made lossless the way preemption-aware trainers do it (PyTorch
+ * Lightning on SIGTERM): the epoch loop (training-loop.ts) watches SIGINT and SIGTERM while it trains,
+ * notes the first one, finishes the update in progress, saves `last` and throws `TrainingInterrupted`,
+ * whose exit status the CLI exits with. A second signal means the user will not wait for the save: the
+ * process ends at once (its `last` checkpoint is then the one before, which a save never half-replaces).
+ */
+
+export type StopSignal = 'SIGINT' | 'SIGTERM';
+
+const STOP_SIGNALS: StopSignal[] = ['SIGINT', 'SIGTERM'];
+
+/** The shell's status for a process ended by `signal`: 128 + its number (130 for SIGINT, 143 for SIGTERM). */
+export function signalExitStatus(signal: StopSignal): number {
+  return 128 + constants.signals[signal];
+}
+
+/** A run stopped by a signal after saving where it was; `exitCode` is the conventional status. */
+export class TrainingInterrupted extends Error {
+  readonly exitCode: number;
+
+  constructor(
+    readonly signal: StopSignal,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'TrainingInterrupted';
+    this.exitCode = signalExitStatus(signal);
+  }
+}
+
+/**
+ * Notes SIGINT and SIGTERM from `start()` to `stop()`; outside that window they keep Node's default
+ * (the process ends). The loop polls `signal` between updates.
+ */
+export class InterruptWatch {
+  private noted: StopSignal | null = null;
+  private readonly handler = (signal: NodeJS.Signals) => this.receive(signal as StopSignal);
+  // Ctrl-C on `frost experiment` ends the grid, which reads its runs' stderr, as it reaches them: once a
+  // signal is noted, a write to the closed pipe must not end a run before it has saved. (Not before: a run
+  // whose reader is gone for another reason should still fail at its next line, not train on unwatched.)
+  private readonly ignoreClosedStderr = () => undefined;
+
+  /** The first signal received, or null. */
+  get signal(): StopSignal | null {
+    return this.noted;
+  }
+
+  start(): void {
+    for (const s of STOP_SIGNALS) process.on(s, this.handler);
+  }
+
+  stop(): void {
+    for (const s of STOP_SIGNALS) process.off(s, this.handler);
+    process.stderr.off('error', this.ignoreClosedStderr);
+  }
+
+  private receive(signal: StopSignal): void {
+    if (this.noted === null) {
+      this.noted = signal;
+      process.stderr.on('error', this.ignoreClosedStderr);
+      // At once: a validation under way (minutes, for captions) is finished before the save.
+      process.stderr.write(
+        `frost: ${signal}: saving where the run is; send it again to stop at once, without saving\n`,
+      );
+      return;
+    }
+    process.stderr.write(`frost: second ${signal}: stopped at once, without saving\n`);
+    process.exit(signalExitStatus(signal));
+  }
+}
+
+/** `frost train --resume DIR`, with DIR quoted for a POSIX shell when it needs to be. */
+export function resumeCommand(runDir: string): string {
+  const dir = /^[\w@%+=:,./-]+$/.test(runDir) ? runDir : `'${runDir.replaceAll("'", "'\\''")}'`;
+  return `frost train --resume ${dir}`;
+}
+
+/**
+ * One event-loop turn, in which pending signals' handlers run; the epoch loop takes one per update. A
+ * bare turn costs about 1 µs (100k in 107-125 ms, Node 20, the 2-core dev VM); inside a tiny rnn-attn
+ * run (batches of 4, 12-90 ms an update on the loaded VM) the median turn took 60-70 µs and one in ten
+ * a few ms, V8's deferred GC tasks running there instead of later. Four interleaved pairs of 3-epoch
+ * runs with and without the turn averaged 11.1 and 12.6 ms an update: no cost above the machine's noise.
+ */
+export function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
