@@ -1,5 +1,6 @@
 import { isSubwordKind } from '../core/subword/subword-spec.ts';
 import { SPECIALS, type Vocabulary } from '../core/vocab.ts';
+import type { ModelSizes } from '../models/archs/types.ts';
 import type { TranslationRunConfig } from './run-config.ts';
 
 /**
@@ -24,4 +25,17 @@ export function excludedTargets(config: TranslationRunConfig, tgtVocab: Vocabula
   const out: number[] = [];
   for (const [id, count] of counts.entries()) if (count === 0 && id !== SPECIALS.eos.id) out.push(id);
   return out;
+}
+
+/**
+ * The output layer's part of a translation run's `ModelSizes`: the excluded targets and whether the layer is
+ * compact (`vocab.compactOutput`, false for runs whose config.json predates it). Training, export and the report
+ * all build the model from this, so a run's checkpoints fit the model each of them builds.
+ */
+export function outputLayerSizes(
+  config: TranslationRunConfig,
+  tgtVocab: Vocabulary,
+): Pick<ModelSizes, 'excludedTargets' | 'compactOutput'> {
+  const excluded = excludedTargets(config, tgtVocab);
+  return { excludedTargets: excluded, compactOutput: excluded.length > 0 && config.vocab.compactOutput === true };
 }

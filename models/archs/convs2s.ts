@@ -215,6 +215,7 @@ export class Convs2sModel implements Seq2SeqModel {
         seed,
         dropout,
         excludedTargets: sizes.excludedTargets,
+        compactOutput: sizes.compactOutput,
       },
       headSpec.options,
     );

@@ -150,6 +150,7 @@ class RnnAttnModel implements Seq2SeqModel {
         seed,
         dropout: cfg.dropout,
         excludedTargets: sizes.excludedTargets,
+        compactOutput: sizes.compactOutput,
       },
       headSpec.options,
     );

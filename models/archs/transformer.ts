@@ -164,6 +164,7 @@ export class TransformerModel implements Seq2SeqModel {
         seed,
         dropout: cfg.dropout,
         excludedTargets: sizes.excludedTargets,
+        compactOutput: sizes.compactOutput,
       },
       headSpec.options,
     );
