@@ -23,6 +23,7 @@ import {
   resolveHeadOptions,
 } from '../models/heads/index.ts';
 import { EXCLUDED_LOGIT } from '../models/heads/output-mask.ts';
+import { headCrossEntropySum, maskedCrossEntropySum } from '../models/loss.ts';
 import type { HeadContext } from '../models/heads/types.ts';
 import { tensorValue } from '../models/onnx-values.ts';
 import { ParamStore } from '../models/params.ts';
@@ -143,6 +144,31 @@ test('compact heads pass the gradient to their K rows and to the kept rows of th
   tf.dispose([f, targets]);
 });
 
+test('the training loss of a compact head skips the widening: same loss and gradients as over the [N, |V|] logits', () => {
+  const f = tf.randomUniform([N, d], -1, 1, 'float32', 6) as tf.Tensor2D;
+  const targets = tf.tensor1d([3, 4, 0, 6, 8], 'int32'); // 0: padding, an excluded id with weight 0
+  const mask = tf.tensor1d([1, 1, 0, 1, 1], 'float32');
+  for (const name of ['tied', 'learned', 'shared-cosine']) {
+    const ctx = headContext();
+    const head = buildHead(name, { ...ctx, excludedTargets: EXCLUDED, compactOutput: true });
+    const vars = [...ctx.params.learnable.values()];
+    const compact = tf.variableGrads(() => headCrossEntropySum(head, f, targets, mask, true), vars);
+    const wide = tf.variableGrads(() => maskedCrossEntropySum(head.logits(f, true), targets, mask), vars);
+    const lossDiff = Math.abs(compact.value.dataSync()[0]! - wide.value.dataSync()[0]!);
+    assert.ok(lossDiff < 1e-5, `${name}: loss differs by ${lossDiff}`);
+    for (const v of vars) {
+      assert.equal(compact.grads[v.name] == null, wide.grads[v.name] == null, `${name}: ${v.name} reached alike`);
+      if (compact.grads[v.name] == null) continue; // the embedding, for a head that does not read it
+      const diff = tf.tidy(() => tf.max(tf.abs(tf.sub(compact.grads[v.name]!, wide.grads[v.name]!))).dataSync()[0]!);
+      assert.ok(diff < 1e-6, `${name}: gradient of ${v.name} differs by ${diff}`);
+    }
+    tf.dispose([compact.value, wide.value]);
+    for (const g of [...Object.values(compact.grads), ...Object.values(wide.grads)]) g?.dispose();
+    ctx.params.dispose();
+  }
+  tf.dispose([f, targets, mask]);
+});
+
 test('a joint rnn-attn with a compact tied head: one embedding matrix, which the output layer trains through the gather', () => {
   const config = resolveArchConfig('rnn-attn', 'tiny', { output: 64 }); // d = e: the tied head scores with E itself
   const sizes = { srcVocab: V, tgtVocab: V, jointEmbedding: true, excludedTargets: EXCLUDED, compactOutput: true };
@@ -252,11 +278,21 @@ test('frost train --vocab bpe --joint-vocab writes compactOutput; its run trains
   assert.equal(masked.head.generatedParams?.(false), Vt * d);
   assert.equal(masked.params.counts().learnable, card.params.learnable);
   masked.params.dispose();
+  // The same run told it is masked: a frozen head has no parameter in the checkpoint to misfit, yet it is refused.
+  const configText = await readFile(join(runDir, 'config.json'), 'utf8');
+  const edited = JSON.parse(configText) as { vocab: Record<string, unknown> };
+  edited.vocab.compactOutput = false;
+  await writeFile(join(runDir, 'config.json'), JSON.stringify(edited));
+  await assert.rejects(
+    exportRun(runDir, join(dir, 'never-export-compact'), { quiet: true }),
+    new RegExp(`output layer scores ${K} of ${Vt} targets, the run config builds one of ${Vt}`),
+  );
+  await writeFile(join(runDir, 'config.json'), configText);
   const file = join(out, MODEL_CARD_FILE);
   assert.deepEqual(parseModelCard(await readFile(file, 'utf8'), file).head, card.head, 'the runtime reads the card');
 });
 
-test('a run folder from before compactOutput (masked, full-size head) still resumes and exports; a mismatched checkpoint is refused with its path', async () => {
+test('a run folder from before compactOutput (masked, full-size head) still resumes and exports; a checkpoint of the other layout is refused with its path', async () => {
   const dataDir = join(dir, 'toy');
   const runDir = join(dir, 'masked');
   const config = toyRunConfig(dataDir, 'learned', {
@@ -285,6 +321,9 @@ test('a run folder from before compactOutput (masked, full-size head) still resu
   const run = await RunFolder.open(runDir);
   await assert.rejects(
     exportRun(runDir, join(dir, 'never-export'), { quiet: true }),
-    (err: Error) => err.message.includes(run.findCheckpoint('best')) && /'head\/W' has shape/.test(err.message),
+    (err: Error) =>
+      err.message.includes(run.findCheckpoint('best')) &&
+      new RegExp(`output layer scores ${Vt} of ${Vt} targets, the run config builds one of \\d+`).test(err.message),
   );
+  await assert.rejects(resume(runDir, { epochs: 3 }, { quiet: true }), /output layer scores/);
 });

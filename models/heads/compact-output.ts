@@ -42,6 +42,14 @@ export function compactHead(ctx: HeadContext, build: (compact: HeadContext) => O
   for (const [k, id] of kept.entries()) spread[id] = k;
   const spreadIndex = ctx.params.auxiliary(tf.tensor1d(spread, 'int32'));
   const keptIndex = ctx.params.auxiliary(tf.tensor1d(kept, 'int32'));
+  // A training target's column: its row among the kept. The excluded never occur in the training targets (that is
+  // why they are excluded) but as padding, whose zero weight ignores the column it is given.
+  const columns = ctx.params.auxiliary(
+    tf.tensor1d(
+      spread.map((k) => (k === K ? 0 : k)),
+      'int32',
+    ),
+  );
   // Each kept column lands in exactly one place, so z's gradient is dy's kept columns: one gather, where the
   // gather's own gradient would be a scatter-add over [N, |V|].
   const widen = tf.customGrad(((z: tf.Tensor) => ({
@@ -63,15 +71,25 @@ export function compactHead(ctx: HeadContext, build: (compact: HeadContext) => O
     ...head,
     rowIds: kept,
     logits: (f, training) => tf.tidy(() => widen(head.logits(f, training)) as tf.Tensor2D),
+    trainingScores: (f, targets, training) => ({
+      logits: head.logits(f, training),
+      targets: tf.gather(columns, targets) as tf.Tensor1D,
+    }),
     toOnnx: (g, f, onnx) => {
-      const padded = g.op('Pad', [head.toOnnx(g, f, onnx), g.constInt64([0, 0, 0, 1]), g.constFloat(EXCLUDED_LOGIT)]);
-      return g.op(
-        'Gather',
-        [padded, g.initializer('output_columns', { dtype: 'int64', dims: [V], data: Array.from(spread) })],
-        {
-          axis: 1,
-        },
-      );
+      // An [N, |V|] block of EXCLUDED_LOGIT with z scattered into the kept columns. Measured with onnxruntime
+      // (1 thread, d = 512, 4,271 of 8,000 kept): 4.1 ms at N = 64 and 0.34 ms at N = 5, where Pad + Gather on
+      // axis 1 took 6.7 and 0.58 (its gather copies one float at a time), and the masked layer 5.8 and 0.66.
+      const z = head.toOnnx(g, f, onnx);
+      const rowsBy1 = g.op('Concat', [g.slice(g.op('Shape', [z]), [0], [1]), g.constInt64([1])], { axis: 0 });
+      const pinned = g.initializer('excluded', {
+        dtype: 'float32',
+        dims: [1, V],
+        data: new Float32Array(V).fill(EXCLUDED_LOGIT),
+      });
+      const keptIds = g.initializer('kept_ids', { dtype: 'int64', dims: [1, K], data: Array.from(kept) });
+      return g.op('ScatterElements', [g.op('Expand', [pinned, rowsBy1]), g.op('Expand', [keptIds, rowsBy1]), z], {
+        axis: 1,
+      });
     },
     describe: () => ({ ...head.describe(), compactOutput: { rows: K, vocabulary: V } }),
   };
