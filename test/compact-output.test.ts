@@ -13,6 +13,7 @@ import { newRunConfig, type NewRunFlags } from '../clients/cli/commands/train-co
 import { GraphBuilder } from '../core/onnx/graph-builder.ts';
 import { MODEL_CARD_FILE, parseModelCard } from '../core/runtime/model-card.ts';
 import { exportRun } from '../export/export-run.ts';
+import { formatInspect, inspectModel } from '../export/inspect.ts';
 import { buildModel, resolveArchConfig } from '../models/index.ts';
 import { keptTargets } from '../models/heads/compact-output.ts';
 import {
@@ -33,7 +34,7 @@ import { initBackend } from '../train/backend/select.ts';
 import { makeBatch } from '../train/data/batches.ts';
 import { RunFolder } from '../train/run-folder.ts';
 import { resume, train } from '../train/trainer.ts';
-import { runOrt } from './helpers/onnx-check.ts';
+import { runOrt, runOrtWeb } from './helpers/onnx-check.ts';
 import { toyRunConfig, writeToyData } from './helpers/toy-run.ts';
 
 let dir: string;
@@ -60,7 +61,7 @@ function headContext(): HeadContext {
 }
 
 /** The head's logits [N, |V|] through onnxruntime: f in, the decoder's embedding initializer beside it. */
-async function ortLogits(name: string, f: Float32Array, storeFrozen: boolean): Promise<Float32Array> {
+async function ortLogits(name: string, f: Float32Array, storeFrozen: boolean, web = false): Promise<Float32Array> {
   const ctx = headContext();
   const head = buildHead(name, { ...ctx, excludedTargets: EXCLUDED, compactOutput: true });
   const g = new GraphBuilder('head', { opset: 18 });
@@ -70,7 +71,7 @@ async function ortLogits(name: string, f: Float32Array, storeFrozen: boolean): P
   const logits = g.scope('head', () => head.toOnnx(g, input, { embedding, storeFrozen }));
   g.output(logits, 'logits', 'float32', ['N', V]);
   ctx.params.dispose();
-  const out = await runOrt(g.toBytes(), { f: { data: f, dims: [N, d] } });
+  const out = await (web ? runOrtWeb : runOrt)(g.toBytes(), { f: { data: f, dims: [N, d] } });
   return out.logits!.data as Float32Array;
 }
 
@@ -99,13 +100,21 @@ test('every head, compact: the kept logits are the head built on the K kept targ
     for (const [pname, t] of [...ctx.params.learnable, ...ctx.params.frozen]) {
       if (pname.startsWith('head/')) assert.ok(!t.shape.includes(V), `${name}: ${pname} [${t.shape}]`);
     }
-    for (const storeFrozen of [false, true]) {
-      const ort = await ortLogits(name, fData, storeFrozen);
+    // onnxruntime-node, with frozen matrices regenerated and stored, and onnxruntime-web (the browser page's)
+    for (const [storeFrozen, web] of [
+      [false, false],
+      [true, false],
+      [false, true],
+    ]) {
+      const ort = await ortLogits(name, fData, storeFrozen, web);
       for (let i = 0; i < N; i++) {
         for (const id of EXCLUDED) assert.equal(ort[i * V + id], EXCLUDED_LOGIT, `${name}: ort id ${id} pinned`);
         for (const id of kept) {
           const diff = Math.abs(ort[i * V + id]! - full[i]![id]!);
-          assert.ok(diff < 1e-4, `${name} (storeFrozen ${storeFrozen}): ort logit of id ${id} off by ${diff}`);
+          assert.ok(
+            diff < 1e-4,
+            `${name} (storeFrozen ${storeFrozen}, web ${web}): ort logit of id ${id} off by ${diff}`,
+          );
         }
       }
     }
@@ -267,6 +276,9 @@ test('frost train --vocab bpe --joint-vocab writes compactOutput; its run trains
   assert.deepEqual(card.head.compactOutput, { rows: K, vocabulary: Vt });
   const d = (config.archConfig as { output: number }).output;
   assert.equal(card.params.generated, K * d, 'the regenerated matrix has K rows');
+  const inspected = await inspectModel(out);
+  assert.deepEqual(inspected.compactOutput, { rows: K, vocabulary: Vt });
+  assert.match(formatInspect(inspected), /compact output layer: [\d,]+ of [\d,]+ targets scored/);
   // A masked model of the same run: |V| generated rows, and the same learnable parameters outside the head.
   const masked = buildModel(
     'rnn-attn',
