@@ -29,10 +29,11 @@ import type { HeadContext } from '../models/heads/types.ts';
 import { tensorValue } from '../models/onnx-values.ts';
 import { ParamStore } from '../models/params.ts';
 import { analyseMatrix } from '../report/analyse-matrix.ts';
+import { inspectTrainedModel } from '../report/collect-model.ts';
 import { Vocabulary } from '../core/vocab.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { makeBatch } from '../train/data/batches.ts';
-import { RunFolder } from '../train/run-folder.ts';
+import { readCheckpointInfo, RunFolder } from '../train/run-folder.ts';
 import { resume, train } from '../train/trainer.ts';
 import { runOrt, runOrtWeb } from './helpers/onnx-check.ts';
 import { toyRunConfig, writeToyData } from './helpers/toy-run.ts';
@@ -300,6 +301,17 @@ test('frost train --vocab bpe --joint-vocab writes compactOutput; its run trains
     new RegExp(`output layer scores ${K} of ${Vt} targets, the run config builds one of ${Vt}`),
   );
   await writeFile(join(runDir, 'config.json'), configText);
+  // Reduced precision converts the pinned row too (−10⁴ is exact in float16); the decoded validation BLEU holds.
+  const half = await exportRun(runDir, join(dir, 'compact-fp16'), { quiet: true, precision: 'fp16' });
+  assert.ok(Math.abs(half.precisionCheck!.bleuDelta!) < 2, `fp16 BLEU Δ ${half.precisionCheck!.bleuDelta}`);
+  // frost report's norm-vs-frequency analysis: one point per kept word, read through the row ids.
+  const run = await RunFolder.openTask(runDir, 'translation');
+  const vocabs = { src: await run.vocab('src'), tgt: await run.vocab('tgt') };
+  const info = (await readCheckpointInfo(runDir, 'best'))!;
+  const findings = await inspectTrainedModel(run, info, vocabs, card.params.generated);
+  const keptWords = tgt.frequencies.filter((c, id) => id >= 4 && c > 0).length;
+  assert.equal(findings.matrix?.words, keptWords);
+  assert.equal(findings.components.headGenerated, K * d);
   const file = join(out, MODEL_CARD_FILE);
   assert.deepEqual(parseModelCard(await readFile(file, 'utf8'), file).head, card.head, 'the runtime reads the card');
 });
