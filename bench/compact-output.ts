@@ -3,7 +3,7 @@
  * onnxruntime decoder step of the same model with a masked output layer (all |V| rows scored, the excluded then
  * pinned) and a compact one (only the K kept rows), side by side in one process.
  *
- *   FROST_WASM_THREADS=1 FROST_NATIVE_GEMM_THREADS=1 node --import tsx bench/compact-output.ts
+ *   FROST_WASM_THREADS=1 FROST_NATIVE_GEMM_THREADS=1 npm run bench:compact-output
  *   node --import tsx bench/compact-output.ts --head tied --vocab-size 8000 --steps 20 --rounds 2
  *
  * The run config is `frost train`'s for `--arch rnn-attn --preset small --vocab bpe --joint-vocab` on Multi30k
