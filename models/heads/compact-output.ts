@@ -19,14 +19,22 @@ export function keptTargets(V: number, excluded: readonly number[]): Int32Array 
   return Int32Array.from(kept);
 }
 
+/** Pads z [N, K] with one column on the right: the pinned column the excluded ids are gathered from. */
+const ONE_MORE_COLUMN: [number, number][] = [
+  [0, 0],
+  [0, 1],
+];
+
 /**
  * A compact output layer: the head is built (by `build`) on the K kept targets only, so its logits are [N, K]
  * and the excluded ids cost no work, then widened to [N, |V|] with every excluded logit exactly
- * {@link EXCLUDED_LOGIT}: the K columns padded by one pinned column, then gathered into vocabulary order. The
- * loss, the decoders and the runtimes keep seeing [N, |V|] logits, so nothing downstream changes.
+ * {@link EXCLUDED_LOGIT} (in tfjs, the K columns and one pinned column gathered into vocabulary order; in ONNX, a
+ * scatter into a pinned block). The decoders and the runtimes keep seeing [N, |V|] logits; the training loss takes
+ * the [N, K] ones (`trainingScores`).
  *
  * Why: a joint subword vocabulary's output layer (Multi30k de-en, joint 8k) otherwise multiplies f by all 8,000
- * rows to pin the 3,730 the targets never use (output-mask.ts), about a quarter of a `small` rnn-attn's work.
+ * rows to pin the 3,730 the targets never use (output-mask.ts): 18% of a `small` rnn-attn training step
+ * (docs/subwords.md, bench/compact-output.ts).
  *
  * The head's parameters have K rows (a learned W [d, K], a bias [K]); heads that score against the target
  * embedding score its kept rows (target-rows.ts), and frozen heads generate a K-row matrix from their seed or
@@ -44,27 +52,12 @@ export function compactHead(ctx: HeadContext, build: (compact: HeadContext) => O
   const keptIndex = ctx.params.auxiliary(tf.tensor1d(kept, 'int32'));
   // A training target's column: its row among the kept. The excluded never occur in the training targets (that is
   // why they are excluded) but as padding, whose zero weight ignores the column it is given.
-  const columns = ctx.params.auxiliary(
-    tf.tensor1d(
-      spread.map((k) => (k === K ? 0 : k)),
-      'int32',
-    ),
-  );
+  const targetColumns = spread.map((k) => (k === K ? 0 : k));
+  const columns = ctx.params.auxiliary(tf.tensor1d(targetColumns, 'int32'));
   // Each kept column lands in exactly one place, so z's gradient is dy's kept columns: one gather, where the
   // gather's own gradient would be a scatter-add over [N, |V|].
   const widen = tf.customGrad(((z: tf.Tensor) => ({
-    value: tf.gather(
-      tf.pad(
-        z,
-        [
-          [0, 0],
-          [0, 1],
-        ],
-        EXCLUDED_LOGIT,
-      ),
-      spreadIndex,
-      1,
-    ),
+    value: tf.gather(tf.pad(z, ONE_MORE_COLUMN, EXCLUDED_LOGIT), spreadIndex, 1),
     gradFunc: (dy: tf.Tensor) => tf.gather(dy, keptIndex, 1),
   })) as unknown as Parameters<typeof tf.customGrad>[0]);
   return {
