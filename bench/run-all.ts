@@ -19,6 +19,7 @@ const benches: { file: string; args: string[] }[] = [
     args: ['--arch', 'convs2s', '--heads', 'learned,fixed-l2', '--out', 'reports/train-speed-convs2s'],
   },
   { file: 'convs2s-step-cost.ts', args: [] },
+  { file: 'compact-output.ts', args: [] },
   { file: 'serve-load.ts', args: [] },
   { file: 'transformer-step-cost.ts', args: [] },
   { file: 'mt-heads.ts', args: process.argv.slice(2) },

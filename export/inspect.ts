@@ -27,6 +27,8 @@ export interface InspectReport {
   arch: string;
   preset: string;
   head: string;
+  /** A compact output layer's rows and the vocabulary it widens to (the card's `head.compactOutput`). */
+  compactOutput?: { rows: number; vocabulary: number };
   precision: ModelCard['precision'];
   params: ModelCard['params'];
   files: ModelCard['files'];
@@ -64,6 +66,7 @@ export async function inspectModel(dir: string): Promise<InspectReport> {
     arch: card.arch,
     preset: card.preset,
     head: card.head.name,
+    ...compactOutputOf(card),
     precision: card.precision,
     params: card.params,
     files: card.files,
@@ -75,6 +78,13 @@ export async function inspectModel(dir: string): Promise<InspectReport> {
   };
 }
 
+function compactOutputOf(card: ModelCard): Pick<InspectReport, 'compactOutput'> {
+  const c = card.head.compactOutput as { rows?: unknown; vocabulary?: unknown } | undefined;
+  return typeof c?.rows === 'number' && typeof c.vocabulary === 'number'
+    ? { compactOutput: { rows: c.rows, vocabulary: c.vocabulary } }
+    : {};
+}
+
 function dims(v: GraphValueInfo): string {
   return `[${v.dims.map((d) => d ?? '?').join(', ')}]`;
 }
@@ -82,7 +92,10 @@ function dims(v: GraphValueInfo): string {
 /** The report as readable text: a few small tables. */
 export function formatInspect(r: InspectReport): string {
   const out: string[] = [];
-  out.push(`${r.name}: ${r.arch} ${r.preset}, head ${r.head}, weights stored as ${r.precision}`, '');
+  const compact = r.compactOutput
+    ? ` (compact output layer: ${formatCount(r.compactOutput.rows)} of ${formatCount(r.compactOutput.vocabulary)} targets scored)`
+    : '';
+  out.push(`${r.name}: ${r.arch} ${r.preset}, head ${r.head}${compact}, weights stored as ${r.precision}`, '');
 
   const p = r.params;
   out.push(

@@ -4,7 +4,7 @@ import { tokenParityInputs } from './parity.ts';
 import { validationPairs } from './precision-check.ts';
 import { paritySamples } from './sample-data.ts';
 import type { ExportParts } from './task-parts.ts';
-import { excludedTargets } from '../train/output-support.ts';
+import { outputLayerSizes } from '../train/output-support.ts';
 
 /**
  * Translation: source and target vocabularies (and, for subword runs, their `.model` files, copied beside the
@@ -22,7 +22,7 @@ export async function translationExportParts(run: RunFolder<TranslationRunConfig
       srcVocab: srcVocab.size,
       tgtVocab: tgtVocab.size,
       jointEmbedding: config.vocab.joint,
-      excludedTargets: excludedTargets(config, tgtVocab),
+      ...outputLayerSizes(config, tgtVocab),
     },
     parityInputs: async (count, pad) => {
       const { samples, synthetic } = await paritySamples(config, tokenizer, srcVocab, tgtVocab, count);

@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
+import type { OutputHead } from './heads/types.ts';
 import { runFused } from './layers/fused.ts';
 
 /**
@@ -65,6 +66,23 @@ export function maskedCrossEntropySum(
     };
   }) as unknown as Parameters<typeof tf.customGrad>[0]);
   return fn(logits) as tf.Scalar;
+}
+
+/**
+ * {@link maskedCrossEntropySum} of `head`'s scores for f [N, d] against targets [N]: the logits [N, |V|], or, for a
+ * compact output layer, its own [N, K] logits and the targets as their columns (`OutputHead.trainingScores`), the
+ * same loss without widening the logits to |V|. Every translation architecture's loss goes through here.
+ */
+export function headCrossEntropySum(
+  head: OutputHead,
+  f: tf.Tensor2D,
+  targets: tf.Tensor1D,
+  mask: tf.Tensor1D,
+  training: boolean,
+  loss?: TokenLossOptions,
+): tf.Scalar {
+  const scored = head.trainingScores?.(f, targets, training) ?? { logits: head.logits(f, training), targets };
+  return maskedCrossEntropySum(scored.logits, scored.targets, mask, loss);
 }
 
 function checkSmoothing(eps: number, V: number): number {

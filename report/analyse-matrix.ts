@@ -27,25 +27,26 @@ export function evenSample(n: number, count: number): number[] {
 export function analyseMatrix(m: TargetMatrix, vocab: Vocabulary, pairs: readonly WordPair[]): MatrixAnalysis {
   const freqs = vocab.frequencies;
   if (!freqs) throw new Error('the target vocabulary has no training frequencies (vocab.tgt.json predates them)');
-  if (m.rows !== vocab.size)
-    throw new Error(`the target matrix has ${m.rows} rows, the vocabulary ${vocab.size} words`);
+  const rowOf = matrixRows(m, vocab.size);
   // Five significant digits: float32 rounding makes a unit-norm row 0.99999994 or 1.0000001, and
   // ranking that noise would report a correlation where all norms are equal by construction.
-  const norms = Array.from(rowNorms(m.data, m.rows, m.dim), (n) => Number(n.toPrecision(5)));
-  const ids = Array.from({ length: m.rows - FIRST_WORD }, (_, i) => i + FIRST_WORD);
+  const rowNorm = Array.from(rowNorms(m.data, m.rows, m.dim), (n) => Number(n.toPrecision(5)));
+  // The words with a target vector: every id, or a compact output layer's kept ones.
+  const ids = Array.from({ length: vocab.size - FIRST_WORD }, (_, i) => i + FIRST_WORD).filter((j) => rowOf[j]! >= 0);
+  const norm = (j: number) => rowNorm[rowOf[j]!]!;
   const rho =
     ids.length >= 2
       ? spearman(
           ids.map((j) => freqs[j]!),
-          ids.map((j) => norms[j]!),
+          ids.map(norm),
         )
       : NaN;
   const byFreq = [...ids].sort((a, b) => freqs[a]! - freqs[b]! || a - b);
   const points = evenSample(byFreq.length, MAX_SCATTER_POINTS).map((k) => {
     const j = byFreq[k]!;
-    return { freq: freqs[j]!, norm: norms[j]! };
+    return { freq: freqs[j]!, norm: norm(j) };
   });
-  const row = (j: number) => m.data.subarray(j * m.dim, (j + 1) * m.dim);
+  const row = (j: number) => (rowOf[j]! < 0 ? undefined : m.data.subarray(rowOf[j]! * m.dim, (rowOf[j]! + 1) * m.dim));
   return {
     kind: m.kind,
     description: m.description,
@@ -55,10 +56,32 @@ export function analyseMatrix(m: TargetMatrix, vocab: Vocabulary, pairs: readonl
     points,
     pairs: pairs.map(({ a, b, related }) => {
       const [ta, tb] = [asToken(vocab, a), asToken(vocab, b)];
-      const cos = ta !== undefined && tb !== undefined ? cosineSimilarity(row(vocab.id(ta)), row(vocab.id(tb))) : NaN;
+      const [ra, rb] = [
+        ta === undefined ? undefined : row(vocab.id(ta)),
+        tb === undefined ? undefined : row(vocab.id(tb)),
+      ];
+      const cos = ra !== undefined && rb !== undefined ? cosineSimilarity(ra, rb) : NaN;
       return { a, b, related, cosine: Number.isNaN(cos) ? null : cos };
     }),
   };
+}
+
+/**
+ * The row of each vocabulary id in `m` (-1 for an id without one): row j is id j, or, for a compact output
+ * layer's matrix, row k is id `m.ids[k]`.
+ */
+function matrixRows(m: TargetMatrix, V: number): Int32Array {
+  if (m.ids === undefined) {
+    if (m.rows !== V) throw new Error(`the target matrix has ${m.rows} rows, the vocabulary ${V} words`);
+    return Int32Array.from({ length: V }, (_, j) => j);
+  }
+  if (m.ids.length !== m.rows) throw new Error(`the target matrix has ${m.rows} rows but ${m.ids.length} row ids`);
+  const out = new Int32Array(V).fill(-1);
+  for (const [k, id] of m.ids.entries()) {
+    if (id < 0 || id >= V) throw new Error(`the target matrix's row ${k} is id ${id}, outside the vocabulary of ${V}`);
+    out[id] = k;
+  }
+  return out;
 }
 
 /** A word's token: itself in a word vocabulary, its word-initial piece (`▁dog`) in a subword one; else undefined. */

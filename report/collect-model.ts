@@ -6,7 +6,7 @@ import type { ParamStore } from '../models/params.ts';
 import { analyseMatrix } from './analyse-matrix.ts';
 import type { ComponentParams, MatrixAnalysis } from './schema.ts';
 import { wordPairs } from './word-pairs.ts';
-import { excludedTargets } from '../train/output-support.ts';
+import { outputLayerSizes } from '../train/output-support.ts';
 
 /** What the report reads from the trained model itself rather than from its export. */
 export interface ModelFindings {
@@ -67,12 +67,12 @@ export async function inspectTrainedModel(
   const sizes = {
     srcVocab: vocabs.src.size,
     tgtVocab: vocabs.tgt.size,
-    excludedTargets: excludedTargets(config, vocabs.tgt),
+    ...outputLayerSizes(config, vocabs.tgt),
   };
   const model = run.rebuildModel(sizes, loaded, checkpoint.dir);
   try {
     const components = componentParams(model.params, generated);
-    const target = readTargetMatrix(config.head.name, model.params);
+    const target = readTargetMatrix(config.head.name, model.params, model.head.rowIds);
     if (!target)
       return {
         components,

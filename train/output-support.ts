@@ -1,5 +1,7 @@
 import { isSubwordKind } from '../core/subword/subword-spec.ts';
 import { SPECIALS, type Vocabulary } from '../core/vocab.ts';
+import type { ModelSizes } from '../models/archs/types.ts';
+import type { OutputHead } from '../models/heads/types.ts';
 import type { TranslationRunConfig } from './run-config.ts';
 
 /**
@@ -24,4 +26,38 @@ export function excludedTargets(config: TranslationRunConfig, tgtVocab: Vocabula
   const out: number[] = [];
   for (const [id, count] of counts.entries()) if (count === 0 && id !== SPECIALS.eos.id) out.push(id);
   return out;
+}
+
+/**
+ * The output layer's part of a translation run's `ModelSizes`: the excluded targets and whether the layer is
+ * compact (`vocab.compactOutput`, false for runs whose config.json predates it). Training, export and the report
+ * all build the model from this, so a run's checkpoints fit the model each of them builds.
+ */
+export function outputLayerSizes(
+  config: TranslationRunConfig,
+  tgtVocab: Vocabulary,
+): Pick<ModelSizes, 'excludedTargets' | 'compactOutput'> {
+  const excluded = excludedTargets(config, tgtVocab);
+  return { excludedTargets: excluded, compactOutput: excluded.length > 0 && config.vocab.compactOutput === true };
+}
+
+/** The rows a model's output layer scores (K for a compact one, else |V|), saved in its checkpoints' state. */
+export function outputRows(head: OutputHead, tgtVocab: number): number {
+  return head.rowIds?.length ?? tgtVocab;
+}
+
+/**
+ * Refuses a checkpoint trained with another output layer than the model built for it: a compact one (K rows)
+ * against a masked one (|V|), after `vocab.compactOutput` was changed in config.json. Learned parameters would
+ * not fit anyway, but a frozen head (fixed-l2, hadamard) has none in the checkpoint, and the model would load and
+ * score against a matrix it was never trained with. Checkpoints from before compact layers say nothing: |V| rows.
+ */
+export function checkOutputRows(state: Record<string, unknown>, rows: number, tgtVocab: number, where: string): void {
+  const saved = typeof state.outputRows === 'number' ? state.outputRows : tgtVocab;
+  if (saved !== rows) {
+    throw new Error(
+      `checkpoint in ${where}: its output layer scores ${saved} of ${tgtVocab} targets, the run config builds one ` +
+        `of ${rows} (config.json's vocab.compactOutput does not match the run that wrote it)`,
+    );
+  }
 }

@@ -69,6 +69,13 @@ const vocabSchema = (minFreq: number) =>
        * source-only pieces, unused byte pieces): their logits are pinned far below the rest (train/output-support.ts).
        */
       maskUnseen: z.boolean().default(true),
+      /**
+       * With `maskUnseen`: the output layer scores only the pieces the targets use (models/heads/compact-output.ts),
+       * its parameters K rows instead of |V|. `frost train` writes true for new subword translation runs; a
+       * config.json without it (an older run, whose checkpoints hold full-size head parameters) keeps scoring all.
+       * Optional rather than defaulted, so that absent stays absent and vocabulary literals need not name it.
+       */
+      compactOutput: z.boolean().optional(),
     })
     .refine((v) => isSubwordKind(v.kind) || !v.joint, {
       message: `a joint vocabulary needs a subword kind (${SUBWORD_KINDS.join(', ')})`,

@@ -8,6 +8,7 @@ import { buildModel, type ModelSizes, type Seq2SeqModel } from '../models/index.
 import { averageCheckpoints, loadCheckpoint, restoreTensors, type LoadedCheckpoint } from './checkpoint.ts';
 import { buildLanguageModel, type LanguageModel } from '../models/lm/index.ts';
 import { expectTask, readRunConfig, RUN_FILES, type RunConfig, type TaskName } from './run-config.ts';
+import { checkOutputRows, outputRows } from './output-support.ts';
 import { readSubwords, runTokenizer } from './subwords.ts';
 
 /**
@@ -140,6 +141,12 @@ export class RunFolder<Config extends RunConfig = RunConfig> {
     // A joint subword vocabulary means one embedding matrix for both sides, whatever the caller's sizes say.
     const joint = config.vocab.joint ? { jointEmbedding: true } : {};
     const model = buildModel(config.arch, config.archConfig, { ...sizes, ...joint }, config.head, config.seed);
+    try {
+      checkOutputRows(checkpoint.state, outputRows(model.head, sizes.tgtVocab), sizes.tgtVocab, checkpointDir);
+    } catch (err) {
+      model.params.dispose();
+      throw err;
+    }
     return withCheckpoint(model, checkpoint, checkpointDir);
   }
 

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildModel, getArch, type Seq2SeqModel } from '../models/index.ts';
 import type { LoadedCheckpoint } from './checkpoint.ts';
+import { checkOutputRows, outputRows } from './output-support.ts';
 import { TrainingProgress } from './progress.ts';
 import { RUN_FILES, readRunConfig, writeRunConfig, type RunConfig } from './run-config.ts';
 import { createSchedule } from './schedules/index.ts';
@@ -21,6 +22,8 @@ import {
 /** What the trainer remembers between sessions; saved with every checkpoint. */
 interface TrainerState extends LoopState {
   bestBleu: number;
+  /** Rows of the output layer (train/output-support.ts `outputRows`); absent in checkpoints from before. */
+  outputRows?: number;
 }
 
 export interface TrainOptions {
@@ -92,6 +95,14 @@ async function runTraining(
   );
   progress.log(data.summary);
   const model = buildModel(config.arch, config.archConfig, data.sizes, config.head, config.seed);
+  if (checkpoint) {
+    try {
+      checkOutputRows(checkpoint.state, outputRows(model.head, data.sizes.tgtVocab), data.sizes.tgtVocab, runDir);
+    } catch (err) {
+      model.params.dispose();
+      throw err;
+    }
+  }
   progress.log(modelLine(config, model));
   const optimizer = createOptimizer(model, config.optim);
   const schedule = createSchedule(config.schedule, { learningRate: config.optim.learningRate });
@@ -106,7 +117,11 @@ async function runTraining(
     optimizer,
     schedule,
     progress,
-    state: { ...newLoopState(config.optim.learningRate, schedule), bestBleu: -Infinity },
+    state: {
+      ...newLoopState(config.optim.learningRate, schedule),
+      bestBleu: -Infinity,
+      outputRows: outputRows(model.head, data.sizes.tgtVocab),
+    },
     checkpoint,
     onEpoch: opts.onEpoch,
     task: {

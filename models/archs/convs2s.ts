@@ -28,7 +28,7 @@ import {
   type Convs2sPositions,
 } from '../layers/convs2s-positions.ts';
 import { seededDropout } from '../layers/dropout.ts';
-import { maskedCrossEntropySum, type TokenLossOptions } from '../loss.ts';
+import { headCrossEntropySum, type TokenLossOptions } from '../loss.ts';
 import { tensorValue } from '../onnx-values.ts';
 import { ParamStore } from '../params.ts';
 import { parseConvs2sLayers, CONVS2S_LAYERS_PATTERN, type Convs2sLayerSpec } from './convs2s-layers.ts';
@@ -215,6 +215,7 @@ export class Convs2sModel implements Seq2SeqModel {
         seed,
         dropout,
         excludedTargets: sizes.excludedTargets,
+        compactOutput: sizes.compactOutput,
       },
       headSpec.options,
     );
@@ -314,11 +315,12 @@ export class Convs2sModel implements Seq2SeqModel {
         training,
       );
       const f = this.decodeAll(tf.tensor2d(batch.tgtIn, [B, T], 'int32'), memory, training);
-      const logits = this.head.logits(f, training);
-      return maskedCrossEntropySum(
-        logits,
+      return headCrossEntropySum(
+        this.head,
+        f,
         tf.tensor1d(batch.tgtOut, 'int32'),
         tf.tensor1d(batch.tgtMask, 'float32'),
+        training,
         loss,
       );
     });

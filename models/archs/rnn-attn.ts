@@ -23,7 +23,7 @@ import {
 } from '../layers/gru.ts';
 import { seededDropout } from '../layers/dropout.ts';
 import { sharedWeightMatMul } from '../layers/shared-matmul.ts';
-import { maskedCrossEntropySum, type TokenLossOptions } from '../loss.ts';
+import { headCrossEntropySum, type TokenLossOptions } from '../loss.ts';
 import { tensorValue } from '../onnx-values.ts';
 import { packTargets, permuteRows } from '../packed-steps.ts';
 import { ParamStore } from '../params.ts';
@@ -150,6 +150,7 @@ class RnnAttnModel implements Seq2SeqModel {
         seed,
         dropout: cfg.dropout,
         excludedTargets: sizes.excludedTargets,
+        compactOutput: sizes.compactOutput,
       },
       headSpec.options,
     );
@@ -250,11 +251,12 @@ class RnnAttnModel implements Seq2SeqModel {
         contexts.push(c);
       }
       const f = this.dropout(this.outputFeatures(tf.concat(states, 0), tf.concat(contexts, 0), embT), training);
-      const logits = this.head.logits(f, training);
-      return maskedCrossEntropySum(
-        logits,
+      return headCrossEntropySum(
+        this.head,
+        f,
         tf.tensor1d(packed.targets, 'int32'),
         tf.tensor1d(packed.mask, 'float32'),
+        training,
         loss,
       );
     });

@@ -8,7 +8,7 @@ import { feedForward, type FeedForwardWeights } from '../layers/feed-forward.ts'
 import { layerNorm, type LayerNormWeights } from '../layers/layer-norm.ts';
 import { attendHeads, causalBias, keyPaddingBias, projectHeads } from '../layers/multi-head-attention.ts';
 import { positionVectors, type PositionalEncoding } from '../layers/positional-encoding.ts';
-import { maskedCrossEntropySum, type TokenLossOptions } from '../loss.ts';
+import { headCrossEntropySum, type TokenLossOptions } from '../loss.ts';
 import { ParamStore } from '../params.ts';
 import { registerArch } from './registry.ts';
 import { transformerOnnx } from './transformer-onnx.ts';
@@ -164,6 +164,7 @@ export class TransformerModel implements Seq2SeqModel {
         seed,
         dropout: cfg.dropout,
         excludedTargets: sizes.excludedTargets,
+        compactOutput: sizes.compactOutput,
       },
       headSpec.options,
     );
@@ -298,7 +299,7 @@ export class TransformerModel implements Seq2SeqModel {
       const f = tf.gather(tf.reshape(out, [B * T, this.cfg.model]), index) as tf.Tensor2D;
       const targets = tf.gather(tf.tensor1d(batch.tgtOut, 'int32'), index) as tf.Tensor1D;
       const weights = tf.gather(tf.tensor1d(batch.tgtMask, 'float32'), index) as tf.Tensor1D;
-      return maskedCrossEntropySum(this.head.logits(f, training), targets, weights, loss);
+      return headCrossEntropySum(this.head, f, targets, weights, training, loss);
     });
   }
 

@@ -116,6 +116,11 @@ export interface ModelSizes {
    * the output layer pins their logits far below the rest (models/heads/output-mask.ts). @default none
    */
   excludedTargets?: readonly number[];
+  /**
+   * With `excludedTargets`: the output layer scores only the kept targets (models/heads/compact-output.ts) instead
+   * of scoring all and pinning the excluded; its parameters then have K rows, not |V|. @default false
+   */
+  compactOutput?: boolean;
   /** Image-input models. */
   image?: ImageInputSpec;
 }

@@ -5,6 +5,7 @@ import { seededDropout } from '../layers/dropout.ts';
 import { tensorValue } from '../onnx-values.ts';
 import { embeddingProjection } from './projection.ts';
 import { registerHead } from './registry.ts';
+import { targetRows } from './target-rows.ts';
 
 /**
  * Deep residual output layer (Pappas & Henderson, DRILL): the output matrix is a residual MLP over
@@ -24,6 +25,7 @@ registerHead({
   // No target matrix to read: the output matrix is computed from E through the residual layers.
   build(ctx, options) {
     const proj = embeddingProjection(ctx);
+    const rows = targetRows(ctx);
     const e = proj.size;
     const layers = Array.from({ length: options.layers }, (_, i) => ({
       U: ctx.params.variable(`head/U${i}`, [e, e], { kind: 'glorot-uniform' }),
@@ -35,7 +37,7 @@ registerHead({
 
     const outputMatrix = (training: boolean): tf.Tensor2D =>
       tf.tidy(() => {
-        const E = ctx.embedding as tf.Tensor2D;
+        const E = rows.tensor();
         let Ei: tf.Tensor2D = E;
         for (const { U, b: bu } of layers) {
           let hidden = tf.tanh(tf.add(tf.matMul(Ei, U), bu)) as tf.Tensor2D;

@@ -2,6 +2,7 @@ import { parseOptions } from '../../core/options.ts';
 import { Registry } from '../../core/registry.ts';
 import type { ParamStore } from '../params.ts';
 import type { TargetMatrix } from './target-matrix.ts';
+import { compactHead } from './compact-output.ts';
 import { maskedHead } from './output-mask.ts';
 import type { HeadContext, HeadDefinition, OutputHead } from './types.ts';
 
@@ -33,15 +34,27 @@ export function resolveHeadOptions(name: string, options: Record<string, unknown
   return parseOptions(getHeadDefinition(name).options, options, `head '${name}'`);
 }
 
-/** Builds a head by name; options are checked and override the head's defaults. */
+/**
+ * Builds a head by name; options are checked and override the head's defaults. With excluded targets, the head
+ * scores only the kept ones (`ctx.compactOutput`) or scores all and pins the excluded (the older, masked layout).
+ */
 export function buildHead(name: string, ctx: HeadContext, options: Record<string, unknown> = {}): OutputHead {
-  const head = getHeadDefinition(name).build(ctx, resolveHeadOptions(name, options));
-  return ctx.excludedTargets?.length ? maskedHead(head, ctx) : head;
+  const def = getHeadDefinition(name);
+  const resolved = resolveHeadOptions(name, options);
+  if (!ctx.excludedTargets?.length) return def.build(ctx, resolved);
+  if (ctx.compactOutput) return compactHead(ctx, (compact) => def.build(compact, resolved));
+  return maskedHead(def.build(ctx, resolved), ctx);
 }
 
-/** The head's target vectors from a built model's parameters, or null when the head has none to read. */
-export function readTargetMatrix(name: string, params: ParamStore): TargetMatrix | null {
+/**
+ * The head's target vectors from a built model's parameters, or null when the head has none to read. `rowIds`
+ * (a compact output layer's, `OutputHead.rowIds`) names the vocabulary id of each row when the matrix has one row
+ * per kept target rather than one per id (a target embedding read by a shared head keeps all |V| rows).
+ */
+export function readTargetMatrix(name: string, params: ParamStore, rowIds?: Int32Array): TargetMatrix | null {
   const def = getHeadDefinition(name);
   if (!def.targetMatrix) return null;
-  return { kind: def.frozen ? 'frozen' : 'learned', ...def.targetMatrix(params) };
+  const m = def.targetMatrix(params);
+  const ids = rowIds !== undefined && m.rows === rowIds.length ? { ids: rowIds } : {};
+  return { kind: def.frozen ? 'frozen' : 'learned', ...m, ...ids };
 }

@@ -2,6 +2,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import type { GraphBuilder } from '../../core/onnx/graph-builder.ts';
 import { tensorValue } from '../onnx-values.ts';
 import { embeddingProjection } from './projection.ts';
+import { targetRows } from './target-rows.ts';
 import type { HeadContext, HeadOnnxContext, OutputHead } from './types.ts';
 
 /**
@@ -36,6 +37,7 @@ export function rowNorms(E: tf.Tensor2D): tf.Tensor2D {
 
 export function sharedHead(ctx: HeadContext, scoring: SharedScoring): OutputHead {
   const proj = embeddingProjection(ctx);
+  const rows = targetRows(ctx);
   const b = scoring.learnedBias ? ctx.params.variable('head/b', [ctx.vocabSize], { kind: 'zeros' }) : null;
   const scale = scoring.cosine
     ? ctx.params.variable('head/scale', [1], { kind: 'constant', value: scoring.cosine.initialScale })
@@ -45,10 +47,12 @@ export function sharedHead(ctx: HeadContext, scoring: SharedScoring): OutputHead
     tf.tidy(() => {
       let x = proj.apply(f);
       if (scale) x = tf.div(x, rowNorms(x));
-      let s: tf.Tensor2D = tf.matMul(x, outputMatrix(scoring, ctx.embedding as tf.Tensor2D), false, true);
+      // The rows the head scores: all of E, or a compact output layer's kept rows of it.
+      const E = rows.tensor();
+      let s: tf.Tensor2D = tf.matMul(x, outputMatrix(scoring, E), false, true);
       if (scale) s = tf.mul(s, scale);
       if (b) s = tf.add(s, b);
-      if (scoring.derivedBias) s = tf.add(s, scoring.derivedBias(ctx.embedding as tf.Tensor2D));
+      if (scoring.derivedBias) s = tf.add(s, scoring.derivedBias(E));
       return s;
     });
 
@@ -76,8 +80,7 @@ export function sharedHead(ctx: HeadContext, scoring: SharedScoring): OutputHead
   const toOnnx = (g: GraphBuilder, f: string, onnx: HeadOnnxContext): string => {
     // The normalisation of E was folded into the shared initializer (sharedEmbeddingOnnx), so
     // serving does no per-request work on E and stores it once.
-    const E = ctx.embedding as tf.Tensor2D;
-    const derived = scoring.derivedBias ? tf.tidy(() => scoring.derivedBias!(E)) : null;
+    const derived = scoring.derivedBias ? tf.tidy(() => scoring.derivedBias!(rows.tensor())) : null;
     // One bias initializer: the learned bias, the derived one, or their sum.
     const bias = b && derived ? tf.add(b, derived) : (derived ?? b);
     let x = proj.toOnnx(g, f);
@@ -85,7 +88,7 @@ export function sharedHead(ctx: HeadContext, scoring: SharedScoring): OutputHead
       const sq = g.reduce('ReduceSum', g.op('Mul', [x, x]), [1], true);
       x = g.op('Div', [x, g.op('Sqrt', [g.op('Add', [sq, g.constFloat(EPS)])])]);
     }
-    const inputs = [x, onnx.embedding];
+    const inputs = [x, rows.onnx(g, onnx.embedding)];
     if (bias && !scale) inputs.push(g.initializer('bias', tensorValue(bias)));
     let s = g.op('Gemm', inputs, { transB: 1 });
     if (scale) {

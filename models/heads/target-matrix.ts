@@ -8,12 +8,14 @@ export interface TargetMatrix {
   description: string;
   rows: number;
   dim: number;
-  /** Row-major [rows, dim]: row j is word j's target vector. */
+  /** Row-major [rows, dim]: row j is word j's target vector (word ids[j]'s, with `ids`). */
   data: Float32Array;
+  /** A compact output layer's matrix: the vocabulary id of each row (ascending). Absent: row j is id j. */
+  ids?: Int32Array;
 }
 
 /** How a head reads its target vectors from a built model's parameters (its definition says if they are frozen). */
-export type TargetMatrixReader = (params: ParamStore) => Omit<TargetMatrix, 'kind'>;
+export type TargetMatrixReader = (params: ParamStore) => Omit<TargetMatrix, 'kind' | 'ids'>;
 
 /** Heads keep W as [d, |V|] so training multiplies f W directly; the target vectors are its columns. */
 export function matrixColumns(description: string, name = 'head/W'): TargetMatrixReader {

@@ -4,6 +4,7 @@ import { tensorValue } from '../onnx-values.ts';
 import { embeddingProjection } from './projection.ts';
 import { registerHead } from './registry.ts';
 import { sharedEmbeddingRows } from './target-matrix.ts';
+import { targetRows } from './target-rows.ts';
 
 /** Press & Wolf: the output matrix is the target input embedding E itself; a learned bias. */
 registerHead({
@@ -14,13 +15,16 @@ registerHead({
   targetMatrix: sharedEmbeddingRows,
   build(ctx) {
     const proj = embeddingProjection(ctx);
+    const rows = targetRows(ctx);
     const b = ctx.params.variable('head/b', [ctx.vocabSize], { kind: 'zeros' });
     return {
       name: 'tied',
-      logits: (f) => tf.tidy(() => tf.add(tf.matMul(proj.apply(f), ctx.embedding, false, true), b)),
+      logits: (f) => tf.tidy(() => tf.add(tf.matMul(proj.apply(f), rows.tensor(), false, true), b)),
       toOnnx: (g, f, onnx) =>
         // The embedding initializer is shared with the decoder's Gather: stored once.
-        g.op('Gemm', [proj.toOnnx(g, f), onnx.embedding, g.initializer('b', tensorValue(b))], { transB: 1 }),
+        g.op('Gemm', [proj.toOnnx(g, f), rows.onnx(g, onnx.embedding), g.initializer('b', tensorValue(b))], {
+          transB: 1,
+        }),
       describe: () => ({ name: 'tied' }),
     };
   },

@@ -23,6 +23,17 @@ export interface HeadContext {
    * pinned far below every other (models/heads/output-mask.ts), in training and in the exported graph.
    */
   excludedTargets?: readonly number[];
+  /**
+   * With `excludedTargets`: build the head on the kept targets only (a compact output layer, models/heads/
+   * compact-output.ts), so the excluded ids cost no work; without, their logits are computed and then pinned.
+   */
+  compactOutput?: boolean;
+  /**
+   * Set by the compact output layer on the context it builds the head on: the vocabulary id of each of the head's
+   * `vocabSize` rows, ascending. Heads that score against the embedding read only these rows of it
+   * (models/heads/target-rows.ts). Absent: row j is id j.
+   */
+  rowIds?: Int32Array;
 }
 
 /** Names of ONNX values the head can build on. */
@@ -55,6 +66,22 @@ export interface OutputHead {
    * passes `matrix` as `HeadOnnxContext.embedding` and embeds tokens with `lookup`.
    */
   sharedEmbeddingOnnx?(g: GraphBuilder): { matrix: string; lookup(ids: string): string };
+  /**
+   * A compact output layer's shortcut for the training loss (models/loss.ts `headCrossEntropySum`): the head's own
+   * logits [N, K] and the target ids [N] as columns of them. Softmax cross-entropy over these equals that over the
+   * widened [N, |V|] logits (an excluded id's probability is exactly 0 there), without the widening, whose gather
+   * and its gradient cost tfjs-wasm about a third of what the smaller product saves.
+   */
+  trainingScores?(
+    f: tf.Tensor2D,
+    targets: tf.Tensor1D,
+    training: boolean,
+  ): { logits: tf.Tensor2D; targets: tf.Tensor1D };
+  /**
+   * A compact output layer's: the vocabulary id of each of its rows (ascending), so a reader of its target
+   * matrix maps row k back to its id. Absent when row j is id j.
+   */
+  readonly rowIds?: Int32Array;
   /** The head's section of the model card: its name and every setting needed to rebuild it. */
   describe(): Record<string, unknown> & { name: string };
 }

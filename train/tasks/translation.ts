@@ -4,7 +4,7 @@ import { evaluateBleu } from '../evaluate.ts';
 import { prepareData } from '../prepare-data.ts';
 import type { TranslationRunConfig } from '../run-config.ts';
 import { registerTask } from './registry.ts';
-import { excludedTargets } from '../output-support.ts';
+import { outputLayerSizes } from '../output-support.ts';
 
 /**
  * Translation: a parallel corpus, length-bucketed sentence batches, validation BLEU (sacreBLEU 13a),
@@ -21,16 +21,19 @@ registerTask<TranslationRunConfig>({
       maxSentences: config.batch.maxSentences,
       maxTokens: config.batch.maxTokens,
     };
-    const excluded = excludedTargets(config, data.tgtVocab);
+    const output = outputLayerSizes(config, data.tgtVocab);
+    const kept = data.tgtVocab.size - (output.excludedTargets?.length ?? 0);
     const outputs =
-      excluded.length > 0 ? ` (output: ${data.tgtVocab.size - excluded.length} pieces the targets use)` : '';
+      kept < data.tgtVocab.size
+        ? ` (output: ${kept} pieces the targets use${output.compactOutput ? ', a compact layer of as many rows' : ''})`
+        : '';
     return {
       summary: `data: ${data.train.length} training pairs (${data.dropped} dropped by length), vocab ${config.data.src} ${data.srcVocab.size} / ${config.data.tgt} ${data.tgtVocab.size}${outputs}`,
       sizes: {
         srcVocab: data.srcVocab.size,
         tgtVocab: data.tgtVocab.size,
         jointEmbedding: config.vocab.joint,
-        excludedTargets: excluded,
+        ...output,
       },
       epoch(epoch) {
         const plan = planBatches(data.train, batchOptions, epoch);

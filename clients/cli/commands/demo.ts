@@ -108,7 +108,11 @@ export function registerDemo(program: Command): void {
             data: { dir: dataDir, kind: 'multi30k', src: flags.src, tgt: flags.tgt },
             ...(flags.vocab === 'word'
               ? {}
-              : { tokenizer: 'sentencepiece', vocab: { kind: flags.vocab, size: flags.vocabSize, joint: true } }),
+              : {
+                  tokenizer: 'sentencepiece',
+                  // compactOutput: the output layer scores only the pieces English uses (docs/subwords.md)
+                  vocab: { kind: flags.vocab, size: flags.vocabSize, joint: true, compactOutput: true },
+                }),
             maxMinutes: flags.minutes,
           });
           (await train(config, runDir)).model.params.dispose();

@@ -79,7 +79,13 @@ export async function newRunConfig(flags: NewRunFlags, runDir: string): Promise<
           kind: kindOfVocab,
           size: flags.vocabSize ?? 8000,
           joint: flags.jointVocab ?? false,
-          ...(flags.keepUnseenOutputs ? { maskUnseen: false } : {}),
+          // A new translation run scores only the pieces its targets use (compactOutput); older runs' config.json
+          // files lack the field and keep their full-size output layers.
+          ...(flags.keepUnseenOutputs
+            ? { maskUnseen: false }
+            : flags.task === 'translation'
+              ? { compactOutput: true }
+              : {}),
         }
       : {
           kind: 'word',
