@@ -1,10 +1,11 @@
 /**
- * The models bench/decode-speed.ts times when no trained model is named: rnn-attn with a given head,
- * built from its seeded initialisation on vocabulary sizes of a real corpus, exported the way
- * `frost export` exports a run (the arch's own ONNX emission, then the precision pass), and written
- * as a model folder. Decoding cost does not depend on the weights' values, and the benchmark forces
- * every sentence to the same output length, so an untrained model does the same work per sentence
- * as a trained one; anyone can rebuild these in seconds.
+ * The models bench/decode-speed.ts times when no trained model is named: rnn-attn (or another
+ * architecture, `arch`) with a given head, built from its seeded initialisation on vocabulary sizes
+ * of a real corpus, exported the way `frost export` exports a run (the arch's own ONNX emission, then
+ * the precision pass), and written as a model folder. Decoding cost does not depend on the weights'
+ * values, and the benchmark forces every sentence to the same output length, so an untrained model
+ * does the same work per sentence as a trained one; anyone can rebuild these in seconds. A caption
+ * architecture (show-tell, show-attend-tell) is written as a caption model reading pixels.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -14,12 +15,14 @@ import { SPECIALS } from '../core/vocab.ts';
 import { decodeModel, encodeModel, type ModelProtoObject } from '../core/onnx/proto.ts';
 import { convertPrecision, type Precision } from '../export/precision.ts';
 import { TOP_LOG_PROBS, TOP_TOKENS } from '../models/archs/graph-spec.ts';
-import { buildModel, resolveArchConfig } from '../models/index.ts';
+import { buildModel, getArch, resolveArchConfig } from '../models/index.ts';
 
 /** Multi30k en→de vocabulary sizes of frost's default training run (words seen at least twice, specials included). */
 export const DEFAULT_VOCAB = { src: 5900, tgt: 7800 } as const;
 
 export interface BenchModelOptions {
+  /** An architecture of models/archs' registry; an image one is written as a caption model. @default 'rnn-attn' */
+  arch?: string;
   head: string;
   preset?: string;
   precision?: Precision;
@@ -27,10 +30,12 @@ export interface BenchModelOptions {
   tgtVocab?: number;
   seed?: number;
   /**
-   * false: the decoder graph and card without the top-k outputs, as rnn-attn exported them before
+   * false: the decoder graph and card without the top-k outputs, as frost exported them before
    * they existed (search then reads whole rows), for bench:decode's `--compare-whole-rows`.
    */
   topK?: boolean;
+  /** Caption architectures: the side of the square image the encoder reads. @default 32 */
+  imageSize?: number;
 }
 
 /** A written bench model: its folder, card and the arch config the PyTorch peer rebuilds. */
@@ -38,9 +43,12 @@ export interface BenchModel {
   dir: string;
   card: ModelCard;
   archConfig: Record<string, unknown>;
-  /** Source words of the card's vocabulary (no specials), to make request texts from. */
+  /** Source words of the card's vocabulary (no specials), to make request texts from; none for a caption model. */
   sourceWords: string[];
 }
+
+/** The image preprocessing written into a bench caption model's card (any values do for an untrained model). */
+const BENCH_IMAGE = { mean: [0.5, 0.5, 0.5], std: [0.25, 0.25, 0.25] } as const;
 
 const SPECIAL_TOKENS = [SPECIALS.pad.token, SPECIALS.unk.token, SPECIALS.bos.token, SPECIALS.eos.token];
 
@@ -51,8 +59,12 @@ export async function writeBenchModel(root: string, opts: BenchModelOptions): Pr
   const srcVocab = opts.srcVocab ?? DEFAULT_VOCAB.src;
   const tgtVocab = opts.tgtVocab ?? DEFAULT_VOCAB.tgt;
   const seed = opts.seed ?? 1;
-  const archConfig = resolveArchConfig('rnn-attn', preset);
-  const model = buildModel('rnn-attn', archConfig, { srcVocab, tgtVocab }, { name: opts.head }, seed);
+  const arch = opts.arch ?? 'rnn-attn';
+  const caption = getArch(arch).inputKind === 'image';
+  const imageSize = opts.imageSize ?? 32;
+  const archConfig = resolveArchConfig(arch, preset);
+  const sizes = caption ? { tgtVocab, image: { kind: 'pixels', size: imageSize } as const } : { srcVocab, tgtVocab };
+  const model = buildModel(arch, archConfig, sizes, { name: opts.head }, seed);
   const { encoder, decoder, graphs } = model.toOnnx();
   const stripped = opts.topK === false && graphs.decoder.top !== undefined;
   if (stripped) delete graphs.decoder.top;
@@ -60,20 +72,23 @@ export async function writeBenchModel(root: string, opts: BenchModelOptions): Pr
   const dec = convertPrecision(stripped ? withoutTopK(decoder.toBytes()) : decoder.toBytes(), precision).bytes;
   const words = (prefix: string, n: number) =>
     Array.from({ length: n - SPECIAL_TOKENS.length }, (_, i) => `${prefix}${i}`);
-  const sourceWords = words('s', srcVocab);
+  const sourceWords = caption ? [] : words('s', srcVocab);
   const counts = model.params.counts();
   const input: ModelCardInput = {
     format: 'frost-model',
     version: 1,
-    name: `bench-${opts.head}-${precision}${stripped ? '-whole-rows' : ''}`,
-    task: 'translation',
-    arch: 'rnn-attn',
+    // rnn-attn's names as before this option existed, so folders written by earlier runs keep theirs.
+    name: `bench-${arch === 'rnn-attn' ? '' : `${arch}-`}${opts.head}-${precision}${stripped ? '-whole-rows' : ''}`,
+    task: caption ? 'caption' : 'translation',
+    arch,
     preset,
     head: model.head.describe(),
-    source: { lang: 'en', tokens: [...SPECIAL_TOKENS, ...sourceWords] },
-    target: { lang: 'de', tokens: [...SPECIAL_TOKENS, ...words('t', tgtVocab)] },
+    ...(caption
+      ? { image: { size: imageSize, mean: [...BENCH_IMAGE.mean], std: [...BENCH_IMAGE.std] } }
+      : { source: { lang: 'en', tokens: [...SPECIAL_TOKENS, ...sourceWords] } }),
+    target: { lang: caption ? 'en' : 'de', tokens: [...SPECIAL_TOKENS, ...words('t', tgtVocab)] },
     specials: { pad: SPECIALS.pad.id, unk: SPECIALS.unk.id, bos: SPECIALS.bos.id, eos: SPECIALS.eos.id },
-    tokenizer: 'whitespace',
+    tokenizer: caption ? 'caption' : 'whitespace',
     graphs,
     params: {
       learnable: counts.learnable,

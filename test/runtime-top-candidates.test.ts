@@ -11,13 +11,10 @@ import { after, before, describe, it } from 'node:test';
 import { writeBenchModel, type BenchModel } from '../bench/decode-model.ts';
 import { generate } from '../core/decode/generate.ts';
 import { decodeModel } from '../core/onnx/proto.ts';
-import { topK } from '../core/decode/top-k.ts';
-import type { StepModel } from '../core/decode/types.ts';
 import { loadModelDir } from '../core/runtime/load-node.ts';
 import { MODEL_CARD_FILE } from '../core/runtime/model-card.ts';
-import { SeededRandom } from '../core/random.ts';
-import type { DecoderState } from '../core/runtime/row-state.ts';
 import type { Precision } from '../export/precision.ts';
+import { assertTopIsWholeRowsTopK, tokenSources, topAndWholeRows } from './helpers/top-candidates.ts';
 
 let root: string;
 const models = new Map<Precision, BenchModel>();
@@ -38,27 +35,7 @@ before(async () => {
 });
 after(() => rm(root, { recursive: true, force: true }));
 
-function sources(n: number): number[][] {
-  const rng = new SeededRandom(3, 'top-candidates-sources');
-  return Array.from({ length: n }, () =>
-    Array.from({ length: 3 + Math.floor(rng.next() * 9) }, () => 4 + Math.floor(rng.next() * 86)),
-  );
-}
-
-/** The step model with stepTop counted, and the same model restricted to whole rows. */
-function variants(model: StepModel<DecoderState>): {
-  top: StepModel<DecoderState>;
-  whole: StepModel<DecoderState>;
-  topSteps: () => number;
-} {
-  let n = 0;
-  const stepTop = model.stepTop!;
-  return {
-    top: { ...model, stepTop: (prev, s) => (n++, stepTop(prev, s)) },
-    whole: { ...model, stepTop: undefined, topK: undefined },
-    topSteps: () => n,
-  };
-}
+const sources = (n: number) => tokenSources(n, 90);
 
 describe('rnn-attn top-k decoder outputs', () => {
   it("are each whole row's top k, in core/decode's order", async () => {
@@ -66,15 +43,7 @@ describe('rnn-attn top-k decoder outputs', () => {
     try {
       assert.equal(rt.stepModel.topK, 16);
       const src = sources(5);
-      const prev = Int32Array.from(src, () => rt.stepModel.bos);
-      const top = await rt.stepModel.stepTop!(prev, await rt.encode(src));
-      const whole = await rt.stepModel.step(prev, await rt.encode(src));
-      const V = rt.vocabSize;
-      for (let r = 0; r < src.length; r++) {
-        const want = topK(whole.logProbs.subarray(r * V, (r + 1) * V), 16);
-        assert.deepEqual(Array.from(top.top.tokens.subarray(r * 16, (r + 1) * 16)), Array.from(want.indices));
-        assert.deepEqual(Array.from(top.top.logProbs.subarray(r * 16, (r + 1) * 16)), Array.from(want.values));
-      }
+      await assertTopIsWholeRowsTopK(rt.stepModel, () => rt.encode(src), 3);
     } finally {
       await rt.release();
     }
@@ -91,7 +60,7 @@ describe('rnn-attn top-k decoder outputs', () => {
           { beam: 4, maxLen: 10, nBest: 2 },
           { beam: 5, minLen: 5, maxLen: 7 },
         ]) {
-          const { top, whole, topSteps } = variants(rt.stepModel);
+          const { top, whole, topSteps } = topAndWholeRows(rt.stepModel);
           const a = await generate(top, await rt.encode(src), src.length, opts);
           const b = await generate(whole, await rt.encode(src), src.length, opts);
           assert.deepEqual(a, b, JSON.stringify(opts));

@@ -14,6 +14,7 @@ import { maskedCrossEntropySum, type TokenLossOptions } from '../loss.ts';
 import { tensorValue } from '../onnx-values.ts';
 import { packTargets, permuteRows, type PackedTargets } from '../packed-steps.ts';
 import type { ParamStore } from '../params.ts';
+import { emitStepLogProbs } from './graph-spec.ts';
 import type { ImageBatch } from './types.ts';
 
 /** The settings every caption LSTM has; an architecture's config adds its own and says where its dropout goes. */
@@ -125,9 +126,9 @@ export class CaptionDecoding {
     return { e: shared ? shared.lookup(prev) : g.op('Gather', [embedding, prev]), embedding };
   }
 
-  /** log_probs = log_softmax(head(f)) as the decoder graph's output. */
+  /** log_probs = log_softmax(head(f)) and its top-k as the decoder graph's outputs. */
   logProbsOnnx(g: GraphBuilder, f: string, embedding: string, storeFrozen: boolean): void {
     const logits = g.scope('head', () => this.head.toOnnx(g, f, { embedding, storeFrozen }));
-    g.output(g.op('LogSoftmax', [logits], { axis: 1 }), 'log_probs', 'float32', ['rows', this.embedding.shape[0]]);
+    emitStepLogProbs(g, logits, this.embedding.shape[0]);
   }
 }

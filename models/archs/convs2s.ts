@@ -43,7 +43,7 @@ import {
   type Seq2SeqModel,
   type OnnxGraphOptions,
 } from './types.ts';
-import { encoderDecoderOnnx } from './graph-spec.ts';
+import { emitStepLogProbs, encoderDecoderOnnx } from './graph-spec.ts';
 
 const HALF = Math.SQRT1_2;
 
@@ -453,7 +453,7 @@ export class Convs2sModel implements Seq2SeqModel {
     });
     const f = gemmOnnx(g, this.decOut, 'decoder/out', x);
     const logits = g.scope('head', () => this.head.toOnnx(g, f, { embedding, storeFrozen }));
-    g.output(g.op('LogSoftmax', [logits], { axis: 1 }), 'log_probs', 'float32', ['rows', V]);
+    emitStepLogProbs(g, logits, V);
     g.output(g.op('Add', [position, g.constInt64(1)]), 'next_position', 'int64', ['rows']);
     return g;
   }

@@ -8,7 +8,8 @@ export const DEFAULT_OPSET = 18;
 /**
  * An encoder-decoder model's `toOnnx`: its options resolved in one place (the encoder at
  * `encoderOpset`, else `opset`, else {@link DEFAULT_OPSET}; heads store no frozen matrix unless
- * `storeFrozen`), the two graphs the model builds, and the card's `graphs`.
+ * `storeFrozen`), the two graphs the model builds, and the card's `graphs` (with `decoder.top` when
+ * the step graph emits the top-k outputs, see {@link emitStepLogProbs}).
  */
 export function encoderDecoderOnnx(
   model: Pick<Seq2SeqModel, 'stateNames' | 'memoryNames'>,
@@ -17,15 +18,17 @@ export function encoderDecoderOnnx(
   build: {
     encoder: (opset: number) => GraphBuilder;
     decoder: (opset: number, storeFrozen: boolean) => GraphBuilder;
-    /** The decoder step's top-k outputs, for a step graph that emits them ({@link emitTopK}). */
-    topK?: number;
   },
 ): { encoder: GraphBuilder; decoder: GraphBuilder; graphs: ModelCard['graphs'] } {
   const opset = opts.opset ?? DEFAULT_OPSET;
+  const encoder = build.encoder(opts.encoderOpset ?? opset);
+  const decoder = build.decoder(opset, opts.storeFrozen ?? false);
+  // The card names the top-k outputs exactly when the step graph has them, at the k it emitted.
+  const topK = emittedTopK(decoder);
   return {
-    encoder: build.encoder(opts.encoderOpset ?? opset),
-    decoder: build.decoder(opset, opts.storeFrozen ?? false),
-    graphs: encoderDecoderGraphs(model, encoderInputs, build.topK === undefined ? {} : { topK: build.topK }),
+    encoder,
+    decoder,
+    graphs: encoderDecoderGraphs(model, encoderInputs, topK === undefined ? {} : { topK }),
   };
 }
 
@@ -65,6 +68,24 @@ export const TOP_TOKENS = 'top_tokens';
  */
 export const DECODER_TOP_K = 16;
 
+/** The k of a decoder step over `vocabSize` tokens: {@link DECODER_TOP_K}, or the whole vocabulary when smaller. */
+export function decoderTopK(vocabSize: number): number {
+  return Math.min(DECODER_TOP_K, vocabSize);
+}
+
+/**
+ * The end of every decoder step graph: `log_probs` [rows, V] = LogSoftmax(`logits`), and its top-k
+ * outputs ({@link emitTopK} at {@link decoderTopK}), which {@link encoderDecoderOnnx} then names in
+ * the card. `log_probs` is the LogSoftmax's own output: with a renaming Identity, onnxruntime copied
+ * the [rows, V] rows once more per step (docs/decoding-speed.md).
+ */
+export function emitStepLogProbs(g: GraphBuilder, logits: string, vocabSize: number): string {
+  const [logProbs] = g.node('LogSoftmax', [logits], { axis: 1 }, { outputs: ['log_probs'] });
+  g.output(logProbs!, 'log_probs', 'float32', ['rows', vocabSize]);
+  emitTopK(g, logProbs!, decoderTopK(vocabSize));
+  return logProbs!;
+}
+
 /**
  * Emits the top-k outputs for `logProbs` [rows, V]: ONNX TopK sorts equal values by lower index,
  * the order core/decode's top-k uses, so search picks the same tokens from either.
@@ -79,4 +100,17 @@ export function emitTopK(g: GraphBuilder, logProbs: string, k: number): void {
   g.output(values!, TOP_LOG_PROBS, 'float32', ['rows', k]);
   const [tokens] = g.node('Cast', [indices!], { to: 6 /* int32 */ }, { outputs: [TOP_TOKENS] });
   g.output(tokens!, TOP_TOKENS, 'int32', ['rows', k]);
+}
+
+/** The k of a step graph's top-k outputs (its `top_log_probs` [rows, k]), or undefined when it has none. */
+export function emittedTopK(decoder: GraphBuilder): number | undefined {
+  const outputs = decoder.toGraphProto().output;
+  const values = outputs.find((o) => o.name === TOP_LOG_PROBS);
+  if (values === undefined) return undefined;
+  if (!outputs.some((o) => o.name === TOP_TOKENS))
+    throw new Error(`graph '${decoder.name}': output '${TOP_LOG_PROBS}' without '${TOP_TOKENS}'`);
+  const k = values.type.tensor_type.shape.dim[1];
+  if (k === undefined || !('dim_value' in k))
+    throw new Error(`graph '${decoder.name}': output '${TOP_LOG_PROBS}' needs a fixed k as its second dim`);
+  return k.dim_value;
 }

@@ -39,7 +39,7 @@ import {
   type Seq2SeqModel,
   type OnnxGraphOptions,
 } from './types.ts';
-import { DECODER_TOP_K, emitTopK, encoderDecoderOnnx } from './graph-spec.ts';
+import { emitStepLogProbs, encoderDecoderOnnx } from './graph-spec.ts';
 
 /**
  * Bahdanau-style attention encoder-decoder.
@@ -293,7 +293,6 @@ class RnnAttnModel implements Seq2SeqModel {
     return encoderDecoderOnnx(this, ['src_ids', 'src_lengths'], opts, {
       encoder: (opset) => this.encoderGraph(opset),
       decoder: (opset, storeFrozen) => this.decoderGraph(opset, storeFrozen),
-      topK: Math.min(DECODER_TOP_K, this.sizes.tgtVocab),
     });
   }
 
@@ -394,11 +393,8 @@ class RnnAttnModel implements Seq2SeqModel {
       ]),
     ]);
     const logits = g.scope('head', () => this.head.toOnnx(g, f, { embedding, storeFrozen }));
-    // Named as the output itself: with a renaming Identity, onnxruntime copied the [rows, V] rows once more per step.
-    const [logProbs] = g.node('LogSoftmax', [logits], { axis: 1 }, { outputs: ['log_probs'] });
-    g.output(logProbs!, 'log_probs', 'float32', ['rows', V]);
+    emitStepLogProbs(g, logits, V);
     g.output(next, 'next_state', 'float32', ['rows', H]);
-    emitTopK(g, logProbs, Math.min(DECODER_TOP_K, V));
     return g;
   }
 }

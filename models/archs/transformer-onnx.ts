@@ -7,15 +7,16 @@ import { positionVectorsOnnx } from '../layers/positional-encoding.ts';
 import { tensorValue } from '../onnx-values.ts';
 import type { TransformerModel } from './transformer.ts';
 import type { OnnxGraphOptions } from './types.ts';
-import { encoderDecoderOnnx } from './graph-spec.ts';
+import { emitStepLogProbs, encoderDecoderOnnx } from './graph-spec.ts';
 
 /**
  * The Transformer's two graphs. The encoder graph returns, besides the source mask, each decoder
  * layer's source keys and values (computed once per sentence) and the empty self-attention caches
  * [batch, heads, 0, d/heads]. The decoder-step graph reads the caches of the positions so far,
  * appends the current position's keys and values, and returns them as next_self_*; its position is
- * the caches' length, read from their shape, so nothing else needs feeding. Both graphs have
- * dynamic batch (rows) and length axes.
+ * the caches' length, read from their shape, so nothing else needs feeding; besides `log_probs` it
+ * returns each row's top-k (graph-spec.ts's emitStepLogProbs). Both graphs have dynamic batch
+ * (rows) and length axes.
  */
 export function transformerOnnx(
   model: TransformerModel,
@@ -128,6 +129,6 @@ function decoderGraph(model: TransformerModel, opset: number, storeFrozen: boole
   if (w.decoderNorm) x = layerNormOnnx(g, w.decoderNorm, x);
   const f = g.squeeze(x, [1]);
   const logits = g.scope('head', () => model.head.toOnnx(g, f, { embedding, storeFrozen }));
-  g.output(g.op('LogSoftmax', [logits], { axis: 1 }), 'log_probs', 'float32', ['rows', V]);
+  emitStepLogProbs(g, logits, V);
   return g;
 }
