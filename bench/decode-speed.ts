@@ -29,13 +29,20 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { generate } from '../core/decode/generate.ts';
 import { SeededRandom } from '../core/random.ts';
 import { loadModelDir } from '../core/runtime/load-node.ts';
 import { NODE_SESSION_OPTIONS } from '../core/runtime/ort-node.ts';
 import type { Seq2SeqRuntime } from '../core/runtime/seq2seq.ts';
 import { PRECISIONS, type Precision } from '../export/precision.ts';
 import { DEFAULT_VOCAB, writeBenchModel, type BenchModel } from './decode-model.ts';
+import {
+  chunks,
+  compareWholeRows,
+  frostDecode as decodeChunks,
+  median,
+  selectModes,
+  sourceIds,
+} from './whole-rows-compare.ts';
 import { formatHttpLatency, measureHttpLatency } from './http-latency.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -72,20 +79,6 @@ const { values: args } = parseArgs({
   },
 });
 
-interface Mode {
-  name: string;
-  beam: number;
-  batch: number;
-  sentences: number;
-}
-
-const MODES: Mode[] = [
-  { name: 'greedy b1', beam: 1, batch: 1, sentences: 16 },
-  { name: 'greedy b64', beam: 1, batch: 64, sentences: 64 },
-  { name: 'beam5 b1', beam: 5, batch: 1, sentences: 8 },
-  { name: 'beam5 b16', beam: 5, batch: 16, sentences: 16 },
-];
-
 /** The PyTorch peer as a child process answering one JSON line per request. */
 class Peer {
   private readonly lines: AsyncIterator<string>;
@@ -116,66 +109,11 @@ class Peer {
   }
 }
 
-function selectedModes(): Mode[] {
-  if (args.modes === undefined) return MODES;
-  const names = args.modes.split(',').map((m) => m.trim());
-  for (const n of names) {
-    if (!MODES.some((m) => m.name === n))
-      throw new Error(`--modes: '${n}' is not one of ${MODES.map((m) => m.name).join(', ')}`);
-  }
-  return MODES.filter((m) => names.includes(m.name));
-}
+const selectedModes = () => selectModes(args.modes, ['greedy b1', 'greedy b64', 'beam5 b1', 'beam5 b16']);
 
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-}
-
-/** Seeded source id sequences, lengths 8-20, no specials. */
-function sourceIds(count: number, srcVocab: number, seed: number): number[][] {
-  const rng = new SeededRandom(seed, 'decode-bench-sources');
-  return Array.from({ length: count }, () => {
-    const n = 8 + Math.floor(rng.next() * 13);
-    return Array.from({ length: n }, () => 4 + Math.floor(rng.next() * (srcVocab - 4)));
-  });
-}
-
-function chunks<T>(xs: readonly T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < xs.length; i += size) out.push(xs.slice(i, i + size));
-  return out;
-}
-
-/**
- * Decodes every chunk with frost's runtime; returns the total ms and the decoder steps each chunk took.
- * `wholeRows`: every step fetches and scans the whole log-probability rows, as before the decoder's
- * top-k outputs (`--whole-rows`, and the interleaved comparison of `--compare-whole-rows`).
- */
-async function frostDecode(
-  rt: Seq2SeqRuntime,
-  parts: number[][][],
-  beam: number,
-  len: number,
-  wholeRows = args['whole-rows'],
-): Promise<{ ms: number; steps: number[] }> {
-  const steps: number[] = [];
-  const t0 = performance.now();
-  const { stepTop } = rt.stepModel;
-  for (const part of parts) {
-    let n = 0;
-    type State = Parameters<typeof rt.stepModel.step>[1];
-    const model = {
-      ...rt.stepModel,
-      step: (prev: Int32Array, s: State) => (n++, rt.stepModel.step(prev, s)),
-      ...(wholeRows || !stepTop
-        ? { stepTop: undefined, topK: undefined }
-        : { stepTop: (prev: Int32Array, s: State) => (n++, stepTop(prev, s)) }),
-    };
-    await generate(model, await rt.encode(part), part.length, { beam, minLen: len, maxLen: len });
-    steps.push(n);
-  }
-  return { ms: performance.now() - t0, steps };
-}
+/** frostDecode with `--whole-rows` as the default side. */
+const frostDecode = (rt: Seq2SeqRuntime, parts: number[][][], beam: number, len: number) =>
+  decodeChunks(rt, parts, beam, len, args['whole-rows']);
 
 interface Row {
   head: string;
@@ -290,8 +228,8 @@ async function precisionSpeedup(
 
 /**
  * frost before and after the decoder's top-k outputs, timed alternately on the same chunks (same
- * hypotheses; docs/decoding-speed.md): the model exported without them, decoding from whole rows,
- * against the model as exported now, decoding from its top-k outputs.
+ * hypotheses; bench/whole-rows-compare.ts): the model exported without them, decoding from whole
+ * rows, against the model as exported now, decoding from its top-k outputs.
  */
 async function wholeRowsSpeedup(
   model: BenchModel,
@@ -307,33 +245,20 @@ async function wholeRowsSpeedup(
     precision: precision as Precision,
     topK: false,
   });
-  const [old, rt] = [
-    await loadModelDir(before.dir, { intraOpNumThreads: threads }),
-    await loadModelDir(model.dir, { intraOpNumThreads: threads }),
-  ];
-  try {
-    for (const mode of selectedModes()) {
-      const parts = chunks(sourceIds(mode.sentences, model.card.source!.tokens.length, 1), mode.batch);
-      await frostDecode(old, parts, mode.beam, len, true);
-      await frostDecode(rt, parts, mode.beam, len, false);
-      const [whole, top]: [number[], number[]] = [[], []];
-      for (let r = 0; r < rounds; r++) {
-        if (r % 2 === 0) whole.push((await frostDecode(old, parts, mode.beam, len, true)).ms);
-        top.push((await frostDecode(rt, parts, mode.beam, len, false)).ms);
-        if (r % 2 === 1) whole.push((await frostDecode(old, parts, mode.beam, len, true)).ms);
-      }
-      const f = (x: number) => (x / mode.sentences).toFixed(2).padStart(8);
+  const f = (x: number) => x.toFixed(2).padStart(8);
+  await compareWholeRows({
+    model,
+    before,
+    modes: selectedModes(),
+    rounds,
+    len,
+    threads,
+    onRow: (row) =>
       process.stdout.write(
-        `| ${head.padEnd(9)} | ${precision.padEnd(12)} | ${mode.name.padEnd(10)} | ${f(median(whole))} | ${f(median(top))} | ` +
-          `${median(whole.map((x, r) => x / top[r]!))
-            .toFixed(2)
-            .padStart(5)}× |\n`,
-      );
-    }
-  } finally {
-    await old.release();
-    await rt.release();
-  }
+        `| ${head.padEnd(9)} | ${precision.padEnd(12)} | ${row.mode.padEnd(10)} | ${f(row.wholeMsPerSentence)} | ` +
+          `${f(row.topMsPerSentence)} | ${row.ratio.toFixed(2).padStart(5)}× |\n`,
+      ),
+  });
 }
 
 /**
