@@ -21,6 +21,7 @@ import { CaptionRuntime } from '../core/runtime/caption.ts';
 import { loadModelDir } from '../core/runtime/load-node.ts';
 import type { DecoderState } from '../core/runtime/row-state.ts';
 import type { Seq2SeqRuntime } from '../core/runtime/seq2seq.ts';
+import type { Precision } from '../export/precision.ts';
 import { DECODER_TOP_K, TOP_LOG_PROBS, TOP_TOKENS } from '../models/archs/graph-spec.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { assertTopIsWholeRowsTopK, tokenSources, topAndWholeRows } from './helpers/top-candidates.ts';
@@ -60,13 +61,21 @@ function encoder(rt: Seq2SeqRuntime): (n: number) => Promise<DecoderState> {
   };
 }
 
-for (const arch of ['transformer', 'convs2s', 'show-attend-tell']) {
+for (const arch of ['transformer', 'convs2s', 'show-tell', 'show-attend-tell']) {
   describe(`${arch} top-k decoder outputs`, () => {
+    // The Transformer also through the precision passes (fp16 Casts, int8-compute's integer MatMuls).
+    const precisions: Precision[] = arch === 'transformer' ? ['fp32', 'fp16', 'int8-compute'] : ['fp32'];
+    const models = new Map<Precision, BenchModel>();
     let model: BenchModel;
     let old: BenchModel;
     before(async () => {
       const opts = { arch, head: 'learned', preset: 'tiny', srcVocab: SRC_VOCAB, tgtVocab: TGT_VOCAB };
-      model = await writeBenchModel(join(root, arch), { ...opts, imageSize: IMAGE_SIZE });
+      for (const precision of precisions)
+        models.set(
+          precision,
+          await writeBenchModel(join(root, arch, precision), { ...opts, precision, imageSize: IMAGE_SIZE }),
+        );
+      model = models.get('fp32')!;
       old = await writeBenchModel(join(root, `${arch}-old`), { ...opts, imageSize: IMAGE_SIZE, topK: false });
     });
 
@@ -87,21 +96,24 @@ for (const arch of ['transformer', 'convs2s', 'show-attend-tell']) {
       }
     });
 
-    it('greedy and beam from candidates give the hypotheses of whole rows', async () => {
-      const rt = await loadModelDir(model.dir, { intraOpNumThreads: 1 });
-      try {
-        const initial = encoder(rt);
-        for (const opts of SEARCHES) {
-          const { top, whole, topSteps } = topAndWholeRows(rt.stepModel);
-          const a = await generate(top, await initial(7), 7, opts);
-          const b = await generate(whole, await initial(7), 7, opts);
-          assert.deepEqual(a, b, JSON.stringify(opts));
-          assert.ok(topSteps() > 0, `${JSON.stringify(opts)}: stepTop was used`);
+    for (const precision of precisions) {
+      it(`${precision}: greedy and beam from candidates give the hypotheses of whole rows`, async () => {
+        const rt = await loadModelDir(models.get(precision)!.dir, { intraOpNumThreads: 1 });
+        try {
+          assert.equal(rt.stepModel.topK, DECODER_TOP_K);
+          const initial = encoder(rt);
+          for (const opts of SEARCHES) {
+            const { top, whole, topSteps } = topAndWholeRows(rt.stepModel);
+            const a = await generate(top, await initial(7), 7, opts);
+            const b = await generate(whole, await initial(7), 7, opts);
+            assert.deepEqual(a, b, JSON.stringify(opts));
+            assert.ok(topSteps() > 0, `${JSON.stringify(opts)}: stepTop was used`);
+          }
+        } finally {
+          await rt.release();
         }
-      } finally {
-        await rt.release();
-      }
-    });
+      });
+    }
 
     it('the same model exported without them (no TopK node, no graphs.decoder.top) decodes from whole rows, with the same results', async () => {
       assert.equal(old.card.graphs.decoder.top, undefined);
