@@ -23,6 +23,7 @@ import type { DecoderState } from '../core/runtime/row-state.ts';
 import type { Seq2SeqRuntime } from '../core/runtime/seq2seq.ts';
 import type { Precision } from '../export/precision.ts';
 import { DECODER_TOP_K, TOP_LOG_PROBS, TOP_TOKENS } from '../models/archs/graph-spec.ts';
+import { archNames, buildModel, getArch, resolveArchConfig } from '../models/index.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { assertTopIsWholeRowsTopK, tokenSources, topAndWholeRows } from './helpers/top-candidates.ts';
 
@@ -60,6 +61,31 @@ function encoder(rt: Seq2SeqRuntime): (n: number) => Promise<DecoderState> {
     return rt.encodeFeeds({ pixels: new ort.Tensor('float32', pixels, [n, 3, IMAGE_SIZE, IMAGE_SIZE]) }, n);
   };
 }
+
+describe('every registered architecture', () => {
+  it('exports the top-k outputs, and its card names them (k = min(16, |V|)), so none decodes from whole rows', () => {
+    for (const arch of archNames()) {
+      const def = getArch(arch);
+      const preset = 'tiny' in def.presets ? 'tiny' : Object.keys(def.presets)[0]!;
+      for (const tgtVocab of [TGT_VOCAB, 9]) {
+        const sizes =
+          def.inputKind === 'image'
+            ? { tgtVocab, image: { kind: 'pixels', size: IMAGE_SIZE } as const }
+            : { srcVocab: SRC_VOCAB, tgtVocab };
+        const model = buildModel(arch, resolveArchConfig(arch, preset), sizes, { name: 'learned' }, 1);
+        try {
+          const { decoder, graphs } = model.toOnnx();
+          const k = Math.min(DECODER_TOP_K, tgtVocab);
+          assert.deepEqual(graphs.decoder.top, { logProbs: TOP_LOG_PROBS, tokens: TOP_TOKENS, k }, arch);
+          const outputs = decoder.toGraphProto().output.map((o) => o.name);
+          assert.ok(outputs.includes(TOP_LOG_PROBS) && outputs.includes(TOP_TOKENS), `${arch}: ${outputs.join(', ')}`);
+        } finally {
+          model.params.dispose();
+        }
+      }
+    }
+  });
+});
 
 for (const arch of ['transformer', 'convs2s', 'show-tell', 'show-attend-tell']) {
   describe(`${arch} top-k decoder outputs`, () => {
