@@ -12,6 +12,20 @@ export type StopSignal = 'SIGINT' | 'SIGTERM';
 
 const STOP_SIGNALS: StopSignal[] = ['SIGINT', 'SIGTERM'];
 
+/**
+ * Set to '1' in a trainer's environment by a parent that forwards SIGINT and SIGTERM to it and escalates by
+ * itself (report/experiments/live-children.ts): a repeated signal is then the same stop, not a second one.
+ */
+export const SIGNALS_FORWARDED_ENV = 'FROST_SIGNALS_FORWARDED';
+
+/** Watches started and not stopped: while there is one, it owns SIGINT and SIGTERM (train/run-lock.ts defers to it). */
+let activeWatches = 0;
+
+/** Whether an {@link InterruptWatch} is noting signals now. */
+export function interruptWatchActive(): boolean {
+  return activeWatches > 0;
+}
+
 /** The shell's status for a process ended by `signal`: 128 + its number (130 for SIGINT, 143 for SIGTERM). */
 export function signalExitStatus(signal: StopSignal): number {
   return 128 + constants.signals[signal];
@@ -37,6 +51,7 @@ export class TrainingInterrupted extends Error {
  */
 export class InterruptWatch {
   private noted: StopSignal | null = null;
+  private started = false;
   private readonly handler = (signal: NodeJS.Signals) => this.receive(signal as StopSignal);
   // Ctrl-C on `frost experiment` ends the grid, which reads its runs' stderr, as it reaches them: once a
   // signal is noted, a write to the closed pipe must not end a run before it has saved. (Not before: a run
@@ -49,10 +64,15 @@ export class InterruptWatch {
   }
 
   start(): void {
+    if (this.started) return;
+    this.started = true;
+    activeWatches++;
     for (const s of STOP_SIGNALS) process.on(s, this.handler);
   }
 
   stop(): void {
+    if (this.started) activeWatches--;
+    this.started = false;
     for (const s of STOP_SIGNALS) process.off(s, this.handler);
     process.stderr.off('error', this.ignoreClosedStderr);
   }
@@ -64,6 +84,15 @@ export class InterruptWatch {
       // At once: a validation under way (minutes, for captions) is finished before the save.
       process.stderr.write(
         `frost: ${signal}: saving where the run is; send it again to stop at once, without saving\n`,
+      );
+      return;
+    }
+    // Under `frost experiment`, which forwards its signals, the same stop often arrives twice (a terminal's
+    // Ctrl-C or a service manager's stop reaches the whole process group, then the experiment forwards it):
+    // the experiment escalates itself, with SIGKILL, on its own second signal.
+    if (process.env[SIGNALS_FORWARDED_ENV] === '1') {
+      process.stderr.write(
+        `frost: ${signal} again: already saving (a second signal to frost experiment stops at once)\n`,
       );
       return;
     }
