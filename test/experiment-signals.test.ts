@@ -122,6 +122,35 @@ describe('frost experiment stopped by SIGTERM', { timeout: 300_000 }, () => {
   });
 });
 
+describe('frost experiment killed outright', { timeout: 120_000 }, () => {
+  test('its trainer notices its parent is gone, saves and exits instead of training on as an orphan', async () => {
+    const out = join(dir, 'killed');
+    const runDir = join(out, 'src-tgt-learned');
+    const argv = ['experiment', 'mt-heads', '--data', dataDir, '--heads', 'learned', '--max-epochs', '50'];
+    argv.push('--preset', 'tiny', '--train-flags', TRAIN_FLAGS.join(' '), '--out', out);
+    const experiment = startFrost(argv);
+    let pid: number | undefined;
+    for (;;) {
+      assert.equal(experiment.child.exitCode, null, experiment.stderr());
+      const holder = readRunLock(runDir);
+      if (holder !== null && holder !== 'malformed') pid = holder.pid;
+      if (pid !== undefined && ((await readCheckpointInfo(runDir, 'last'))?.epoch ?? 0) >= 1) break;
+      await sleep(50);
+    }
+    const before = (await readCheckpointInfo(runDir, 'last'))!;
+    experiment.child.kill('SIGKILL');
+    await experiment.exited;
+    const killedAt = Date.now();
+    // It checks its parent once a second. (Its stderr went to the experiment, so there is no log to read.)
+    while (processAlive(pid!) && Date.now() - killedAt < 30_000) await sleep(100);
+    assert.ok(!processAlive(pid!), `the trainer (pid ${pid}) is gone`);
+    assert.ok(!existsSync(runLockPath(runDir)), 'its lock is released');
+    const after = (await readCheckpointInfo(runDir, 'last'))!;
+    assert.ok(after.step > before.step, `saved where it was stopped: step ${before.step} -> ${after.step}`);
+    assert.equal(after.state.done, false);
+  });
+});
+
 /** A stand-in for a trainer: says which signals it gets on stdout, and ignores them (a save that takes long). */
 const STANDIN = `
   for (const s of ['SIGINT', 'SIGTERM']) process.on(s, () => process.stdout.write(s + '\\n'));
@@ -175,7 +204,7 @@ describe('the children of frost experiment', () => {
         await sleep(20);
       }
       // Told that their signals are forwarded, so a terminal's copy and the forwarded one are one stop.
-      for (const c of [a, b]) assert.equal(c.stdout(), 'ready 1\nSIGTERM\n');
+      for (const c of [a, b]) assert.equal(c.stdout(), `ready ${process.pid}\nSIGTERM\n`);
 
       children.receive('SIGTERM');
       assert.match(lines[1]!, /^frost experiment: second SIGTERM: killed run-a, run-b at once, without saving$/);

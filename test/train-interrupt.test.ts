@@ -191,7 +191,7 @@ describe('an interrupted frost train saves where it is', { timeout: 180_000 }, (
       process.kill(process.pid, 'SIGINT');
       await new Promise((r) => setTimeout(r, 300));
       process.stdout.write('still saving\\n');`,
-      { FROST_SIGNALS_FORWARDED: '1' },
+      { FROST_SIGNALS_FORWARDED: String(process.pid) },
     );
     assert.deepEqual([forwarded.code, forwarded.stdout], [0, 'still saving\n'], forwarded.stderr);
     assert.match(forwarded.stderr, /^frost: SIGINT again: already saving/m);

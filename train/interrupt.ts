@@ -13,10 +13,15 @@ export type StopSignal = 'SIGINT' | 'SIGTERM';
 const STOP_SIGNALS: StopSignal[] = ['SIGINT', 'SIGTERM'];
 
 /**
- * Set to '1' in a trainer's environment by a parent that forwards SIGINT and SIGTERM to it and escalates by
- * itself (report/experiments/live-children.ts): a repeated signal is then the same stop, not a second one.
+ * Set to its own pid in a trainer's environment by a parent that forwards SIGINT and SIGTERM to it and
+ * escalates by itself (`frost experiment`, report/experiments/live-children.ts): a repeated signal is then the
+ * same stop, not a second one; and a parent that is gone (killed outright, with nothing forwarded) stops the
+ * run as SIGTERM would, instead of leaving it training as an orphan.
  */
 export const SIGNALS_FORWARDED_ENV = 'FROST_SIGNALS_FORWARDED';
+
+/** How often a trainer whose signals are forwarded checks that its parent still runs (one getppid call). */
+const PARENT_CHECK_MS = 1000;
 
 /** Watches started and not stopped: while there is one, it owns SIGINT and SIGTERM (train/run-lock.ts defers to it). */
 let activeWatches = 0;
@@ -52,10 +57,12 @@ export class TrainingInterrupted extends Error {
 export class InterruptWatch {
   private noted: StopSignal | null = null;
   private started = false;
+  private parentCheck: NodeJS.Timeout | null = null;
   private readonly handler = (signal: NodeJS.Signals) => this.receive(signal as StopSignal);
-  // Ctrl-C on `frost experiment` ends the grid, which reads its runs' stderr, as it reaches them: once a
-  // signal is noted, a write to the closed pipe must not end a run before it has saved. (Not before: a run
-  // whose reader is gone for another reason should still fail at its next line, not train on unwatched.)
+  // A `frost experiment` that is gone (or a reader that closed the pipe first) leaves a run's stderr without
+  // a reader: once a stop is noted, a write to the closed pipe must not end a run before it has saved. (Not
+  // before: a run whose reader is gone for another reason should still fail at its next line, not train on
+  // unwatched.)
   private readonly ignoreClosedStderr = () => undefined;
 
   /** The first signal received, or null. */
@@ -68,13 +75,33 @@ export class InterruptWatch {
     this.started = true;
     activeWatches++;
     for (const s of STOP_SIGNALS) process.on(s, this.handler);
+    const parent = Number(process.env[SIGNALS_FORWARDED_ENV]);
+    if (Number.isInteger(parent) && parent > 1) {
+      // Linux has PR_SET_PDEATHSIG for this, Node has no binding; process.ppid is read afresh on each access.
+      this.parentCheck = setInterval(() => {
+        if (process.ppid !== parent) this.parentGone(parent);
+      }, PARENT_CHECK_MS);
+      this.parentCheck.unref();
+    }
   }
 
   stop(): void {
     if (this.started) activeWatches--;
     this.started = false;
+    if (this.parentCheck) clearInterval(this.parentCheck);
+    this.parentCheck = null;
     for (const s of STOP_SIGNALS) process.off(s, this.handler);
     process.stderr.off('error', this.ignoreClosedStderr);
+  }
+
+  /** The parent that forwarded signals is gone: stop as on SIGTERM, which it would have forwarded. */
+  private parentGone(parent: number): void {
+    if (this.parentCheck) clearInterval(this.parentCheck);
+    this.parentCheck = null;
+    if (this.noted !== null) return;
+    this.noted = 'SIGTERM';
+    process.stderr.on('error', this.ignoreClosedStderr);
+    process.stderr.write(`frost: the process that started this run (pid ${parent}) is gone: saving where the run is\n`);
   }
 
   private receive(signal: StopSignal): void {
@@ -90,7 +117,7 @@ export class InterruptWatch {
     // Under `frost experiment`, which forwards its signals, the same stop often arrives twice (a terminal's
     // Ctrl-C or a service manager's stop reaches the whole process group, then the experiment forwards it):
     // the experiment escalates itself, with SIGKILL, on its own second signal.
-    if (process.env[SIGNALS_FORWARDED_ENV] === '1') {
+    if ((process.env[SIGNALS_FORWARDED_ENV] ?? '') !== '') {
       process.stderr.write(
         `frost: ${signal} again: already saving (a second signal to frost experiment stops at once)\n`,
       );

@@ -10,8 +10,10 @@ import { SIGNALS_FORWARDED_ENV, signalExitStatus, type StopSignal } from '../../
  * at once (SIGKILL: nothing more is saved) and exits. Without this, a signal to the experiment alone left
  * its trainers running as orphans, and a rerun started a second trainer on their folders.
  *
- * Children are told (SIGNALS_FORWARDED_ENV) that their signals are forwarded, so the copy of a terminal's
- * Ctrl-C that reaches them directly and the forwarded one count as one stop, not as the "second signal".
+ * Children are told (SIGNALS_FORWARDED_ENV, this process's pid) that their signals are forwarded, so the copy
+ * of a terminal's Ctrl-C that reaches them directly and the forwarded one count as one stop, not as the
+ * "second signal"; and a trainer whose experiment is killed outright (SIGKILL, nothing forwarded) notices
+ * and stops as on SIGTERM, saving, rather than train on as an orphan.
  */
 
 /** The experiment stopped by a signal after its children saved and exited; `exitCode` is 130 or 143. */
@@ -74,7 +76,9 @@ export class LiveChildren {
    */
   spawn(name: string, command: string, args: string[], options: SpawnOptions): ChildProcess {
     this.refuseAfterStop(name);
-    const env = this.watching ? { ...(options.env ?? process.env), [SIGNALS_FORWARDED_ENV]: '1' } : options.env;
+    const env = this.watching
+      ? { ...(options.env ?? process.env), [SIGNALS_FORWARDED_ENV]: String(process.pid) }
+      : options.env;
     const child = spawn(command, args, { ...options, ...(env === undefined ? {} : { env }) });
     this.children.set(child, name);
     // 'exit', not 'close': the process is gone even while a grandchild may still hold its pipes.
