@@ -155,7 +155,7 @@ export function lockRunFolder(runDir: string, warn: (line: string) => void): Run
     ...(processStart('self') === undefined ? {} : { procStart: processStart('self') }),
     command: process.argv
       .slice(1)
-      .map((a, i) => (i === 0 ? a.replace(/^.*\//, '') : a))
+      .map((a, i) => (i === 0 ? a.replace(/^.*\//, '').replace(/^frost\.js$/, 'frost') : a))
       .join(' '),
   };
   // Two rounds: a stale lock removed, then created; a trainer that wins the race in between is refused below.
