@@ -103,10 +103,10 @@ export async function trainSideBySide(runs: SideBySideRun[], opts: SideBySideOpt
       `a time budget needs its runs side by side (a run that waited would train on a quieter machine): drop --jobs, or give --max-updates or --max-epochs`,
     );
   const together = jobs >= todo.length ? 'side by side' : `${jobs} at a time`;
-  log(`training ${opts.label} ${together}, ${describeBudget(budget)} each (${threads})`);
-  // A trainer left from an earlier session (its experiment killed outright) would refuse the new one only
-  // once others had started: refused here, before anything starts.
+  // A trainer still on a folder (started by hand, or one of an experiment killed outright, still saving) would
+  // refuse its new trainer only once the others had started: refused here, before anything starts.
   for (const { run } of todo) refuseLocked(run.dir);
+  log(`training ${opts.label} ${together}, ${describeBudget(budget)} each (${threads})`);
   const results = await settleAtMost(
     todo.map(
       ({ run, argv }) =>
