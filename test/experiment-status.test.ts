@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +13,7 @@ import { exportCandidates } from '../report/find-export.ts';
 import { runStatus } from '../report/run-status.ts';
 import { translationConfigSchema, writeRunConfig } from '../train/run-config.ts';
 import { dropLostMetrics } from '../train/metrics-log.ts';
+import { lockRunFolder } from '../train/run-lock.ts';
 
 let dir: string;
 before(async () => {
@@ -191,6 +193,35 @@ describe('which runs of a grid are finished', () => {
         err.message.startsWith(other) && err.message.includes('head=tied') && err.message.includes('head=learned'),
     );
     assert.deepEqual(lines, []);
+  });
+});
+
+describe('a grid with a run folder another trainer holds', () => {
+  test('is refused before anything starts, naming the folder and the trainer pid', async () => {
+    const out = join(dir, 'locked-grid');
+    const held = await fakeRun('locked-grid/src-tgt-learned', { metrics: [line(0.1, false)] });
+    await fakeRun('locked-grid/src-tgt-tied', { head: 'tied', metrics: [line(0.1, false)] });
+    // A live process on this host: this one (as when an experiment killed outright left its trainer running).
+    const lock = lockRunFolder(held, () => undefined);
+    const spec = {
+      out,
+      dataDir: '/nowhere',
+      arch: 'rnn-attn',
+      preset: 'tiny',
+      seed: 1,
+      budgetMinutes: 1,
+      pairs: [{ src: 'src', tgt: 'tgt' }],
+      heads: ['learned', 'tied'],
+      log: () => undefined,
+    };
+    try {
+      await assert.rejects(trainGrid(spec), (err: Error) =>
+        err.message.startsWith(`${held} is being trained by pid ${process.pid} since `),
+      );
+      assert.ok(!existsSync(join(out, 'logs')), 'no trainer was started');
+    } finally {
+      lock.release();
+    }
   });
 });
 

@@ -16,46 +16,14 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { readCheckpointInfo } from '../train/run-folder.ts';
+import { frost } from './helpers/frost-cli.ts';
 import { writeMarkovCorpus } from './helpers/lm-run.ts';
 import { writeToyData } from './helpers/toy-run.ts';
 
-const BIN = fileURLToPath(new URL('../bin/frost.js', import.meta.url));
 const BATCHES = 150;
 let dir: string;
 let dataDir: string;
 let lmDataDir: string;
-
-interface Exit {
-  code: number | null;
-  stderr: string;
-  /** Whether `last` existed when the signal was sent. */
-  savedBefore?: boolean;
-}
-
-/**
- * Runs `frost ...args`; with `interrupt`, sends its signal once stderr matches `when` (the first progress
- * line of a session comes after its first update), first closing stderr's read end with `closeStderr`.
- */
-function frost(
-  args: string[],
-  interrupt?: { signal: NodeJS.Signals; when: RegExp; runDir: string; closeStderr?: boolean },
-): Promise<Exit> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    let savedBefore: boolean | undefined;
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-      if (interrupt && savedBefore === undefined && interrupt.when.test(stderr)) {
-        savedBefore = existsSync(join(interrupt.runDir, 'checkpoints', 'last'));
-        if (interrupt.closeStderr) child.stderr.destroy();
-        child.kill(interrupt.signal);
-      }
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stderr, savedBefore }));
-  });
-}
 
 const trainArgs = (runDir: string) => [
   'train',
@@ -122,6 +90,7 @@ describe('an interrupted frost train saves where it is', { timeout: 180_000 }, (
     assert.equal(at.epoch, 1);
     assert.ok(at.batch > 0 && at.batch < BATCHES, `mid-epoch: batch ${at.batch}`);
     assert.equal(at.step, at.batch);
+    assert.ok(!existsSync(join(runDir, 'train.lock')), 'the run folder lock is released on the way out');
     const saved = await readCheckpointInfo(runDir, 'last');
     assert.deepEqual([saved?.step, saved?.epoch, saved?.state.batch, saved?.state.done], [at.step, 0, at.batch, false]);
     assert.deepEqual(await metricsLines(runDir), [], 'the interrupted epoch was not validated: no metrics line');
@@ -211,6 +180,22 @@ describe('an interrupted frost train saves where it is', { timeout: 180_000 }, (
     assert.match(twice.stderr, /^frost: SIGINT: saving where the run is; send it again to stop at once/m);
     assert.match(twice.stderr, /^frost: second SIGINT: stopped at once, without saving$/m);
 
+    // Under frost experiment, which forwards its signals, the copy a terminal sends the whole process group
+    // and the forwarded one are one stop: the trainer goes on saving (the experiment escalates by itself).
+    const forwarded = await script(
+      `
+      const watch = new InterruptWatch();
+      watch.start();
+      process.kill(process.pid, 'SIGINT');
+      while (!watch.signal) await new Promise((r) => setImmediate(r));
+      process.kill(process.pid, 'SIGINT');
+      await new Promise((r) => setTimeout(r, 300));
+      process.stdout.write('still saving\\n');`,
+      { FROST_SIGNALS_FORWARDED: String(process.pid) },
+    );
+    assert.deepEqual([forwarded.code, forwarded.stdout], [0, 'still saving\n'], forwarded.stderr);
+    assert.match(forwarded.stderr, /^frost: SIGINT again: already saving/m);
+
     const after = await script(`
       const watch = new InterruptWatch();
       watch.start();
@@ -225,11 +210,13 @@ describe('an interrupted frost train saves where it is', { timeout: 180_000 }, (
 /** Runs an ES module body with `InterruptWatch` imported, in a child process. */
 function script(
   body: string,
+  env: Record<string, string> = {},
 ): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
   const source = `import { InterruptWatch } from ${JSON.stringify(fileURLToPath(new URL('../train/interrupt.ts', import.meta.url)))};\n${body}`;
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', source], {
       stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...env },
     });
     let stdout = '';
     let stderr = '';

@@ -12,6 +12,25 @@ export type StopSignal = 'SIGINT' | 'SIGTERM';
 
 const STOP_SIGNALS: StopSignal[] = ['SIGINT', 'SIGTERM'];
 
+/**
+ * Set to its own pid in a trainer's environment by a parent that forwards SIGINT and SIGTERM to it and
+ * escalates by itself (`frost experiment`, report/experiments/live-children.ts): a repeated signal is then the
+ * same stop, not a second one; and a parent that is gone (killed outright, with nothing forwarded) stops the
+ * run as SIGTERM would, instead of leaving it training as an orphan.
+ */
+export const SIGNALS_FORWARDED_ENV = 'FROST_SIGNALS_FORWARDED';
+
+/** How often a trainer whose signals are forwarded checks that its parent still runs (one getppid call). */
+const PARENT_CHECK_MS = 1000;
+
+/** Watches started and not stopped: while there is one, it owns SIGINT and SIGTERM (train/run-lock.ts defers to it). */
+let activeWatches = 0;
+
+/** Whether an {@link InterruptWatch} is noting signals now. */
+export function interruptWatchActive(): boolean {
+  return activeWatches > 0;
+}
+
 /** The shell's status for a process ended by `signal`: 128 + its number (130 for SIGINT, 143 for SIGTERM). */
 export function signalExitStatus(signal: StopSignal): number {
   return 128 + constants.signals[signal];
@@ -37,10 +56,13 @@ export class TrainingInterrupted extends Error {
  */
 export class InterruptWatch {
   private noted: StopSignal | null = null;
+  private started = false;
+  private parentCheck: NodeJS.Timeout | null = null;
   private readonly handler = (signal: NodeJS.Signals) => this.receive(signal as StopSignal);
-  // Ctrl-C on `frost experiment` ends the grid, which reads its runs' stderr, as it reaches them: once a
-  // signal is noted, a write to the closed pipe must not end a run before it has saved. (Not before: a run
-  // whose reader is gone for another reason should still fail at its next line, not train on unwatched.)
+  // A `frost experiment` that is gone (or a reader that closed the pipe first) leaves a run's stderr without
+  // a reader: once a stop is noted, a write to the closed pipe must not end a run before it has saved. (Not
+  // before: a run whose reader is gone for another reason should still fail at its next line, not train on
+  // unwatched.)
   private readonly ignoreClosedStderr = () => undefined;
 
   /** The first signal received, or null. */
@@ -49,12 +71,37 @@ export class InterruptWatch {
   }
 
   start(): void {
+    if (this.started) return;
+    this.started = true;
+    activeWatches++;
     for (const s of STOP_SIGNALS) process.on(s, this.handler);
+    const parent = Number(process.env[SIGNALS_FORWARDED_ENV]);
+    if (Number.isInteger(parent) && parent > 1) {
+      // Linux has PR_SET_PDEATHSIG for this, Node has no binding; process.ppid is read afresh on each access.
+      this.parentCheck = setInterval(() => {
+        if (process.ppid !== parent) this.parentGone(parent);
+      }, PARENT_CHECK_MS);
+      this.parentCheck.unref();
+    }
   }
 
   stop(): void {
+    if (this.started) activeWatches--;
+    this.started = false;
+    if (this.parentCheck) clearInterval(this.parentCheck);
+    this.parentCheck = null;
     for (const s of STOP_SIGNALS) process.off(s, this.handler);
     process.stderr.off('error', this.ignoreClosedStderr);
+  }
+
+  /** The parent that forwarded signals is gone: stop as on SIGTERM, which it would have forwarded. */
+  private parentGone(parent: number): void {
+    if (this.parentCheck) clearInterval(this.parentCheck);
+    this.parentCheck = null;
+    if (this.noted !== null) return;
+    this.noted = 'SIGTERM';
+    process.stderr.on('error', this.ignoreClosedStderr);
+    process.stderr.write(`frost: the process that started this run (pid ${parent}) is gone: saving where the run is\n`);
   }
 
   private receive(signal: StopSignal): void {
@@ -64,6 +111,15 @@ export class InterruptWatch {
       // At once: a validation under way (minutes, for captions) is finished before the save.
       process.stderr.write(
         `frost: ${signal}: saving where the run is; send it again to stop at once, without saving\n`,
+      );
+      return;
+    }
+    // Under `frost experiment`, which forwards its signals, the same stop often arrives twice (a terminal's
+    // Ctrl-C or a service manager's stop reaches the whole process group, then the experiment forwards it):
+    // the experiment escalates itself, with SIGKILL, on its own second signal.
+    if ((process.env[SIGNALS_FORWARDED_ENV] ?? '') !== '') {
+      process.stderr.write(
+        `frost: ${signal} again: already saving (a second signal to frost experiment stops at once)\n`,
       );
       return;
     }

@@ -222,6 +222,8 @@ export const RUN_FILES = {
   best: 'checkpoints/best',
   /** Holds the kept epoch checkpoints, `epoch-0001` … (train/run-folder.ts names them). */
   checkpoints: 'checkpoints',
+  /** Held while a trainer runs on the folder (train/run-lock.ts); never a checkpoint, never exported. */
+  lock: 'train.lock',
 } as const;
 
 /** Reads a run folder's config, of any task. */

@@ -1,11 +1,13 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { buildModel, getArch, type Seq2SeqModel } from '../models/index.ts';
 import type { LoadedCheckpoint } from './checkpoint.ts';
 import { checkOutputRows, outputRows } from './output-support.ts';
 import { TrainingProgress } from './progress.ts';
 import { RUN_FILES, readRunConfig, writeRunConfig, type RunConfig } from './run-config.ts';
+import { withRunLock } from './run-lock.ts';
 import { createSchedule } from './schedules/index.ts';
 import { getTask, type TaskData } from './tasks/index.ts';
 import {
@@ -62,13 +64,17 @@ export interface TrainResult {
 }
 
 /**
- * Starts a new run in `runDir` (which must not already hold one). The loop is the same for every
+ * Starts a new run in `runDir` (which must not already hold one), holding its lock (train/run-lock.ts)
+ * while it trains, as {@link resume} does. The loop is the same for every
  * task; the task (train/tasks/) supplies the data, the batches and the validation score.
  */
 export async function train(config: RunConfig, runDir: string, opts: TrainOptions = {}): Promise<TrainResult> {
   checkArchForTask(config);
-  await startRunFolder(runDir, config);
-  return runTraining(config, runDir, null, opts);
+  await mkdir(runDir, { recursive: true });
+  return withRunLock(runDir, async () => {
+    await startRunFolder(runDir, config);
+    return runTraining(config, runDir, null, opts);
+  });
 }
 
 /** Continues the run in `runDir` from its last checkpoint; `overrides` may extend its budget. */
@@ -77,9 +83,13 @@ export async function resume(
   overrides: Partial<Pick<RunConfig, 'epochs' | 'maxMinutes' | 'maxUpdates'>> = {},
   opts: TrainOptions = {},
 ): Promise<TrainResult> {
-  const config = { ...(await readRunConfig(runDir)), ...stripUndefined(overrides) };
-  await writeRunConfig(runDir, config);
-  return runTraining(config, runDir, await loadLastCheckpoint(runDir), opts);
+  // Read first, so a folder that holds no run is refused as such; locked before the config is rewritten.
+  await readRunConfig(runDir);
+  return withRunLock(runDir, async () => {
+    const config = { ...(await readRunConfig(runDir)), ...stripUndefined(overrides) };
+    await writeRunConfig(runDir, config);
+    return runTraining(config, runDir, await loadLastCheckpoint(runDir), opts);
+  });
 }
 
 async function runTraining(

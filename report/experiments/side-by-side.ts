@@ -1,5 +1,9 @@
 import { join } from 'node:path';
+import type { StopSignal } from '../../train/interrupt.ts';
+import { readCheckpointInfo } from '../../train/run-folder.ts';
+import { holderState, readRunLock, RunFolderLocked } from '../../train/run-lock.ts';
 import { type RunBudget, runStatus } from '../run-status.ts';
+import { ExperimentInterrupted, liveChildren } from './live-children.ts';
 import { runFrost } from './spawn-frost.ts';
 
 /** The budget in words, for logs and report titles: '30 min', 'at most 40 epochs', 'until the stopping rule'. */
@@ -68,7 +72,9 @@ export interface SideBySideOptions {
  * Trains what a group of runs still lacks, side by side (they share the machine's noise). Finished runs
  * (report/run-status.ts) are left alone; unfinished ones are resumed with `frost train --resume` and the
  * budget flags, which keeps their elapsed time and epochs, so an interrupted group resumes where it stopped.
- * @throws Error naming every failed run, or a run that exited before its budget was used
+ * @throws ExperimentInterrupted when a signal stopped the trainers (live-children.ts), naming where each saved
+ * @throws Error naming every failed run, or a run that exited before its budget was used, or a run folder
+ *   another trainer holds (before anything starts)
  */
 export async function trainSideBySide(runs: SideBySideRun[], opts: SideBySideOptions): Promise<void> {
   const { budget, log } = opts;
@@ -97,15 +103,20 @@ export async function trainSideBySide(runs: SideBySideRun[], opts: SideBySideOpt
       `a time budget needs its runs side by side (a run that waited would train on a quieter machine): drop --jobs, or give --max-updates or --max-epochs`,
     );
   const together = jobs >= todo.length ? 'side by side' : `${jobs} at a time`;
+  // A trainer still on a folder (started by hand, or one of an experiment killed outright, still saving) would
+  // refuse its new trainer only once the others had started: refused here, before anything starts.
+  for (const { run } of todo) refuseLocked(run.dir);
   log(`training ${opts.label} ${together}, ${describeBudget(budget)} each (${threads})`);
   const results = await settleAtMost(
     todo.map(
       ({ run, argv }) =>
         () =>
-          runFrost(argv, opts.env, join(opts.logsDir, `${run.name}.train.log`)),
+          runFrost(argv, opts.env, join(opts.logsDir, `${run.name}.train.log`), run.name),
     ),
     jobs,
   );
+  const stopped = liveChildren.signal;
+  if (stopped) throw await stoppedGroup(stopped, todo, results);
   const failed = results.flatMap((r) => (r.status === 'rejected' ? [(r.reason as Error).message] : []));
   if (failed.length > 0) throw new Error(`${failed.length} of ${todo.length} runs failed:\n${failed.join('\n\n')}`);
   for (const { run } of todo) {
@@ -115,6 +126,43 @@ export async function trainSideBySide(runs: SideBySideRun[], opts: SideBySideOpt
         `${run.dir}: training exited before its budget (${describeBudget(budget)}) was used (${status.kind}); see ${opts.logsDir}`,
       );
   }
+}
+
+/** @throws Error naming the folder and the trainer when a live one holds the run's lock (train/run-lock.ts) */
+function refuseLocked(runDir: string): void {
+  const holder = readRunLock(runDir);
+  if (holder === null || (holder !== 'malformed' && holderState(holder) === 'dead')) return;
+  throw new Error(`${new RunFolderLocked(runDir, holder).message}; then rerun this experiment`);
+}
+
+/** What a signal left of a group: which runs stopped (and where they saved), finished, failed, never started. */
+async function stoppedGroup(
+  signal: StopSignal,
+  todo: { run: SideBySideRun }[],
+  results: PromiseSettledResult<void>[],
+): Promise<ExperimentInterrupted> {
+  const parts: string[] = [];
+  const stopped: string[] = [];
+  const notStarted: string[] = [];
+  for (const [i, { run }] of todo.entries()) {
+    const r = results[i]!;
+    if (r.status === 'fulfilled') {
+      parts.push(`${run.name} finished`);
+    } else if (!(r.reason instanceof ExperimentInterrupted)) {
+      parts.push(`${run.name} failed: ${(r.reason as Error).message}`);
+    } else if (!r.reason.started) {
+      notStarted.push(run.name);
+    } else {
+      const last = await readCheckpointInfo(run.dir, 'last').catch(() => null);
+      stopped.push(`${run.name} (${last ? `saved at step ${last.step}` : 'stopped before its first update'})`);
+    }
+  }
+  const lists = [
+    ...(stopped.length === 0 ? [] : [`stopped ${stopped.join(', ')}`]),
+    ...(notStarted.length === 0 ? [] : [`not started: ${notStarted.join(', ')}`]),
+    ...parts,
+  ];
+  return new ExperimentInterrupted(signal, `experiment stopped by ${signal}: ${lists.join('; ')}`);
 }
 
 /** Runs `tasks` in order with at most `limit` running at once; settles each as Promise.allSettled does. */

@@ -1,11 +1,13 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { buildLanguageModel, type LanguageModel, type LmState } from '../../models/lm/index.ts';
 import type { LoadedCheckpoint } from '../checkpoint.ts';
 import { TokenStream } from '../data/lm-stream.ts';
 import { TrainingProgress } from '../progress.ts';
 import { RUN_FILES, readRunConfig, writeRunConfig, type LmRunConfig } from '../run-config.ts';
+import { withRunLock } from '../run-lock.ts';
 import { createSchedule } from '../schedules/index.ts';
 import {
   createOptimizer,
@@ -65,8 +67,11 @@ export async function trainLanguageModel(
   runDir: string,
   opts: LmTrainOptions = {},
 ): Promise<LmTrainResult> {
-  await startRunFolder(runDir, config);
-  return runLmTraining(config, runDir, null, opts);
+  await mkdir(runDir, { recursive: true });
+  return withRunLock(runDir, async () => {
+    await startRunFolder(runDir, config);
+    return runLmTraining(config, runDir, null, opts);
+  });
 }
 
 export async function resumeLanguageModel(
@@ -74,14 +79,19 @@ export async function resumeLanguageModel(
   overrides: Partial<Pick<LmRunConfig, 'epochs' | 'maxMinutes' | 'maxUpdates'>> = {},
   opts: LmTrainOptions = {},
 ): Promise<LmTrainResult> {
-  const base = await readRunConfig(runDir);
-  if (base.task !== 'lm') throw new TypeError(`${runDir} holds a ${base.task} run, not a language model`);
-  const config: LmRunConfig = { ...base };
-  if (overrides.epochs !== undefined) config.epochs = overrides.epochs;
-  if (overrides.maxMinutes !== undefined) config.maxMinutes = overrides.maxMinutes;
-  if (overrides.maxUpdates !== undefined) config.maxUpdates = overrides.maxUpdates;
-  await writeRunConfig(runDir, config);
-  return runLmTraining(config, runDir, await loadLastCheckpoint(runDir), opts);
+  const first = await readRunConfig(runDir);
+  if (first.task !== 'lm') throw new TypeError(`${runDir} holds a ${first.task} run, not a language model`);
+  // Locked before the config is rewritten (train/run-lock.ts).
+  return withRunLock(runDir, async () => {
+    const base = await readRunConfig(runDir);
+    if (base.task !== 'lm') throw new TypeError(`${runDir} holds a ${base.task} run, not a language model`);
+    const config: LmRunConfig = { ...base };
+    if (overrides.epochs !== undefined) config.epochs = overrides.epochs;
+    if (overrides.maxMinutes !== undefined) config.maxMinutes = overrides.maxMinutes;
+    if (overrides.maxUpdates !== undefined) config.maxUpdates = overrides.maxUpdates;
+    await writeRunConfig(runDir, config);
+    return runLmTraining(config, runDir, await loadLastCheckpoint(runDir), opts);
+  });
 }
 
 /** Perplexity of a split, state carried across windows as in training. */

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { experimentNames, getExperiment } from '../../../report/experiments/index.ts';
+import { ExperimentInterrupted, liveChildren } from '../../../report/experiments/live-children.ts';
 import { initBackend } from '../../../train/backend/select.ts';
 import { MAX_PARITY_TOLERANCE, PARITY_TOLERANCE, parityTolerance } from '../../../export/parity.ts';
 import { intOption } from './serve.ts';
@@ -34,9 +35,16 @@ const positiveNumber = (v: string) => {
   return n;
 };
 
+/** This process's command line as `frost ...`, each argument quoted for a POSIX shell when it needs to be. */
+function commandLine(): string {
+  const quote = (a: string) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replaceAll("'", "'\\''")}'`);
+  return ['frost', ...process.argv.slice(2).map(quote)].join(' ');
+}
+
 /**
  * `frost experiment NAME ...`: trains a grid of runs under equal budgets, exports and evaluates
- * them, and writes the report. Rerunning reuses finished runs and resumes unfinished ones.
+ * them, and writes the report. Rerunning reuses finished runs and resumes unfinished ones. SIGINT and
+ * SIGTERM are forwarded to the trainers, which save; it then exits 130/143 naming the runs it stopped.
  */
 export function registerExperiment(program: Command): void {
   program
@@ -116,23 +124,34 @@ export function registerExperiment(program: Command): void {
       if (flags.converge === true && flags.budgetMinutes !== undefined)
         throw new Error('--converge trains without a time budget: drop --budget-minutes, or --converge');
       await initBackend({ quiet: true });
-      const result = await experiment.run({
-        data: flags.data,
-        pairs: flags.pairs === undefined ? undefined : list(flags.pairs),
-        heads: flags.heads === undefined ? undefined : list(flags.heads),
-        budgetMinutes: flags.budgetMinutes,
-        maxEpochs: flags.maxEpochs,
-        maxUpdates: flags.maxUpdates,
-        arch: flags.arch,
-        preset: flags.preset,
-        seed: flags.seed,
-        out: flags.out,
-        reportOut: flags.reportOut,
-        trainFlags: flags.trainFlags === undefined ? undefined : flags.trainFlags.split(/\s+/).filter((s) => s !== ''),
-        beam: flags.beam,
-        parityTolerance: flags.parityTolerance,
-        ...(flags.jobs === undefined ? {} : { jobs: flags.jobs }),
-      });
+      liveChildren.watch();
+      const result = await experiment
+        .run({
+          data: flags.data,
+          pairs: flags.pairs === undefined ? undefined : list(flags.pairs),
+          heads: flags.heads === undefined ? undefined : list(flags.heads),
+          budgetMinutes: flags.budgetMinutes,
+          maxEpochs: flags.maxEpochs,
+          maxUpdates: flags.maxUpdates,
+          arch: flags.arch,
+          preset: flags.preset,
+          seed: flags.seed,
+          out: flags.out,
+          reportOut: flags.reportOut,
+          trainFlags:
+            flags.trainFlags === undefined ? undefined : flags.trainFlags.split(/\s+/).filter((s) => s !== ''),
+          beam: flags.beam,
+          parityTolerance: flags.parityTolerance,
+          ...(flags.jobs === undefined ? {} : { jobs: flags.jobs }),
+        })
+        .catch((err: unknown) => {
+          if (!(err instanceof ExperimentInterrupted)) throw err;
+          throw new ExperimentInterrupted(
+            err.signal,
+            `${err.message}\nrerun \`${commandLine()}\` to resume the stopped runs and train the rest (finished runs are reused)`,
+          );
+        })
+        .finally(() => liveChildren.unwatch());
       process.stdout.write(`${result.summary}\n`);
     });
 }

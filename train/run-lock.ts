@@ -1,0 +1,217 @@
+import { closeSync, existsSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { RUN_FILES } from './run-config.ts';
+import { interruptWatchActive, signalExitStatus, type StopSignal } from './interrupt.ts';
+
+/**
+ * One trainer per run folder. `frost train` (a new run or `--resume`) holds `<run>/train.lock` while it
+ * runs: created exclusively (`wx`), holding the trainer's pid, host and start time, removed when it exits
+ * (normally, on an error, or on a signal). A second trainer on the folder is refused, naming the holder,
+ * instead of writing the same checkpoints and metrics. A lock whose process is gone (a trainer killed with
+ * SIGKILL, a machine that rebooted) is taken over with a warning, so such a run still resumes.
+ *
+ * Only trainers take it: export, report and `frost experiment` read run folders without looking at it.
+ * It lives beside config.json, outside `checkpoints/`, and nothing copies a run folder whole.
+ */
+
+export interface RunLockHolder {
+  pid: number;
+  host: string;
+  /** ISO time the lock was taken. */
+  startedAt: string;
+  /** Linux: the holder's start time in clock ticks since boot (/proc/PID/stat), to tell a reused pid. */
+  procStart?: string;
+  /** The holder's command line, for the refusal. */
+  command: string;
+}
+
+/** A lock file that does not parse is a trainer between creating and writing it for this long, at most. */
+const UNWRITTEN_GRACE_MS = 10_000;
+
+/** The lock file of a run folder. */
+export function runLockPath(runDir: string): string {
+  return join(runDir, RUN_FILES.lock);
+}
+
+/** The process start time of `pid` (Linux; undefined elsewhere or when there is no such process). */
+function processStart(pid: number | 'self'): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces and parentheses): state is field 3, starttime 22.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether the lock's holder still runs: 'alive', 'dead', or 'unknown' when it is on another host (its
+ * pid means nothing here). A pid now used by a process that started at another time counts as dead.
+ */
+export function holderState(holder: RunLockHolder): 'alive' | 'dead' | 'unknown' {
+  if (holder.host !== hostname()) return 'unknown';
+  try {
+    process.kill(holder.pid, 0);
+  } catch (err) {
+    // EPERM: the pid exists but belongs to another user; only ESRCH says it is gone.
+    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return 'dead';
+  }
+  if (holder.procStart !== undefined) {
+    const now = processStart(holder.pid);
+    if (now !== undefined && now !== holder.procStart) return 'dead';
+  }
+  return 'alive';
+}
+
+/**
+ * The run folder's lock holder; null when it is not locked. `malformed` for a lock file that does not parse
+ * (a trainer between creating and writing it, or one killed there).
+ */
+export function readRunLock(runDir: string): RunLockHolder | 'malformed' | null {
+  let text: string;
+  try {
+    text = readFileSync(runLockPath(runDir), 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+  try {
+    const json = JSON.parse(text) as Partial<RunLockHolder>;
+    if (typeof json.pid === 'number' && typeof json.host === 'string' && typeof json.startedAt === 'string')
+      return { command: '', ...json } as RunLockHolder;
+  } catch {
+    /* malformed */
+  }
+  return 'malformed';
+}
+
+/** Why a run folder cannot be trained now: another trainer holds its lock. */
+export class RunFolderLocked extends Error {
+  constructor(
+    readonly runDir: string,
+    readonly holder: RunLockHolder | 'malformed',
+  ) {
+    super(lockedMessage(runDir, holder));
+    this.name = 'RunFolderLocked';
+  }
+}
+
+function lockedMessage(runDir: string, holder: RunLockHolder | 'malformed'): string {
+  const file = runLockPath(runDir);
+  if (holder === 'malformed')
+    return `${runDir} is being trained by another process (its lock ${file} is being written); if no trainer runs on it, delete ${file}`;
+  const where = holder.host === hostname() ? `pid ${holder.pid}` : `pid ${holder.pid} on host ${holder.host}`;
+  const what = holder.command === '' ? '' : ` (${holder.command})`;
+  return `${runDir} is being trained by ${where} since ${holder.startedAt}${what}; wait for it to finish or stop it, or, if no such trainer runs, delete ${file}`;
+}
+
+/** A held run-folder lock. */
+export class RunLock {
+  private released = false;
+  private readonly onExit = () => this.release();
+  private readonly onSignal = (signal: NodeJS.Signals) => {
+    // While training, train/interrupt.ts's watch owns SIGINT and SIGTERM (it saves, then the lock is released
+    // on the way out). Outside it (data being prepared), the signal ends the process as it would have without
+    // this listener, less the lock.
+    if (interruptWatchActive()) return;
+    this.release();
+    process.exit(signalExitStatus(signal as StopSignal));
+  };
+
+  constructor(
+    readonly runDir: string,
+    readonly holder: RunLockHolder,
+  ) {
+    process.on('exit', this.onExit);
+    process.on('SIGINT', this.onSignal);
+    process.on('SIGTERM', this.onSignal);
+  }
+
+  /** Removes the lock file if it is still this process's; idempotent, synchronous (it runs on 'exit'). */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    process.off('exit', this.onExit);
+    process.off('SIGINT', this.onSignal);
+    process.off('SIGTERM', this.onSignal);
+    const now = readRunLock(this.runDir);
+    if (now !== null && now !== 'malformed' && now.pid === this.holder.pid && now.startedAt === this.holder.startedAt)
+      unlinkSync(runLockPath(this.runDir));
+  }
+}
+
+/**
+ * Takes the run folder's lock (the folder must exist). A stale lock (its process gone) is taken over, with
+ * `warn` saying whose it was.
+ * @throws RunFolderLocked naming the folder and the holder's pid when a live trainer holds it
+ */
+export function lockRunFolder(runDir: string, warn: (line: string) => void): RunLock {
+  const file = runLockPath(runDir);
+  const holder: RunLockHolder = {
+    pid: process.pid,
+    host: hostname(),
+    startedAt: new Date().toISOString(),
+    ...(processStart('self') === undefined ? {} : { procStart: processStart('self') }),
+    command: process.argv
+      .slice(1)
+      .map((a, i) => (i === 0 ? a.replace(/^.*\//, '').replace(/^frost\.js$/, 'frost') : a))
+      .join(' '),
+  };
+  // Two rounds: a stale lock removed, then created; a trainer that wins the race in between is refused below.
+  for (let attempt = 0; attempt < 2; attempt++) {
+    let fd: number;
+    try {
+      fd = openSync(file, 'wx');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const other = readRunLock(runDir);
+      if (other === null) continue; // released between the two calls
+      if (attempt > 0 || !isStale(file, other)) throw new RunFolderLocked(runDir, other);
+      warn(
+        other === 'malformed'
+          ? `${runDir}: taking over an unreadable lock left by a trainer that stopped while writing it`
+          : `${runDir}: taking over the lock of pid ${other.pid} (started ${other.startedAt}), which no longer runs; its run is resumed from its last checkpoint`,
+      );
+      try {
+        unlinkSync(file);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      }
+      continue;
+    }
+    try {
+      writeSync(fd, `${JSON.stringify(holder)}\n`);
+    } finally {
+      closeSync(fd);
+    }
+    return new RunLock(runDir, holder);
+  }
+  const other = readRunLock(runDir);
+  throw new RunFolderLocked(runDir, other ?? 'malformed');
+}
+
+function isStale(file: string, holder: RunLockHolder | 'malformed'): boolean {
+  if (holder === 'malformed') {
+    if (!existsSync(file)) return true;
+    return Date.now() - statSync(file).mtimeMs > UNWRITTEN_GRACE_MS;
+  }
+  return holderState(holder) === 'dead';
+}
+
+/**
+ * Runs `fn` holding the run folder's lock, released however it ends.
+ * @throws RunFolderLocked when another live trainer holds it
+ */
+export async function withRunLock<T>(
+  runDir: string,
+  fn: () => Promise<T>,
+  warn: (line: string) => void = (line) => process.stderr.write(`frost: warning: ${line}\n`),
+): Promise<T> {
+  const lock = lockRunFolder(runDir, warn);
+  try {
+    return await fn();
+  } finally {
+    lock.release();
+  }
+}
