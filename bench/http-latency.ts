@@ -2,7 +2,9 @@
  * Where a `POST /v1/translate` spends its time at c=1, every way interleaved in a fresh random order per round
  * so the machine's load touches them alike: in-process `translate`, the decode thread without HTTP
  * (`WorkerRuntime`), the server's own `timing.total_ms`, and `POST /v1/translate` and a bare `GET /healthz` from
- * a client in a process of its own (bench/http-client-child.ts), as a deployment's clients are. Optionally
+ * a client in a process of its own (bench/http-client-child.ts), as a deployment's clients are; and, as floors,
+ * the same POST to a bare node:http server (no express, no validation, no metrics) that decodes through the
+ * decode thread or in its own thread. Optionally
  * also from clients inside the server's process (node:http and `fetch`), whose work then shares the server's
  * event loop: the figures of earlier sessions. Shared by bench/http-overhead.ts and bench:decode.
  */
@@ -50,6 +52,8 @@ export const WAY = {
   serverTotal: "server's own timing.total_ms",
   post: 'POST /v1/translate, client process',
   healthz: 'GET /healthz, client process',
+  bareThread: 'POST, client process, to a bare node:http server handing to a decode thread',
+  bareLocal: 'POST, client process, to a bare node:http server decoding in its own thread',
   postSame: "POST, node:http in the server's process",
   postFetch: "POST, fetch in the server's process",
   healthzSame: "GET /healthz, node:http in the server's process",
@@ -117,6 +121,32 @@ function sameProcessClient(): { request(url: string, body?: string): Promise<str
   };
 }
 
+/**
+ * The least an HTTP server can add: read the body, parse it, decode, write the answer, nothing else (no
+ * express, no validation, no metrics, no deadline). Its overhead is the floor under frost's, for either place
+ * of decoding.
+ */
+async function bareServer(decode: (text: string) => Promise<string>): Promise<{ url: string; close(): Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const { text } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { text: string };
+      void decode(text).then((out) => {
+        const body = JSON.stringify({ translations: [{ text: out }] });
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+        res.end(body);
+      });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}/v1/translate`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
 /** Runs every way `requests` times, interleaved, against one server with 1 decode thread. */
 export async function measureHttpLatency(opts: HttpLatencyOptions): Promise<HttpLatency> {
   const threads = opts.threads ?? 1;
@@ -129,6 +159,8 @@ export async function measureHttpLatency(opts: HttpLatencyOptions): Promise<Http
     workers: 1,
     log: () => undefined,
   });
+  const bareThread = await bareServer(async (t) => (await thread.translateEach([t], { beam: 1, nBest: 1 }))[0].text);
+  const bareLocal = await bareServer(async (t) => (await local.translate([t]))[0].text);
   const client = new ClientProcess();
   const same = sameProcessClient();
   const translateUrl = `${server.url}/v1/translate`;
@@ -146,6 +178,8 @@ export async function measureHttpLatency(opts: HttpLatencyOptions): Promise<Http
       return a.ms;
     },
     [WAY.healthz]: async () => (await client.ask(healthzUrl)).ms,
+    [WAY.bareThread]: async (t) => (await client.ask(bareThread.url, body(t))).ms,
+    [WAY.bareLocal]: async (t) => (await client.ask(bareLocal.url, body(t))).ms,
   };
   if (opts.inProcessClients) {
     ways[WAY.postSame] = (t) => timed(async () => JSON.parse(await same.request(translateUrl, body(t))));
@@ -190,6 +224,8 @@ export async function measureHttpLatency(opts: HttpLatencyOptions): Promise<Http
     client.close();
     same.close();
     await server.close();
+    await bareThread.close();
+    await bareLocal.close();
     await thread.release();
     await local.release();
   }
@@ -273,7 +309,17 @@ export function percentile(xs: readonly number[], p: number): number {
 export function formatHttpLatency(result: HttpLatency): string {
   const { times } = result;
   const p50 = (way: string) => percentile(times.get(way)!, 50);
-  const order = [WAY.local, WAY.thread, WAY.serverTotal, WAY.post, WAY.healthz, WAY.postSame, WAY.postFetch];
+  const order = [
+    WAY.local,
+    WAY.thread,
+    WAY.serverTotal,
+    WAY.post,
+    WAY.healthz,
+    WAY.bareThread,
+    WAY.bareLocal,
+    WAY.postSame,
+    WAY.postFetch,
+  ];
   const rows = [...order, WAY.healthzSame].filter((w) => times.has(w));
   const lines = ['| way | p50 ms | p90 ms |', '|---|---:|---:|'];
   for (const w of rows) lines.push(`| ${w} | ${p50(w).toFixed(2)} | ${percentile(times.get(w)!, 90).toFixed(2)} |`);
@@ -299,6 +345,13 @@ export function formatHttpLatency(result: HttpLatency): string {
     `HTTP on top of the decode thread (POST p50 minus WorkerRuntime p50): ${(p50(WAY.post) - p50(WAY.thread)).toFixed(2)} ms ` +
       `(median of paired differences ${paired(WAY.post, WAY.thread).toFixed(2)} ms)`,
   );
+  if (times.has(WAY.bareThread))
+    lines.push(
+      overhead(WAY.bareThread, 'floor: a bare node:http server handing to a decode thread'),
+      overhead(WAY.bareLocal, 'floor: a bare node:http server decoding in its own thread'),
+      `frost's server on top of the bare one, both with a decode thread: ${(p50(WAY.post) - p50(WAY.bareThread)).toFixed(2)} ms ` +
+        `(median of paired differences ${paired(WAY.post, WAY.bareThread).toFixed(2)} ms)`,
+    );
   if (times.has(WAY.postSame)) lines.push(overhead(WAY.postSame, "HTTP overhead, node:http in the server's process"));
   if (result.stages) {
     lines.push('', '| stage of a client-process POST, inside the server | p50 ms | p90 ms |', '|---|---:|---:|');

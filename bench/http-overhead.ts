@@ -2,9 +2,10 @@
  * Where a request's time goes at c=1 (bench/http-latency.ts): in-process `translate`, the decode thread without
  * HTTP (`WorkerRuntime`), the server's own `timing.total_ms`, and `POST /v1/translate` and a bare `GET /healthz`
  * from a client in a process of its own, every way interleaved in random order; p50 and p90 of each, and the
- * overheads against in-process. `--in-process-clients` adds clients inside the server's process (node:http and
- * `fetch`), whose work shares the server's event loop; `--stages` times the stages of each POST inside the server
- * (bench/http-latency.ts's STAGE).
+ * overheads against in-process; and, as floors, the same POST to a bare node:http server (no express) that decodes
+ * through a decode thread or in its own thread. `--in-process-clients` adds clients inside the server's process
+ * (node:http and `fetch`), whose work shares the server's event loop; `--stages` times the stages of each POST
+ * inside the server (bench/http-latency.ts's STAGE).
  *
  *   npm run bench:http [-- --model DIR] [--requests 200] [--in-process-clients] [--stages]
  *
