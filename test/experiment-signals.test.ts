@@ -83,7 +83,8 @@ describe('frost experiment stopped by SIGTERM', { timeout: 300_000 }, () => {
       assert.ok(!existsSync(runLockPath(runDir(head))), `${head}: its lock is released`);
       const last = await readCheckpointInfo(runDir(head), 'last');
       assert.equal(last?.step, Number(message[i + 1]), head);
-      assert.ok(last.step > UPDATES_PER_EPOCH && last.step < EPOCHS * UPDATES_PER_EPOCH, `${head}: ${last.step}`);
+      // At least the first epoch (a signal right at its end saves that step again), short of the cap.
+      assert.ok(last.step >= UPDATES_PER_EPOCH && last.step < EPOCHS * UPDATES_PER_EPOCH, `${head}: ${last.step}`);
       const log = await readFile(join(out, 'logs', `src-tgt-${head}.train.log`), 'utf8');
       assert.match(log, new RegExp(`interrupted by SIGTERM at epoch \\d, batch \\d+, step ${last.step}: saved`));
       assert.doesNotMatch(log, /SIGTERM again|second SIGTERM/, 'one signal reached it');
