@@ -8,9 +8,10 @@ import { constants } from 'node:os';
  * process ends at once (its `last` checkpoint is then the one before, which a save never half-replaces).
  */
 
-export type StopSignal = 'SIGINT' | 'SIGTERM';
+// SIGHUP too: a closed terminal or a dropped ssh session would otherwise end a run without its save.
+export type StopSignal = 'SIGINT' | 'SIGTERM' | 'SIGHUP';
 
-const STOP_SIGNALS: StopSignal[] = ['SIGINT', 'SIGTERM'];
+export const STOP_SIGNALS: readonly StopSignal[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 /**
  * Set to its own pid in a trainer's environment by a parent that forwards SIGINT and SIGTERM to it and
@@ -31,7 +32,7 @@ export function interruptWatchActive(): boolean {
   return activeWatches > 0;
 }
 
-/** The shell's status for a process ended by `signal`: 128 + its number (130 for SIGINT, 143 for SIGTERM). */
+/** The shell's status for a process ended by `signal`: 128 + its number (130 SIGINT, 143 SIGTERM, 129 SIGHUP). */
 export function signalExitStatus(signal: StopSignal): number {
   return 128 + constants.signals[signal];
 }
@@ -51,7 +52,7 @@ export class TrainingInterrupted extends Error {
 }
 
 /**
- * Notes SIGINT and SIGTERM from `start()` to `stop()`; outside that window they keep Node's default
+ * Notes SIGINT, SIGTERM and SIGHUP from `start()` to `stop()`; outside that window they keep Node's default
  * (the process ends). The loop polls `signal` between updates.
  */
 export class InterruptWatch {

@@ -2,7 +2,7 @@ import { closeSync, existsSync, openSync, readFileSync, statSync, unlinkSync, wr
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { RUN_FILES } from './run-config.ts';
-import { interruptWatchActive, signalExitStatus, type StopSignal } from './interrupt.ts';
+import { interruptWatchActive, signalExitStatus, STOP_SIGNALS, type StopSignal } from './interrupt.ts';
 
 /**
  * One trainer per run folder. `frost train` (a new run or `--resume`) holds `<run>/train.lock` while it
@@ -111,7 +111,7 @@ export class RunLock {
   private released = false;
   private readonly onExit = () => this.release();
   private readonly onSignal = (signal: NodeJS.Signals) => {
-    // While training, train/interrupt.ts's watch owns SIGINT and SIGTERM (it saves, then the lock is released
+    // While training, train/interrupt.ts's watch owns SIGINT, SIGTERM and SIGHUP (it saves, then the lock is released
     // on the way out). Outside it (data being prepared), the signal ends the process as it would have without
     // this listener, less the lock.
     if (interruptWatchActive()) return;
@@ -124,8 +124,7 @@ export class RunLock {
     readonly holder: RunLockHolder,
   ) {
     process.on('exit', this.onExit);
-    process.on('SIGINT', this.onSignal);
-    process.on('SIGTERM', this.onSignal);
+    for (const s of STOP_SIGNALS) process.on(s, this.onSignal);
   }
 
   /** Removes the lock file if it is still this process's; idempotent, synchronous (it runs on 'exit'). */
@@ -133,8 +132,7 @@ export class RunLock {
     if (this.released) return;
     this.released = true;
     process.off('exit', this.onExit);
-    process.off('SIGINT', this.onSignal);
-    process.off('SIGTERM', this.onSignal);
+    for (const s of STOP_SIGNALS) process.off(s, this.onSignal);
     const now = readRunLock(this.runDir);
     if (now !== null && now !== 'malformed' && now.pid === this.holder.pid && now.startedAt === this.holder.startedAt)
       unlinkSync(runLockPath(this.runDir));

@@ -1,10 +1,10 @@
 import { type ChildProcess, spawn, type SpawnOptions } from 'node:child_process';
-import { SIGNALS_FORWARDED_ENV, signalExitStatus, type StopSignal } from '../../train/interrupt.ts';
+import { SIGNALS_FORWARDED_ENV, signalExitStatus, STOP_SIGNALS, type StopSignal } from '../../train/interrupt.ts';
 
 /**
  * `frost experiment`'s child processes (trainers, exports) and what a stop signal does to them, the way a
- * process supervisor handles it (torchrun's agent, systemd's KillMode=mixed). SIGINT or SIGTERM to the
- * experiment is forwarded to every live child; a trainer then saves where it is and exits 130/143
+ * process supervisor handles it (torchrun's agent, systemd's KillMode=mixed). SIGINT, SIGTERM or SIGHUP to the
+ * experiment is forwarded to every live child; a trainer then saves where it is and exits 130/143/129
  * (train/interrupt.ts), no new child is started, and once the children are gone the experiment ends with
  * {@link ExperimentInterrupted}, whose message names the stopped runs. A second signal kills the children
  * at once (SIGKILL: nothing more is saved) and exits. Without this, a signal to the experiment alone left
@@ -32,8 +32,6 @@ export class ExperimentInterrupted extends Error {
   }
 }
 
-const STOP_SIGNALS: StopSignal[] = ['SIGINT', 'SIGTERM'];
-
 export class LiveChildren {
   private readonly children = new Map<ChildProcess, string>();
   private noted: StopSignal | null = null;
@@ -57,7 +55,7 @@ export class LiveChildren {
     return [...this.children.values()];
   }
 
-  /** Handles SIGINT and SIGTERM from now until {@link unwatch}; outside that window they keep Node's default. */
+  /** Handles SIGINT, SIGTERM and SIGHUP from now until {@link unwatch}; outside it they keep Node's default. */
   watch(): void {
     if (this.watching) return;
     this.watching = true;
