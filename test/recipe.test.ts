@@ -24,7 +24,7 @@ import { resolveRecipe } from '../train/recipe.ts';
 import { runConfigSchema, type TranslationRunConfigInput } from '../train/run-config.ts';
 import { runStatus } from '../report/run-status.ts';
 import { RunFolder } from '../train/run-folder.ts';
-import { createSchedule, inverseSqrtRate } from '../train/schedules/index.ts';
+import { createSchedule, inverseSqrtRate, polynomialDecayRate } from '../train/schedules/index.ts';
 import { resume, train } from '../train/trainer.ts';
 import { toyRunConfig, writeToyData } from './helpers/toy-run.ts';
 
@@ -94,6 +94,43 @@ describe('schedules', () => {
     assert.equal(s.rateAt(11, 123), 1e-3);
   });
 
+  test('polynomial-decay: warm-up, then a decay to endLr at the budget, per power; the run budget is its default end', () => {
+    const shape = { warmupSteps: 10, warmupInitLr: 0, totalUpdates: 110, endLr: 1e-5, power: 1 };
+    assert.equal(polynomialDecayRate(0, 1e-3, shape), 0);
+    assert.equal(polynomialDecayRate(5, 1e-3, shape), 5e-4);
+    assert.equal(polynomialDecayRate(10, 1e-3, shape), 1e-3);
+    assert.ok(Math.abs(polynomialDecayRate(60, 1e-3, shape) - (1e-5 + (1e-3 - 1e-5) / 2)) < 1e-15);
+    assert.equal(polynomialDecayRate(110, 1e-3, shape), 1e-5);
+    assert.equal(polynomialDecayRate(500, 1e-3, shape), 1e-5);
+    assert.ok(Math.abs(polynomialDecayRate(60, 1e-3, { ...shape, endLr: 0, power: 2 }) - 2.5e-4) < 1e-15);
+    // No warm-up by default: update 1 runs at the peak, and the rate falls to 0 at --max-updates.
+    const s = createSchedule({ name: 'polynomial-decay', stopAfter: 20 }, { learningRate: 2e-3, maxUpdates: 100 });
+    assert.equal(s.rateAt(1, 123), 2e-3);
+    assert.ok(Math.abs(s.rateAt(51, 123) - 1e-3) < 1e-15);
+    assert.ok(Math.abs(s.rateAt(100, 123) - 2e-5) < 1e-15);
+    // Its own totalUpdates wins over the run's budget.
+    const own = createSchedule(
+      { name: 'polynomial-decay', stopAfter: 20, totalUpdates: 10 },
+      { learningRate: 1, maxUpdates: 100 },
+    );
+    assert.equal(own.rateAt(11, 1), 0);
+  });
+
+  test('polynomial-decay without an end (no --max-updates, no totalUpdates), or ending inside its warm-up, is refused', () => {
+    assert.throws(
+      () => createSchedule({ name: 'polynomial-decay', stopAfter: 20 }, { learningRate: 1 }),
+      /'polynomial-decay' decays to its end at a known update: give --max-updates/,
+    );
+    assert.throws(
+      () =>
+        createSchedule(
+          { name: 'polynomial-decay', stopAfter: 20, warmupSteps: 50 },
+          { learningRate: 1, maxUpdates: 50 },
+        ),
+      /its 50 updates leave none after the 50 of warm-up/,
+    );
+  });
+
   test('plateau: the paper decay after patience epochs without a gain, and the stop', () => {
     const s = createSchedule({ name: 'plateau', stopAfter: 3, patience: 2, decay: 0.5 }, { learningRate: 1 });
     assert.equal(s.rateAt(7, 0.25), 0.25);
@@ -112,12 +149,34 @@ describe('schedules', () => {
   test('an unknown schedule, or an option of another schedule, is refused naming what exists', () => {
     assert.throws(
       () => createSchedule({ name: 'cosine', stopAfter: 20 }, { learningRate: 1 }),
-      /^RangeError: unknown learning-rate schedule 'cosine'; known: (inverse-sqrt, plateau|plateau, inverse-sqrt)$/,
+      /^RangeError: unknown learning-rate schedule 'cosine'; known: .*inverse-sqrt.*polynomial-decay/,
     );
     assert.throws(
       () => resolveRecipe('rnn-attn', { warmupSteps: 100 }),
       /learning-rate schedule 'plateau': unknown option 'warmupSteps' \(options: patience, decay\)/,
     );
+  });
+});
+
+describe('a run on polynomial-decay', () => {
+  test("decays over the run's --max-updates: each epoch logs the rate of its last update, and the run stops at the budget", async () => {
+    const runDir = join(dir, 'run-poly');
+    const config = toyRunConfig(dataDir, 'fixed-l2', {
+      optim: { learningRate: 4e-3 },
+      schedule: { name: 'polynomial-decay', warmupSteps: 3 },
+      batch: { maxSentences: 100 },
+      maxUpdates: 12,
+      epochs: 10,
+      valSentences: 8,
+    });
+    const result = await train(config, runDir, { quiet: true });
+    result.model.params.dispose();
+    const metrics = await metricsOf(runDir);
+    assert.equal(metrics.at(-1)!.step, 12);
+    assert.ok(metrics.length >= 2);
+    const shape = { warmupSteps: 3, warmupInitLr: 0, totalUpdates: 12, endLr: 0, power: 1 };
+    for (const m of metrics) assert.ok(Math.abs(m.learningRate - polynomialDecayRate(m.step - 1, 4e-3, shape)) < 1e-12);
+    assert.ok(metrics.at(-1)!.learningRate < metrics[0]!.learningRate);
   });
 });
 

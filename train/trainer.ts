@@ -115,7 +115,10 @@ async function runTraining(
   }
   progress.log(modelLine(config, model));
   const optimizer = createOptimizer(model, config.optim);
-  const schedule = createSchedule(config.schedule, { learningRate: config.optim.learningRate });
+  const schedule = createSchedule(config.schedule, {
+    learningRate: config.optim.learningRate,
+    maxUpdates: config.maxUpdates,
+  });
   const smoothing = config.labelSmoothing;
   let nllSum = 0;
   const lossOptions = { labelSmoothing: smoothing, onNll: (v: number) => (nllSum += v) };

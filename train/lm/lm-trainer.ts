@@ -115,7 +115,10 @@ async function runLmTraining(
   const model = buildLanguageModel(config.arch, config.archConfig, data.vocab.size, config.head, config.seed);
   progress.log(modelLine(config, model));
   const optimizer = createOptimizer(model, config.optim);
-  const schedule = createSchedule(config.schedule, { learningRate: config.optim.learningRate });
+  const schedule = createSchedule(config.schedule, {
+    learningRate: config.optim.learningRate,
+    maxUpdates: config.maxUpdates,
+  });
   const { streams: B, bptt } = config.batch;
   const train = new TokenStream(data.streams.train, Math.min(B, Math.floor(data.streams.train.length / 2)));
   const windows = train.windowCount(bptt);

@@ -36,6 +36,8 @@ export interface ScheduleContext {
   learningRate: number;
   /** Stop after this many epochs without a validation gain (fairseq's --patience). */
   stopAfter: number;
+  /** The run's update budget (`--max-updates`), where it has one: where a fixed-budget schedule ends. */
+  maxUpdates?: number;
 }
 
 export interface ScheduleDefinition<Options extends object = object> {

@@ -165,13 +165,13 @@ export function registerTrain(program: Command): void {
     .addOption(
       new Option(
         '--lr-schedule <name>',
-        "learning-rate schedule: plateau (the paper's decay on no validation gain) or inverse-sqrt (warm-up, then 1/sqrt(step)); default: the architecture's recipe, else plateau",
+        "learning-rate schedule: plateau (the paper's decay on no validation gain), inverse-sqrt (warm-up, then 1/sqrt(step)) or polynomial-decay (to 0 at --max-updates); default: the architecture's recipe, else plateau",
       ).choices(scheduleNames()),
     )
-    .option('--warmup-steps <n>', 'inverse-sqrt: warm-up updates (default 4000)', positiveInt('warmup-steps'))
+    .option('--warmup-steps <n>', 'inverse-sqrt, polynomial-decay: warm-up updates (default 4000, 0)', positiveInt('warmup-steps'))
     .option(
       '--warmup-init-lr <rate>',
-      'inverse-sqrt: learning rate of the first update (default 0)',
+      'inverse-sqrt, polynomial-decay: learning rate of the first update (default 0)',
       nonNegativeNumber('warmup-init-lr'),
     )
     .option('--batch-size <n>', 'sentences (captions) per batch (default 64; caption 32)', positiveInt('batch-size'))
