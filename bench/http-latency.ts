@@ -130,13 +130,23 @@ async function bareServer(decode: (text: string) => Promise<string>): Promise<{ 
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
+    const reply = (status: number, json: unknown) => {
+      const body = JSON.stringify(json);
+      res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+    };
+    // A failure is answered, not left hanging: the client process would wait on it for ever.
+    const fail = (err: unknown) => reply(500, { error: { message: String(err) } });
+    req.on('error', fail);
     req.on('end', () => {
-      const { text } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { text: string };
-      void decode(text).then((out) => {
-        const body = JSON.stringify({ translations: [{ text: out }] });
-        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-        res.end(body);
-      });
+      let text: string;
+      try {
+        ({ text } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { text: string });
+      } catch (err) {
+        reply(400, { error: { message: String(err) } });
+        return;
+      }
+      decode(text).then((out) => reply(200, { translations: [{ text: out }] }), fail);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
