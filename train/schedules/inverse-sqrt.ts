@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { registerSchedule } from './registry.ts';
-import { ValidationTracker, type LrSchedule, type ScheduleState } from './types.ts';
+import { stepSchedule, type LrSchedule } from './types.ts';
 
 /**
  * fairseq's `inverse_sqrt` (the Transformer's): the rate rises linearly from `warmupInitLr` to the
@@ -28,18 +28,6 @@ registerSchedule({
   describe: ({ warmupSteps, warmupInitLr }) =>
     `linear warm-up from ${warmupInitLr} over ${warmupSteps} updates, then the rate × sqrt(warm-up / update)`,
   create({ warmupSteps, warmupInitLr }, { learningRate, stopAfter }): LrSchedule {
-    const tracker = new ValidationTracker(stopAfter, ValidationTracker.initialState());
-    return {
-      get state(): ScheduleState {
-        return tracker.state;
-      },
-      set state(s: ScheduleState) {
-        Object.assign(tracker.state, s);
-      },
-      rateAt: (step) => inverseSqrtRate(step - 1, learningRate, warmupSteps, warmupInitLr),
-      observe(score, epoch, current) {
-        return { ...tracker.observe(score, epoch), learningRate: current };
-      },
-    };
+    return stepSchedule(stopAfter, (step) => inverseSqrtRate(step - 1, learningRate, warmupSteps, warmupInitLr));
   },
 });

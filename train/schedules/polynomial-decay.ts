@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { registerSchedule } from './registry.ts';
-import { ValidationTracker, type LrSchedule, type ScheduleState } from './types.ts';
+import { stepSchedule, type LrSchedule } from './types.ts';
 
 /**
  * fairseq's `polynomial_decay`, for a run with a fixed budget of updates: an optional linear warm-up
@@ -55,18 +55,6 @@ registerSchedule({
       );
     }
     const shape = { ...opts, totalUpdates };
-    const tracker = new ValidationTracker(stopAfter, ValidationTracker.initialState());
-    return {
-      get state(): ScheduleState {
-        return tracker.state;
-      },
-      set state(s: ScheduleState) {
-        Object.assign(tracker.state, s);
-      },
-      rateAt: (step) => polynomialDecayRate(step - 1, learningRate, shape),
-      observe(score, epoch, current) {
-        return { ...tracker.observe(score, epoch), learningRate: current };
-      },
-    };
+    return stepSchedule(stopAfter, (step) => polynomialDecayRate(step - 1, learningRate, shape));
   },
 });

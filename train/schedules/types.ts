@@ -75,3 +75,23 @@ export class ValidationTracker {
     return { improved: false, stop: s.sinceBest >= this.stopAfter };
   }
 }
+
+/**
+ * A schedule whose rate is a function of the update number alone (warm-up and decay schedules): validation only
+ * decides the best checkpoint and the early stop, so resuming at step n continues exactly.
+ */
+export function stepSchedule(stopAfter: number, rateAt: (step: number) => number): LrSchedule {
+  const tracker = new ValidationTracker(stopAfter, ValidationTracker.initialState());
+  return {
+    get state(): ScheduleState {
+      return tracker.state;
+    },
+    set state(s: ScheduleState) {
+      Object.assign(tracker.state, s);
+    },
+    rateAt: (step) => rateAt(step),
+    observe(score, epoch, current) {
+      return { ...tracker.observe(score, epoch), learningRate: current };
+    },
+  };
+}
