@@ -13,12 +13,10 @@
  * Skipped, with the reason, where Chromium is missing.
  */
 import assert from 'node:assert/strict';
-import { readFile, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import * as ort from 'onnxruntime-node';
-import type { Page } from 'playwright-core';
 import type { ModelCard } from '../core/runtime/model-card.ts';
 import { exportRun } from '../export/export-run.ts';
 import { readGraphInfo } from '../export/inspect-graph.ts';
@@ -28,13 +26,12 @@ import {
   browserSkipReason,
   loadModelInPage,
   openPage,
-  routeOrtApi,
-  servePage,
+  servedPageFixture,
   toWire,
   translateInPage,
-  type ServedPage,
   type WireTensor,
 } from './helpers/browser.ts';
+import { encodeFixedSources } from './helpers/decoder-step.ts';
 import { trainToyRun } from './helpers/toy-run.ts';
 
 const MODEL = 'seeded-fixed-uniform';
@@ -49,44 +46,30 @@ function toNode(w: WireTensor): ort.Tensor {
 }
 
 describe('a head regenerated from its seed, in Chromium', { skip: browserSkipReason(), timeout: 120_000 }, () => {
-  let root: string;
   let modelDir: string;
   let card: ModelCard;
-  let served: ServedPage;
-  let page: Page;
-  let serverUrl: string;
-  /** onnxruntime-web's API, served to the page. */
-  let apiUrl: string;
-
-  before(async () => {
-    root = await mkdtemp(join(tmpdir(), 'frost-web-seed-'));
-    await initBackend({ prefer: 'wasm', quiet: true });
-    const { runDir } = await trainToyRun(root, {
-      head: 'fixed-uniform',
-      corpus: { seed: 1, train: 120, val: 8, test: 8 },
-      config: { epochs: 1, optim: { learningRate: 1e-3 } },
-    });
-    modelDir = join(root, 'models', MODEL);
-    // The default export: the head's matrix is not in the file, only its seed.
-    ({ card } = await exportRun(runDir, modelDir, { checkpoint: 'last', quiet: true, name: MODEL }));
-    await exportRun(runDir, join(root, 'models', MODEL_INT8), {
-      checkpoint: 'last',
-      quiet: true,
-      name: MODEL_INT8,
-      precision: 'int8-compute',
-      precisionSentences: 8,
-    });
-
-    served = await servePage(join(root, 'models'));
-    ({ page } = served);
-    serverUrl = served.server.url;
-    apiUrl = await routeOrtApi(page, serverUrl);
-  });
-
-  after(async () => {
-    await served?.close();
-    if (root) await rm(root, { recursive: true, force: true });
-  });
+  const web = servedPageFixture(
+    'frost-web-seed-',
+    async (root) => {
+      await initBackend({ prefer: 'wasm', quiet: true });
+      const { runDir } = await trainToyRun(root, {
+        head: 'fixed-uniform',
+        corpus: { seed: 1, train: 120, val: 8, test: 8 },
+        config: { epochs: 1, optim: { learningRate: 1e-3 } },
+      });
+      modelDir = join(root, 'models', MODEL);
+      // The default export: the head's matrix is not in the file, only its seed.
+      ({ card } = await exportRun(runDir, modelDir, { checkpoint: 'last', quiet: true, name: MODEL }));
+      await exportRun(runDir, join(root, 'models', MODEL_INT8), {
+        checkpoint: 'last',
+        quiet: true,
+        name: MODEL_INT8,
+        precision: 'int8-compute',
+        precisionSentences: 8,
+      });
+    },
+    { ortApi: true },
+  );
 
   test('the export stores a seed, not the matrix', async () => {
     const V = card.target.tokens.length;
@@ -100,11 +83,12 @@ describe('a head regenerated from its seed, in Chromium', { skip: browserSkipRea
 
   /** Loads the model through the page's UI and checks its translations against the server's. */
   async function loadAndCompare(model = MODEL): Promise<void> {
-    await openPage(page, serverUrl);
+    const { page } = web;
+    await openPage(page, web.serverUrl);
     await loadModelInPage(page, model);
     assert.match((await page.textContent(`#models tbody tr[data-model="${model}"] td.frozen`)) ?? '', /regenerated/);
 
-    const sentences = (await readFile(join(root, 'toy', 'test.src'), 'utf8')).trim().split('\n').slice(0, 3);
+    const sentences = (await readFile(join(web.root, 'toy', 'test.src'), 'utf8')).trim().split('\n').slice(0, 3);
     const rows = await translateInPage(page, sentences, 3, true);
     rows.forEach((row, i) => assert.equal(row.browser, row.server, `'${sentences[i]}'`));
   }
@@ -121,7 +105,7 @@ describe('a head regenerated from its seed, in Chromium', { skip: browserSkipRea
 
   test('the first load stores the graph with its matrix in Cache Storage; a warm load opens that and translates the same', async () => {
     const entries = async () =>
-      page.evaluate(async () => {
+      web.page.evaluate(async () => {
         const cache = await caches.open('frost-files-v1');
         // No named function in here: tsx's keepNames would wrap it in a helper the page lacks.
         const keys = await cache.keys();
@@ -145,14 +129,8 @@ describe('a head regenerated from its seed, in Chromium', { skip: browserSkipRea
     const dec = card.graphs.decoder;
     // Fixed inputs: two source sentences of different lengths through the encoder (in Node), then
     // one step from <s> and from a word. Both runtimes get exactly these tensors.
-    const encoder = await ort.InferenceSession.create(join(modelDir, card.graphs.encoder.file));
+    const encoded = await encodeFixedSources(join(modelDir, card.graphs.encoder.file), card.source!.tokens.length);
     const decoder = await ort.InferenceSession.create(join(modelDir, dec.file), { graphOptimizationLevel: 'all' });
-    const S = 5;
-    const ids = [4, 5, 6, 7, 8, 9, 10, 11, 0, 0].map((i) => Math.min(i, card.source!.tokens.length - 1));
-    const encoded = await encoder.run({
-      src_ids: new ort.Tensor('int64', BigInt64Array.from(ids, BigInt), [2, S]),
-      src_lengths: new ort.Tensor('int64', BigInt64Array.from([5, 3], BigInt), [2]),
-    });
     const feeds: Record<string, WireTensor> = {};
     for (const name of decoder.inputNames) {
       if (name === dec.token) feeds[name] = { type: 'int64', dims: [2], data: [card.specials.bos, 5] };
@@ -161,11 +139,11 @@ describe('a head regenerated from its seed, in Chromium', { skip: browserSkipRea
     }
     const nodeFeeds = Object.fromEntries(Object.entries(feeds).map(([k, v]) => [k, toNode(v)]));
     const expected = (await decoder.run(nodeFeeds))[dec.logProbs]!;
-    await encoder.release();
     await decoder.release();
     const V = card.target.tokens.length;
     assert.deepEqual(expected.dims, [2, V]);
 
+    const { page, serverUrl } = web;
     await openPage(page, serverUrl);
     const inBrowser = await page.evaluate(
       async ({ apiUrl, decoderUrl, feeds, output }) => {
@@ -197,7 +175,7 @@ describe('a head regenerated from its seed, in Chromium', { skip: browserSkipRea
         return { out, version: ortWeb.env.versions.web, threads: ortWeb.env.wasm.numThreads };
       },
       {
-        apiUrl,
+        apiUrl: web.apiUrl,
         decoderUrl: `${serverUrl}/v1/models/${MODEL}/files/${dec.file}`,
         feeds,
         output: dec.logProbs,

@@ -11,12 +11,10 @@
  * Skipped, with the reason, where Chromium is missing.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import * as ort from 'onnxruntime-node';
-import type { Page } from 'playwright-core';
 import type { ModelCard } from '../core/runtime/model-card.ts';
 import { exportRun } from '../export/export-run.ts';
 import { initBackend } from '../train/backend/select.ts';
@@ -24,13 +22,12 @@ import {
   browserSkipReason,
   loadModelInPage,
   openPage,
-  routeOrtApi,
-  servePage,
+  servedPageFixture,
   toWire,
   translateInPage,
-  type ServedPage,
   type WireTensor,
 } from './helpers/browser.ts';
+import { encodeFixedSources } from './helpers/decoder-step.ts';
 import { trainToyRun } from './helpers/toy-run.ts';
 
 const MODEL = 'toy-transformer';
@@ -38,42 +35,30 @@ const TOLERANCE = 1e-4;
 const STEPS = 3;
 
 describe('a Transformer with a key/value cache, in Chromium', { skip: browserSkipReason(), timeout: 180_000 }, () => {
-  let root: string;
   let modelDir: string;
   let card: ModelCard;
-  let served: ServedPage;
-  let page: Page;
-  let serverUrl: string;
-  /** onnxruntime-web's API, served to the page. */
-  let apiUrl: string;
-
-  before(async () => {
-    root = await mkdtemp(join(tmpdir(), 'frost-web-transformer-'));
-    await initBackend({ prefer: 'wasm', quiet: true });
-    const { runDir } = await trainToyRun(root, {
-      head: 'tied',
-      corpus: { seed: 1, train: 600, val: 8, test: 8 },
-      config: { arch: 'transformer', epochs: 3, optim: { learningRate: 3e-3 } },
-    });
-    modelDir = join(root, 'models', MODEL);
-    ({ card } = await exportRun(runDir, modelDir, { checkpoint: 'last', quiet: true, name: MODEL }));
-    served = await servePage(join(root, 'models'));
-    ({ page } = served);
-    serverUrl = served.server.url;
-    apiUrl = await routeOrtApi(page, serverUrl);
-  });
-
-  after(async () => {
-    await served?.close();
-    if (root) await rm(root, { recursive: true, force: true });
-  });
+  const web = servedPageFixture(
+    'frost-web-transformer-',
+    async (root) => {
+      await initBackend({ prefer: 'wasm', quiet: true });
+      const { runDir } = await trainToyRun(root, {
+        head: 'tied',
+        corpus: { seed: 1, train: 600, val: 8, test: 8 },
+        config: { arch: 'transformer', epochs: 3, optim: { learningRate: 3e-3 } },
+      });
+      modelDir = join(root, 'models', MODEL);
+      ({ card } = await exportRun(runDir, modelDir, { checkpoint: 'last', quiet: true, name: MODEL }));
+    },
+    { ortApi: true },
+  );
 
   test('the page loads it through its UI and translates, with beam search, as POST /v1/translate does', async () => {
     assert.equal(card.arch, 'transformer');
     assert.ok(card.graphs.decoder.state.includes('self_k_0'), card.graphs.decoder.state.join(', '));
-    await openPage(page, serverUrl);
+    const { page } = web;
+    await openPage(page, web.serverUrl);
     await loadModelInPage(page, MODEL);
-    const sentences = (await readFile(join(root, 'toy', 'test.src'), 'utf8')).trim().split('\n').slice(0, 4);
+    const sentences = (await readFile(join(web.root, 'toy', 'test.src'), 'utf8')).trim().split('\n').slice(0, 4);
     const rows = await translateInPage(page, sentences, 3, true);
     const state = await page.getAttribute('body', 'data-state');
     assert.equal(state, 'ready', `the page is '${state}': ${await page.textContent('#status')}`);
@@ -88,14 +73,8 @@ describe('a Transformer with a key/value cache, in Chromium', { skip: browserSki
 
   test(`${STEPS} cached decoder steps from the empty caches: the browser equals onnxruntime-node`, async () => {
     const dec = card.graphs.decoder;
-    const encoder = await ort.InferenceSession.create(join(modelDir, card.graphs.encoder.file));
+    const encoded = await encodeFixedSources(join(modelDir, card.graphs.encoder.file), card.source!.tokens.length);
     const decoder = await ort.InferenceSession.create(join(modelDir, dec.file), { graphOptimizationLevel: 'all' });
-    const S = 5;
-    const ids = [4, 5, 6, 7, 8, 9, 10, 11, 0, 0].map((i) => Math.min(i, card.source!.tokens.length - 1));
-    const encoded = await encoder.run({
-      src_ids: new ort.Tensor('int64', BigInt64Array.from(ids, BigInt), [2, S]),
-      src_lengths: new ort.Tensor('int64', BigInt64Array.from([5, 3], BigInt), [2]),
-    });
     const tokens = [
       [card.specials.bos, card.specials.bos],
       [5, 6],
@@ -117,9 +96,9 @@ describe('a Transformer with a key/value cache, in Chromium', { skip: browserSki
     const memory: Record<string, WireTensor> = {};
     for (const name of [...dec.state, ...dec.memory]) memory[name] = toWire(encoded[name]!);
     assert.equal(memory.self_k_0!.dims[2], 0, 'the encoder returns empty caches');
-    await encoder.release();
     await decoder.release();
 
+    const { page, serverUrl } = web;
     await openPage(page, serverUrl);
     const got = await page.evaluate(
       async ({ apiUrl, decoderUrl, memory, tokens, spec }) => {
@@ -148,7 +127,7 @@ describe('a Transformer with a key/value cache, in Chromium', { skip: browserSki
         return steps;
       },
       {
-        apiUrl,
+        apiUrl: web.apiUrl,
         decoderUrl: `${serverUrl}/v1/models/${MODEL}/files/${dec.file}`,
         memory,
         tokens,

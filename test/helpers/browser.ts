@@ -9,6 +9,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import assert from 'node:assert/strict';
+import { after, before } from 'node:test';
 import type * as ort from 'onnxruntime-node';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { ortDistDir } from '../../clients/web/build/ort-files.ts';
@@ -118,6 +119,47 @@ export async function servePage(modelsDir: string): Promise<ServedPage> {
       await server.close();
     },
   };
+}
+
+/** What {@link servedPageFixture} sets up; its fields are filled in by the describe's `before`. */
+export interface PageFixture {
+  /** The temporary directory; the served models are in `root/models`. */
+  root: string;
+  served: ServedPage;
+  page: Page;
+  serverUrl: string;
+  /** Every URL the page (and its workers) requested, in order. */
+  requested: string[];
+  /** onnxruntime-web's API served to the page (see {@link routeOrtApi}); empty unless `ortApi` is set. */
+  apiUrl: string;
+}
+
+/**
+ * Registers the calling describe's `before` and `after`: a fresh temporary directory `prefix…`,
+ * `writeModels(root)` to put the models into `root/models`, then {@link servePage} on them (and, with
+ * `ortApi`, onnxruntime-web's API routed to the page); `after` stops both and deletes the directory.
+ * Call it inside the describe, and read the returned fields in its tests.
+ */
+export function servedPageFixture(
+  prefix: string,
+  writeModels: (root: string) => Promise<unknown>,
+  options: { ortApi?: boolean } = {},
+): PageFixture {
+  const fixture = { apiUrl: '' } as PageFixture;
+  before(async () => {
+    fixture.root = await mkdtemp(join(tmpdir(), prefix));
+    await writeModels(fixture.root);
+    fixture.served = await servePage(join(fixture.root, 'models'));
+    fixture.page = fixture.served.page;
+    fixture.requested = fixture.served.requested;
+    fixture.serverUrl = fixture.served.server.url;
+    if (options.ortApi) fixture.apiUrl = await routeOrtApi(fixture.page, fixture.serverUrl);
+  });
+  after(async () => {
+    await fixture.served?.close();
+    if (fixture.root) await rm(fixture.root, { recursive: true, force: true });
+  });
+  return fixture;
 }
 
 /** Opens the page at `url` and waits until it has read the server's model list. */

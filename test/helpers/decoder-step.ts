@@ -21,3 +21,22 @@ export async function decoderStepLogProbs(encoder: Uint8Array, decoder: Uint8Arr
   });
   return out.log_probs!.data as Float32Array;
 }
+
+/**
+ * The encoder's outputs for two fixed source sentences, of 5 and 3 tokens (ids 4 to 11, each capped at the
+ * vocabulary's last id), padded to one [2, 5] batch: the inputs browser tests give both runtimes' decoders.
+ */
+export async function encodeFixedSources(
+  encoderFile: string,
+  sourceVocabSize: number,
+): Promise<ort.InferenceSession.ReturnType> {
+  const encoder = await ort.InferenceSession.create(encoderFile);
+  const S = 5;
+  const ids = [4, 5, 6, 7, 8, 9, 10, 11, 0, 0].map((i) => Math.min(i, sourceVocabSize - 1));
+  const encoded = await encoder.run({
+    src_ids: new ort.Tensor('int64', BigInt64Array.from(ids, BigInt), [2, S]),
+    src_lengths: new ort.Tensor('int64', BigInt64Array.from([5, 3], BigInt), [2]),
+  });
+  await encoder.release();
+  return encoded;
+}
