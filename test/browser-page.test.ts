@@ -6,20 +6,17 @@
  * FROST_SCREENSHOT=1 also writes the screenshot to docs/screenshot-web.png.
  */
 import assert from 'node:assert/strict';
-import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { copyFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
-import type { Page } from 'playwright-core';
+import { describe, test } from 'node:test';
 import {
   browserSkipReason,
   loadModelInPage,
   openPage,
-  servePage,
+  servedPageFixture,
   serverTranslation,
   settle,
   translateInPage,
-  type ServedPage,
 } from './helpers/browser.ts';
 import { writeTinyModelDir } from './helpers/tiny-model.ts';
 
@@ -29,32 +26,15 @@ const BEAM = 4;
 const MODEL = 'tiny-en-de';
 
 describe('web client in Chromium', { skip: browserSkipReason(), timeout: 180_000 }, () => {
-  let root: string;
-  let served: ServedPage;
-  let page: Page;
-  let serverUrl: string;
-  /** Every URL the page (and its workers) requested, in order. */
-  let requested: string[];
-
-  before(async () => {
-    root = await mkdtemp(join(tmpdir(), 'frost-web-page-'));
-    await writeTinyModelDir(join(root, 'models', 'tiny'));
-    served = await servePage(join(root, 'models'));
-    ({ page, requested } = served);
-    serverUrl = served.server.url;
-  });
-
-  after(async () => {
-    await served?.close();
-    if (root) await rm(root, { recursive: true, force: true });
-  });
+  const web = servedPageFixture('frost-web-page-', (root) => writeTinyModelDir(join(root, 'models', 'tiny')));
 
   async function loadModel(): Promise<void> {
-    await openPage(page, serverUrl);
-    await loadModelInPage(page, MODEL);
+    await openPage(web.page, web.serverUrl);
+    await loadModelInPage(web.page, MODEL);
   }
 
   test(`translates in the page with beam ${BEAM}, exactly as POST /v1/translate does`, async () => {
+    const { page, serverUrl, root } = web;
     await loadModel();
     // Cross-origin isolation is what gives ORT its threads.
     const { isolated, cores } = await page.evaluate(() => ({
@@ -90,6 +70,7 @@ describe('web client in Chromium', { skip: browserSkipReason(), timeout: 180_000
   });
 
   test('a reload takes the runtime and the model from Cache Storage', async () => {
+    const { page, requested } = web;
     const before = requested.length;
     await loadModel();
     const again = requested.slice(before).map((u) => new URL(u).pathname);
@@ -98,6 +79,7 @@ describe('web client in Chromium', { skip: browserSkipReason(), timeout: 180_000
   });
 
   test('loads a model from a folder URL, and names the URL when there is no model there', async () => {
+    const { page, serverUrl } = web;
     const urlField = page.getByLabel('or a model folder URL');
     await urlField.fill(`${serverUrl}/nowhere`);
     await page.getByRole('button', { name: 'Load model' }).click();
@@ -112,6 +94,7 @@ describe('web client in Chromium', { skip: browserSkipReason(), timeout: 180_000
   });
 
   test('makes no request outside 127.0.0.1', () => {
+    const { requested } = web;
     assert.ok(requested.length > 0, 'requests were recorded');
     const outside = requested.filter((u) => {
       const url = new URL(u);

@@ -5,19 +5,15 @@
  * Chromium is missing.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
-import type { Page } from 'playwright-core';
+import { describe, test } from 'node:test';
 import {
   browserSkipReason,
   loadModelInPage,
   openPage,
-  servePage,
+  servedPageFixture,
   serverTranslation,
   translateInPage,
-  type ServedPage,
 } from './helpers/browser.ts';
 import { writeTinyModelDir } from './helpers/tiny-model.ts';
 
@@ -29,27 +25,13 @@ const BEAM = 3;
 const SENTENCES = ['The Red Dog sits on a big House .', 'a small cat 😀 漢字 and שלום', 'Zebra e\u0301 \u0000 NUL'];
 
 describe('a subword model in the web page (Chromium)', { skip: browserSkipReason(), timeout: 180_000 }, () => {
-  let root: string;
-  let served: ServedPage;
-  let page: Page;
-  let serverUrl: string;
-  let requested: string[];
-
-  before(async () => {
-    root = await mkdtemp(join(tmpdir(), 'frost-web-subword-'));
+  const web = servedPageFixture('frost-web-subword-', async (root) => {
     for (const [name, kind] of MODELS) await writeTinyModelDir(join(root, 'models', name), { name, subword: kind });
-    served = await servePage(join(root, 'models'));
-    ({ page, requested } = served);
-    serverUrl = served.server.url;
-  });
-
-  after(async () => {
-    await served?.close();
-    if (root) await rm(root, { recursive: true, force: true });
   });
 
   for (const [model, kind] of MODELS) {
     test(`${kind}: translates in the page exactly as POST /v1/translate does, with beam ${BEAM}`, async () => {
+      const { page, serverUrl, requested } = web;
       await openPage(page, serverUrl);
       await loadModelInPage(page, model);
       assert.ok(
