@@ -23,32 +23,10 @@ import { scriptOf } from '../core/subword/unicode-script.ts';
 import { digamma, trainUnigram } from '../core/subword/unigram-trainer.ts';
 import { SPECIALS } from '../core/vocab.ts';
 import { makeToyCorpus } from '../train/data/toy-corpus.ts';
+import { HOSTILE, SENTENCES, TRAINING_CORPUS } from './helpers/subword-texts.ts';
 
-const CORPUS = [
-  'Ein Hund läuft über die Wiese.',
-  'Zwei Hunde laufen über eine grüne Wiese.',
-  'A dog runs across the meadow.',
-  'Two dogs are running across a green meadow.',
-  'Ein Mann in einem blauen Hemd spielt Gitarre.',
-  'A man in a blue shirt plays the guitar.',
-  'Les enfants jouent dans le parc.',
-];
-const corpus = Array.from({ length: 20 }, () => CORPUS).flat();
 const toy = makeToyCorpus({ seed: 5, train: 3000, val: 1, test: 1, lexiconScale: 0.5 });
 const toySentences = toy.train.flatMap((p) => [p.src, p.tgt]);
-
-const HOSTILE = [
-  'A Boston Terrier läuft über saftig-grünes Gras 😀🐕‍🦺 👍🏽',
-  '漢字とひらがな、한국어 문장.',
-  'שלום עולם، مرحبا بالعالم — עברית and العربية mixed',
-  'e\u0301 combining, n\u0303, Zalgo: Z\u0336\u0317a\u0334l\u0335g\u0337o',
-  'NUL\u0000inside, tab\tand\r\nnewline, BOM\uFEFF, zero-width\u200Bspace',
-  'lone surrogates \uD800 and \uDC00 end',
-  '▁already▁marked text ▁',
-  '<unk> <s> </s> <pad> <0x41> literal specials',
-  '   ',
-  '',
-];
 
 /** A unigram model from hand-set scores (after the specials and byte pieces). */
 function handModel(scores: Record<string, number>): SubwordModel {
@@ -83,7 +61,7 @@ function allSegmentations(model: SubwordModel, text: string): { pieces: string[]
 }
 
 describe('unigram learning', () => {
-  const { model, stats } = trainUnigram(corpus, { vocabSize: 400 });
+  const { model, stats } = trainUnigram(TRAINING_CORPUS, { vocabSize: 400 });
 
   test('the model has exactly the requested size: specials, 256 byte pieces, every character, learned pieces', () => {
     assert.equal(model.size, 400);
@@ -92,7 +70,8 @@ describe('unigram learning', () => {
     assert.equal(model.tokens[4], '<0x00>');
     assert.equal(model.tokens[259], '<0xFF>');
     const normal = new Set(model.tokens.slice(260));
-    for (const ch of new Set(Array.from(corpus.join(' ').replaceAll(' ', SPACE_MARK)))) assert.ok(normal.has(ch), ch);
+    for (const ch of new Set(Array.from(TRAINING_CORPUS.join(' ').replaceAll(' ', SPACE_MARK))))
+      assert.ok(normal.has(ch), ch);
     assert.equal(stats.seedPieces, 462); // fewer than 110% of the target: EM only, no pruning
     // frequent words become single pieces
     assert.deepEqual(model.encodeAsPieces('Ein Hund'), ['▁Ein', '▁Hund']);
@@ -121,7 +100,7 @@ describe('unigram learning', () => {
   });
 
   test('training is deterministic', () => {
-    const again = trainUnigram(corpus, { vocabSize: 400 }).model;
+    const again = trainUnigram(TRAINING_CORPUS, { vocabSize: 400 }).model;
     assert.deepEqual(again.tokens, model.tokens);
     assert.deepEqual(
       again.pieces.map((p) => p.score),
@@ -130,14 +109,14 @@ describe('unigram learning', () => {
   });
 
   test('a vocabulary too small for every character leaves the rarest to byte fallback', () => {
-    const small = trainUnigram(corpus, { vocabSize: 270 }).model;
+    const small = trainUnigram(TRAINING_CORPUS, { vocabSize: 270 }).model;
     assert.equal(small.size, 270);
-    for (const text of CORPUS) assert.equal(small.decode(small.encode(text)), text);
+    for (const text of SENTENCES) assert.equal(small.decode(small.encode(text)), text);
     assert.ok(small.encode('Gitarre').some((id) => small.isByte(id)));
   });
 
   test('learns from text in any script: every character it saw is a piece, so it needs no byte fallback', () => {
-    const mixed = trainUnigram([...corpus, ...HOSTILE, ...HOSTILE], { vocabSize: 420 }).model;
+    const mixed = trainUnigram([...TRAINING_CORPUS, ...HOSTILE, ...HOSTILE], { vocabSize: 420 }).model;
     assert.equal(mixed.size, 420);
     for (const text of HOSTILE) {
       const ids = mixed.encode(text);
@@ -147,10 +126,10 @@ describe('unigram learning', () => {
   });
 
   test('refuses bad options', () => {
-    assert.throws(() => trainUnigram(corpus, { vocabSize: 100 }), /vocabSize must be an integer >= 261/);
-    assert.throws(() => trainUnigram(corpus, { maxPieceLength: 1 }), /maxPieceLength/);
-    assert.throws(() => trainUnigram(corpus, { shrinkingFactor: 1 }), /shrinkingFactor/);
-    assert.throws(() => trainUnigram(corpus, { emSteps: 0 }), /emSteps/);
+    assert.throws(() => trainUnigram(TRAINING_CORPUS, { vocabSize: 100 }), /vocabSize must be an integer >= 261/);
+    assert.throws(() => trainUnigram(TRAINING_CORPUS, { maxPieceLength: 1 }), /maxPieceLength/);
+    assert.throws(() => trainUnigram(TRAINING_CORPUS, { shrinkingFactor: 1 }), /shrinkingFactor/);
+    assert.throws(() => trainUnigram(TRAINING_CORPUS, { emSteps: 0 }), /emSteps/);
   });
 
   test('digamma: ψ(1) = −γ, ψ(1/2) = −γ − 2 ln 2, ψ(x + 1) = ψ(x) + 1/x', () => {
@@ -220,7 +199,7 @@ describe('unigram encoding', () => {
 });
 
 describe('unigram model files', () => {
-  const { model } = trainUnigram(corpus, { vocabSize: 400 });
+  const { model } = trainUnigram(TRAINING_CORPUS, { vocabSize: 400 });
 
   test('segmenters are registered for every subword kind', () => {
     assert.deepEqual([...segmenters.names()].sort(), [...SUBWORD_KINDS].sort());
@@ -239,7 +218,7 @@ describe('unigram model files', () => {
       again.pieces.map((p) => p.score),
       model.pieces.map((p) => p.score),
     );
-    for (const text of [...HOSTILE, ...CORPUS]) assert.deepEqual(again.encode(text), model.encode(text));
+    for (const text of [...HOSTILE, ...SENTENCES]) assert.deepEqual(again.encode(text), model.encode(text));
   });
 
   test('a corrupt or unusable file is refused with its path and the reason', () => {
@@ -267,7 +246,7 @@ describe('unigram model files', () => {
   });
 
   test('a file whose model type is not the card kind is refused with its path', async () => {
-    const bpe = trainBpe(corpus, { vocabSize: 400 }).model;
+    const bpe = trainBpe(TRAINING_CORPUS, { vocabSize: 400 }).model;
     const files: Record<string, Uint8Array> = { 'u.model': model.toBytes(), 'b.model': bpe.toBytes() };
     const read = async (file: string): Promise<Uint8Array> => files[file]!;
     const tok = await loadSubwordTokenizer(

@@ -6,31 +6,7 @@ import { SubwordModel, SubwordModelError } from '../core/subword/subword-model.t
 import { encodeModelProto, decodeModelProto, ModelType, PieceType } from '../core/subword/sentencepiece-proto.ts';
 import { SPECIALS } from '../core/vocab.ts';
 import { loadSubwordTokenizer, subwordVocabulary } from '../core/subword/subword-tokenizer.ts';
-
-const CORPUS = [
-  'Ein Hund läuft über die Wiese.',
-  'Zwei Hunde laufen über eine grüne Wiese.',
-  'A dog runs across the meadow.',
-  'Two dogs are running across a green meadow.',
-  'Ein Mann in einem blauen Hemd spielt Gitarre.',
-  'A man in a blue shirt plays the guitar.',
-  'Les enfants jouent dans le parc.',
-];
-const corpus = Array.from({ length: 20 }, () => CORPUS).flat();
-
-/** Text from every corner: each must survive encode→decode as its normalised self, with no `<unk>`. */
-const HOSTILE = [
-  'A Boston Terrier läuft über saftig-grünes Gras 😀🐕‍🦺 👍🏽',
-  '漢字とひらがな、한국어 문장.',
-  'שלום עולם، مرحبا بالعالم — עברית and العربية mixed',
-  'e\u0301 combining, n\u0303, Zalgo: Z\u0336\u0317a\u0334l\u0335g\u0337o',
-  'NUL\u0000inside, tab\tand\r\nnewline, BOM\uFEFF, zero-width\u200Bspace',
-  'lone surrogates \uD800 and \uDC00 end',
-  '▁already▁marked text ▁',
-  '<unk> <s> </s> <pad> <0x41> literal specials',
-  '   ',
-  '',
-];
+import { HOSTILE, TRAINING_CORPUS } from './helpers/subword-texts.ts';
 
 describe('subword normalisation', () => {
   test('keeps case and accents; spaces, controls and ▁ collapse to single spaces; surrogates become U+FFFD', () => {
@@ -43,7 +19,7 @@ describe('subword normalisation', () => {
 });
 
 describe('BPE training and encoding', () => {
-  const { model, stats } = trainBpe(corpus, { vocabSize: 400 });
+  const { model, stats } = trainBpe(TRAINING_CORPUS, { vocabSize: 400 });
 
   test('the model has frost specials at ids 0..3, 256 byte pieces and learned merges', () => {
     assert.deepEqual(model.tokens.slice(0, 4), ['<pad>', '<unk>', '<s>', '</s>']);
@@ -56,7 +32,7 @@ describe('BPE training and encoding', () => {
   });
 
   test('training is deterministic', () => {
-    assert.deepEqual(trainBpe(corpus, { vocabSize: 400 }).model.tokens, model.tokens);
+    assert.deepEqual(trainBpe(TRAINING_CORPUS, { vocabSize: 400 }).model.tokens, model.tokens);
   });
 
   for (const text of HOSTILE) {
@@ -101,13 +77,13 @@ describe('BPE training and encoding', () => {
   });
 
   test('refuses bad options', () => {
-    assert.throws(() => trainBpe(corpus, { vocabSize: 100 }), /vocabSize must be an integer >= 261/);
-    assert.throws(() => trainBpe(corpus, { maxPieceLength: 1 }), /maxPieceLength/);
+    assert.throws(() => trainBpe(TRAINING_CORPUS, { vocabSize: 100 }), /vocabSize must be an integer >= 261/);
+    assert.throws(() => trainBpe(TRAINING_CORPUS, { maxPieceLength: 1 }), /maxPieceLength/);
   });
 });
 
 describe('SentencePiece model file', () => {
-  const { model } = trainBpe(corpus, { vocabSize: 400 });
+  const { model } = trainBpe(TRAINING_CORPUS, { vocabSize: 400 });
 
   test('round-trips through .model bytes', () => {
     const again = SubwordModel.fromBytes(model.toBytes(), 'x.model');
@@ -172,8 +148,8 @@ describe('SentencePiece model file', () => {
 });
 
 describe('subword models as a frost tokenizer and vocabulary', () => {
-  const { model } = trainBpe(corpus, { vocabSize: 400 });
-  const other = trainBpe(corpus.slice(0, 30), { vocabSize: 300 }).model;
+  const { model } = trainBpe(TRAINING_CORPUS, { vocabSize: 400 });
+  const other = trainBpe(TRAINING_CORPUS.slice(0, 30), { vocabSize: 300 }).model;
   const files: Record<string, Uint8Array> = { 'joint.model': model.toBytes(), 'other.model': other.toBytes() };
   const read = async (file: string): Promise<Uint8Array> => {
     const bytes = files[file];
@@ -187,7 +163,7 @@ describe('subword models as a frost tokenizer and vocabulary', () => {
       { de: model.tokens, en: model.tokens },
       read,
     );
-    const vocab = subwordVocabulary(model, corpus);
+    const vocab = subwordVocabulary(model, TRAINING_CORPUS);
     for (const text of HOSTILE) {
       const ids = vocab.encode(tok.tokenize(text, 'de'));
       assert.ok(!ids.includes(SPECIALS.unk.id));

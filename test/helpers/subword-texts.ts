@@ -1,0 +1,48 @@
+/**
+ * The texts the subword tests train on and throw at the models, shared by the BPE and unigram tests so both
+ * kinds face the same input.
+ */
+
+/** A few sentences in German, English and French that share words (Hund, Wiese, meadow). */
+export const SENTENCES: readonly string[] = [
+  'Ein Hund läuft über die Wiese.',
+  'Zwei Hunde laufen über eine grüne Wiese.',
+  'A dog runs across the meadow.',
+  'Two dogs are running across a green meadow.',
+  'Ein Mann in einem blauen Hemd spielt Gitarre.',
+  'A man in a blue shirt plays the guitar.',
+  'Les enfants jouent dans le parc.',
+];
+
+/** {@link SENTENCES} twenty times: enough repetition for whole words to become pieces. */
+export const TRAINING_CORPUS: readonly string[] = Array.from({ length: 20 }, () => SENTENCES).flat();
+
+/** Text from every corner: each must survive encode→decode as its normalised self, with no `<unk>`. */
+export const HOSTILE: readonly string[] = [
+  'A Boston Terrier läuft über saftig-grünes Gras 😀🐕‍🦺 👍🏽',
+  '漢字とひらがな、한국어 문장.',
+  'שלום עולם، مرحبا بالعالم — עברית and العربية mixed',
+  'e\u0301 combining, n\u0303, Zalgo: Z\u0336\u0317a\u0334l\u0335g\u0337o',
+  'NUL\u0000inside, tab\tand\r\nnewline, BOM\uFEFF, zero-width\u200Bspace',
+  'lone surrogates \uD800 and \uDC00 end',
+  '▁already▁marked text ▁',
+  '<unk> <s> </s> <pad> <0x41> literal specials',
+  '   ',
+  '',
+];
+
+/**
+ * Lines in many scripts for comparing with spm_encode, which reads lines: none holds a newline. The first five
+ * are Multi30k-like sentences to learn a model from; the rest need byte fallback or look like specials.
+ */
+export const MIXED_SCRIPTS: readonly string[] = [
+  'Ein Boston Terrier läuft über saftig-grünes Gras.',
+  'A Boston terrier is running on lush green grass.',
+  'Zwei Männer spielen Fußball im Park; ein Kind schaut zu.',
+  'Un homme en chemise bleue joue de la guitare.',
+  'Muž v modré košili hraje na kytaru.',
+  '漢字とひらがな、한국어 문장 😀🐕‍🦺 👍🏽',
+  'שלום עולם، مرحبا بالعالم',
+  'e\u0301 n\u0303 Z\u0336\u0317a\u0334l\u0335g\u0337o',
+  '<unk> <s> </s> <0x41> ⁇',
+];
