@@ -5,52 +5,34 @@
  * show-attend-tell in caption-model-sat-e2e.test.ts, to keep each file within a minute).
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { loadModelDir } from '../core/runtime/load-node.ts';
-import { exportRun } from '../export/export-run.ts';
-import { initBackend } from '../train/backend/select.ts';
-import type { CaptionImage } from '../train/data/captions.ts';
 import { resume, train } from '../train/trainer.ts';
-import { checkModel } from './helpers/onnx-check.ts';
-import { toyCaptionConfig, toyTestBleu4, writeToyCaptions } from './helpers/toy-caption-run.ts';
+import {
+  toyCaptionConfig,
+  toyCaptionFixture,
+  toyTestBleu4,
+  trainAndExportToyCaption,
+} from './helpers/toy-caption-run.ts';
 
-let dir: string;
-let dataDir: string;
-let testImages: CaptionImage[];
-
-before(async () => {
-  await initBackend({ prefer: 'wasm', quiet: true });
-  dir = await mkdtemp(join(tmpdir(), 'frost-caption-e2e-'));
-  ({ dataDir, testImages } = await writeToyCaptions(dir));
-});
-
-after(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
+const toy = toyCaptionFixture('frost-caption-e2e-');
 
 describe('show-tell on the toy corpus, from pixels to onnxruntime captions', () => {
   // A model that ignored the pixels could learn only the phrasing: the one caption it would give
   // every image scores BLEU-4 ≈ 0.3 here; captioning colours, shapes and backgrounds scores more.
   test("a tiny model's greedy captions of held-out images reach BLEU-4 >= 0.45", async () => {
-    const runDir = join(dir, 'run');
-    const result = await train(
+    const { dir, dataDir, testImages } = toy;
+    const { modelDir, card } = await trainAndExportToyCaption(
+      dir,
       toyCaptionConfig(dir, dataDir, 'show-tell', { optim: { learningRate: 3e-3 }, epochs: 14 }),
-      runDir,
-      { quiet: true },
     );
-    result.model.params.dispose();
-    const modelDir = join(dir, 'model');
-    const { card, parity } = await exportRun(runDir, modelDir, { quiet: true });
-    assert.ok(parity.maxScaledDiff <= 1e-4);
     assert.equal(card.task, 'caption');
     assert.deepEqual(card.image, { size: 32, mean: [0.5, 0.5, 0.5], std: [0.25, 0.25, 0.25] });
     assert.equal(card.tokenizer, 'caption');
     assert.equal(card.source, undefined);
     assert.deepEqual(card.graphs.encoder.inputs, ['pixels']);
-    for (const file of ['encoder.onnx', 'decoder.onnx']) checkModel(join(modelDir, file));
     const { bleu4, captions } = await toyTestBleu4(modelDir, testImages);
     assert.ok(
       bleu4 >= 0.45,
@@ -64,6 +46,7 @@ describe('show-tell on the toy corpus, from pixels to onnxruntime captions', () 
   });
 
   test('a run resumed from its epoch-1 checkpoint ends where an uninterrupted 2-epoch run does', async () => {
+    const { dir, dataDir } = toy;
     const config = toyCaptionConfig(dir, dataDir, 'show-tell', { optim: { learningRate: 3e-3 }, valSentences: 8 });
     const straight = await train({ ...config, epochs: 2 }, join(dir, 'straight'), { quiet: true });
     straight.model.params.dispose();
