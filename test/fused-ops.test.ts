@@ -14,8 +14,6 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
-import { streamKey, uniformMatrix } from '../core/random.ts';
-import { Vocabulary } from '../core/vocab.ts';
 import { buildModel, resolveArchConfig } from '../models/index.ts';
 import {
   ATTENTION_GRAD_KERNEL,
@@ -45,17 +43,14 @@ import {
 import { initBackend } from '../train/backend/select.ts';
 import { ADAM_KERNEL, adamUpdateOps, SUM_SQUARES_KERNEL } from '../train/optim/adam.ts';
 import { makeBatch, planBatches } from '../train/data/batches.ts';
-import { makeToyCorpus } from '../train/data/toy-corpus.ts';
+import { uniformTensors } from './helpers/random-tensors.ts';
 import { scaledDiff, withMode } from './helpers/tensor-compare.ts';
+import { toyWordPairs } from './helpers/toy-pairs.ts';
 
 await initBackend({ prefer: 'wasm', quiet: true });
 
-let draws = 0;
 /** Uniform in [−scale, scale), a fresh core/random stream per call. */
-function rand(shape: number[], scale = 1): tf.Tensor {
-  const n = shape.reduce((p, x) => p * x, 1);
-  return tf.tensor(uniformMatrix(streamKey(2024, `fused-${draws++}`), 1, n, -scale, scale), shape);
-}
+const rand = uniformTensors(2024, 'fused');
 
 function runKernel(name: string, inputs: tf.NamedTensorMap, attrs: tf.NamedAttrMap = {}): tf.Tensor[] {
   return tf.engine().runKernel(name, inputs, attrs) as unknown as tf.Tensor[];
@@ -476,20 +471,10 @@ test('attention steps: values and gradients equal autodiff through the unfused g
 });
 
 test('rnn-attn loss: value and every gradient, fused vs unfused, and no tensor left behind', () => {
-  const corpus = makeToyCorpus({ seed: 3, train: 40, val: 1, test: 1, lexiconScale: 0.2 });
-  const words = (s: string) => s.split(' ');
-  const src = Vocabulary.build(corpus.train.map((p) => words(p.src)));
-  const tgt = Vocabulary.build(corpus.train.map((p) => words(p.tgt)));
-  const pairs = corpus.train.map((p) => ({ src: src.encode(words(p.src)), tgt: tgt.encode(words(p.tgt)) }));
+  const { pairs, sizes } = toyWordPairs({ seed: 3, train: 40 });
   const batch = makeBatch(pairs, planBatches(pairs, { seed: 1, maxSentences: 12 }, 0)[0]);
   // The tiny preset has no dropout, so both modes compute the same function.
-  const model = buildModel(
-    'rnn-attn',
-    resolveArchConfig('rnn-attn', 'tiny'),
-    { srcVocab: src.size, tgtVocab: tgt.size },
-    { name: 'learned' },
-    5,
-  );
+  const model = buildModel('rnn-attn', resolveArchConfig('rnn-attn', 'tiny'), sizes, { name: 'learned' }, 5);
   const grads = (mode: FusedMode) =>
     withMode(mode, () => tf.variableGrads(() => model.lossSum(batch, true), [...model.params.learnable.values()]));
   const want = grads('unfused');

@@ -10,8 +10,6 @@ import '@tensorflow/tfjs';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
-import { streamKey, uniformMatrix } from '../core/random.ts';
-import { Vocabulary } from '../core/vocab.ts';
 import { archNames, buildModel, getArch, resolveArchConfig, type ModelBatch } from '../models/index.ts';
 import {
   maskedCrossEntropySum,
@@ -22,17 +20,14 @@ import {
 } from '../models/loss.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { makeBatch, planBatches } from '../train/data/batches.ts';
-import { makeToyCorpus } from '../train/data/toy-corpus.ts';
 import { syntheticImageBatch } from './helpers/caption-batches.ts';
+import { uniformTensors } from './helpers/random-tensors.ts';
 import { scaledDiff, withMode } from './helpers/tensor-compare.ts';
+import { toyWordPairs } from './helpers/toy-pairs.ts';
 
 await initBackend({ prefer: 'wasm', quiet: true });
 
-let draws = 0;
-function rand(shape: number[], scale = 1): tf.Tensor {
-  const n = shape.reduce((p, x) => p * x, 1);
-  return tf.tensor(uniformMatrix(streamKey(77, `smoothing-${draws++}`), 1, n, -scale, scale), shape);
-}
+const rand = uniformTensors(77, 'smoothing');
 
 /** −Σ_i mask_i Σ_j q_ij log p_ij with q = 1 − ε at the target and ε / (|V| − 1) elsewhere, by autodiff. */
 function reference(z: tf.Tensor, y: tf.Tensor1D, mask: tf.Tensor1D, eps: number) {
@@ -141,13 +136,9 @@ function batchFor(kind: 'tokens' | 'image'): { batch: ModelBatch; sizes: Paramet
     const batch = syntheticImageBatch(3, { images: 2, captionsPerImage: 2, size: 32, vocab: 30, maxLen: 5 });
     return { batch, sizes: { tgtVocab: 30, image: { kind: 'pixels', size: 32 } } };
   }
-  const corpus = makeToyCorpus({ seed: 3, train: 30, val: 1, test: 1, lexiconScale: 0.2 });
-  const words = (s: string) => s.split(' ');
-  const src = Vocabulary.build(corpus.train.map((p) => words(p.src)));
-  const tgt = Vocabulary.build(corpus.train.map((p) => words(p.tgt)));
-  const pairs = corpus.train.map((p) => ({ src: src.encode(words(p.src)), tgt: tgt.encode(words(p.tgt)) }));
+  const { pairs, sizes } = toyWordPairs({ seed: 3, train: 30 });
   const batch = makeBatch(pairs, planBatches(pairs, { seed: 1, maxSentences: 8 }, 0)[0]);
-  return { batch, sizes: { srcVocab: src.size, tgtVocab: tgt.size } };
+  return { batch, sizes };
 }
 
 for (const arch of archNames()) {
