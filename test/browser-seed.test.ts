@@ -21,7 +21,6 @@ import type { ModelCard } from '../core/runtime/model-card.ts';
 import { exportRun } from '../export/export-run.ts';
 import { readGraphInfo } from '../export/inspect-graph.ts';
 import { resolveArchConfig } from '../models/index.ts';
-import { initBackend } from '../train/backend/select.ts';
 import {
   browserSkipReason,
   loadModelInPage,
@@ -32,7 +31,7 @@ import {
   type WireTensor,
 } from './helpers/browser.ts';
 import { encodeFixedSources } from './helpers/decoder-step.ts';
-import { trainToyRun } from './helpers/toy-run.ts';
+import { trainAndExportToyRun } from './helpers/toy-run.ts';
 
 const MODEL = 'seeded-fixed-uniform';
 /** The same run exported as int8-compute: its encoder and decoder both have values to materialise. */
@@ -51,16 +50,14 @@ describe('a head regenerated from its seed, in Chromium', { skip: browserSkipRea
   const web = servedPageFixture(
     'frost-web-seed-',
     async (root) => {
-      await initBackend({ prefer: 'wasm', quiet: true });
-      const { runDir } = await trainToyRun(root, {
+      // The default export: the head's matrix is not in the file, only its seed.
+      const toy = await trainAndExportToyRun(root, MODEL, {
         head: 'fixed-uniform',
         corpus: { seed: 1, train: 120, val: 8, test: 8 },
         config: { epochs: 1, optim: { learningRate: 1e-3 } },
       });
-      modelDir = join(root, 'models', MODEL);
-      // The default export: the head's matrix is not in the file, only its seed.
-      ({ card } = await exportRun(runDir, modelDir, { checkpoint: 'last', quiet: true, name: MODEL }));
-      await exportRun(runDir, join(root, 'models', MODEL_INT8), {
+      ({ modelDir, card } = toy);
+      await exportRun(toy.runDir, join(root, 'models', MODEL_INT8), {
         checkpoint: 'last',
         quiet: true,
         name: MODEL_INT8,

@@ -16,8 +16,6 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import * as ort from 'onnxruntime-node';
 import type { ModelCard } from '../core/runtime/model-card.ts';
-import { exportRun } from '../export/export-run.ts';
-import { initBackend } from '../train/backend/select.ts';
 import {
   browserSkipReason,
   loadModelInPage,
@@ -28,7 +26,7 @@ import {
   type WireTensor,
 } from './helpers/browser.ts';
 import { encodeFixedSources } from './helpers/decoder-step.ts';
-import { trainToyRun } from './helpers/toy-run.ts';
+import { trainAndExportToyRun } from './helpers/toy-run.ts';
 
 const MODEL = 'toy-transformer';
 const TOLERANCE = 1e-4;
@@ -40,14 +38,11 @@ describe('a Transformer with a key/value cache, in Chromium', { skip: browserSki
   const web = servedPageFixture(
     'frost-web-transformer-',
     async (root) => {
-      await initBackend({ prefer: 'wasm', quiet: true });
-      const { runDir } = await trainToyRun(root, {
+      ({ modelDir, card } = await trainAndExportToyRun(root, MODEL, {
         head: 'tied',
         corpus: { seed: 1, train: 600, val: 8, test: 8 },
         config: { arch: 'transformer', epochs: 3, optim: { learningRate: 3e-3 } },
-      });
-      modelDir = join(root, 'models', MODEL);
-      ({ card } = await exportRun(runDir, modelDir, { checkpoint: 'last', quiet: true, name: MODEL }));
+      }));
     },
     { ortApi: true },
   );

@@ -2,7 +2,10 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { corpusBleu } from '../../core/metrics/bleu.ts';
 import { loadModelDir } from '../../core/runtime/load-node.ts';
+import type { ModelCard } from '../../core/runtime/model-card.ts';
+import { exportRun } from '../../export/export-run.ts';
 import { resolveArchConfig } from '../../models/index.ts';
+import { initBackend } from '../../train/backend/select.ts';
 import { writeToyCorpus } from '../../train/data/fetch.ts';
 import {
   translationConfigSchema,
@@ -61,6 +64,22 @@ export async function trainToyRun(
   const result = await train(toyRunConfig(dataDir, opts.head ?? 'learned', opts.config), runDir, { quiet: true });
   result.model.params.dispose();
   return { dataDir, runDir };
+}
+
+/**
+ * Trains a toy run in `dir` (see {@link trainToyRun}) on the wasm backend and exports its last checkpoint as
+ * `name` to `dir/models/name`, where a server given `dir/models` finds it.
+ */
+export async function trainAndExportToyRun(
+  dir: string,
+  name: string,
+  opts: Parameters<typeof trainToyRun>[1] = {},
+): Promise<{ runDir: string; modelDir: string; card: ModelCard }> {
+  await initBackend({ prefer: 'wasm', quiet: true });
+  const { runDir } = await trainToyRun(dir, opts);
+  const modelDir = join(dir, 'models', name);
+  const { card } = await exportRun(runDir, modelDir, { checkpoint: 'last', quiet: true, name });
+  return { runDir, modelDir, card };
 }
 
 /** Greedy corpus BLEU of an exported model on the toy test split, decoded through onnxruntime-node. */
