@@ -11,7 +11,6 @@
  */
 import '@tensorflow/tfjs';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
 import { buildModel, resolveArchConfig } from '../models/index.ts';
@@ -43,6 +42,7 @@ import {
 import { initBackend } from '../train/backend/select.ts';
 import { ADAM_KERNEL, adamUpdateOps, SUM_SQUARES_KERNEL } from '../train/optim/adam.ts';
 import { makeBatch, planBatches } from '../train/data/batches.ts';
+import { runScriptInChild } from './helpers/child-script.ts';
 import { uniformTensors } from './helpers/random-tensors.ts';
 import { scaledDiff, withMode } from './helpers/tensor-compare.ts';
 import { toyWordPairs } from './helpers/toy-pairs.ts';
@@ -507,13 +507,7 @@ test('the fused kernels also run on the threaded wasm build (shared heap)', () =
       const o2 = att.attentionOps(a);
       console.log(JSON.stringify({ threads: info.threads, gru: diff(k1[0], o1[0]), attention: diff(k2[0], o2[0]) }));
     })();`;
-  const r = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], {
-    cwd: new URL('..', import.meta.url).pathname,
-    encoding: 'utf8',
-    timeout: 90_000,
-  });
-  assert.equal(r.status, 0, r.stderr.slice(-2000));
-  const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { threads: number; gru: number; attention: number };
+  const out = runScriptInChild<{ threads: number; gru: number; attention: number }>(script, 90_000);
   assert.equal(out.threads, 2);
   assert.ok(out.gru < 1e-6 && out.attention < 1e-6, JSON.stringify(out));
 });

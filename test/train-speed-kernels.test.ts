@@ -12,7 +12,6 @@
  */
 import '@tensorflow/tfjs';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
 import { buildModel, resolveArchConfig } from '../models/index.ts';
@@ -26,9 +25,9 @@ import { transposeCache } from '../train/backend/kernels/transpose.ts';
 import { asWasmBackend } from '../train/backend/kernels/wasm-internals.ts';
 import { stockWasmKernel } from '../train/backend/wasm-kernels.ts';
 import { makeBatch, planBatches } from '../train/data/batches.ts';
-import { makeToyCorpus } from '../train/data/toy-corpus.ts';
-import { Vocabulary } from '../core/vocab.ts';
 import { Adam } from '../train/optim/adam.ts';
+import { runScriptInChild } from './helpers/child-script.ts';
+import { toyWordPairs } from './helpers/toy-pairs.ts';
 
 await initBackend({ prefer: 'wasm', quiet: true });
 
@@ -337,20 +336,10 @@ test('sharedWeightMatMul: same values and gradients as tf.matMul through a recur
 });
 
 test('no tensor leak over 50 training steps of the tiny preset, every head', () => {
-  const corpus = makeToyCorpus({ seed: 2, train: 300, val: 1, test: 1, lexiconScale: 0.2 });
-  const words = (s: string) => s.split(' ');
-  const src = Vocabulary.build(corpus.train.map((p) => words(p.src)));
-  const tgt = Vocabulary.build(corpus.train.map((p) => words(p.tgt)));
-  const pairs = corpus.train.map((p) => ({ src: src.encode(words(p.src)), tgt: tgt.encode(words(p.tgt)) }));
+  const { pairs, sizes } = toyWordPairs({ seed: 2, train: 300 });
   const plan = planBatches(pairs, { seed: 1, maxSentences: 16 }, 0);
   for (const head of ['learned', 'tied', 'fixed-l2', 'hadamard', 'drill']) {
-    const model = buildModel(
-      'rnn-attn',
-      resolveArchConfig('rnn-attn', 'tiny'),
-      { srcVocab: src.size, tgtVocab: tgt.size },
-      { name: head },
-      1,
-    );
+    const model = buildModel('rnn-attn', resolveArchConfig('rnn-attn', 'tiny'), sizes, { name: head }, 1);
     const adam = new Adam(model.params.learnable);
     const step = (i: number) => {
       const batch = makeBatch(pairs, plan[i % plan.length]);
@@ -390,13 +379,7 @@ test('native GEMM also works on the threaded wasm build (shared heap, copied thr
       }
       console.log(JSON.stringify({ threads: info.threads, native: nativeGemm() != null, worst }));
     })();`;
-  const r = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], {
-    cwd: new URL('..', import.meta.url).pathname,
-    encoding: 'utf8',
-    timeout: 90_000,
-  });
-  assert.equal(r.status, 0, r.stderr.slice(-2000));
-  const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { threads: number; native: boolean; worst: number };
+  const out = runScriptInChild<{ threads: number; native: boolean; worst: number }>(script, 90_000);
   assert.equal(out.threads, 2);
   assert.equal(out.worst, 0); // small integers: exact in float32
   assert.equal(out.native, nativeGemm() != null, 'native GEMM was dropped after a failure on the threaded build');

@@ -5,7 +5,6 @@
  * results are compared relative to that scale: |got − ref| ≤ 1e-5 · (Σ|aᵢbᵢ| + |ref|) + 1e-6.
  */
 import '@tensorflow/tfjs'; // gradient functions (tfjs-core's Node build registers none)
-import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -20,6 +19,7 @@ import {
 import { SLICE_MIN_MACS } from '../train/backend/kernels/batch-matmul.ts';
 import { asWasmBackend } from '../train/backend/kernels/wasm-internals.ts';
 import { transposeCache } from '../train/backend/kernels/transpose.ts';
+import { runScriptInChild } from './helpers/child-script.ts';
 
 const info = await initBackend({ prefer: 'wasm', quiet: true });
 const RTOL = 1e-5;
@@ -481,8 +481,6 @@ test('registerWasmKernels is idempotent; unregister restores the stock kernels',
 
 test('the other wasm build (threaded vs single-threaded) loads and multiplies correctly', () => {
   const other = info.threads === 1 ? 2 : 1;
-  // CommonJS eval with dynamic import(): --input-type=module would be inherited by the pthread
-  // workers (worker_threads copy execArgv) and refused there.
   const script = `
     (async () => {
       const tf = await import('@tensorflow/tfjs-core');
@@ -492,13 +490,7 @@ test('the other wasm build (threaded vs single-threaded) loads and multiplies co
       const c = tf.matMul(a, a, true, false);
       console.log(JSON.stringify({ threads: info.threads, c: Array.from(c.dataSync()) }));
     })();`;
-  const r = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], {
-    cwd: new URL('..', import.meta.url).pathname,
-    encoding: 'utf8',
-    timeout: 60_000,
-  });
-  assert.equal(r.status, 0, r.stderr.slice(-2000));
-  const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { threads: number; c: number[] };
+  const out = runScriptInChild<{ threads: number; c: number[] }>(script, 60_000);
   assert.deepEqual(out.c, [35, 44, 44, 56]);
   assert.equal(out.threads, other);
 });
