@@ -1,7 +1,11 @@
 /**
  * The texts the subword tests train on and throw at the models, shared by the BPE and unigram tests so both
- * kinds face the same input.
+ * kinds face the same input, and the round trip every text must survive.
  */
+import assert from 'node:assert/strict';
+import { normalizeText } from '../../core/subword/normalize.ts';
+import type { SubwordModel } from '../../core/subword/subword-model.ts';
+import { SPECIALS } from '../../core/vocab.ts';
 
 /** A few sentences in German, English and French that share words (Hund, Wiese, meadow). */
 export const SENTENCES: readonly string[] = [
@@ -30,6 +34,16 @@ export const HOSTILE: readonly string[] = [
   '   ',
   '',
 ];
+
+/** Checks that `text` encodes to ids of `model` without `<unk>` or specials, and decodes to its normalised self. */
+export function assertRoundTripsWithoutUnk(model: SubwordModel, text: string): void {
+  const ids = model.encode(text);
+  assert.ok(!ids.includes(SPECIALS.unk.id), 'no <unk>');
+  assert.ok(ids.every((id) => Number.isInteger(id) && id >= 4 && id < model.size));
+  assert.equal(model.decode(ids), normalizeText(text));
+  // the decoded text is well-formed UTF-16, so it is valid UTF-8 on the wire
+  assert.equal(Buffer.from(model.decode(ids), 'utf8').toString('utf8'), model.decode(ids));
+}
 
 /**
  * Lines in many scripts for comparing with spm_encode, which reads lines: none holds a newline. The first five
