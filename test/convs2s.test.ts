@@ -7,16 +7,15 @@ import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
 import * as ort from 'onnxruntime-node';
-import { Vocabulary } from '../core/vocab.ts';
 import { checkParity, PARITY_TOLERANCE } from '../export/parity.ts';
 import type { Convs2sModel } from '../models/archs/convs2s.ts';
 import { parseConvs2sLayers } from '../models/archs/convs2s-layers.ts';
 import { buildModel, headNames, resolveArchConfig, type NamedTensors, type Seq2SeqModel } from '../models/index.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { makeBatch, planBatches, type EncodedPair } from '../train/data/batches.ts';
-import { makeToyCorpus } from '../train/data/toy-corpus.ts';
 import { Adam } from '../train/optim/adam.ts';
 import { checkModel, runOrt, runOrtWeb, type Feed, type TensorResult } from './helpers/onnx-check.ts';
+import { toyWordPairs } from './helpers/toy-pairs.ts';
 
 const SEED = 11;
 const BOS = 2;
@@ -27,12 +26,7 @@ const config = resolveArchConfig('convs2s', 'tiny');
 
 before(async () => {
   await initBackend({ prefer: 'wasm', quiet: true });
-  const corpus = makeToyCorpus({ seed: 1, train: 600, val: 10, test: 10, lexiconScale: 0.2 });
-  const words = (s: string) => s.split(' ');
-  const src = Vocabulary.build(corpus.train.map((p) => words(p.src)));
-  const tgt = Vocabulary.build(corpus.train.map((p) => words(p.tgt)));
-  pairs = corpus.train.map((p) => ({ src: src.encode(words(p.src)), tgt: tgt.encode(words(p.tgt)) }));
-  sizes = { srcVocab: src.size, tgtVocab: tgt.size };
+  ({ pairs, sizes } = toyWordPairs({ seed: 1, train: 600, val: 10, test: 10 }));
 });
 
 /** Parity samples with the longest targets of the corpus, so the windows shift many times. */

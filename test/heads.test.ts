@@ -1,14 +1,13 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
-import { Vocabulary } from '../core/vocab.ts';
 import { buildModel, headNames, resolveArchConfig, type Seq2SeqModel } from '../models/index.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { makeBatch, planBatches, type EncodedPair } from '../train/data/batches.ts';
-import { makeToyCorpus } from '../train/data/toy-corpus.ts';
 import { Adam } from '../train/optim/adam.ts';
 import { checkParity, PARITY_TOLERANCE } from '../export/parity.ts';
 import { checkModel } from './helpers/onnx-check.ts';
+import { toyWordPairs } from './helpers/toy-pairs.ts';
 
 const SEED = 3;
 let pairs: EncodedPair[];
@@ -18,12 +17,7 @@ const cfg = config as { embedding: number; hidden: number; encoderHidden: number
 
 before(async () => {
   await initBackend({ prefer: 'wasm', quiet: true });
-  const corpus = makeToyCorpus({ seed: 1, train: 600, val: 10, test: 10, lexiconScale: 0.2 });
-  const words = (s: string) => s.split(' ');
-  const src = Vocabulary.build(corpus.train.map((p) => words(p.src)));
-  const tgt = Vocabulary.build(corpus.train.map((p) => words(p.tgt)));
-  pairs = corpus.train.map((p) => ({ src: src.encode(words(p.src)), tgt: tgt.encode(words(p.tgt)) }));
-  sizes = { srcVocab: src.size, tgtVocab: tgt.size };
+  ({ pairs, sizes } = toyWordPairs({ seed: 1, train: 600, val: 10, test: 10 }));
 });
 
 /** The rnn-attn parameters outside the head, written out from the architecture's equations. */

@@ -9,14 +9,13 @@ import '@tensorflow/tfjs';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
-import { Vocabulary } from '../core/vocab.ts';
 import { buildModel, resolveArchConfig, type ImageBatch, type ModelBatch, type Seq2SeqModel } from '../models/index.ts';
 import { packSteps, packTimeMajor, permuteRows } from '../models/packed-steps.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { makeBatch, planBatches } from '../train/data/batches.ts';
-import { makeToyCorpus } from '../train/data/toy-corpus.ts';
 import { syntheticImageBatch } from './helpers/caption-batches.ts';
 import { scaledDiff, withMode } from './helpers/tensor-compare.ts';
+import { toyWordPairs } from './helpers/toy-pairs.ts';
 
 await initBackend({ prefer: 'wasm', quiet: true });
 
@@ -78,24 +77,14 @@ function assertSumOfParts(
 }
 
 test('rnn-attn: a padded batch gives the loss and gradients of its sentences run one at a time', () => {
-  const corpus = makeToyCorpus({ seed: 11, train: 60, val: 1, test: 1, lexiconScale: 0.2 });
-  const words = (s: string) => s.split(' ');
-  const src = Vocabulary.build(corpus.train.map((p) => words(p.src)));
-  const tgt = Vocabulary.build(corpus.train.map((p) => words(p.tgt)));
-  const pairs = corpus.train.map((p) => ({ src: src.encode(words(p.src)), tgt: tgt.encode(words(p.tgt)) }));
+  const { pairs, sizes } = toyWordPairs({ seed: 11, train: 60 });
   // Unbucketed, so target (and source) lengths differ widely within the batch.
   const indices = planBatches(pairs, { seed: 2, maxSentences: 9, bucket: false }, 0)[0];
   const batch = makeBatch(pairs, indices);
   const lengths = [...indices].map((i) => pairs[i].tgt.length);
   assert.ok(Math.max(...lengths) - Math.min(...lengths) >= 3, `target lengths ${lengths} too alike to test padding`);
   // The tiny preset has no dropout, so every call computes the same function.
-  const model = buildModel(
-    'rnn-attn',
-    resolveArchConfig('rnn-attn', 'tiny'),
-    { srcVocab: src.size, tgtVocab: tgt.size },
-    { name: 'learned' },
-    7,
-  );
+  const model = buildModel('rnn-attn', resolveArchConfig('rnn-attn', 'tiny'), sizes, { name: 'learned' }, 7);
   const alone = [...indices].map((i) => makeBatch(pairs, [i]));
   for (const mode of ['auto', 'unfused'] as const)
     withMode(mode, () => assertSumOfParts(model, batch, alone, true, `rnn-attn ${mode}`));
