@@ -47,7 +47,7 @@ function writeLines(path: string, lines: readonly string[]): void {
  * spm_encode's pieces for each line (lines are frost-normalised: the .model's normaliser is `identity`);
  * the input file goes to `dir`.
  */
-export function spmPieces(dir: string, modelPath: string, lines: readonly string[]): string[][] {
+function spmPieces(dir: string, modelPath: string, lines: readonly string[]): string[][] {
   const input = join(dir, 'input.txt');
   writeLines(input, lines);
   const out = execFileSync('spm_encode', [`--model=${modelPath}`, '--output_format=piece', `--input=${input}`], {
