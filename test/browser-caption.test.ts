@@ -10,8 +10,6 @@
  * Skipped, with the reason, where Chromium is missing.
  */
 import assert from 'node:assert/strict';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -20,19 +18,10 @@ import type { Page } from 'playwright-core';
 import { decodeImage } from '../core/image/decode-node.ts';
 import { preprocessRgba } from '../core/image/preprocess.ts';
 import { loadCaptionModelDir, loadModelDir } from '../core/runtime/load-node.ts';
-import { createApp } from '../serve/app.ts';
 import { ModelRegistry } from '../serve/model-registry.ts';
-import {
-  browserSkipReason,
-  launchBrowser,
-  loadModelInPage,
-  openPage,
-  settle,
-  type TestBrowser,
-} from './helpers/browser.ts';
+import { browserSkipReason, loadModelInPage, openPage, serveAppPage, settle, type AppPage } from './helpers/browser.ts';
 import { TOY_CAPTION_MODEL_NAME, toyCaptionModel, type ToyCaptionModel } from './helpers/toy-caption-model.ts';
 import { writeTinyModelDir } from './helpers/tiny-model.ts';
-import { webClient } from '../clients/web/build/web-client.ts';
 
 /** Not the runtime's default of 10, so the test shows the page passes on the width it is given. */
 const BEAM = 3;
@@ -45,11 +34,9 @@ describe('captioning in the web page (Chromium)', { skip: browserSkipReason(), t
   let images: string[];
   let expected: string[];
   let registry: ModelRegistry;
-  let server: Server;
+  let web: AppPage;
   let url: string;
-  let browser: TestBrowser;
   let page: Page;
-  const serverErrors: unknown[] = [];
 
   before(async () => {
     root = await mkdtemp(join(tmpdir(), 'frost-web-caption-'));
@@ -85,22 +72,15 @@ describe('captioning in the web page (Chromium)', { skip: browserSkipReason(), t
       ],
       TOY_CAPTION_MODEL_NAME,
     );
-    server = createApp({ registry, web: webClient(), onInternalError: (err) => serverErrors.push(err) }).listen(
-      0,
-      '127.0.0.1',
-    );
-    await new Promise((resolve) => server.once('listening', resolve));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
-    browser = await launchBrowser();
-    page = await browser.context.newPage();
+    web = await serveAppPage({ registry });
+    ({ url, page } = web);
   });
 
   after(async () => {
-    await browser?.close();
-    if (server) await new Promise((resolve) => server.close(resolve));
+    await web?.close();
     await registry?.close();
     if (root) await rm(root, { recursive: true, force: true });
-    assert.deepEqual(serverErrors, [], 'the server logged no internal error');
+    assert.deepEqual(web?.serverErrors ?? [], [], 'the server logged no internal error');
   });
 
   /** Runs `action`, then waits until the page has `rows` captions in all and is ready again. */

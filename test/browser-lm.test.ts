@@ -5,32 +5,26 @@
  * options. Skipped, with the reason, where Chromium is missing.
  */
 import assert from 'node:assert/strict';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { webClient } from '../clients/web/build/web-client.ts';
 import { loadLmModelDir } from '../core/runtime/load-lm-node.ts';
 import { exportLmRun } from '../export/lm-export.ts';
-import { createApp } from '../serve/app.ts';
 import { LanguageModels } from '../serve/lm-models.ts';
 import { ModelRegistry } from '../serve/model-registry.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { trainLanguageModel } from '../train/lm/lm-trainer.ts';
-import { browserSkipReason, launchBrowser, loadModelInPage, openPage, type TestBrowser } from './helpers/browser.ts';
+import { browserSkipReason, loadModelInPage, openPage, serveAppPage, type AppPage } from './helpers/browser.ts';
 import { tinyLmConfig, writeMarkovCorpus } from './helpers/lm-run.ts';
 
 describe('text completion in the web page (Chromium)', { skip: browserSkipReason(), timeout: 300_000 }, () => {
   let root: string;
   let modelDir: string;
-  let server: Server;
+  let web: AppPage;
   let url: string;
-  let browser: TestBrowser;
   let page: Page;
-  const serverErrors: unknown[] = [];
 
   before(async () => {
     await initBackend({ prefer: 'wasm', quiet: true });
@@ -41,23 +35,14 @@ describe('text completion in the web page (Chromium)', { skip: browserSkipReason
     modelDir = join(root, 'models', 'lm-tiny');
     await exportLmRun(runDir, modelDir, { quiet: true });
     const languageModels = await LanguageModels.load(join(root, 'models'), { intraOpNumThreads: 1 });
-    server = createApp({
-      registry: new ModelRegistry([]),
-      languageModels,
-      web: webClient(),
-      onInternalError: (err) => serverErrors.push(err),
-    }).listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
-    browser = await launchBrowser();
-    page = await browser.context.newPage();
+    web = await serveAppPage({ registry: new ModelRegistry([]), languageModels });
+    ({ url, page } = web);
   });
 
   after(async () => {
-    await browser?.close();
-    if (server) await new Promise((resolve) => server.close(resolve));
+    await web?.close();
     if (root) await rm(root, { recursive: true, force: true });
-    assert.deepEqual(serverErrors, [], 'the server logged no internal error');
+    assert.deepEqual(web?.serverErrors ?? [], [], 'the server logged no internal error');
   });
 
   test('a seeded completion in the page equals onnxruntime-node', async () => {

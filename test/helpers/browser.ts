@@ -5,6 +5,7 @@
  * (Debian's `chromium` package), never a downloaded one; tests skip, saying why, where it is missing.
  */
 import { existsSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +15,7 @@ import type * as ort from 'onnxruntime-node';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { ortDistDir } from '../../clients/web/build/ort-files.ts';
 import { webClient } from '../../clients/web/build/web-client.ts';
+import { createApp, type AppOptions } from '../../serve/app.ts';
 import { startServer, type RunningServer } from '../../serve/server.ts';
 
 /** The Chromium binary; FROST_CHROMIUM overrides it. */
@@ -117,6 +119,49 @@ export async function servePage(modelsDir: string): Promise<ServedPage> {
     async close() {
       await browser.close();
       await server.close();
+    },
+  };
+}
+
+/** A web app and a fresh Chromium with one page open on nothing yet; `close` stops both. */
+export interface AppPage {
+  /** The app's root URL, with its trailing slash. */
+  url: string;
+  browser: TestBrowser;
+  page: Page;
+  /** What the app passed to `onInternalError`: a test expects none. */
+  serverErrors: unknown[];
+  close(): Promise<void>;
+}
+
+/**
+ * Serves `createApp(options)` with the web page on 127.0.0.1 (a free port), for tests that build its
+ * registry or language models themselves, and opens a page in a fresh Chromium.
+ */
+export async function serveAppPage(options: Omit<AppOptions, 'web' | 'onInternalError'>): Promise<AppPage> {
+  const serverErrors: unknown[] = [];
+  const server = createApp({ ...options, web: webClient(), onInternalError: (err) => serverErrors.push(err) }).listen(
+    0,
+    '127.0.0.1',
+  );
+  await new Promise((resolve) => server.once('listening', resolve));
+  const closeServer = () => new Promise((resolve) => server.close(resolve));
+  let browser: TestBrowser;
+  try {
+    browser = await launchBrowser();
+  } catch (err) {
+    await closeServer();
+    throw err;
+  }
+  const page = await browser.context.newPage();
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+    browser,
+    page,
+    serverErrors,
+    async close() {
+      await browser.close();
+      await closeServer();
     },
   };
 }
