@@ -43,6 +43,7 @@ import { initBackend } from '../train/backend/select.ts';
 import { ADAM_KERNEL, adamUpdateOps, SUM_SQUARES_KERNEL } from '../train/optim/adam.ts';
 import { makeBatch, planBatches } from '../train/data/batches.ts';
 import { runScriptInChild } from './helpers/child-script.ts';
+import { lossRows } from './helpers/loss-rows.ts';
 import { uniformTensors } from './helpers/random-tensors.ts';
 import { scaledDiff, withMode } from './helpers/tensor-compare.ts';
 import { toyWordPairs } from './helpers/toy-pairs.ts';
@@ -240,14 +241,9 @@ test('loss gradient kernel equals its tfjs-ops contract', () => {
   ]) {
     tf.tidy(() => {
       const probs = tf.softmax(rand([N, V], 6));
-      const targets = tf.tensor1d(
-        Array.from({ length: N }, (_, i) => (i * 7) % V),
-        'int32',
-      );
-      const mask = tf.tensor1d(
-        Array.from({ length: N }, (_, i) => (i % 3 === 2 ? 0 : 1)),
-        'float32',
-      );
+      const rows = lossRows(N, V);
+      const targets = tf.tensor1d(rows.targets, 'int32');
+      const mask = tf.tensor1d(rows.mask, 'float32');
       const inputs = { probs, targets, mask, dy: tf.scalar(0.37) };
       const [got] = runKernel(SOFTMAX_XENT_GRAD_KERNEL, inputs);
       const [want] = softmaxCrossEntropyGradOps(inputs);
@@ -279,10 +275,9 @@ test('loss forward kernel: probabilities as the ops, value as float64 logsumexp,
     tf.tidy(() => {
       const logits = rand([N, V], scale);
       const z = logits.dataSync() as Float32Array;
-      const y = Array.from({ length: N }, (_, i) => (i * 7) % V);
+      const { targets: y, mask: maskValues } = lossRows(N, V);
       // At scale 60 some targets sit 100+ below the row's largest logit: p[y] underflows to 0 in float32.
       const targets = tf.tensor1d(y, 'int32');
-      const maskValues = Array.from({ length: N }, (_, i) => (i % 3 === 2 ? 0 : 1));
       const mask = tf.tensor1d(maskValues, 'float32');
       const [value, probs] = runKernel(SOFTMAX_XENT_KERNEL, { logits, targets, mask });
       const [, wantProbs] = softmaxCrossEntropyOps({ logits, targets, mask });

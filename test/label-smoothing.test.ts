@@ -21,6 +21,7 @@ import {
 import { initBackend } from '../train/backend/select.ts';
 import { makeBatch, planBatches } from '../train/data/batches.ts';
 import { syntheticImageBatch } from './helpers/caption-batches.ts';
+import { lossRows } from './helpers/loss-rows.ts';
 import { uniformTensors } from './helpers/random-tensors.ts';
 import { scaledDiff, withMode } from './helpers/tensor-compare.ts';
 import { toyWordPairs } from './helpers/toy-pairs.ts';
@@ -51,14 +52,9 @@ for (const mode of ['auto', 'ops'] as const) {
       for (const eps of [0.1, 0.3]) {
         tf.tidy(() => {
           const z = rand([N, V], scale);
-          const y = tf.tensor1d(
-            Array.from({ length: N }, (_, i) => (i * 7) % V),
-            'int32',
-          );
-          const mask = tf.tensor1d(
-            Array.from({ length: N }, (_, i) => (i % 3 === 2 ? 0 : 1)),
-            'float32',
-          );
+          const rows = lossRows(N, V);
+          const y = tf.tensor1d(rows.targets, 'int32');
+          const mask = tf.tensor1d(rows.mask, 'float32');
           let nll = NaN;
           const ours = withMode(mode, () =>
             tf.valueAndGrad((x: tf.Tensor) =>
