@@ -14,11 +14,11 @@ import {
   loadModelInPage,
   openPage,
   servedPageFixture,
-  serverTranslation,
   settle,
   translateInPage,
 } from './helpers/browser.ts';
 import { writeTinyModelDir } from './helpers/tiny-model.ts';
+import { serverTranslation } from './helpers/translate-request.ts';
 
 /** Sentences in the tiny model's vocabulary (plus one unknown word), all with non-empty outputs at beam 4. */
 const SENTENCES = ['The red dog sits on a big house .', 'a small cat and a big dog', 'the blue ball and the zebra'];

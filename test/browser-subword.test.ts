@@ -7,15 +7,9 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import {
-  browserSkipReason,
-  loadModelInPage,
-  openPage,
-  servedPageFixture,
-  serverTranslation,
-  translateInPage,
-} from './helpers/browser.ts';
+import { browserSkipReason, loadModelInPage, openPage, servedPageFixture, translateInPage } from './helpers/browser.ts';
 import { writeTinyModelDir } from './helpers/tiny-model.ts';
+import { serverTranslation } from './helpers/translate-request.ts';
 
 const MODELS = [
   ['tiny-bpe', 'bpe'],

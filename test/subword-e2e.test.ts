@@ -25,6 +25,7 @@ import type { TranslationRunConfigInput } from '../train/run-config.ts';
 import { RunFolder } from '../train/run-folder.ts';
 import { train } from '../train/trainer.ts';
 import { toyRunConfig, toyTestBleu, writeToyData } from './helpers/toy-run.ts';
+import { serverTranslation } from './helpers/translate-request.ts';
 
 const run = promisify(execFile);
 const CLI = join(import.meta.dirname, '..', 'bin', 'frost.js');
@@ -136,19 +137,8 @@ describe('a joint-BPE model from corpus to ONNX answer', () => {
     await runtime.release();
     const server = await startServer({ modelsDir: modelDir, port: 0, log: () => {} });
     try {
-      for (const [i, text] of HOSTILE.entries()) {
-        // JSON.stringify writes lone surrogates as \ud800 escapes, as a hostile client would send them.
-        const res = await fetch(`${server.url}/v1/translate`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ text, beam: 2 }),
-        });
-        assert.equal(res.status, 200, text);
-        const bytes = new Uint8Array(await res.arrayBuffer());
-        const body = new TextDecoder('utf-8', { fatal: true }).decode(bytes); // throws on invalid UTF-8
-        const json = JSON.parse(body) as { translations: { text: string }[] };
-        assert.equal(json.translations[0]!.text, expected[i]!.text);
-      }
+      for (const [i, text] of HOSTILE.entries())
+        assert.equal(await serverTranslation(server.url, undefined, text, 2), expected[i]!.text);
       const model = await fetch(`${server.url}/v1/models/model-tied/files/subword.model`);
       assert.equal(model.status, 200, 'the browser page fetches the subword model from the server');
       assert.deepEqual(

@@ -18,6 +18,7 @@ import { startServer } from '../serve/server.ts';
 import { makeToyCorpus } from '../train/data/toy-corpus.ts';
 import { learnSubwords, readSubwords, runTokenizer } from '../train/subwords.ts';
 import { writeToyData } from './helpers/toy-run.ts';
+import { serverTranslation } from './helpers/translate-request.ts';
 
 const run = promisify(execFile);
 const CLI = join(import.meta.dirname, '..', 'bin', 'frost.js');
@@ -148,17 +149,8 @@ describe('frost train --vocab unigram, export, translate', () => {
     await runtime.release();
     const server = await startServer({ modelsDir: modelDir, port: 0, workers: 1, log: () => {} });
     try {
-      for (const [i, text] of HOSTILE.entries()) {
-        const res = await fetch(`${server.url}/v1/translate`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ text, beam: 2 }),
-        });
-        assert.equal(res.status, 200, text);
-        const body = new TextDecoder('utf-8', { fatal: true }).decode(new Uint8Array(await res.arrayBuffer()));
-        const json = JSON.parse(body) as { translations: { text: string }[] };
-        assert.equal(json.translations[0]!.text, expected[i]!.text, text);
-      }
+      for (const [i, text] of HOSTILE.entries())
+        assert.equal(await serverTranslation(server.url, undefined, text, 2), expected[i]!.text, text);
     } finally {
       await server.close();
     }

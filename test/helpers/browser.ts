@@ -1,8 +1,9 @@
 /**
  * Headless Chromium for browser tests, driven by playwright-core, and what those tests share: the
- * server with the page, loading a model and translating through the page's UI, the server's answer
- * to compare with, and onnxruntime-web's API for running a graph in the page's context. The browser is the system's
- * (Debian's `chromium` package), never a downloaded one; tests skip, saying why, where it is missing.
+ * server with the page, loading a model and translating through the page's UI, and onnxruntime-web's
+ * API for running a graph in the page's context (the server's answer to compare with is in
+ * translate-request.ts). The browser is the system's (Debian's `chromium` package), never a
+ * downloaded one; tests skip, saying why, where it is missing.
  */
 import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -255,17 +256,6 @@ export async function translateInPage(
     });
   }
   return out;
-}
-
-/** The server's own translation (POST /v1/translate), which the page's must equal. */
-export async function serverTranslation(serverUrl: string, model: string, text: string, beam: number): Promise<string> {
-  const res = await fetch(`${serverUrl}/v1/translate`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ model, text, beam }),
-  });
-  assert.equal(res.status, 200);
-  return ((await res.json()) as { translations: { text: string }[] }).translations[0]!.text;
 }
 
 /** Where the tests serve onnxruntime-web's JavaScript API to the page (the page bundles its own copy). */
