@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
 import { newRunConfig, type NewRunFlags } from '../clients/cli/commands/train-config.ts';
+import { exportRun } from '../export/export-run.ts';
 import { SPECIALS } from '../core/vocab.ts';
 import { buildHead, getHeadDefinition, headNames } from '../models/heads/index.ts';
 import { sharedEmbeddingRows } from '../models/heads/target-matrix.ts';
@@ -18,6 +19,7 @@ import { ParamStore } from '../models/params.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { makeToyCorpus } from '../train/data/toy-corpus.ts';
 import { excludedTargets } from '../train/output-support.ts';
+import { runConfigSchema } from '../train/run-config.ts';
 import { learnSubwords } from '../train/subwords.ts';
 import { train } from '../train/trainer.ts';
 import { toyRunConfig, writeToyData } from './helpers/toy-run.ts';
@@ -56,6 +58,8 @@ test('a joint vocabulary counts each language on its own; pieces the targets nev
   assert.ok(excluded.includes(SPECIALS.unk.id) && !excluded.includes(SPECIALS.eos.id));
   assert.deepEqual(excludedTargets({ ...config, vocab: { ...config.vocab, maskUnseen: false } }, tgt), []);
   assert.deepEqual(excludedTargets({ ...config, labelSmoothing: 0.1 }, tgt), [], 'smoothing spreads ε over every id');
+  const seenOnly = { ...config.vocab, compactOutput: true, smoothSeenOnly: true };
+  assert.deepEqual(excludedTargets({ ...config, labelSmoothing: 0.1, vocab: seenOnly }, tgt), excluded);
   assert.deepEqual(excludedTargets({ ...config, vocab: { ...config.vocab, kind: 'word', joint: false } }, tgt), []);
 });
 
@@ -162,4 +166,42 @@ test('frost train excludes unseen pieces by default; --keep-unseen-outputs keeps
     newRunConfig(flags({ keepUnseenOutputs: true, vocab: 'word', jointVocab: false }), join(dir, 'never-3')),
     /--keep-unseen-outputs is for --task translation with --vocab bpe/,
   );
+  const seenOnly = await newRunConfig(flags({ smoothSeenOnly: true, labelSmoothing: 0.1 }), join(dir, 'never-4'));
+  assert.ok(seenOnly.vocab.kind === 'bpe' && seenOnly.vocab.smoothSeenOnly && seenOnly.vocab.compactOutput);
+  assert.equal(seenOnly.labelSmoothing, 0.1);
+  for (const extra of [{ vocab: 'word', jointVocab: false }, { keepUnseenOutputs: true }]) {
+    await assert.rejects(
+      newRunConfig(flags({ smoothSeenOnly: true, ...extra }), join(dir, 'never-5')),
+      /--smooth-seen-only is for --task translation with --vocab bpe\|unigram, unseen pieces excluded/,
+    );
+  }
+  assert.throws(
+    () => runConfigSchema.parse({ ...seenOnly, vocab: { ...seenOnly.vocab, compactOutput: false } }),
+    /smoothSeenOnly needs a compact output layer/,
+  );
+});
+
+test('--smooth-seen-only: label smoothing over the pieces the targets use trains and exports a compact layer', async () => {
+  const dataDir = await writeToyData(join(dir, 'toy-smooth'));
+  const runDir = join(dir, 'run-smooth');
+  const config = toyRunConfig(dataDir, 'fixed-l2', {
+    epochs: 3,
+    labelSmoothing: 0.1,
+    tokenizer: 'sentencepiece',
+    vocab: { kind: 'bpe', size: 1000, joint: true, compactOutput: true, smoothSeenOnly: true },
+  });
+  const result = await train(config, runDir, { quiet: true });
+  result.model.params.dispose();
+  const tgt = JSON.parse(await readFile(join(runDir, 'vocab.tgt.json'), 'utf8')) as { frequencies: number[] };
+  const kept = tgt.frequencies.filter((c, id) => c > 0 || id === SPECIALS.eos.id).length;
+  assert.ok(kept < tgt.frequencies.length / 2, `${kept} of ${tgt.frequencies.length} pieces scored`);
+  const metrics = (await readFile(join(runDir, 'metrics.jsonl'), 'utf8'))
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { trainLoss: number; trainNll: number; valBleu: number });
+  for (const m of metrics) assert.ok(Number.isFinite(m.trainLoss) && m.trainLoss > m.trainNll, JSON.stringify(m));
+  assert.ok(metrics[2]!.trainNll < metrics[0]!.trainNll && metrics[2]!.valBleu >= 30, JSON.stringify(metrics));
+  const { card, parity } = await exportRun(runDir, join(dir, 'model-smooth'), { quiet: true });
+  assert.ok(parity.maxScaledDiff <= 1e-4);
+  assert.deepEqual(card.head.compactOutput, { rows: kept, vocabulary: tgt.frequencies.length });
 });

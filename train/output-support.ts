@@ -11,14 +11,15 @@ import type { TranslationRunConfig } from './run-config.ts';
  * export and the report derive them from the saved target vocabulary's counts, so all three build the same model.
  *
  * None for word vocabularies (every word was kept for its count; `<unk>` stands for the rest), with
- * `vocab.maskUnseen` false, or with label smoothing, whose ε is spread over every entry of the vocabulary.
+ * `vocab.maskUnseen` false, or with label smoothing, whose ε is spread over every entry of the vocabulary, unless
+ * `vocab.smoothSeenOnly` spreads it over the pieces the targets use (the loss smooths over the logits it is given).
  */
 export function excludedTargets(config: TranslationRunConfig, tgtVocab: Vocabulary): number[] {
   const counts = tgtVocab.frequencies;
   if (
     !isSubwordKind(config.vocab.kind) ||
     !config.vocab.maskUnseen ||
-    config.labelSmoothing > 0 ||
+    (config.labelSmoothing > 0 && config.vocab.smoothSeenOnly !== true) ||
     counts === undefined
   ) {
     return [];

@@ -76,10 +76,20 @@ const vocabSchema = (minFreq: number) =>
        * Optional rather than defaulted, so that absent stays absent and vocabulary literals need not name it.
        */
       compactOutput: z.boolean().optional(),
+      /**
+       * With `maskUnseen` and label smoothing: ε is spread over the pieces the targets use, so those stay the only
+       * ones scored (`--smooth-seen-only`). Absent, smoothing gives every piece of the vocabulary its share, as
+       * fairseq's, and the output layer then scores all of them (train/output-support.ts).
+       */
+      smoothSeenOnly: z.boolean().optional(),
     })
     .refine((v) => isSubwordKind(v.kind) || !v.joint, {
       message: `a joint vocabulary needs a subword kind (${SUBWORD_KINDS.join(', ')})`,
       path: ['joint'],
+    })
+    .refine((v) => !v.smoothSeenOnly || (v.maskUnseen && v.compactOutput === true), {
+      message: 'smoothSeenOnly needs a compact output layer (maskUnseen and compactOutput)',
+      path: ['smoothSeenOnly'],
     })
     .default({ kind: 'word', minFreq, size: 8000, joint: false, maskUnseen: true });
 

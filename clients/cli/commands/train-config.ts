@@ -35,6 +35,7 @@ export interface NewRunFlags extends RecipeFlags {
   jointVocab?: boolean;
   /** bpe, unigram: keep pieces the training targets never use in the output softmax (excluded by default). */
   keepUnseenOutputs?: boolean;
+  smoothSeenOnly?: boolean;
   valSentences?: number;
   encoder?: string;
   encoderOutput?: string;
@@ -72,6 +73,8 @@ export async function newRunConfig(flags: NewRunFlags, runDir: string): Promise<
   if (flags.jointVocab && flags.task !== 'translation') throw new Error('--joint-vocab is for --task translation');
   if (flags.keepUnseenOutputs && (!subword || flags.task !== 'translation'))
     throw new Error(`--keep-unseen-outputs is for --task translation with ${subwordFlag}`);
+  if (flags.smoothSeenOnly && (!subword || flags.task !== 'translation' || flags.keepUnseenOutputs))
+    throw new Error(`--smooth-seen-only is for --task translation with ${subwordFlag}, unseen pieces excluded`);
   if (subword && flags.minFreq !== undefined) throw new Error('--min-freq is for word vocabularies (--vocab word)');
   const vocab = (minFreq: number | undefined): Record<string, unknown> =>
     subword
@@ -84,7 +87,7 @@ export async function newRunConfig(flags: NewRunFlags, runDir: string): Promise<
           ...(flags.keepUnseenOutputs
             ? { maskUnseen: false }
             : flags.task === 'translation'
-              ? { compactOutput: true }
+              ? { compactOutput: true, ...(flags.smoothSeenOnly ? { smoothSeenOnly: true } : {}) }
               : {}),
         }
       : {

@@ -168,7 +168,11 @@ export function registerTrain(program: Command): void {
         "learning-rate schedule: plateau (the paper's decay on no validation gain), inverse-sqrt (warm-up, then 1/sqrt(step)) or polynomial-decay (to 0 at --max-updates); default: the architecture's recipe, else plateau",
       ).choices(scheduleNames()),
     )
-    .option('--warmup-steps <n>', 'inverse-sqrt, polynomial-decay: warm-up updates (default 4000, 0)', positiveInt('warmup-steps'))
+    .option(
+      '--warmup-steps <n>',
+      'inverse-sqrt, polynomial-decay: warm-up updates (default 4000, 0)',
+      positiveInt('warmup-steps'),
+    )
     .option(
       '--warmup-init-lr <rate>',
       'inverse-sqrt, polynomial-decay: learning rate of the first update (default 0)',
@@ -210,6 +214,10 @@ export function registerTrain(program: Command): void {
     .option(
       '--keep-unseen-outputs',
       "bpe, unigram: let the output softmax score pieces the training targets never use (a joint vocabulary's source-only pieces); by default they are excluded",
+    )
+    .option(
+      '--smooth-seen-only',
+      "bpe, unigram: label smoothing spreads ε over the pieces the targets use only, and the output layer stays compact; by default ε goes to the whole vocabulary (fairseq's), which needs every piece scored",
     )
     .option(
       '--val-sentences <n>',
