@@ -399,3 +399,18 @@ test('recipe flags with --resume are refused in one line: the run keeps the reci
   assert.equal(lines.length, 1, r.stderr);
   assert.match(lines[0]!, /--label-smoothing, --adam-betas: the recipe is fixed when a run starts/);
 });
+
+test('frost train --lr-schedule polynomial-decay without --max-updates is refused in one line, before any data is read', async () => {
+  const runDir = join(dir, 'run-poly-refused');
+  const r = spawnSync(
+    process.execPath,
+    [BIN, 'train', '--data', dataDir, '--preset', 'tiny', '--lr-schedule', 'polynomial-decay', '--out', runDir],
+    { encoding: 'utf8', timeout: 120_000 },
+  );
+  const lines = r.stderr.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('tfjs backend:'));
+  assert.equal(r.status, 1, r.stderr);
+  assert.equal(lines.length, 1, r.stderr);
+  assert.match(lines[0]!, /'polynomial-decay' decays to its end at a known update: give --max-updates/);
+  const written = await readdir(runDir).catch(() => []);
+  assert.ok(!written.some((f) => f.startsWith('vocab.')), `no vocabulary prepared: ${written.join(', ')}`);
+});

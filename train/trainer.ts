@@ -100,6 +100,11 @@ async function runTraining(
 ): Promise<TrainResult> {
   const progress = new TrainingProgress(opts.quiet);
   const task = checkArchForTask(config);
+  // Before the data: a schedule refused for its options should cost no corpus preparation.
+  const schedule = createSchedule(config.schedule, {
+    learningRate: config.optim.learningRate,
+    maxUpdates: config.maxUpdates,
+  });
   const data = await task.prepare(config, runDir, existsSync(join(runDir, RUN_FILES.tgtVocab)), (line) =>
     progress.log(line),
   );
@@ -115,10 +120,6 @@ async function runTraining(
   }
   progress.log(modelLine(config, model));
   const optimizer = createOptimizer(model, config.optim);
-  const schedule = createSchedule(config.schedule, {
-    learningRate: config.optim.learningRate,
-    maxUpdates: config.maxUpdates,
-  });
   const smoothing = config.labelSmoothing;
   let nllSum = 0;
   const lossOptions = { labelSmoothing: smoothing, onNll: (v: number) => (nllSum += v) };

@@ -110,15 +110,16 @@ async function runLmTraining(
   opts: LmTrainOptions,
 ): Promise<LmTrainResult> {
   const progress = new TrainingProgress(opts.quiet);
+  // Before the data: a schedule refused for its options should cost no corpus preparation.
+  const schedule = createSchedule(config.schedule, {
+    learningRate: config.optim.learningRate,
+    maxUpdates: config.maxUpdates,
+  });
   const data = await prepareLmData(config, runDir, existsSync(join(runDir, RUN_FILES.tgtVocab)));
   progress.log(data.summary);
   const model = buildLanguageModel(config.arch, config.archConfig, data.vocab.size, config.head, config.seed);
   progress.log(modelLine(config, model));
   const optimizer = createOptimizer(model, config.optim);
-  const schedule = createSchedule(config.schedule, {
-    learningRate: config.optim.learningRate,
-    maxUpdates: config.maxUpdates,
-  });
   const { streams: B, bptt } = config.batch;
   const train = new TokenStream(data.streams.train, Math.min(B, Math.floor(data.streams.train.length / 2)));
   const windows = train.windowCount(bptt);
