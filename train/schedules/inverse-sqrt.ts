@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { registerSchedule } from './registry.ts';
-import { stepSchedule, type LrSchedule } from './types.ts';
+import { linearWarmupRate, stepSchedule, type LrSchedule } from './types.ts';
 
 /**
  * fairseq's `inverse_sqrt` (the Transformer's): the rate rises linearly from `warmupInitLr` to the
@@ -17,7 +17,7 @@ const options = z.strictObject({
 
 /** The rate after `n` updates. */
 export function inverseSqrtRate(n: number, peak: number, warmupSteps: number, warmupInitLr: number): number {
-  if (n < warmupSteps) return warmupInitLr + (n * (peak - warmupInitLr)) / warmupSteps;
+  if (n < warmupSteps) return linearWarmupRate(n, peak, warmupSteps, warmupInitLr);
   return peak * Math.sqrt(warmupSteps / n);
 }
 

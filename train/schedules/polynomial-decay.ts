@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { registerSchedule } from './registry.ts';
-import { stepSchedule, type LrSchedule } from './types.ts';
+import { linearWarmupRate, stepSchedule, type LrSchedule } from './types.ts';
 
 /**
  * fairseq's `polynomial_decay`, for a run with a fixed budget of updates: an optional linear warm-up
@@ -19,17 +19,12 @@ const options = z.strictObject({
   power: z.number().positive().default(1),
 });
 
-export interface PolynomialDecay {
-  warmupSteps: number;
-  warmupInitLr: number;
-  totalUpdates: number;
-  endLr: number;
-  power: number;
-}
+/** The schedule's options with its end resolved (its own totalUpdates, else the run's --max-updates). */
+export type PolynomialDecay = z.infer<typeof options> & { totalUpdates: number };
 
 /** The rate after `n` updates, peaking at `peak`. */
 export function polynomialDecayRate(n: number, peak: number, s: PolynomialDecay): number {
-  if (n < s.warmupSteps) return s.warmupInitLr + (n * (peak - s.warmupInitLr)) / s.warmupSteps;
+  if (n < s.warmupSteps) return linearWarmupRate(n, peak, s.warmupSteps, s.warmupInitLr);
   if (n >= s.totalUpdates) return s.endLr;
   const remaining = 1 - (n - s.warmupSteps) / (s.totalUpdates - s.warmupSteps);
   return (peak - s.endLr) * remaining ** s.power + s.endLr;

@@ -89,9 +89,14 @@ export function stepSchedule(stopAfter: number, rateAt: (step: number) => number
     set state(s: ScheduleState) {
       Object.assign(tracker.state, s);
     },
-    rateAt: (step) => rateAt(step),
+    rateAt,
     observe(score, epoch, current) {
       return { ...tracker.observe(score, epoch), learningRate: current };
     },
   };
+}
+
+/** The rate after `n` of `steps` warm-up updates, rising linearly from `initial` to `peak` (fairseq's warm-up). */
+export function linearWarmupRate(n: number, peak: number, steps: number, initial: number): number {
+  return initial + (n * (peak - initial)) / steps;
 }
