@@ -1,5 +1,5 @@
-import { createWriteStream } from 'node:fs';
-import { mkdir, readFile } from 'node:fs/promises';
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { REPO_ROOT } from '../../train/data/paths.ts';
 import { ExperimentInterrupted, liveChildren } from './live-children.ts';
@@ -23,7 +23,9 @@ export async function runFrost(
   logFile: string,
   name = `frost ${argv.join(' ')}`,
 ): Promise<void> {
-  await mkdir(dirname(logFile), { recursive: true });
+  // Synchronous up to the spawn, so runs started in one tick start in that order, and a signal's notice
+  // names them in the experiment's order (an awaited mkdir let them race).
+  mkdirSync(dirname(logFile), { recursive: true });
   liveChildren.refuseAfterStop(name);
   // Appended: a resumed run's log keeps what its earlier sessions wrote.
   const log = createWriteStream(logFile, { flags: 'a' });
