@@ -177,14 +177,18 @@ export async function exportRun(runDir: string, outDir: string, opts: ExportOpti
       seed: config.seed,
       data: parts.card.data,
       ...parts.card.extra,
-      checkpoint: source.averaged
-        ? {
-            which: `average-last-${source.averaged.length}`,
-            step: state.step,
-            epoch: state.epoch,
-            averaged: source.averaged.map((c) => ({ epoch: c.epoch, dir: basename(c.dir), sha256: c.sha256 })),
-          }
-        : { which: basename(ckptDir), step: state.step, epoch: state.epoch },
+      checkpoint: {
+        ...(source.averaged
+          ? {
+              which: `average-last-${source.averaged.length}`,
+              step: state.step,
+              epoch: state.epoch,
+              averaged: source.averaged.map((c) => ({ epoch: c.epoch, dir: basename(c.dir), sha256: c.sha256 })),
+            }
+          : { which: basename(ckptDir), step: state.step, epoch: state.epoch }),
+        // The weights exported are the run's moving average (train/optim/parameter-average.ts).
+        ...(config.emaDecay === undefined ? {} : { emaDecay: config.emaDecay }),
+      },
       parity: {
         maxAbsDiff: parity.maxAbsDiff,
         maxScaledDiff: parity.maxScaledDiff,

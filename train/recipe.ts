@@ -3,9 +3,9 @@ import { getSchedule, resolveScheduleOptions } from './schedules/index.ts';
 
 /**
  * The training recipe of a new run: label smoothing, Adam's settings, the learning-rate schedule,
- * token-based batches and the epoch checkpoints kept for averaging. Each value is the user's flag
- * when given, else the architecture's recipe default (ArchDefinition.recipe), else the task's
- * default from the run-config schema. The result is merged into the run config, so a resumed or
+ * token-based batches, the epoch checkpoints kept for averaging and the weights' moving average.
+ * Each value is the user's flag when given, else the architecture's recipe default
+ * (ArchDefinition.recipe), else the task's default from the run-config schema. The result is merged into the run config, so a resumed or
  * exported run reads what was used, not what the defaults are by then.
  */
 export interface RecipeFlags {
@@ -19,6 +19,7 @@ export interface RecipeFlags {
   warmupInitLr?: number;
   maxTokens?: number;
   keepLast?: number;
+  emaDecay?: number;
 }
 
 /** The run-config fields the recipe sets (partial: what is absent takes the schema's default). */
@@ -28,6 +29,7 @@ export interface RecipeConfig {
   labelSmoothing?: number;
   keepLast?: number;
   maxTokens?: number;
+  emaDecay?: number;
 }
 
 /** Schedule options a flag or a recipe field sets, by the option's name in the schedule's schema. */
@@ -62,6 +64,7 @@ export function recipeWithDefaults(recipe: ArchRecipe, flags: RecipeFlags): Reci
     ...stripUndefined({
       labelSmoothing: pick(flags.labelSmoothing, recipe.labelSmoothing),
       keepLast: flags.keepLast,
+      emaDecay: flags.emaDecay,
       maxTokens: pick(flags.maxTokens, recipe.maxTokens),
     }),
   };

@@ -33,6 +33,11 @@ const common = {
     .default({ name: 'plateau', stopAfter: 20, patience: 8, decay: 0.8 }),
   /** ε of label smoothing (fairseq's label_smoothed_cross_entropy); 0: plain cross-entropy. */
   labelSmoothing: z.number().min(0).lt(1).default(0),
+  /**
+   * Validate, keep and export an exponential moving average of the weights with this decay
+   * (train/optim/parameter-average.ts); absent: the weights themselves.
+   */
+  emaDecay: z.number().gt(0).lt(1).optional(),
   /** Epoch checkpoints kept in `checkpoints/epoch-NNNN` for `frost export --average-last N`; 0 keeps none. */
   keepLast: z.number().int().nonnegative().default(5),
   /** Stop after this many epochs. */

@@ -5,6 +5,7 @@ import type { SubwordSpec } from '../core/subword/subword-spec.ts';
 import type { Tokenizer } from '../core/text/tokenize.ts';
 import { Vocabulary } from '../core/vocab.ts';
 import { buildModel, type ModelSizes, type Seq2SeqModel } from '../models/index.ts';
+import { inferenceTensors } from './optim/parameter-average.ts';
 import { averageCheckpoints, loadCheckpoint, restoreTensors, type LoadedCheckpoint } from './checkpoint.ts';
 import { buildLanguageModel, type LanguageModel } from '../models/lm/index.ts';
 import { expectTask, readRunConfig, RUN_FILES, type RunConfig, type TaskName } from './run-config.ts';
@@ -168,7 +169,7 @@ function withCheckpoint<M extends Seq2SeqModel | LanguageModel>(
   checkpointDir: string,
 ): M {
   try {
-    restoreTensors(model, null, checkpoint.tensors, checkpointDir);
+    restoreTensors(model, null, inferenceTensors(checkpoint.tensors), checkpointDir);
   } catch (err) {
     model.params.dispose();
     throw err;

@@ -5,6 +5,7 @@ import { loadCheckpoint, restoreTensors, type HasParams, type LoadedCheckpoint }
 import { InterruptWatch, nextTurn, resumeCommand, TrainingInterrupted, type StopSignal } from './interrupt.ts';
 import { appendMetrics, dropLostMetrics } from './metrics-log.ts';
 import { Adam } from './optim/adam.ts';
+import { ParameterAverage } from './optim/parameter-average.ts';
 import type { TrainingProgress } from './progress.ts';
 import { RUN_FILES, writeRunConfig, type RunConfig } from './run-config.ts';
 import { RunCheckpoints } from './run-checkpoints.ts';
@@ -96,7 +97,7 @@ export interface LoopTask<S extends LoopState, V, M extends object> {
 /** The run config's settings the loop reads. */
 export type LoopConfig = Pick<
   RunConfig,
-  'epochs' | 'maxMinutes' | 'maxUpdates' | 'checkpointMinutes' | 'keepLast' | 'schedule'
+  'epochs' | 'maxMinutes' | 'maxUpdates' | 'checkpointMinutes' | 'keepLast' | 'schedule' | 'emaDecay'
 >;
 
 export interface LoopRun<S extends LoopState, V, M extends object> {
@@ -153,22 +154,27 @@ export function modelLine(config: Pick<RunConfig, 'arch' | 'preset' | 'head'>, m
  */
 export async function runEpochs<S extends LoopState, V, M extends object>(run: LoopRun<S, V, M>): Promise<S> {
   const interrupts = new InterruptWatch();
+  const { emaDecay } = run.config;
+  const average = emaDecay === undefined ? null : new ParameterAverage(run.model.params.learnable, emaDecay);
   interrupts.start();
   try {
-    return await trainEpochs(run, interrupts);
+    return await trainEpochs(run, interrupts, average);
   } finally {
     interrupts.stop();
+    average?.dispose();
   }
 }
 
 async function trainEpochs<S extends LoopState, V, M extends object>(
   run: LoopRun<S, V, M>,
   interrupts: InterruptWatch,
+  average: ParameterAverage | null,
 ): Promise<S> {
   const { runDir, config, model, optimizer, schedule, progress, task } = run;
   let state = run.state;
   if (run.checkpoint) {
     restoreTensors(model, optimizer, run.checkpoint.tensors, runDir);
+    average?.restore(run.checkpoint.tensors, runDir);
     const saved = run.checkpoint.state;
     // JSON has no Infinity: a best-so-far still ±Infinity (saved before the first validation) came back as null.
     for (const [key, value] of Object.entries(run.state))
@@ -182,7 +188,7 @@ async function trainEpochs<S extends LoopState, V, M extends object>(
   }
   await dropLostMetrics(runDir, state.step);
 
-  const checkpoints = new RunCheckpoints(runDir, model, optimizer, config.keepLast);
+  const checkpoints = new RunCheckpoints(runDir, model, optimizer, config.keepLast, average);
   const snapshot = () => ({ ...state, schedule: schedule.state });
   // The step `last` holds, to save it once on a signal (null: this session has not saved and found none).
   let savedStep: number | null = run.checkpoint ? state.step : null;
@@ -242,6 +248,7 @@ async function trainEpochs<S extends LoopState, V, M extends object>(
       if (!Number.isFinite(loss))
         throw new Error(`training diverged at step ${state.step + 1} (loss ${loss}); try a lower --lr`);
       state.step += 1;
+      average?.update(state.step);
       state.batch = i + 1;
       lossSum += loss * tokens;
       lossTokens += tokens;
@@ -278,7 +285,7 @@ async function trainEpochs<S extends LoopState, V, M extends object>(
     const complete = budgetUsed === null || state.batch === plan.length;
     // A signal during validation lets it finish (a task's decode cannot stop part-way): its metrics line
     // and checkpoints are written whole, then the loop stops at the top of the next epoch.
-    const validation = await task.validate();
+    const validation = await (average ? average.applied(() => task.validate()) : task.validate());
     const verdict = schedule.observe(task.score(validation), state.epoch, optimizer.learningRate);
     optimizer.learningRate = verdict.learningRate;
     if (verdict.note) progress.log(verdict.note);

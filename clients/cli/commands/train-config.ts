@@ -228,5 +228,6 @@ function lmRunConfig(flags: NewRunFlags, arch: string, vocab: Record<string, unk
     vocab,
     batch: { streams: flags.batchSize ?? 20, bptt: flags.bptt ?? 35 },
     ...(flags.keepLast !== undefined ? { keepLast: flags.keepLast } : {}),
+    ...(flags.emaDecay !== undefined ? { emaDecay: flags.emaDecay } : {}),
   });
 }

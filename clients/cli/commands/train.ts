@@ -56,6 +56,11 @@ const labelSmoothing = (v: string) => {
   if (!(n >= 0 && n < 1) || v.trim() === '') throw new Error(`--label-smoothing must be in [0, 1), got '${v}'`);
   return n;
 };
+const emaDecay = (v: string) => {
+  const n = Number(v);
+  if (!(n > 0 && n < 1) || v.trim() === '') throw new Error(`--ema-decay must be in (0, 1), got '${v}'`);
+  return n;
+};
 const collect = (v: string, acc: string[]) => [...acc, v];
 
 /** key=value pairs with JSON values where they parse ("hidden=128", "dropout=0.1"). */
@@ -96,6 +101,7 @@ const RECIPE_FLAGS: [keyof TrainFlags, string][] = [
   ['warmupInitLr', '--warmup-init-lr'],
   ['maxTokens', '--max-tokens'],
   ['keepLast', '--keep-last'],
+  ['emaDecay', '--ema-decay'],
 ];
 
 /** Each architecture's presets, from the registry: "rnn-attn: tiny, small, paper; ...". */
@@ -188,6 +194,11 @@ export function registerTrain(program: Command): void {
       '--keep-last <n>',
       'keep the last n epoch checkpoints for `frost export --average-last` (default 5; 0: none)',
       nonNegativeInt('keep-last'),
+    )
+    .option(
+      '--ema-decay <d>',
+      "validate, keep and export an exponential moving average of the weights with this decay, e.g. 0.999 (fairseq's --ema-decay; OpenNMT's -average_decay is 1 minus it); default: the weights themselves",
+      emaDecay,
     )
     .option(
       '--min-freq <n>',

@@ -1,0 +1,104 @@
+import * as tf from '@tensorflow/tfjs-core';
+import type { CheckpointTensor } from '../checkpoint.ts';
+
+/** Where a checkpoint keeps the average of parameter `name`: `ema/<name>`. */
+export const AVERAGE_PREFIX = 'ema/';
+
+/**
+ * An exponential moving average of the learnable parameters (fairseq's `--ema-decay`; OpenNMT-py's
+ * `-average_decay` is 1 − this decay): after update t, shadow ← d·shadow + (1 − d)·p with
+ * d = min(decay, (1 + t) / (10 + t)), TensorFlow's `ExponentialMovingAverage(num_updates)` warm-up (and
+ * OpenNMT's), so the first updates' average is not the random initialisation. Until the warm-up reaches
+ * `decay` the average weighs update k by about k⁸, a window of the last ~t/9 updates. At a constant, high
+ * learning rate the weights jitter around a minimum; their average sits nearer it. Validation, the `best`
+ * checkpoint and export use the average; training goes on from the raw weights.
+ */
+export class ParameterAverage {
+  readonly shadow = new Map<string, tf.Variable>();
+
+  constructor(
+    private readonly vars: Map<string, tf.Variable>,
+    readonly decay: number,
+  ) {
+    if (!(decay > 0 && decay < 1)) throw new RangeError(`the averaging decay must be in (0, 1), got ${decay}`);
+    for (const [name, x] of vars)
+      this.shadow.set(
+        name,
+        tf.tidy(() => tf.variable(tf.clone(x), false)),
+      );
+  }
+
+  /** The decay after update `step` (1-based), warm-up included. */
+  decayAt(step: number): number {
+    return Math.min(this.decay, (1 + step) / (10 + step));
+  }
+
+  /** Folds the parameters after update `step` into the average. */
+  update(step: number): void {
+    const d = this.decayAt(step);
+    tf.tidy(() => {
+      for (const [name, s] of this.shadow) s.assign(tf.add(tf.mul(s, d), tf.mul(this.vars.get(name)!, 1 - d)));
+    });
+  }
+
+  /** Runs `fn` with the averaged weights in the parameters, and the raw ones back after it, whatever it does. */
+  async applied<T>(fn: () => Promise<T> | T): Promise<T> {
+    // Swapping tensors, not copying data: a variable's assign takes the other tensor's buffer by reference.
+    const raw = new Map([...this.vars].map(([name, v]) => [name, tf.clone(v)]));
+    for (const [name, v] of this.vars) v.assign(this.shadow.get(name)!);
+    try {
+      return await fn();
+    } finally {
+      for (const [name, v] of this.vars) {
+        v.assign(raw.get(name)!);
+        raw.get(name)!.dispose();
+      }
+    }
+  }
+
+  /** The average as checkpoint tensors (`ema/<name>`). */
+  collect(): CheckpointTensor[] {
+    return [...this.shadow].map(([name, s]) => ({
+      name: AVERAGE_PREFIX + name,
+      shape: [...s.shape],
+      data: s.dataSync() as Float32Array,
+    }));
+  }
+
+  /**
+   * Takes the average back from a checkpoint saved by a run that averages.
+   * @throws Error naming `where` when a tensor is missing or misshapen
+   */
+  restore(tensors: ReadonlyMap<string, { shape: number[]; data: Float32Array }>, where: string): void {
+    for (const [name, s] of this.shadow) {
+      const t = tensors.get(AVERAGE_PREFIX + name);
+      if (!t)
+        throw new Error(
+          `checkpoint in ${where} has no '${AVERAGE_PREFIX}${name}': it was saved without --ema-decay, and this run averages`,
+        );
+      if (t.shape.join() !== s.shape.join())
+        throw new Error(
+          `checkpoint in ${where}: '${AVERAGE_PREFIX}${name}' has shape [${t.shape}], expected [${s.shape}]`,
+        );
+      s.assign(tf.tensor(t.data, s.shape, 'float32'));
+    }
+  }
+
+  dispose(): void {
+    for (const s of this.shadow.values()) s.dispose();
+  }
+}
+
+/**
+ * The parameters to decode with: a checkpoint's averaged weights under their own names where it has them
+ * (a run trained with `--ema-decay`), else its raw ones. Adam's moments and the raw weights an average
+ * replaces are left out.
+ */
+export function inferenceTensors<T>(tensors: ReadonlyMap<string, T>): Map<string, T> {
+  const out = new Map<string, T>();
+  for (const [name, t] of tensors) {
+    if (name.startsWith(AVERAGE_PREFIX)) out.set(name.slice(AVERAGE_PREFIX.length), t);
+    else if (!name.startsWith('adam.') && !tensors.has(AVERAGE_PREFIX + name)) out.set(name, t);
+  }
+  return out;
+}
