@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
-import { newRunConfig, type NewRunFlags } from '../clients/cli/commands/train-config.ts';
+import { newRunConfig } from '../clients/cli/commands/train-config.ts';
 import { exportRun } from '../export/export-run.ts';
 import { ParamStore } from '../models/params.ts';
 import { initBackend } from '../train/backend/select.ts';
@@ -30,7 +30,7 @@ import {
   runEpochs,
   type LoopConfig,
 } from '../train/training-loop.ts';
-import { toyRunConfig, writeToyData } from './helpers/toy-run.ts';
+import { toyRunConfig, toyRunFlags, writeToyData } from './helpers/toy-run.ts';
 
 let dir: string;
 
@@ -238,18 +238,9 @@ describe('a toy run trained with --ema-decay', () => {
 describe('--ema-decay on the command line', () => {
   test('is recorded in the run config, absent when not given; outside (0, 1) it is refused in one line', async () => {
     const dataDir = await writeToyData(join(dir, 'toy-cli'), { seed: 5, train: 50, val: 4, test: 4 });
-    const flags = (extra: Partial<NewRunFlags>): NewRunFlags => ({
-      task: 'translation',
-      head: 'learned',
-      data: dataDir,
-      preset: 'tiny',
-      set: {},
-      headOption: {},
-      seed: 1,
-      ...extra,
-    });
-    assert.equal((await newRunConfig(flags({ emaDecay: 0.999 }), join(dir, 'never-1'))).emaDecay, 0.999);
-    assert.equal((await newRunConfig(flags({}), join(dir, 'never-2'))).emaDecay, undefined);
+    const withEma = await newRunConfig(toyRunFlags(dataDir, { emaDecay: 0.999 }), join(dir, 'never-1'));
+    assert.equal(withEma.emaDecay, 0.999);
+    assert.equal((await newRunConfig(toyRunFlags(dataDir), join(dir, 'never-2'))).emaDecay, undefined);
     const BIN = join(import.meta.dirname, '..', 'bin', 'frost.js');
     const r = spawnSync(
       process.execPath,

@@ -26,7 +26,7 @@ import { runStatus } from '../report/run-status.ts';
 import { RunFolder } from '../train/run-folder.ts';
 import { createSchedule, inverseSqrtRate, polynomialDecayRate } from '../train/schedules/index.ts';
 import { resume, train } from '../train/trainer.ts';
-import { toyRunConfig, writeToyData } from './helpers/toy-run.ts';
+import { toyRunConfig, toyRunFlags, writeToyData } from './helpers/toy-run.ts';
 
 const BIN = join(import.meta.dirname, '..', 'bin', 'frost.js');
 let dir: string;
@@ -192,17 +192,8 @@ describe('recipe defaults', () => {
   });
 
   test("an architecture's recipe applies where no flag is given, and every explicit flag wins", async () => {
-    const flags = (extra: Partial<NewRunFlags>): NewRunFlags => ({
-      task: 'translation',
-      arch: 'rnn-attn-with-recipe',
-      head: 'fixed-l2',
-      data: dataDir,
-      preset: 'tiny',
-      set: {},
-      headOption: {},
-      seed: 1,
-      ...extra,
-    });
+    const flags = (extra: Partial<NewRunFlags>) =>
+      toyRunFlags(dataDir, { arch: 'rnn-attn-with-recipe', head: 'fixed-l2', ...extra });
     const byArch = await newRunConfig(flags({}), join(dir, 'never-1'));
     assert.equal(byArch.labelSmoothing, 0.1);
     assert.deepEqual(byArch.optim.betas, [0.9, 0.98]);

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { NewRunFlags } from '../../clients/cli/commands/train-config.ts';
 import { corpusBleu } from '../../core/metrics/bleu.ts';
 import { loadModelDir } from '../../core/runtime/load-node.ts';
 import type { ModelCard } from '../../core/runtime/model-card.ts';
@@ -52,6 +53,20 @@ export function toyRunConfig(
     optim: { learningRate: 5e-3 },
     ...rest,
   });
+}
+
+/** `frost train`'s parsed flags for a tiny translation run on `dataDir`, as the CLI hands them to newRunConfig. */
+export function toyRunFlags(dataDir: string, extra: Partial<NewRunFlags> = {}): NewRunFlags {
+  return {
+    task: 'translation',
+    head: 'learned',
+    data: dataDir,
+    preset: 'tiny',
+    set: {},
+    headOption: {},
+    seed: 1,
+    ...extra,
+  };
 }
 
 /** Writes a toy corpus under `dir/toy` and trains a tiny model on it in `dir/run`. */
