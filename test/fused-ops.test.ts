@@ -41,6 +41,7 @@ import {
 } from '../models/loss.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { ADAM_KERNEL, adamUpdateOps, SUM_SQUARES_KERNEL } from '../train/optim/adam.ts';
+import { MOVING_AVERAGE_KERNEL, movingAverageOps } from '../train/optim/parameter-average.ts';
 import { makeBatch, planBatches } from '../train/data/batches.ts';
 import { runScriptInChild } from './helpers/child-script.ts';
 import { lossRows } from './helpers/loss-rows.ts';
@@ -362,6 +363,24 @@ test('Adam kernel equals the tfjs ops bit for bit', () => {
       });
     }
   }
+});
+
+test('moving-average kernel equals its ops bit for bit, vector body and scalar tail; mismatched shapes refused', () => {
+  for (const n of [1, 3, 4, 17, 1027, 100_003]) {
+    for (const decay of [0.999, 2 / 11, 0.5]) {
+      tf.tidy(() => {
+        const [average, param] = [rand([n], 2), rand([n], 3)];
+        const [got] = runKernel(MOVING_AVERAGE_KERNEL, { average, param }, { decay });
+        assert.deepEqual(got!.dataSync(), movingAverageOps(average, param, { decay }).dataSync(), `${n} ${decay}`);
+      });
+    }
+  }
+  tf.tidy(() =>
+    assert.throws(
+      () => runKernel(MOVING_AVERAGE_KERNEL, { average: rand([4]), param: rand([2, 2]) }, { decay: 0.9 }),
+      /FrostMovingAverage: shapes \[4\] and \[2,2\] differ/,
+    ),
+  );
 });
 
 function gruWeights(input: number, H: number): GruWeights {

@@ -79,7 +79,8 @@
  * (kernels/additive-attention.ts; the
  *    K = 1 outer products, Square/Sub/Multiply passes and [B, S, 512] Adds per decoder step), seeded
  *    dropout (kernels/dropout.ts; tf.dropout drew its mask in JS, ≈ 11× slower), Adam's update
- *    (kernels/adam.ts, 13 passes → 1, bit for bit), the loss gradient (kernels/softmax-xent.ts) and
+ *    (kernels/adam.ts, 13 passes → 1, bit for bit) and the weights' moving average
+ *    (kernels/moving-average.ts, 3 → 1), the loss gradient (kernels/softmax-xent.ts) and
  *    the column sums of Sum (kernels/column-sum.ts, ≈ 5× the JS loop). Each kernel's contract and
  *    its tfjs-ops fallback live beside the op (models/layers/gru.ts, attention.ts, dropout.ts,
  *    models/loss.ts, train/optim/adam.ts; the switch in models/layers/fused.ts), so other backends
@@ -123,6 +124,8 @@ import { GRU_CELL_GRAD_KERNEL, GRU_CELL_KERNEL } from '../../models/layers/gru.t
 import { additiveAttentionGradKernel, additiveAttentionKernel } from './kernels/additive-attention.ts';
 import { dropoutKernel } from './kernels/dropout.ts';
 import { adamKernel } from './kernels/adam.ts';
+import { movingAverageKernel } from './kernels/moving-average.ts';
+import { MOVING_AVERAGE_KERNEL } from '../optim/parameter-average.ts';
 import { ADAM_KERNEL, SUM_SQUARES_KERNEL } from '../optim/adam.ts';
 import { sumSquaresKernel } from './kernels/sum-squares.ts';
 import { SOFTMAX_XENT_GRAD_KERNEL, SOFTMAX_XENT_KERNEL } from '../../models/loss.ts';
@@ -179,6 +182,7 @@ const OVERRIDES: Override[] = [
   { kernelName: DROPOUT_KERNEL, make: () => dropoutKernel },
   { kernelName: ADAM_KERNEL, make: () => adamKernel },
   { kernelName: SUM_SQUARES_KERNEL, make: () => sumSquaresKernel },
+  { kernelName: MOVING_AVERAGE_KERNEL, make: () => movingAverageKernel },
   { kernelName: SOFTMAX_XENT_KERNEL, make: () => softmaxXentKernel },
   { kernelName: LAYER_NORM_KERNEL, make: () => layerNormKernel },
   { kernelName: LAYER_NORM_GRAD_KERNEL, make: () => layerNormGradKernel },

@@ -1,8 +1,27 @@
 import * as tf from '@tensorflow/tfjs-core';
+import { runFused } from '../../models/layers/fused.ts';
 import type { CheckpointTensor } from '../checkpoint.ts';
 
 /** Where a checkpoint keeps the average of parameter `name`: `ema/<name>`. */
 export const AVERAGE_PREFIX = 'ema/';
+
+/**
+ * One update of a parameter's moving average, as a kernel contract (frost registers it for wasm:
+ * train/backend/kernels/moving-average.ts, one pass instead of three kernels of a pass each):
+ *
+ *   FrostMovingAverage  inputs average, param (same shape); attrs decay
+ *                       outputs average' = decay · average + (1 − decay) · param
+ */
+export const MOVING_AVERAGE_KERNEL = 'FrostMovingAverage';
+
+export interface MovingAverageAttrs {
+  decay: number;
+}
+
+/** FrostMovingAverage as tfjs ops. */
+export function movingAverageOps(average: tf.Tensor, param: tf.Tensor, { decay }: MovingAverageAttrs): tf.Tensor {
+  return tf.add(tf.mul(average, decay), tf.mul(param, 1 - decay));
+}
 
 /**
  * An exponential moving average of the learnable parameters (fairseq's `--ema-decay`; OpenNMT-py's
@@ -35,9 +54,20 @@ export class ParameterAverage {
 
   /** Folds the parameters after update `step` into the average. */
   update(step: number): void {
-    const d = this.decayAt(step);
+    const attrs: MovingAverageAttrs = { decay: this.decayAt(step) };
     tf.tidy(() => {
-      for (const [name, s] of this.shadow) s.assign(tf.add(tf.mul(s, d), tf.mul(this.vars.get(name)!, 1 - d)));
+      for (const [name, s] of this.shadow) {
+        const param = this.vars.get(name)!;
+        const [next] = runFused(
+          MOVING_AVERAGE_KERNEL,
+          { average: s, param },
+          () => [movingAverageOps(s, param, attrs)],
+          {
+            ...attrs,
+          },
+        );
+        s.assign(next!);
+      }
     });
   }
 
