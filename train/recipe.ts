@@ -5,8 +5,9 @@ import { getSchedule, resolveScheduleOptions } from './schedules/index.ts';
  * The training recipe of a new run: label smoothing, Adam's settings, the learning-rate schedule,
  * token-based batches, the epoch checkpoints kept for averaging and the weights' moving average.
  * Each value is the user's flag when given, else the architecture's recipe default
- * (ArchDefinition.recipe), else the task's default from the run-config schema. The result is merged into the run config, so a resumed or
- * exported run reads what was used, not what the defaults are by then.
+ * (ArchDefinition.recipe), else the task's default from the run-config schema. The result is
+ * merged into the run config, so a resumed or exported run reads what was used, not what the
+ * defaults are by then.
  */
 export interface RecipeFlags {
   lr?: number;

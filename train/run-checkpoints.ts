@@ -24,8 +24,11 @@ export class RunCheckpoints {
 
   async save(which: 'last' | 'best', state: object): Promise<void> {
     const dir = join(this.runDir, which === 'last' ? RUN_FILES.last : RUN_FILES.best);
-    await saveCheckpoint(dir, [...collectTensors(this.model, this.optimizer), ...(this.average?.collect() ?? [])],
-      state as Record<string, unknown>);
+    await saveCheckpoint(
+      dir,
+      [...collectTensors(this.model, this.optimizer), ...(this.average?.collect() ?? [])],
+      state as Record<string, unknown>,
+    );
   }
 
   async saveEpoch(epoch: number, state: object): Promise<void> {
