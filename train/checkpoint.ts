@@ -125,8 +125,13 @@ export function collectTensors(model: HasParams, optimizer: Adam): CheckpointTen
 
 /** The model's learnable parameters alone (epoch checkpoints, kept for averaging: a third of a full one). */
 export function collectParams(model: HasParams): CheckpointTensor[] {
-  return [...model.params.learnable].map(([name, v]) => ({
-    name,
+  return variableTensors(model.params.learnable);
+}
+
+/** Variables as checkpoint tensors, each named `prefix` + its name. */
+export function variableTensors(vars: ReadonlyMap<string, tf.Variable>, prefix = ''): CheckpointTensor[] {
+  return [...vars].map(([name, v]) => ({
+    name: prefix + name,
     shape: [...v.shape],
     data: v.dataSync() as Float32Array,
   }));
@@ -165,14 +170,7 @@ export function restoreTensors(
   tensors: Map<string, { shape: number[]; data: Float32Array }>,
   where: string,
 ): void {
-  const put = (target: tf.Variable, name: string) => {
-    const t = tensors.get(name);
-    if (!t) throw new Error(`checkpoint in ${where} has no tensor '${name}'`);
-    if (t.shape.join() !== target.shape.join()) {
-      throw new Error(`checkpoint in ${where}: '${name}' has shape [${t.shape}], the model expects [${target.shape}]`);
-    }
-    target.assign(tf.tensor(t.data, target.shape, 'float32'));
-  };
+  const put = (target: tf.Variable, name: string) => restoreVariable(target, tensors, name, where);
   for (const [name, v] of model.params.learnable) {
     put(v, name);
     if (optimizer) {
@@ -180,4 +178,21 @@ export function restoreTensors(
       put(optimizer.v.get(name)!, `adam.v/${name}`);
     }
   }
+}
+
+/**
+ * Loads checkpoint tensor `name` into `target`.
+ * @throws Error naming `where` when the tensor is missing or its shape is not the target's
+ */
+export function restoreVariable(
+  target: tf.Variable,
+  tensors: ReadonlyMap<string, { shape: number[]; data: Float32Array }>,
+  name: string,
+  where: string,
+): void {
+  const t = tensors.get(name);
+  if (!t) throw new Error(`checkpoint in ${where} has no tensor '${name}'`);
+  if (t.shape.join() !== target.shape.join())
+    throw new Error(`checkpoint in ${where}: '${name}' has shape [${t.shape}], the model expects [${target.shape}]`);
+  target.assign(tf.tensor(t.data, target.shape, 'float32'));
 }

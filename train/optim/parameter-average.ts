@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { runFused } from '../../models/layers/fused.ts';
-import type { CheckpointTensor } from '../checkpoint.ts';
+import { restoreVariable, variableTensors, type CheckpointTensor } from '../checkpoint.ts';
 
 /** Where a checkpoint keeps the average of parameter `name`: `ema/<name>`. */
 export const AVERAGE_PREFIX = 'ema/';
@@ -88,30 +88,17 @@ export class ParameterAverage {
 
   /** The average as checkpoint tensors (`ema/<name>`). */
   collect(): CheckpointTensor[] {
-    return [...this.shadow].map(([name, s]) => ({
-      name: AVERAGE_PREFIX + name,
-      shape: [...s.shape],
-      data: s.dataSync() as Float32Array,
-    }));
+    return variableTensors(this.shadow, AVERAGE_PREFIX);
   }
 
   /**
    * Takes the average back from a checkpoint saved by a run that averages.
-   * @throws Error naming `where` when a tensor is missing or misshapen
+   * @throws Error naming `where` when a tensor is missing (a checkpoint saved without --ema-decay) or misshapen
    */
   restore(tensors: ReadonlyMap<string, { shape: number[]; data: Float32Array }>, where: string): void {
-    for (const [name, s] of this.shadow) {
-      const t = tensors.get(AVERAGE_PREFIX + name);
-      if (!t)
-        throw new Error(
-          `checkpoint in ${where} has no '${AVERAGE_PREFIX}${name}': it was saved without --ema-decay, and this run averages`,
-        );
-      if (t.shape.join() !== s.shape.join())
-        throw new Error(
-          `checkpoint in ${where}: '${AVERAGE_PREFIX}${name}' has shape [${t.shape}], expected [${s.shape}]`,
-        );
-      s.assign(tf.tensor(t.data, s.shape, 'float32'));
-    }
+    if (![...tensors.keys()].some((name) => name.startsWith(AVERAGE_PREFIX)))
+      throw new Error(`checkpoint in ${where} has no average (${AVERAGE_PREFIX}*): it was saved without --ema-decay`);
+    for (const [name, s] of this.shadow) restoreVariable(s, tensors, AVERAGE_PREFIX + name, where);
   }
 
   dispose(): void {

@@ -51,14 +51,11 @@ const adamBetas = (v: string): [number, number] => {
     throw new Error(`--adam-betas expects two numbers in [0, 1) as beta1,beta2 (e.g. 0.9,0.98), got '${v}'`);
   return [betas[0]!, betas[1]!];
 };
-const labelSmoothing = (v: string) => {
+/** A number below 1, and above 0 or at least 0 as `zero` says: `[0, 1)` or `(0, 1)`. */
+const fraction = (name: string, zero: 'with' | 'without') => (v: string) => {
   const n = Number(v);
-  if (!(n >= 0 && n < 1) || v.trim() === '') throw new Error(`--label-smoothing must be in [0, 1), got '${v}'`);
-  return n;
-};
-const emaDecay = (v: string) => {
-  const n = Number(v);
-  if (!(n > 0 && n < 1) || v.trim() === '') throw new Error(`--ema-decay must be in (0, 1), got '${v}'`);
+  if (!(n < 1 && (zero === 'with' ? n >= 0 : n > 0)) || v.trim() === '')
+    throw new Error(`--${name} must be in ${zero === 'with' ? '[0' : '(0'}, 1), got '${v}'`);
   return n;
 };
 const collect = (v: string, acc: string[]) => [...acc, v];
@@ -159,7 +156,7 @@ export function registerTrain(program: Command): void {
     .option(
       '--label-smoothing <eps>',
       "label smoothing ε, fairseq's label_smoothed_cross_entropy (default: the architecture's recipe, else 0)",
-      labelSmoothing,
+      fraction('label-smoothing', 'with'),
     )
     .option('--adam-betas <b1,b2>', "Adam β₁,β₂ (default 0.9,0.999; transformer's recipe 0.9,0.98)", adamBetas)
     .option('--adam-eps <eps>', 'Adam ε (default 1e-8)', positiveNumber('adam-eps'))
@@ -198,7 +195,7 @@ export function registerTrain(program: Command): void {
     .option(
       '--ema-decay <d>',
       "validate, keep and export an exponential moving average of the weights with this decay, e.g. 0.999 (fairseq's --ema-decay; OpenNMT's -average_decay is 1 minus it); default: the weights themselves",
-      emaDecay,
+      fraction('ema-decay', 'without'),
     )
     .option(
       '--min-freq <n>',
