@@ -20,6 +20,7 @@ const benches: { file: string; args: string[] }[] = [
   },
   { file: 'convs2s-step-cost.ts', args: [] },
   { file: 'compact-output.ts', args: [] },
+  { file: 'moving-average.ts', args: [] },
   { file: 'serve-load.ts', args: [] },
   { file: 'transformer-step-cost.ts', args: [] },
   { file: 'mt-heads.ts', args: process.argv.slice(2) },
