@@ -6,7 +6,13 @@ import { SubwordModel, SubwordModelError } from '../core/subword/subword-model.t
 import { encodeModelProto, decodeModelProto, ModelType, PieceType } from '../core/subword/sentencepiece-proto.ts';
 import { SPECIALS } from '../core/vocab.ts';
 import { loadSubwordTokenizer, subwordVocabulary } from '../core/subword/subword-tokenizer.ts';
-import { assertRoundTripsWithoutUnk, HOSTILE, TRAINING_CORPUS } from './helpers/subword-texts.ts';
+import {
+  assertPiecesKeepToOneScript,
+  assertRoundTripsWithoutUnk,
+  HOSTILE,
+  MIXED_SCRIPTS,
+  TRAINING_CORPUS,
+} from './helpers/subword-texts.ts';
 
 describe('subword normalisation', () => {
   test('keeps case and accents; spaces, controls and ▁ collapse to single spaces; surrogates become U+FFFD', () => {
@@ -33,6 +39,12 @@ describe('BPE training and encoding', () => {
 
   test('training is deterministic', () => {
     assert.deepEqual(trainBpe(TRAINING_CORPUS, { vocabSize: 400 }).model.tokens, model.tokens);
+  });
+
+  test('no learned piece mixes scripts (Wiese. is Wiese and .), and ▁ only starts a piece', () => {
+    assertPiecesKeepToOneScript(model);
+    const mixed = trainBpe(Array.from({ length: 10 }, () => MIXED_SCRIPTS).flat(), { vocabSize: 600 }).model;
+    assertPiecesKeepToOneScript(mixed);
   });
 
   for (const text of HOSTILE) {

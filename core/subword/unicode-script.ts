@@ -6,6 +6,7 @@
  *
  * Isomorphic: no Node APIs.
  */
+import { SPACE_MARK } from './segmenter.ts';
 
 const SCRIPTS = [
   'Latin',
@@ -54,4 +55,17 @@ export function scriptOf(ch: string): string | null {
     cache.set(ch, script);
   }
   return script;
+}
+
+/**
+ * The script group of a learned piece: that of its first character that has one (`▁` and combining marks have
+ * none), or null when none does. Trainers only build pieces within one group, so the first stands for all.
+ */
+export function pieceScript(piece: string): string | null {
+  for (const ch of piece) {
+    if (ch === SPACE_MARK) continue;
+    const script = scriptOf(ch);
+    if (script !== null) return script;
+  }
+  return null;
 }

@@ -4,7 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { normalizeText } from '../../core/subword/normalize.ts';
-import type { SubwordModel } from '../../core/subword/subword-model.ts';
+import { SPACE_MARK, type SubwordModel } from '../../core/subword/subword-model.ts';
+import { scriptOf } from '../../core/subword/unicode-script.ts';
 import { SPECIALS } from '../../core/vocab.ts';
 
 /** A few sentences in German, English and French that share words (Hund, Wiese, meadow). */
@@ -60,3 +61,17 @@ export const MIXED_SCRIPTS: readonly string[] = [
   'e\u0301 n\u0303 Z\u0336\u0317a\u0334l\u0335g\u0337o',
   '<unk> <s> </s> <0x41> ⁇',
 ];
+
+/** As `spm_train` by default: no learned piece mixes scripts (`Wiese.` is `Wiese` and `.`), and `▁` only starts one. */
+export function assertPiecesKeepToOneScript(model: SubwordModel): void {
+  for (const piece of model.tokens.slice(260)) {
+    assert.ok(piece.indexOf(SPACE_MARK, 1) < 0, piece);
+    const groups = new Set(
+      Array.from(piece.replace(SPACE_MARK, ''))
+        .map(scriptOf)
+        .filter((s) => s !== null),
+    );
+    assert.ok(groups.size <= 1, `${piece}: ${[...groups].join(', ')}`);
+  }
+  assert.deepEqual(model.encodeAsPieces('Wiese.').slice(-1), ['.']);
+}
