@@ -21,6 +21,16 @@ const EPOCHS = 3;
 
 let out: string;
 
+/** Whether any process of the group `pgid` is left (zombies count until they are reaped). */
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Runs the experiment; `killWhen` kills its whole process group (the grid and its trainers) once it holds. */
 async function experiment(killWhen?: () => Promise<boolean>): Promise<{ code: number | null; stderr: string }> {
   const argv = [join(ROOT, 'bin', 'frost.js'), 'experiment', 'mt-heads', '--data', 'toy', '--heads', HEADS.join(',')];
@@ -44,6 +54,8 @@ async function experiment(killWhen?: () => Promise<boolean>): Promise<{ code: nu
     await Promise.all([poll(), closed]);
   }
   const code = await closed;
+  // SIGKILL is delivered at once but a trainer takes a moment to exit; the rerun must not race its lock.
+  for (let i = 0; killed && i < 100 && groupAlive(child.pid!); i++) await sleep(100);
   return { code: killed ? null : code, stderr };
 }
 

@@ -7,11 +7,13 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { once } from 'node:events';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { readCheckpointInfo } from '../train/run-folder.ts';
 import { lockRunFolder, readRunLock, RunFolderLocked, runLockPath, type RunLockHolder } from '../train/run-lock.ts';
@@ -94,6 +96,29 @@ describe('the run folder lock', () => {
       assert.match(warnings.at(-1)!, new RegExp(`taking over the lock of pid ${process.pid}`));
     }
   });
+
+  test(
+    'a holder that has exited but is not yet reaped (a zombie) counts as gone',
+    { skip: !existsSync('/proc/self/stat') },
+    async () => {
+      // sh starts a child that exits at once, then becomes `sleep`, which never reaps it: a zombie for 10 s.
+      const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 10'], { stdio: ['ignore', 'pipe', 'ignore'] });
+      try {
+        const zombie = Number((await once(parent.stdout, 'data'))[0].toString());
+        const stat = () => readFileSync(`/proc/${zombie}/stat`, 'utf8').split(') ')[1]!.split(' ');
+        for (let i = 0; i < 100 && stat()[0] !== 'Z'; i++) await sleep(20);
+        assert.equal(stat()[0], 'Z');
+        assert.ok(processAlive(zombie), 'kill(pid, 0) still finds a zombie');
+        const runDir = await newFolder();
+        await writeFile(runLockPath(runDir), JSON.stringify(holder({ pid: zombie, procStart: stat()[19] })));
+        const warnings: string[] = [];
+        lockRunFolder(runDir, (line) => warnings.push(line)).release();
+        assert.match(warnings[0] ?? '', new RegExp(`taking over the lock of pid ${zombie}`));
+      } finally {
+        parent.kill();
+      }
+    },
+  );
 
   test('an unreadable lock is refused while it may be being written, taken over once it is old', async () => {
     const runDir = await newFolder();

@@ -34,12 +34,13 @@ export function runLockPath(runDir: string): string {
   return join(runDir, RUN_FILES.lock);
 }
 
-/** The process start time of `pid` (Linux; undefined elsewhere or when there is no such process). */
-function processStart(pid: number | 'self'): string | undefined {
+/** `pid`'s state letter and start time from /proc/PID/stat (Linux; undefined elsewhere or when there is none). */
+function processStat(pid: number | 'self'): { state: string; start: string } | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Fields after the command name (which may hold spaces and parentheses): state is field 3, starttime 22.
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { state: fields[0]!, start: fields[19]! };
   } catch {
     return undefined;
   }
@@ -57,10 +58,11 @@ export function holderState(holder: RunLockHolder): 'alive' | 'dead' | 'unknown'
     // EPERM: the pid exists but belongs to another user; only ESRCH says it is gone.
     if ((err as NodeJS.ErrnoException).code === 'ESRCH') return 'dead';
   }
-  if (holder.procStart !== undefined) {
-    const now = processStart(holder.pid);
-    if (now !== undefined && now !== holder.procStart) return 'dead';
-  }
+  const now = processStat(holder.pid);
+  // A zombie has exited and only waits to be reaped: after `kill -9` of a grid and its trainers that can take a
+  // while on a busy machine, and a rerun must not wait for it.
+  if (now?.state === 'Z' || now?.state === 'X') return 'dead';
+  if (holder.procStart !== undefined && now !== undefined && now.start !== holder.procStart) return 'dead';
   return 'alive';
 }
 
@@ -146,11 +148,12 @@ export class RunLock {
  */
 export function lockRunFolder(runDir: string, warn: (line: string) => void): RunLock {
   const file = runLockPath(runDir);
+  const self = processStat('self');
   const holder: RunLockHolder = {
     pid: process.pid,
     host: hostname(),
     startedAt: new Date().toISOString(),
-    ...(processStart('self') === undefined ? {} : { procStart: processStart('self') }),
+    ...(self === undefined ? {} : { procStart: self.start }),
     command: process.argv
       .slice(1)
       .map((a, i) => (i === 0 ? a.replace(/^.*\//, '').replace(/^frost\.js$/, 'frost') : a))
