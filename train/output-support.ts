@@ -7,7 +7,7 @@ import type { TranslationRunConfig } from './run-config.ts';
 /**
  * The target ids a translation run's output layer never predicts (`ModelSizes.excludedTargets`): for subword
  * vocabularies, the pieces that never occur in the target side of the training text (for Multi30k de-en with a
- * joint 8,000-piece model, the 3,730 German-only pieces and unused bytes), `</s>` always kept. Training,
+ * joint 8,000-piece model, the 3,858 German-only pieces and unused bytes), `</s>` always kept. Training,
  * export and the report derive them from the saved target vocabulary's counts, so all three build the same model.
  *
  * None for word vocabularies (every word was kept for its count; `<unk>` stands for the rest), with

@@ -33,7 +33,7 @@ const ONE_MORE_COLUMN: [number, number][] = [
  * the [N, K] ones (`trainingScores`).
  *
  * Why: a joint subword vocabulary's output layer (Multi30k de-en, joint 8k) otherwise multiplies f by all 8,000
- * rows to pin the 3,730 the targets never use (output-mask.ts): 18% of a `small` rnn-attn training step
+ * rows to pin the 3,858 the targets never use (output-mask.ts): 18% of a `small` rnn-attn training step
  * (docs/subwords.md, bench/compact-output.ts).
  *
  * The head's parameters have K rows (a learned W [d, K], a bias [K]); heads that score against the target
