@@ -62,13 +62,12 @@ describe('frost and spm_encode give the same pieces', { skip: SPM_SKIP }, () => 
     async () => {
       const { model, train } = await multi30kModel();
       const normalized = train.map(normalizeText);
-      const path = spmTrain(dir, normalized, {
+      const { model: spm } = spmTrain(dir, normalized, {
         modelType: 'bpe',
         vocabSize: 8000,
         characterCoverage: 1.0,
         numThreads: 1,
       });
-      const spm = SubwordModel.fromBytes(readFileSync(path), path);
       const learned = (m: SubwordModel) => m.tokens.slice(260);
       const spmPieces = new Set(learned(spm));
       const common = learned(model).filter((p) => spmPieces.has(p));
@@ -86,8 +85,7 @@ describe('frost and spm_encode give the same pieces', { skip: SPM_SKIP }, () => 
     { skip: MULTI30K_SKIP },
     async () => {
       const val = (await readGzipLines(join(MULTI30K_DIR, 'val.en.gz'))).map(normalizeText);
-      const path = spmTrain(dir, val, { modelType: 'bpe', vocabSize: 1000, characterCoverage: 1.0 });
-      const model = SubwordModel.fromBytes(readFileSync(path), path);
+      const { path, model } = spmTrain(dir, val, { modelType: 'bpe', vocabSize: 1000, characterCoverage: 1.0 });
       assertSameAsSpm(dir, model, path, [...val, ...MIXED]);
     },
   );

@@ -5,12 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after } from 'node:test';
 import { normalizeText } from '../../core/subword/normalize.ts';
-import type { SubwordModel } from '../../core/subword/subword-model.ts';
+import { SubwordModel } from '../../core/subword/subword-model.ts';
 import { multi30kDirOrNull } from './data-dir.ts';
 
 const haveSpm = spawnSync('spm_encode', ['--help'], { stdio: 'ignore' }).error === undefined;
@@ -88,9 +88,13 @@ export interface SpmTrainOptions {
 
 /**
  * Trains a model with spm_train on `lines` (frost-normalised) with frost's special ids, in `dir`;
- * returns the `.model` path.
+ * returns the `.model` path and the model as frost reads it.
  */
-export function spmTrain(dir: string, lines: readonly string[], options: SpmTrainOptions): string {
+export function spmTrain(
+  dir: string,
+  lines: readonly string[],
+  options: SpmTrainOptions,
+): { path: string; model: SubwordModel } {
   const input = join(dir, 'spm-train.txt');
   writeLines(input, lines);
   const prefix = join(dir, 'spm');
@@ -113,5 +117,6 @@ export function spmTrain(dir: string, lines: readonly string[], options: SpmTrai
     ],
     { stdio: 'ignore' },
   );
-  return `${prefix}.model`;
+  const path = `${prefix}.model`;
+  return { path, model: SubwordModel.fromBytes(readFileSync(path), path) };
 }
