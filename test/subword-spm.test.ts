@@ -59,7 +59,7 @@ describe('frost and spm_encode give the same pieces', { skip: SPM_SKIP }, () => 
   test(
     "frost's BPE trainer learns the pieces spm_train learns from the same text (joint 8000, Multi30k training set)",
     { skip: MULTI30K_SKIP },
-    async () => {
+    async (t) => {
       const { model, train } = await multi30kModel();
       const normalized = train.map(normalizeText);
       const { model: spm } = spmTrain(dir, normalized, {
@@ -76,6 +76,7 @@ describe('frost and spm_encode give the same pieces', { skip: SPM_SKIP }, () => 
       assert.ok(common.length >= 0.97 * spmPieces.size, `${common.length} of ${spmPieces.size} pieces in common`);
       const count = (m: SubwordModel) => normalized.reduce((n, line) => n + m.encode(line).length, 0);
       const [ours, theirs] = [count(model), count(spm)];
+      t.diagnostic(`${common.length} of ${spmPieces.size} learned pieces in common; ${ours} pieces against ${theirs}`);
       assert.ok(Math.abs(ours - theirs) <= 0.002 * theirs, `${ours} pieces with frost's model, ${theirs} with spm's`);
     },
   );
