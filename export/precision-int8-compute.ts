@@ -16,10 +16,12 @@
  * - weights read by anything else (an embedding's Gather, the encoder's GRU, a tied head's shared
  *   matrix) are left to the weight-only `int8` pass (export/precision.ts): stored int8, computed in
  *   float32.
- * Porting note: on x86 CPUs without VNNI, onnxruntime's U8S8 kernel multiplies with VPMADDUBSW, whose
- * int16 sums can saturate (onnxruntime docs, "Quantize ONNX models", reduce_range); the symmetric
- * ±127 weights used here are what its quantiser emits by default, and the BLEU check of the export
- * records what that costs on the machine that exported.
+ * Weights are 7-bit (±63, onnxruntime's `reduce_range`): on x86 CPUs without VNNI, onnxruntime's U8S8
+ * kernel multiplies with VPMADDUBSW, whose int16 sums of two uint8 × int8 products saturate beyond
+ * ±32767. With ±127 weights a model's output then depended on the CPU serving it: a non-VNNI server and
+ * the browser's wasm kernel (exact int32 sums) translated the same file differently. 255 · 63 · 2 =
+ * 32130 cannot saturate, so every CPU and the browser compute the same integers; the BLEU check of the
+ * export records what the lost bit costs.
  */
 import { TensorDataType } from '../core/onnx/proto.ts';
 import type { ConvertedWeight } from './precision.ts';
@@ -88,13 +90,17 @@ function raw(view: ArrayBufferView): Uint8Array {
   return new Uint8Array(view.buffer, view.byteOffset, view.byteLength).slice();
 }
 
-/** Symmetric int8 per output column of a row-major [K, N] matrix: values ≈ q[k, n] · scales[n]. */
+/** The largest stored weight magnitude: 7 bits, so no CPU's int16 pair sums saturate (see above). */
+export const INT8_COMPUTE_WEIGHT_MAX = 63;
+
+/** Symmetric int8 per output column of a row-major [K, N] matrix: values ≈ q[k, n] · scales[n], |q| ≤ 63. */
 export function quantizeColumnsInt8(w: Float32Array, K: number, N: number): { q: Int8Array; scales: Float32Array } {
   const scales = new Float32Array(N);
   for (let k = 0; k < K; k++) for (let n = 0; n < N; n++) scales[n] = Math.max(scales[n]!, Math.abs(w[k * N + n]!));
-  for (let n = 0; n < N; n++) scales[n] = scales[n] === 0 ? 1 : Math.fround(scales[n]! / 127);
+  for (let n = 0; n < N; n++) scales[n] = scales[n] === 0 ? 1 : Math.fround(scales[n]! / INT8_COMPUTE_WEIGHT_MAX);
   const q = new Int8Array(K * N);
-  for (let i = 0; i < q.length; i++) q[i] = Math.max(-127, Math.min(127, Math.round(w[i]! / scales[i % N]!)));
+  for (let i = 0; i < q.length; i++)
+    q[i] = Math.max(-INT8_COMPUTE_WEIGHT_MAX, Math.min(INT8_COMPUTE_WEIGHT_MAX, Math.round(w[i]! / scales[i % N]!)));
   return { q, scales };
 }
 
