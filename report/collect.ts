@@ -15,6 +15,8 @@ export interface CollectReportOptions {
   exportDirFor?: (runDir: string) => string | undefined;
   /** The parity bar of the exports the report makes (export/parity.ts); @default 1e-4 */
   parityTolerance?: number;
+  /** A run whose folder is gone, as a committed report keeps it (experiments/reported-runs.ts); taken as is. */
+  reported?: (runDir: string) => CollectedRun | undefined;
   log?: (line: string) => void;
 }
 
@@ -69,6 +71,11 @@ export async function collectReport(runDirs: string[], opts: CollectReportOption
   const runs: CollectedRun[] = [];
   for (const dir of runDirs) {
     const runDir = resolve(dir);
+    const kept = opts.reported?.(runDir);
+    if (kept) {
+      runs.push(kept);
+      continue;
+    }
     opts.log?.(`collecting ${runDir}`);
     runs.push(
       await collectRun(runDir, {

@@ -1,16 +1,19 @@
 /**
  * `frost experiment mt-heads --max-epochs N` on the toy corpus, interrupted: the grid's process group is
  * killed once a run has validated an epoch, the same command is run again and must finish the grid from
- * the runs' checkpoints, and a third run must train nothing and write the same report.
+ * the runs' checkpoints, and a third run must train nothing and write the same report. Then the grid as a
+ * fresh clone sees it (a run folder gone, its row in the committed report): reused, not trained, and
+ * `--report-only` reports what has finished without training the rest.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { readReportedRuns, rowMismatch } from '../report/experiments/reported-runs.ts';
 import { readMetrics } from '../report/run-status.ts';
 import { type Report, reportSchema } from '../report/schema.ts';
 import { readCheckpointInfo } from '../train/run-folder.ts';
@@ -32,9 +35,13 @@ function groupAlive(pgid: number): boolean {
 }
 
 /** Runs the experiment; `killWhen` kills its whole process group (the grid and its trainers) once it holds. */
-async function experiment(killWhen?: () => Promise<boolean>): Promise<{ code: number | null; stderr: string }> {
-  const argv = [join(ROOT, 'bin', 'frost.js'), 'experiment', 'mt-heads', '--data', 'toy', '--heads', HEADS.join(',')];
-  argv.push('--max-epochs', String(EPOCHS), '--preset', 'tiny', '--beam', '2', '--out', out);
+async function experiment(
+  killWhen?: () => Promise<boolean>,
+  heads = HEADS,
+  extra: string[] = [],
+): Promise<{ code: number | null; stderr: string }> {
+  const argv = [join(ROOT, 'bin', 'frost.js'), 'experiment', 'mt-heads', '--data', 'toy', '--heads', heads.join(',')];
+  argv.push('--max-epochs', String(EPOCHS), '--preset', 'tiny', '--beam', '2', '--out', out, ...extra);
   const child = spawn(process.execPath, argv, { cwd: ROOT, detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -132,5 +139,45 @@ describe('an epoch-capped grid survives being killed', { timeout: 600_000 }, () 
     );
     const second = await readReport();
     assert.deepEqual(second.runs, first.runs);
+  });
+
+  // runs/ is not in git: a grid that spans sessions commits its report, and a fresh clone has only that.
+  test('on a fresh clone, a run the committed report keeps is reused from its row, not trained again', async () => {
+    const learned = join(out, 'src-tgt-learned');
+    await rm(learned, { recursive: true });
+    await rm(join(out, 'artifacts', 'src-tgt-learned'), { recursive: true, force: true });
+    const again = await experiment();
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stderr, /src-tgt-learned: no run folder; finished in \S+report\.json \(3 epochs, test BLEU/);
+    assert.doesNotMatch(again.stderr, /side by side/);
+    assert.ok(!existsSync(learned), 'the reused run is not trained again');
+    assert.deepEqual((await readReport()).runs, first.runs);
+  });
+
+  test('--report-only reports the runs finished so far and trains nothing', async () => {
+    const only = await experiment(undefined, [...HEADS, 'tied'], ['--report-only']);
+    assert.equal(only.code, 0, only.stderr);
+    assert.ok(!existsSync(join(out, 'src-tgt-tied')), 'a run not started stays so');
+    const partial = await readReport();
+    assert.match(partial.title, /; 2 of 3 runs finished so far/);
+    assert.deepEqual(partial.runs, first.runs);
+  });
+
+  test("a report row stands for a run only when it is that run, under the grid's budget, finished", async () => {
+    const { rows } = await readReportedRuns(join(out, 'report'));
+    const row = rows.get('src-tgt-learned')!;
+    const want = { arch: 'rnn-attn', preset: 'tiny', head: 'learned', seed: 1, src: 'src', tgt: 'tgt' };
+    assert.equal(rowMismatch(row, want, { epochs: EPOCHS }), null);
+    assert.match(rowMismatch(row, { ...want, seed: 2 }, { epochs: EPOCHS }) ?? '', /seed=1; this grid wants seed=2/);
+    assert.match(rowMismatch(row, want, { epochs: 20 }) ?? '', /epochs=3; this grid wants epochs=20/);
+    assert.match(rowMismatch(row, want, {}) ?? '', /epochs=3; this grid wants epochs=none/);
+    const unrecorded = { ...row, training: { ...row.training, stopKind: null } };
+    assert.match(rowMismatch(unrecorded, want, { epochs: EPOCHS }) ?? '', /did not record that it finished/);
+    // A torn report would be overwritten and its runs trained again: refused, naming the file.
+    const torn = join(out, 'torn');
+    await rm(torn, { recursive: true, force: true });
+    await mkdir(torn);
+    await writeFile(join(torn, 'report.json'), '{"format": "frost-report", "runs": [');
+    await assert.rejects(readReportedRuns(torn), /torn\/report\.json is not JSON .*move it away/);
   });
 });

@@ -126,6 +126,8 @@ registerExperiment({
     const started = Date.now();
     const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
     if (options.pairs !== undefined) throw new Error('caption-heads has no language pairs: drop --pairs');
+    if (options.reportOnly === true)
+      throw new Error('--report-only is for mt-heads: caption-heads reports when every run has finished');
     const budget = gridBudget(options);
     checkBudget(budget);
     const archs = (options.arch ?? DEFAULTS.arch)

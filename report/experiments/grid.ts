@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { RunFolder } from '../../train/run-folder.ts';
-import type { RunBudget } from '../run-status.ts';
+import { type RunBudget, runStatus } from '../run-status.ts';
 import { checkBudget, trainSideBySide } from './side-by-side.ts';
 
 export { describeBudget } from './side-by-side.ts';
@@ -31,6 +31,8 @@ export interface GridSpec {
    * for budgets of work only (see side-by-side.ts). @default each pair's heads side by side, pairs in turn
    */
   jobs?: number;
+  /** Run folders not to train: runs a committed report keeps (reported-runs.ts). */
+  skip?: ReadonlySet<string>;
   log: (line: string) => void;
 }
 
@@ -67,7 +69,7 @@ export function gridBudget(spec: Pick<GridSpec, 'budgetMinutes' | 'maxEpochs' | 
 }
 
 /** Refuses to reuse or resume a folder that holds some other run, naming what differs. */
-async function checkSameRun(run: GridRun, spec: GridSpec): Promise<void> {
+async function checkSameRun(run: GridRun, spec: Omit<GridSpec, 'log'>): Promise<void> {
   const { config: c } = await RunFolder.openTask(run.dir, 'translation');
   // A run with a time budget of its own would stop there again: a grid without one (epochs, or the stopping
   // rule) cannot finish it, and its runs would not be comparable.
@@ -98,7 +100,8 @@ async function checkSameRun(run: GridRun, spec: GridSpec): Promise<void> {
  * already there.
  */
 export async function trainGrid(spec: GridSpec): Promise<GridRun[]> {
-  const runs = gridRuns(spec);
+  const all = gridRuns(spec);
+  const runs = all.filter((r) => !spec.skip?.has(r.dir));
   const threads = threadsPerRun(spec.jobs ?? spec.heads.length);
   const budget = gridBudget(spec);
   checkBudget(budget);
@@ -151,5 +154,24 @@ export async function trainGrid(spec: GridSpec): Promise<GridRun[]> {
       },
     );
   }
-  return runs;
+  return all;
+}
+
+/**
+ * The grid's runs whose folders hold a finished run (report/run-status.ts), training nothing: what a report
+ * of the grid so far can show while the rest still trains.
+ * @throws Error when a folder holds some other run, as trainGrid does
+ */
+export async function finishedGridRuns(spec: Omit<GridSpec, 'log'>): Promise<GridRun[]> {
+  const budget = gridBudget(spec);
+  checkBudget(budget);
+  const finished: GridRun[] = [];
+  for (const run of gridRuns(spec)) {
+    if (spec.skip?.has(run.dir)) continue;
+    const status = await runStatus(run.dir, budget);
+    if (status.kind === 'missing') continue;
+    await checkSameRun(run, spec);
+    if (status.kind === 'finished') finished.push(run);
+  }
+  return finished;
 }

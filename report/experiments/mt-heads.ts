@@ -3,7 +3,10 @@ import { headNames, resolveArchConfig } from '../../models/index.ts';
 import { collectReport } from '../collect.ts';
 import { writeReport } from '../write-report.ts';
 import { parsePair, resolveDataSource } from './data-sources.ts';
-import { describeBudget, gridBudget, trainGrid } from './grid.ts';
+import type { CollectedRun } from '../collect-run.ts';
+import { RunFolder } from '../../train/run-folder.ts';
+import { describeBudget, finishedGridRuns, gridBudget, gridRuns, type GridSpec, trainGrid } from './grid.ts';
+import { asCollected, readReportedRuns, rowMismatch } from './reported-runs.ts';
 import { budgetSuffix } from './side-by-side.ts';
 import { type ExperimentOptions, registerExperiment } from './registry.ts';
 
@@ -45,7 +48,8 @@ registerExperiment({
     const unknown = heads.filter((h) => !headNames().includes(h));
     if (unknown.length > 0)
       throw new RangeError(`unknown head(s) ${unknown.join(', ')}; known heads: ${headNames().join(', ')}`);
-    const runs = await trainGrid({
+    const reportDir = resolve(options.reportOut ?? join(out, 'report'));
+    const spec = {
       out,
       dataDir: source.dir,
       arch,
@@ -59,19 +63,61 @@ registerExperiment({
       trainFlags: options.trainFlags,
       ...(options.jobs === undefined ? {} : { jobs: options.jobs }),
       log,
-    });
+    };
+    const kept = await keptRuns(spec, reportDir, log);
+    const skip = new Set(kept.keys());
+    const grid = gridRuns(spec);
+    // Only the finished runs are reported, in the grid's order; when training, trainGrid finishes them all.
+    const finished = new Set(
+      options.reportOnly
+        ? [...skip, ...(await finishedGridRuns({ ...spec, skip })).map((r) => r.dir)]
+        : (await trainGrid({ ...spec, skip })).map((r) => r.dir),
+    );
+    const reported = grid.filter((r) => finished.has(r.dir));
+    if (reported.length === 0) throw new Error(`no run of ${out} has finished yet: nothing to report`);
+    const missing = grid.length - reported.length;
     const report = await collectReport(
-      runs.map((r) => r.dir),
+      reported.map((r) => r.dir),
       {
-        title: `mt-heads${arch === DEFAULTS.arch ? '' : ` (${arch})`}: ${heads.join(', ')} on ${pairs.map((p) => `${p.src}→${p.tgt}`).join(', ')} (${basename(source.dir)}), ${describeBudget(budget)} per run`,
+        title: `mt-heads${arch === DEFAULTS.arch ? '' : ` (${arch})`}: ${heads.join(', ')} on ${pairs.map((p) => `${p.src}→${p.tgt}`).join(', ')} (${basename(source.dir)}), ${describeBudget(budget)} per run${missing === 0 ? '' : `; ${reported.length} of ${grid.length} runs finished so far`}`,
         beam: options.beam,
         parityTolerance: options.parityTolerance,
         exportDirFor: (runDir) => join(out, 'artifacts', basename(runDir)),
+        reported: (runDir) => kept.get(runDir),
         log,
       },
     );
-    const written = await writeReport(report, resolve(options.reportOut ?? join(out, 'report')));
+    const written = await writeReport(report, reportDir);
     log(`report: ${written.html}`);
-    return { runDirs: runs.map((r) => r.dir), summary: written.html, report: written };
+    return { runDirs: reported.map((r) => r.dir), summary: written.html, report: written };
   },
 });
+
+/**
+ * The grid's runs that have no folder here but a finished row in the report at `reportDir` (a report committed in
+ * another checkout): reused, not trained again. A row of some other run is left to be overwritten, with a line.
+ */
+async function keptRuns(
+  spec: Omit<GridSpec, 'log'>,
+  reportDir: string,
+  log: (line: string) => void,
+): Promise<Map<string, CollectedRun>> {
+  const { path, rows } = await readReportedRuns(reportDir);
+  const kept = new Map<string, CollectedRun>();
+  const budget = gridBudget(spec);
+  for (const run of gridRuns(spec)) {
+    const row = rows.get(basename(run.dir));
+    if (row === undefined || RunFolder.exists(run.dir)) continue;
+    const want = { arch: spec.arch, preset: spec.preset, head: run.head, seed: spec.seed, src: run.src, tgt: run.tgt };
+    const mismatch = rowMismatch(row, want, budget);
+    if (mismatch !== null) {
+      log(`${run.dir}: ${path} has a row '${row.id}' of another run (${mismatch}); not reused`);
+      continue;
+    }
+    log(
+      `${run.dir}: no run folder; finished in ${path} (${row.training.epochs} epochs, test BLEU ${row.test.bleu.toFixed(2)}), reused`,
+    );
+    kept.set(run.dir, asCollected(row));
+  }
+  return kept;
+}

@@ -50,6 +50,11 @@ export interface ExperimentOptions {
    * of a pair side by side
    */
   jobs?: number;
+  /**
+   * mt-heads: train nothing; report the runs finished so far (folders, and rows of the report already at `reportOut`),
+   * so a grid that needs several sessions can commit its report between them. @default false
+   */
+  reportOnly?: boolean;
   /** Beam width of the test translations. @default 5 */
   beam?: number;
   /** The parity bar of the exports the experiment makes (export/parity.ts); @default 1e-4 */

@@ -22,6 +22,7 @@ interface ExperimentFlags {
   jobs?: number;
   parityTolerance?: number;
   beam?: number;
+  reportOnly?: boolean;
 }
 
 const list = (v: string) =>
@@ -97,6 +98,10 @@ export function registerExperiment(program: Command): void {
       intOption('--jobs', 1),
     )
     .option(
+      '--report-only',
+      "mt-heads: train nothing; write the report of the runs finished so far, for a grid that spans several sessions (commit it between them: on a fresh clone, a run whose folder is gone is taken from the report's row)",
+    )
+    .option(
       '--beam <k>',
       "beam width of the test translations or captions (default: the experiment's; mt-heads 5, caption-heads 10)",
       intOption('--beam', 1),
@@ -141,6 +146,7 @@ export function registerExperiment(program: Command): void {
           trainFlags:
             flags.trainFlags === undefined ? undefined : flags.trainFlags.split(/\s+/).filter((s) => s !== ''),
           beam: flags.beam,
+          reportOnly: flags.reportOnly === true,
           parityTolerance: flags.parityTolerance,
           ...(flags.jobs === undefined ? {} : { jobs: flags.jobs }),
         })
