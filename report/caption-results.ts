@@ -3,29 +3,85 @@
  * BLEU-3, BLEU-4, ROUGE-L, CIDEr-D, vocabulary usage and learnable parameters), then the training
  * each row had, then three test images with every model's caption.
  */
+import { z } from 'zod';
 import type { CaptionScores } from '../core/metrics/caption-eval.ts';
+import type { RunBudget } from './run-status.ts';
+import { stopKindSchema } from './schema.ts';
 
-export interface CaptionRow {
-  arch: string;
-  head: string;
-  learnable: number;
-  frozen: number;
-  epochs: string;
-  steps: number;
-  trainMinutes: number;
+/** The results file beside results.md: every number it shows, and what tells its rows' runs apart. */
+export const CAPTION_RESULTS_FILE = 'results.json';
+
+const score = z.number();
+const count = z.number().int().nonnegative();
+
+const captionScoresSchema = z.object({
+  bleu1: score,
+  bleu2: score,
+  bleu3: score,
+  bleu4: score,
+  rougeL: score,
+  ciderD: score,
+  vocab: z.object({
+    distinctWords: count,
+    totalWords: count,
+    rare: z.object({ threshold: count, words: count, share: score, distinct: count }).optional(),
+  }),
+  count,
+}) satisfies z.ZodType<CaptionScores>;
+
+const runBudgetSchema = z.object({
+  minutes: z.number().positive().optional(),
+  epochs: z.number().int().positive().optional(),
+  updates: z.number().int().positive().optional(),
+}) satisfies z.ZodType<RunBudget>;
+
+export const captionRowSchema = z.object({
+  arch: z.string(),
+  head: z.string(),
+  /**
+   * What the run was: its preset, seed, the budget it was trained under (its own config's) and why its trainer
+   * stopped (null: it did not record that it finished). A later grid reuses the row for a run whose folder is gone
+   * only when these are the grid's (report/experiments/reported-runs.ts). Absent in results from older frost.
+   */
+  preset: z.string().optional(),
+  seed: z.number().int().optional(),
+  budget: runBudgetSchema.optional(),
+  stopKind: stopKindSchema.nullable().optional(),
+  learnable: count,
+  frozen: count,
+  /** Epochs trained and why training stopped, in words: `10 (reached 10 epochs)`. */
+  epochs: z.string(),
+  steps: count,
+  trainMinutes: z.number().nonnegative(),
   /** Best validation BLEU-4 (greedy, ×100) during training. */
-  valBleu4?: number;
-  scores: CaptionScores;
-  decodeSeconds: number;
-}
+  valBleu4: z.number().optional(),
+  scores: captionScoresSchema,
+  decodeSeconds: z.number().nonnegative(),
+});
+export type CaptionRow = z.infer<typeof captionRowSchema>;
 
-export interface ExampleRow {
+export const exampleRowSchema = z.object({
   /** Image path relative to the results folder. */
-  file: string;
-  reference: string;
+  file: z.string(),
+  reference: z.string(),
   /** Caption by model name (`<arch>-<head>`). */
-  captions: Record<string, string>;
-}
+  captions: z.record(z.string(), z.string()),
+});
+export type ExampleRow = z.infer<typeof exampleRowSchema>;
+
+/** results.json. */
+export const captionResultsSchema = z.object({
+  machine: z.string(),
+  /** The grid's budget. */
+  budget: runBudgetSchema,
+  beam: z.number().int().positive(),
+  preset: z.string(),
+  /** The data set's name (the test split the rows were scored on). Absent in results from older frost. */
+  data: z.string().optional(),
+  rows: z.array(captionRowSchema),
+  examples: z.array(exampleRowSchema),
+});
+export type CaptionResults = z.infer<typeof captionResultsSchema>;
 
 const MODEL_NAMES: Record<string, string> = {
   'show-tell': 'Show and Tell',
@@ -45,6 +101,8 @@ export function formatResults(r: {
   beam: number;
   preset: string;
   testImages: number;
+  /** The grid's runs, when more than the rows: the others have not finished (`--report-only`). */
+  gridRuns?: number;
   command: string;
   wallMinutes: number;
 }): string {
@@ -55,6 +113,9 @@ export function formatResults(r: {
   const lines = [
     `${r.data ?? 'Flickr8k'} test split (${r.testImages} images, 5 references each), ${r.preset} preset, training ${r.budget} per model, beam ${r.beam}. ` +
       'Scores as coco-caption computes them, on its 0-100 scale; vocabulary usage = distinct words in the generated test captions.',
+    ...(r.gridRuns === undefined || r.gridRuns === r.rows.length
+      ? []
+      : ['', `${r.rows.length} of ${r.gridRuns} runs finished so far: the others are not in the tables yet.`]),
     '',
     '| model | output layer | learnable params | BLEU-3 | BLEU-4 | ROUGE-L | CIDEr-D | vocabulary usage | rare words (< 100 in training) |',
     '|---|---|---:|---:|---:|---:|---:|---:|---:|',

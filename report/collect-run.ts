@@ -6,7 +6,7 @@ import { measureSpeed } from './collect-speed.ts';
 import { loadTestSet, loadTrainingTargets, scoreTest, testHypotheses, wordCounts } from './collect-test.ts';
 import { lastGain, validationCurve } from './convergence.ts';
 import { ensureExport } from './find-export.ts';
-import { readMetrics } from './run-status.ts';
+import { readMetrics, stopKindOf } from './run-status.ts';
 import type { RunReport } from './schema.ts';
 import { describeStoppingRule } from './stopping-rule.ts';
 
@@ -111,12 +111,4 @@ export async function collectRun(runDir: string, opts: CollectRunOptions): Promi
     matrix: findings.matrix,
     ...(findings.matrixNote ? { matrixNote: findings.matrixNote } : {}),
   };
-}
-
-/** The trainer's record of why it stopped, when it did (older checkpoints lack the kind). */
-function stopKindOf(state: Record<string, unknown>): 'plateau' | 'epochs' | 'time' | 'updates' | null {
-  const kind = state.stopKind;
-  return state.done === true && (kind === 'plateau' || kind === 'epochs' || kind === 'time' || kind === 'updates')
-    ? kind
-    : null;
 }

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { readCheckpointInfo, RunFolder, runPath } from '../train/run-folder.ts';
+import { type StopKind, stopKindSchema } from './schema.ts';
 
 /**
  * Whether a grid's run still needs training. A run is finished when
@@ -28,6 +29,12 @@ export interface RunBudget {
   epochs?: number;
   /** Optimizer updates (`frost train --max-updates`): the budget that does not depend on the machine's load. */
   updates?: number;
+}
+
+/** The trainer's record of why it stopped, when it did (older checkpoints lack the kind). */
+export function stopKindOf(state: Record<string, unknown>): StopKind | null {
+  const kind = stopKindSchema.safeParse(state.stopKind);
+  return state.done === true && kind.success ? kind.data : null;
 }
 
 /** Budget time a run may fall short of and still count as finished (rounding of saved times). */

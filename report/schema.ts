@@ -120,6 +120,13 @@ export const matrixAnalysisSchema = z.object({
 });
 export type MatrixAnalysis = z.infer<typeof matrixAnalysisSchema>;
 
+/**
+ * Why training stopped, as the trainer records it: 'plateau' is the stopping rule (converged by it), 'epochs' an epoch
+ * cap, 'time' a time budget, 'updates' an update budget.
+ */
+export const stopKindSchema = z.enum(['plateau', 'epochs', 'time', 'updates']);
+export type StopKind = z.infer<typeof stopKindSchema>;
+
 export const runReportSchema = z.object({
   /** The run folder's name ('de-en-learned'). */
   id: z.string(),
@@ -138,11 +145,8 @@ export const runReportSchema = z.object({
     budgetMinutes: z.number().nullable(),
     bestValBleu: maybe,
     stopReason: z.string().nullable(),
-    /**
-     * Why training stopped, as the trainer records it: 'plateau' is the stopping rule (converged by it), 'epochs'
-     * an epoch cap, 'time' a time budget; null while unfinished. Absent in reports from before it was kept.
-     */
-    stopKind: z.enum(['plateau', 'epochs', 'time', 'updates']).nullable().optional(),
+    /** Why training stopped (`stopKindSchema`); null while unfinished. Absent in reports from before it was kept. */
+    stopKind: stopKindSchema.nullable().optional(),
     /** The run's schedule and stopping rule in words (report/stopping-rule.ts). Absent in older reports. */
     stoppingRule: z.string().optional(),
     /** The run's epoch cap (`frost train --epochs`) and update budget (`--max-updates`); absent in older reports. */

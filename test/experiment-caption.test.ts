@@ -1,29 +1,34 @@
 /**
  * `frost experiment caption-heads` on the toy caption set: show-tell with the learned and the
  * fixed-uniform output layer, one epoch each, exported, the test images captioned and scored; then a
- * rerun that must train and decode nothing and write the same table.
+ * rerun that must train and decode nothing and write the same table. Then the grid as a fresh clone sees
+ * it (a run folder gone, its row in the committed results.json): reused, not trained, and `--report-only`
+ * reports what has finished without training the rest.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import type { CaptionRow } from '../report/caption-results.ts';
+import type { CaptionResults, CaptionRow } from '../report/caption-results.ts';
+import { captionRowMismatch, readReportedCaptions } from '../report/experiments/reported-runs.ts';
+import type { RunBudget } from '../report/run-status.ts';
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, '..');
 
 let out: string;
-const argv = () => [
+const argv = (arch = 'show-tell', extra: string[] = []) => [
   join(ROOT, 'bin', 'frost.js'),
   'experiment',
   'caption-heads',
   '--data',
   'toy',
   '--arch',
-  'show-tell',
+  arch,
   '--max-epochs',
   '1',
   '--preset',
@@ -34,7 +39,11 @@ const argv = () => [
   '--image-size 32 --min-freq 1 --val-sentences 20',
   '--out',
   out,
+  ...extra,
 ];
+const readResults = async (): Promise<CaptionResults> =>
+  JSON.parse(await readFile(join(out, 'report', 'results.json'), 'utf8')) as CaptionResults;
+const withoutWall = (md: string) => md.replace(/\(\d+\.\d min wall[^)]*\)/, '');
 
 before(async () => {
   out = await mkdtemp(join(tmpdir(), 'frost-caption-grid-'));
@@ -44,13 +53,13 @@ after(async () => {
 });
 
 describe('frost experiment caption-heads on the toy set', { timeout: 300_000 }, () => {
-  let first: { rows: CaptionRow[]; examples: { captions: Record<string, string> }[] };
+  let first: CaptionResults;
   let markdown: string;
 
   test('trains both heads to the epoch cap and writes the Table 1 layout with example captions', async () => {
     const { stdout } = await run(process.execPath, argv(), { cwd: ROOT, timeout: 240_000 });
     assert.equal(stdout.trim(), join(out, 'report', 'results.md'));
-    first = JSON.parse(await readFile(join(out, 'report', 'results.json'), 'utf8')) as typeof first;
+    first = await readResults();
     assert.deepEqual(
       first.rows.map((r) => [r.arch, r.head, r.epochs]),
       [
@@ -58,6 +67,10 @@ describe('frost experiment caption-heads on the toy set', { timeout: 300_000 }, 
         ['show-tell', 'fixed-uniform', '1 (reached 1 epochs)'],
       ],
     );
+    // What tells whether a row stands for a run a later grid wants.
+    for (const r of first.rows)
+      assert.deepEqual([r.preset, r.seed, r.budget, r.stopKind], ['tiny', 1, { epochs: 1 }, 'epochs']);
+    assert.equal(first.data, 'toy');
     const [learned, fixed] = first.rows as [CaptionRow, CaptionRow];
     assert.ok(fixed.learnable < learned.learnable, 'the fixed head has no learnable output matrix');
     assert.ok(fixed.frozen > 0 && learned.frozen === 0);
@@ -75,9 +88,65 @@ describe('frost experiment caption-heads on the toy set', { timeout: 300_000 }, 
     const { stderr } = await run(process.execPath, argv(), { cwd: ROOT, timeout: 120_000 });
     assert.equal((stderr.match(/finished \(reached 1 epochs\), reused/g) ?? []).length, 2);
     assert.doesNotMatch(stderr, /side by side/);
-    const again = JSON.parse(await readFile(join(out, 'report', 'results.json'), 'utf8')) as typeof first;
+    const again = await readResults();
     assert.deepEqual(again.rows, first.rows, 'decode times too: the captions came from the cache');
-    const withoutWall = (md: string) => md.replace(/\(\d+\.\d min wall[^)]*\)/, '');
     assert.equal(withoutWall(await readFile(join(out, 'report', 'results.md'), 'utf8')), withoutWall(markdown));
+  });
+
+  // runs/ is not in git: a grid that spans sessions commits its results, and a fresh clone has only those.
+  test('on a fresh clone, a run the committed results keep is reused from its row, not trained again', async () => {
+    const learned = join(out, 'show-tell-learned');
+    await rm(learned, { recursive: true });
+    await rm(join(out, 'artifacts', 'show-tell-learned'), { recursive: true, force: true });
+    const { stderr } = await run(process.execPath, argv(), { cwd: ROOT, timeout: 120_000 });
+    assert.match(
+      stderr,
+      /show-tell-learned: no run folder; finished in \S+results\.json \(\d+ steps, test BLEU-4 \d+\.\d\), reused/,
+    );
+    assert.doesNotMatch(stderr, /side by side|show-tell-learned: test captions/);
+    assert.ok(!existsSync(learned), 'the reused run is not trained again');
+    const again = await readResults();
+    assert.deepEqual(again.rows, first.rows);
+    assert.deepEqual(again.examples, first.examples, 'the reused row keeps its example captions');
+    assert.equal(withoutWall(await readFile(join(out, 'report', 'results.md'), 'utf8')), withoutWall(markdown));
+  });
+
+  test('--report-only reports the runs finished so far and trains nothing', async () => {
+    const grid = 'show-tell,show-attend-tell';
+    const { stderr } = await run(process.execPath, argv(grid, ['--report-only']), { cwd: ROOT, timeout: 120_000 });
+    assert.doesNotMatch(stderr, /side by side/);
+    assert.ok(!existsSync(join(out, 'show-attend-tell-learned')), 'a run not started stays so');
+    const partial = await readResults();
+    assert.deepEqual(partial.rows, first.rows);
+    assert.deepEqual(partial.examples, first.examples);
+    assert.match(await readFile(join(out, 'report', 'results.md'), 'utf8'), /^2 of 4 runs finished so far/m);
+    // Nothing finished, nothing kept: refused rather than an empty table over the committed one.
+    await assert.rejects(
+      run(process.execPath, argv('show-attend-tell', ['--report-only']), { cwd: ROOT, timeout: 120_000 }),
+      /no run of \S+ has finished yet, and \S+results\.json keeps none: nothing to report/,
+    );
+  });
+
+  test("a results row stands for a run only when it is that run, under the grid's budget, finished", async () => {
+    const { results } = await readReportedCaptions(join(out, 'report'));
+    const row = results!.rows[0]!;
+    const want = { arch: 'show-tell', head: 'learned', preset: 'tiny', seed: 1, data: 'toy', beam: 2 };
+    const budget = { epochs: 1 };
+    assert.equal(captionRowMismatch(row, results!, want, budget), null);
+    const mismatch = (r: CaptionRow, w: typeof want, b: RunBudget) => captionRowMismatch(r, results!, w, b) ?? '';
+    assert.match(mismatch(row, { ...want, seed: 2 }, budget), /it has seed=1; this grid wants seed=2$/);
+    assert.match(mismatch(row, want, { epochs: 5 }), /epochs=1; this grid wants epochs=5/);
+    assert.match(mismatch(row, want, {}), /epochs=1; this grid wants epochs=none/);
+    assert.match(mismatch(row, { ...want, beam: 10 }, budget), /beam=2; this grid wants beam=10/);
+    assert.match(mismatch({ ...row, stopKind: null }, want, budget), /did not record that it finished/);
+    const { preset: _p, seed: _s, budget: _b, stopKind: _k, ...older } = row;
+    assert.match(mismatch(older, want, budget), /it has preset=unrecorded, seed=unrecorded, epochs=unrecorded/);
+    // A torn results.json would be overwritten and its runs trained again: refused, naming the file.
+    const torn = join(out, 'torn');
+    await mkdir(torn, { recursive: true });
+    await writeFile(join(torn, 'results.json'), '{"machine": "x", "rows": [');
+    await assert.rejects(readReportedCaptions(torn), /torn\/results\.json is not JSON .*move it away/);
+    await writeFile(join(torn, 'results.json'), '{"rows": 3}');
+    await assert.rejects(readReportedCaptions(torn), /torn\/results\.json is not caption-heads results \(/);
   });
 });

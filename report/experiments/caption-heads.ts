@@ -8,17 +8,26 @@ import { evaluateCaptions } from '../../core/metrics/caption-eval.ts';
 import { loadCaptionModelDir } from '../../core/runtime/load-node.ts';
 import { getArch, headNames, resolveArchConfig } from '../../models/index.ts';
 import { type CaptionDataset, captionWordCounts, imagesOf, loadCaptionDataset } from '../../train/data/captions.ts';
-import { loadImageCache, normaliseBatch } from '../../train/data/image-cache.ts';
+import { type ImageCache, loadImageCache, normaliseBatch } from '../../train/data/image-cache.ts';
 import { REPO_ROOT, resolveDataRoot } from '../../train/data/paths.ts';
 import { makeToyCaptions } from '../../train/data/toy-captions.ts';
 import { DEFAULT_IMAGE_SPEC, type ImageSpec } from '../../core/image/preprocess.ts';
 import { readCheckpointInfo, RunFolder } from '../../train/run-folder.ts';
 import { captionCacheDir } from '../../train/tasks/caption.ts';
 import { cachedJson } from '../cache.ts';
-import { type CaptionRow, formatResults } from '../caption-results.ts';
+import {
+  CAPTION_RESULTS_FILE,
+  type CaptionResults,
+  type CaptionRow,
+  type ExampleRow,
+  formatResults,
+} from '../caption-results.ts';
+import { type RunBudget, stopKindOf } from '../run-status.ts';
 import { gridBudget } from './grid.ts';
 import { type ExperimentOptions, registerExperiment } from './registry.ts';
-import { budgetSuffix, checkBudget, describeBudget, trainSideBySide } from './side-by-side.ts';
+import { captionRowMismatch, readReportedCaptions, type WantedCaptionRun } from './reported-runs.ts';
+import { refuseOtherRun } from './run-identity.ts';
+import { budgetSuffix, checkBudget, describeBudget, finishedRuns, trainSideBySide } from './side-by-side.ts';
 import { runFrost } from './spawn-frost.ts';
 
 const DEFAULTS = {
@@ -66,7 +75,7 @@ async function evaluateRun(
   runDir: string,
   modelDir: string,
   test: CaptionDataset['images'],
-  cache: Awaited<ReturnType<typeof loadImageCache>>,
+  cache: ImageCache,
   beam: number,
 ): Promise<z.infer<typeof evalSchema>> {
   const best = (await readCheckpointInfo(runDir, 'best')) ?? (await readCheckpointInfo(runDir, 'last'));
@@ -110,12 +119,205 @@ async function evaluateRun(
   });
 }
 
+/** One run of the grid, in `<out>/<arch>-<head>/`; its model name (`<arch>-<head>`) names its captions. */
+interface CaptionRun {
+  arch: string;
+  head: string;
+  name: string;
+  dir: string;
+}
+
+/** A test image the report shows with every model's caption. */
+interface ExampleImage {
+  /** Its index in the test split, which picks it: the same image for every run of the grid. */
+  index: number;
+  image: CaptionDataset['images'][number];
+  /** Its copy's path relative to the report folder, by which results.json keeps its captions. */
+  file: string;
+}
+
+/** Three test images spread over the split, the same for every model. */
+function exampleImages(test: CaptionDataset['images']): ExampleImage[] {
+  return [0, Math.floor(test.length / 3), Math.floor((2 * test.length) / 3)].map((index) => {
+    const image = test[index]!;
+    return { index, image, file: `examples/${image.id}${extname(image.path)}` };
+  });
+}
+
+/** A run's row of the results, and its captions of the example images by file. */
+interface ReportedRun {
+  row: CaptionRow;
+  captions: Record<string, string>;
+}
+
+/** Model `name`'s captions of the example images in `results`, by file; null when it lacks one (other images). */
+function keptCaptions(results: CaptionResults, name: string, examples: ExampleImage[]): Record<string, string> | null {
+  const captions: Record<string, string> = {};
+  for (const { file } of examples) {
+    const caption = results.examples.find((e) => e.file === file)?.captions[name];
+    if (caption === undefined) return null;
+    captions[file] = caption;
+  }
+  return captions;
+}
+
+/**
+ * The grid's runs that have no folder here but a finished row in the results at `reportDir` (results committed in
+ * another checkout): reused with their example captions, so results.md comes out the same, not trained again. A row
+ * of some other run is left to be overwritten, with a line.
+ */
+async function keptRuns(
+  grid: CaptionRun[],
+  want: Omit<WantedCaptionRun, 'arch' | 'head'>,
+  budget: RunBudget,
+  examples: ExampleImage[],
+  reportDir: string,
+  log: (line: string) => void,
+): Promise<Map<string, ReportedRun>> {
+  const { path, results } = await readReportedCaptions(reportDir);
+  const kept = new Map<string, ReportedRun>();
+  for (const run of grid) {
+    const row = results?.rows.find((r) => `${r.arch}-${r.head}` === run.name);
+    if (results === undefined || row === undefined || RunFolder.exists(run.dir)) continue;
+    const captions = keptCaptions(results, run.name, examples);
+    const mismatch =
+      captionRowMismatch(row, results, { ...want, arch: run.arch, head: run.head }, budget) ??
+      (captions === null ? "its example images are not this grid's" : null);
+    if (mismatch !== null || captions === null) {
+      log(`${run.dir}: ${path} has a row '${run.name}' of another run (${mismatch}); not reused`);
+      continue;
+    }
+    log(
+      `${run.dir}: no run folder; finished in ${path} (${row.steps} steps, test BLEU-4 ${(100 * row.scores.bleu4).toFixed(1)}), reused`,
+    );
+    kept.set(run.dir, { row, captions });
+  }
+  return kept;
+}
+
+/** Refuses to reuse or resume a folder that holds some other run, naming what differs. */
+async function checkSameRun(run: CaptionRun, want: { preset: string; seed: number }): Promise<void> {
+  const { config: c } = await RunFolder.open(run.dir);
+  refuseOtherRun(
+    run.dir,
+    { task: c.task, arch: c.arch, head: c.head.name, preset: c.preset, seed: c.seed },
+    { task: 'caption', arch: run.arch, head: run.head, ...want },
+  );
+}
+
+/**
+ * Trains what the runs still lack, the heads of each architecture side by side (they share the machine's noise),
+ * the architectures one after another. Finished runs are left alone and unfinished ones resumed (side-by-side.ts).
+ */
+async function trainRuns(
+  runs: CaptionRun[],
+  grid: {
+    archs: string[];
+    dataDir: string;
+    preset: string;
+    seed: number;
+    /** The image cache every trainer reads, built once before they start. */
+    cacheDir: string;
+    trainFlags: string[];
+    budget: RunBudget;
+    out: string;
+    /** Every trainer's thread counts. */
+    env: Record<string, string>;
+    check: (run: CaptionRun) => Promise<void>;
+    log: (line: string) => void;
+  },
+): Promise<void> {
+  for (const arch of grid.archs) {
+    const group = runs.filter((r) => r.arch === arch);
+    await trainSideBySide(
+      group.map((run) => ({
+        dir: run.dir,
+        name: run.name,
+        newRunArgv: [
+          'train',
+          '--task',
+          'caption',
+          '--arch',
+          arch,
+          '--head',
+          run.head,
+          '--data',
+          grid.dataDir,
+          '--preset',
+          grid.preset,
+          '--seed',
+          String(grid.seed),
+          '--image-cache',
+          grid.cacheDir,
+          '--out',
+          run.dir,
+          ...grid.trainFlags,
+        ],
+      })),
+      {
+        budget: grid.budget,
+        label: `${arch} with ${group.map((r) => r.head).join(', ')}`,
+        logsDir: join(grid.out, 'logs'),
+        env: grid.env,
+        check: (r) => grid.check(group.find((run) => run.dir === r.dir)!),
+        log: grid.log,
+      },
+    );
+  }
+}
+
+/**
+ * A finished run folder's row and its captions of the example images: exported and the test images captioned
+ * (both once per checkpoint and beam), then scored.
+ */
+async function scoredRun(
+  run: CaptionRun,
+  ctx: {
+    out: string;
+    test: CaptionDataset['images'];
+    cache: ImageCache;
+    beam: number;
+    /** Training word counts, for the rare-word share. */
+    trainCounts: Map<string, number>;
+    examples: ExampleImage[];
+    log: (line: string) => void;
+  },
+): Promise<ReportedRun> {
+  ctx.log(`${run.name}: test captions, beam ${ctx.beam}`);
+  const ev = await evaluateRun(run.dir, join(ctx.out, 'artifacts', run.name), ctx.test, ctx.cache, ctx.beam);
+  const { config } = await RunFolder.open(run.dir);
+  const last = (await readCheckpointInfo(run.dir, 'last'))!;
+  const row: CaptionRow = {
+    arch: run.arch,
+    head: run.head,
+    preset: config.preset,
+    seed: config.seed,
+    budget: gridBudget({ budgetMinutes: config.maxMinutes, maxEpochs: config.epochs, maxUpdates: config.maxUpdates }),
+    stopKind: stopKindOf(last.state),
+    learnable: ev.learnable,
+    frozen: ev.frozen,
+    epochs: `${last.epoch} (${String(last.state.stopReason ?? 'unfinished')})`,
+    steps: last.step,
+    trainMinutes: Number(last.state.elapsedMs ?? 0) / 60_000,
+    ...(ev.valBleu4 === undefined ? {} : { valBleu4: ev.valBleu4 }),
+    scores: evaluateCaptions(
+      ev.captions,
+      ctx.test.map((im) => im.captions),
+      ctx.trainCounts,
+    ),
+    decodeSeconds: ev.decodeSeconds,
+  };
+  return { row, captions: Object.fromEntries(ctx.examples.map((ex) => [ex.file, ev.captions[ex.index] ?? ''])) };
+}
+
 /**
  * The paper's captioning experiment (its Table 1): `show-tell` and `show-attend-tell`, each with the
  * `learned` and the `fixed-uniform` output layer, trained side by side under one budget (an epoch cap,
  * the stopping rule, or minutes), resumable like mt-heads; then exported, the test images captioned with
  * beam search, and scored (coco-caption BLEU, ROUGE-L, CIDEr-D, vocabulary usage and the rare-word share,
- * both without `<unk>`), with three example images and every model's caption.
+ * both without `<unk>`), with three example images and every model's caption. Like mt-heads, a run whose
+ * folder is gone but whose finished row the results at the report folder keep is reused, and `--report-only`
+ * reports the runs finished so far, training nothing.
  */
 registerExperiment({
   name: 'caption-heads',
@@ -126,8 +328,6 @@ registerExperiment({
     const started = Date.now();
     const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
     if (options.pairs !== undefined) throw new Error('caption-heads has no language pairs: drop --pairs');
-    if (options.reportOnly === true)
-      throw new Error('--report-only is for mt-heads: caption-heads reports when every run has finished');
     const budget = gridBudget(options);
     checkBudget(budget);
     const archs = (options.arch ?? DEFAULTS.arch)
@@ -154,97 +354,50 @@ registerExperiment({
     const dataDir = await captionDataDir(options.data, out);
     const dataset = await loadCaptionDataset(dataDir);
     const trainFlags = options.trainFlags ?? [];
-    // The image cache is built here once, before the side-by-side trainers would each build it.
-    const spec = imageSpec(trainFlags);
-    const cacheDir = captionCacheDir(dataset);
-    const cache = await loadImageCache(dataset, { cacheDir, spec });
     const seed = options.seed ?? 1;
-    const gemmThreads = Math.max(1, Math.floor(availableParallelism() / heads.length));
-    const runDir = (arch: string, head: string) => join(out, `${arch}-${head}`);
-    for (const arch of archs) {
-      await trainSideBySide(
-        heads.map((head) => ({
-          dir: runDir(arch, head),
-          name: `${arch}-${head}`,
-          newRunArgv: [
-            'train',
-            '--task',
-            'caption',
-            '--arch',
-            arch,
-            '--head',
-            head,
-            '--data',
-            dataDir,
-            '--preset',
-            preset,
-            '--seed',
-            String(seed),
-            '--image-cache',
-            cacheDir,
-            '--out',
-            runDir(arch, head),
-            ...trainFlags,
-          ],
-        })),
-        {
-          budget,
-          label: `${arch} with ${heads.join(', ')}`,
-          logsDir: join(out, 'logs'),
-          env: { FROST_WASM_THREADS: '1', FROST_NATIVE_GEMM_THREADS: String(gemmThreads) },
-          check: async (run) => {
-            const { config } = await RunFolder.open(run.dir);
-            const head = heads.find((h) => run.dir === runDir(arch, h));
-            if (config.task !== 'caption' || config.arch !== arch || config.head.name !== head || config.seed !== seed)
-              throw new Error(
-                `${run.dir} holds another run (${config.task} ${config.arch} ${config.head.name}, seed ${config.seed}): move it away or choose another --out`,
-              );
-          },
-          log,
-        },
-      );
-    }
-
     const beam = options.beam ?? DEFAULT_BEAM;
     const test = imagesOf(dataset, ['test']);
-    const refs = test.map((im) => im.captions);
-    const trainCounts = captionWordCounts(dataset);
-    const rows: CaptionRow[] = [];
-    const captionsByModel: Record<string, string[]> = {};
-    for (const arch of archs)
-      for (const head of heads) {
-        const name = `${arch}-${head}`;
-        log(`${name}: test captions, beam ${beam}`);
-        const ev = await evaluateRun(runDir(arch, head), join(out, 'artifacts', name), test, cache, beam);
-        captionsByModel[name] = ev.captions;
-        const last = (await readCheckpointInfo(runDir(arch, head), 'last'))!;
-        rows.push({
-          arch,
-          head,
-          learnable: ev.learnable,
-          frozen: ev.frozen,
-          epochs: `${last.epoch} (${String(last.state.stopReason ?? 'unfinished')})`,
-          steps: last.step,
-          trainMinutes: Number(last.state.elapsedMs ?? 0) / 60_000,
-          ...(ev.valBleu4 === undefined ? {} : { valBleu4: ev.valBleu4 }),
-          scores: evaluateCaptions(ev.captions, refs, trainCounts),
-          decodeSeconds: ev.decodeSeconds,
-        });
-      }
-
+    const examples = exampleImages(test);
     const reportDir = resolve(options.reportOut ?? join(out, 'report'));
+    const grid = archs.flatMap((arch) =>
+      heads.map((head) => ({ arch, head, name: `${arch}-${head}`, dir: join(out, `${arch}-${head}`) })),
+    );
+    const want = { preset, seed, data: basename(dataDir), beam };
+    const kept = await keptRuns(grid, want, budget, examples, reportDir, log);
+    const todo = grid.filter((r) => !kept.has(r.dir));
+    const check = (run: CaptionRun) => checkSameRun(run, { preset, seed });
+    const finished = options.reportOnly ? new Set((await finishedRuns(todo, budget, check)).map((r) => r.dir)) : null;
+    if (finished?.size === 0 && kept.size === 0)
+      throw new Error(
+        `no run of ${out} has finished yet, and ${join(reportDir, CAPTION_RESULTS_FILE)} keeps none: nothing to report; train the grid first (without --report-only)`,
+      );
+    // The image cache is built here once, before the side-by-side trainers would each build it.
+    const cacheDir = captionCacheDir(dataset);
+    const cache = await loadImageCache(dataset, { cacheDir, spec: imageSpec(trainFlags) });
+    if (finished === null) {
+      const gemmThreads = Math.max(1, Math.floor(availableParallelism() / heads.length));
+      const env = { FROST_WASM_THREADS: '1', FROST_NATIVE_GEMM_THREADS: String(gemmThreads) };
+      await trainRuns(todo, { archs, dataDir, preset, seed, cacheDir, trainFlags, budget, out, env, check, log });
+    }
+    // Only the finished runs are reported, in the grid's order; when training, trainSideBySide finishes them all.
+    const reported = grid.filter((r) => kept.has(r.dir) || (finished?.has(r.dir) ?? true));
+    const scoring = { out, test, cache, beam, trainCounts: captionWordCounts(dataset), examples, log };
+    const rows: CaptionRow[] = [];
+    const exampleCaptions = new Map<string, Record<string, string>>();
+    for (const run of reported) {
+      const { row, captions } = kept.get(run.dir) ?? (await scoredRun(run, scoring));
+      rows.push(row);
+      exampleCaptions.set(run.name, captions);
+    }
+
     await mkdir(join(reportDir, 'examples'), { recursive: true });
-    // Three test images spread over the split, the same for every model.
-    const examples = [0, Math.floor(test.length / 3), Math.floor((2 * test.length) / 3)].map((i) => test[i]!);
-    const exampleRows = [];
-    for (const im of examples) {
-      const file = `examples/${im.id}${extname(im.path)}`;
-      await copyFile(im.path, join(reportDir, file));
-      const index = test.indexOf(im);
+    const exampleRows: ExampleRow[] = [];
+    for (const { image, file } of examples) {
+      await copyFile(image.path, join(reportDir, file));
       exampleRows.push({
         file,
-        reference: im.captions[0] ?? '',
-        captions: Object.fromEntries(Object.entries(captionsByModel).map(([m, c]) => [m, c[index] ?? ''])),
+        reference: image.captions[0] ?? '',
+        captions: Object.fromEntries(reported.map((r) => [r.name, exampleCaptions.get(r.name)?.[file] ?? ''])),
       });
     }
     const machine = `${cpus()[0]?.model.trim() ?? 'cpu'} x${availableParallelism()}, Node ${process.version}, onnxruntime-node ${ort.env.versions.node ?? '?'}`;
@@ -260,6 +413,7 @@ registerExperiment({
         : []),
       ...(trainFlags.length === 0 ? [] : [`--train-flags "${trainFlags.join(' ')}"`]),
       ...(options.beam === undefined ? [] : [`--beam ${beam}`]),
+      ...(options.reportOnly === true ? ['--report-only'] : []),
     ];
     const markdown = formatResults({
       rows,
@@ -270,17 +424,23 @@ registerExperiment({
       beam,
       preset,
       testImages: test.length,
+      gridRuns: grid.length,
       command: `frost experiment caption-heads --data ${options.data} ${flags.join(' ')}`,
       wallMinutes: (Date.now() - started) / 60_000,
     });
-    const json = join(reportDir, 'results.json');
-    await writeFile(
-      json,
-      `${JSON.stringify({ machine, budget, beam, preset, rows, examples: exampleRows }, null, 2)}\n`,
-    );
+    const results: CaptionResults = {
+      machine,
+      budget,
+      beam,
+      preset,
+      data: basename(dataDir),
+      rows,
+      examples: exampleRows,
+    };
+    await writeFile(join(reportDir, CAPTION_RESULTS_FILE), `${JSON.stringify(results, null, 2)}\n`);
     const md = join(reportDir, 'results.md');
     await writeFile(md, `${markdown}\n`);
     log(`report: ${md}`);
-    return { runDirs: archs.flatMap((a) => heads.map((h) => runDir(a, h))), summary: md };
+    return { runDirs: reported.map((r) => r.dir), summary: md };
   },
 });

@@ -1,8 +1,9 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { RunFolder } from '../../train/run-folder.ts';
-import { type RunBudget, runStatus } from '../run-status.ts';
-import { checkBudget, trainSideBySide } from './side-by-side.ts';
+import type { RunBudget } from '../run-status.ts';
+import { refuseOtherRun } from './run-identity.ts';
+import { checkBudget, finishedRuns, trainSideBySide } from './side-by-side.ts';
 
 export { describeBudget } from './side-by-side.ts';
 
@@ -83,13 +84,7 @@ async function checkSameRun(run: GridRun, spec: Omit<GridSpec, 'log'>): Promise<
     );
   const want = { arch: spec.arch, preset: spec.preset, head: run.head, seed: spec.seed, src: run.src, tgt: run.tgt };
   const have = { arch: c.arch, preset: c.preset, head: c.head.name, seed: c.seed, src: c.data.src, tgt: c.data.tgt };
-  const diff = Object.keys(want).filter((k) => want[k as keyof typeof want] !== have[k as keyof typeof have]);
-  if (diff.length > 0) {
-    const show = (o: Record<string, unknown>) => diff.map((k) => `${k}=${String(o[k])}`).join(', ');
-    throw new Error(
-      `${run.dir} holds another run (${show(have)}; this grid wants ${show(want)}): move it away or choose another --out`,
-    );
-  }
+  refuseOtherRun(run.dir, have, want);
 }
 
 /**
@@ -158,20 +153,10 @@ export async function trainGrid(spec: GridSpec): Promise<GridRun[]> {
 }
 
 /**
- * The grid's runs whose folders hold a finished run (report/run-status.ts), training nothing: what a report
- * of the grid so far can show while the rest still trains.
+ * The grid's runs whose folders hold a finished run (side-by-side.ts), training nothing.
  * @throws Error when a folder holds some other run, as trainGrid does
  */
 export async function finishedGridRuns(spec: Omit<GridSpec, 'log'>): Promise<GridRun[]> {
-  const budget = gridBudget(spec);
-  checkBudget(budget);
-  const finished: GridRun[] = [];
-  for (const run of gridRuns(spec)) {
-    if (spec.skip?.has(run.dir)) continue;
-    const status = await runStatus(run.dir, budget);
-    if (status.kind === 'missing') continue;
-    await checkSameRun(run, spec);
-    if (status.kind === 'finished') finished.push(run);
-  }
-  return finished;
+  const runs = gridRuns(spec).filter((r) => !spec.skip?.has(r.dir));
+  return finishedRuns(runs, gridBudget(spec), (run) => checkSameRun(run, spec));
 }

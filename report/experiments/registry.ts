@@ -51,7 +51,7 @@ export interface ExperimentOptions {
    */
   jobs?: number;
   /**
-   * mt-heads: train nothing; report the runs finished so far (folders, and rows of the report already at `reportOut`),
+   * Train nothing; report the runs finished so far (folders, and rows of the report already at `reportOut`),
    * so a grid that needs several sessions can commit its report between them. @default false
    */
   reportOnly?: boolean;

@@ -1,16 +1,25 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { z } from 'zod';
+import {
+  CAPTION_RESULTS_FILE,
+  type CaptionResults,
+  captionResultsSchema,
+  type CaptionRow,
+} from '../caption-results.ts';
 import type { CollectedRun } from '../collect-run.ts';
 import type { RunBudget } from '../run-status.ts';
-import { REPORT_FILES, reportSchema, type RunReport } from '../schema.ts';
+import { REPORT_FILES, reportSchema, type RunReport, type StopKind } from '../schema.ts';
+import { budgetFields, differingFields, type RunField } from './run-identity.ts';
 
 /**
  * The finished runs a grid's committed report keeps. runs/ is not in git, so a grid that needs several
  * sessions of one machine would, on a fresh clone, train its finished runs again. A run's report row holds
- * every number the report shows of it (test BLEU, the learning curve, the norms' sample for Fig. 2), so a
- * run whose folder is gone is taken from its row, when the row is of the run the grid wants, under the
- * grid's budget, and finished. A run folder, where there is one, always wins over the row.
+ * every number the report shows of it (mt-heads: test BLEU, the learning curve, the norms' sample for Fig. 2;
+ * caption-heads: the test scores and the example images' captions), so a run whose folder is gone is taken
+ * from its row, when the row is of the run the grid wants, under the grid's budget, and finished. A run
+ * folder, where there is one, always wins over the row.
  */
 export interface WantedRun {
   arch: string;
@@ -28,12 +37,12 @@ export interface ReportedRuns {
 }
 
 /**
- * @throws Error naming the file when a report.json is there but is not JSON or not a frost report: it would
- *   be overwritten, and what it keeps lost, so the user moves it away on purpose
+ * The committed report file at `path` as `schema` reads it; undefined when there is none yet.
+ * @throws Error naming the file when it is there but is not JSON or not `what`: it would be overwritten, and
+ *   what it keeps lost, so the user moves it away on purpose
  */
-export async function readReportedRuns(reportDir: string): Promise<ReportedRuns> {
-  const path = join(reportDir, REPORT_FILES.json);
-  if (!existsSync(path)) return { path, rows: new Map() };
+async function readCommitted<T>(path: string, schema: z.ZodType<T>, what: string): Promise<T | undefined> {
+  if (!existsSync(path)) return undefined;
   const moveAway = 'move it away to train the grid without it';
   let data: unknown;
   try {
@@ -41,41 +50,76 @@ export async function readReportedRuns(reportDir: string): Promise<ReportedRuns>
   } catch (err) {
     throw new Error(`${path} is not JSON (${(err as Error).message}): ${moveAway}`, { cause: err });
   }
-  const parsed = reportSchema.safeParse(data);
+  const parsed = schema.safeParse(data);
   if (!parsed.success) {
     const issues = parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`);
-    throw new Error(`${path} is not a frost report (${issues.join('; ')}): ${moveAway}`);
+    throw new Error(`${path} is not ${what} (${issues.join('; ')}): ${moveAway}`);
   }
-  return { path, rows: new Map(parsed.data.runs.map((r) => [r.id, r])) };
+  return parsed.data;
+}
+
+/** @throws Error naming the file when a report.json is there but is not JSON or not a frost report */
+export async function readReportedRuns(reportDir: string): Promise<ReportedRuns> {
+  const path = join(reportDir, REPORT_FILES.json);
+  const report = await readCommitted(path, reportSchema, 'a frost report');
+  return { path, rows: new Map(report?.runs.map((r) => [r.id, r])) };
+}
+
+/** caption-heads' results.json at `reportDir`, with its path; undefined results when there are none yet. */
+export async function readReportedCaptions(reportDir: string): Promise<{ path: string; results?: CaptionResults }> {
+  const path = join(reportDir, CAPTION_RESULTS_FILE);
+  const results = await readCommitted(path, captionResultsSchema, 'caption-heads results');
+  return { path, ...(results === undefined ? {} : { results }) };
+}
+
+/** Why a row that `had` these fields and stopped for `stopKind` cannot stand for the run `wanted`; null when it can. */
+function reuseMismatch(
+  had: Record<string, RunField>,
+  wanted: Record<string, RunField>,
+  stopKind: StopKind | null | undefined,
+): string | null {
+  const differs = differingFields(had, wanted);
+  if (differs !== null) return `it has ${differs.had}; this grid wants ${differs.wanted}`;
+  // Unfinished rows come only from reports of older frost; an unrecorded stop cannot be told from one.
+  if (stopKind == null) return 'its training did not record that it finished';
+  return null;
 }
 
 /** Why `row` cannot stand for the run `want` under `budget`, or null when it can. */
 export function rowMismatch(row: RunReport, want: WantedRun, budget: RunBudget): string | null {
-  const wanted: Record<string, string | number | null> = {
-    ...want,
-    epochs: budget.epochs ?? null,
-    updates: budget.updates ?? null,
-    minutes: budget.minutes ?? null,
-  };
-  const have: Record<string, string | number | null | undefined> = {
-    arch: row.arch,
-    preset: row.preset,
-    head: row.head,
-    seed: row.seed,
-    src: row.src,
-    tgt: row.tgt,
-    epochs: row.training.budgetEpochs,
-    updates: row.training.budgetUpdates,
-    minutes: row.training.budgetMinutes,
-  };
-  const differs = Object.keys(wanted).filter((k) => have[k] !== wanted[k]);
-  if (differs.length > 0)
-    return `it has ${differs.map((k) => `${k}=${String(have[k] ?? 'none')}`).join(', ')}; this grid wants ${differs
-      .map((k) => `${k}=${String(wanted[k] ?? 'none')}`)
-      .join(', ')}`;
-  // Unfinished rows come only from reports of older frost; an unrecorded stop cannot be told from one.
-  if (row.training.stopKind == null) return 'its training did not record that it finished';
-  return null;
+  const { training: t } = row;
+  const had = { arch: row.arch, preset: row.preset, head: row.head, seed: row.seed, src: row.src, tgt: row.tgt };
+  const ran = { epochs: t.budgetEpochs, updates: t.budgetUpdates, minutes: t.budgetMinutes };
+  return reuseMismatch({ ...had, ...ran }, { ...want, ...budgetFields(budget) }, t.stopKind);
+}
+
+/**
+ * A caption-heads run as its grid wants it. The data set (by name) and the beam are the results file's: a row
+ * scored on another test split, or decoded with another beam, would not compare with the grid's other rows.
+ */
+export interface WantedCaptionRun {
+  arch: string;
+  head: string;
+  preset: string;
+  seed: number;
+  data: string;
+  beam: number;
+}
+
+/** Why `row` of `results` cannot stand for the caption run `want` under `budget`, or null when it can. */
+export function captionRowMismatch(
+  row: CaptionRow,
+  results: Pick<CaptionResults, 'data' | 'beam'>,
+  want: WantedCaptionRun,
+  budget: RunBudget,
+): string | null {
+  const had = { arch: row.arch, head: row.head, preset: row.preset, seed: row.seed };
+  const scored = { data: results.data, beam: results.beam };
+  return reuseMismatch(
+    { ...had, ...scored, ...budgetFields(row.budget) },
+    { ...want, ...budgetFields(budget) },
+    row.stopKind,
+  );
 }
 
 /** A row as collectRun gives it: its comparison with a baseline is made again among the new report's runs. */

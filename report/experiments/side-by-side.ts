@@ -128,6 +128,27 @@ export async function trainSideBySide(runs: SideBySideRun[], opts: SideBySideOpt
   }
 }
 
+/**
+ * The runs whose folders hold a run trainSideBySide would leave alone as finished (report/run-status.ts), training
+ * nothing: what a report of a grid so far can show while the rest still trains.
+ * @throws Error from `check`, called for every folder that holds a run, when one holds some other run
+ */
+export async function finishedRuns<R extends { dir: string }>(
+  runs: readonly R[],
+  budget: RunBudget,
+  check: (run: R) => Promise<void>,
+): Promise<R[]> {
+  checkBudget(budget);
+  const finished: R[] = [];
+  for (const run of runs) {
+    const status = await runStatus(run.dir, budget);
+    if (status.kind === 'missing') continue;
+    await check(run);
+    if (status.kind === 'finished') finished.push(run);
+  }
+  return finished;
+}
+
 /** @throws Error naming the folder and the trainer when a live one holds the run's lock (train/run-lock.ts) */
 function refuseLocked(runDir: string): void {
   const holder = readRunLock(runDir);

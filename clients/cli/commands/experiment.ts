@@ -99,7 +99,7 @@ export function registerExperiment(program: Command): void {
     )
     .option(
       '--report-only',
-      "mt-heads: train nothing; write the report of the runs finished so far, for a grid that spans several sessions (commit it between them: on a fresh clone, a run whose folder is gone is taken from the report's row)",
+      "train nothing; write the report of the runs finished so far, for a grid that spans several sessions (commit it between them: on a fresh clone, a run whose folder is gone is taken from the report's row; mt-heads: report.json, caption-heads: results.json)",
     )
     .option(
       '--beam <k>',
