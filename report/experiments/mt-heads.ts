@@ -10,6 +10,9 @@ import { asCollected, readReportedRuns, rowMismatch } from './reported-runs.ts';
 import { budgetSuffix } from './side-by-side.ts';
 import { type ExperimentOptions, registerExperiment } from './registry.ts';
 
+/** The paper's Table 2 decodes with beam search; collectReport's default. */
+const DEFAULT_BEAM = 5;
+
 const DEFAULTS = {
   arch: 'rnn-attn',
   heads: ['learned', 'tied', 'fixed-uniform', 'fixed-l2', 'hadamard'],
@@ -64,7 +67,8 @@ registerExperiment({
       ...(options.jobs === undefined ? {} : { jobs: options.jobs }),
       log,
     };
-    const kept = await keptRuns(spec, reportDir, log);
+    const beam = options.beam ?? DEFAULT_BEAM;
+    const kept = await keptRuns(spec, beam, reportDir, log);
     const skip = new Set(kept.keys());
     const grid = gridRuns(spec);
     // Only the finished runs are reported, in the grid's order; when training, trainGrid finishes them all.
@@ -80,7 +84,7 @@ registerExperiment({
       reported.map((r) => r.dir),
       {
         title: `mt-heads${arch === DEFAULTS.arch ? '' : ` (${arch})`}: ${heads.join(', ')} on ${pairs.map((p) => `${p.src}→${p.tgt}`).join(', ')} (${basename(source.dir)}), ${describeBudget(budget)} per run${missing === 0 ? '' : `; ${reported.length} of ${grid.length} runs finished so far`}`,
-        beam: options.beam,
+        beam,
         parityTolerance: options.parityTolerance,
         exportDirFor: (runDir) => join(out, 'artifacts', basename(runDir)),
         reported: (runDir) => kept.get(runDir),
@@ -99,6 +103,7 @@ registerExperiment({
  */
 async function keptRuns(
   spec: Omit<GridSpec, 'log'>,
+  beam: number,
   reportDir: string,
   log: (line: string) => void,
 ): Promise<Map<string, CollectedRun>> {
@@ -108,7 +113,8 @@ async function keptRuns(
   for (const run of gridRuns(spec)) {
     const row = rows.get(basename(run.dir));
     if (row === undefined || RunFolder.exists(run.dir)) continue;
-    const want = { arch: spec.arch, preset: spec.preset, head: run.head, seed: spec.seed, src: run.src, tgt: run.tgt };
+    const { arch, preset, seed } = spec;
+    const want = { arch, preset, head: run.head, seed, src: run.src, tgt: run.tgt, beam };
     const mismatch = rowMismatch(row, want, budget);
     if (mismatch !== null) {
       log(`${run.dir}: ${path} has a row '${row.id}' of another run (${mismatch}); not reused`);

@@ -28,6 +28,8 @@ export interface WantedRun {
   seed: number;
   src: string;
   tgt: string;
+  /** The test translations' beam: a row decoded with another would not compare with the grid's other rows. */
+  beam: number;
 }
 
 /** The report's path and its rows by run id; no rows when there is no report yet. */
@@ -89,8 +91,9 @@ function reuseMismatch(
 export function rowMismatch(row: RunReport, want: WantedRun, budget: RunBudget): string | null {
   const { training: t } = row;
   const had = { arch: row.arch, preset: row.preset, head: row.head, seed: row.seed, src: row.src, tgt: row.tgt };
+  const decoded = { beam: row.test.beam };
   const ran = { epochs: t.budgetEpochs, updates: t.budgetUpdates, minutes: t.budgetMinutes };
-  return reuseMismatch({ ...had, ...ran }, { ...want, ...budgetFields(budget) }, t.stopKind);
+  return reuseMismatch({ ...had, ...decoded, ...ran }, { ...want, ...budgetFields(budget) }, t.stopKind);
 }
 
 /**
