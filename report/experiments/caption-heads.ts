@@ -1,20 +1,15 @@
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus } from 'node:os';
-import { basename, dirname, extname, join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import * as ort from 'onnxruntime-node';
-import { z } from 'zod';
-import { evaluateCaptions } from '../../core/metrics/caption-eval.ts';
-import { loadCaptionModelDir } from '../../core/runtime/load-node.ts';
 import { getArch, headNames, resolveArchConfig } from '../../models/index.ts';
-import { type CaptionDataset, captionWordCounts, imagesOf, loadCaptionDataset } from '../../train/data/captions.ts';
-import { type ImageCache, loadImageCache, normaliseBatch } from '../../train/data/image-cache.ts';
+import { captionWordCounts, imagesOf, loadCaptionDataset } from '../../train/data/captions.ts';
+import { loadImageCache } from '../../train/data/image-cache.ts';
 import { REPO_ROOT, resolveDataRoot } from '../../train/data/paths.ts';
 import { makeToyCaptions } from '../../train/data/toy-captions.ts';
 import { DEFAULT_IMAGE_SPEC, type ImageSpec } from '../../core/image/preprocess.ts';
-import { readCheckpointInfo, RunFolder } from '../../train/run-folder.ts';
 import { captionCacheDir } from '../../train/tasks/caption.ts';
-import { cachedJson } from '../cache.ts';
 import {
   CAPTION_RESULTS_FILE,
   type CaptionResults,
@@ -22,13 +17,10 @@ import {
   type ExampleRow,
   formatResults,
 } from '../caption-results.ts';
-import { type RunBudget, stopKindOf } from '../run-status.ts';
 import { gridBudget } from './grid.ts';
 import { type ExperimentOptions, registerExperiment } from './registry.ts';
-import { captionRowMismatch, readReportedCaptions, type WantedCaptionRun } from './reported-runs.ts';
-import { refuseOtherRun } from './run-identity.ts';
-import { budgetSuffix, checkBudget, describeBudget, finishedRuns, trainSideBySide } from './side-by-side.ts';
-import { runFrost } from './spawn-frost.ts';
+import { budgetSuffix, checkBudget, describeBudget, finishedRuns } from './side-by-side.ts';
+import { type CaptionRun, checkSameRun, exampleImages, keptRuns, scoredRun, trainRuns } from './caption-runs.ts';
 
 const DEFAULTS = {
   arch: 'show-tell,show-attend-tell',
@@ -36,6 +28,7 @@ const DEFAULTS = {
   preset: 'small',
   out: 'runs/experiments/caption-heads',
 };
+
 /** The paper's Table 1 decodes with beam search; bench/caption-heads.ts used 10. */
 const DEFAULT_BEAM = 10;
 /** The toy set of `--data toy`: coloured shapes, enough for a tiny captioner to learn in seconds. */
@@ -55,259 +48,10 @@ async function captionDataDir(data: string, out: string): Promise<string> {
   return dir;
 }
 
-/** What a finished model's test captions and scores are computed from; cached per checkpoint and beam. */
-const evalSchema = z.object({
-  learnable: z.number(),
-  frozen: z.number(),
-  valBleu4: z.number().optional(),
-  captions: z.array(z.string()),
-  decodeSeconds: z.number(),
-});
-
 /** The image spec the runs train with: `--image-size N` among the train flags, else the default (as `frost train`). */
 function imageSpec(trainFlags: string[]): ImageSpec {
   const at = trainFlags.indexOf('--image-size');
   return at >= 0 ? { ...DEFAULT_IMAGE_SPEC, size: Number(trainFlags[at + 1]) } : DEFAULT_IMAGE_SPEC;
-}
-
-/** Exports a finished run (once per checkpoint) and captions the test images with beam search. */
-async function evaluateRun(
-  runDir: string,
-  modelDir: string,
-  test: CaptionDataset['images'],
-  cache: ImageCache,
-  beam: number,
-): Promise<z.infer<typeof evalSchema>> {
-  const best = (await readCheckpointInfo(runDir, 'best')) ?? (await readCheckpointInfo(runDir, 'last'));
-  if (!best) throw new Error(`${runDir} has no checkpoint to evaluate`);
-  const key = { checkpoint: best.sha256, beam, images: test.length, first: test[0]?.id ?? '' };
-  return cachedJson(join(runDir, 'eval', `caption-test-beam${beam}.json`), key, evalSchema, async () => {
-    await runFrost(
-      ['export', runDir, '--out', modelDir, '--quiet'],
-      {},
-      join(dirname(modelDir), `${basename(modelDir)}.export.log`),
-    );
-    const runtime = await loadCaptionModelDir(modelDir, { intraOpNumThreads: availableParallelism() });
-    try {
-      const spec = runtime.imageSpec;
-      if (spec.size !== cache.size)
-        throw new Error(`${modelDir}: trained at ${spec.size}², the image cache holds ${cache.size}²`);
-      const t0 = Date.now();
-      const captions: string[] = [];
-      const plane = 3 * spec.size * spec.size;
-      for (let i = 0; i < test.length; i += 50) {
-        const chunk = test.slice(i, i + 50);
-        const pixels = normaliseBatch(
-          cache,
-          chunk.map((im) => cache.indexOf(im.id)),
-          spec,
-        );
-        const images = chunk.map((_, j) => pixels.subarray(j * plane, (j + 1) * plane));
-        for (const c of await runtime.caption(images, { beam })) captions.push(c.text);
-      }
-      const card = runtime.card;
-      return {
-        learnable: card.params.learnable,
-        frozen: card.params.frozen,
-        ...(card.metrics.valBleu === undefined ? {} : { valBleu4: card.metrics.valBleu }),
-        captions,
-        decodeSeconds: (Date.now() - t0) / 1000,
-      };
-    } finally {
-      await runtime.release();
-    }
-  });
-}
-
-/** One run of the grid, in `<out>/<arch>-<head>/`; its model name (`<arch>-<head>`) names its captions. */
-interface CaptionRun {
-  arch: string;
-  head: string;
-  name: string;
-  dir: string;
-}
-
-/** A test image the report shows with every model's caption. */
-interface ExampleImage {
-  /** Its index in the test split, which picks it: the same image for every run of the grid. */
-  index: number;
-  image: CaptionDataset['images'][number];
-  /** Its copy's path relative to the report folder, by which results.json keeps its captions. */
-  file: string;
-}
-
-/** Three test images spread over the split, the same for every model. */
-function exampleImages(test: CaptionDataset['images']): ExampleImage[] {
-  return [0, Math.floor(test.length / 3), Math.floor((2 * test.length) / 3)].map((index) => {
-    const image = test[index]!;
-    return { index, image, file: `examples/${image.id}${extname(image.path)}` };
-  });
-}
-
-/** A run's row of the results, and its captions of the example images by file. */
-interface ReportedRun {
-  row: CaptionRow;
-  captions: Record<string, string>;
-}
-
-/** Model `name`'s captions of the example images in `results`, by file; null when it lacks one (other images). */
-function keptCaptions(results: CaptionResults, name: string, examples: ExampleImage[]): Record<string, string> | null {
-  const captions: Record<string, string> = {};
-  for (const { file } of examples) {
-    const caption = results.examples.find((e) => e.file === file)?.captions[name];
-    if (caption === undefined) return null;
-    captions[file] = caption;
-  }
-  return captions;
-}
-
-/**
- * The grid's runs that have no folder here but a finished row in the results at `reportDir` (results committed in
- * another checkout): reused with their example captions, so results.md comes out the same, not trained again. A row
- * of some other run is left to be overwritten, with a line.
- */
-async function keptRuns(
-  grid: CaptionRun[],
-  want: Omit<WantedCaptionRun, 'arch' | 'head'>,
-  budget: RunBudget,
-  examples: ExampleImage[],
-  reportDir: string,
-  log: (line: string) => void,
-): Promise<Map<string, ReportedRun>> {
-  const { path, results } = await readReportedCaptions(reportDir);
-  const kept = new Map<string, ReportedRun>();
-  for (const run of grid) {
-    const row = results?.rows.find((r) => `${r.arch}-${r.head}` === run.name);
-    if (results === undefined || row === undefined || RunFolder.exists(run.dir)) continue;
-    const captions = keptCaptions(results, run.name, examples);
-    const mismatch =
-      captionRowMismatch(row, results, { ...want, arch: run.arch, head: run.head }, budget) ??
-      (captions === null ? "its example images are not this grid's" : null);
-    if (mismatch !== null || captions === null) {
-      log(`${run.dir}: ${path} has a row '${run.name}' of another run (${mismatch}); not reused`);
-      continue;
-    }
-    log(
-      `${run.dir}: no run folder; finished in ${path} (${row.steps} steps, test BLEU-4 ${(100 * row.scores.bleu4).toFixed(1)}), reused`,
-    );
-    kept.set(run.dir, { row, captions });
-  }
-  return kept;
-}
-
-/** Refuses to reuse or resume a folder that holds some other run, naming what differs. */
-async function checkSameRun(run: CaptionRun, want: { preset: string; seed: number }): Promise<void> {
-  const { config: c } = await RunFolder.open(run.dir);
-  refuseOtherRun(
-    run.dir,
-    { task: c.task, arch: c.arch, head: c.head.name, preset: c.preset, seed: c.seed },
-    { task: 'caption', arch: run.arch, head: run.head, ...want },
-  );
-}
-
-/**
- * Trains what the runs still lack, the heads of each architecture side by side (they share the machine's noise),
- * the architectures one after another. Finished runs are left alone and unfinished ones resumed (side-by-side.ts).
- */
-async function trainRuns(
-  runs: CaptionRun[],
-  grid: {
-    archs: string[];
-    dataDir: string;
-    preset: string;
-    seed: number;
-    /** The image cache every trainer reads, built once before they start. */
-    cacheDir: string;
-    trainFlags: string[];
-    budget: RunBudget;
-    out: string;
-    /** Every trainer's thread counts. */
-    env: Record<string, string>;
-    check: (run: CaptionRun) => Promise<void>;
-    log: (line: string) => void;
-  },
-): Promise<void> {
-  for (const arch of grid.archs) {
-    const group = runs.filter((r) => r.arch === arch);
-    await trainSideBySide(
-      group.map((run) => ({
-        dir: run.dir,
-        name: run.name,
-        newRunArgv: [
-          'train',
-          '--task',
-          'caption',
-          '--arch',
-          arch,
-          '--head',
-          run.head,
-          '--data',
-          grid.dataDir,
-          '--preset',
-          grid.preset,
-          '--seed',
-          String(grid.seed),
-          '--image-cache',
-          grid.cacheDir,
-          '--out',
-          run.dir,
-          ...grid.trainFlags,
-        ],
-      })),
-      {
-        budget: grid.budget,
-        label: `${arch} with ${group.map((r) => r.head).join(', ')}`,
-        logsDir: join(grid.out, 'logs'),
-        env: grid.env,
-        check: (r) => grid.check(group.find((run) => run.dir === r.dir)!),
-        log: grid.log,
-      },
-    );
-  }
-}
-
-/**
- * A finished run folder's row and its captions of the example images: exported and the test images captioned
- * (both once per checkpoint and beam), then scored.
- */
-async function scoredRun(
-  run: CaptionRun,
-  ctx: {
-    out: string;
-    test: CaptionDataset['images'];
-    cache: ImageCache;
-    beam: number;
-    /** Training word counts, for the rare-word share. */
-    trainCounts: Map<string, number>;
-    examples: ExampleImage[];
-    log: (line: string) => void;
-  },
-): Promise<ReportedRun> {
-  ctx.log(`${run.name}: test captions, beam ${ctx.beam}`);
-  const ev = await evaluateRun(run.dir, join(ctx.out, 'artifacts', run.name), ctx.test, ctx.cache, ctx.beam);
-  const { config } = await RunFolder.open(run.dir);
-  const last = (await readCheckpointInfo(run.dir, 'last'))!;
-  const row: CaptionRow = {
-    arch: run.arch,
-    head: run.head,
-    preset: config.preset,
-    seed: config.seed,
-    budget: gridBudget({ budgetMinutes: config.maxMinutes, maxEpochs: config.epochs, maxUpdates: config.maxUpdates }),
-    stopKind: stopKindOf(last.state),
-    learnable: ev.learnable,
-    frozen: ev.frozen,
-    epochs: `${last.epoch} (${String(last.state.stopReason ?? 'unfinished')})`,
-    steps: last.step,
-    trainMinutes: Number(last.state.elapsedMs ?? 0) / 60_000,
-    ...(ev.valBleu4 === undefined ? {} : { valBleu4: ev.valBleu4 }),
-    scores: evaluateCaptions(
-      ev.captions,
-      ctx.test.map((im) => im.captions),
-      ctx.trainCounts,
-    ),
-    decodeSeconds: ev.decodeSeconds,
-  };
-  return { row, captions: Object.fromEntries(ctx.examples.map((ex) => [ex.file, ev.captions[ex.index] ?? ''])) };
 }
 
 /**
