@@ -46,7 +46,7 @@ export function reportLayout(report: Report): ReportLayout {
   return {
     title: report.title,
     intro:
-      `${report.runs.length} runs, measured on ${report.created.slice(0, 10)} on ${m.cpu} (${m.cores} cores), Node ${m.node}, ` +
+      `${report.runs.length} run${report.runs.length === 1 ? '' : 's'}, measured on ${report.created.slice(0, 10)} on ${m.cpu} (${m.cores} cores), Node ${m.node}, ` +
       `onnxruntime-node ${m.onnxruntime}. Test translations use beam ${report.settings.beam}; every number below is in report.json.`,
     sections: [
       { id: 'verdicts', title: "The paper's claims here", blocks: verdictSentences(report).map(text) },
