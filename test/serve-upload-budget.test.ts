@@ -72,11 +72,14 @@ function upload(bytes: Buffer, name: string): Promise<Response> {
 }
 
 /** The server's longest event-loop delay since the last scrape, in seconds (prom-client resets it per scrape). */
-async function eventLoopLagMax(): Promise<number> {
+async function eventLoopLag(): Promise<{ p99: number; max: number }> {
   const text = await (await fetch(`${server.url}/metrics`)).text();
-  const m = /^frost_nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(text);
-  assert.ok(m, 'frost_nodejs_eventloop_lag_max_seconds in /metrics');
-  return Number(m[1]);
+  const read = (stat: string) => {
+    const m = new RegExp(`^frost_nodejs_eventloop_lag_${stat}_seconds (\\S+)$`, 'm').exec(text);
+    assert.ok(m, `frost_nodejs_eventloop_lag_${stat}_seconds in /metrics`);
+    return Number(m[1]);
+  };
+  return { p99: read('p99'), max: read('max') };
 }
 
 /** Peak resident set size of a process, in bytes (Linux: VmHWM). */
@@ -89,14 +92,15 @@ function peakRss(pid: number): number {
 /**
  * `/healthz` is timed from this process, which shares two cores with the server and, under `npm
  * test`, with another test file: a probe can wait 100+ ms for a core without the server's loop
- * being blocked. So the server's own event-loop delay (its /metrics) must stay under 100 ms for the
- * whole flood, 95% of probes must answer within 100 ms as seen from here, and every one within a
- * second; before the upload budget, decoding stopped `/healthz` for seconds.
+ * being blocked, and so can the server's loop itself when other work holds both cores. So 99% of
+ * the server's own event-loop delays (its /metrics) must stay under 100 ms for the whole flood and
+ * the longest under a second, and 95% of probes must answer within 100 ms as seen from here and
+ * every one within a second; before the upload budget, decoding stopped `/healthz` for seconds.
  */
 test('32 concurrent 25-megapixel uploads: peak RSS under 1.5 GB, /healthz under 100 ms, only 200 and 503', async (t) => {
   const png = bigPng(5000, 5000);
   assert.ok(png.length < 200_000, `the PNG is small on the wire (${png.length} bytes)`);
-  await eventLoopLagMax(); // a scrape resets the server's lag histogram: the next one covers the flood only
+  await eventLoopLag(); // a scrape resets the server's lag histogram: the next one covers the flood only
   const uploads = Array.from({ length: 32 }, (_, i) => upload(png, `big-${i}.png`));
   let done = false;
   const health: number[] = [];
@@ -119,7 +123,7 @@ test('32 concurrent 25-megapixel uploads: peak RSS under 1.5 GB, /healthz under 
   );
   done = true;
   await probe;
-  const lagMax = await eventLoopLagMax();
+  const lag = await eventLoopLag();
 
   const rss = peakRss(server.child.pid!);
   const statuses = answers.map((a) => a.status);
@@ -139,12 +143,14 @@ test('32 concurrent 25-megapixel uploads: peak RSS under 1.5 GB, /healthz under 
   const count = (s: number) => statuses.filter((x) => x === s).length;
   const mb = (rss / 1024 ** 2).toFixed(0);
   t.diagnostic(
-    `peak RSS ${mb} MB; ${count(200)}×200, ${count(503)}×503; /healthz max ${health.at(-1)!.toFixed(1)} ms, ${health.length} probes; server event-loop lag max ${(lagMax * 1000).toFixed(1)} ms`,
+    `peak RSS ${mb} MB; ${count(200)}×200, ${count(503)}×503; /healthz max ${health.at(-1)!.toFixed(1)} ms, ${health.length} probes; server event-loop lag p99 ${(lag.p99 * 1000).toFixed(1)} ms, max ${(lag.max * 1000).toFixed(1)} ms`,
   );
   const p95 = health[Math.min(health.length - 1, Math.floor(health.length * 0.95))]!;
   const shown = `p95 ${p95.toFixed(0)} ms, max ${health.at(-1)!.toFixed(0)} ms`;
-  // The server's own loop never stalls for 100 ms: every probe it reads is answered within that.
-  assert.ok(lagMax < 0.1, `server event-loop lag max ${(lagMax * 1000).toFixed(0)} ms`);
+  // Decoding never stalls the server's own loop: a blocking decode would hold it for seconds, or for 100+ ms per image.
+  const lagShown = `server event-loop lag p99 ${(lag.p99 * 1000).toFixed(0)} ms, max ${(lag.max * 1000).toFixed(0)} ms`;
+  assert.ok(lag.p99 < 0.1, lagShown);
+  assert.ok(lag.max < 1, lagShown);
   assert.ok(p95 < 100, `/healthz: ${shown}`);
   assert.ok(health.at(-1)! < 1000, `/healthz: ${shown}`);
 });
