@@ -78,6 +78,8 @@ export const captionResultsSchema = z.object({
   preset: z.string(),
   /** The data set's name (the test split the rows were scored on). Absent in results from older frost. */
   data: z.string().optional(),
+  /** The extra `frost train` flags every run was trained with (`--train-flags`). Absent in results from older frost. */
+  trainFlags: z.array(z.string()).optional(),
   rows: z.array(captionRowSchema),
   examples: z.array(exampleRowSchema),
 });

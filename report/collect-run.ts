@@ -11,7 +11,7 @@ import type { RunReport } from './schema.ts';
 import { describeStoppingRule } from './stopping-rule.ts';
 
 export interface CollectRunOptions {
-  /** Beam width of the test translations and the latency runs. @default 5 */
+  /** Beam width of the test translations and the latency runs. @default DEFAULT_TEST_BEAM */
   beam?: number;
   /** Training frequency below which a word is rare. */
   rareThreshold: number;
@@ -22,6 +22,9 @@ export interface CollectRunOptions {
   log?: (line: string) => void;
 }
 
+/** The test translations' beam, as the paper's Table 2 decodes. */
+export const DEFAULT_TEST_BEAM = 5;
+
 /** A run's row of the report, before it is compared with the other runs (baseline, decrease). */
 export type CollectedRun = Omit<RunReport, 'baseline' | 'learnableDecrease' | 'bleuDelta'>;
 
@@ -30,7 +33,7 @@ export type CollectedRun = Omit<RunReport, 'baseline' | 'learnableDecrease' | 'b
  * (cached), times the export, and reads the trained model's parameters and target vectors.
  */
 export async function collectRun(runDir: string, opts: CollectRunOptions): Promise<CollectedRun> {
-  const beam = opts.beam ?? 5;
+  const beam = opts.beam ?? DEFAULT_TEST_BEAM;
   // Language models have no BLEU to report: `frost report` hands them to collectLmReport (collect-lm.ts).
   if ((await RunFolder.open(runDir)).config.task === 'lm')
     throw new Error(`${runDir} is a language-model run: its report is collectLmReport's (report/collect-lm.ts)`);

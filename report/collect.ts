@@ -2,12 +2,12 @@ import { availableParallelism, cpus } from 'node:os';
 import { basename, resolve } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { RARE_WORD_THRESHOLD } from '../core/metrics/word-usage.ts';
-import { type CollectedRun, collectRun } from './collect-run.ts';
+import { type CollectedRun, collectRun, DEFAULT_TEST_BEAM } from './collect-run.ts';
 import { type Report, reportSchema, type RunReport } from './schema.ts';
 
 export interface CollectReportOptions {
   title: string;
-  /** @default 5 */
+  /** @default DEFAULT_TEST_BEAM */
   beam?: number;
   /** @default RARE_WORD_THRESHOLD (100) */
   rareThreshold?: number;
@@ -66,7 +66,7 @@ export function refuseDuplicateNames(runDirs: readonly string[]): void {
 export async function collectReport(runDirs: string[], opts: CollectReportOptions): Promise<Report> {
   if (runDirs.length === 0) throw new Error('a report needs at least one run folder');
   refuseDuplicateNames(runDirs);
-  const beam = opts.beam ?? 5;
+  const beam = opts.beam ?? DEFAULT_TEST_BEAM;
   const rareThreshold = opts.rareThreshold ?? RARE_WORD_THRESHOLD;
   const runs: CollectedRun[] = [];
   for (const dir of runDirs) {

@@ -153,6 +153,11 @@ export const runReportSchema = z.object({
     budgetEpochs: count.nullable().optional(),
     budgetUpdates: count.nullable().optional(),
     /**
+     * The extra `frost train` flags an experiment grid gave the run (`--train-flags`; empty: none), by which a
+     * committed row is told from a run trained otherwise. Absent where no grid recorded them.
+     */
+    trainFlags: z.array(z.string()).optional(),
+    /**
      * Validation BLEU (greedy, lower-cased) after each epoch, from metrics.jsonl: the learning curve
      * (report/convergence.ts). Absent in older reports.
      */

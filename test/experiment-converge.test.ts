@@ -166,12 +166,23 @@ describe('an epoch-capped grid survives being killed', { timeout: 600_000 }, () 
   test("a report row stands for a run only when it is that run, under the grid's budget, finished", async () => {
     const { rows } = await readReportedRuns(join(out, 'report'));
     const row = rows.get('src-tgt-learned')!;
-    const want = { arch: 'rnn-attn', preset: 'tiny', head: 'learned', seed: 1, src: 'src', tgt: 'tgt', beam: 2 };
+    const want = {
+      ...{ arch: 'rnn-attn', preset: 'tiny', head: 'learned', seed: 1, src: 'src', tgt: 'tgt', beam: 2 },
+      trainFlags: '',
+    };
+    assert.deepEqual(row.training.trainFlags, []);
     assert.equal(rowMismatch(row, want, { epochs: EPOCHS }), null);
     assert.match(rowMismatch(row, { ...want, seed: 2 }, { epochs: EPOCHS }) ?? '', /seed=1; this grid wants seed=2/);
     assert.match(rowMismatch(row, want, { epochs: 20 }) ?? '', /epochs=3; this grid wants epochs=20/);
     assert.match(rowMismatch(row, { ...want, beam: 5 }, { epochs: EPOCHS }) ?? '', /beam=2; this grid wants beam=5/);
     assert.match(rowMismatch(row, want, {}) ?? '', /epochs=3; this grid wants epochs=none/);
+    const flags = { ...want, trainFlags: '--lr 0.01' };
+    assert.match(
+      rowMismatch(row, flags, { epochs: EPOCHS }) ?? '',
+      /trainFlags=; this grid wants trainFlags=--lr 0.01/,
+    );
+    const { trainFlags: _flags, ...older } = row.training;
+    assert.match(rowMismatch({ ...row, training: older }, want, { epochs: EPOCHS }) ?? '', /trainFlags=unrecorded/);
     const unrecorded = { ...row, training: { ...row.training, stopKind: null } };
     assert.match(rowMismatch(unrecorded, want, { epochs: EPOCHS }) ?? '', /did not record that it finished/);
     // A torn report would be overwritten and its runs trained again: refused, naming the file.

@@ -106,7 +106,7 @@ registerExperiment({
     const grid = archs.flatMap((arch) =>
       heads.map((head) => ({ arch, head, name: `${arch}-${head}`, dir: join(out, `${arch}-${head}`) })),
     );
-    const want = { preset, seed, data: basename(dataDir), beam };
+    const want = { preset, seed, data: basename(dataDir), beam, trainFlags: trainFlags.join(' ') };
     const kept = await keptRuns(grid, want, budget, examples, reportDir, log);
     const todo = grid.filter((r) => !kept.has(r.dir));
     const check = (run: CaptionRun) => checkSameRun(run, { preset, seed });
@@ -178,6 +178,7 @@ registerExperiment({
       beam,
       preset,
       data: basename(dataDir),
+      trainFlags,
       rows,
       examples: exampleRows,
     };

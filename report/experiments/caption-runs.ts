@@ -10,7 +10,7 @@ import { cachedJson } from '../cache.ts';
 import type { CaptionResults, CaptionRow } from '../caption-results.ts';
 import { type RunBudget, stopKindOf } from '../run-status.ts';
 import { gridBudget } from './grid.ts';
-import { captionRowMismatch, readReportedCaptions, type WantedCaptionRun } from './reported-runs.ts';
+import { captionRowMismatch, keepReportedRuns, readReportedCaptions, type WantedCaptionRun } from './reported-runs.ts';
 import { refuseOtherRun } from './run-identity.ts';
 import { trainSideBySide } from './side-by-side.ts';
 import { runFrost } from './spawn-frost.ts';
@@ -122,8 +122,7 @@ function keptCaptions(results: CaptionResults, name: string, examples: ExampleIm
 
 /**
  * The grid's runs that have no folder here but a finished row in the results at `reportDir` (results committed in
- * another checkout): reused with their example captions, so results.md comes out the same, not trained again. A row
- * of some other run is left to be overwritten, with a line.
+ * another checkout): reused with their example captions, so results.md comes out the same (reported-runs.ts).
  */
 export async function keptRuns(
   grid: CaptionRun[],
@@ -134,24 +133,21 @@ export async function keptRuns(
   log: (line: string) => void,
 ): Promise<Map<string, ReportedRun>> {
   const { path, results } = await readReportedCaptions(reportDir);
-  const kept = new Map<string, ReportedRun>();
-  for (const run of grid) {
-    const row = results?.rows.find((r) => `${r.arch}-${r.head}` === run.name);
-    if (results === undefined || row === undefined || RunFolder.exists(run.dir)) continue;
-    const captions = keptCaptions(results, run.name, examples);
-    const mismatch =
-      captionRowMismatch(row, results, { ...want, arch: run.arch, head: run.head }, budget) ??
-      (captions === null ? "its example images are not this grid's" : null);
-    if (mismatch !== null || captions === null) {
-      log(`${run.dir}: ${path} has a row '${run.name}' of another run (${mismatch}); not reused`);
-      continue;
-    }
-    log(
-      `${run.dir}: no run folder; finished in ${path} (${row.steps} steps, test BLEU-4 ${(100 * row.scores.bleu4).toFixed(1)}), reused`,
-    );
-    kept.set(run.dir, { row, captions });
-  }
-  return kept;
+  return keepReportedRuns<CaptionRun, ReportedRun>(
+    grid,
+    path,
+    (run) => {
+      const row = results?.rows.find((r) => `${r.arch}-${r.head}` === run.name);
+      if (results === undefined || row === undefined) return undefined;
+      const mismatch = captionRowMismatch(row, results, { ...want, arch: run.arch, head: run.head }, budget);
+      if (mismatch !== null) return { mismatch };
+      const captions = keptCaptions(results, run.name, examples);
+      if (captions === null) return { mismatch: "its example images are not this grid's" };
+      const summary = `${row.steps} steps, test BLEU-4 ${(100 * row.scores.bleu4).toFixed(1)}`;
+      return { kept: { row, captions }, summary };
+    },
+    log,
+  );
 }
 
 /** Refuses to reuse or resume a folder that holds some other run, naming what differs. */

@@ -3,15 +3,19 @@ import { headNames, resolveArchConfig } from '../../models/index.ts';
 import { collectReport } from '../collect.ts';
 import { writeReport } from '../write-report.ts';
 import { parsePair, resolveDataSource } from './data-sources.ts';
-import type { CollectedRun } from '../collect-run.ts';
-import { RunFolder } from '../../train/run-folder.ts';
-import { describeBudget, finishedGridRuns, gridBudget, gridRuns, type GridSpec, trainGrid } from './grid.ts';
-import { asCollected, readReportedRuns, rowMismatch } from './reported-runs.ts';
+import { type CollectedRun, DEFAULT_TEST_BEAM } from '../collect-run.ts';
+import {
+  describeBudget,
+  finishedGridRuns,
+  gridBudget,
+  gridRuns,
+  type GridRun,
+  type GridSpec,
+  trainGrid,
+} from './grid.ts';
+import { asCollected, keepReportedRuns, readReportedRuns, rowMismatch } from './reported-runs.ts';
 import { budgetSuffix } from './side-by-side.ts';
 import { type ExperimentOptions, registerExperiment } from './registry.ts';
-
-/** The paper's Table 2 decodes with beam search; collectReport's default. */
-const DEFAULT_BEAM = 5;
 
 const DEFAULTS = {
   arch: 'rnn-attn',
@@ -67,7 +71,7 @@ registerExperiment({
       ...(options.jobs === undefined ? {} : { jobs: options.jobs }),
       log,
     };
-    const beam = options.beam ?? DEFAULT_BEAM;
+    const beam = options.beam ?? DEFAULT_TEST_BEAM;
     const kept = await keptRuns(spec, beam, reportDir, log);
     const skip = new Set(kept.keys());
     const grid = gridRuns(spec);
@@ -91,7 +95,10 @@ registerExperiment({
         log,
       },
     );
-    const written = await writeReport(report, reportDir);
+    // Each row records the flags its run was trained with, so a later checkout reuses it only for the same grid.
+    const trainFlags = options.trainFlags ?? [];
+    const runs = report.runs.map((r) => ({ ...r, training: { ...r.training, trainFlags } }));
+    const written = await writeReport({ ...report, runs }, reportDir);
     log(`report: ${written.html}`);
     return { runDirs: reported.map((r) => r.dir), summary: written.html, report: written };
   },
@@ -99,7 +106,7 @@ registerExperiment({
 
 /**
  * The grid's runs that have no folder here but a finished row in the report at `reportDir` (a report committed in
- * another checkout): reused, not trained again. A row of some other run is left to be overwritten, with a line.
+ * another checkout): reused, not trained again (reported-runs.ts).
  */
 async function keptRuns(
   spec: Omit<GridSpec, 'log'>,
@@ -108,22 +115,25 @@ async function keptRuns(
   log: (line: string) => void,
 ): Promise<Map<string, CollectedRun>> {
   const { path, rows } = await readReportedRuns(reportDir);
-  const kept = new Map<string, CollectedRun>();
   const budget = gridBudget(spec);
-  for (const run of gridRuns(spec)) {
-    const row = rows.get(basename(run.dir));
-    if (row === undefined || RunFolder.exists(run.dir)) continue;
-    const { arch, preset, seed } = spec;
-    const want = { arch, preset, head: run.head, seed, src: run.src, tgt: run.tgt, beam };
-    const mismatch = rowMismatch(row, want, budget);
-    if (mismatch !== null) {
-      log(`${run.dir}: ${path} has a row '${row.id}' of another run (${mismatch}); not reused`);
-      continue;
-    }
-    log(
-      `${run.dir}: no run folder; finished in ${path} (${row.training.epochs} epochs, test BLEU ${row.test.bleu.toFixed(2)}), reused`,
-    );
-    kept.set(run.dir, asCollected(row));
-  }
-  return kept;
+  const { arch, preset, seed, trainFlags = [] } = spec;
+  return keepReportedRuns<GridRun, CollectedRun>(
+    gridRuns(spec),
+    path,
+    (run) => {
+      const row = rows.get(basename(run.dir));
+      if (row === undefined) return undefined;
+      const mismatch = rowMismatch(
+        row,
+        { arch, preset, head: run.head, seed, src: run.src, tgt: run.tgt, beam, trainFlags: trainFlags.join(' ') },
+        budget,
+      );
+      if (mismatch !== null) return { mismatch };
+      return {
+        kept: asCollected(row),
+        summary: `${row.training.epochs} epochs, test BLEU ${row.test.bleu.toFixed(2)}`,
+      };
+    },
+    log,
+  );
 }

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { z } from 'zod';
 import {
   CAPTION_RESULTS_FILE,
@@ -9,6 +9,7 @@ import {
   type CaptionRow,
 } from '../caption-results.ts';
 import type { CollectedRun } from '../collect-run.ts';
+import { RunFolder } from '../../train/run-folder.ts';
 import type { RunBudget } from '../run-status.ts';
 import { REPORT_FILES, reportSchema, type RunReport, type StopKind } from '../schema.ts';
 import { budgetFields, differingFields, type RunField } from './run-identity.ts';
@@ -30,6 +31,8 @@ export interface WantedRun {
   tgt: string;
   /** The test translations' beam: a row decoded with another would not compare with the grid's other rows. */
   beam: number;
+  /** The extra `frost train` flags, space-separated: a row trained with others is another run. */
+  trainFlags: string;
 }
 
 /** The report's path and its rows by run id; no rows when there is no report yet. */
@@ -92,13 +95,19 @@ export function rowMismatch(row: RunReport, want: WantedRun, budget: RunBudget):
   const { training: t } = row;
   const had = { arch: row.arch, preset: row.preset, head: row.head, seed: row.seed, src: row.src, tgt: row.tgt };
   const decoded = { beam: row.test.beam };
-  const ran = { epochs: t.budgetEpochs, updates: t.budgetUpdates, minutes: t.budgetMinutes };
+  const ran = {
+    trainFlags: t.trainFlags?.join(' '),
+    epochs: t.budgetEpochs,
+    updates: t.budgetUpdates,
+    minutes: t.budgetMinutes,
+  };
   return reuseMismatch({ ...had, ...decoded, ...ran }, { ...want, ...budgetFields(budget) }, t.stopKind);
 }
 
 /**
- * A caption-heads run as its grid wants it. The data set (by name) and the beam are the results file's: a row
- * scored on another test split, or decoded with another beam, would not compare with the grid's other rows.
+ * A caption-heads run as its grid wants it. The data set (by name), the beam and the training flags are the results
+ * file's: a row scored on another test split, decoded with another beam or trained otherwise would not compare with
+ * the grid's other rows.
  */
 export interface WantedCaptionRun {
   arch: string;
@@ -107,22 +116,53 @@ export interface WantedCaptionRun {
   seed: number;
   data: string;
   beam: number;
+  /** The extra `frost train` flags, space-separated. */
+  trainFlags: string;
 }
 
 /** Why `row` of `results` cannot stand for the caption run `want` under `budget`, or null when it can. */
 export function captionRowMismatch(
   row: CaptionRow,
-  results: Pick<CaptionResults, 'data' | 'beam'>,
+  results: Pick<CaptionResults, 'data' | 'beam' | 'trainFlags'>,
   want: WantedCaptionRun,
   budget: RunBudget,
 ): string | null {
   const had = { arch: row.arch, head: row.head, preset: row.preset, seed: row.seed };
-  const scored = { data: results.data, beam: results.beam };
+  const scored = { data: results.data, beam: results.beam, trainFlags: results.trainFlags?.join(' ') };
   return reuseMismatch(
     { ...had, ...scored, ...budgetFields(row.budget) },
     { ...want, ...budgetFields(budget) },
     row.stopKind,
   );
+}
+
+/** What a committed row says of a grid run: of another run (what differs), or kept (what to say of it). */
+export type RowVerdict<K> = { mismatch: string } | { kept: K; summary: string };
+
+/**
+ * The runs of `grid` that have no folder here and whose committed row (`judge`; undefined where the file at `path`
+ * has none) stands for them, by folder. A run folder always wins over a row; every reuse is logged, and every row of
+ * another run with what differs, as it will be overwritten.
+ */
+export function keepReportedRuns<R extends { dir: string }, K>(
+  grid: readonly R[],
+  path: string,
+  judge: (run: R) => RowVerdict<K> | undefined,
+  log: (line: string) => void,
+): Map<string, K> {
+  const kept = new Map<string, K>();
+  for (const run of grid) {
+    if (RunFolder.exists(run.dir)) continue;
+    const verdict = judge(run);
+    if (verdict === undefined) continue;
+    if ('mismatch' in verdict) {
+      log(`${run.dir}: ${path} has a row '${basename(run.dir)}' of another run (${verdict.mismatch}); not reused`);
+      continue;
+    }
+    log(`${run.dir}: no run folder; finished in ${path} (${verdict.summary}), reused`);
+    kept.set(run.dir, verdict.kept);
+  }
+  return kept;
 }
 
 /** A row as collectRun gives it: its comparison with a baseline is made again among the new report's runs. */
