@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { CaptionScores } from '../core/metrics/caption-eval.ts';
 import type { RunBudget } from './run-status.ts';
 import { stopKindSchema } from './schema.ts';
+import { formatTimedAt, timedApart } from './timed-apart.ts';
 
 /** The results file beside results.md: every number it shows, and what tells its rows' runs apart. */
 export const CAPTION_RESULTS_FILE = 'results.json';
@@ -57,6 +58,8 @@ export const captionRowSchema = z.object({
   valBleu4: z.number().optional(),
   scores: captionScoresSchema,
   decodeSeconds: z.number().nonnegative(),
+  /** When the test images were captioned (ISO 8601), as `decodeSeconds` depends on that session's machine and load. */
+  decodedAt: z.string().optional(),
 });
 export type CaptionRow = z.infer<typeof captionRowSchema>;
 
@@ -112,6 +115,7 @@ export function formatResults(r: {
     const base = r.rows.find((x) => x.arch === row.arch && x.head === 'learned');
     return base && base !== row ? ` (${(((row.learnable - base.learnable) / base.learnable) * 100).toFixed(1)}%)` : '';
   };
+  const apart = timedApart(r.rows.map((row) => row.decodedAt));
   const lines = [
     `${r.data ?? 'Flickr8k'} test split (${r.testImages} images, 5 references each), ${r.preset} preset, training ${r.budget} per model, beam ${r.beam}. ` +
       'Scores as coco-caption computes them, on its 0-100 scale; vocabulary usage = distinct words in the generated test captions.',
@@ -126,12 +130,18 @@ export function formatResults(r: {
       return `| ${MODEL_NAMES[row.arch] ?? row.arch} | \`${row.head}\` | ${row.learnable.toLocaleString('en')}${relative(row)} | ${pct(s.bleu3)} | ${pct(s.bleu4)} | ${pct(s.rougeL)} | ${(100 * s.ciderD).toFixed(1)} | ${s.vocab.distinctWords} | ${s.vocab.rare ? `${pct(s.vocab.rare.share)}%` : '—'} |`;
     }),
     '',
-    '| model | output layer | epochs | steps | training minutes | best val BLEU-4 (greedy) | test decoding (s) |',
-    '|---|---|---:|---:|---:|---:|---:|',
+    `| model | output layer | epochs | steps | training minutes | best val BLEU-4 (greedy) | test decoding (s) |${apart ? ' decoded (UTC) |' : ''}`,
+    `|---|---|---:|---:|---:|---:|---:|${apart ? '---|' : ''}`,
     ...r.rows.map(
       (row) =>
-        `| ${row.arch} | \`${row.head}\` | ${row.epochs} | ${row.steps} | ${row.trainMinutes.toFixed(1)} | ${row.valBleu4 === undefined ? '—' : row.valBleu4.toFixed(2)} | ${row.decodeSeconds.toFixed(1)} |`,
+        `| ${row.arch} | \`${row.head}\` | ${row.epochs} | ${row.steps} | ${row.trainMinutes.toFixed(1)} | ${row.valBleu4 === undefined ? '—' : row.valBleu4.toFixed(2)} | ${row.decodeSeconds.toFixed(1)} |${apart ? ` ${formatTimedAt(row.decodedAt)} |` : ''}`,
     ),
+    ...(apart
+      ? [
+          '',
+          "Rows taken from an earlier session's results keep that session's decoding time, on its machine and load: compare decoding times only among rows decoded together.",
+        ]
+      : []),
     '',
     "Examples (test images; the first reference caption, then each model's):",
     '',

@@ -10,7 +10,7 @@ import { medianSessionCreateMs } from '../export/size-report.ts';
 import { cachedJson } from './cache.ts';
 import type { CheckpointInfo } from '../train/run-folder.ts';
 import type { TestSet } from './collect-test.ts';
-import { latencySchema, onnxSizeSchema, REPORT_PRECISIONS, type Latency, type OnnxSize } from './schema.ts';
+import { latencySchema, onnxSizeSchema, REPORT_PRECISIONS, type OnnxSize } from './schema.ts';
 
 /**
  * File sizes and speed of an exported model: ONNX bytes (raw and gzipped) and session-creation time
@@ -28,9 +28,10 @@ const LARGE_BATCHES = 3;
 /** One thread: latency of the model itself, comparable between runs measured side by side or not. */
 const LATENCY_THREADS = 1;
 
+// A cached timing without its time is from older frost: timed again, so every row says when it was timed.
 const speedSchema = z.object({
   onnx: z.object({ fp32: onnxSizeSchema, fp16: onnxSizeSchema, int8: onnxSizeSchema }),
-  latency: latencySchema,
+  latency: latencySchema.extend({ timedAt: z.string() }),
 });
 export type Speed = z.infer<typeof speedSchema>;
 
@@ -56,7 +57,7 @@ function median(xs: number[]): number {
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
-async function measureLatency(modelDir: string, set: TestSet, beam: number): Promise<Latency> {
+async function measureLatency(modelDir: string, set: TestSet, beam: number): Promise<Speed['latency']> {
   if (set.sources.length === 0) throw new Error('cannot time decoding: the test set is empty');
   const runtime = await loadModelDir(modelDir, { intraOpNumThreads: LATENCY_THREADS });
   const time = async (texts: string[]) => {
@@ -65,6 +66,7 @@ async function measureLatency(modelDir: string, set: TestSet, beam: number): Pro
     return performance.now() - start;
   };
   const loadAverage = Math.round(loadavg()[0]! * 100) / 100;
+  const timedAt = new Date().toISOString();
   try {
     // The first run pays for allocations and lazy initialisation, not for decoding.
     await time(set.sources.slice(0, 1));
@@ -85,6 +87,7 @@ async function measureLatency(modelDir: string, set: TestSet, beam: number): Pro
       batch64Size: size,
       batch64Batches: batches,
       loadAverage,
+      timedAt,
     };
   } finally {
     await runtime.release();

@@ -55,6 +55,11 @@ export const latencySchema = z.object({
   batch64Batches: z.number().int().positive(),
   /** The machine's 1-minute load average when the timing started: timings taken under load are slower. */
   loadAverage: z.number().nonnegative(),
+  /**
+   * When the timing started (ISO 8601). A grid reuses committed rows with the timing of the session that made them,
+   * on that session's machine and load. Absent in older reports.
+   */
+  timedAt: z.string().optional(),
 });
 export type Latency = z.infer<typeof latencySchema>;
 

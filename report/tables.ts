@@ -12,6 +12,7 @@ import {
   MISSING,
 } from './format.ts';
 import type { Report, RunReport } from './schema.ts';
+import { formatTimedAt, timedApart } from './timed-apart.ts';
 
 /**
  * The report's tables as plain data, rendered by both render-md.ts and render-html.ts so the two
@@ -174,18 +175,20 @@ function filesTable(report: Report): Table {
 }
 
 function latencyTable(report: Report): Table {
+  const apart = timedApart(report.runs.map((r) => r.latency.timedAt));
   return {
     id: 'latency',
     title: 'Decode latency',
-    note: `fp32 model, onnxruntime-node with one intra-op thread, beam ${report.settings.beam}. Batch 1: median over single test sentences; batch 64: median over batches of 64 test sentences. Load: the machine's 1-minute load average when the run was timed (${report.machine.cores} cores); runs timed under different load are not comparable.`,
-    header: ['run', 'batch 1', 'batch 64', 'test BLEU', 'load'],
-    numeric: [false, true, true, true, true],
+    note: `fp32 model, onnxruntime-node with one intra-op thread, beam ${report.settings.beam}. Batch 1: median over single test sentences; batch 64: median over batches of 64 test sentences. Load: the machine's 1-minute load average when the run was timed (${report.machine.cores} cores); runs timed under different load are not comparable.${apart ? " Timed: when the run was timed (UTC); rows a grid took from an earlier session's report keep that session's timing, on its machine, so compare latency only among rows timed together." : ''}`,
+    header: ['run', 'batch 1', 'batch 64', 'test BLEU', 'load', ...(apart ? ['timed'] : [])],
+    numeric: [false, true, true, true, true, ...(apart ? [false] : [])],
     rows: report.runs.map((r, i) => [
       plain(r.id),
       value(report, i, 'latency.batch1Ms', formatMs),
       value(report, i, 'latency.batch64Ms', formatMs),
       value(report, i, 'test.bleu', formatFixed2),
       value(report, i, 'latency.loadAverage', formatFixed2),
+      ...(apart ? [plain(formatTimedAt(r.latency.timedAt))] : []),
     ]),
   };
 }

@@ -215,6 +215,25 @@ describe('rendering', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  test('latency: rows timed in different sessions say when; rows timed together need not', () => {
+    const timed = (at: string[]) =>
+      reportTables({
+        ...report,
+        runs: report.runs.map((r, i) => ({ ...r, latency: { ...r.latency, timedAt: at[i] } })),
+      }).find((t) => t.id === 'latency')!;
+    const together = timed(['2026-11-25T23:45:41Z', '2026-11-26T00:16:02Z', '2026-11-26T00:47:30Z']);
+    assert.deepEqual(together.header, ['run', 'batch 1', 'batch 64', 'test BLEU', 'load']);
+    const apart = timed(['2026-11-25T22:29:05Z', '2026-11-26T01:50:00Z', '2026-11-26T01:52:00Z']);
+    assert.equal(apart.header.at(-1), 'timed');
+    assert.deepEqual(
+      apart.rows.map((r) => r.at(-1)!.text),
+      ['2026-11-25 22:29', '2026-11-26 01:50', '2026-11-26 01:52'],
+    );
+    assert.match(apart.note ?? '', /compare latency only among rows timed together/);
+    // A row from a report of older frost did not record its timing: a dash, and the column stays.
+    assert.equal(timed(['2026-11-25T22:29:05Z']).rows[1]!.at(-1)!.text, '–');
+  });
+
   test('tables: Table 2 has one row per head and one column per pair, a dash where a run is missing', () => {
     const bleu = reportTables(report).find((t) => t.id === 'bleu')!;
     assert.deepEqual(bleu.header, ['head', 'de→en', 'en→de']);

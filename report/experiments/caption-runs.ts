@@ -27,6 +27,8 @@ const evalSchema = z.object({
   valBleu4: z.number().optional(),
   captions: z.array(z.string()),
   decodeSeconds: z.number(),
+  // Required, so a cache from before it was kept is decoded again and every row says when it was decoded.
+  decodedAt: z.string(),
 });
 
 /** Exports a finished run (once per checkpoint) and captions the test images with beam search. */
@@ -51,6 +53,7 @@ async function evaluateRun(
       const spec = runtime.imageSpec;
       if (spec.size !== cache.size)
         throw new Error(`${modelDir}: trained at ${spec.size}², the image cache holds ${cache.size}²`);
+      const decodedAt = new Date().toISOString();
       const t0 = Date.now();
       const captions: string[] = [];
       const plane = 3 * spec.size * spec.size;
@@ -71,6 +74,7 @@ async function evaluateRun(
         ...(card.metrics.valBleu === undefined ? {} : { valBleu4: card.metrics.valBleu }),
         captions,
         decodeSeconds: (Date.now() - t0) / 1000,
+        decodedAt,
       };
     } finally {
       await runtime.release();
@@ -261,6 +265,7 @@ export async function scoredRun(
       ctx.trainCounts,
     ),
     decodeSeconds: ev.decodeSeconds,
+    decodedAt: ev.decodedAt,
   };
   return { row, captions: Object.fromEntries(ctx.examples.map((ex) => [ex.file, ev.captions[ex.index] ?? ''])) };
 }
