@@ -42,12 +42,15 @@ function stopSummary(runs: RunReport[]): string {
 
 const GAIN_WORDS = `${PAPER_CLAIM.maxBleuLoss} validation BLEU in its last ${CONVERGENCE_WINDOW} epochs`;
 
-/** What settled a claim: how its runs converged, in words. */
+/**
+ * What settled a claim: how its runs converged, in words. "These runs": the claim's own, not the report's, of which
+ * others may still be gaining.
+ */
 function settledBy(runs: RunReport[]): string {
   const kinds = new Set(runs.map((r) => convergenceOf(r.training)));
-  if (!kinds.has('flat')) return 'every run stopped by the stopping rule';
-  if (!kinds.has('stopping rule')) return `every run gained under ${GAIN_WORDS}`;
-  return `every run stopped by the stopping rule or gained under ${GAIN_WORDS}`;
+  if (!kinds.has('flat')) return 'each of these runs stopped by the stopping rule';
+  if (!kinds.has('stopping rule')) return `each of these runs gained under ${GAIN_WORDS}`;
+  return `each of these runs stopped by the stopping rule or gained under ${GAIN_WORDS}`;
 }
 
 /**

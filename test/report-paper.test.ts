@@ -164,9 +164,9 @@ describe('Figure 2 and the verdicts', () => {
     assert.equal(bleu!.verdict, 'held');
     assert.match(
       bleu!.sentence,
-      /fixed-l2 de→en \+0\.20, fixed-l2 en→de \+0\.20; every run stopped by the stopping rule\)\.$/,
+      /fixed-l2 de→en \+0\.20, fixed-l2 en→de \+0\.20; each of these runs stopped by the stopping rule\)\.$/,
     );
-    assert.match(norms!.sentence, /; every run stopped by the stopping rule\)\.$/);
+    assert.match(norms!.sentence, /; each of these runs stopped by the stopping rule\)\.$/);
     assert.equal(params!.verdict, 'held', '30% is inside 19–33%');
     assert.equal(norms!.verdict, 'held');
     const behind = claimVerdicts(grid({ bleu: { 'en-de-fixed-l2': 29.4 } }))[0]!;
@@ -200,10 +200,10 @@ describe('Figure 2 and the verdicts', () => {
     assert.equal(bleu!.verdict, 'held');
     assert.match(
       bleu!.sentence,
-      /\(BLEU against learned: fixed-l2 de→en \+0\.20, fixed-l2 en→de \+0\.20; every run gained under 0\.5 validation BLEU in its last 5 epochs\)\.$/,
+      /\(BLEU against learned: fixed-l2 de→en \+0\.20, fixed-l2 en→de \+0\.20; each of these runs gained under 0\.5 validation BLEU in its last 5 epochs\)\.$/,
     );
     assert.equal(norms!.verdict, 'held');
-    assert.match(norms!.sentence, /every run gained under 0\.5 validation BLEU in its last 5 epochs\)\.$/);
+    assert.match(norms!.sentence, /each of these runs gained under 0\.5 validation BLEU in its last 5 epochs\)\.$/);
     // A capped grid still short of the claim's margin is settled the other way too.
     assert.equal(
       claimVerdicts(grid({ training: capped(FLAT), bleu: { 'de-en-fixed-l2': 29 } }))[0]!.verdict,
@@ -250,7 +250,7 @@ describe('Figure 2 and the verdicts', () => {
     assert.equal(bleu!.verdict, 'held');
     assert.match(
       bleu!.sentence,
-      /; every run stopped by the stopping rule or gained under 0\.5 validation BLEU in its last 5 epochs\)\.$/,
+      /; each of these runs stopped by the stopping rule or gained under 0\.5 validation BLEU in its last 5 epochs\)\.$/,
     );
     // Stopped by the rule, the gain does not matter: the rule is final.
     const ruled = grid({ training: { ...capped(GAINING), stopKind: 'plateau' } });
