@@ -130,12 +130,12 @@ describe('frost experiment caption-heads on the toy set', { timeout: 300_000 }, 
   test("a results row stands for a run only when it is that run, under the grid's budget, finished", async () => {
     const { results } = await readReportedCaptions(join(out, 'report'));
     const row = results!.rows[0]!;
-    const trainFlags = '--image-size 32 --min-freq 1 --val-sentences 20';
+    const trainFlags = ['--image-size', '32', '--min-freq', '1', '--val-sentences', '20'];
     const want = { arch: 'show-tell', head: 'learned', preset: 'tiny', seed: 1, data: 'toy', beam: 2, trainFlags };
     const budget = { epochs: 1 };
     assert.equal(captionRowMismatch(row, results!, want, budget), null);
     assert.match(
-      captionRowMismatch(row, results!, { ...want, trainFlags: '--image-size 32' }, budget) ?? '',
+      captionRowMismatch(row, results!, { ...want, trainFlags: ['--image-size', '32'] }, budget) ?? '',
       /trainFlags=--image-size 32 --min-freq 1 --val-sentences 20; this grid wants trainFlags=--image-size 32$/,
     );
     const mismatch = (r: CaptionRow, w: typeof want, b: RunBudget) => captionRowMismatch(r, results!, w, b) ?? '';

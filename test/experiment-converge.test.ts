@@ -168,7 +168,7 @@ describe('an epoch-capped grid survives being killed', { timeout: 600_000 }, () 
     const row = rows.get('src-tgt-learned')!;
     const want = {
       ...{ arch: 'rnn-attn', preset: 'tiny', head: 'learned', seed: 1, src: 'src', tgt: 'tgt', beam: 2 },
-      trainFlags: '',
+      trainFlags: [],
     };
     assert.deepEqual(row.training.trainFlags, []);
     assert.equal(rowMismatch(row, want, { epochs: EPOCHS }), null);
@@ -176,7 +176,7 @@ describe('an epoch-capped grid survives being killed', { timeout: 600_000 }, () 
     assert.match(rowMismatch(row, want, { epochs: 20 }) ?? '', /epochs=3; this grid wants epochs=20/);
     assert.match(rowMismatch(row, { ...want, beam: 5 }, { epochs: EPOCHS }) ?? '', /beam=2; this grid wants beam=5/);
     assert.match(rowMismatch(row, want, {}) ?? '', /epochs=3; this grid wants epochs=none/);
-    const flags = { ...want, trainFlags: '--lr 0.01' };
+    const flags = { ...want, trainFlags: ['--lr', '0.01'] };
     assert.match(
       rowMismatch(row, flags, { epochs: EPOCHS }) ?? '',
       /trainFlags=; this grid wants trainFlags=--lr 0.01/,

@@ -106,7 +106,7 @@ registerExperiment({
     const grid = archs.flatMap((arch) =>
       heads.map((head) => ({ arch, head, name: `${arch}-${head}`, dir: join(out, `${arch}-${head}`) })),
     );
-    const want = { preset, seed, data: basename(dataDir), beam, trainFlags: trainFlags.join(' ') };
+    const want = { preset, seed, data: basename(dataDir), beam, trainFlags };
     const kept = await keptRuns(grid, want, budget, examples, reportDir, log);
     const todo = grid.filter((r) => !kept.has(r.dir));
     const check = (run: CaptionRun) => checkSameRun(run, { preset, seed });

@@ -13,7 +13,7 @@ import {
   type GridSpec,
   trainGrid,
 } from './grid.ts';
-import { asCollected, keepReportedRuns, readReportedRuns, rowMismatch } from './reported-runs.ts';
+import { asCollected, keepReportedRuns, readReportedRuns, rowMismatch, type WantedRun } from './reported-runs.ts';
 import { budgetSuffix } from './side-by-side.ts';
 import { type ExperimentOptions, registerExperiment } from './registry.ts';
 
@@ -56,6 +56,7 @@ registerExperiment({
     if (unknown.length > 0)
       throw new RangeError(`unknown head(s) ${unknown.join(', ')}; known heads: ${headNames().join(', ')}`);
     const reportDir = resolve(options.reportOut ?? join(out, 'report'));
+    const trainFlags = options.trainFlags ?? [];
     const spec = {
       out,
       dataDir: source.dir,
@@ -67,12 +68,12 @@ registerExperiment({
       maxUpdates: options.maxUpdates,
       pairs,
       heads,
-      trainFlags: options.trainFlags,
+      trainFlags,
       ...(options.jobs === undefined ? {} : { jobs: options.jobs }),
       log,
     };
     const beam = options.beam ?? DEFAULT_TEST_BEAM;
-    const kept = await keptRuns(spec, beam, reportDir, log);
+    const kept = await keptRuns(spec, { beam, trainFlags }, reportDir, log);
     const skip = new Set(kept.keys());
     const grid = gridRuns(spec);
     // Only the finished runs are reported, in the grid's order; when training, trainGrid finishes them all.
@@ -96,7 +97,6 @@ registerExperiment({
       },
     );
     // Each row records the flags its run was trained with, so a later checkout reuses it only for the same grid.
-    const trainFlags = options.trainFlags ?? [];
     const runs = report.runs.map((r) => ({ ...r, training: { ...r.training, trainFlags } }));
     const written = await writeReport({ ...report, runs }, reportDir);
     log(`report: ${written.html}`);
@@ -110,13 +110,13 @@ registerExperiment({
  */
 async function keptRuns(
   spec: Omit<GridSpec, 'log'>,
-  beam: number,
+  settings: Pick<WantedRun, 'beam' | 'trainFlags'>,
   reportDir: string,
   log: (line: string) => void,
 ): Promise<Map<string, CollectedRun>> {
   const { path, rows } = await readReportedRuns(reportDir);
   const budget = gridBudget(spec);
-  const { arch, preset, seed, trainFlags = [] } = spec;
+  const { arch, preset, seed } = spec;
   return keepReportedRuns<GridRun, CollectedRun>(
     gridRuns(spec),
     path,
@@ -125,7 +125,7 @@ async function keptRuns(
       if (row === undefined) return undefined;
       const mismatch = rowMismatch(
         row,
-        { arch, preset, head: run.head, seed, src: run.src, tgt: run.tgt, beam, trainFlags: trainFlags.join(' ') },
+        { arch, preset, head: run.head, seed, src: run.src, tgt: run.tgt, ...settings },
         budget,
       );
       if (mismatch !== null) return { mismatch };

@@ -12,7 +12,7 @@ import type { CollectedRun } from '../collect-run.ts';
 import { RunFolder } from '../../train/run-folder.ts';
 import type { RunBudget } from '../run-status.ts';
 import { REPORT_FILES, reportSchema, type RunReport, type StopKind } from '../schema.ts';
-import { budgetFields, differingFields, type RunField } from './run-identity.ts';
+import { budgetFields, differingFields, flagsField, type RunField } from './run-identity.ts';
 
 /**
  * The finished runs a grid's committed report keeps. runs/ is not in git, so a grid that needs several
@@ -31,8 +31,8 @@ export interface WantedRun {
   tgt: string;
   /** The test translations' beam: a row decoded with another would not compare with the grid's other rows. */
   beam: number;
-  /** The extra `frost train` flags, space-separated: a row trained with others is another run. */
-  trainFlags: string;
+  /** The extra `frost train` flags (`--train-flags`): a row trained with others is another run. */
+  trainFlags: readonly string[];
 }
 
 /** The report's path and its rows by run id; no rows when there is no report yet. */
@@ -96,12 +96,13 @@ export function rowMismatch(row: RunReport, want: WantedRun, budget: RunBudget):
   const had = { arch: row.arch, preset: row.preset, head: row.head, seed: row.seed, src: row.src, tgt: row.tgt };
   const decoded = { beam: row.test.beam };
   const ran = {
-    trainFlags: t.trainFlags?.join(' '),
+    trainFlags: flagsField(t.trainFlags),
     epochs: t.budgetEpochs,
     updates: t.budgetUpdates,
     minutes: t.budgetMinutes,
   };
-  return reuseMismatch({ ...had, ...decoded, ...ran }, { ...want, ...budgetFields(budget) }, t.stopKind);
+  const wanted = { ...want, trainFlags: flagsField(want.trainFlags), ...budgetFields(budget) };
+  return reuseMismatch({ ...had, ...decoded, ...ran }, wanted, t.stopKind);
 }
 
 /**
@@ -116,8 +117,8 @@ export interface WantedCaptionRun {
   seed: number;
   data: string;
   beam: number;
-  /** The extra `frost train` flags, space-separated. */
-  trainFlags: string;
+  /** The extra `frost train` flags (`--train-flags`). */
+  trainFlags: readonly string[];
 }
 
 /** Why `row` of `results` cannot stand for the caption run `want` under `budget`, or null when it can. */
@@ -128,10 +129,10 @@ export function captionRowMismatch(
   budget: RunBudget,
 ): string | null {
   const had = { arch: row.arch, head: row.head, preset: row.preset, seed: row.seed };
-  const scored = { data: results.data, beam: results.beam, trainFlags: results.trainFlags?.join(' ') };
+  const scored = { data: results.data, beam: results.beam, trainFlags: flagsField(results.trainFlags) };
   return reuseMismatch(
     { ...had, ...scored, ...budgetFields(row.budget) },
-    { ...want, ...budgetFields(budget) },
+    { ...want, trainFlags: flagsField(want.trainFlags), ...budgetFields(budget) },
     row.stopKind,
   );
 }

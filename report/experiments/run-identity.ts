@@ -8,6 +8,9 @@ import type { RunBudget } from '../run-status.ts';
 /** A field that tells runs apart; undefined where an older report did not record it. */
 export type RunField = string | number | null | undefined;
 
+/** Training flags as runs are compared by them: one field, undefined where a row did not record them. */
+export const flagsField = (flags: readonly string[] | undefined): RunField => flags?.join(' ');
+
 /** The fields of `wanted` that `had` differs in, each side as `key=value` lists; null when none does. */
 export function differingFields(
   had: Record<string, RunField>,
