@@ -163,6 +163,24 @@ describe('an epoch-capped grid survives being killed', { timeout: 600_000 }, () 
     assert.deepEqual(partial.runs, first.runs);
   });
 
+  test("a folder started with other --train-flags is refused, not resumed under the grid's", async () => {
+    const fixed = join(out, 'src-tgt-fixed-l2');
+    const config = JSON.parse(await readFile(join(fixed, 'config.json'), 'utf8')) as { argv?: string[] };
+    // The grid's own arguments, then the budget trainSideBySide gives every run.
+    assert.deepEqual(config.argv?.slice(0, 4), ['--arch', 'rnn-attn', '--head', 'fixed-l2']);
+    assert.deepEqual(config.argv?.slice(-3), ['--epochs', String(EPOCHS), '--quiet']);
+    const metrics = await readFile(join(fixed, 'metrics.jsonl'), 'utf8');
+    const other = await experiment(undefined, HEADS, ['--train-flags', '--lr 0.01']);
+    assert.equal(other.code, 1, other.stderr);
+    assert.match(
+      other.stderr,
+      /src-tgt-fixed-l2 was started with `frost train --arch rnn-attn --head fixed-l2 .*`; this grid starts it with `frost train .* --lr 0\.01`/,
+    );
+    assert.doesNotMatch(other.stderr, /side by side/);
+    assert.ok(!existsSync(join(out, 'src-tgt-learned')), 'nothing started');
+    assert.equal(await readFile(join(fixed, 'metrics.jsonl'), 'utf8'), metrics);
+  });
+
   test("a report row stands for a run only when it is that run, under the grid's budget, finished", async () => {
     const { rows } = await readReportedRuns(join(out, 'report'));
     const row = rows.get('src-tgt-learned')!;

@@ -51,6 +51,12 @@ const common = {
   maxUpdates: z.number().int().positive().optional(),
   /** Save the `last` checkpoint this often inside an epoch too. */
   checkpointMinutes: z.number().positive().default(5),
+  /**
+   * The `frost train` arguments that started the run, as given: how to start it again, and what an experiment grid
+   * checks a folder it would resume against (report/experiments/run-identity.ts). Absent in runs started before it
+   * was recorded, or from code rather than the CLI.
+   */
+  argv: z.array(z.string()).optional(),
 };
 
 /**

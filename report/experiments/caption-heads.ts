@@ -109,19 +109,20 @@ registerExperiment({
     const want = { preset, seed, data: basename(dataDir), beam, trainFlags };
     const kept = await keptRuns(grid, want, budget, examples, reportDir, log);
     const todo = grid.filter((r) => !kept.has(r.dir));
-    const check = (run: CaptionRun) => checkSameRun(run, { preset, seed });
+    // The image cache is built below, once, before the side-by-side trainers would each build it.
+    const cacheDir = captionCacheDir(dataset);
+    const settings = { dataDir, preset, seed, cacheDir, trainFlags };
+    const check = (run: CaptionRun) => checkSameRun(run, settings);
     const finished = options.reportOnly ? new Set((await finishedRuns(todo, budget, check)).map((r) => r.dir)) : null;
     if (finished?.size === 0 && kept.size === 0)
       throw new Error(
         `no run of ${out} has finished yet, and ${join(reportDir, CAPTION_RESULTS_FILE)} keeps none: nothing to report; train the grid first (without --report-only)`,
       );
-    // The image cache is built here once, before the side-by-side trainers would each build it.
-    const cacheDir = captionCacheDir(dataset);
     const cache = await loadImageCache(dataset, { cacheDir, spec: imageSpec(trainFlags) });
     if (finished === null) {
       const gemmThreads = Math.max(1, Math.floor(availableParallelism() / heads.length));
       const env = { FROST_WASM_THREADS: '1', FROST_NATIVE_GEMM_THREADS: String(gemmThreads) };
-      await trainRuns(todo, { archs, dataDir, preset, seed, cacheDir, trainFlags, budget, out, env, check, log });
+      await trainRuns(todo, { ...settings, archs, budget, out, env, check, log });
     }
     // Only the finished runs are reported, in the grid's order; when training, trainSideBySide finishes them all.
     const reported = grid.filter((r) => kept.has(r.dir) || (finished?.has(r.dir) ?? true));

@@ -11,7 +11,7 @@ import type { CaptionResults, CaptionRow } from '../caption-results.ts';
 import { type RunBudget, stopKindOf } from '../run-status.ts';
 import { gridBudget } from './grid.ts';
 import { captionRowMismatch, keepReportedRuns, readReportedCaptions, type WantedCaptionRun } from './reported-runs.ts';
-import { refuseOtherRun } from './run-identity.ts';
+import { refuseOtherArguments, refuseOtherRun } from './run-identity.ts';
 import { trainSideBySide } from './side-by-side.ts';
 import { runFrost } from './spawn-frost.ts';
 
@@ -154,14 +154,34 @@ export async function keptRuns(
   );
 }
 
+/** How the grid starts its runs: the same for each, but for the architecture and head. */
+export interface CaptionGridSettings {
+  dataDir: string;
+  preset: string;
+  seed: number;
+  /** The image cache every trainer reads, built once before they start. */
+  cacheDir: string;
+  trainFlags: readonly string[];
+}
+
+/** The `frost train` arguments that start one of the grid's runs: the grid's settings, then its --train-flags. */
+function newRunArguments(run: CaptionRun, grid: CaptionGridSettings): string[] {
+  return [
+    ...['--task', 'caption', '--arch', run.arch, '--head', run.head, '--data', grid.dataDir],
+    ...['--preset', grid.preset, '--seed', String(grid.seed), '--image-cache', grid.cacheDir, '--out', run.dir],
+    ...grid.trainFlags,
+  ];
+}
+
 /** Refuses to reuse or resume a folder that holds some other run, naming what differs. */
-export async function checkSameRun(run: CaptionRun, want: { preset: string; seed: number }): Promise<void> {
+export async function checkSameRun(run: CaptionRun, grid: CaptionGridSettings): Promise<void> {
   const { config: c } = await RunFolder.open(run.dir);
   refuseOtherRun(
     run.dir,
     { task: c.task, arch: c.arch, head: c.head.name, preset: c.preset, seed: c.seed },
-    { task: 'caption', arch: run.arch, head: run.head, ...want },
+    { task: 'caption', arch: run.arch, head: run.head, preset: grid.preset, seed: grid.seed },
   );
+  refuseOtherArguments(run.dir, c.argv, newRunArguments(run, grid));
 }
 
 /**
@@ -170,14 +190,8 @@ export async function checkSameRun(run: CaptionRun, want: { preset: string; seed
  */
 export async function trainRuns(
   runs: CaptionRun[],
-  grid: {
+  grid: CaptionGridSettings & {
     archs: string[];
-    dataDir: string;
-    preset: string;
-    seed: number;
-    /** The image cache every trainer reads, built once before they start. */
-    cacheDir: string;
-    trainFlags: string[];
     budget: RunBudget;
     out: string;
     /** Every trainer's thread counts. */
@@ -192,26 +206,7 @@ export async function trainRuns(
       group.map((run) => ({
         dir: run.dir,
         name: run.name,
-        newRunArgv: [
-          'train',
-          '--task',
-          'caption',
-          '--arch',
-          arch,
-          '--head',
-          run.head,
-          '--data',
-          grid.dataDir,
-          '--preset',
-          grid.preset,
-          '--seed',
-          String(grid.seed),
-          '--image-cache',
-          grid.cacheDir,
-          '--out',
-          run.dir,
-          ...grid.trainFlags,
-        ],
+        newRunArgv: ['train', ...newRunArguments(run, grid)],
       })),
       {
         budget: grid.budget,

@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { RunFolder } from '../../train/run-folder.ts';
 import type { RunBudget } from '../run-status.ts';
-import { refuseOtherRun } from './run-identity.ts';
+import { refuseOtherArguments, refuseOtherRun } from './run-identity.ts';
 import { checkBudget, finishedRuns, trainSideBySide } from './side-by-side.ts';
 
 export { describeBudget } from './side-by-side.ts';
@@ -85,6 +85,16 @@ async function checkSameRun(run: GridRun, spec: Omit<GridSpec, 'log'>): Promise<
   const want = { arch: spec.arch, preset: spec.preset, head: run.head, seed: spec.seed, src: run.src, tgt: run.tgt };
   const have = { arch: c.arch, preset: c.preset, head: c.head.name, seed: c.seed, src: c.data.src, tgt: c.data.tgt };
   refuseOtherRun(run.dir, have, want);
+  refuseOtherArguments(run.dir, c.argv, newRunArguments(run, spec));
+}
+
+/** The `frost train` arguments that start one of the grid's runs: the grid's settings, then its --train-flags. */
+function newRunArguments(run: GridRun, spec: Omit<GridSpec, 'log'>): string[] {
+  return [
+    ...['--arch', spec.arch, '--head', run.head, '--data', spec.dataDir, '--src', run.src, '--tgt', run.tgt],
+    ...['--preset', spec.preset, '--seed', String(spec.seed), '--out', run.dir],
+    ...(spec.trainFlags ?? []),
+  ];
 }
 
 /**
@@ -113,26 +123,7 @@ export async function trainGrid(spec: GridSpec): Promise<GridRun[]> {
       group.runs.map((run) => ({
         dir: run.dir,
         name: `${run.src}-${run.tgt}-${run.head}`,
-        newRunArgv: [
-          'train',
-          '--arch',
-          spec.arch,
-          '--head',
-          run.head,
-          '--data',
-          spec.dataDir,
-          '--src',
-          run.src,
-          '--tgt',
-          run.tgt,
-          '--preset',
-          spec.preset,
-          '--seed',
-          String(spec.seed),
-          '--out',
-          run.dir,
-          ...(spec.trainFlags ?? []),
-        ],
+        newRunArgv: ['train', ...newRunArguments(run, spec)],
       })),
       {
         budget,

@@ -32,6 +32,46 @@ export function refuseOtherRun(runDir: string, had: Record<string, RunField>, wa
     );
 }
 
+/**
+ * `frost train` flags that say where a run's files are or how long it trains, not which run it is: a moved folder
+ * is the same run, and a grid given a larger budget extends its runs (side-by-side.ts gives every run the budget).
+ */
+const PLACE_AND_BUDGET_FLAGS: ReadonlySet<string> = new Set([
+  '--data',
+  '--out',
+  '--image-cache',
+  '--epochs',
+  '--max-minutes',
+  '--max-updates',
+]);
+
+/** The arguments as runs are compared by them: without PLACE_AND_BUDGET_FLAGS and their values, or `--quiet`. */
+function identityOf(argv: readonly string[]): string {
+  const kept: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    if (PLACE_AND_BUDGET_FLAGS.has(argv[i]!)) i++;
+    else if (argv[i] !== '--quiet') kept.push(argv[i]!);
+  }
+  return kept.join(' ');
+}
+
+/**
+ * Refuses a folder whose run was started with other `frost train` arguments than the grid starts it with: most
+ * often other `--train-flags`, which config.json's settings do not show one by one. `started` is config.json's
+ * `argv`; a run from before it was recorded is not checked.
+ * @throws Error naming the folder and both command lines
+ */
+export function refuseOtherArguments(
+  runDir: string,
+  started: readonly string[] | undefined,
+  gridArgv: readonly string[],
+): void {
+  if (started === undefined || identityOf(started) === identityOf(gridArgv)) return;
+  throw new Error(
+    `${runDir} was started with \`frost train ${started.join(' ')}\`; this grid starts it with \`frost train ${gridArgv.join(' ')}\` (paths and budgets aside): give the grid the run's --train-flags, or choose another --out`,
+  );
+}
+
 /** A budget as runs are compared by it: each kind, null where it has none, undefined where a row did not record it. */
 export function budgetFields(budget: RunBudget | undefined): Record<keyof RunBudget, number | null | undefined> {
   if (budget === undefined) return { epochs: undefined, updates: undefined, minutes: undefined };

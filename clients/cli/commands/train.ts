@@ -108,6 +108,12 @@ function presetsHelp(): string {
     .join('; ');
 }
 
+/** The arguments after `frost train`, as typed: clients/cli/main.ts parses this process's command line. */
+function trainArguments(): string[] {
+  const at = process.argv.indexOf('train', 2);
+  return at < 0 ? [] : process.argv.slice(at + 1);
+}
+
 export function registerTrain(program: Command): void {
   program
     .command('train')
@@ -282,6 +288,7 @@ export function registerTrain(program: Command): void {
         },
         runDir,
       );
+      config.argv = trainArguments();
       if (config.task === 'lm') {
         (await trainLanguageModel(config, runDir, { quiet: flags.quiet })).model.params.dispose();
         return;
