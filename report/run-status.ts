@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
+import { describeIssues } from '../core/zod-issues.ts';
 import { readCheckpointInfo, RunFolder, runPath } from '../train/run-folder.ts';
 import { type StopKind, stopKindSchema } from './schema.ts';
 
@@ -66,9 +67,7 @@ export async function readMetrics(runDir: string): Promise<MetricsLine[]> {
       throw new Error(`${path}:${i + 1}: not JSON (${(err as Error).message})`, { cause: err });
     }
     if (!parsed.success)
-      throw new Error(
-        `${path}:${i + 1}: not a metrics line (${parsed.error.issues.map((x) => `${x.path.join('.')}: ${x.message}`).join('; ')})`,
-      );
+      throw new Error(`${path}:${i + 1}: not a metrics line (${describeIssues(parsed.error.issues)})`);
     return parsed.data;
   });
 }

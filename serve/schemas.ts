@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DEFAULT_MAX_PIXELS, DEFAULT_MAX_SIDE } from '../core/image/sniff.ts';
 import type { SearchOptions } from '../core/decode/types.ts';
+import { describeIssues } from '../core/zod-issues.ts';
 import { HttpError } from './errors.ts';
 
 /** Per-request limits, so one request cannot hold the decoder for minutes. */
@@ -109,10 +110,9 @@ export function translateBodySchema(limits: RequestLimits) {
     });
 }
 
-/** Turns zod issues into one line that names each offending field, e.g. `texts.1: must be a non-empty string`. */
-export function formatIssues(issues: readonly z.core.$ZodIssue[]): string {
-  return issues.map((i) => `${i.path.length ? i.path.join('.') : '(body)'}: ${i.message}`).join('; ');
-}
+/** A request's zod issues as one line naming each offending field, e.g. `texts.1: must be a non-empty string`. */
+export const formatIssues = (issues: readonly z.core.$ZodIssue[]): string =>
+  describeIssues(issues, { whole: '(body)' });
 
 /** Schemas are built once per limits object, not per request. */
 const schemaCache = new WeakMap<RequestLimits, ReturnType<typeof translateBodySchema>>();

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { DEFAULT_IMAGE_SPEC } from '../core/image/preprocess.ts';
 import { imageSpecSchema } from '../core/runtime/model-card.ts';
 import { isSubwordKind, SUBWORD_KINDS } from '../core/subword/subword-spec.ts';
+import { describeIssues } from '../core/zod-issues.ts';
 
 /**
  * Everything a training run was started with, saved as `config.json` in the run folder: resuming,
@@ -263,10 +264,7 @@ export async function readRunConfig(runDir: string): Promise<RunConfig> {
     throw new Error(`${path}: not valid JSON (${(err as Error).message}); the run's config is damaged`, { cause: err });
   }
   const parsed = runConfigSchema.safeParse(json);
-  if (!parsed.success)
-    throw new Error(
-      `${path}: invalid run config: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
-    );
+  if (!parsed.success) throw new Error(`${path}: invalid run config: ${describeIssues(parsed.error.issues)}`);
   return parsed.data;
 }
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { subwordSpecSchema } from '../subword/subword-spec.ts';
 import { paramCountsSchema, specialsSchema, vocabularySchema } from './model-card.ts';
+import { describeIssues } from '../zod-issues.ts';
 
 /**
  * A language model's card (`task: 'lm'`), in the same model-card.json beside its one graph. A
@@ -51,8 +52,7 @@ export function parseLmCard(text: string, where: string): LmCard {
   }
   const parsed = lmCardSchema.safeParse(json);
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
-    throw new Error(`${where}: not a valid language-model card (${issues})`);
+    throw new Error(`${where}: not a valid language-model card (${describeIssues(parsed.error.issues)})`);
   }
   return parsed.data;
 }

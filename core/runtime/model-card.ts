@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { subwordSpecSchema } from '../subword/subword-spec.ts';
+import { describeIssues } from '../zod-issues.ts';
 
 /**
  * The model card: plain JSON beside the ONNX files of an exported model. Everything a runtime needs
@@ -154,8 +155,7 @@ export function parseModelCard(text: string, where: string): ModelCard {
   }
   const parsed = modelCardSchema.safeParse(json);
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
-    throw new Error(`${where}: not a valid model card (${issues})`);
+    throw new Error(`${where}: not a valid model card (${describeIssues(parsed.error.issues)})`);
   }
   return parsed.data;
 }

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { z } from 'zod';
+import { describeIssues } from '../../core/zod-issues.ts';
 import {
   CAPTION_RESULTS_FILE,
   type CaptionResults,
@@ -57,8 +58,7 @@ async function readCommitted<T>(path: string, schema: z.ZodType<T>, what: string
   }
   const parsed = schema.safeParse(data);
   if (!parsed.success) {
-    const issues = parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`);
-    throw new Error(`${path} is not ${what} (${issues.join('; ')}): ${moveAway}`);
+    throw new Error(`${path} is not ${what} (${describeIssues(parsed.error.issues, { max: 3 })}): ${moveAway}`);
   }
   return parsed.data;
 }
