@@ -182,6 +182,21 @@ describe('Figure 2 and the verdicts', () => {
     const budgeted = claimVerdicts(grid({ training: { ...converged, stopKind: 'updates' } }))[0]!;
     assert.equal(budgeted.verdict, 'not settled');
     assert.match(budgeted.sentence, /4 at the update budget/);
+    // Converged runs all short of a strong correlation refute the claim, weakly positive ones too; runs that
+    // disagree leave it open.
+    const weak = grid();
+    for (const [i, r] of weak.runs.filter((x) => x.matrix?.kind === 'learned').entries())
+      r.matrix!.spearman = i * 0.2 - 0.3;
+    const weakNorms = claimVerdicts(weak)[2]!;
+    assert.equal(weakNorms.verdict, 'did not hold');
+    assert.match(
+      weakNorms.sentence,
+      /\(Spearman ρ learned de→en -0\.30, tied de→en -0\.10, learned en→de 0\.10, tied en→de 0\.30;/,
+    );
+    weak.runs.find((r) => r.id === 'en-de-tied')!.matrix!.spearman = 0.6;
+    const mixed = claimVerdicts(weak)[2]!;
+    assert.equal(mixed.verdict, 'not settled');
+    assert.match(mixed.sentence, /\): 1 of 4 runs reach 0\.5\.$/);
     const cappedNorms = claimVerdicts(grid({ training: { ...converged, stopKind: 'epochs' } }))[2]!;
     assert.equal(cappedNorms.verdict, 'not settled', 'a strong correlation before convergence settles nothing');
     const setting = verdictSentences(grid()).at(-1)!;
