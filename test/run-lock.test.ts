@@ -101,12 +101,13 @@ describe('the run folder lock', () => {
     'a holder that has exited but is not yet reaped (a zombie) counts as gone',
     { skip: !existsSync('/proc/self/stat') },
     async () => {
-      // sh starts a child that exits at once, then becomes `sleep`, which never reaps it: a zombie for 10 s.
-      const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 10'], { stdio: ['ignore', 'pipe', 'ignore'] });
+      // sh starts a child, then becomes `sleep`, which never reaps it: a zombie once it exits, for 10 s. The child
+      // outlives the exec, or sh itself may reap it first (as it did once on a loaded machine: no /proc entry).
+      const parent = spawn('sh', ['-c', 'sleep 0.5 & echo $!; exec sleep 10'], { stdio: ['ignore', 'pipe', 'ignore'] });
       try {
         const zombie = Number((await once(parent.stdout, 'data'))[0].toString());
         const stat = () => readFileSync(`/proc/${zombie}/stat`, 'utf8').split(') ')[1]!.split(' ');
-        for (let i = 0; i < 100 && stat()[0] !== 'Z'; i++) await sleep(20);
+        for (let i = 0; i < 250 && stat()[0] !== 'Z'; i++) await sleep(20);
         assert.equal(stat()[0], 'Z');
         assert.ok(processAlive(zombie), 'kill(pid, 0) still finds a zombie');
         const runDir = await newFolder();
