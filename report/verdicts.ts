@@ -102,16 +102,13 @@ function paramsVerdict(report: Report): ClaimVerdict | null {
   };
 }
 
-/** The Spearman ρ from which a norm-frequency correlation counts as strong, as the paper's 0.84 / 0.93 are. */
-const STRONG_RHO = 0.5;
-
 function normVerdict(report: Report): ClaimVerdict | null {
   const learned = report.runs.filter((r) => r.matrix?.kind === 'learned' && r.matrix.spearman !== null);
   if (learned.length === 0) return null;
   const rho = learned.map((r) => r.matrix!.spearman!);
   const settled = learned.every(isConverged);
   // The claim is a strong correlation: converged runs that all fall short of it (weakly positive ones too) refute it.
-  const strong = rho.filter((x) => x >= STRONG_RHO).length;
+  const strong = rho.filter((x) => x >= PAPER_CLAIM.strongNormRho).length;
   const verdict: Verdict = !settled
     ? 'not settled'
     : strong === rho.length
@@ -125,13 +122,13 @@ function normVerdict(report: Report): ClaimVerdict | null {
   const why =
     verdict === 'not settled'
       ? settled
-        ? `: ${strong} of ${rho.length} runs reach ${STRONG_RHO}`
+        ? `: ${strong} of ${rho.length} runs reach ${PAPER_CLAIM.strongNormRho}`
         : `: ${unsettledBecause(learned)}`
       : '';
   return {
     claim: "learned target vectors' norms grow with word frequency",
     verdict,
-    sentence: `Learned target vectors' norms correlate strongly (ρ ≥ ${STRONG_RHO}) with word frequency, as in the paper's ${paper}: ${verdict} (Spearman ρ ${numbers}${basis})${why}.`,
+    sentence: `Learned target vectors' norms correlate strongly (ρ ≥ ${PAPER_CLAIM.strongNormRho}) with word frequency, as in the paper's ${paper}: ${verdict} (Spearman ρ ${numbers}${basis})${why}.`,
   };
 }
 

@@ -23,3 +23,12 @@ test('`max` names the first issues and counts the rest', () => {
   assert.match(line, /^0: .*; 1: .*; 2: [^;]* \(and 2 more\)$/);
   assert.doesNotMatch(describeIssues(bad.error!.issues, { max: 5 }), /more/);
 });
+
+test('`bracketed` names array entries as a file layout does', () => {
+  const layout = z.object({ images: z.array(z.object({ split: z.enum(['train', 'val']) })) });
+  const bad = layout.safeParse({ images: [{ split: 'train' }, { split: 'dev' }] });
+  assert.match(describeIssues(bad.error!.issues, { bracketed: true }), /^images\[1\]\.split: /);
+  assert.match(describeIssues(bad.error!.issues), /^images\.1\.split: /);
+  const top = z.array(z.number()).safeParse([1, 'x']);
+  assert.match(describeIssues(top.error!.issues, { bracketed: true }), /^\[1\]: /);
+});

@@ -16,6 +16,7 @@ import { basename, dirname, extname, join } from 'node:path';
 import { z } from 'zod';
 import { getTokenizer } from '../../core/text/tokenize.ts';
 import { Vocabulary } from '../../core/vocab.ts';
+import { describeIssues } from '../../core/zod-issues.ts';
 
 export type CaptionSplit = 'train' | 'val' | 'test' | 'restval';
 
@@ -92,17 +93,10 @@ async function readJson<T>(path: string, schema: z.ZodType<T>): Promise<T> {
   }
   const parsed = schema.safeParse(json);
   if (!parsed.success) {
-    const issues = parsed.error.issues
-      .slice(0, 3)
-      .map((i) => `${i.path.length ? formatPath(i.path) : '(root)'}: ${i.message}`);
-    const more = parsed.error.issues.length > 3 ? ` (and ${parsed.error.issues.length - 3} more)` : '';
-    throw new Error(`${path}: not the expected layout: ${issues.join('; ')}${more}`);
+    const issues = describeIssues(parsed.error.issues, { max: 3, bracketed: true });
+    throw new Error(`${path}: not the expected layout: ${issues}`);
   }
   return parsed.data;
-}
-
-function formatPath(path: readonly PropertyKey[]): string {
-  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i ? '.' : ''}${String(p)}`)).join('');
 }
 
 const KarpathySentence = z
