@@ -1,10 +1,12 @@
 /**
  * bench/caption-heads.ts's report: the paper's Table 1 layout (one row per model and output layer,
  * BLEU-3, BLEU-4, ROUGE-L, CIDEr-D, vocabulary usage and learnable parameters), then the training
- * each row had, then three test images with every model's caption.
+ * each row had, the paper's claims judged on them (caption-verdicts.ts), then three test images with every model's
+ * caption.
  */
 import { z } from 'zod';
 import type { CaptionScores } from '../core/metrics/caption-eval.ts';
+import { captionVerdictSentences } from './caption-verdicts.ts';
 import type { RunBudget } from './run-status.ts';
 import { stopKindSchema } from './schema.ts';
 import { formatTimedAt, timedApart } from './timed-apart.ts';
@@ -56,6 +58,11 @@ export const captionRowSchema = z.object({
   trainMinutes: z.number().nonnegative(),
   /** Best validation BLEU-4 (greedy, ×100) during training. */
   valBleu4: z.number().optional(),
+  /**
+   * Best validation BLEU-4 of the last epochs minus the best before them (report/convergence.ts): whether a run
+   * stopped at its budget had flattened. Null with too few epochs; absent in results from older frost.
+   */
+  lastGain: z.number().nullable().optional(),
   scores: captionScoresSchema,
   decodeSeconds: z.number().nonnegative(),
   /** When the test images were captioned (ISO 8601), as `decodeSeconds` depends on that session's machine and load. */
@@ -105,6 +112,8 @@ export function formatResults(r: {
   data?: string;
   beam: number;
   preset: string;
+  /** The runs read a frozen pretrained encoder (`--encoder`). @default false */
+  pretrainedEncoder?: boolean;
   testImages: number;
   /** The grid's runs, when more than the rows: the others have not finished (`--report-only`). */
   gridRuns?: number;
@@ -116,6 +125,14 @@ export function formatResults(r: {
     return base && base !== row ? ` (${(((row.learnable - base.learnable) / base.learnable) * 100).toFixed(1)}%)` : '';
   };
   const apart = timedApart(r.rows.map((row) => row.decodedAt));
+  const verdicts = captionVerdictSentences(r.rows, {
+    data: r.data ?? 'Flickr8k',
+    testImages: r.testImages,
+    preset: r.preset,
+    pretrainedEncoder: r.pretrainedEncoder ?? false,
+    budget: r.budget,
+    beam: r.beam,
+  });
   const lines = [
     `${r.data ?? 'Flickr8k'} test split (${r.testImages} images, 5 references each), ${r.preset} preset, training ${r.budget} per model, beam ${r.beam}. ` +
       'Scores as coco-caption computes them, on its 0-100 scale; vocabulary usage = distinct words in the generated test captions.',
@@ -142,6 +159,7 @@ export function formatResults(r: {
           "Rows taken from an earlier session's results keep that session's decoding time, on its machine and load: compare decoding times only among rows decoded together.",
         ]
       : []),
+    ...(verdicts.length === 0 ? [] : ['', "The paper's claims here:", '', ...verdicts.map((v) => `- ${v}`)]),
     '',
     "Examples (test images; the first reference caption, then each model's):",
     '',

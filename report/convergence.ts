@@ -67,7 +67,7 @@ export type Convergence = 'stopping rule' | 'flat' | 'gaining' | 'unknown';
 
 const BUDGET_STOPS = new Set(['epochs', 'updates', 'time']);
 
-export function convergenceOf(training: RunReport['training']): Convergence {
+export function convergenceOf(training: Pick<RunReport['training'], 'stopKind' | 'lastGain'>): Convergence {
   if (training.stopKind === 'plateau') return 'stopping rule';
   const gain = training.lastGain;
   if (!training.stopKind || !BUDGET_STOPS.has(training.stopKind) || gain === null || gain === undefined)

@@ -168,6 +168,7 @@ registerExperiment({
       data: basename(dataDir),
       beam,
       preset,
+      pretrainedEncoder: trainFlags.some((f) => f === '--encoder' || f.startsWith('--encoder=')),
       testImages: test.length,
       gridRuns: grid.length,
       command: `frost experiment caption-heads --data ${options.data} ${flags.join(' ')}`,

@@ -8,7 +8,8 @@ import { type ImageCache, normaliseBatch } from '../../train/data/image-cache.ts
 import { readCheckpointInfo, RunFolder } from '../../train/run-folder.ts';
 import { cachedJson } from '../cache.ts';
 import type { CaptionResults, CaptionRow } from '../caption-results.ts';
-import { type RunBudget, stopKindOf } from '../run-status.ts';
+import { lastGain, validationCurve } from '../convergence.ts';
+import { readMetrics, type RunBudget, stopKindOf } from '../run-status.ts';
 import { gridBudget } from './grid.ts';
 import { captionRowMismatch, keepReportedRuns, readReportedCaptions, type WantedCaptionRun } from './reported-runs.ts';
 import { refuseOtherArguments, refuseOtherRun } from './run-identity.ts';
@@ -254,6 +255,7 @@ export async function scoredRun(
     steps: last.step,
     trainMinutes: Number(last.state.elapsedMs ?? 0) / 60_000,
     ...(ev.valBleu4 === undefined ? {} : { valBleu4: ev.valBleu4 }),
+    lastGain: lastGain(validationCurve(await readMetrics(run.dir), last.step)),
     scores: evaluateCaptions(
       ev.captions,
       ctx.test.map((im) => im.captions),
