@@ -120,8 +120,10 @@ registerExperiment({
       );
     const cache = await loadImageCache(dataset, { cacheDir, spec: imageSpec(trainFlags) });
     if (finished === null) {
-      const gemmThreads = Math.max(1, Math.floor(availableParallelism() / heads.length));
-      const env = { FROST_WASM_THREADS: '1', FROST_NATIVE_GEMM_THREADS: String(gemmThreads) };
+      // The cores shared among the side-by-side heads, unless the caller says how many (other work on the machine).
+      const gemmThreads =
+        process.env.FROST_NATIVE_GEMM_THREADS ?? String(Math.max(1, Math.floor(availableParallelism() / heads.length)));
+      const env = { FROST_WASM_THREADS: '1', FROST_NATIVE_GEMM_THREADS: gemmThreads };
       await trainRuns(todo, { ...settings, archs, budget, out, env, check, log });
     }
     // Only the finished runs are reported, in the grid's order; when training, trainSideBySide finishes them all.
