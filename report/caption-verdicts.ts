@@ -1,10 +1,10 @@
 import { headIsFrozen } from '../models/index.ts';
 import type { CaptionRow } from './caption-results.ts';
-import { decreaseHolds, PAPER_CLAIM } from './claim.ts';
+import { PAPER_CLAIM } from './claim.ts';
 import { CONVERGENCE_WINDOW, convergenceOf } from './convergence.ts';
 import { formatCount, formatFixed2, formatPercent, formatSigned2 } from './format.ts';
 import { PAPER_RESULTS } from './paper/results.ts';
-import type { ClaimVerdict, Verdict } from './verdicts.ts';
+import { type ClaimVerdict, decreaseVerdict, type Verdict } from './verdicts.ts';
 
 /**
  * The captioning claims of the paper frost follows, judged on a caption-heads grid's rows as report/verdicts.ts
@@ -124,15 +124,12 @@ function bleuVerdict(compared: readonly Comparison[]): ClaimVerdict {
 }
 
 function paramsVerdict(compared: readonly Comparison[]): ClaimVerdict {
-  const decrease = (c: Comparison) => (c.learned.learnable - c.fixed.learnable) / c.learned.learnable;
-  const verdict: Verdict = compared.every((c) => decreaseHolds(decrease(c))) ? 'held' : 'did not hold';
-  const { min, max } = PAPER_CLAIM.decrease;
-  const numbers = compared.map((c) => `${who(c.fixed)} ${formatPercent(decrease(c))}`).join(', ');
-  return {
-    claim: `fixed target vectors cut learnable parameters by ${min * 100}–${max * 100}%`,
-    verdict,
-    sentence: `Fixed target vectors cut the learnable parameters by ${min * 100}–${max * 100}%: ${verdict} (${numbers}).`,
-  };
+  return decreaseVerdict(
+    compared.map((c) => ({
+      who: who(c.fixed),
+      decrease: (c.learned.learnable - c.fixed.learnable) / c.learned.learnable,
+    })),
+  );
 }
 
 export function captionClaimVerdicts(rows: readonly CaptionRow[]): ClaimVerdict[] {

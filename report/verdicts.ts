@@ -88,18 +88,22 @@ function bleuVerdict(report: Report): ClaimVerdict | null {
   };
 }
 
-function paramsVerdict(report: Report): ClaimVerdict | null {
-  const frozen = report.runs.filter((r) => headIsFrozen(r.head) && r.learnableDecrease !== null);
-  if (frozen.length === 0) return null;
-  const holds = frozen.every((r) => decreaseHolds(r.learnableDecrease!));
-  const verdict: Verdict = holds ? 'held' : 'did not hold';
+/** The parameter claim on the frozen heads' relative decreases, named by `who`; translation and captioning alike. */
+export function decreaseVerdict(decreases: readonly { who: string; decrease: number }[]): ClaimVerdict {
+  const verdict: Verdict = decreases.every((d) => decreaseHolds(d.decrease)) ? 'held' : 'did not hold';
   const { min, max } = PAPER_CLAIM.decrease;
-  const numbers = frozen.map((r) => `${who(r)} ${formatPercent(r.learnableDecrease)}`).join(', ');
+  const numbers = decreases.map((d) => `${d.who} ${formatPercent(d.decrease)}`).join(', ');
   return {
     claim: `fixed target vectors cut learnable parameters by ${min * 100}–${max * 100}%`,
     verdict,
     sentence: `Fixed target vectors cut the learnable parameters by ${min * 100}–${max * 100}%: ${verdict} (${numbers}).`,
   };
+}
+
+function paramsVerdict(report: Report): ClaimVerdict | null {
+  const frozen = report.runs.filter((r) => headIsFrozen(r.head) && r.learnableDecrease !== null);
+  if (frozen.length === 0) return null;
+  return decreaseVerdict(frozen.map((r) => ({ who: who(r), decrease: r.learnableDecrease! })));
 }
 
 function normVerdict(report: Report): ClaimVerdict | null {
