@@ -84,6 +84,11 @@ describe('caption claims', () => {
     assert.equal(verdictOf(rows, /vocabulary/).verdict, 'did not hold');
     assert.equal(verdictOf(rows, /rare/).verdict, 'did not hold', 'an equal share is not more');
     assert.equal(verdictOf(rows, /parameters/).verdict, 'did not hold');
+    // A larger saving than the paper's range is the claim's saving and more, and is named as such.
+    const more = [row({ head: 'learned' }), row({ head: 'fixed-uniform', learnable: 2_600_000 })];
+    const params = verdictOf(more, /parameters/);
+    assert.equal(params.verdict, 'held');
+    assert.match(params.sentence, /\(show-tell fixed-uniform 35\.0%; show-tell fixed-uniform above the paper's 33%: /);
   });
 
   test('architectures that disagree leave a direction claim open, counting the models that show it', () => {

@@ -91,7 +91,7 @@ describe('frost experiment caption-heads on the toy set', { timeout: 300_000 }, 
     );
     assert.match(
       markdown,
-      /\n- Fixed target vectors cut the learnable parameters by 19–33%: (held|did not hold) \(show-tell fixed-uniform \d+\.\d%\)\./,
+      /\n- Fixed target vectors cut the learnable parameters by at least 19% \(the paper: 19–33%\): (held|did not hold) \(show-tell fixed-uniform \d+\.\d%/,
     );
   });
 

@@ -172,6 +172,23 @@ describe('Figure 2 and the verdicts', () => {
     const behind = claimVerdicts(grid({ bleu: { 'en-de-fixed-l2': 29.4 } }))[0]!;
     assert.equal(behind.verdict, 'did not hold');
     assert.match(behind.sentence, /fixed-l2 en→de -0\.60/);
+    // A converged frozen head behind by more than the margin refutes the claim while another run still gains.
+    const refuted = claimVerdicts(
+      grid({
+        training: capped(FLAT),
+        trainingOf: { 'de-en-fixed-l2': capped(GAINING) },
+        bleu: { 'en-de-fixed-l2': 29.4 },
+      }),
+    )[0]!;
+    assert.equal(refuted.verdict, 'did not hold');
+    assert.match(
+      refuted.sentence,
+      /\): fixed-l2 en→de converged more than 0\.5 behind; fixed-l2 de→en gained 1\.12 validation BLEU in its last 5 epochs\.$/,
+    );
+    // Behind but still gaining: open, not refuted.
+    const gainingBehind = grid({ training: capped(FLAT), trainingOf: { 'en-de-fixed-l2': capped(GAINING) } });
+    gainingBehind.runs.find((r) => r.id === 'en-de-fixed-l2')!.bleuDelta = -0.6;
+    assert.equal(claimVerdicts(gainingBehind)[0]!.verdict, 'not settled');
     // Runs without a validation curve (reports from before curves were kept) read as they always did.
     const cappedRuns = claimVerdicts(grid({ training: { ...converged, stopKind: 'epochs' } }))[0]!;
     assert.equal(cappedRuns.verdict, 'not settled');
