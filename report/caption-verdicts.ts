@@ -1,16 +1,17 @@
 import { headIsFrozen } from '../models/index.ts';
 import type { CaptionRow } from './caption-results.ts';
-import { PAPER_CLAIM } from './claim.ts';
-import { CONVERGENCE_WINDOW, convergenceOf } from './convergence.ts';
-import { formatCount, formatFixed2, formatPercent, formatSigned2 } from './format.ts';
+import { bleuHolds, PAPER_CLAIM } from './claim.ts';
+import { convergenceOf, isConverged } from './convergence.ts';
+import { formatCount, formatPercent, formatSigned2 } from './format.ts';
 import { PAPER_RESULTS } from './paper/results.ts';
-import { type ClaimVerdict, decreaseVerdict, type Verdict } from './verdicts.ts';
+import { type ClaimVerdict, decreaseVerdict, gainingClause, marginVerdict, type Verdict } from './verdicts.ts';
 
 /**
  * The captioning claims of the paper frost follows, judged on a caption-heads grid's rows as report/verdicts.ts
- * judges the translation ones: held, did not hold, or not settled, with the numbers. A score claim is settled only
- * by runs that converged (the stopping rule, or a budget stop after a flat validation curve); runs still gaining
- * are named with their gain. Then where frost's setting differs from the paper's.
+ * judges the translation ones and with the same rules: held, did not hold, or not settled, with the numbers. A score
+ * claim is settled only by runs that converged (the stopping rule, or a budget stop after a flat validation curve),
+ * or refuted by a converged comparison beyond the margin; runs still gaining are named with their gain. Then where
+ * frost's setting differs from the paper's.
  */
 
 /** A frozen head's row beside the `learned` row of the same architecture. */
@@ -28,34 +29,26 @@ function comparisons(rows: readonly CaptionRow[]): Comparison[] {
   });
 }
 
-const converged = (r: CaptionRow) => {
-  const c = convergenceOf({ stopKind: r.stopKind ?? null, lastGain: r.lastGain ?? null });
-  return c === 'stopping rule' || c === 'flat';
-};
+const converged = (r: CaptionRow) => isConverged({ training: r });
 
 /** Why the runs behind a claim leave it open, or null when each of them converged. */
 function unsettled(compared: readonly Comparison[]): string | null {
   const runs = [...new Set(compared.flatMap((c) => [c.learned, c.fixed]))];
   const open = runs.filter((r) => !converged(r));
   if (open.length === 0) return null;
-  const gaining = open.filter((r) => typeof r.lastGain === 'number');
-  const reasons = [
+  const gaining = open.filter((r) => convergenceOf(r) === 'gaining');
+  const unknown = open.filter((r) => !gaining.includes(r));
+  return [
     ...(gaining.length > 0
       ? [
-          `${gaining.map((r) => `${who(r)} gained ${formatFixed2(r.lastGain)}`).join(', ')} validation BLEU-4 in ` +
-            `${gaining.length === 1 ? 'its' : 'their'} last ${CONVERGENCE_WINDOW} epochs`,
+          gainingClause(
+            gaining.map((r) => ({ who: who(r), gain: r.lastGain })),
+            'BLEU-4',
+          ),
         ]
       : []),
-    ...(gaining.length < open.length
-      ? [
-          `${open
-            .filter((r) => !gaining.includes(r))
-            .map(who)
-            .join(', ')} without a validation curve long enough to judge`,
-        ]
-      : []),
-  ];
-  return reasons.join('; ');
+    ...(unknown.length > 0 ? [`${unknown.map(who).join(', ')} without a validation curve long enough to judge`] : []),
+  ].join('; ');
 }
 
 /**
@@ -110,16 +103,19 @@ function rareWordVerdict(compared: readonly Comparison[]): ClaimVerdict | null {
 
 function bleuVerdict(compared: readonly Comparison[]): ClaimVerdict {
   const delta = (c: Comparison) => 100 * (c.fixed.scores.bleu4 - c.learned.scores.bleu4);
-  const open = unsettled(compared);
-  const holds = compared.every((c) => delta(c) >= -PAPER_CLAIM.maxBleuLoss);
-  const verdict: Verdict = open !== null ? 'not settled' : holds ? 'held' : 'did not hold';
+  const refuting = compared.filter((c) => !bleuHolds(delta(c)) && converged(c.fixed) && converged(c.learned));
+  const { verdict, why } = marginVerdict({
+    refuting: refuting.map((c) => who(c.fixed)),
+    holds: compared.every((c) => bleuHolds(delta(c))),
+    open: unsettled(compared),
+  });
   const numbers = compared.map((c) => `${who(c.fixed)} ${formatSigned2(delta(c))}`).join(', ');
   return {
     claim: `fixed target vectors lose at most ${PAPER_CLAIM.maxBleuLoss} BLEU-4 against learned ones`,
     verdict,
     sentence:
       `Fixed target vectors lose at most ${PAPER_CLAIM.maxBleuLoss} test BLEU-4 against learned ones: ${verdict} ` +
-      `(BLEU-4 against learned: ${numbers})${open === null ? '' : `: ${open}`}.`,
+      `(BLEU-4 against learned: ${numbers})${why}.`,
   };
 }
 

@@ -5,8 +5,8 @@ import type { Cell, Table } from './tables.ts';
 
 /**
  * The claim of the paper frost follows, as the report checks it: a frozen output layer is within
- * about 0.5 BLEU of the learned one (or better) and has 19–33% fewer learnable parameters; learned target vectors'
- * norms grow with word frequency.
+ * about 0.5 BLEU of the learned one (or better) and has 19–33% fewer learnable parameters (at least 19%: see
+ * decreaseReaches); learned target vectors' norms grow with word frequency.
  */
 export const PAPER_CLAIM = {
   /** How much BLEU a frozen head may lose against `learned` and still match the claim. */
@@ -23,7 +23,7 @@ export function bleuHolds(delta: number): boolean {
 // Rounded to 0.1% as the table shows it, so a run shown as "19.0%" is not called outside 19–33%.
 const shownDecrease = (decrease: number) => Math.round(decrease * 1000) / 1000;
 
-/** Whether a decrease is inside the paper's range (the claim table's column). */
+/** Whether a decrease is inside the paper's range, as its models saved; above it names a larger saving. */
 export function decreaseHolds(decrease: number): boolean {
   const shown = shownDecrease(decrease);
   return shown >= PAPER_CLAIM.decrease.min && shown <= PAPER_CLAIM.decrease.max;
@@ -50,21 +50,21 @@ export function claimTable(report: Report): Table | null {
       { text: formatSigned2(r.bleuDelta), path: `runs.${i}.bleuDelta` },
       yes(bleuHolds(r.bleuDelta)),
       { text: formatPercent(r.learnableDecrease), path: `runs.${i}.learnableDecrease` },
-      yes(decreaseHolds(r.learnableDecrease)),
+      yes(decreaseReaches(r.learnableDecrease)),
     ]);
   });
   if (rows.length === 0) return null;
   return {
     id: 'claim',
     title: "The paper's claim on this machine",
-    note: `Frozen output layers: test BLEU within ${PAPER_CLAIM.maxBleuLoss} of the learned head (or better), and ${PAPER_CLAIM.decrease.min * 100}–${PAPER_CLAIM.decrease.max * 100}% fewer learnable parameters. Equal training budgets compare models at the same cost, not at convergence.`,
+    note: `Frozen output layers: test BLEU within ${PAPER_CLAIM.maxBleuLoss} of the learned head (or better), and at least ${PAPER_CLAIM.decrease.min * 100}% fewer learnable parameters (the paper: ${PAPER_CLAIM.decrease.min * 100}–${PAPER_CLAIM.decrease.max * 100}%). Equal training budgets compare models at the same cost, not at convergence.`,
     header: [
       'run',
       'baseline',
       'BLEU vs learned',
       `within ${PAPER_CLAIM.maxBleuLoss}`,
       'fewer learnable',
-      `in ${PAPER_CLAIM.decrease.min * 100}–${PAPER_CLAIM.decrease.max * 100}%`,
+      `at least ${PAPER_CLAIM.decrease.min * 100}%`,
     ],
     numeric: [false, false, true, false, true, false],
     rows,

@@ -67,7 +67,10 @@ export type Convergence = 'stopping rule' | 'flat' | 'gaining' | 'unknown';
 
 const BUDGET_STOPS = new Set(['epochs', 'updates', 'time']);
 
-export function convergenceOf(training: Pick<RunReport['training'], 'stopKind' | 'lastGain'>): Convergence {
+/** What convergence reads of a run's training: a report's run record, or a caption-heads row. */
+export type TrainingEnd = Pick<RunReport['training'], 'stopKind' | 'lastGain'>;
+
+export function convergenceOf(training: TrainingEnd): Convergence {
   if (training.stopKind === 'plateau') return 'stopping rule';
   const gain = training.lastGain;
   if (!training.stopKind || !BUDGET_STOPS.has(training.stopKind) || gain === null || gain === undefined)
@@ -75,7 +78,7 @@ export function convergenceOf(training: Pick<RunReport['training'], 'stopKind' |
   return gain < PAPER_CLAIM.maxBleuLoss ? 'flat' : 'gaining';
 }
 
-export const isConverged = (r: Pick<RunReport, 'training'>): boolean => {
+export const isConverged = (r: { training: TrainingEnd }): boolean => {
   const c = convergenceOf(r.training);
   return c === 'stopping rule' || c === 'flat';
 };

@@ -53,6 +53,29 @@ function settledBy(runs: RunReport[]): string {
   return `each of these runs stopped by the stopping rule or gained under ${GAIN_WORDS}`;
 }
 
+/** "a gained 1.12, b gained 0.60 validation BLEU in their last 5 epochs": the runs an open claim waits for. */
+export function gainingClause(gaining: readonly { who: string; gain: number | null | undefined }[], metric: string) {
+  const gains = gaining.map((g) => `${g.who} gained ${formatFixed2(g.gain)}`).join(', ');
+  return `${gains} validation ${metric} in ${gaining.length === 1 ? 'its' : 'their'} last ${CONVERGENCE_WINDOW} epochs`;
+}
+
+/**
+ * A claim that a frozen head loses at most the margin, from its comparisons: one that converged (with its
+ * baseline) beyond the margin refutes it whatever runs still gain; otherwise it is open while any run gains (`open`
+ * says why), and settled by all of them when none does.
+ */
+export function marginVerdict(o: { refuting: readonly string[]; holds: boolean; open: string | null }): {
+  verdict: Verdict;
+  why: string;
+} {
+  if (o.refuting.length > 0) {
+    const behind = `${o.refuting.join(', ')} converged more than ${PAPER_CLAIM.maxBleuLoss} behind`;
+    return { verdict: 'did not hold', why: o.open === null ? '' : `: ${behind}; ${o.open}` };
+  }
+  if (o.open !== null) return { verdict: 'not settled', why: `: ${o.open}` };
+  return { verdict: o.holds ? 'held' : 'did not hold', why: '' };
+}
+
 /**
  * Why a claim is not settled: the runs still gaining at their cap or budget, with their gain, and for runs
  * without a curve to judge (reports from before curves were kept) how they stopped, as before.
@@ -61,12 +84,13 @@ function unsettledBecause(runs: RunReport[]): string {
   const open = runs.filter((r) => !isConverged(r));
   const gaining = open.filter((r) => convergenceOf(r.training) === 'gaining');
   const reasons: string[] = [];
-  if (gaining.length > 0) {
-    const gains = gaining.map((r) => `${who(r)} gained ${formatFixed2(r.training.lastGain)}`).join(', ');
+  if (gaining.length > 0)
     reasons.push(
-      `${gains} validation BLEU in ${gaining.length === 1 ? 'its' : 'their'} last ${CONVERGENCE_WINDOW} epochs`,
+      gainingClause(
+        gaining.map((r) => ({ who: who(r), gain: r.training.lastGain })),
+        'BLEU',
+      ),
     );
-  }
   if (gaining.length < open.length) reasons.push(`not every run stopped by the stopping rule (${stopSummary(runs)})`);
   return reasons.join('; ');
 }
@@ -76,23 +100,18 @@ function bleuVerdict(report: Report): ClaimVerdict | null {
   if (frozen.length === 0) return null;
   const baselineOf = (r: RunReport) => report.runs.find((b) => b.id === r.baseline);
   const involved = report.runs.filter((r) => frozen.includes(r) || frozen.some((f) => f.baseline === r.id));
-  // A frozen head that converged, beside a converged baseline, more than the margin behind refutes the claim
-  // whatever the runs still gaining do.
   const refuting = frozen.filter((r) => {
     const baseline = baselineOf(r);
     return !bleuHolds(r.bleuDelta!) && isConverged(r) && baseline !== undefined && isConverged(baseline);
   });
-  const holds = frozen.every((r) => bleuHolds(r.bleuDelta!));
   const settled = involved.every(isConverged);
-  const verdict: Verdict =
-    refuting.length > 0 ? 'did not hold' : !settled ? 'not settled' : holds ? 'held' : 'did not hold';
+  const { verdict, why } = marginVerdict({
+    refuting: refuting.map(who),
+    holds: frozen.every((r) => bleuHolds(r.bleuDelta!)),
+    open: settled ? null : unsettledBecause(involved),
+  });
   const numbers = frozen.map((r) => `${who(r)} ${formatSigned2(r.bleuDelta)}`).join(', ');
   const basis = settled ? `; ${settledBy(involved)}` : '';
-  const why = settled
-    ? ''
-    : refuting.length > 0
-      ? `: ${refuting.map(who).join(', ')} converged more than ${PAPER_CLAIM.maxBleuLoss} behind; ${unsettledBecause(involved)}`
-      : `: ${unsettledBecause(involved)}`;
   return {
     claim: `fixed target vectors lose at most ${PAPER_CLAIM.maxBleuLoss} BLEU against learned ones`,
     verdict,

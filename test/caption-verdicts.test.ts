@@ -120,6 +120,20 @@ describe('caption claims', () => {
       verdictOf(noCurve, /BLEU-4/).sentence,
       /not settled .*: show-tell learned without a validation curve long enough to judge\.$/,
     );
+    // One architecture converged 1 BLEU-4 behind refutes the BLEU claim while the other still gains.
+    const refuted = [
+      row({ head: 'learned', bleu4: 0.2 }),
+      row({ head: 'fixed-uniform', bleu4: 0.19 }),
+      row({ arch: 'show-attend-tell', head: 'learned', lastGain: 0.9 }),
+      row({ arch: 'show-attend-tell', head: 'fixed-uniform' }),
+    ];
+    const bleu = verdictOf(refuted, /BLEU-4/);
+    assert.equal(bleu.verdict, 'did not hold');
+    assert.match(
+      bleu.sentence,
+      /\): show-tell fixed-uniform converged more than 0\.5 behind; show-attend-tell learned gained 0\.90 validation BLEU-4 in its last 5 epochs\.$/,
+    );
+    assert.equal(verdictOf(refuted, /vocabulary/).verdict, 'not settled', 'a direction claim waits for every run');
     const byRule = [row({ head: 'learned', stopKind: 'plateau', lastGain: 2 }), row({ head: 'fixed-uniform' })];
     assert.equal(verdictOf(byRule, /BLEU-4/).verdict, 'held', 'the stopping rule settles a run whatever its gain');
   });
