@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import type { CaptionResults, CaptionRow } from '../report/caption-results.ts';
+import { imageSpec } from '../report/experiments/caption-heads.ts';
 import { captionRowMismatch, readReportedCaptions } from '../report/experiments/reported-runs.ts';
 import type { RunBudget } from '../report/run-status.ts';
 
@@ -138,6 +139,22 @@ describe('frost experiment caption-heads on the toy set', { timeout: 300_000 }, 
     );
   });
 
+  test('--jobs queues the runs the grid lacks across architectures, the finished ones reused', async () => {
+    const grid = 'show-tell,show-attend-tell';
+    const { stderr } = await run(process.execPath, argv(grid, ['--jobs', '1']), { cwd: ROOT, timeout: 240_000 });
+    // One queue, not one group per architecture: both show-attend-tell heads, one at a time.
+    assert.match(stderr, /training show-attend-tell-learned, show-attend-tell-fixed-uniform 1 at a time/);
+    assert.match(stderr, /FROST_NATIVE_GEMM_THREADS=\d+/);
+    assert.match(stderr, /show-tell-fixed-uniform: finished \(reached 1 epochs\), reused/);
+    assert.doesNotMatch(stderr, /training [^\n]*show-tell-fixed-uniform/, 'a finished run is not trained again');
+    const full = await readResults();
+    assert.deepEqual(
+      full.rows.map((r) => `${r.arch}-${r.head}`),
+      ['show-tell-learned', 'show-tell-fixed-uniform', 'show-attend-tell-learned', 'show-attend-tell-fixed-uniform'],
+    );
+    assert.deepEqual(full.rows.slice(0, 2), first.rows);
+  });
+
   test("a results row stands for a run only when it is that run, under the grid's budget, finished", async () => {
     const { results } = await readReportedCaptions(join(out, 'report'));
     const row = results!.rows[0]!;
@@ -165,4 +182,14 @@ describe('frost experiment caption-heads on the toy set', { timeout: 300_000 }, 
     await writeFile(join(torn, 'results.json'), '{"rows": 3}');
     await assert.rejects(readReportedCaptions(torn), /torn\/results\.json is not caption-heads results \(/);
   });
+});
+
+// The image cache the grid builds must be the one its trainers read, whichever way the flag is spelt.
+test("the grid's image size is read from --train-flags as frost train reads it", () => {
+  assert.equal(imageSpec(['--val-sentences', '500']).size, imageSpec([]).size);
+  assert.equal(imageSpec(['--image-size', '32', '--min-freq', '1']).size, 32);
+  assert.equal(imageSpec(['--image-size=48']).size, 48);
+  assert.equal(imageSpec(['--image-size', '32', '--image-size=40']).size, 40, 'the last one wins');
+  assert.throws(() => imageSpec(['--image-size', 'big']), /--image-size must be a positive integer, got 'big'/);
+  assert.throws(() => imageSpec(['--image-size']), /got ''/);
 });

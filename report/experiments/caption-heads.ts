@@ -48,10 +48,21 @@ async function captionDataDir(data: string, out: string): Promise<string> {
   return dir;
 }
 
-/** The image spec the runs train with: `--image-size N` among the train flags, else the default (as `frost train`). */
-function imageSpec(trainFlags: string[]): ImageSpec {
-  const at = trainFlags.indexOf('--image-size');
-  return at >= 0 ? { ...DEFAULT_IMAGE_SPEC, size: Number(trainFlags[at + 1]) } : DEFAULT_IMAGE_SPEC;
+/**
+ * The image spec the runs train with: `--image-size N` (or `=N`) among the train flags, else the default, as
+ * `frost train` reads them: the last one given wins.
+ */
+export function imageSpec(trainFlags: readonly string[]): ImageSpec {
+  let size: string | undefined;
+  trainFlags.forEach((flag, i) => {
+    if (flag === '--image-size') size = trainFlags[i + 1] ?? '';
+    else if (flag.startsWith('--image-size=')) size = flag.slice('--image-size='.length);
+  });
+  if (size === undefined) return DEFAULT_IMAGE_SPEC;
+  const n = Number(size);
+  if (!Number.isInteger(n) || n <= 0)
+    throw new RangeError(`--train-flags: --image-size must be a positive integer, got '${size}'`);
+  return { ...DEFAULT_IMAGE_SPEC, size: n };
 }
 
 /**
@@ -83,8 +94,6 @@ registerExperiment({
       resolveArchConfig(arch, preset);
       if (getArch(arch).inputKind !== 'image') throw new Error(`'${arch}' is not a captioning architecture`);
     }
-    if (options.jobs !== undefined)
-      throw new RangeError('caption-heads trains the heads of each architecture side by side; --jobs is for mt-heads');
     const heads = options.heads ?? DEFAULTS.heads;
     const unknown = heads.filter((h) => !headNames().includes(h));
     if (heads.length === 0 || unknown.length > 0)
@@ -120,11 +129,21 @@ registerExperiment({
       );
     const cache = await loadImageCache(dataset, { cacheDir, spec: imageSpec(trainFlags) });
     if (finished === null) {
-      // The cores shared among the side-by-side heads, unless the caller says how many (other work on the machine).
+      // The cores shared among the trainers at once, unless the caller says how many (other work on the machine).
+      const together = options.jobs ?? heads.length;
       const gemmThreads =
-        process.env.FROST_NATIVE_GEMM_THREADS ?? String(Math.max(1, Math.floor(availableParallelism() / heads.length)));
+        process.env.FROST_NATIVE_GEMM_THREADS ?? String(Math.max(1, Math.floor(availableParallelism() / together)));
       const env = { FROST_WASM_THREADS: '1', FROST_NATIVE_GEMM_THREADS: gemmThreads };
-      await trainRuns(todo, { ...settings, archs, budget, out, env, check, log });
+      await trainRuns(todo, {
+        ...settings,
+        archs,
+        budget,
+        out,
+        env,
+        ...(options.jobs === undefined ? {} : { jobs: options.jobs }),
+        check,
+        log,
+      });
     }
     // Only the finished runs are reported, in the grid's order; when training, trainSideBySide finishes them all.
     const reported = grid.filter((r) => kept.has(r.dir) || (finished?.has(r.dir) ?? true));

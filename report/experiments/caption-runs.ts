@@ -187,7 +187,9 @@ export async function checkSameRun(run: CaptionRun, grid: CaptionGridSettings): 
 
 /**
  * Trains what the runs still lack, the heads of each architecture side by side (they share the machine's noise),
- * the architectures one after another. Finished runs are left alone and unfinished ones resumed (side-by-side.ts).
+ * the architectures one after another; or, with `jobs`, the whole grid `jobs` runs at a time, so that a core freed
+ * by a quick architecture's runs goes to a slow one's. Finished runs are left alone and unfinished ones resumed
+ * (side-by-side.ts).
  */
 export async function trainRuns(
   runs: CaptionRun[],
@@ -197,12 +199,14 @@ export async function trainRuns(
     out: string;
     /** Every trainer's thread counts. */
     env: Record<string, string>;
+    /** At most this many runs training at once, queued across architectures. @default each architecture's heads */
+    jobs?: number;
     check: (run: CaptionRun) => Promise<void>;
     log: (line: string) => void;
   },
 ): Promise<void> {
-  for (const arch of grid.archs) {
-    const group = runs.filter((r) => r.arch === arch);
+  const groups = grid.jobs === undefined ? grid.archs.map((arch) => runs.filter((r) => r.arch === arch)) : [runs];
+  for (const group of groups) {
     await trainSideBySide(
       group.map((run) => ({
         dir: run.dir,
@@ -211,9 +215,9 @@ export async function trainRuns(
       })),
       {
         budget: grid.budget,
-        label: `${arch} with ${group.map((r) => r.head).join(', ')}`,
         logsDir: join(grid.out, 'logs'),
         env: grid.env,
+        ...(grid.jobs === undefined ? {} : { jobs: grid.jobs }),
         check: (r) => grid.check(group.find((run) => run.dir === r.dir)!),
         log: grid.log,
       },

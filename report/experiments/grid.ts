@@ -113,27 +113,23 @@ export async function trainGrid(spec: GridSpec): Promise<GridRun[]> {
   // With `jobs`, the whole grid is one queue, so a core freed by a pair's last run is given to the next pair.
   const groups =
     spec.jobs === undefined
-      ? spec.pairs.map(({ src, tgt }) => ({
-          runs: runs.filter((r) => r.src === src && r.tgt === tgt),
-          label: `${spec.heads.join(', ')} on ${src}-${tgt}`,
-        }))
-      : [{ runs, label: `${spec.heads.join(', ')} on ${spec.pairs.map((p) => `${p.src}-${p.tgt}`).join(', ')}` }];
+      ? spec.pairs.map(({ src, tgt }) => runs.filter((r) => r.src === src && r.tgt === tgt))
+      : [runs];
   for (const group of groups) {
     await trainSideBySide(
-      group.runs.map((run) => ({
+      group.map((run) => ({
         dir: run.dir,
         name: `${run.src}-${run.tgt}-${run.head}`,
         newRunArgv: ['train', ...newRunArguments(run, spec)],
       })),
       {
         budget,
-        label: group.label,
         logsDir: join(spec.out, 'logs'),
         env: { FROST_WASM_THREADS: String(threads) },
         ...(spec.jobs === undefined ? {} : { jobs: spec.jobs }),
         check: (r) =>
           checkSameRun(
-            group.runs.find((p) => p.dir === r.dir)!,
+            group.find((p) => p.dir === r.dir)!,
             spec,
           ),
         log: spec.log,

@@ -52,8 +52,6 @@ export interface SideBySideRun {
 
 export interface SideBySideOptions {
   budget: RunBudget;
-  /** What the group is, for the log line ('learned, tied on de-en'). */
-  label: string;
   logsDir: string;
   /** Environment of every trainer (thread counts). */
   env: Record<string, string>;
@@ -106,7 +104,9 @@ export async function trainSideBySide(runs: SideBySideRun[], opts: SideBySideOpt
   // A trainer still on a folder (started by hand, or one of an experiment killed outright, still saving) would
   // refuse its new trainer only once the others had started: refused here, before anything starts.
   for (const { run } of todo) refuseLocked(run.dir);
-  log(`training ${opts.label} ${together}, ${describeBudget(budget)} each (${threads})`);
+  // The runs that train, by name: a finished one was reused above and is not among them.
+  const names = todo.map(({ run }) => run.name).join(', ');
+  log(`training ${names} ${together}, ${describeBudget(budget)} each (${threads})`);
   const results = await settleAtMost(
     todo.map(
       ({ run, argv }) =>

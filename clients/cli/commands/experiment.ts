@@ -94,7 +94,7 @@ export function registerExperiment(program: Command): void {
     )
     .option(
       '--jobs <n>',
-      "mt-heads: at most n runs training at once, queued across pairs (budgets of work only: --max-updates, --max-epochs, --converge); on 2 cores, 2 jobs make about twice the updates per hour of 5 side by side (default: each pair's heads side by side)",
+      "at most n runs training at once, queued across pairs (mt-heads) or architectures (caption-heads), for budgets of work only (--max-updates, --max-epochs, --converge); on 2 cores, 2 jobs make about twice the updates per hour of 5 side by side (default: each pair's or architecture's heads side by side)",
       intOption('--jobs', 1),
     )
     .option(
