@@ -132,7 +132,7 @@ describe('an epoch-capped grid survives being killed', { timeout: 600_000 }, () 
     const again = await experiment();
     assert.equal(again.code, 0, again.stderr);
     assert.equal((again.stderr.match(/finished \(reached 3 epochs\), reused/g) ?? []).length, HEADS.length);
-    assert.doesNotMatch(again.stderr, /side by side/);
+    assert.doesNotMatch(again.stderr, /^training /m, 'nothing trains');
     assert.deepEqual(
       await Promise.all(HEADS.map((h) => readFile(join(out, `src-tgt-${h}`, 'metrics.jsonl'), 'utf8'))),
       metrics,
@@ -149,7 +149,7 @@ describe('an epoch-capped grid survives being killed', { timeout: 600_000 }, () 
     const again = await experiment();
     assert.equal(again.code, 0, again.stderr);
     assert.match(again.stderr, /src-tgt-learned: no run folder; finished in \S+report\.json \(3 epochs, test BLEU/);
-    assert.doesNotMatch(again.stderr, /side by side/);
+    assert.doesNotMatch(again.stderr, /^training /m, 'nothing trains');
     assert.ok(!existsSync(learned), 'the reused run is not trained again');
     assert.deepEqual((await readReport()).runs, first.runs);
   });
@@ -176,7 +176,7 @@ describe('an epoch-capped grid survives being killed', { timeout: 600_000 }, () 
       other.stderr,
       /src-tgt-fixed-l2 was started with `frost train --arch rnn-attn --head fixed-l2 .*`; this grid starts it with `frost train .* --lr 0\.01`/,
     );
-    assert.doesNotMatch(other.stderr, /side by side/);
+    assert.doesNotMatch(other.stderr, /^training /m, 'nothing trains');
     assert.ok(!existsSync(join(out, 'src-tgt-learned')), 'nothing started');
     assert.equal(await readFile(join(fixed, 'metrics.jsonl'), 'utf8'), metrics);
   });

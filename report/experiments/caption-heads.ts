@@ -29,6 +29,8 @@ const DEFAULTS = {
   out: 'runs/experiments/caption-heads',
 };
 
+/** `frost experiment --seed`'s default, left out of the report's command. */
+const DEFAULT_SEED = 1;
 /** The paper's Table 1 decodes with beam search; bench/caption-heads.ts used 10. */
 const DEFAULT_BEAM = 10;
 /** The toy set of `--data toy`: coloured shapes, enough for a tiny captioner to learn in seconds. */
@@ -107,7 +109,7 @@ registerExperiment({
     const dataDir = await captionDataDir(options.data, out);
     const dataset = await loadCaptionDataset(dataDir);
     const trainFlags = options.trainFlags ?? [];
-    const seed = options.seed ?? 1;
+    const seed = options.seed ?? DEFAULT_SEED;
     const beam = options.beam ?? DEFAULT_BEAM;
     const test = imagesOf(dataset, ['test']);
     const examples = exampleImages(test);
@@ -179,6 +181,10 @@ registerExperiment({
         : []),
       ...(trainFlags.length === 0 ? [] : [`--train-flags "${trainFlags.join(' ')}"`]),
       ...(options.beam === undefined ? [] : [`--beam ${beam}`]),
+      ...(seed === DEFAULT_SEED ? [] : [`--seed ${seed}`]),
+      // Where the runs are and where this file goes: without them, the command would not find this grid again.
+      ...(options.out === undefined ? [] : [`--out ${options.out}`]),
+      ...(options.reportOut === undefined ? [] : [`--report-out ${options.reportOut}`]),
       ...(options.reportOnly === true ? ['--report-only'] : []),
     ];
     const markdown = formatResults({

@@ -100,7 +100,7 @@ export async function trainSideBySide(runs: SideBySideRun[], opts: SideBySideOpt
     throw new RangeError(
       `a time budget needs its runs side by side (a run that waited would train on a quieter machine): drop --jobs, or give --max-updates or --max-epochs`,
     );
-  const together = jobs >= todo.length ? 'side by side' : `${jobs} at a time`;
+  const together = todo.length === 1 ? 'alone' : jobs >= todo.length ? 'side by side' : `${jobs} at a time`;
   // A trainer still on a folder (started by hand, or one of an experiment killed outright, still saving) would
   // refuse its new trainer only once the others had started: refused here, before anything starts.
   for (const { run } of todo) refuseLocked(run.dir);
