@@ -71,7 +71,7 @@ export const captionRowSchema = z.object({
 export type CaptionRow = z.infer<typeof captionRowSchema>;
 
 export const exampleRowSchema = z.object({
-  /** Image path relative to the results folder. */
+  /** The image's file name in the data set (its test split), which the report links but does not copy. */
   file: z.string(),
   reference: z.string(),
   /** Caption by model name (`<arch>-<head>`). */
@@ -105,6 +105,8 @@ const pct = (x: number) => (100 * x).toFixed(1);
 export function formatResults(r: {
   rows: CaptionRow[];
   examples: ExampleRow[];
+  /** Where each example image lies, relative to the report's folder, by file; an image without one is named only. */
+  imageLinks?: Record<string, string>;
   machine: string;
   /** The training budget of every model in words (`20 min`, `until the stopping rule`). */
   budget: string;
@@ -161,10 +163,10 @@ export function formatResults(r: {
       : []),
     ...(verdicts.length === 0 ? [] : ['', "The paper's claims here:", '', ...verdicts.map((v) => `- ${v}`)]),
     '',
-    "Examples (test images; the first reference caption, then each model's):",
+    "Examples (test images; the first reference caption, then each model's). The images are the data set's, linked where it lay when this was written (`FROST_DATA`), not copied: frost commits no data.",
     '',
     ...r.examples.flatMap((ex) => [
-      `![${ex.file}](${ex.file})`,
+      r.imageLinks?.[ex.file] === undefined ? `\`${ex.file}\`` : `![${ex.file}](${r.imageLinks[ex.file]})`,
       '',
       `- reference: ${ex.reference}`,
       ...Object.entries(ex.captions).map(([model, caption]) => `- \`${model}\`: ${caption}`),

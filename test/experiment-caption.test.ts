@@ -85,6 +85,14 @@ describe('frost experiment caption-heads on the toy set', { timeout: 300_000 }, 
     markdown = await readFile(join(out, 'report', 'results.md'), 'utf8');
     assert.match(markdown, /\| Show and Tell \| `fixed-uniform` \| [\d,]+ \(-\d+\.\d%\) \|/);
     assert.match(markdown, /training at most 1 epochs per model, beam 2/);
+    // The example images are linked where the data set keeps them, not copied into a folder that gets committed.
+    assert.ok(!existsSync(join(out, 'report', 'examples')));
+    const links = [...markdown.matchAll(/!\[([^\]]+)\]\(([^)]+)\)/g)];
+    assert.deepEqual(
+      links.map((l) => l[1]),
+      first.examples.map((ex) => ex.file),
+    );
+    for (const [, , href] of links) assert.ok(existsSync(join(out, 'report', href!)), `${href} is the image's path`);
     // The command finds this grid again: its runs' folder is part of it.
     assert.ok(markdown.includes(`--beam 2 --out ${out}\` (`), 'the command names --out');
     // One epoch settles no score claim; the parameter counts are known whatever the training.

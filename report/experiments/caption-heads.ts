@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus } from 'node:os';
-import { basename, join, resolve } from 'node:path';
+import { basename, join, relative, resolve, sep } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { getArch, headNames, resolveArchConfig } from '../../models/index.ts';
 import { captionWordCounts, imagesOf, loadCaptionDataset } from '../../train/data/captions.ts';
@@ -158,10 +158,13 @@ registerExperiment({
       exampleCaptions.set(run.name, captions);
     }
 
-    await mkdir(join(reportDir, 'examples'), { recursive: true });
+    // The example images stay in the data set, linked from the report, never copied beside it: a report is
+    // committed, and the images are not ours to redistribute.
+    await mkdir(reportDir, { recursive: true });
+    const imageLinks: Record<string, string> = {};
     const exampleRows: ExampleRow[] = [];
     for (const { image, file } of examples) {
-      await copyFile(image.path, join(reportDir, file));
+      imageLinks[file] = relative(reportDir, image.path).split(sep).join('/');
       exampleRows.push({
         file,
         reference: image.captions[0] ?? '',
@@ -190,6 +193,7 @@ registerExperiment({
     const markdown = formatResults({
       rows,
       examples: exampleRows,
+      imageLinks,
       machine,
       budget: describeBudget(budget),
       data: basename(dataDir),

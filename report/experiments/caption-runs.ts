@@ -104,7 +104,7 @@ export interface ExampleImage {
 export function exampleImages(test: CaptionDataset['images']): ExampleImage[] {
   return [0, Math.floor(test.length / 3), Math.floor((2 * test.length) / 3)].map((index) => {
     const image = test[index]!;
-    return { index, image, file: `examples/${image.id}${extname(image.path)}` };
+    return { index, image, file: `${image.id}${extname(image.path)}` };
   });
 }
 
