@@ -50,16 +50,19 @@ async function captionDataDir(data: string, out: string): Promise<string> {
   return dir;
 }
 
-/**
- * The image spec the runs train with: `--image-size N` (or `=N`) among the train flags, else the default, as
- * `frost train` reads them: the last one given wins.
- */
-export function imageSpec(trainFlags: readonly string[]): ImageSpec {
-  let size: string | undefined;
+/** A `frost train` flag's value among `--train-flags` (`--name V` or `--name=V`; the last wins, as in commander). */
+function trainFlag(trainFlags: readonly string[], name: string): string | undefined {
+  let value: string | undefined;
   trainFlags.forEach((flag, i) => {
-    if (flag === '--image-size') size = trainFlags[i + 1] ?? '';
-    else if (flag.startsWith('--image-size=')) size = flag.slice('--image-size='.length);
+    if (flag === name) value = trainFlags[i + 1] ?? '';
+    else if (flag.startsWith(`${name}=`)) value = flag.slice(name.length + 1);
   });
+  return value;
+}
+
+/** The image spec the runs train with: `--image-size` among the train flags, else the default (as `frost train`). */
+export function imageSpec(trainFlags: readonly string[]): ImageSpec {
+  const size = trainFlag(trainFlags, '--image-size');
   if (size === undefined) return DEFAULT_IMAGE_SPEC;
   const n = Number(size);
   if (!Number.isInteger(n) || n <= 0)
@@ -138,7 +141,6 @@ registerExperiment({
       const env = { FROST_WASM_THREADS: '1', FROST_NATIVE_GEMM_THREADS: gemmThreads };
       await trainRuns(todo, {
         ...settings,
-        archs,
         budget,
         out,
         env,
@@ -199,7 +201,7 @@ registerExperiment({
       data: basename(dataDir),
       beam,
       preset,
-      pretrainedEncoder: trainFlags.some((f) => f === '--encoder' || f.startsWith('--encoder=')),
+      pretrainedEncoder: trainFlag(trainFlags, '--encoder') !== undefined,
       testImages: test.length,
       gridRuns: grid.length,
       command: `frost experiment caption-heads --data ${options.data} ${flags.join(' ')}`,

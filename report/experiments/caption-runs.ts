@@ -13,7 +13,7 @@ import { readMetrics, type RunBudget, stopKindOf } from '../run-status.ts';
 import { gridBudget } from './grid.ts';
 import { captionRowMismatch, keepReportedRuns, readReportedCaptions, type WantedCaptionRun } from './reported-runs.ts';
 import { refuseOtherArguments, refuseOtherRun } from './run-identity.ts';
-import { trainSideBySide } from './side-by-side.ts';
+import { trainSideBySide, trainingGroups } from './side-by-side.ts';
 import { runFrost } from './spawn-frost.ts';
 
 /**
@@ -194,7 +194,6 @@ export async function checkSameRun(run: CaptionRun, grid: CaptionGridSettings): 
 export async function trainRuns(
   runs: CaptionRun[],
   grid: CaptionGridSettings & {
-    archs: string[];
     budget: RunBudget;
     out: string;
     /** Every trainer's thread counts. */
@@ -205,8 +204,7 @@ export async function trainRuns(
     log: (line: string) => void;
   },
 ): Promise<void> {
-  const groups = grid.jobs === undefined ? grid.archs.map((arch) => runs.filter((r) => r.arch === arch)) : [runs];
-  for (const group of groups) {
+  for (const group of trainingGroups(runs, (r) => r.arch, grid.jobs)) {
     await trainSideBySide(
       group.map((run) => ({
         dir: run.dir,

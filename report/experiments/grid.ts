@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { RunFolder } from '../../train/run-folder.ts';
 import type { RunBudget } from '../run-status.ts';
 import { refuseOtherArguments, refuseOtherRun } from './run-identity.ts';
-import { checkBudget, finishedRuns, trainSideBySide } from './side-by-side.ts';
+import { checkBudget, finishedRuns, trainSideBySide, trainingGroups } from './side-by-side.ts';
 
 export { describeBudget } from './side-by-side.ts';
 
@@ -110,12 +110,7 @@ export async function trainGrid(spec: GridSpec): Promise<GridRun[]> {
   const threads = threadsPerRun(spec.jobs ?? spec.heads.length);
   const budget = gridBudget(spec);
   checkBudget(budget);
-  // With `jobs`, the whole grid is one queue, so a core freed by a pair's last run is given to the next pair.
-  const groups =
-    spec.jobs === undefined
-      ? spec.pairs.map(({ src, tgt }) => runs.filter((r) => r.src === src && r.tgt === tgt))
-      : [runs];
-  for (const group of groups) {
+  for (const group of trainingGroups(runs, (r) => `${r.src}-${r.tgt}`, spec.jobs)) {
     await trainSideBySide(
       group.map((run) => ({
         dir: run.dir,

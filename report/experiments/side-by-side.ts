@@ -67,6 +67,18 @@ export interface SideBySideOptions {
 }
 
 /**
+ * The groups a grid trains one after another: the runs of each key (a language pair, an architecture) side by side,
+ * in the order the keys first appear; or, with `jobs`, the whole grid as one queue, so a core freed by one group's
+ * last run goes to the next group's first.
+ */
+export function trainingGroups<T>(runs: readonly T[], keyOf: (run: T) => string, jobs?: number): T[][] {
+  if (jobs !== undefined) return [[...runs]];
+  const groups = new Map<string, T[]>();
+  for (const run of runs) groups.set(keyOf(run), [...(groups.get(keyOf(run)) ?? []), run]);
+  return [...groups.values()];
+}
+
+/**
  * Trains what a group of runs still lacks, side by side (they share the machine's noise). Finished runs
  * (report/run-status.ts) are left alone; unfinished ones are resumed with `frost train --resume` and the
  * budget flags, which keeps their elapsed time and epochs, so an interrupted group resumes where it stopped.
