@@ -4,14 +4,14 @@
  * × 20 target steps, |V| = 6000), through frost's wasm kernels with ε = 0 and ε = 0.1, and through
  * the tfjs-ops fallback with ε = 0.1; interleaved runs, medians, ratios to the plain fused loss.
  *
- *   node --import tsx bench/label-smoothing.ts     (BENCH_RUNS=30 for more runs; default 15)
+ *   node --import tsx bench/investigations/label-smoothing.ts     (BENCH_RUNS=30 for more runs; default 15)
  */
 import '@tensorflow/tfjs';
 import * as tf from '@tensorflow/tfjs-core';
-import { streamKey, uniformMatrix } from '../core/random.ts';
-import { setFusedMode } from '../models/layers/fused.ts';
-import { maskedCrossEntropySum } from '../models/loss.ts';
-import { initBackend } from '../train/backend/select.ts';
+import { streamKey, uniformMatrix } from '../../core/random.ts';
+import { setFusedMode } from '../../models/layers/fused.ts';
+import { maskedCrossEntropySum } from '../../models/loss.ts';
+import { initBackend } from '../../train/backend/select.ts';
 
 const N = 1280;
 const V = 6000;

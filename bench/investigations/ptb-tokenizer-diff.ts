@@ -5,7 +5,7 @@
  * line that differs. Not a test: it needs Java and a CoreNLP 3.4.1 jar (see
  * test/fixtures/coco-caption/generate.py for how to build one).
  *
- *   node --import tsx bench/ptb-tokenizer-diff.ts --jar stanford-corenlp-3.4.1.jar [--lines 20000]
+ *   node --import tsx bench/investigations/ptb-tokenizer-diff.ts --jar stanford-corenlp-3.4.1.jar [--lines 20000]
  *
  * Exits 1 when any line differs.
  */
@@ -14,8 +14,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ptbTokenizeText } from '../core/metrics/ptb-tokenize.ts';
-import { SeededRandom } from '../core/random.ts';
+import { ptbTokenizeText } from '../../core/metrics/ptb-tokenize.ts';
+import { SeededRandom } from '../../core/random.ts';
 
 const { values } = parseArgs({
   options: { jar: { type: 'string' }, lines: { type: 'string', default: '20000' }, data: { type: 'string' } },

@@ -5,20 +5,20 @@
  * split), and the continuation's perplexity is measured per first word. Words are sampled across
  * the training-frequency bins; each word's embedding norm is printed beside.
  *
- *   node --import tsx bench/lm-first-word.ts RUN_DIR [WORDS_PER_BIN]
+ *   node --import tsx bench/investigations/lm-first-word.ts RUN_DIR [WORDS_PER_BIN]
  */
 import * as tf from '@tensorflow/tfjs-core';
 import * as ort from 'onnxruntime-node';
-import '../models/index.ts';
-import { createNodeSession } from '../core/runtime/ort-node.ts';
-import { SeededRandom } from '../core/random.ts';
-import { initBackend } from '../train/backend/select.ts';
-import { prepareLmData } from '../train/lm/lm-data.ts';
-import { frequencyBins, tokenCounts } from '../train/lm/lm-evaluate.ts';
-import { RunFolder } from '../train/run-folder.ts';
+import '../../models/index.ts';
+import { createNodeSession } from '../../core/runtime/ort-node.ts';
+import { SeededRandom } from '../../core/random.ts';
+import { initBackend } from '../../train/backend/select.ts';
+import { prepareLmData } from '../../train/lm/lm-data.ts';
+import { frequencyBins, tokenCounts } from '../../train/lm/lm-evaluate.ts';
+import { RunFolder } from '../../train/run-folder.ts';
 
 const [runDir, perBinArg = '40'] = process.argv.slice(2);
-if (!runDir) throw new Error('usage: node --import tsx bench/lm-first-word.ts RUN_DIR [WORDS_PER_BIN]');
+if (!runDir) throw new Error('usage: node --import tsx bench/investigations/lm-first-word.ts RUN_DIR [WORDS_PER_BIN]');
 await initBackend({ quiet: true });
 const run = await RunFolder.openTask(runDir, 'lm');
 const data = await prepareLmData(run.config, runDir, true);

@@ -12,26 +12,26 @@
  * It prints where the loss jumps, the cell-state magnitudes there, the longest run of one token
  * and the longest line, so the question can be answered from numbers.
  *
- *   node --import tsx bench/lm-stream-trace.ts RUN_DIR [valid|test] [STREAM]
+ *   node --import tsx bench/investigations/lm-stream-trace.ts RUN_DIR [valid|test] [STREAM]
  *
  * Copy a run you must not write to first: prepareLmData reads the run's vocabulary only, but
  * nothing here should be trusted with a folder it does not own.
  */
 import * as tf from '@tensorflow/tfjs-core';
 import * as ort from 'onnxruntime-node';
-import '../models/index.ts';
-import { createNodeSession } from '../core/runtime/ort-node.ts';
-import { SPECIALS } from '../core/vocab.ts';
-import type { LmState } from '../models/lm/types.ts';
-import { initBackend } from '../train/backend/select.ts';
-import { TokenStream } from '../train/data/lm-stream.ts';
-import { prepareLmData } from '../train/lm/lm-data.ts';
-import { scoreStream } from '../train/lm/lm-evaluate.ts';
-import { RunFolder } from '../train/run-folder.ts';
+import '../../models/index.ts';
+import { createNodeSession } from '../../core/runtime/ort-node.ts';
+import { SPECIALS } from '../../core/vocab.ts';
+import type { LmState } from '../../models/lm/types.ts';
+import { initBackend } from '../../train/backend/select.ts';
+import { TokenStream } from '../../train/data/lm-stream.ts';
+import { prepareLmData } from '../../train/lm/lm-data.ts';
+import { scoreStream } from '../../train/lm/lm-evaluate.ts';
+import { RunFolder } from '../../train/run-folder.ts';
 
 const [runDir, split = 'valid', streamArg] = process.argv.slice(2);
 if (!runDir || (split !== 'valid' && split !== 'test'))
-  throw new Error('usage: node --import tsx bench/lm-stream-trace.ts RUN_DIR [valid|test] [STREAM]');
+  throw new Error('usage: node --import tsx bench/investigations/lm-stream-trace.ts RUN_DIR [valid|test] [STREAM]');
 await initBackend({ quiet: true });
 const run = await RunFolder.openTask(runDir, 'lm');
 const { config } = run;

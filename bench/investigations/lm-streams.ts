@@ -3,16 +3,16 @@
  * a split as `evalStreams` parallel streams with the LSTM state carried through each, and one
  * stream whose state degenerates can dominate the split's perplexity (README, the `tied` run).
  *
- *   node --import tsx bench/lm-streams.ts runs/lm-tied runs/lm-drill
+ *   node --import tsx bench/investigations/lm-streams.ts runs/lm-tied runs/lm-drill
  */
-import '../models/index.ts';
-import { initBackend } from '../train/backend/select.ts';
-import { prepareLmData } from '../train/lm/lm-data.ts';
-import { scoreStream } from '../train/lm/lm-evaluate.ts';
-import { RunFolder } from '../train/run-folder.ts';
+import '../../models/index.ts';
+import { initBackend } from '../../train/backend/select.ts';
+import { prepareLmData } from '../../train/lm/lm-data.ts';
+import { scoreStream } from '../../train/lm/lm-evaluate.ts';
+import { RunFolder } from '../../train/run-folder.ts';
 
 const runDirs = process.argv.slice(2);
-if (runDirs.length === 0) throw new Error('usage: node --import tsx bench/lm-streams.ts RUN_DIR...');
+if (runDirs.length === 0) throw new Error('usage: node --import tsx bench/investigations/lm-streams.ts RUN_DIR...');
 await initBackend({ quiet: true });
 for (const runDir of runDirs) {
   const run = await RunFolder.openTask(runDir, 'lm');
