@@ -2,8 +2,8 @@
  * Decoding from the decoder's top-k outputs against decoding from whole rows, timed alternately on
  * the same chunks of sentences (same hypotheses; docs/decoding-speed.md): the same model exported
  * without the top-k outputs (bench/decode-model.ts, `topK: false`), decoding as frost did before
- * them, against the export as it is now. bench:decode (rnn-attn) and bench:transformer-step (the
- * Transformer) both run it with `--compare-whole-rows`.
+ * them, against the export as it is now. bench:decode (rnn-attn) and bench:step (any translation
+ * architecture) both run it with `--compare-whole-rows`.
  */
 import { generate } from '../core/decode/generate.ts';
 import { SeededRandom } from '../core/random.ts';
