@@ -1,7 +1,8 @@
 /**
  * The README's captioning results under a time budget: `frost experiment caption-heads` (report/experiments/
- * caption-heads.ts) with `--budget-minutes`, show-tell and show-attend-tell, each with the `learned` and the
- * `fixed-uniform` output layer, trained on Flickr8k, exported and scored on the test split with beam search.
+ * caption-heads.ts) with `--budget-minutes`, every captioning architecture (the experiment's default), each
+ * with the `learned` and the `fixed-uniform` output layer, trained on Flickr8k, exported and scored on the test
+ * split with beam search.
  * Writes results.json and results.md (the paper's Table 1 layout, plus three example images with every
  * model's caption) to <out>/report and prints the table.
  *
@@ -15,11 +16,17 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { getExperiment } from '../report/experiments/index.ts';
 import { REPO_ROOT, resolveDataRoot } from '../train/data/paths.ts';
+import { archHelp, archsReading } from './archs.ts';
+
+const USAGE = `
+npm run bench:caption [-- --minutes 60] [--archs A,B] [--heads learned,fixed-uniform] [--preset small] [--beam 10]
+                      [--data DIR] [--val-images 500] [--out runs/bench-caption-heads] [--seed 1]`;
 
 const { values: args } = parseArgs({
   options: {
     minutes: { type: 'string', default: '60' },
-    archs: { type: 'string', default: 'show-tell,show-attend-tell' },
+    /** Captioning architectures, comma-separated; default: the experiment's (every one registered). */
+    archs: { type: 'string' },
     heads: { type: 'string', default: 'learned,fixed-uniform' },
     preset: { type: 'string', default: 'small' },
     beam: { type: 'string', default: '10' },
@@ -27,8 +34,13 @@ const { values: args } = parseArgs({
     'val-images': { type: 'string', default: '500' },
     out: { type: 'string', default: 'runs/bench-caption-heads' },
     seed: { type: 'string', default: '1' },
+    help: { type: 'boolean', short: 'h', default: false },
   },
 });
+if (args.help) {
+  process.stdout.write(archHelp(USAGE, '--archs', archsReading('image'), true));
+  process.exit(0);
+}
 
 const result = await getExperiment('caption-heads').run({
   data: resolve(args.data ?? join(resolveDataRoot() ?? join(REPO_ROOT, 'data'), 'flickr8k')),

@@ -1,11 +1,21 @@
 /**
  * `npm run bench`: every benchmark in turn, each in its own process so one's memory or threads
  * never skew the next. Extra arguments go to mt-heads (e.g. `npm run bench -- --minutes 10`).
+ * Training speed runs for every translation architecture of the registry (bench/archs.ts): the
+ * default one with all its heads, the others with two.
  */
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import { archsReading, DEFAULT_BENCH_ARCH } from './archs.ts';
 
 const here = import.meta.dirname;
+const trainSpeed = archsReading('tokens').map((arch) => ({
+  file: 'train-speed.ts',
+  args:
+    arch === DEFAULT_BENCH_ARCH
+      ? []
+      : ['--arch', arch, '--heads', 'learned,fixed-l2', '--out', `reports/train-speed-${arch}`],
+}));
 const benches: { file: string; args: string[] }[] = [
   { file: 'wasm-kernels.ts', args: [] },
   { file: 'gemm-providers.ts', args: [] },
@@ -13,16 +23,11 @@ const benches: { file: string; args: string[] }[] = [
   { file: 'export-sizes.ts', args: [] },
   { file: 'hadamard-head.ts', args: [] },
   { file: 'frozen-heads.ts', args: [] },
-  { file: 'train-speed.ts', args: [] },
-  {
-    file: 'train-speed.ts',
-    args: ['--arch', 'convs2s', '--heads', 'learned,fixed-l2', '--out', 'reports/train-speed-convs2s'],
-  },
-  { file: 'convs2s-step-cost.ts', args: [] },
+  ...trainSpeed,
+  { file: 'step-cost.ts', args: [] },
   { file: 'compact-output.ts', args: [] },
   { file: 'moving-average.ts', args: [] },
   { file: 'serve-load.ts', args: [] },
-  { file: 'transformer-step-cost.ts', args: [] },
   { file: 'mt-heads.ts', args: process.argv.slice(2) },
   { file: 'web-load.ts', args: ['--models', 'runs/bench-mt-heads/artifacts'] },
   { file: 'caption-heads.ts', args: ['--minutes', '20'] },

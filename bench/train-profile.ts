@@ -27,12 +27,18 @@ import { buildModel, getArch, resolveArchConfig } from '../models/index.ts';
 import { setFusedMode, type FusedMode } from '../models/layers/fused.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { Adam } from '../train/optim/adam.ts';
+import { archHelp, archsReading, DEFAULT_BENCH_ARCH, jointByDefault, pickArchs } from './archs.ts';
 import { prepareBenchData, readBenchData } from './train-speed-data.ts';
+
+const USAGE = `
+node --import tsx bench/train-profile.ts [--arch A] [--head learned] [--preset small] [--steps 2] [--max-tokens N]
+                                         [--batches FILE] [--data multi30k] [--threads N] [--top 40]
+                                         [--sort cpu|wall] [--mode auto|ops|unfused] [--ab MODE]`;
 
 const { values: args } = parseArgs({
   options: {
     head: { type: 'string', default: 'learned' },
-    arch: { type: 'string', default: 'rnn-attn' },
+    arch: { type: 'string', default: DEFAULT_BENCH_ARCH },
     'max-tokens': { type: 'string' },
     preset: { type: 'string', default: 'small' },
     steps: { type: 'string', default: '2' },
@@ -43,8 +49,13 @@ const { values: args } = parseArgs({
     sort: { type: 'string', default: 'cpu' },
     mode: { type: 'string', default: 'auto' },
     ab: { type: 'string' },
+    help: { type: 'boolean', short: 'h', default: false },
   },
 });
+if (args.help) {
+  process.stdout.write(archHelp(USAGE, '--arch', archsReading('tokens')));
+  process.exit(0);
+}
 
 const MODES: readonly FusedMode[] = ['auto', 'ops', 'unfused'];
 const asMode = (m: string): FusedMode => {
@@ -57,9 +68,9 @@ setFusedMode(asMode(args.mode!));
 const info = await initBackend({ wasmThreads: args.threads ? Number(args.threads) : undefined });
 const steps = Number(args.steps);
 // What bench/train-speed.ts takes from the architecture's recipe: joint vocabulary, token batches, smoothing, clipping.
-const arch = args.arch!;
+const [arch] = pickArchs(args.arch, archsReading('tokens')) as [string];
 const recipe = getArch(arch).recipe ?? {};
-const joint = arch === 'transformer';
+const joint = jointByDefault(arch);
 const maxTokens = args['max-tokens'] != null ? Number(args['max-tokens']) : recipe.maxTokens;
 const data = args.batches
   ? readBenchData(args.batches, joint)

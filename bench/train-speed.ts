@@ -1,6 +1,6 @@
 /**
- * Training speed of rnn-attn (or --arch convs2s, --arch transformer) on Multi30k, frost vs PyTorch on the same CPU,
- * the same batches.
+ * Training speed of rnn-attn (or --arch: any translation architecture of the registry) on Multi30k, frost vs PyTorch
+ * on the same CPU, the same batches.
  *
  *   npm run bench:train
  *   npm run bench:train -- --arch transformer --heads learned,shared-l2
@@ -13,7 +13,7 @@
  *     smoothing 0.1, no clipping, Adam β₂ 0.98) and writes them to a file both sides read;
  *  2. per output head and thread count, --rounds times: a frost child process (this file with
  *     --worker) trains the `small` preset for --warmup + --steps steps, and the PyTorch peer
- *     (bench/peer/rnn_attn.py, bench/peer/convs2s.py, bench/peer/transformer.py; Debian's python3-torch,
+ *     (bench/peer/<arch>.py, e.g. bench/peer/rnn_attn.py, when one is written; Debian's python3-torch,
  *     when `/usr/bin/python3 -c "import torch"` works) the same steps; frost first in odd rounds,
  *     PyTorch first in even ones, so that a burst of load on this shared machine hits both sides,
  *     and each round's ratio is printed;
@@ -47,7 +47,14 @@ import { transposeCache } from '../train/backend/kernels/transpose.ts';
 import { asWasmBackend } from '../train/backend/kernels/wasm-internals.ts';
 import { REPO_ROOT } from '../train/data/paths.ts';
 import { Adam } from '../train/optim/adam.ts';
-import { prepareBenchData, readBenchData, writeBenchData } from './train-speed-data.ts';
+import { archHelp, archsReading, DEFAULT_BENCH_ARCH, jointByDefault, pickArchs, trainPeerScript } from './archs.ts';
+import { prepareBenchData, readBenchData, writeBenchData, type BenchData } from './train-speed-data.ts';
+
+const USAGE = `
+npm run bench:train [-- --arch A] [--heads learned,tied,fixed-l2,hadamard,drill] [--steps 10] [--warmup 2]
+                    [--rounds 4] [--threads 2] [--gemm native|blas|mlas|xnnpack,...] [--preset small]
+                    [--max-tokens N] [--joint auto|on|off] [--batch N] [--peer auto|on|off]
+                    [--peer-targets padded|packed] [--out reports/train-speed]`;
 
 const { values: args } = parseArgs({
   options: {
@@ -59,7 +66,7 @@ const { values: args } = parseArgs({
     'wasm-threads': { type: 'string', default: '1' },
     'leak-steps': { type: 'string', default: '200' },
     rounds: { type: 'string', default: '4' },
-    arch: { type: 'string', default: 'rnn-attn' },
+    arch: { type: 'string', default: DEFAULT_BENCH_ARCH },
     /** Token-based batches (padded tokens per batch); default: the architecture recipe's (the Transformer's 4096). */
     'max-tokens': { type: 'string' },
     /** One joint vocabulary, source and target embedding shared: on by default for the Transformer. */
@@ -79,8 +86,13 @@ const { values: args } = parseArgs({
     worker: { type: 'boolean', default: false },
     batches: { type: 'string' },
     head: { type: 'string' },
+    help: { type: 'boolean', short: 'h', default: false },
   },
 });
+if (args.help) {
+  process.stdout.write(archHelp(USAGE, '--arch', archsReading('tokens')));
+  process.exit(0);
+}
 
 const STEPS = Number(args.steps);
 const WARMUP = Number(args.warmup);
@@ -92,14 +104,10 @@ const PEER_TARGETS: Record<string, string> = {
   padded: 'its decoder computing every padded target position, as PyTorch NMT code usually does (frost skips them)',
   packed: 'its decoder skipping target padding as frost does (--peer-targets packed)',
 };
-/** The PyTorch peer of each architecture the bench knows. */
-const PEER_SCRIPTS: Readonly<Record<string, string>> = {
-  'rnn-attn': 'bench/peer/rnn_attn.py',
-  convs2s: 'bench/peer/convs2s.py',
-  transformer: 'bench/peer/transformer.py',
-};
-const ARCH = args.arch!;
-if (!(ARCH in PEER_SCRIPTS)) throw new Error(`--arch takes ${Object.keys(PEER_SCRIPTS).join(', ')}; got '${ARCH}'`);
+if (args.arch!.includes(',')) throw new Error(`--arch takes one architecture; got '${args.arch}'`);
+const [ARCH] = pickArchs(args.arch, archsReading('tokens')) as [string];
+/** The architecture's PyTorch peer; without one, frost is measured alone. */
+const PEER_SCRIPT = trainPeerScript(ARCH);
 /**
  * What the architecture's training recipe fixes that costs time, applied on both sides: label smoothing, gradient
  * clipping (the norm is a pass over every gradient), Adam's β (no cost, kept for sameness), token-based batches.
@@ -109,8 +117,7 @@ const LABEL_SMOOTHING = RECIPE.labelSmoothing ?? 0;
 const CLIP_NORM = RECIPE.clipNorm ?? 5;
 const MAX_TOKENS = args['max-tokens'] != null ? Number(args['max-tokens']) : RECIPE.maxTokens;
 if (!['auto', 'on', 'off'].includes(args.joint!)) throw new Error(`--joint takes auto, on or off; got '${args.joint}'`);
-/** Only the Transformer shares one embedding across languages. */
-const JOINT = args.joint === 'auto' ? ARCH === 'transformer' : args.joint === 'on';
+const JOINT = args.joint === 'auto' ? jointByDefault(ARCH) : args.joint === 'on';
 const BATCH = args.batch != null ? Number(args.batch) : MAX_TOKENS != null ? Infinity : 64;
 const BATCH_LABEL = [
   ...(BATCH < Infinity ? [`≤ ${BATCH} sentences`] : []),
@@ -415,17 +422,39 @@ const tps = (r: SideResult) => sum(r.tokens) / sum(r.stepSeconds);
 /** Tokens/s from the median step: robust to the multi-second stalls a shared host inflicts. */
 const tpsMedian = (r: SideResult) => sum(r.tokens) / r.tokens.length / median(r.stepSeconds);
 
-async function orchestrate(): Promise<void> {
-  const heads = args.heads!.split(',').filter(Boolean);
-  const threadsList = args.threads!.split(',').map(Number);
-  const gemms = args.gemm!.split(',').filter(Boolean);
-  const outDir = resolve(REPO_ROOT, args.out!);
-  await mkdir(outDir, { recursive: true });
-  const started = Date.now();
-  const loadStart = loadavg()
-    .map((x) => x.toFixed(1))
-    .join(' / ');
+const log = (line: string) => process.stderr.write(`${line}\n`);
+const stepLine = (r: SideResult) =>
+  `${fmtInt(tps(r))} tok/s, median ${fmtMs(median(r.stepSeconds))} ms/step, CPU/wall ${(r.cpuSeconds / sum(r.stepSeconds)).toFixed(2)}${fmtSteal(r)}`;
 
+/** The grid the orchestrator measures: heads × thread counts × GEMM providers. */
+interface Grid {
+  heads: string[];
+  threadsList: number[];
+  gemms: string[];
+}
+
+function readGrid(): Grid {
+  const gemms = args.gemm!.split(',').filter(Boolean);
+  for (const gemm of gemms)
+    if (!(GEMMS as readonly string[]).includes(gemm))
+      throw new Error(`--gemm takes ${GEMMS.join(', ')}; got '${gemm}'`);
+  return {
+    heads: args.heads!.split(',').filter(Boolean),
+    threadsList: args.threads!.split(',').map(Number),
+    gemms,
+  };
+}
+
+/** The batches both sides train on, written once to `batchFile`, and what the report says of them. */
+interface PreparedBatches {
+  data: BenchData;
+  batchFile: string;
+  meanTokens: number;
+  /** The share of padded target positions that are padding: what frost's decoder skips and the padded peer computes. */
+  targetPadding: number;
+}
+
+async function prepareBatches(outDir: string): Promise<PreparedBatches> {
   const data = await prepareBenchData({
     data: args.data!,
     src: args.src!,
@@ -439,188 +468,214 @@ async function orchestrate(): Promise<void> {
   const batchFile = join(outDir, 'batches.bin');
   writeBenchData(batchFile, data);
   const meanTokens = sum(data.batches.map((b) => b.tokens)) / data.batches.length;
-  // The share of padded target positions that are padding: what frost's decoder skips and the padded peer computes.
   const targetPadding = 1 - sum(data.batches.map((b) => b.tokens)) / sum(data.batches.map((b) => b.B * b.T));
-  const torchVersion = args.peer === 'off' ? null : peerAvailable(args.python!);
-  if (torchVersion == null && args.peer === 'on') throw new Error(`--peer on, but ${args.python} cannot import torch`);
-  const log = (line: string) => process.stderr.write(`${line}\n`);
   log(
     `${data.source}: |V| ${data.srcVocab} / ${data.tgtVocab}, ${data.batches.length} batches of ${BATCH_LABEL}, ${meanTokens.toFixed(0)} target tokens each on average, ${(100 * targetPadding).toFixed(0)}% of the padded target positions padding`,
   );
+  return { data, batchFile, meanTokens, targetPadding };
+}
+
+/** The peer's torch version, or null when it does not run (--peer off, no peer script, no torch). */
+function findPeer(): string | null {
+  if (args.peer === 'off') return null;
+  if (PEER_SCRIPT == null) {
+    if (args.peer === 'on') throw new Error(`--peer on, but there is no bench/peer script for ${ARCH}`);
+    log(`PyTorch peer: none written for ${ARCH}`);
+    return null;
+  }
+  const torchVersion = peerAvailable(args.python!);
+  if (torchVersion == null && args.peer === 'on') throw new Error(`--peer on, but ${args.python} cannot import torch`);
   log(
     torchVersion
-      ? `PyTorch ${torchVersion} peer: ${args.python} ${PEER_SCRIPTS[ARCH]}`
+      ? `PyTorch ${torchVersion} peer: ${args.python} ${PEER_SCRIPT}`
       : 'PyTorch peer: not available (no torch for this python)',
   );
+  return torchVersion;
+}
 
-  const frost: SideResult[] = [];
-  const peer: SideResult[] = [];
-  /** frost/PyTorch tokens/s of each round, per head, threads and GEMM. */
-  const roundRatios = new Map<string, number[]>();
-  const cfg = resolveArchConfig(ARCH, args.preset!);
-  const runFrost = async (head: string, threads: number, gemm: string, leakSteps: number): Promise<SideResult> => {
-    const argv = [
-      '--import',
-      'tsx',
-      join(REPO_ROOT, 'bench/train-speed.ts'),
-      '--worker',
-      '--head',
-      head,
+/** One frost worker (this file with --worker) for a head, thread count and GEMM provider. */
+async function runFrost(
+  batchFile: string,
+  head: string,
+  threads: number,
+  gemm: string,
+  leakSteps: number,
+): Promise<SideResult> {
+  const argv = [
+    '--import',
+    'tsx',
+    join(REPO_ROOT, 'bench/train-speed.ts'),
+    '--worker',
+    '--head',
+    head,
+    '--batches',
+    batchFile,
+    '--threads',
+    String(threads),
+    '--gemm',
+    gemm,
+    '--wasm-threads',
+    gemm === 'xnnpack' ? String(threads) : args['wasm-threads']!,
+    '--steps',
+    String(STEPS),
+    '--warmup',
+    String(WARMUP),
+    '--leak-steps',
+    String(leakSteps),
+    '--arch',
+    ARCH,
+    '--preset',
+    args.preset!,
+    '--seed',
+    args.seed!,
+    '--joint',
+    JOINT ? 'on' : 'off',
+  ];
+  const r = await runChild(process.execPath, argv, { FROST_NATIVE_GEMM_THREADS: String(threads) });
+  r.head ??= head;
+  if (r.error == null) {
+    r.threads = threads;
+    log(`frost   ${head} ${gemm} ${threads}T: ${stepLine(r)}`);
+  } else log(`frost   ${head} ${gemm} ${threads}T failed: ${r.error}`);
+  return { ...r, gemm: r.gemm ?? gemm, threads };
+}
+
+/** The PyTorch peer for a head and thread count, with the architecture's config and recipe. */
+async function runPeer(
+  batchFile: string,
+  cfg: Record<string, unknown>,
+  head: string,
+  threads: number,
+): Promise<SideResult> {
+  const r = await runChild(
+    args.python!,
+    [
+      join(REPO_ROOT, PEER_SCRIPT!),
       '--batches',
       batchFile,
-      '--threads',
-      String(threads),
-      '--gemm',
-      gemm,
-      '--wasm-threads',
-      gemm === 'xnnpack' ? String(threads) : args['wasm-threads']!,
+      '--head',
+      head,
       '--steps',
       String(STEPS),
       '--warmup',
       String(WARMUP),
-      '--leak-steps',
-      String(leakSteps),
-      '--arch',
-      ARCH,
-      '--preset',
-      args.preset!,
+      '--threads',
+      String(threads),
+      '--config',
+      JSON.stringify({
+        ...cfg,
+        jointEmbedding: JOINT,
+        labelSmoothing: LABEL_SMOOTHING,
+        clipNorm: CLIP_NORM,
+        ...(RECIPE.adamBetas ? { adamBetas: RECIPE.adamBetas } : {}),
+      }),
       '--seed',
       args.seed!,
-      '--joint',
-      JOINT ? 'on' : 'off',
-    ];
-    const r = await runChild(process.execPath, argv, { FROST_NATIVE_GEMM_THREADS: String(threads) });
-    r.head ??= head;
-    if (r.error == null) {
-      r.threads = threads;
-      log(
-        `frost   ${head} ${gemm} ${threads}T: ${fmtInt(tps(r))} tok/s, median ${fmtMs(median(r.stepSeconds))} ms/step, CPU/wall ${(r.cpuSeconds / sum(r.stepSeconds)).toFixed(2)}${fmtSteal(r)}`,
-      );
-    } else log(`frost   ${head} ${gemm} ${threads}T failed: ${r.error}`);
-    return { ...r, gemm: r.gemm ?? gemm, threads };
-  };
-  const runPeer = async (head: string, threads: number): Promise<SideResult> => {
-    const r = await runChild(
-      args.python!,
-      [
-        join(REPO_ROOT, PEER_SCRIPTS[ARCH]!),
-        '--batches',
-        batchFile,
-        '--head',
-        head,
-        '--steps',
-        String(STEPS),
-        '--warmup',
-        String(WARMUP),
-        '--threads',
-        String(threads),
-        '--config',
-        JSON.stringify({
-          ...cfg,
-          jointEmbedding: JOINT,
-          labelSmoothing: LABEL_SMOOTHING,
-          clipNorm: CLIP_NORM,
-          ...(RECIPE.adamBetas ? { adamBetas: RECIPE.adamBetas } : {}),
-        }),
-        '--seed',
-        args.seed!,
-        '--targets',
-        args['peer-targets']!,
-      ],
-      { OMP_NUM_THREADS: String(threads) },
-    );
-    r.head ??= head;
-    r.threads ??= threads;
-    if (r.error == null)
-      log(
-        `pytorch ${head} ${threads}T: ${fmtInt(tps(r))} tok/s, median ${fmtMs(median(r.stepSeconds))} ms/step, CPU/wall ${(r.cpuSeconds / sum(r.stepSeconds)).toFixed(2)}${fmtSteal(r)}`,
-      );
-    else log(`pytorch ${head} ${threads}T failed: ${r.error}`);
-    return r;
-  };
-  for (const gemm of gemms)
-    if (!(GEMMS as readonly string[]).includes(gemm))
-      throw new Error(`--gemm takes ${GEMMS.join(', ')}; got '${gemm}'`);
-  for (const head of heads) {
-    for (const threads of threadsList) {
-      const frostRounds = gemms.map(() => [] as SideResult[]);
-      const peerRounds: SideResult[] = [];
-      for (let round = 0; round < ROUNDS; round++) {
-        // The leak check (tiny preset) runs once, in the first round.
-        const frostSide = async () => {
-          for (const [g, gemm] of gemms.entries())
-            frostRounds[g].push(await runFrost(head, threads, gemm, round === 0 ? LEAK_STEPS : 0));
-        };
-        const peerSide = async () => {
-          if (torchVersion != null) peerRounds.push(await runPeer(head, threads));
-        };
-        if (round % 2 === 0) {
-          await frostSide();
-          await peerSide();
-        } else {
-          await peerSide();
-          await frostSide();
-        }
-        const p = peerRounds.at(-1);
-        for (const [g, gemm] of gemms.entries()) {
-          const r = frostRounds[g].at(-1)!;
-          if (p == null || p.error != null || r.error != null) continue;
-          const key = `${head}/${threads}/${gemm}`;
-          roundRatios.set(key, [...(roundRatios.get(key) ?? []), tps(r) / tps(p)]);
-          if (ROUNDS > 1)
-            log(
-              `round ${round + 1}/${ROUNDS} ${head} ${gemm} ${threads}T: frost/PyTorch ${(tps(r) / tps(p)).toFixed(2)}`,
-            );
-        }
-      }
-      for (const [g, gemm] of gemms.entries())
-        frost.push({ ...pooled(frostRounds[g]), gemm: frostRounds[g][0]?.gemm ?? gemm, threads } as SideResult);
-      if (peerRounds.length > 0) peer.push({ ...pooled(peerRounds), threads });
+      '--targets',
+      args['peer-targets']!,
+    ],
+    { OMP_NUM_THREADS: String(threads) },
+  );
+  r.head ??= head;
+  r.threads ??= threads;
+  if (r.error == null) log(`pytorch ${head} ${threads}T: ${stepLine(r)}`);
+  else log(`pytorch ${head} ${threads}T failed: ${r.error}`);
+  return r;
+}
+
+/** Every side's pooled result and, per head/threads/GEMM, frost/PyTorch tokens/s of each round. */
+interface Measured {
+  frost: SideResult[];
+  peer: SideResult[];
+  roundRatios: Map<string, number[]>;
+}
+
+/**
+ * --rounds rounds of one head at one thread count: every GEMM provider's frost worker and the peer, frost first in
+ * odd rounds and the peer first in even ones; the leak check (tiny preset) runs once, in the first round.
+ */
+async function measureCell(
+  batchFile: string,
+  cfg: Record<string, unknown>,
+  torchVersion: string | null,
+  grid: Grid,
+  head: string,
+  threads: number,
+  into: Measured,
+): Promise<void> {
+  const frostRounds = grid.gemms.map(() => [] as SideResult[]);
+  const peerRounds: SideResult[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const frostSide = async () => {
+      for (const [g, gemm] of grid.gemms.entries())
+        frostRounds[g].push(await runFrost(batchFile, head, threads, gemm, round === 0 ? LEAK_STEPS : 0));
+    };
+    const peerSide = async () => {
+      if (torchVersion != null) peerRounds.push(await runPeer(batchFile, cfg, head, threads));
+    };
+    if (round % 2 === 0) {
+      await frostSide();
+      await peerSide();
+    } else {
+      await peerSide();
+      await frostSide();
+    }
+    const p = peerRounds.at(-1);
+    for (const [g, gemm] of grid.gemms.entries()) {
+      const r = frostRounds[g].at(-1)!;
+      if (p == null || p.error != null || r.error != null) continue;
+      const key = `${head}/${threads}/${gemm}`;
+      into.roundRatios.set(key, [...(into.roundRatios.get(key) ?? []), tps(r) / tps(p)]);
+      if (ROUNDS > 1)
+        log(`round ${round + 1}/${ROUNDS} ${head} ${gemm} ${threads}T: frost/PyTorch ${(tps(r) / tps(p)).toFixed(2)}`);
     }
   }
+  for (const [g, gemm] of grid.gemms.entries())
+    into.frost.push({ ...pooled(frostRounds[g]), gemm: frostRounds[g][0]?.gemm ?? gemm, threads } as SideResult);
+  if (peerRounds.length > 0) into.peer.push({ ...pooled(peerRounds), threads });
+}
 
-  // ---- report ----
-  const load = loadavg()
-    .map((x) => x.toFixed(1))
-    .join(' / ');
-  const machine = `${cpus()[0]?.model ?? 'cpu'} ×${availableParallelism()}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
-  const blas = peer.find((p) => p.blas)?.blas ?? [];
+/** The results table: one row per frost head/GEMM/threads that ran, beside its peer. */
+function resultsTable({ frost, peer }: Measured): string[] {
   const peerFor = (r: SideResult) => peer.find((p) => p.head === r.head && p.threads === r.threads && p.error == null);
-  const ok = frost.filter((r) => r.error == null);
-  const rows = ok.map((r) => {
-    const p = peerFor(r);
-    return [
-      r.head,
-      gemmLabel(r),
-      fmtInt(tps(r)),
-      p ? fmtInt(tps(p)) : '–',
-      p ? `${(tps(r) / tps(p)).toFixed(2)} / ${(tpsMedian(r) / tpsMedian(p)).toFixed(2)}` : '–',
-      `${fmtMs(median(r.stepSeconds))} / ${fmtMs(quantile(r.stepSeconds, 0.9))}`,
-      p ? `${fmtMs(median(p.stepSeconds))} / ${fmtMs(quantile(p.stepSeconds, 0.9))}` : '–',
-      `${(r.cpuSeconds / sum(r.stepSeconds)).toFixed(2)}${p ? ` / ${(p.cpuSeconds / sum(p.stepSeconds)).toFixed(2)}` : ''}`,
-      `${fmtMiB(r.peakRssBytes)} / ${fmtMiB(r.wasmHeapBytes)}${p ? ` / ${fmtMiB(p.peakRssBytes)}` : ''}`,
-      `${r.tensorGrowth ?? '?'}${r.leak ? ` / ${r.leak.tensorGrowth} in ${r.leak.steps}` : ''}`,
-    ];
-  });
-  const table = [
+  const rows = frost
+    .filter((r) => r.error == null)
+    .map((r) => {
+      const p = peerFor(r);
+      return [
+        r.head,
+        gemmLabel(r),
+        fmtInt(tps(r)),
+        p ? fmtInt(tps(p)) : '–',
+        p ? `${(tps(r) / tps(p)).toFixed(2)} / ${(tpsMedian(r) / tpsMedian(p)).toFixed(2)}` : '–',
+        `${fmtMs(median(r.stepSeconds))} / ${fmtMs(quantile(r.stepSeconds, 0.9))}`,
+        p ? `${fmtMs(median(p.stepSeconds))} / ${fmtMs(quantile(p.stepSeconds, 0.9))}` : '–',
+        `${(r.cpuSeconds / sum(r.stepSeconds)).toFixed(2)}${p ? ` / ${(p.cpuSeconds / sum(p.stepSeconds)).toFixed(2)}` : ''}`,
+        `${fmtMiB(r.peakRssBytes)} / ${fmtMiB(r.wasmHeapBytes)}${p ? ` / ${fmtMiB(p.peakRssBytes)}` : ''}`,
+        `${r.tensorGrowth ?? '?'}${r.leak ? ` / ${r.leak.tensorGrowth} in ${r.leak.steps}` : ''}`,
+      ];
+    });
+  return [
     '| head | frost GEMM | frost tok/s | PyTorch tok/s | frost/PyTorch: tok/s / median step | frost ms/step median / p90 | PyTorch ms/step median / p90 | CPU/wall frost / PyTorch | peak MiB: frost RSS / wasm heap / PyTorch RSS | tensor growth: small / tiny |',
     '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rows.map((cells) => `| ${cells.join(' | ')} |`),
   ];
+}
 
-  // Frozen heads vs learned: per-step saving next to the output layer's share of the FLOPs.
-  const frozenLines: string[] = [];
+/** Frozen heads vs learned: per-step saving next to the output layer's share of the FLOPs. */
+function frozenHeadLines(ok: SideResult[]): string[] {
+  const lines: string[] = [];
   for (const base of ok.filter((r) => r.head === 'learned')) {
     const f = base.flops!;
     const perToken = (r: SideResult) => sum(r.stepSeconds) / sum(r.tokens);
-    frozenLines.push(
+    lines.push(
       `learned (${gemmLabel(base)}): ${(f.total / 1e9).toFixed(1)} GFLOP of GEMM in a step of ${f.tokens} tokens, ` +
         `output layer ${(f.outputLayer / 1e9).toFixed(1)} (${((100 * f.outputLayer) / f.total).toFixed(0)}%; its dW, which frozen heads skip, is a third of that: ${((100 * f.outputLayer) / f.total / 3).toFixed(0)}% of the step).`,
     );
     for (const r of ok.filter((x) => x.head !== 'learned' && x.gemm === base.gemm && x.threads === base.threads)) {
       const saving = 1 - perToken(r) / perToken(base);
       const rf = r.flops!;
-      frozenLines.push(
+      lines.push(
         `- ${r.head}: ${r.frozen > 0 ? `${fmtInt(r.frozen)} frozen, ` : ''}${fmtInt(r.learnable)} learnable parameters; ` +
           `${(rf.total / 1e9).toFixed(1)} GFLOP/step (output layer ${(rf.outputLayer / 1e9).toFixed(1)}); ` +
           `time per token ${saving >= 0 ? `${(100 * saving).toFixed(0)}% lower` : `${(-100 * saving).toFixed(0)}% higher`} than learned ` +
@@ -628,24 +683,47 @@ async function orchestrate(): Promise<void> {
       );
     }
   }
+  return lines;
+}
 
+/** What the report says of the run around its tables. */
+interface ReportContext {
+  grid: Grid;
+  batches: PreparedBatches;
+  cfg: Record<string, unknown>;
+  torchVersion: string | null;
+  machine: string;
+  loadStart: string;
+  started: number;
+}
+
+const loadAverages = () =>
+  loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' / ');
+
+/** The Markdown report (results.md, and what the bench prints). */
+function reportMarkdown(measured: Measured, leaks: SideResult[], ctx: ReportContext): string {
+  const { frost, peer, roundRatios } = measured;
+  const { data, meanTokens, targetPadding } = ctx.batches;
+  const { heads, threadsList, gemms } = ctx.grid;
+  const blas = peer.find((p) => p.blas)?.blas ?? [];
   const steals = [...frost, ...peer].flatMap((r) => (r.stealShare == null ? [] : [r.stealShare]));
-  const leaks = ok.filter((r) => (r.tensorGrowth ?? 0) !== 0 || (r.leak?.tensorGrowth ?? 0) !== 0);
-  const md = [
+  return [
     `# Training speed: frost (tfjs wasm) vs PyTorch, ${ARCH}/${args.preset}`,
     '',
     `${data.source}; |V| ${data.srcVocab} → ${data.tgtVocab}; batches of ${BATCH_LABEL}, ${meanTokens.toFixed(0)} target tokens on average (${(100 * targetPadding).toFixed(0)}% of the padded target positions are padding); ` +
-      `Adam, teacher forcing, dropout ${cfg.dropout}; ${WARMUP} warm-up + ${STEPS} measured steps per head and round, the same batches on both sides; ` +
+      `Adam, teacher forcing, dropout ${ctx.cfg.dropout}; ${WARMUP} warm-up + ${STEPS} measured steps per head and round, the same batches on both sides; ` +
       `${ROUNDS} round${ROUNDS === 1 ? '' : 's'} per head, frost first in odd rounds and PyTorch first in even ones.`,
-    `Machine: ${machine}; load average at the start ${loadStart}, at the end ${load} (1/5/15 min; shared: other processes may run, CPU/wall shows the share each side got)` +
+    `Machine: ${ctx.machine}; load average at the start ${ctx.loadStart}, at the end ${loadAverages()} (1/5/15 min; shared: other processes may run, CPU/wall shows the share each side got)` +
       (steals.length > 0
         ? `; CPU time stolen by the VM's host while a side ran: up to ${(100 * Math.max(...steals)).toFixed(1)}% (each side's figure is in the log and results.json).`
         : '.'),
-    torchVersion
-      ? `PyTorch ${torchVersion} (${args.python}), ${peer.find((p) => p.threads)?.threads ?? '?'} threads, ${ARCH === 'convs2s' ? 'both decoders computing every padded target position (a convolutional decoder runs the whole target at once)' : PEER_TARGETS[args['peer-targets']!]}; BLAS loaded in its process: ${blas.join(', ') || 'unknown'} (torch's ${/BLAS_INFO=\w+/.exec(peer.find((p) => p.blasConfig)?.blasConfig ?? '')?.[0] ?? 'BLAS_INFO=?'}: it calls whatever libblas.so.3 the system's alternatives point to).`
+    ctx.torchVersion
+      ? `PyTorch ${ctx.torchVersion} (${args.python}), ${peer.find((p) => p.threads)?.threads ?? '?'} threads, ${ARCH === 'convs2s' ? 'both decoders computing every padded target position (a convolutional decoder runs the whole target at once)' : PEER_TARGETS[args['peer-targets']!]}; BLAS loaded in its process: ${blas.join(', ') || 'unknown'} (torch's ${/BLAS_INFO=\w+/.exec(peer.find((p) => p.blasConfig)?.blasConfig ?? '')?.[0] ?? 'BLAS_INFO=?'}: it calls whatever libblas.so.3 the system's alternatives point to).`
       : 'PyTorch: not available here, no ratios.',
     '',
-    ...table,
+    ...resultsTable(measured),
     '',
     ...(roundRatios.size > 0 && ROUNDS > 1
       ? [
@@ -655,12 +733,36 @@ async function orchestrate(): Promise<void> {
       : []),
     '## Frozen heads vs learned (same run)',
     '',
-    ...frozenLines,
+    ...frozenHeadLines(frost.filter((r) => r.error == null)),
     '',
     `Tensor leaks: ${leaks.length === 0 ? `none (growth 0 over the ${STEPS} measured steps of each head, and over ${LEAK_STEPS} steps of the tiny preset)` : `GROWTH in ${leaks.map((r) => r.head).join(', ')}`}.`,
     '',
-    `Command: \`npm run bench:train -- ${ARCH === 'rnn-attn' ? '' : `--arch ${ARCH} `}--steps ${STEPS} --warmup ${WARMUP} --rounds ${ROUNDS} --heads ${heads.join(',')} --threads ${threadsList.join(',')} --gemm ${gemms.join(',')}${args['peer-targets'] === 'padded' ? '' : ` --peer-targets ${args['peer-targets']}`}\` (${((Date.now() - started) / 60000).toFixed(1)} min).`,
+    `Command: \`npm run bench:train -- ${ARCH === DEFAULT_BENCH_ARCH ? '' : `--arch ${ARCH} `}--steps ${STEPS} --warmup ${WARMUP} --rounds ${ROUNDS} --heads ${heads.join(',')} --threads ${threadsList.join(',')} --gemm ${gemms.join(',')}${args['peer-targets'] === 'padded' ? '' : ` --peer-targets ${args['peer-targets']}`}\` (${((Date.now() - ctx.started) / 60000).toFixed(1)} min).`,
   ].join('\n');
+}
+
+async function orchestrate(): Promise<void> {
+  const grid = readGrid();
+  const outDir = resolve(REPO_ROOT, args.out!);
+  await mkdir(outDir, { recursive: true });
+  const started = Date.now();
+  const loadStart = loadAverages();
+  const batches = await prepareBatches(outDir);
+  const torchVersion = findPeer();
+  const cfg = resolveArchConfig(ARCH, args.preset!);
+
+  const measured: Measured = { frost: [], peer: [], roundRatios: new Map() };
+  for (const head of grid.heads)
+    for (const threads of grid.threadsList)
+      await measureCell(batches.batchFile, cfg, torchVersion, grid, head, threads, measured);
+
+  const machine = `${cpus()[0]?.model ?? 'cpu'} ×${availableParallelism()}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
+  const { frost, peer, roundRatios } = measured;
+  const leaks = frost.filter(
+    (r) => r.error == null && ((r.tensorGrowth ?? 0) !== 0 || (r.leak?.tensorGrowth ?? 0) !== 0),
+  );
+  const md = reportMarkdown(measured, leaks, { grid, batches, cfg, torchVersion, machine, loadStart, started });
+  const { data, meanTokens, targetPadding } = batches;
   await writeFile(
     join(outDir, 'results.json'),
     `${JSON.stringify({ machine, args, source: data.source, vocab: [data.srcVocab, data.tgtVocab], meanTokens, targetPadding, frost, peer, roundRatios: Object.fromEntries(roundRatios) }, null, 2)}\n`,
