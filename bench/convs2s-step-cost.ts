@@ -15,9 +15,8 @@
 import '@tensorflow/tfjs';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import * as ort from 'onnxruntime-node';
 import { SeededRandom } from '../core/random.ts';
-import { createNodeSession } from '../core/runtime/ort-node.ts';
+import { createNodeSession, ort } from '../core/runtime/ort-node.ts';
 import { buildModel, resolveArchConfig } from '../models/index.ts';
 import { initBackend } from '../train/backend/select.ts';
 
