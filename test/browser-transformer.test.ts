@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import * as ort from 'onnxruntime-node';
+import { ort } from '../core/runtime/ort-node.ts';
 import type { ModelCard } from '../core/runtime/model-card.ts';
 import type { OrtWeb } from '../core/runtime/ort-web.ts';
 import {

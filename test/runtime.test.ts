@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import * as ort from 'onnxruntime-node';
+import { ort } from '../core/runtime/ort-node.ts';
 import { loadModelDir } from '../core/runtime/load-node.ts';
 import { importOrtWebInNode } from '../core/runtime/ort-web.ts';
 import { parseModelCard } from '../core/runtime/model-card.ts';

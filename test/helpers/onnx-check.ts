@@ -20,7 +20,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import * as ort from 'onnxruntime-node';
+import { ort } from '../../core/runtime/ort-node.ts';
 import type { DType } from '../../core/onnx/types.ts';
 import { importOrtWebInNode } from '../../core/runtime/ort-web.ts';
 
