@@ -4,7 +4,7 @@
  * the caller (tensors, `env`, handing it to the isomorphic runtimes). Nothing else imports
  * onnxruntime-node (test/import-graph.test.ts); the browser's onnxruntime-web is ort-web.ts's.
  *
- * Importing this module loads onnxruntime's native binding.
+ * Importing this module loads onnxruntime's native binding (the package loads it when imported).
  */
 import { createRequire } from 'node:module';
 import * as ort from 'onnxruntime-node';
@@ -106,8 +106,9 @@ interface BindingModule {
  * onnxruntime-node's native session class (the "simple synchronized inference session object wrap"
  * its async API sits on), with ORT initialised, and the package's version. For
  * train/backend/kernels/gemm-mlas.ts, whose GEMMs run inside a tfjs kernel and so must be
- * synchronous. Its sessions take no frost options: they run one Gemm node each.
- * @throws Error when the binding does not load on this platform
+ * synchronous. Its sessions take the caller's options, not {@link NODE_SESSION_OPTIONS}: they run
+ * one Gemm node each, with ORT's thread pool set up for that.
+ * @throws Error when ORT cannot be initialised
  */
 export function nativeSessionBinding(): { NativeSession: new () => NativeSession; version: string } {
   const require = createRequire(import.meta.url);
