@@ -17,12 +17,11 @@ import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import * as ort from 'onnxruntime-node';
 import { generate } from '../core/decode/generate.ts';
 import type { StepModel } from '../core/decode/types.ts';
 import { SeededRandom } from '../core/random.ts';
 import { loadModelDir } from '../core/runtime/load-node.ts';
-import { createNodeSession } from '../core/runtime/ort-node.ts';
+import { createNodeSession, ort } from '../core/runtime/ort-node.ts';
 import type { DecoderState } from '../core/runtime/row-state.ts';
 import { writeBenchModel } from './decode-model.ts';
 

@@ -8,7 +8,7 @@
  *   node --import tsx bench/frozen-heads.ts [--vocab 6000] [--dim 512] [--threads 1]
  */
 import { parseArgs } from 'node:util';
-import * as ort from 'onnxruntime-node';
+import { ort } from '../core/runtime/ort-node.ts';
 import { GraphBuilder } from '../core/onnx/graph-builder.ts';
 import { l2NormaliseRows, streamKey, uniformMatrix } from '../core/random.ts';
 import { l2NormaliseRowsOnnx, seededUniformMatrixOnnx } from '../models/heads/seeded-matrix-onnx.ts';

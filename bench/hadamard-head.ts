@@ -7,7 +7,7 @@
  *   node --import tsx bench/hadamard-head.ts [--vocab 6000] [--dim 512] [--threads 1]
  */
 import { parseArgs } from 'node:util';
-import * as ort from 'onnxruntime-node';
+import { ort } from '../core/runtime/ort-node.ts';
 import { chooseHadamardColumns, hadamardOrder, hadamardRows } from '../core/hadamard.ts';
 import { GraphBuilder } from '../core/onnx/graph-builder.ts';
 import { hadamardFactors, hadamardScoresOnnx } from '../models/heads/hadamard-onnx.ts';

@@ -3,7 +3,7 @@
  * bench/hadamard-head.ts): per-run time of onnxruntime-node sessions, measured in interleaved
  * rounds so that sessions compared with each other share the machine's noise.
  */
-import type * as ort from 'onnxruntime-node';
+import type { ort } from '../core/runtime/ort-node.ts';
 import { createNodeSession } from '../core/runtime/ort-node.ts';
 
 /** A session and how long creating it took (constant folding happens here). */

@@ -28,7 +28,7 @@ import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import * as ortNode from 'onnxruntime-node';
+import { ort as ortNode } from '../core/runtime/ort-node.ts';
 import type { Page } from 'playwright-core';
 import { MODEL_CARD_FILE, parseModelCard, type ModelCard } from '../core/runtime/model-card.ts';
 import { startServer, type RunningServer } from '../serve/server.ts';

@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import * as ort from 'onnxruntime-node';
 import * as tf from '@tensorflow/tfjs-core';
 import { decodeImage } from '../core/image/decode-node.ts';
 import { preprocessRgba } from '../core/image/preprocess.ts';
@@ -14,7 +13,7 @@ import type { RunFolder } from '../train/run-folder.ts';
 import { mergeFrozenEncoder, onnxOpset } from './merge-encoder.ts';
 import type { ParityInputs } from './parity.ts';
 import type { ExportParts } from './task-parts.ts';
-import { createNodeSession } from '../core/runtime/ort-node.ts';
+import { createNodeSession, ort } from '../core/runtime/ort-node.ts';
 
 /** Name of the model encoder's input when a frozen encoder's features feed it (models/layers/feature-encoder.ts). */
 const FEATURES_INPUT = 'features';

@@ -1,7 +1,6 @@
 import * as tf from '@tensorflow/tfjs-core';
-import * as ort from 'onnxruntime-node';
 import type { EncoderInput, NamedTensors, Seq2SeqModel } from '../models/index.ts';
-import { createNodeSession } from '../core/runtime/ort-node.ts';
+import { createNodeSession, ort } from '../core/runtime/ort-node.ts';
 
 export interface ParityReport {
   sentences: number;

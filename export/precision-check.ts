@@ -6,7 +6,7 @@
  * compared: same runtime, same search, only the weights differ. The float32 graphs themselves have
  * passed the strict parity check against tfjs before conversion.
  */
-import * as ort from 'onnxruntime-node';
+import { ort } from '../core/runtime/ort-node.ts';
 import { corpusBleu } from '../core/metrics/bleu.ts';
 import type { ModelCard } from '../core/runtime/model-card.ts';
 import { Seq2SeqRuntime, type GraphLoader } from '../core/runtime/seq2seq.ts';

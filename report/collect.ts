@@ -1,6 +1,6 @@
 import { availableParallelism, cpus } from 'node:os';
 import { basename, resolve } from 'node:path';
-import * as ort from 'onnxruntime-node';
+import { ort } from '../core/runtime/ort-node.ts';
 import { RARE_WORD_THRESHOLD } from '../core/metrics/word-usage.ts';
 import { type CollectedRun, collectRun, DEFAULT_TEST_BEAM } from './collect-run.ts';
 import { type Report, reportSchema, type RunReport } from './schema.ts';

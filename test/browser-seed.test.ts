@@ -16,8 +16,9 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import * as ort from 'onnxruntime-node';
+import { ort } from '../core/runtime/ort-node.ts';
 import type { ModelCard } from '../core/runtime/model-card.ts';
+import type { OrtWeb } from '../core/runtime/ort-web.ts';
 import { exportRun } from '../export/export-run.ts';
 import { readGraphInfo } from '../export/inspect-graph.ts';
 import { resolveArchConfig } from '../models/index.ts';
@@ -144,7 +145,6 @@ describe('a head regenerated from its seed, in Chromium', { skip: browserSkipRea
     await openPage(page, serverUrl);
     const inBrowser = await page.evaluate(
       async ({ apiUrl, decoderUrl, feeds, output }) => {
-        type OrtWeb = typeof import('onnxruntime-web');
         const ortWeb = (await import(apiUrl)) as OrtWeb;
         // As the page sets it up (clients/web/src/ort-loader.ts): wasm from the server, threads when isolated.
         ortWeb.env.wasm.wasmPaths = new URL('ort/', document.baseURI).href;

@@ -14,8 +14,9 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import * as ort from 'onnxruntime-node';
+import { ort } from '../core/runtime/ort-node.ts';
 import type { ModelCard } from '../core/runtime/model-card.ts';
+import type { OrtWeb } from '../core/runtime/ort-web.ts';
 import {
   browserSkipReason,
   loadModelInPage,
@@ -97,7 +98,6 @@ describe('a Transformer with a key/value cache, in Chromium', { skip: browserSki
     await openPage(page, serverUrl);
     const got = await page.evaluate(
       async ({ apiUrl, decoderUrl, memory, tokens, spec }) => {
-        type OrtWeb = typeof import('onnxruntime-web');
         const ortWeb = (await import(apiUrl)) as OrtWeb;
         ortWeb.env.wasm.wasmPaths = new URL('ort/', document.baseURI).href;
         ortWeb.env.wasm.numThreads = 1;

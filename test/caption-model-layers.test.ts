@@ -6,7 +6,7 @@
 import '@tensorflow/tfjs'; // gradient functions and the cpu backend
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import * as ort from 'onnxruntime-node';
+import { ort } from '../core/runtime/ort-node.ts';
 import * as tf from '@tensorflow/tfjs-core';
 import { GraphBuilder } from '../core/onnx/graph-builder.ts';
 import { SeededRandom } from '../core/random.ts';

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import * as ort from 'onnxruntime-node';
+import { ort } from '../core/runtime/ort-node.ts';
 import { SeededRandom } from '../core/random.ts';
 import { CaptionRuntime, DEFAULT_CAPTION_MAX_LENGTH } from '../core/runtime/caption.ts';
 import { modelCardSchema, parseModelCard, type ModelCard } from '../core/runtime/model-card.ts';

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
-import * as ort from 'onnxruntime-node';
+import { ort } from '../core/runtime/ort-node.ts';
 import * as tf from '@tensorflow/tfjs-core';
 import { checkParity, PARITY_TOLERANCE, type ParityInputs } from '../export/parity.ts';
 import { buildModel, headNames, resolveArchConfig, type ImageBatch, type Seq2SeqModel } from '../models/index.ts';

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
-import * as ort from 'onnxruntime-node';
+import { ort } from '../core/runtime/ort-node.ts';
 import { checkParity, PARITY_TOLERANCE } from '../export/parity.ts';
 import type { Convs2sModel } from '../models/archs/convs2s.ts';
 import { parseConvs2sLayers } from '../models/archs/convs2s-layers.ts';

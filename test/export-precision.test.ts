@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import * as ort from 'onnxruntime-node';
+import { ort } from '../core/runtime/ort-node.ts';
 import { GraphBuilder } from '../core/onnx/graph-builder.ts';
 import { exportRun, type ExportResult } from '../export/export-run.ts';
 import { readGraphInfo } from '../export/inspect-graph.ts';

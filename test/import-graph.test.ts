@@ -7,6 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { packageImportsOf } from './helpers/package-imports.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const CODE_DIRS = ['core', 'models', 'train', 'export', 'serve', 'clients', 'report', 'bench'];
@@ -21,13 +22,17 @@ interface Edge {
   dynamic?: true;
 }
 
-function tsFiles(dir: string): string[] {
+/** The files under `dir` whose names match `name`. */
+function sourceFiles(dir: string, name: RegExp): string[] {
   return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {
     const path = join(dir, e.name);
-    if (e.isDirectory()) return e.name === 'node_modules' ? [] : tsFiles(path);
-    return e.name.endsWith('.ts') && !e.name.endsWith('.d.ts') ? [path] : [];
+    if (e.isDirectory()) return e.name === 'node_modules' ? [] : sourceFiles(path, name);
+    return name.test(e.name) ? [path] : [];
   });
 }
+
+/** The .ts files under `dir`, declaration files aside. */
+const tsFiles = (dir: string) => sourceFiles(dir, /(?<!\.d)\.ts$/);
 
 /** Comments could hold example code; strings do not hold these patterns in this code base. */
 function withoutComments(source: string): string {
@@ -224,4 +229,113 @@ test('onnxruntime-node sessions are created in one place (core/runtime/ort-node.
     'core/runtime/ort-node.ts',
     'core/runtime/seq2seq.ts',
   ]);
+});
+
+/** The one module that imports each onnxruntime package (docs/code-shape.md, "The runtime"). */
+const ORT_OWNERS: Readonly<Record<string, string>> = {
+  'onnxruntime-node': 'core/runtime/ort-node.ts',
+  'onnxruntime-web': 'core/runtime/ort-web.ts',
+};
+
+/** `onnxruntime-node/dist/binding` → `onnxruntime-node`; undefined for a package that is not onnxruntime's. */
+function ortPackage(spec: string): string | undefined {
+  return /^(onnxruntime(?:-[a-z-]+)?)(?:\/|$)/.exec(spec)?.[1];
+}
+
+/**
+ * Why an import breaks the rule, or undefined: onnxruntime-node and onnxruntime-web are imported by
+ * their owners only; their shared types (onnxruntime-common) anywhere, type-only, being erased.
+ */
+function ortImportProblem(file: string, spec: string, typeOnly: boolean): string | undefined {
+  const pkg = ortPackage(spec);
+  if (pkg === undefined || ORT_OWNERS[pkg] === file) return undefined;
+  if (pkg === 'onnxruntime-common') return typeOnly ? undefined : 'onnxruntime-common is for types only (import type)';
+  const owner = ORT_OWNERS[pkg];
+  return owner ? `import ${pkg} through ${owner}` : `${pkg} is not one of frost's runtimes`;
+}
+
+describe('onnxruntime is imported in two places: core/runtime/ort-node.ts and core/runtime/ort-web.ts', () => {
+  test('the scanner sees every kind of import, and no string or comment', () => {
+    const source = [
+      "import * as a from 'onnxruntime-node';",
+      "import type { B } from 'onnxruntime-web';",
+      "import { type C } from 'onnxruntime-common';",
+      "export { D } from 'onnxruntime-node/dist/binding';",
+      "type E = typeof import('onnxruntime-web');",
+      "const f = await import('onnxruntime-web/wasm');",
+      "const g = require('onnxruntime-node');",
+      'const req = createRequire(import.meta.url);',
+      "const h = req('onnxruntime-node/package.json');",
+      "const i = createRequire(import.meta.url)('onnxruntime-node');",
+      "import j = require('onnxruntime-node');",
+      // Not imports: a string holding one (a test writes it into a file of its own), a comment, a path resolved.
+      "writeFile(entry, \"import * as ort from 'onnxruntime-node';\\nimport('onnxruntime-web');\");",
+      "// import * as k from 'onnxruntime-node';",
+      "/* require('onnxruntime-node') */",
+      "const wasm = createRequire(import.meta.url).resolve('onnxruntime-web/ort-wasm-simd-threaded.wasm');",
+      "const dir = require.resolve('onnxruntime-node');",
+      "import * as z from 'zod';",
+      "import { l } from './l.ts';",
+    ].join('\n');
+    assert.deepEqual(packageImportsOf('x.ts', source), [
+      { spec: 'onnxruntime-node', typeOnly: false, line: 1 },
+      { spec: 'onnxruntime-web', typeOnly: true, line: 2 },
+      { spec: 'onnxruntime-common', typeOnly: true, line: 3 },
+      { spec: 'onnxruntime-node/dist/binding', typeOnly: false, line: 4 },
+      { spec: 'onnxruntime-web', typeOnly: true, line: 5 },
+      { spec: 'onnxruntime-web/wasm', typeOnly: false, line: 6 },
+      { spec: 'onnxruntime-node', typeOnly: false, line: 7 },
+      { spec: 'onnxruntime-node/package.json', typeOnly: false, line: 9 },
+      { spec: 'onnxruntime-node', typeOnly: false, line: 10 },
+      { spec: 'onnxruntime-node', typeOnly: false, line: 11 },
+      { spec: 'zod', typeOnly: false, line: 17 },
+    ]);
+  });
+
+  test('the rule: each package in its owner only, onnxruntime-common for types only', () => {
+    assert.equal(ortImportProblem('core/runtime/ort-node.ts', 'onnxruntime-node/dist/binding', false), undefined);
+    assert.equal(ortImportProblem('core/runtime/ort-web.ts', 'onnxruntime-web/webgpu', false), undefined);
+    assert.equal(ortImportProblem('core/runtime/seq2seq.ts', 'onnxruntime-common', true), undefined);
+    assert.equal(ortImportProblem('bench/x.ts', 'zod', false), undefined);
+    assert.equal(
+      ortImportProblem('test/x.test.ts', 'onnxruntime-node', true),
+      'import onnxruntime-node through core/runtime/ort-node.ts',
+    );
+    assert.equal(
+      ortImportProblem('core/runtime/ort-node.ts', 'onnxruntime-web', false),
+      'import onnxruntime-web through core/runtime/ort-web.ts',
+    );
+    assert.equal(
+      ortImportProblem('core/x.ts', 'onnxruntime-common', false),
+      'onnxruntime-common is for types only (import type)',
+    );
+    assert.equal(
+      ortImportProblem('core/x.ts', 'onnxruntime-react-native', false),
+      "onnxruntime-react-native is not one of frost's runtimes",
+    );
+  });
+
+  test('no other file imports onnxruntime (code, benchmarks, tests, bin)', () => {
+    const files = [...GRAPH_DIRS, 'bin'].flatMap((dir) => sourceFiles(dir, /\.(ts|mts|cts|js|mjs|cjs)$/));
+    const imports = files.map((file) => {
+      const source = readFileSync(join(ROOT, file), 'utf8');
+      // Only files with a string that starts so go through the parser (a tenth of them; it is the slow part).
+      return { file, imports: /['"`]onnxruntime/.test(source) ? packageImportsOf(file, source) : [] };
+    });
+    const wrong = imports.flatMap(({ file, imports }) =>
+      imports.flatMap(({ spec, typeOnly, line }) => {
+        const problem = ortImportProblem(file, spec, typeOnly);
+        return problem ? [`${file}:${line}: '${spec}': ${problem}`] : [];
+      }),
+    );
+    assert.deepEqual(wrong, []);
+    // And the owners are where the scan looks: each imports its package.
+    for (const [pkg, owner] of Object.entries(ORT_OWNERS)) {
+      const found = imports.find((f) => f.file === owner)?.imports ?? [];
+      assert.ok(
+        found.some((i) => ortPackage(i.spec) === pkg),
+        `${owner} imports ${pkg}`,
+      );
+    }
+  });
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import * as ort from 'onnxruntime-node';
+import { ort } from '../core/runtime/ort-node.ts';
 import { SeededRandom } from '../core/random.ts';
 import { gatherRows, reorderRowsInPlace, type HostTensor } from '../core/runtime/row-state.ts';
 

@@ -12,7 +12,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import * as ort from 'onnxruntime-node';
+import { ort } from '../core/runtime/ort-node.ts';
 import { writeBenchModel, type BenchModel } from '../bench/decode-model.ts';
 import { generate } from '../core/decode/generate.ts';
 import { decodeModel } from '../core/onnx/proto.ts';

@@ -3,9 +3,9 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import * as ort from 'onnxruntime-node';
-import * as ortWeb from 'onnxruntime-web';
+import { ort } from '../core/runtime/ort-node.ts';
 import { loadModelDir } from '../core/runtime/load-node.ts';
+import { importOrtWebInNode } from '../core/runtime/ort-web.ts';
 import { parseModelCard } from '../core/runtime/model-card.ts';
 import { Seq2SeqRuntime, type Translation } from '../core/runtime/seq2seq.ts';
 import { buildTinyModel, writeTinyModelDir } from './helpers/tiny-model.ts';
@@ -200,6 +200,7 @@ describe('Seq2SeqRuntime', () => {
 
 describe('isomorphism', () => {
   test('onnxruntime-web (wasm) with a graph loader translates like onnxruntime-node', async () => {
+    const ortWeb = await importOrtWebInNode();
     ortWeb.env.wasm.numThreads = 1;
     const model = buildTinyModel();
     const card = parseModelCard(JSON.stringify(model.card), 'tiny/model-card.json');

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
-import * as ort from 'onnxruntime-node';
+import { ort } from '../core/runtime/ort-node.ts';
 import { Vocabulary } from '../core/vocab.ts';
 import { checkParity, PARITY_TOLERANCE } from '../export/parity.ts';
 import type { TransformerModel } from '../models/archs/transformer.ts';

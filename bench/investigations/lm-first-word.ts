@@ -8,9 +8,8 @@
  *   node --import tsx bench/investigations/lm-first-word.ts RUN_DIR [WORDS_PER_BIN]
  */
 import * as tf from '@tensorflow/tfjs-core';
-import * as ort from 'onnxruntime-node';
 import '../../models/index.ts';
-import { createNodeSession } from '../../core/runtime/ort-node.ts';
+import { createNodeSession, ort } from '../../core/runtime/ort-node.ts';
 import { SeededRandom } from '../../core/random.ts';
 import { initBackend } from '../../train/backend/select.ts';
 import { prepareLmData } from '../../train/lm/lm-data.ts';

@@ -18,9 +18,8 @@
  * nothing here should be trusted with a folder it does not own.
  */
 import * as tf from '@tensorflow/tfjs-core';
-import * as ort from 'onnxruntime-node';
 import '../../models/index.ts';
-import { createNodeSession } from '../../core/runtime/ort-node.ts';
+import { createNodeSession, ort } from '../../core/runtime/ort-node.ts';
 import { SPECIALS } from '../../core/vocab.ts';
 import type { LmState } from '../../models/lm/types.ts';
 import { initBackend } from '../../train/backend/select.ts';

@@ -4,11 +4,10 @@
  */
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
-import * as ortNode from 'onnxruntime-node';
 import { parseLmCard, type LmCard } from './lm-card.ts';
 import { LmRuntime } from './lm.ts';
 import { MODEL_CARD_FILE } from './model-card.ts';
-import { createNodeSession } from './ort-node.ts';
+import { createNodeSession, ort } from './ort-node.ts';
 
 /** A file the card names, inside `dir` only (the card is data). */
 function inside(dir: string, file: string, what: string): string {
@@ -50,7 +49,7 @@ export async function loadLmModelDir(dir: string, opts: { intraOpNumThreads?: nu
   if (expected !== undefined && expected !== step.length)
     throw new Error(`${stepPath}: ${step.length} bytes, but the model card records ${expected}: truncated or replaced`);
   return LmRuntime.create({
-    ort: ortNode,
+    ort,
     card,
     step,
     createSession: async (bytes) => {

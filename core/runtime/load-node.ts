@@ -4,11 +4,10 @@
  */
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
-import * as ortNode from 'onnxruntime-node';
 import type { InferenceSession } from 'onnxruntime-common';
 import { MODEL_CARD_FILE, parseModelCard, type ModelCard } from './model-card.ts';
 import { CaptionRuntime } from './caption.ts';
-import { createNodeSession, type NodeSessionOptions } from './ort-node.ts';
+import { createNodeSession, listedExecutionProviders, ort, type NodeSessionOptions } from './ort-node.ts';
 import { Seq2SeqRuntime } from './seq2seq.ts';
 
 /** Where to run: `cpu`, `cuda` (fail unless CUDA works), or `auto` (CUDA when it works, else CPU with a note). */
@@ -56,7 +55,7 @@ export async function loadModelDir(dir: string, opts: LoadModelOptions = {}): Pr
   const { providers, encoderSession } = await chooseProviders(device, encoder, encoderPath, base, log);
   const options: NodeSessionOptions = { ...base, executionProviders: providers };
   return Seq2SeqRuntime.create({
-    ort: ortNode,
+    ort,
     card,
     graphs: { encoder, decoder },
     // The CUDA probe already built the encoder's session; reuse it rather than build it twice.
@@ -163,9 +162,9 @@ async function chooseProviders(
   log: (message: string) => void,
 ): Promise<{ providers: string[]; encoderSession?: InferenceSession }> {
   if (device === 'cpu') return { providers: ['cpu'] };
-  const listed = ortNode.listSupportedBackends?.();
+  const listed = listedExecutionProviders();
   let reason: string;
-  if (listed && !listed.some((b) => b.name === 'cuda')) {
+  if (listed && !listed.includes('cuda')) {
     reason = `this onnxruntime-node build (${process.platform}-${process.arch}) has no CUDA backend`;
   } else {
     try {

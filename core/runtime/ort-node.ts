@@ -1,10 +1,21 @@
 /**
- * The one place frost creates onnxruntime-node sessions (serving, export checks, frozen image
- * encoders, benchmarks), so they all run graphs the same way. Node only; the browser creates its
- * onnxruntime-web sessions in clients/web.
+ * onnxruntime-node, in one place: the sessions frost creates (serving, export checks, frozen image
+ * encoders, benchmarks), all with one set of options, and the module itself for what they leave to
+ * the caller (tensors, `env`, handing it to the isomorphic runtimes). Nothing else imports
+ * onnxruntime-node (test/import-graph.test.ts); the browser's onnxruntime-web is ort-web.ts's.
+ *
+ * Importing this module loads onnxruntime's native binding (the package loads it when imported).
  */
+import { createRequire } from 'node:module';
 import * as ort from 'onnxruntime-node';
 import { constantsGraph, materialiseWith } from '../onnx/materialise-constants.ts';
+
+/**
+ * onnxruntime-node's API (`Tensor`, `InferenceSession`, `env`): the `ort` the isomorphic runtimes
+ * take (`Seq2SeqRuntime.create({ ort, ... })`). Sessions come from {@link createNodeSession}.
+ */
+export { ort };
+export { Tensor } from 'onnxruntime-node';
 
 /** What a caller may choose per session; everything else is {@link NODE_SESSION_OPTIONS}. */
 export interface NodeSessionOptions {
@@ -63,4 +74,46 @@ export async function withFoldedConstants(bytes: Uint8Array): Promise<Uint8Array
   if (!split) return bytes;
   // Optimisations off: with them on, onnxruntime would fold the whole graph at creation, the slow path this avoids.
   return materialiseWith(ort, bytes, split, { graphOptimizationLevel: 'disabled', intraOpNumThreads: 1 });
+}
+
+/**
+ * The execution providers this onnxruntime-node build lists (`cpu`, and `cuda` where the build has
+ * it), or undefined when it cannot say. A listed provider may still lack its libraries: only creating
+ * a session on it proves it works.
+ */
+export function listedExecutionProviders(): string[] | undefined {
+  return ort.listSupportedBackends?.().map((b) => b.name);
+}
+
+/** A session of onnxruntime-node's N-API binding: synchronous, unlike the package's own API. */
+export interface NativeSession {
+  loadModel(buffer: ArrayBufferLike, byteOffset: number, byteLength: number, options: Record<string, unknown>): void;
+  run(
+    feeds: Record<string, unknown>,
+    fetches: Record<string, unknown>,
+    options: Record<string, unknown>,
+  ): Record<string, unknown>;
+  dispose(): void;
+}
+
+/** onnxruntime-node's `dist/binding`: not the package's public API, so only its part frost uses. */
+interface BindingModule {
+  binding: { InferenceSession: new () => NativeSession };
+  initOrt(): void;
+}
+
+/**
+ * onnxruntime-node's native session class (the "simple synchronized inference session object wrap"
+ * its async API sits on), with ORT initialised, and the package's version. For
+ * train/backend/kernels/gemm-mlas.ts, whose GEMMs run inside a tfjs kernel and so must be
+ * synchronous. Its sessions take the caller's options, not {@link NODE_SESSION_OPTIONS}: they run
+ * one Gemm node each, with ORT's thread pool set up for that.
+ * @throws Error when ORT cannot be initialised
+ */
+export function nativeSessionBinding(): { NativeSession: new () => NativeSession; version: string } {
+  const require = createRequire(import.meta.url);
+  const { binding, initOrt } = require('onnxruntime-node/dist/binding') as BindingModule;
+  const version = (require('onnxruntime-node/package.json') as { version: string }).version;
+  initOrt();
+  return { NativeSession: binding.InferenceSession, version };
 }

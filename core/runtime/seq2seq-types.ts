@@ -5,7 +5,7 @@
 import type { InferenceSession } from 'onnxruntime-common';
 import type { ModelCard } from './model-card.ts';
 
-/** The ORT module (`import * as ort from 'onnxruntime-node'` or `'onnxruntime-web'`), typed by their shared API. */
+/** The ORT module (ort-node.ts's `ort`, or an onnxruntime-web build from ort-web.ts), typed by their shared API. */
 export type Ort = typeof import('onnxruntime-common');
 
 /** Which of the two graphs a session is for. */

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus } from 'node:os';
 import { basename, join, relative, resolve, sep } from 'node:path';
-import * as ort from 'onnxruntime-node';
+import { ort } from '../../core/runtime/ort-node.ts';
 import { getArch, headNames, resolveArchConfig } from '../../models/index.ts';
 import { captionWordCounts, imagesOf, loadCaptionDataset } from '../../train/data/captions.ts';
 import { loadImageCache } from '../../train/data/image-cache.ts';

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { after, before } from 'node:test';
-import type * as ort from 'onnxruntime-node';
+import type { ort } from '../../core/runtime/ort-node.ts';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { ortDistDir } from '../../clients/web/build/ort-files.ts';
 import { webClient } from '../../clients/web/build/web-client.ts';

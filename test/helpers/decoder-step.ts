@@ -1,4 +1,4 @@
-import * as ort from 'onnxruntime-node';
+import { ort } from '../../core/runtime/ort-node.ts';
 
 /**
  * One decoder step of an exported rnn-attn pair on fixed inputs (two source sentences of 5 and 3 tokens, previous

@@ -20,8 +20,9 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import * as ort from 'onnxruntime-node';
+import { ort } from '../../core/runtime/ort-node.ts';
 import type { DType } from '../../core/onnx/types.ts';
+import { importOrtWebInNode } from '../../core/runtime/ort-web.ts';
 
 /** What checkModel checked. */
 export interface CheckReport {
@@ -231,7 +232,7 @@ let ortWeb: Promise<OrtLike> | undefined;
  * worker threads, which a test process does not need.
  */
 function loadOrtWeb(): Promise<OrtLike> {
-  ortWeb ??= import('onnxruntime-web').then((web) => {
+  ortWeb ??= importOrtWebInNode().then((web) => {
     web.env.wasm.numThreads = 1;
     return web as unknown as OrtLike;
   });

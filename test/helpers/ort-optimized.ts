@@ -6,7 +6,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import * as ort from 'onnxruntime-node';
+import { ort } from '../../core/runtime/ort-node.ts';
 import { decodeModel } from '../../core/onnx/proto.ts';
 
 /**

@@ -15,11 +15,10 @@ import { createHash } from 'node:crypto';
 import { closeSync, openSync, readSync } from 'node:fs';
 import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import * as ort from 'onnxruntime-node';
 import type { ImageSpec } from '../../core/image/preprocess.ts';
 import type { ImageSource } from './caption-batches.ts';
 import { normaliseBatch, type ImageCache } from './image-cache.ts';
-import { createNodeSession } from '../../core/runtime/ort-node.ts';
+import { createNodeSession, ort } from '../../core/runtime/ort-node.ts';
 
 /** What a frozen encoder reads and which of its outputs are the features. */
 export interface FrozenEncoderInfo {

@@ -8,12 +8,13 @@
  * as `env.wasm.wasmBinary`; the small `.mjs` glue ORT still imports from `env.wasm.wasmPaths`, which
  * points at the server's own copy, so nothing is fetched from a CDN.
  */
+import { importOrtWeb, type OrtWebBuild } from '../../../core/runtime/ort-web.ts';
 import type { Ort } from '../../../core/runtime/seq2seq.ts';
 import type { ProgressListener } from './download.ts';
 import { cachedFetch } from './file-cache.ts';
 
-/** Where inference runs. */
-export type Backend = 'webgpu' | 'wasm';
+/** Where inference runs: the onnxruntime-web build of that name. */
+export type Backend = OrtWebBuild;
 /** What the user asked for; `auto` and `webgpu` both mean WebGPU when an adapter exists, else wasm. */
 export type BackendChoice = 'auto' | Backend;
 
@@ -85,8 +86,7 @@ export async function loadOrt(choice: BackendChoice, ortBase: URL, onProgress: P
 }
 
 async function configure(backend: Backend, ortBase: URL, onProgress: ProgressListener): Promise<OrtSetup> {
-  const ort: Ort & typeof import('onnxruntime-web') =
-    backend === 'webgpu' ? await import('onnxruntime-web/webgpu') : await import('onnxruntime-web/wasm');
+  const ort = await importOrtWeb(backend);
   const wasmUrl = new URL(WASM_FILE[backend], ortBase).href;
   const version = ort.env.versions.web ?? ort.env.versions.common;
   const { bytes, fromCache } = await cachedFetch(wasmUrl, `onnxruntime-web@${version}`, onProgress);

@@ -5,44 +5,25 @@
  * preferred where there is one, being 1.0-2.0× faster on this model's shapes (npm run bench:gemm).
  *
  * How: the package's N-API binding (onnxruntime-node/dist/binding, the "simple synchronized
- * inference session object wrap" its own async API sits on) runs a session synchronously, as a
- * tfjs kernel must. One tiny ONNX graph per transpose combination, a single Gemm with symbolic
- * dims (transA/transB attributes, so neither operand is copied to transpose it). Inputs are ORT
- * tensors over Float32Array views of the wasm heap (ORT reads them in place); the output is
- * pre-allocated the same way, over the output tensor's block on the heap, so MLAS writes the
- * result where tfjs expects it. (The binding also hands back a JS copy of the output, which is
- * dropped: one memcpy of the result, ≈ 3% of the GEMM's time at the sizes that come here.) The
- * threaded wasm build's heap is a SharedArrayBuffer, which the binding refuses: there the operands
- * and the result are copied through plain buffers.
+ * inference session object wrap" its own async API sits on; core/runtime/ort-node.ts hands it out)
+ * runs a session synchronously, as a tfjs kernel must. One tiny ONNX graph per transpose
+ * combination, a single Gemm with symbolic dims (transA/transB attributes, so neither operand is
+ * copied to transpose it). Inputs are ORT tensors over Float32Array views of the wasm heap (ORT
+ * reads them in place); the output is pre-allocated the same way, over the output tensor's block on
+ * the heap, so MLAS writes the result where tfjs expects it. (The binding also hands back a JS copy
+ * of the output, which is dropped: one memcpy of the result, ≈ 3% of the GEMM's time at the sizes
+ * that come here.) The threaded wasm build's heap is a SharedArrayBuffer, which the binding refuses:
+ * there the operands and the result are copied through plain buffers.
  *
  * ORT's pool is created with spinning off, so its threads sleep between kernels instead of burning
  * a core while the wasm side runs the step's small kernels.
  */
-import { createRequire } from 'node:module';
 import { GraphBuilder } from '../../../core/onnx/graph-builder.ts';
+import { nativeSessionBinding, Tensor, type NativeSession } from '../../../core/runtime/ort-node.ts';
 import { gemmThreads, selfCheck, type GemmProvider, type NativeGemm } from './native-gemm.ts';
 
 /** Below this many multiply-adds a call's fixed cost (≈ 50-60 µs) outweighs MLAS's speed-up. */
 const MLAS_MIN_MACS = 2 ** 19;
-
-interface OrtTensorCtor {
-  new (type: 'float32', data: Float32Array, dims: readonly number[]): unknown;
-}
-
-interface BindingSession {
-  loadModel(buffer: ArrayBufferLike, byteOffset: number, byteLength: number, options: Record<string, unknown>): void;
-  run(
-    feeds: Record<string, unknown>,
-    fetches: Record<string, unknown>,
-    options: Record<string, unknown>,
-  ): Record<string, unknown>;
-  dispose(): void;
-}
-
-interface BindingModule {
-  binding: { InferenceSession: new () => BindingSession };
-  initOrt(): void;
-}
 
 function gemmModel(tA: boolean, tB: boolean): Uint8Array {
   const g = new GraphBuilder(`frost-gemm-${tA ? 't' : 'n'}${tB ? 't' : 'n'}`, { opset: 13 });
@@ -58,11 +39,7 @@ function gemmModel(tA: boolean, tB: boolean): Uint8Array {
  */
 function loadMlasGemm(threads: number): NativeGemm | Error {
   try {
-    const require = createRequire(import.meta.url);
-    const { binding, initOrt } = require('onnxruntime-node/dist/binding') as BindingModule;
-    const { Tensor } = require('onnxruntime-node') as { Tensor: OrtTensorCtor };
-    const version = (require('onnxruntime-node/package.json') as { version: string }).version;
-    initOrt();
+    const { NativeSession, version } = nativeSessionBinding();
     const n = gemmThreads(threads);
     const options = {
       intraOpNumThreads: n,
@@ -71,13 +48,13 @@ function loadMlasGemm(threads: number): NativeGemm | Error {
       graphOptimizationLevel: 'all',
       extra: { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } },
     };
-    const sessions = new Map<number, BindingSession>();
-    const session = (tA: boolean, tB: boolean): BindingSession => {
+    const sessions = new Map<number, NativeSession>();
+    const session = (tA: boolean, tB: boolean): NativeSession => {
       const key = (tA ? 2 : 0) + (tB ? 1 : 0);
       let s = sessions.get(key);
       if (s == null) {
         const bytes = gemmModel(tA, tB);
-        s = new binding.InferenceSession();
+        s = new NativeSession();
         s.loadModel(bytes.buffer, bytes.byteOffset, bytes.byteLength, options);
         sessions.set(key, s);
       }
