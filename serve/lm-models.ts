@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadLmModelDir } from '../core/runtime/load-lm-node.ts';
 import type { Completion, CompletionRequest, LmScore } from '../core/runtime/lm.ts';
@@ -14,6 +14,7 @@ import {
 } from './batcher.ts';
 import { LM_COMPLETE, LM_SCORE } from './lm-batch-kinds.ts';
 import { clip, HttpError } from './errors.ts';
+import { findModelDirs } from './model-folders.ts';
 import type { LmModelRuntime } from './lm-model-runtime.ts';
 
 /**
@@ -82,14 +83,8 @@ export class LanguageModels {
       loader?: (dir: string) => Promise<LmModelRuntime>;
     } = {},
   ): Promise<LanguageModels> {
-    const dirs = (await isLmModelDir(dir))
-      ? [dir]
-      : existsSync(dir)
-        ? (await readdir(dir, { withFileTypes: true }))
-            .filter((e) => e.isDirectory())
-            .map((e) => join(dir, e.name))
-            .sort()
-        : [];
+    // The same folders, links followed, as ModelRegistry.load finds (a missing or empty `dir` throws there too).
+    const dirs = await findModelDirs(dir);
     const loader = opts.loader ?? ((d: string) => loadLmModelDir(d, opts));
     const entries: LanguageModelEntry[] = [];
     try {
