@@ -1,11 +1,55 @@
 /**
- * Finding the model folders under `--models`: one finder for every kind of model, so a link is followed
- * the same way whatever the folder holds.
+ * Model folders under `--models`: finding them (one finder for every kind of model, so a link is
+ * followed the same way whatever the folder holds) and reading one ({@link readModelFolder}: the one
+ * place that looks at a folder before a runtime loads it).
  */
 import { existsSync } from 'node:fs';
-import { readdir, realpath, stat } from 'node:fs/promises';
+import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import {
+  type AnyCard,
+  type CardKind,
+  cardKinds,
+  cardTask,
+  type ModelFamily,
+  parseAnyCard,
+} from '../core/runtime/card-kinds.ts';
 import { MODEL_CARD_FILE } from '../core/runtime/model-card.ts';
+
+/** A model folder whose card has been read and checked against its kind's schema. */
+export interface ModelFolder {
+  readonly dir: string;
+  readonly card: AnyCard;
+  readonly kind: CardKind;
+}
+
+/**
+ * Reads `dir`'s card and checks it with the schema of the kind its task names.
+ * @throws Error naming the card's path when it is missing, not JSON, of an unknown task, or not valid
+ */
+export async function readModelFolder(dir: string): Promise<ModelFolder> {
+  const path = join(dir, MODEL_CARD_FILE);
+  const { kind, card } = parseAnyCard(await readCardText(path), path);
+  return { dir, card, kind };
+}
+
+/**
+ * The family of the model in `dir` as its card's task says, without checking the rest of the card:
+ * `seq2seq` when the card cannot be read or names no known task (that loader then says what is wrong).
+ */
+export async function folderFamily(dir: string): Promise<ModelFamily> {
+  const text = await readCardText(join(dir, MODEL_CARD_FILE)).catch(() => '');
+  return cardKinds.find(cardTask(text) ?? '')?.family ?? 'seq2seq';
+}
+
+async function readCardText(path: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new Error(`${path}: ${code === 'ENOENT' ? 'file not found' : (err as Error).message}`, { cause: err });
+  }
+}
 
 /**
  * `dir` itself when it is a model directory, else its subdirectories that are, sorted. Links are

@@ -1,8 +1,7 @@
 import type { LoadModelOptions } from '../core/runtime/load-node.ts';
 import { clip, HttpError } from './errors.ts';
 import { InProcessRuntime } from './in-process-runtime.ts';
-import { isLmModelDir } from './lm-models.ts';
-import { findModelDirs } from './model-folders.ts';
+import { findModelDirs, folderFamily } from './model-folders.ts';
 import type { ModelRuntime } from './model-runtime.ts';
 
 /** One loaded model, known by its card's name. */
@@ -59,7 +58,7 @@ export class ModelRegistry {
   static async load(modelsDir: string, opts: RegistryLoadOptions = {}): Promise<ModelRegistry> {
     // Language models (one step graph, no encoder) are served by lm-models.ts, not through this registry.
     const dirs: string[] = [];
-    for (const dir of await findModelDirs(modelsDir)) if (!(await isLmModelDir(dir))) dirs.push(dir);
+    for (const dir of await findModelDirs(modelsDir)) if ((await folderFamily(dir)) === 'seq2seq') dirs.push(dir);
     const loader = opts.loader ?? ((dir: string) => InProcessRuntime.load(dir, opts));
     const loaded: RegisteredModel[] = [];
     try {
