@@ -1,5 +1,3 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Device } from '../core/runtime/load-node.ts';
 import { createApp } from './app.ts';
 import { LanguageModels } from './lm-models.ts';
@@ -8,10 +6,10 @@ import { BatcherPool } from './batcher-pool.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { ServeMetrics } from './metrics.ts';
 import { ModelRegistry } from './model-registry.ts';
-import { defaultMaxConnections, httpServerOptions, limitConnections } from './connection-limits.ts';
-import { errorBody, HttpError, RETRY_AFTER_S } from './errors.ts';
+import { defaultMaxConnections } from './connection-limits.ts';
 import { DEFAULT_LIMITS, type RequestLimits } from './schemas.ts';
-import { RequestTracker } from './shutdown.ts';
+import type { RequestTracker } from './shutdown.ts';
+import { listen, type Listening } from './server-listen.ts';
 import type { WebClient } from './static.ts';
 import { watchModels, type ModelWatch } from './watch.ts';
 import { defaultWorkers, WorkerRuntime, type WorkerRuntimeOptions } from './worker-runtime.ts';
@@ -143,6 +141,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   metrics.countDecodeThreads(threadCounts);
   const pool = new BatcherPool(registry, batching, metrics);
   let tracker: RequestTracker | undefined;
+  let listening: Listening;
   const app = createApp({
     registry,
     limits: opts.limits,
@@ -165,27 +164,14 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   });
 
   const timeoutMs = opts.limits?.timeoutMs ?? DEFAULT_LIMITS.timeoutMs;
-  const server = createServer(httpServerOptions(timeoutMs), (req: IncomingMessage, res: ServerResponse) => {
-    tracker!.track(req, res);
-    if (tracker!.isDraining) refuseWhileDraining(res);
-    else app(req, res);
-  });
-  tracker = new RequestTracker(server);
   const maxConnections = opts.maxConnections ?? defaultMaxConnections();
-  limitConnections(server, maxConnections, logger);
-
   try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    listening = await listen(app, { port, host, timeoutMs, maxConnections, logger });
+    tracker = listening.tracker;
   } catch (err) {
     await registry.close().catch(() => undefined);
     await languageModels.close().catch(() => undefined);
-    throw new Error(`cannot listen on ${host}:${port}: ${(err as Error).message}`, { cause: err });
+    throw err;
   }
 
   const watchers: ModelWatch[] = [];
@@ -213,9 +199,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     watchers.push(watcher);
   }
 
-  const address = server.address() as AddressInfo;
-  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  const url = `http://${shownHost}:${address.port}`;
+  const url = listening.url;
   for (const m of registry.list())
     logger.info({ model: m.name, dir: m.dir, default: m.name === registry.defaultName }, 'model loaded');
   for (const name of languageModels.names)
@@ -247,16 +231,4 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       return closing;
     },
   };
-}
-
-/** The answer to a request that arrives once shutdown has begun: 503, retry elsewhere, and the connection closes. */
-function refuseWhileDraining(res: ServerResponse): void {
-  const body = JSON.stringify(errorBody(new HttpError('FROST_ERR_NOT_READY', { reason: 'shutting down' })));
-  res.writeHead(503, {
-    'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': Buffer.byteLength(body),
-    'Retry-After': String(RETRY_AFTER_S),
-    Connection: 'close',
-  });
-  res.end(body);
 }
