@@ -81,28 +81,14 @@ export class WorkerRuntime<C extends AnyCard = ModelCard> {
 
   /**
    * Starts the threads and loads the model `dir` in each, of whichever kind its card says
-   * (core/runtime/card-kinds.ts); resolves once all are ready, so a caller swapping models (`--watch`)
-   * only ever swaps in a complete, validated pool.
-   * @throws Error with the loader's message (naming a missing or corrupt file), or RangeError for bad options
+   * (core/runtime/card-kinds.ts), or only of `family` when given; resolves once all are ready, so a
+   * caller swapping models (`--watch`) only ever swaps in a complete, validated pool.
+   * @throws Error with the loader's message (naming a missing or corrupt file) or naming the model's
+   *   kind when it is not of `family`; RangeError for bad options
    */
-  static load(dir: string, options: WorkerRuntimeOptions = {}): Promise<WorkerRuntime<AnyCard>> {
-    return WorkerRuntime.open(dir, options);
-  }
-
-  /** {@link load} for a translation or caption model only. */
-  static start(dir: string, options: WorkerRuntimeOptions = {}): Promise<WorkerRuntime<ModelCard>> {
-    return WorkerRuntime.open<ModelCard>(dir, options, 'seq2seq');
-  }
-
-  /** {@link load} for a language model only (`/v1/score`, `/v1/complete`). */
-  static startLm(dir: string, options: WorkerRuntimeOptions = {}): Promise<WorkerRuntime<LmCard>> {
-    return WorkerRuntime.open<LmCard>(dir, options, 'lm');
-  }
-
-  /** Starts the threads; with `family`, a model of another family is refused. */
-  private static async open<C extends AnyCard>(
+  static async load<C extends AnyCard = AnyCard>(
     dir: string,
-    options: WorkerRuntimeOptions,
+    options: WorkerRuntimeOptions = {},
     family?: ModelFamily,
   ): Promise<WorkerRuntime<C>> {
     const cores = availableParallelism();
@@ -138,6 +124,16 @@ export class WorkerRuntime<C extends AnyCard = ModelCard> {
     }
     runtime = new WorkerRuntime<C>(dir, card, threads, threadOptions, options);
     return runtime;
+  }
+
+  /** {@link load} for a translation or caption model only. */
+  static start(dir: string, options: WorkerRuntimeOptions = {}): Promise<WorkerRuntime<ModelCard>> {
+    return WorkerRuntime.load<ModelCard>(dir, options, 'seq2seq');
+  }
+
+  /** {@link load} for a language model only (`/v1/score`, `/v1/complete`). */
+  static startLm(dir: string, options: WorkerRuntimeOptions = {}): Promise<WorkerRuntime<LmCard>> {
+    return WorkerRuntime.load<LmCard>(dir, options, 'lm');
   }
 
   /** The running threads (diagnostics: `worker.threadId`, `worker.performance.eventLoopUtilization()`). */
