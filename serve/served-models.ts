@@ -4,7 +4,9 @@
  * and `pool` (`/v1/translate`, `/v1/caption`), a language model through `languageModels`
  * (`/v1/score`, `/v1/complete`). `--watch` reloads and retires any of them through this one object.
  */
+import { basename, relative } from 'node:path';
 import { type AnyCard, familyOf, type ModelFamily } from '../core/runtime/card-kinds.ts';
+import type { FolderRefusal } from '../core/wire.ts';
 import type { BatchingOptions } from './batcher.ts';
 import { BatcherPool } from './batcher-pool.ts';
 import { LanguageModels } from './lm-models.ts';
@@ -47,6 +49,8 @@ export class ServedModels {
   readonly pool: BatcherPool;
   /** The language models, for `/v1/score` and `/v1/complete`. */
   readonly languageModels: LanguageModels;
+  /** Folders whose current contents could not be loaded (at start-up, or by `--watch`), by path. */
+  private readonly refusals = new Map<string, FolderRefusal>();
   private readonly models: ServedModel[];
   private readonly routes: Record<ModelFamily, FamilyRoutes>;
 
@@ -81,6 +85,24 @@ export class ServedModels {
   /** Every loaded model, by name. */
   list(): ServedModel[] {
     return [...this.models].sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /** The folders refused, by folder: what `/readyz` and `/v1/models` list. */
+  get refused(): FolderRefusal[] {
+    return [...this.refusals.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([, r]) => r);
+  }
+
+  /**
+   * Notes that `dir` (under `modelsDir`) was refused for `reason`, or with no reason that it loads again. Clients
+   * are told the folder's path under `--models`, never the server's own paths.
+   */
+  noteRefusal(modelsDir: string, dir: string, reason?: string): void {
+    if (reason === undefined) {
+      this.refusals.delete(dir);
+      return;
+    }
+    const folder = relative(modelsDir, dir) || basename(dir);
+    this.refusals.set(dir, { folder, reason: reason.split(dir).join(folder) });
   }
 
   /** The family of the model loaded from `dir`, which a reload of it must keep. */

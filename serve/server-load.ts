@@ -57,25 +57,48 @@ export function threadLoader(opts: ThreadLoaderOptions): FolderLoader {
 }
 
 /**
- * Loads `modelsDir` (a model folder, or a folder of them) with `load`.
- * @throws Error naming the folder when there is no model, or the file of one that cannot be loaded
- *   (the models loaded before it are released)
+ * Loads `modelsDir` (a model folder, or a folder of them) with `load`. A folder that cannot be loaded
+ * is refused, logged with its reason, and listed by `/readyz` and `/v1/models`; the others are served,
+ * as `--watch` keeps serving when a new version is refused.
+ * @throws Error naming the folder when it holds no model, or the refused folders and why when none loads
  */
 export async function loadServedModels(
   modelsDir: string,
   load: FolderLoader,
-  opts: ServedModelsOptions,
+  opts: ServedModelsOptions & { logger: Logger },
 ): Promise<ServedModels> {
   const loaded: ServedModel[] = [];
+  const refused: Array<{ dir: string; reason: string }> = [];
+  let models: ServedModels;
   try {
     for (const dir of await findModelDirs(modelsDir)) {
-      const folder = await readModelFolder(dir);
-      const runtime = await load(dir, folder.kind.family);
-      loaded.push({ name: runtime.card.name, dir, runtime });
+      try {
+        loaded.push(await loadFolder(dir, load));
+      } catch (err) {
+        const reason = (err as Error)?.message ?? String(err);
+        opts.logger.error({ dir, err: reason }, 'model folder refused; the other models are served');
+        refused.push({ dir, reason });
+      }
     }
-    return new ServedModels(loaded, opts);
+    if (loaded.length === 0) throw new Error(noModelMessage(modelsDir, refused));
+    models = new ServedModels(loaded, opts);
   } catch (err) {
     await Promise.all(loaded.map((m) => m.runtime.release().catch(() => undefined)));
     throw err;
   }
+  for (const r of refused) models.noteRefusal(modelsDir, r.dir, r.reason);
+  return models;
+}
+
+/** One folder: its card read (model-folders.ts), then the runtime of the card's family started. */
+async function loadFolder(dir: string, load: FolderLoader): Promise<ServedModel> {
+  const folder = await readModelFolder(dir);
+  const runtime = await load(dir, folder.kind.family);
+  return { name: runtime.card.name, dir, runtime };
+}
+
+/** A lone folder's reason is the whole story (it names the file); several are listed one by one. */
+function noModelMessage(modelsDir: string, refused: ReadonlyArray<{ dir: string; reason: string }>): string {
+  if (refused.length === 1) return refused[0].reason;
+  return `${modelsDir}: no model could be loaded; every folder was refused: ${refused.map((r) => `${r.dir} (${r.reason})`).join('; ')}`;
 }

@@ -100,7 +100,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...opts.batching,
     concurrency: opts.batching?.concurrency ?? Math.max(DEFAULT_BATCHING.concurrency, workers),
   };
-  const models = await loadServedModels(opts.modelsDir, load, { defaultModel: opts.defaultModel, batching, metrics });
+  const models = await loadServedModels(opts.modelsDir, load, {
+    defaultModel: opts.defaultModel,
+    batching,
+    metrics,
+    logger,
+  });
   const threadCounts = () =>
     models
       .list()
@@ -115,6 +120,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     web: opts.web,
     languageModels: models.languageModels,
     pool: models.pool,
+    refused: () => models.refused,
     metrics,
     logger,
     notReady: () => {
@@ -137,7 +143,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     throw err;
   }
   const { tracker, url } = listening;
-  const watch = opts.watch ? watchServedModels(models, load, logger, opts.onReload) : undefined;
+  const watch = opts.watch ? watchServedModels(opts.modelsDir, models, load, logger, opts.onReload) : undefined;
 
   logLoaded(models, logger);
   logger.info(
@@ -163,8 +169,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   };
 }
 
-/** `--watch`: a changed folder is reloaded as a model of the family it holds now, and the old version retired. */
+/** `--watch`: a changed folder is reloaded as a model of the same family, and the old version retired. */
 function watchServedModels(
+  modelsDir: string,
   models: ServedModels,
   load: FolderLoader,
   logger: Logger,
@@ -174,6 +181,8 @@ function watchServedModels(
     load: (dir) => load(dir, models.familyAt(dir)),
     retire: (old) => models.retire(old),
     logger,
+    // A refused version is listed as start-up's refusals are, until a version loads again.
+    onOutcome: (dir, refusal) => models.noteRefusal(modelsDir, dir, refusal),
     onReload,
   });
 }

@@ -34,6 +34,8 @@ export interface WatchOptions<R extends ReloadableRuntime = ModelRuntime> {
   debounceMs?: number;
   /** Called after each reload attempt (tests wait on it). */
   onReload?(model: string, ok: boolean): void;
+  /** Called after each reload attempt with the model's directory and, when refused, the reason. */
+  onOutcome?(dir: string, refusal?: string): void;
 }
 
 /** A running watch; `close` stops it. */
@@ -73,6 +75,7 @@ export function watchModels<R extends ReloadableRuntime>(
           { model: name, dir, err: (err as Error).message },
           'model reload refused; the previous version keeps serving',
         );
+        opts.onOutcome?.(dir, (err as Error).message);
         opts.onReload?.(name, false);
         return;
       }
@@ -83,12 +86,14 @@ export function watchModels<R extends ReloadableRuntime>(
             { model: name, dir, newName: fresh.card.name },
             'model reload refused: the card renames the model; restart to rename',
           );
+          opts.onOutcome?.(dir, `the card renames the model '${name}' to '${fresh.card.name}'; restart to rename`);
           opts.onReload?.(name, false);
         }
         return;
       }
       const old = registry.replace({ name, dir, runtime: fresh });
       opts.logger.info({ model: name, dir }, 'model reloaded');
+      opts.onOutcome?.(dir);
       opts.onReload?.(name, true);
       await opts
         .retire(old.runtime)
