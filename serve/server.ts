@@ -76,9 +76,10 @@ export interface RunningServer {
 }
 
 /**
- * Loads the models and starts listening.
- * @throws Error naming the directory or file when a model cannot be loaded, or the address when
- *   the port cannot be bound
+ * Loads the models and starts listening. A model folder that cannot be loaded is refused and listed
+ * (serve/server-load.ts); the others are served.
+ * @throws Error naming the directory or the refused folders when no model can be loaded, or the
+ *   address when the port cannot be bound
  */
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const logger = createLogger(opts.log);

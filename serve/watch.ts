@@ -2,8 +2,8 @@
  * `--watch`: reloads a model when files in its directory change. The new version is loaded and
  * checked completely (card, graph sizes, sessions, graph/card agreement) before it replaces the old
  * one, so a broken or half-copied file is refused with a log line and the old model keeps serving.
- * The old runtime is released once no batch uses it. Seq2seq models (ModelRegistry) and language
- * models (LanguageModels) are watched the same way.
+ * The old runtime is released once no batch uses it. Every kind of model is watched the same way
+ * (the server's ServedModels); a folder refused at start-up is not watched (a restart loads it).
  */
 import { watch, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
@@ -16,7 +16,7 @@ export interface ReloadableRuntime {
   release(): Promise<void>;
 }
 
-/** The loaded models a watch reloads: ModelRegistry, LanguageModels. */
+/** The loaded models a watch reloads: the server's ServedModels. */
 export interface WatchedModels<R extends ReloadableRuntime> {
   list(): ReadonlyArray<{ name: string; dir?: string }>;
   /** Swaps in the new runtime under the model's name; returns the model it replaced. */
