@@ -24,6 +24,14 @@ export interface ModelsResponse {
   language_models?: LmModelSummary[];
   /** The language model requests to those routes without `model` go to, if any. */
   default_language_model?: string | null;
+  /** Model folders that could not be loaded, and why; absent when there are none (also in `/readyz`). */
+  refused?: FolderRefusal[];
+}
+
+/** A model folder the server refused: its path under `--models`, and the reason. */
+export interface FolderRefusal {
+  folder: string;
+  reason: string;
 }
 
 /** The body of a `POST /v1/translate` request: exactly one of `text` and `texts`. */

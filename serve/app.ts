@@ -7,6 +7,7 @@
  */
 import { resolve } from 'node:path';
 import express, { type Express } from 'express';
+import type { FolderRefusal } from '../core/wire.ts';
 import type { BatchingOptions } from './batcher.ts';
 import { BatcherPool } from './batcher-pool.ts';
 import { captionRouter } from './caption-route.ts';
@@ -47,6 +48,8 @@ export interface AppOptions {
   allowedOrigins?: readonly string[];
   /** The browser client served at `/` (clients/web/build/web-client.ts). @default none: no page */
   web?: WebClient;
+  /** Model folders that could not be loaded, listed by `/readyz` and `/v1/models` when there are any. @default none */
+  refused?: () => readonly FolderRefusal[];
   /** Language models for `POST /v1/complete` and `/v1/score` (serve/lm-models.ts). @default none */
   languageModels?: LanguageModels;
   /**
@@ -61,6 +64,7 @@ export function createApp(opts: AppOptions): Express {
   const limits: RequestLimits = { ...DEFAULT_LIMITS, ...opts.limits };
   const metrics = opts.metrics ?? new ServeMetrics();
   const pool = opts.pool ?? new BatcherPool(registry, opts.batching, metrics);
+  const refused = opts.refused ?? (() => []);
   const notReady =
     opts.notReady ??
     (() => (registry.names.length || opts.languageModels?.names.length ? undefined : 'no model loaded'));
@@ -79,9 +83,10 @@ export function createApp(opts: AppOptions): Express {
       notReady,
       openApi: JSON.stringify(openApiDocument(limits)),
       languageModels: opts.languageModels,
+      refused,
     }),
   );
-  app.use(modelsRouter(registry, opts.languageModels));
+  app.use(modelsRouter(registry, opts.languageModels, refused));
   app.use(translateRouter({ registry, pool, limits, onInternal }));
   app.use(captionRouter({ registry, pool, limits }));
   if (opts.languageModels) app.use(lmRouter({ models: opts.languageModels, limits, onInternal }));

@@ -6,9 +6,10 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { loadLmModelDir } from '../core/runtime/load-lm-node.ts';
+import type { ModelFamily } from '../core/runtime/card-kinds.ts';
 import type { LmRuntime } from '../core/runtime/lm.ts';
 import { InProcessRuntime } from './in-process-runtime.ts';
-import { isLmModelDir } from './lm-models.ts';
+import { readModelFolder } from './model-folders.ts';
 import type { DecodeWorkerData, FromWorker, ToWorker } from './worker-protocol.ts';
 
 if (!parentPort) throw new Error('serve/decode-worker.ts runs as a worker thread (see serve/decode-thread.ts)');
@@ -19,16 +20,17 @@ const { dir, device, intraOpNumThreads } = workerData as DecodeWorkerData;
 /** Rows dropped from each language-model batch in flight (its requests gone), by batch id. */
 const cancelled = new Map<number, Set<number>>();
 
+/** How each family of model loads on this thread. */
+const loaders: Record<ModelFamily, (dir: string) => Promise<InProcessRuntime | LmRuntime>> = {
+  seq2seq: (d) =>
+    InProcessRuntime.load(d, { device, intraOpNumThreads, log: (message) => post({ type: 'log', message }) }),
+  // A language model's sessions run on the CPU: its step graph is small, and one row per request.
+  lm: (d) => loadLmModelDir(d, { intraOpNumThreads }),
+};
+
 let runtime: InProcessRuntime | LmRuntime | undefined;
 try {
-  // A language model's sessions run on the CPU: its step graph is small, and one row per request.
-  runtime = (await isLmModelDir(dir))
-    ? await loadLmModelDir(dir, { intraOpNumThreads })
-    : await InProcessRuntime.load(dir, {
-        device,
-        intraOpNumThreads,
-        log: (message) => post({ type: 'log', message }),
-      });
+  runtime = await loaders[(await readModelFolder(dir)).kind.family](dir);
   post({ type: 'ready', card: runtime.card });
 } catch (err) {
   post({ type: 'load-failed', message: (err as Error)?.message ?? String(err) });

@@ -1,9 +1,5 @@
-import { existsSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { loadLmModelDir } from '../core/runtime/load-lm-node.ts';
 import type { Completion, CompletionRequest, LmScore } from '../core/runtime/lm.ts';
-import { MODEL_CARD_FILE } from '../core/runtime/model-card.ts';
 import {
   Batcher,
   type BatchKind,
@@ -14,6 +10,7 @@ import {
 } from './batcher.ts';
 import { LM_COMPLETE, LM_SCORE } from './lm-batch-kinds.ts';
 import { clip, HttpError } from './errors.ts';
+import { findModelDirs, folderFamily } from './model-folders.ts';
 import type { LmModelRuntime } from './lm-model-runtime.ts';
 
 /**
@@ -27,17 +24,6 @@ export interface LanguageModelEntry {
   name: string;
   dir?: string;
   runtime: LmModelRuntime;
-}
-
-/** Whether `dir` holds a language model's card (task 'lm'). */
-export async function isLmModelDir(dir: string): Promise<boolean> {
-  const path = join(dir, MODEL_CARD_FILE);
-  if (!existsSync(path)) return false;
-  try {
-    return (JSON.parse(await readFile(path, 'utf8')) as { task?: unknown }).task === 'lm';
-  } catch {
-    return false;
-  }
 }
 
 export interface LanguageModelsOptions {
@@ -82,19 +68,13 @@ export class LanguageModels {
       loader?: (dir: string) => Promise<LmModelRuntime>;
     } = {},
   ): Promise<LanguageModels> {
-    const dirs = (await isLmModelDir(dir))
-      ? [dir]
-      : existsSync(dir)
-        ? (await readdir(dir, { withFileTypes: true }))
-            .filter((e) => e.isDirectory())
-            .map((e) => join(dir, e.name))
-            .sort()
-        : [];
+    // The same folders, links followed, as ModelRegistry.load finds (a missing or empty `dir` throws there too).
+    const dirs = await findModelDirs(dir);
     const loader = opts.loader ?? ((d: string) => loadLmModelDir(d, opts));
     const entries: LanguageModelEntry[] = [];
     try {
       for (const d of dirs) {
-        if (!(await isLmModelDir(d))) continue;
+        if ((await folderFamily(d)) !== 'lm') continue;
         const runtime = await loader(d);
         entries.push({ name: runtime.card.name, dir: d, runtime });
       }

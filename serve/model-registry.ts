@@ -1,11 +1,7 @@
-import { existsSync } from 'node:fs';
-import { readdir, realpath, stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { LoadModelOptions } from '../core/runtime/load-node.ts';
-import { MODEL_CARD_FILE } from '../core/runtime/model-card.ts';
 import { clip, HttpError } from './errors.ts';
 import { InProcessRuntime } from './in-process-runtime.ts';
-import { isLmModelDir } from './lm-models.ts';
+import { findModelDirs, folderFamily } from './model-folders.ts';
 import type { ModelRuntime } from './model-runtime.ts';
 
 /** One loaded model, known by its card's name. */
@@ -62,7 +58,7 @@ export class ModelRegistry {
   static async load(modelsDir: string, opts: RegistryLoadOptions = {}): Promise<ModelRegistry> {
     // Language models (one step graph, no encoder) are served by lm-models.ts, not through this registry.
     const dirs: string[] = [];
-    for (const dir of await findModelDirs(modelsDir)) if (!(await isLmModelDir(dir))) dirs.push(dir);
+    for (const dir of await findModelDirs(modelsDir)) if ((await folderFamily(dir)) === 'seq2seq') dirs.push(dir);
     const loader = opts.loader ?? ((dir: string) => InProcessRuntime.load(dir, opts));
     const loaded: RegisteredModel[] = [];
     try {
@@ -119,37 +115,4 @@ export class ModelRegistry {
   private listNames(): string {
     return this.names.join(', ') || '(none)';
   }
-}
-
-/**
- * `dir` itself when it is a model directory, else its subdirectories that are, sorted. Links are
- * followed (`models/en-de -> /srv/models/en-de/v3`, `models/current -> v3`: how versioned
- * deployments are laid out); two entries that are the same folder are loaded once, under the name
- * of the link.
- */
-async function findModelDirs(dir: string): Promise<string[]> {
-  let info;
-  try {
-    info = await stat(dir);
-  } catch {
-    throw new Error(`${dir}: models directory not found`);
-  }
-  if (!info.isDirectory())
-    throw new Error(`${dir}: not a directory (--models takes a model directory or a directory of them)`);
-  if (existsSync(join(dir, MODEL_CARD_FILE))) return [dir];
-  const entries = await readdir(dir, { withFileTypes: true });
-  const candidates = entries
-    .filter((e) => (e.isDirectory() || e.isSymbolicLink()) && existsSync(join(dir, e.name, MODEL_CARD_FILE)))
-    .map((e) => ({ path: join(dir, e.name), link: e.isSymbolicLink() }))
-    .sort((a, b) => Number(b.link) - Number(a.link) || a.path.localeCompare(b.path));
-  const byRealPath = new Map<string, string>();
-  for (const c of candidates) {
-    const real = await realpath(c.path);
-    if (!byRealPath.has(real)) byRealPath.set(real, c.path);
-  }
-  const dirs = [...byRealPath.values()].sort();
-  if (dirs.length === 0) {
-    throw new Error(`${dir}: no model found (expected ${MODEL_CARD_FILE} in it or in its subdirectories)`);
-  }
-  return dirs;
 }

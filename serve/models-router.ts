@@ -2,14 +2,19 @@
 import { Router } from 'express';
 import type { ModelCard } from '../core/runtime/model-card.ts';
 import type { LmCard } from '../core/runtime/lm-card.ts';
-import type { LmModelSummary, ModelSummary, ModelsResponse } from '../core/wire.ts';
+import type { FolderRefusal, LmModelSummary, ModelSummary, ModelsResponse } from '../core/wire.ts';
 import type { LanguageModels } from './lm-models.ts';
 import type { ModelRegistry } from './model-registry.ts';
 
-export function modelsRouter(registry: ModelRegistry, languageModels?: LanguageModels): Router {
+export function modelsRouter(
+  registry: ModelRegistry,
+  languageModels?: LanguageModels,
+  refused: () => readonly FolderRefusal[] = () => [],
+): Router {
   const router = Router();
   router.get('/v1/models', (_req, res) => {
     const lms = languageModels?.names ?? [];
+    const bad = refused();
     const body: ModelsResponse = {
       default: registry.defaultName ?? null,
       models: registry.list().map((m) => summarise(m.runtime.card)),
@@ -19,6 +24,7 @@ export function modelsRouter(registry: ModelRegistry, languageModels?: LanguageM
             default_language_model: languageModels!.defaultName ?? null,
           }
         : {}),
+      ...(bad.length > 0 ? { refused: [...bad] } : {}),
     };
     res.json(body);
   });

@@ -1,5 +1,6 @@
 /** The operator's routes: `/healthz` (alive), `/readyz` (ready to translate), `/metrics`, `/openapi.json`. */
 import { Router } from 'express';
+import type { FolderRefusal } from '../core/wire.ts';
 import { HttpError, sendError } from './errors.ts';
 import { sendJson } from './json-response.ts';
 import type { ServeMetrics } from './metrics.ts';
@@ -15,9 +16,11 @@ export interface OpsRouterOptions {
   openApi: string;
   /** Their names are listed by /readyz beside the registry's as `language_models`. @default none */
   languageModels?: { readonly names: string[] };
+  /** Folders that could not be loaded; listed as `refused` when there are any. */
+  refused: () => readonly FolderRefusal[];
 }
 
-export function opsRouter({ registry, metrics, notReady, openApi, languageModels }: OpsRouterOptions): Router {
+export function opsRouter({ registry, metrics, notReady, openApi, languageModels, refused }: OpsRouterOptions): Router {
   const router = Router();
 
   // Answered on the event loop alone (decoding runs in worker threads), so a busy server still answers.
@@ -32,7 +35,13 @@ export function opsRouter({ registry, metrics, notReady, openApi, languageModels
       return;
     }
     const lms = languageModels?.names ?? [];
-    sendJson(res, { status: 'ready', models: registry.names, ...(lms.length ? { language_models: lms } : {}) });
+    const bad = refused();
+    sendJson(res, {
+      status: 'ready',
+      models: registry.names,
+      ...(lms.length ? { language_models: lms } : {}),
+      ...(bad.length ? { refused: bad } : {}),
+    });
   });
 
   router.get('/metrics', async (_req, res) => {

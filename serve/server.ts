@@ -1,20 +1,21 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+/**
+ * `frost serve`: load the models (server-load.ts), listen (server-listen.ts), and with `--watch` reload
+ * them (watch.ts); the HTTP API itself is app.ts's.
+ */
 import type { Device } from '../core/runtime/load-node.ts';
 import { createApp } from './app.ts';
-import { LanguageModels } from './lm-models.ts';
 import { DEFAULT_BATCHING, type BatchingOptions } from './batcher.ts';
-import { BatcherPool } from './batcher-pool.ts';
+import { defaultMaxConnections } from './connection-limits.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { ServeMetrics } from './metrics.ts';
-import { ModelRegistry } from './model-registry.ts';
-import { defaultMaxConnections, httpServerOptions, limitConnections } from './connection-limits.ts';
-import { errorBody, HttpError, RETRY_AFTER_S } from './errors.ts';
+import type { ModelRegistry } from './model-registry.ts';
 import { DEFAULT_LIMITS, type RequestLimits } from './schemas.ts';
-import { RequestTracker } from './shutdown.ts';
+import type { ServedModels } from './served-models.ts';
+import { loadServedModels, threadLoader, type FolderLoader } from './server-load.ts';
+import { listen, type Listening } from './server-listen.ts';
 import type { WebClient } from './static.ts';
 import { watchModels, type ModelWatch } from './watch.ts';
-import { defaultWorkers, WorkerRuntime, type WorkerRuntimeOptions } from './worker-runtime.ts';
+import { defaultWorkers, WorkerRuntime } from './worker-runtime.ts';
 
 /** Options of {@link startServer}. */
 export interface ServerOptions {
@@ -75,9 +76,10 @@ export interface RunningServer {
 }
 
 /**
- * Loads the models and starts listening.
- * @throws Error naming the directory or file when a model cannot be loaded, or the address when
- *   the port cannot be bound
+ * Loads the models and starts listening. A model folder that cannot be loaded is refused and listed
+ * (serve/server-load.ts); the others are served.
+ * @throws Error naming the directory or the refused folders when no model can be loaded, or the
+ *   address when the port cannot be bound
  */
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const logger = createLogger(opts.log);
@@ -88,74 +90,43 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
 
   const workers = opts.workers ?? defaultWorkers();
   const metrics = new ServeMetrics();
-  /** Decode threads for one model directory, of either kind; crashes and restarts are counted and logged. */
-  const threadsFor = <R extends { card: { name: string } }>(
-    start: (dir: string, options: WorkerRuntimeOptions) => Promise<R>,
-  ) =>
-    async function load(dir: string): Promise<R> {
-      let model = dir;
-      const runtime = await start(dir, {
-        workers,
-        device: opts.device,
-        intraOpNumThreads: opts.intraOpNumThreads,
-        log: (message) => logger.warn(message),
-        onCrash: (reason) => {
-          metrics.decodeThreadCrashes.inc({ model });
-          logger.error(
-            { model, dir, reason },
-            'decode thread crashed: its requests failed with FROST_ERR_DECODER_CRASHED; restarting it',
-          );
-        },
-        onRestart: (error) =>
-          error
-            ? logger.error({ model, dir, err: error }, 'restarting a decode thread failed; retrying')
-            : logger.info({ model, dir }, 'decode thread restarted'),
-      });
-      model = runtime.card.name;
-      return runtime;
-    };
-  const load = threadsFor((dir, options) => WorkerRuntime.start(dir, options));
-  const loadLm = threadsFor((dir, options) => WorkerRuntime.startLm(dir, options));
+  const load = threadLoader({
+    workers,
+    device: opts.device,
+    intraOpNumThreads: opts.intraOpNumThreads,
+    logger,
+    metrics,
+  });
   const batching = {
     ...opts.batching,
     concurrency: opts.batching?.concurrency ?? Math.max(DEFAULT_BATCHING.concurrency, workers),
   };
-  const languageModels = await LanguageModels.load(opts.modelsDir, {
-    loader: loadLm,
+  const models = await loadServedModels(opts.modelsDir, load, {
     defaultModel: opts.defaultModel,
     batching,
-    observer: (model) => metrics.observer(model),
+    metrics,
+    logger,
   });
-  // --default-model may name a language model; the seq2seq registry then has no default of its own.
-  const seq2seqDefault = languageModels.names.includes(opts.defaultModel ?? '') ? undefined : opts.defaultModel;
-  let registry: ModelRegistry;
-  try {
-    registry = await ModelRegistry.load(opts.modelsDir, { defaultModel: seq2seqDefault, loader: load });
-  } catch (err) {
-    await languageModels.close().catch(() => undefined);
-    throw err;
-  }
   const threadCounts = () =>
-    [...registry.list(), ...languageModels.list()].map((m): [string, number] => [
-      m.name,
-      m.runtime instanceof WorkerRuntime ? m.runtime.threads.length : 0,
-    ]);
+    models
+      .list()
+      .map((m): [string, number] => [m.name, m.runtime instanceof WorkerRuntime ? m.runtime.threads.length : 0]);
   metrics.countDecodeThreads(threadCounts);
-  const pool = new BatcherPool(registry, batching, metrics);
-  let tracker: RequestTracker | undefined;
+  let listening: Listening | undefined;
   const app = createApp({
-    registry,
+    registry: models.registry,
     limits: opts.limits,
     reportsDir: opts.reportsDir,
     allowedOrigins: opts.allowedOrigins,
     web: opts.web,
-    languageModels,
-    pool,
+    languageModels: models.languageModels,
+    pool: models.pool,
+    refused: () => models.refused,
     metrics,
     logger,
     notReady: () => {
-      if (tracker?.isDraining) return 'shutting down';
-      if (!registry.names.length && !languageModels.names.length) return 'no model loaded';
+      if (listening?.tracker.isDraining) return 'shutting down';
+      if (!models.list().length) return 'no model loaded';
       const down = threadCounts()
         .filter(([, n]) => n === 0)
         .map(([name]) => name);
@@ -165,83 +136,33 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   });
 
   const timeoutMs = opts.limits?.timeoutMs ?? DEFAULT_LIMITS.timeoutMs;
-  const server = createServer(httpServerOptions(timeoutMs), (req: IncomingMessage, res: ServerResponse) => {
-    tracker!.track(req, res);
-    if (tracker!.isDraining) refuseWhileDraining(res);
-    else app(req, res);
-  });
-  tracker = new RequestTracker(server);
   const maxConnections = opts.maxConnections ?? defaultMaxConnections();
-  limitConnections(server, maxConnections, logger);
-
   try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    listening = await listen(app, { port, host, timeoutMs, maxConnections, logger });
   } catch (err) {
-    await registry.close().catch(() => undefined);
-    await languageModels.close().catch(() => undefined);
-    throw new Error(`cannot listen on ${host}:${port}: ${(err as Error).message}`, { cause: err });
+    await models.close().catch(() => undefined);
+    throw err;
   }
+  const { tracker, url } = listening;
+  const watch = opts.watch ? watchServedModels(opts.modelsDir, models, load, logger, opts.onReload) : undefined;
 
-  const watchers: ModelWatch[] = [];
-  if (opts.watch) {
-    watchers.push(
-      watchModels(languageModels, {
-        load: loadLm,
-        retire: async (old) => {
-          await languageModels.idle(old);
-          await old.release();
-        },
-        logger,
-        onReload: opts.onReload,
-      }),
-    );
-    const watcher = watchModels(registry, {
-      load,
-      retire: async (old) => {
-        await pool.idle(old);
-        await old.release();
-      },
-      logger,
-      onReload: opts.onReload,
-    });
-    watchers.push(watcher);
-  }
-
-  const address = server.address() as AddressInfo;
-  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  const url = `http://${shownHost}:${address.port}`;
-  for (const m of registry.list())
-    logger.info({ model: m.name, dir: m.dir, default: m.name === registry.defaultName }, 'model loaded');
-  for (const name of languageModels.names)
-    logger.info(
-      { model: name, dir: languageModels.get(name).dir, task: 'lm', default: name === languageModels.defaultName },
-      'language model loaded (POST /v1/complete, /v1/score)',
-    );
+  logLoaded(models, logger);
   logger.info(
-    { url, workers, batching: pool.options, watch: Boolean(opts.watch), maxConnections, timeoutMs },
+    { url, workers, batching: models.pool.options, watch: Boolean(opts.watch), maxConnections, timeoutMs },
     'frost serve listening',
   );
 
   let closing: Promise<void> | undefined;
   return {
     url,
-    registry,
+    registry: models.registry,
     logger,
     close() {
       closing ??= (async () => {
-        for (const w of watchers) w.close();
+        watch?.close();
         const inFlight = tracker.inFlight;
         const drained = await tracker.drain(opts.drainTimeoutMs ?? 30_000);
-        // Requests whose clients left may still be decoding; sessions must outlive their runs.
-        await pool.idle();
-        await languageModels.close();
-        await registry.close();
+        await models.close();
         logger.info({ inFlight, drained }, 'frost serve stopped');
       })();
       return closing;
@@ -249,14 +170,32 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   };
 }
 
-/** The answer to a request that arrives once shutdown has begun: 503, retry elsewhere, and the connection closes. */
-function refuseWhileDraining(res: ServerResponse): void {
-  const body = JSON.stringify(errorBody(new HttpError('FROST_ERR_NOT_READY', { reason: 'shutting down' })));
-  res.writeHead(503, {
-    'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': Buffer.byteLength(body),
-    'Retry-After': String(RETRY_AFTER_S),
-    Connection: 'close',
+/** `--watch`: a changed folder is reloaded as a model of the same family, and the old version retired. */
+function watchServedModels(
+  modelsDir: string,
+  models: ServedModels,
+  load: FolderLoader,
+  logger: Logger,
+  onReload: ServerOptions['onReload'],
+): ModelWatch {
+  return watchModels(models, {
+    load: (dir) => load(dir, models.familyAt(dir)),
+    retire: (old) => models.retire(old),
+    logger,
+    // A refused version is listed as start-up's refusals are, until a version loads again.
+    onOutcome: (dir, refusal) => models.noteRefusal(modelsDir, dir, refusal),
+    onReload,
   });
-  res.end(body);
+}
+
+/** One line per loaded model, saying what answers it. */
+function logLoaded(models: ServedModels, logger: Logger): void {
+  const { registry, languageModels } = models;
+  for (const m of registry.list())
+    logger.info({ model: m.name, dir: m.dir, default: m.name === registry.defaultName }, 'model loaded');
+  for (const m of languageModels.list())
+    logger.info(
+      { model: m.name, dir: m.dir, task: 'lm', default: m.name === languageModels.defaultName },
+      'language model loaded (POST /v1/complete, /v1/score)',
+    );
 }

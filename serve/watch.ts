@@ -2,8 +2,8 @@
  * `--watch`: reloads a model when files in its directory change. The new version is loaded and
  * checked completely (card, graph sizes, sessions, graph/card agreement) before it replaces the old
  * one, so a broken or half-copied file is refused with a log line and the old model keeps serving.
- * The old runtime is released once no batch uses it. Seq2seq models (ModelRegistry) and language
- * models (LanguageModels) are watched the same way.
+ * The old runtime is released once no batch uses it. Every kind of model is watched the same way
+ * (the server's ServedModels); a folder refused at start-up is not watched (a restart loads it).
  */
 import { watch, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
@@ -16,7 +16,7 @@ export interface ReloadableRuntime {
   release(): Promise<void>;
 }
 
-/** The loaded models a watch reloads: ModelRegistry, LanguageModels. */
+/** The loaded models a watch reloads: the server's ServedModels. */
 export interface WatchedModels<R extends ReloadableRuntime> {
   list(): ReadonlyArray<{ name: string; dir?: string }>;
   /** Swaps in the new runtime under the model's name; returns the model it replaced. */
@@ -34,6 +34,8 @@ export interface WatchOptions<R extends ReloadableRuntime = ModelRuntime> {
   debounceMs?: number;
   /** Called after each reload attempt (tests wait on it). */
   onReload?(model: string, ok: boolean): void;
+  /** Called after each reload attempt with the model's directory and, when refused, the reason. */
+  onOutcome?(dir: string, refusal?: string): void;
 }
 
 /** A running watch; `close` stops it. */
@@ -73,6 +75,7 @@ export function watchModels<R extends ReloadableRuntime>(
           { model: name, dir, err: (err as Error).message },
           'model reload refused; the previous version keeps serving',
         );
+        opts.onOutcome?.(dir, (err as Error).message);
         opts.onReload?.(name, false);
         return;
       }
@@ -83,12 +86,14 @@ export function watchModels<R extends ReloadableRuntime>(
             { model: name, dir, newName: fresh.card.name },
             'model reload refused: the card renames the model; restart to rename',
           );
+          opts.onOutcome?.(dir, `the card renames the model '${name}' to '${fresh.card.name}'; restart to rename`);
           opts.onReload?.(name, false);
         }
         return;
       }
       const old = registry.replace({ name, dir, runtime: fresh });
       opts.logger.info({ model: name, dir }, 'model reloaded');
+      opts.onOutcome?.(dir);
       opts.onReload?.(name, true);
       await opts
         .retire(old.runtime)

@@ -1,7 +1,7 @@
 /**
  * A model decoded by a small pool of worker threads, so the server's event loop only parses
  * requests (and preprocesses uploaded images) and writes answers: translation and caption models
- * ({@link WorkerRuntime.start}) and language models ({@link WorkerRuntime.startLm}) alike.
+ * and language models alike ({@link WorkerRuntime.load}).
  * onnxruntime-node runs a session synchronously on the calling thread, and on the main thread that
  * would stall health checks behind every decoder step.
  * Each thread holds its own sessions; a batch goes to the thread with the fewest batches in flight.
@@ -11,6 +11,7 @@ import { availableParallelism } from 'node:os';
 import type { SearchOptions } from '../core/decode/types.ts';
 import type { Caption, CaptionHooks, CaptionOptions } from '../core/runtime/caption.ts';
 import type { Completion, CompletionRequest, LmScore } from '../core/runtime/lm.ts';
+import { type AnyCard, familyOf, type ModelFamily } from '../core/runtime/card-kinds.ts';
 import type { LmCard } from '../core/runtime/lm-card.ts';
 import type { Device } from '../core/runtime/load-node.ts';
 import type { ModelCard } from '../core/runtime/model-card.ts';
@@ -44,6 +45,9 @@ export function defaultWorkers(cores = availableParallelism()): number {
   return Math.max(1, Math.min(4, Math.floor(cores / 4)));
 }
 
+/** A family as {@link WorkerRuntime.start} and {@link WorkerRuntime.startLm} name it when refusing the other. */
+const FAMILY_NAMES: Record<ModelFamily, string> = { seq2seq: 'a translation or caption', lm: 'a language' };
+
 /** Backoff between failed restarts: 1 s, doubling, at most 30 s. */
 const RESTART_BACKOFF_MS = { first: 1000, max: 30_000 };
 
@@ -51,7 +55,7 @@ const RESTART_BACKOFF_MS = { first: 1000, max: 30_000 };
  * `WorkerRuntime<ModelCard>` (from {@link WorkerRuntime.start}) is a `ModelRuntime` (model-runtime.ts);
  * `WorkerRuntime<LmCard>` (from {@link WorkerRuntime.startLm}) is an `LmModelRuntime` (lm-model-runtime.ts).
  */
-export class WorkerRuntime<C extends ModelCard | LmCard = ModelCard> {
+export class WorkerRuntime<C extends AnyCard = ModelCard> {
   private readonly slots: Array<DecodeThread | undefined>;
   private readonly waiters: Array<{ resolve(thread: DecodeThread): void; reject(err: unknown): void }> = [];
   private readonly restarts = new Set<Promise<void>>();
@@ -76,29 +80,16 @@ export class WorkerRuntime<C extends ModelCard | LmCard = ModelCard> {
   }
 
   /**
-   * Starts the threads and loads the translation or caption model `dir` in each; resolves once all
-   * are ready, so a caller swapping models (`--watch`) only ever swaps in a complete, validated pool.
-   * @throws Error with the loader's message (naming a missing or corrupt file), or RangeError for bad options
+   * Starts the threads and loads the model `dir` in each, of whichever kind its card says
+   * (core/runtime/card-kinds.ts), or only of `family` when given; resolves once all are ready, so a
+   * caller swapping models (`--watch`) only ever swaps in a complete, validated pool.
+   * @throws Error with the loader's message (naming a missing or corrupt file) or naming the model's
+   *   kind when it is not of `family`; RangeError for bad options
    */
-  static start(dir: string, options: WorkerRuntimeOptions = {}): Promise<WorkerRuntime<ModelCard>> {
-    return WorkerRuntime.open(
-      dir,
-      options,
-      (card): card is ModelCard => card.task !== 'lm',
-      'a translation or caption',
-    );
-  }
-
-  /** {@link start} for a language model (`/v1/score`, `/v1/complete`). */
-  static startLm(dir: string, options: WorkerRuntimeOptions = {}): Promise<WorkerRuntime<LmCard>> {
-    return WorkerRuntime.open(dir, options, (card): card is LmCard => card.task === 'lm', 'a language');
-  }
-
-  private static async open<C extends ModelCard | LmCard>(
+  static async load<C extends AnyCard = AnyCard>(
     dir: string,
-    options: WorkerRuntimeOptions,
-    isWanted: (card: ModelCard | LmCard) => card is C,
-    wanted: string,
+    options: WorkerRuntimeOptions = {},
+    family?: ModelFamily,
   ): Promise<WorkerRuntime<C>> {
     const cores = availableParallelism();
     const workers = options.workers ?? defaultWorkers(cores);
@@ -121,18 +112,28 @@ export class WorkerRuntime<C extends ModelCard | LmCard = ModelCard> {
     const threads = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
     const failure = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     const mixed = threads.some((t) => JSON.stringify(t.card) !== JSON.stringify(threads[0].card));
-    const card = threads[0]?.card;
-    if (failure || mixed || !isWanted(card)) {
+    const card = threads[0]?.card as C;
+    if (failure || mixed || (family && familyOf(card) !== family)) {
       await Promise.all(threads.map((t) => t.release()));
       if (failure) throw failure.reason;
       throw new Error(
         mixed
           ? `${dir}: the model changed while it was loading; try again`
-          : `${dir}: a ${card.task} model, not ${wanted} model`,
+          : `${dir}: a ${card.task} model, not ${FAMILY_NAMES[family!]} model`,
       );
     }
     runtime = new WorkerRuntime<C>(dir, card, threads, threadOptions, options);
     return runtime;
+  }
+
+  /** {@link load} for a translation or caption model only. */
+  static start(dir: string, options: WorkerRuntimeOptions = {}): Promise<WorkerRuntime<ModelCard>> {
+    return WorkerRuntime.load<ModelCard>(dir, options, 'seq2seq');
+  }
+
+  /** {@link load} for a language model only (`/v1/score`, `/v1/complete`). */
+  static startLm(dir: string, options: WorkerRuntimeOptions = {}): Promise<WorkerRuntime<LmCard>> {
+    return WorkerRuntime.load<LmCard>(dir, options, 'lm');
   }
 
   /** The running threads (diagnostics: `worker.threadId`, `worker.performance.eventLoopUtilization()`). */

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import * as tf from '@tensorflow/tfjs-core';
-import { copyFile, cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -309,6 +309,35 @@ describe('decode threads', () => {
     await assert.rejects(WorkerRuntime.startLm(tiny, { workers: 1 }), (err: Error) =>
       err.message.startsWith(`${tiny}: a translation model, not a language model`),
     );
+  });
+});
+
+describe('a linked model folder', () => {
+  test('--models DIR serves a language model behind a link (DIR/good -> elsewhere), as it does a translation model', async () => {
+    const linked = join(root, 'linked');
+    await mkdir(linked);
+    await symlink(join(root, 'models', 'lm-tiny'), join(linked, 'good'));
+    const served = await startServer({
+      modelsDir: linked,
+      port: 0,
+      intraOpNumThreads: 1,
+      workers: 1,
+      log: () => undefined,
+    });
+    try {
+      const ready = await fetch(`${served.url}/readyz`);
+      assert.equal(ready.status, 200, await ready.clone().text());
+      assert.deepEqual(await ready.json(), { status: 'ready', models: [], language_models: ['lm-tiny'] });
+      const res = await fetch(`${served.url}/v1/score`, {
+        method: 'POST',
+        body: JSON.stringify({ text: 'w3 w7 w1' }),
+        headers: { 'content-type': 'application/json' },
+      });
+      assert.equal(res.status, 200);
+      assert.deepEqual(((await res.json()) as ScoreResponse).tokens, ['w3', 'w7', 'w1']);
+    } finally {
+      await served.close();
+    }
   });
 });
 

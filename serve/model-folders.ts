@@ -1,0 +1,85 @@
+/**
+ * Model folders under `--models`: finding them (one finder for every kind of model, so a link is
+ * followed the same way whatever the folder holds) and reading one ({@link readModelFolder}: the one
+ * place that looks at a folder before a runtime loads it).
+ */
+import { existsSync } from 'node:fs';
+import { readdir, readFile, realpath, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  type AnyCard,
+  type CardKind,
+  cardKinds,
+  cardTask,
+  type ModelFamily,
+  parseAnyCard,
+} from '../core/runtime/card-kinds.ts';
+import { MODEL_CARD_FILE } from '../core/runtime/model-card.ts';
+
+/** A model folder whose card has been read and checked against its kind's schema. */
+export interface ModelFolder {
+  readonly dir: string;
+  readonly card: AnyCard;
+  readonly kind: CardKind;
+}
+
+/**
+ * Reads `dir`'s card and checks it with the schema of the kind its task names.
+ * @throws Error naming the card's path when it is missing, not JSON, of an unknown task, or not valid
+ */
+export async function readModelFolder(dir: string): Promise<ModelFolder> {
+  const path = join(dir, MODEL_CARD_FILE);
+  const { kind, card } = parseAnyCard(await readCardText(path), path);
+  return { dir, card, kind };
+}
+
+/**
+ * The family of the model in `dir` as its card's task says, without checking the rest of the card:
+ * `seq2seq` when the card cannot be read or names no known task (that loader then says what is wrong).
+ */
+export async function folderFamily(dir: string): Promise<ModelFamily> {
+  const text = await readCardText(join(dir, MODEL_CARD_FILE)).catch(() => '');
+  return cardKinds.find(cardTask(text) ?? '')?.family ?? 'seq2seq';
+}
+
+async function readCardText(path: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new Error(`${path}: ${code === 'ENOENT' ? 'file not found' : (err as Error).message}`, { cause: err });
+  }
+}
+
+/**
+ * `dir` itself when it is a model directory, else its subdirectories that are, sorted. Links are
+ * followed (`models/en-de -> /srv/models/en-de/v3`, `models/current -> v3`: how versioned
+ * deployments are laid out); two entries that are the same folder are loaded once, under the name
+ * of the link.
+ */
+export async function findModelDirs(dir: string): Promise<string[]> {
+  let info;
+  try {
+    info = await stat(dir);
+  } catch {
+    throw new Error(`${dir}: models directory not found`);
+  }
+  if (!info.isDirectory())
+    throw new Error(`${dir}: not a directory (--models takes a model directory or a directory of them)`);
+  if (existsSync(join(dir, MODEL_CARD_FILE))) return [dir];
+  const entries = await readdir(dir, { withFileTypes: true });
+  const candidates = entries
+    .filter((e) => (e.isDirectory() || e.isSymbolicLink()) && existsSync(join(dir, e.name, MODEL_CARD_FILE)))
+    .map((e) => ({ path: join(dir, e.name), link: e.isSymbolicLink() }))
+    .sort((a, b) => Number(b.link) - Number(a.link) || a.path.localeCompare(b.path));
+  const byRealPath = new Map<string, string>();
+  for (const c of candidates) {
+    const real = await realpath(c.path);
+    if (!byRealPath.has(real)) byRealPath.set(real, c.path);
+  }
+  const dirs = [...byRealPath.values()].sort();
+  if (dirs.length === 0) {
+    throw new Error(`${dir}: no model found (expected ${MODEL_CARD_FILE} in it or in its subdirectories)`);
+  }
+  return dirs;
+}
