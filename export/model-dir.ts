@@ -13,7 +13,7 @@ import { recoverDir, replaceDir, writeDurable } from '../train/atomic-write.ts';
  * fell between the two renames) is cleaned up, or put back, by the next export to the same folder.
  */
 
-/** What an exported model's folder may hold before it is replaced: its card, graphs, vocabularies and subword models. */
+/** What a model folder may hold before it is replaced: its card, graphs, vocabularies and subword models. */
 const MODEL_FILE = new Set(['.onnx', '.json', '.model']);
 
 /**

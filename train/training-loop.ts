@@ -345,6 +345,8 @@ async function trainEpochs<S extends LoopState, V, M extends object>(
 /** The resume's log line: where in the run, from which checkpoint, and the leftovers of interrupted saves removed. */
 function resumedLine(state: LoopState, unit: string, checkpoint: { from?: string; removed?: string[] }): string {
   const from = checkpoint.from === undefined ? '' : ` (from ${checkpoint.from})`;
-  const removed = checkpoint.removed?.length ? `; removed what interrupted saves left: ${checkpoint.removed.join(', ')}` : '';
+  const removed = checkpoint.removed?.length
+    ? `; removed what interrupted saves left: ${checkpoint.removed.join(', ')}`
+    : '';
   return `resumed at epoch ${state.epoch + 1}, ${unit} ${state.batch}, step ${state.step}${from}${removed}`;
 }
