@@ -1,6 +1,6 @@
-import { existsSync, readdirSync, realpathSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readlinkSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { dirname, extname, join } from 'node:path';
+import { dirname, extname, join, resolve } from 'node:path';
 import { MODEL_CARD_FILE } from '../core/runtime/model-card.ts';
 import { recoverDir, replaceDir, writeDurable } from '../train/atomic-write.ts';
 
@@ -24,8 +24,11 @@ const MODEL_FILE = new Set(['.onnx', '.json', '.model']);
  * @throws WriteFailed naming the file that failed; the previous model is left as it was
  */
 export async function writeModelDir(outDir: string, files: Record<string, string | Uint8Array>): Promise<string[]> {
-  const recovered = recoverDir(outDir);
-  const target = existsSync(outDir) ? realpathSync(outDir) : outDir;
+  // The link's own target, even when a kill left it dangling (its folder in `v3.old-PID`).
+  const target = lstatSync(outDir, { throwIfNoEntry: false })?.isSymbolicLink()
+    ? resolve(dirname(outDir), readlinkSync(outDir))
+    : outDir;
+  const recovered = recoverDir(target);
   if (existsSync(target)) checkReplaceable(target, outDir);
   await mkdir(dirname(target), { recursive: true });
   await replaceDir(target, async (dir) => {

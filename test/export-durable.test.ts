@@ -6,8 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
-import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { lstatSync, readdirSync } from 'node:fs';
+import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -71,6 +71,17 @@ describe('frost export killed with -9 over a served model', { timeout: 400_000 }
     assert.match(again.stderr, /^restored .*served from served\.old-\d+ \(left by an interrupted export\)$/m);
     assert.deepEqual(readdirSync(join(dir, 'swap')), ['served']);
     assert.ok((await filesOf(served))['model-card.json']);
+  });
+
+  test('a link to a model folder is followed: its target is replaced, the link stays', async () => {
+    const links = join(dir, 'links');
+    await exportRun(runDir, join(links, 'v3'), { quiet: true, paritySentences: 2 });
+    await symlink('v3', join(links, 'current'));
+    await exportRun(runDir, join(links, 'current'), { quiet: true, paritySentences: 2, name: 'current' });
+    assert.ok(lstatSync(join(links, 'current')).isSymbolicLink());
+    assert.deepEqual(readdirSync(links).sort(), ['current', 'v3']);
+    const card = JSON.parse(await readFile(join(links, 'v3', 'model-card.json'), 'utf8')) as { name: string };
+    assert.equal(card.name, 'current');
   });
 
   test('a folder that is not a model is refused, not replaced', async () => {
