@@ -87,7 +87,7 @@ export async function resume(
   await readRunConfig(runDir);
   return withRunLock(runDir, async () => {
     const config = { ...(await readRunConfig(runDir)), ...stripUndefined(overrides) };
-    // Found first: a run with no checkpoint is refused as it was, its config unchanged.
+    // Found before the config is rewritten: a run with no checkpoint is refused with its config unchanged.
     const checkpoint = await loadLastCheckpoint(runDir);
     await writeRunConfig(runDir, config);
     return runTraining(config, runDir, checkpoint, opts);

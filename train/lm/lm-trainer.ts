@@ -90,7 +90,7 @@ export async function resumeLanguageModel(
     if (overrides.maxMinutes !== undefined) config.maxMinutes = overrides.maxMinutes;
     if (overrides.maxUpdates !== undefined) config.maxUpdates = overrides.maxUpdates;
     if (overrides.checkpointMinutes !== undefined) config.checkpointMinutes = overrides.checkpointMinutes;
-    // Found first: a run with no checkpoint is refused as it was, its config unchanged.
+    // Found before the config is rewritten: a run with no checkpoint is refused with its config unchanged.
     const checkpoint = await loadLastCheckpoint(runDir);
     await writeRunConfig(runDir, config);
     return runLmTraining(config, runDir, checkpoint, opts);
