@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { exportRun } from '../export/export-run.ts';
+import { startServer } from '../serve/server.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { startFrost } from './helpers/frost-cli.ts';
 import { trainToyRun } from './helpers/toy-run.ts';
@@ -71,6 +72,32 @@ describe('frost export killed with -9 over a served model', { timeout: 400_000 }
     assert.match(again.stderr, /^restored .*served from served\.old-\d+ \(left by an interrupted export\)$/m);
     assert.deepEqual(readdirSync(join(dir, 'swap')), ['served']);
     assert.ok((await filesOf(served))['model-card.json']);
+  });
+
+  test('over a folder `frost serve --watch` serves: one reload, of the whole new model', async () => {
+    const served = join(dir, 'watched', 'served');
+    await exportRun(runDir, served, { quiet: true, paritySentences: 2 });
+    const reloads: boolean[] = [];
+    const logged: string[] = [];
+    const server = await startServer({
+      modelsDir: served,
+      port: 0,
+      intraOpNumThreads: 1,
+      workers: 1,
+      watch: true,
+      log: (line) => logged.push(line),
+      onReload: (_name, ok) => reloads.push(ok),
+    });
+    try {
+      await exportRun(runDir, served, { quiet: true, paritySentences: 2 });
+      for (let i = 0; i < 500 && reloads.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+      // Past the debounce again: a second change would have reloaded by now.
+      await new Promise((r) => setTimeout(r, 1500));
+      assert.deepEqual(reloads, [true], logged.join('\n'));
+      assert.ok(!logged.some((l) => /refused/.test(l)), logged.join('\n'));
+    } finally {
+      await server.close();
+    }
   });
 
   test('a link to a model folder is followed: its target is replaced, the link stays', async () => {
