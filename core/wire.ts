@@ -91,7 +91,7 @@ export interface CompleteRequestBody {
   max_new_tokens?: number;
   /** `</s>` is not picked before this many tokens; at most `max_new_tokens`. @default 0 */
   min_new_tokens?: number;
-  /** > 0; sampling. */
+  /** At least 0.001 (core/decode/sampling.ts MIN_TEMPERATURE); sampling. */
   temperature?: number;
   top_k?: number;
   /** In (0, 1]. */

@@ -1,5 +1,4 @@
-import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { basename } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { MODEL_CARD_FILE, modelCardSchema, type ModelCard, type ModelCardInput } from '../core/runtime/model-card.ts';
 import { SPECIALS } from '../core/vocab.ts';
@@ -7,6 +6,7 @@ import { checkpointSha256, RunFolder, type LoadedCheckpoint } from '../train/run
 import { checkParity, parityRefusal, parityTolerance, type ParityReport } from './parity.ts';
 import { checkPrecision, type PrecisionCheck } from './precision-check.ts';
 import { convertPrecision, type Precision } from './precision.ts';
+import { writeModelDir } from './model-dir.ts';
 import { measureSizeReport } from './size-report.ts';
 import { exportParts } from './task-parts.ts';
 import { type TritonOptions, writeTritonRepository } from './triton.ts';
@@ -78,7 +78,8 @@ async function loadSource(
 
 /**
  * Exports a training run to an encoder graph, a decoder-step graph and a model card. It refuses to
- * finish (and leaves no card behind) unless onnxruntime reproduces the tfjs log-probabilities.
+ * finish (and writes nothing) unless onnxruntime reproduces the tfjs log-probabilities; the folder is
+ * then replaced whole, the previous model kept until the new one is on disk (model-dir.ts).
  * What differs by task (vocabularies, parity inputs, card fields, a frozen image encoder merged
  * into the encoder graph) comes from task-parts.ts.
  */
@@ -131,12 +132,7 @@ export async function exportRun(runDir: string, outDir: string, opts: ExportOpti
   }
   const size = await measureSizeReport({ [graphs.encoder.file]: final.encoder, [graphs.decoder.file]: final.decoder });
 
-  await mkdir(outDir, { recursive: true });
-  await rm(join(outDir, MODEL_CARD_FILE), { force: true });
-  await writeFile(join(outDir, graphs.encoder.file), final.encoder);
-  await writeFile(join(outDir, graphs.decoder.file), final.decoder);
   const extraFiles = parts.files ?? {};
-  for (const [file, bytes] of Object.entries(extraFiles)) await writeFile(join(outDir, file), bytes);
   const counts = model.params.counts();
   const state = checkpoint.state as { bestBleu?: number; step?: number; epoch?: number };
   const input: ModelCardInput = {
@@ -224,8 +220,14 @@ export async function exportRun(runDir: string, outDir: string, opts: ExportOpti
     });
     card = modelCardSchema.parse({ ...input, precisionCheck });
   }
-  await writeFile(join(outDir, MODEL_CARD_FILE), `${JSON.stringify(card, null, 1)}\n`);
   model.params.dispose();
+  const recovered = await writeModelDir(outDir, {
+    [graphs.encoder.file]: final.encoder,
+    [graphs.decoder.file]: final.decoder,
+    ...extraFiles,
+    [MODEL_CARD_FILE]: `${JSON.stringify(card, null, 1)}\n`,
+  });
+  if (!opts.quiet) for (const line of recovered) process.stderr.write(`${line} (left by an interrupted export)\n`);
   if (opts.triton !== undefined) await writeTritonRepository(opts.triton, card, final, opts.tritonOptions);
   if (!opts.quiet) {
     const check =

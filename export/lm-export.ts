@@ -1,6 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { basename } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { lmCardSchema, type LmCard, type LmCardInput } from '../core/runtime/lm-card.ts';
 import { MODEL_CARD_FILE } from '../core/runtime/model-card.ts';
@@ -9,6 +8,7 @@ import { SPECIALS } from '../core/vocab.ts';
 import type { LanguageModel, LmState } from '../models/lm/index.ts';
 import { prepareLmData } from '../train/lm/lm-data.ts';
 import { checkpointSha256, RunFolder } from '../train/run-folder.ts';
+import { writeModelDir } from './model-dir.ts';
 import { compareStep, PARITY_TOLERANCE, parityRefusal, type ParityReport } from './parity.ts';
 
 export const LM_STEP_FILE = 'step.onnx';
@@ -103,10 +103,6 @@ export async function exportLmRun(runDir: string, outDir: string, opts: LmExport
     if (refusal !== null) throw new Error(refusal);
     const subwords = await run.subwords([config.lang]);
     const extra = subwords?.files ?? {};
-    await mkdir(outDir, { recursive: true });
-    await rm(join(outDir, MODEL_CARD_FILE), { force: true });
-    await writeFile(join(outDir, LM_STEP_FILE), bytes);
-    for (const [file, b] of Object.entries(extra)) await writeFile(join(outDir, file), b);
     const counts = model.params.counts();
     const state = checkpoint.state as { bestValPerplexity?: number; step?: number; epoch?: number };
     const input: LmCardInput = {
@@ -177,7 +173,12 @@ export async function exportLmRun(runDir: string, outDir: string, opts: LmExport
       created: new Date().toISOString(),
     };
     const card = lmCardSchema.parse(input);
-    await writeFile(join(outDir, MODEL_CARD_FILE), `${JSON.stringify(card, null, 1)}\n`);
+    const recovered = await writeModelDir(outDir, {
+      [LM_STEP_FILE]: bytes,
+      ...extra,
+      [MODEL_CARD_FILE]: `${JSON.stringify(card, null, 1)}\n`,
+    });
+    if (!opts.quiet) for (const line of recovered) process.stderr.write(`${line} (left by an interrupted export)\n`);
     if (!opts.quiet)
       process.stderr.write(
         `exported ${runDir} -> ${outDir}: ${card.params.learnable} learnable parameters, ${bytes.length} bytes of ONNX, parity max |Δ| ${parity.maxAbsDiff.toExponential(2)}\n`,

@@ -1,5 +1,6 @@
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { writeFileAtomic } from '../train/atomic-write.ts';
 import { type ReportLayout, reportLayout } from './layout.ts';
 import { lmReportLayout } from './lm-layout.ts';
 import { type LmReport, lmReportSchema } from './lm-schema.ts';
@@ -18,7 +19,8 @@ export interface WrittenReport {
 
 /**
  * Writes report.json, report.md (+ charts/*.svg it links) and the self-contained report.html to
- * `dir`. The data is validated first, so a report is never written from data its schema refuses.
+ * `dir`. The data is validated first, so a report is never written from data its schema refuses; each
+ * file is replaced atomically (train/atomic-write.ts), so a kill or a full disk leaves the previous one whole.
  */
 export async function writeReport(report: Report, dir: string): Promise<WrittenReport> {
   const data = reportSchema.parse(report);
@@ -41,7 +43,7 @@ async function writeLaidOut(data: unknown, layout: ReportLayout, dir: string): P
     for (const b of s.blocks) {
       if (b.kind !== 'chart') continue;
       const path = join(chartsDir, `${b.chart.id}.svg`);
-      await writeFile(path, `${b.chart.svg}\n`);
+      await writeFileAtomic(path, `${b.chart.svg}\n`);
       charts.push(path);
     }
   }
@@ -52,8 +54,8 @@ async function writeLaidOut(data: unknown, layout: ReportLayout, dir: string): P
     html: join(dir, REPORT_FILES.html),
     charts,
   };
-  await writeFile(out.json, `${JSON.stringify(data, null, 2)}\n`);
-  await writeFile(out.markdown, renderMarkdown(layout, REPORT_FILES.charts));
-  await writeFile(out.html, renderHtml(layout));
+  await writeFileAtomic(out.json, `${JSON.stringify(data, null, 2)}\n`);
+  await writeFileAtomic(out.markdown, renderMarkdown(layout, REPORT_FILES.charts));
+  await writeFileAtomic(out.html, renderHtml(layout));
   return out;
 }

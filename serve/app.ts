@@ -87,9 +87,14 @@ export function createApp(opts: AppOptions): Express {
     }),
   );
   app.use(modelsRouter(registry, opts.languageModels, refused));
-  app.use(translateRouter({ registry, pool, limits, onInternal }));
+  // A client gone mid-stream is no error (its decoding is cancelled), but an operator sees it: one line, one count.
+  const onStreamCancelled = (route: string, res: express.Response) => {
+    metrics.streamsCancelled.inc({ route });
+    opts.logger?.info({ reqId: res.locals.requestId as string, route }, 'client closed the stream; decoding cancelled');
+  };
+  app.use(translateRouter({ registry, pool, limits, onInternal, onStreamCancelled }));
   app.use(captionRouter({ registry, pool, limits }));
-  if (opts.languageModels) app.use(lmRouter({ models: opts.languageModels, limits, onInternal }));
+  if (opts.languageModels) app.use(lmRouter({ models: opts.languageModels, limits, onInternal, onStreamCancelled }));
   // Reports (issue #7): `reports/NAME/report.html` at /reports/NAME/; what is not there falls through to the JSON 404.
   app.use('/reports', reportsRouter(opts.reportsDir ?? resolve('reports')));
   app.use(webRouter({ registry, web: opts.web, languageModels: opts.languageModels }));

@@ -20,6 +20,8 @@ export interface LmRouterOptions {
   models: LanguageModels;
   limits: RequestLimits;
   onInternal: (err: unknown) => void;
+  /** Called when a stream's client went away before its result (its decoding is cancelled). */
+  onStreamCancelled?: (route: string, res: Response) => void;
 }
 
 const ms = (started: number) => Math.round((performance.now() - started) * 100) / 100;
@@ -29,7 +31,7 @@ function abortReason(err: unknown, signal: AbortSignal): unknown {
   return signal.aborted ? signal.reason : err;
 }
 
-export function lmRouter({ models, limits, onInternal }: LmRouterOptions): Router {
+export function lmRouter({ models, limits, onInternal, onStreamCancelled }: LmRouterOptions): Router {
   const router = Router();
 
   router.post('/v1/complete', ...jsonBody(limits.maxBodyBytes), async (req: Request, res: Response) => {
@@ -56,7 +58,7 @@ export function lmRouter({ models, limits, onInternal }: LmRouterOptions): Route
           onPrefix: streamed ? (_, token) => stream?.send('token', { index: index++, token }) : undefined,
         },
       );
-      if (streamed) stream = new EventStream(res);
+      if (streamed) stream = new EventStream(res, () => onStreamCancelled?.('/v1/complete', res));
       const c = await pending.catch((err: unknown) => {
         throw abortReason(err, deadline.signal);
       });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { SamplingOptions } from '../core/decode/sampling.ts';
+import { MIN_TEMPERATURE, type SamplingOptions } from '../core/decode/sampling.ts';
 import { HttpError } from './errors.ts';
 import { formatIssues, hasVisibleChar, modelName, type RequestLimits } from './schemas.ts';
 
@@ -32,8 +32,13 @@ export function completeBodySchema(limits: RequestLimits) {
       max_new_tokens: z.int().min(1).max(MAX_NEW_TOKENS).optional(),
       /** `</s>` is not picked before this many tokens (at most max_new_tokens). */
       min_new_tokens: z.int().min(0).max(MAX_NEW_TOKENS).optional(),
-      /** Sampling when given (must be > 0); greedy decoding without it. */
-      temperature: z.number().gt(0, 'must be > 0 (leave temperature out for greedy decoding)').max(100).optional(),
+      /** Sampling when given (at least MIN_TEMPERATURE: below it, greedy in all but name); greedy without it. */
+      temperature: z
+        .number()
+        .gt(0, 'must be > 0 (leave temperature out for greedy decoding)')
+        .min(MIN_TEMPERATURE, `must be at least ${MIN_TEMPERATURE} (leave temperature out for greedy decoding)`)
+        .max(100)
+        .optional(),
       top_k: z.int().min(1).max(MAX_TOP_K).optional(),
       top_p: z.number().gt(0, 'must be in (0, 1]').max(1, 'must be in (0, 1]').optional(),
       seed: z.int().min(0).max(0xffff_ffff).optional(),

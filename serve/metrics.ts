@@ -78,6 +78,14 @@ export class ServeMetrics {
     registers: [this.registry],
   });
 
+  /** Event streams (`?stream=1`) whose client went away before the answer: their decoding was cancelled. */
+  readonly streamsCancelled = new Counter({
+    name: 'frost_streams_cancelled_total',
+    help: 'Streamed requests (?stream=1) the client closed before their result; decoding was cancelled',
+    labelNames: ['route'] as const,
+    registers: [this.registry],
+  });
+
   /** Read at scrape time, so a reloaded or restarting model is counted as it is now. */
   private threadCounts: () => Iterable<[model: string, threads: number]> = () => [];
 

@@ -23,9 +23,17 @@ export interface TranslateRouterOptions {
   limits: RequestLimits;
   /** Called with unexpected errors of a stream already begun (the error middleware reports the others). */
   onInternal: (err: unknown) => void;
+  /** Called when a stream's client went away before its result (its decoding is cancelled). */
+  onStreamCancelled?: (route: string, res: Response) => void;
 }
 
-export function translateRouter({ registry, pool, limits, onInternal }: TranslateRouterOptions): Router {
+export function translateRouter({
+  registry,
+  pool,
+  limits,
+  onInternal,
+  onStreamCancelled,
+}: TranslateRouterOptions): Router {
   const router = Router();
   router.post('/v1/translate', ...jsonBody(limits.maxBodyBytes), async (req: Request, res: Response) => {
     const started = res.locals.startedAt as number;
@@ -59,7 +67,7 @@ export function translateRouter({ registry, pool, limits, onInternal }: Translat
       };
       // submit throws a full queue synchronously: still time for a plain 503.
       const pending = batcher.submit(request.texts, request.options, { signal: deadline.signal, onPrefix });
-      stream = new EventStream(res);
+      stream = new EventStream(res, () => onStreamCancelled?.('/v1/translate', res));
       try {
         stream.end(answer(await pending));
       } catch (err) {

@@ -97,7 +97,7 @@ describe('an interrupted frost train saves where it is', { timeout: 180_000 }, (
 
     const resumeArgs = ['train', '--resume', runDir, '--backend', 'wasm'];
     const resumedLine = new RegExp(
-      `resumed at epoch 1, batch ${at.batch}, step ${at.step}\\n[^]*^epoch \\d batch \\d+/`,
+      `resumed at epoch 1, batch ${at.batch}, step ${at.step} \\(from checkpoints/last\\)\\n[^]*^epoch \\d batch \\d+/`,
       'm',
     );
     // Its stderr closed first, as when Ctrl-C on `frost experiment` ends the grid that reads it: the run

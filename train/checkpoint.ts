@@ -1,9 +1,9 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { createHash } from 'node:crypto';
-import { renameSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ParamStore } from '../models/params.ts';
+import { replaceDir, writeDurable } from './atomic-write.ts';
 
 /** Anything with a parameter store: a seq2seq model or a language model. */
 export interface HasParams {
@@ -14,8 +14,10 @@ import type { Adam } from './optim/adam.ts';
 /**
  * A checkpoint is a folder with `tensors.bin` (float32 little-endian, concatenated) and
  * `checkpoint.json` (names, shapes, offsets, a SHA-256 of the bin, and free-form trainer state).
- * Folders are written under a temporary name and renamed, so an interrupted save never replaces a
- * good checkpoint with half of one.
+ * Folders are written under a temporary name, fsynced and swapped in (train/atomic-write.ts), so an
+ * interrupted save never replaces a good checkpoint with half of one, and a failed one (a full disk)
+ * removes what it wrote and names the file that failed. A kill in the middle of the swap leaves the
+ * checkpoint under a temporary name, where a resume finds it (train/resume-checkpoint.ts).
  */
 export interface CheckpointTensor {
   name: string;
@@ -55,22 +57,10 @@ export async function saveCheckpoint(
     tensors: entries,
     state,
   };
-  const tmp = `${dir}.tmp-${process.pid}`;
-  await rm(tmp, { recursive: true, force: true });
-  await mkdir(tmp, { recursive: true });
-  await writeFile(join(tmp, 'tensors.bin'), bytes);
-  await writeFile(join(tmp, 'checkpoint.json'), JSON.stringify(manifest, null, 1));
-  const old = `${dir}.old-${process.pid}`;
-  await rm(old, { recursive: true, force: true });
-  // The swap is synchronous: a signal handler (train/interrupt.ts exits on a second Ctrl-C) runs between
-  // event-loop turns, and between these two renames it would leave no checkpoint under `dir`.
-  try {
-    renameSync(dir, old);
-  } catch {
-    /* no checkpoint yet */
-  }
-  renameSync(tmp, dir);
-  await rm(old, { recursive: true, force: true });
+  await replaceDir(dir, async (tmp) => {
+    await writeDurable(join(tmp, 'tensors.bin'), bytes);
+    await writeDurable(join(tmp, 'checkpoint.json'), JSON.stringify(manifest, null, 1));
+  });
 }
 
 export interface LoadedCheckpoint {

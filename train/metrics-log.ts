@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
-import { appendFile, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { writeFileAtomic } from './atomic-write.ts';
 import { RUN_FILES } from './run-config.ts';
 
 /** Appends one epoch's metrics to the run's `metrics.jsonl`, stamped with the time it was written. */
@@ -28,5 +29,5 @@ export async function dropLostMetrics(runDir: string, step: number): Promise<voi
       return true;
     }
   });
-  if (kept.length < lines.length) await writeFile(path, kept.map((l) => `${l}\n`).join(''));
+  if (kept.length < lines.length) await writeFileAtomic(path, kept.map((l) => `${l}\n`).join(''));
 }

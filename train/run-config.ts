@@ -1,10 +1,11 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_IMAGE_SPEC } from '../core/image/preprocess.ts';
 import { imageSpecSchema } from '../core/runtime/model-card.ts';
 import { isSubwordKind, SUBWORD_KINDS } from '../core/subword/subword-spec.ts';
 import { describeIssues } from '../core/zod-issues.ts';
+import { writeFileAtomic } from './atomic-write.ts';
 
 /**
  * Everything a training run was started with, saved as `config.json` in the run folder: resuming,
@@ -269,7 +270,8 @@ export async function readRunConfig(runDir: string): Promise<RunConfig> {
 }
 
 export async function writeRunConfig(runDir: string, config: RunConfig): Promise<void> {
-  await writeFile(join(runDir, RUN_FILES.config), `${JSON.stringify(config, null, 2)}\n`);
+  // Atomic: a resume rewrites it with its budget, and a kill then must not leave the run without its config.
+  await writeFileAtomic(join(runDir, RUN_FILES.config), `${JSON.stringify(config, null, 2)}\n`);
 }
 
 /** Narrows a run config to a task, with an error naming the run's task otherwise. */

@@ -80,15 +80,17 @@ export async function train(config: RunConfig, runDir: string, opts: TrainOption
 /** Continues the run in `runDir` from its last checkpoint; `overrides` may extend its budget. */
 export async function resume(
   runDir: string,
-  overrides: Partial<Pick<RunConfig, 'epochs' | 'maxMinutes' | 'maxUpdates'>> = {},
+  overrides: Partial<Pick<RunConfig, 'epochs' | 'maxMinutes' | 'maxUpdates' | 'checkpointMinutes'>> = {},
   opts: TrainOptions = {},
 ): Promise<TrainResult> {
   // Read first, so a folder that holds no run is refused as such; locked before the config is rewritten.
   await readRunConfig(runDir);
   return withRunLock(runDir, async () => {
     const config = { ...(await readRunConfig(runDir)), ...stripUndefined(overrides) };
+    // Found before the config is rewritten: a run with no checkpoint is refused with its config unchanged.
+    const checkpoint = await loadLastCheckpoint(runDir);
     await writeRunConfig(runDir, config);
-    return runTraining(config, runDir, await loadLastCheckpoint(runDir), opts);
+    return runTraining(config, runDir, checkpoint, opts);
   });
 }
 

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { loadCheckpoint, restoreTensors, type HasParams, type LoadedCheckpoint } from './checkpoint.ts';
+import { restoreTensors, type HasParams, type LoadedCheckpoint } from './checkpoint.ts';
 import { InterruptWatch, nextTurn, resumeCommand, TrainingInterrupted, type StopSignal } from './interrupt.ts';
 import { appendMetrics, dropLostMetrics } from './metrics-log.ts';
 import { Adam } from './optim/adam.ts';
@@ -9,6 +9,7 @@ import { ParameterAverage } from './optim/parameter-average.ts';
 import type { TrainingProgress } from './progress.ts';
 import { RUN_FILES, writeRunConfig, type RunConfig } from './run-config.ts';
 import { RunCheckpoints } from './run-checkpoints.ts';
+import { resumeCheckpoint, type ResumeCheckpoint } from './resume-checkpoint.ts';
 import type { LrSchedule, ScheduleState } from './schedules/index.ts';
 
 /**
@@ -109,7 +110,8 @@ export interface LoopRun<S extends LoopState, V, M extends object> {
   progress: TrainingProgress;
   /** A new run's state; replaced by the checkpoint's when resuming. */
   state: S;
-  checkpoint: LoadedCheckpoint | null;
+  /** Where a resume continues from; `from` and `removed` (loadLastCheckpoint's) go into its log lines. */
+  checkpoint: (LoadedCheckpoint & Partial<Pick<ResumeCheckpoint, 'from' | 'removed'>>) | null;
   task: LoopTask<S, V, M>;
   onEpoch?: (metrics: M) => void;
 }
@@ -125,10 +127,13 @@ export async function startRunFolder(runDir: string, config: RunConfig): Promise
   await writeRunConfig(runDir, config);
 }
 
-/** The run's `last` checkpoint; null when it was stopped before its first save. */
-export async function loadLastCheckpoint(runDir: string): Promise<LoadedCheckpoint | null> {
-  const lastDir = join(runDir, RUN_FILES.last);
-  return existsSync(lastDir) ? loadCheckpoint(lastDir) : null;
+/**
+ * The checkpoint a resume continues from: the newest complete one, `last` or one an interrupted save left
+ * under a temporary name (train/resume-checkpoint.ts), with the leftovers of interrupted saves removed.
+ * @throws Error naming the run folder when there is none: a resume never starts the run again from zero
+ */
+export function loadLastCheckpoint(runDir: string): Promise<ResumeCheckpoint> {
+  return resumeCheckpoint(runDir);
 }
 
 /** Adam over the model's learnable parameters, as the run config sets it. */
@@ -184,7 +189,7 @@ async function trainEpochs<S extends LoopState, V, M extends object>(
     optimizer.step = state.step;
     optimizer.learningRate = state.learningRate;
     if (state.done && state.stopKind !== 'plateau') state.done = false;
-    progress.log(`resumed at epoch ${state.epoch + 1}, ${task.unit} ${state.batch}, step ${state.step}`);
+    progress.log(resumedLine(state, task.unit, run.checkpoint));
   }
   await dropLostMetrics(runDir, state.step);
 
@@ -335,4 +340,13 @@ async function trainEpochs<S extends LoopState, V, M extends object>(
   const late = interrupts.signal;
   if (late) throw new TrainingInterrupted(late, `interrupted by ${late} as the run ended: saved (${state.stopReason})`);
   return state;
+}
+
+/** The resume's log line: where in the run, from which checkpoint, and the leftovers of interrupted saves removed. */
+function resumedLine(state: LoopState, unit: string, checkpoint: { from?: string; removed?: string[] }): string {
+  const from = checkpoint.from === undefined ? '' : ` (from ${checkpoint.from})`;
+  const removed = checkpoint.removed?.length
+    ? `; removed what interrupted saves left: ${checkpoint.removed.join(', ')}`
+    : '';
+  return `resumed at epoch ${state.epoch + 1}, ${unit} ${state.batch}, step ${state.step}${from}${removed}`;
 }

@@ -11,7 +11,7 @@ import { SeededRandom } from '../random.ts';
  * Isomorphic: no Node APIs.
  */
 export interface SamplingOptions {
-  /** Greedy (argmax) when 0 or absent; otherwise the softmax temperature, > 0. */
+  /** Greedy (argmax) when 0 or absent; otherwise the softmax temperature, at least {@link MIN_TEMPERATURE}. */
   temperature?: number;
   /** Keep only the k most probable tokens (0 or absent: all). */
   topK?: number;
@@ -21,11 +21,20 @@ export interface SamplingOptions {
   seed?: number;
 }
 
+/**
+ * The lowest sampling temperature: below it sampling is greedy in all but name (a log-probability gap of
+ * 0.01 already weighs e^10 : 1), and far below it (1e-308) `logProb / t` overflows to -Infinity and the
+ * draw returns the least probable token. Greedy decoding is asked for by leaving the temperature out (or 0).
+ */
+export const MIN_TEMPERATURE = 1e-3;
+
 /** Checks options; the message names the field, for the HTTP layer's 400. */
 export function checkSamplingOptions(opts: SamplingOptions): void {
   const { temperature, topK, topP, seed } = opts;
   if (temperature !== undefined && !(Number.isFinite(temperature) && temperature >= 0))
     throw new RangeError(`temperature must be a number >= 0 (0: greedy), got ${temperature}`);
+  if (temperature !== undefined && temperature > 0 && temperature < MIN_TEMPERATURE)
+    throw new RangeError(`temperature must be 0 (greedy) or at least ${MIN_TEMPERATURE}, got ${temperature}`);
   if (topK !== undefined && !(Number.isInteger(topK) && topK >= 0))
     throw new RangeError(`top_k must be an integer >= 0, got ${topK}`);
   if (topP !== undefined && !(topP > 0 && topP <= 1)) throw new RangeError(`top_p must be in (0, 1], got ${topP}`);

@@ -76,7 +76,7 @@ export async function trainLanguageModel(
 
 export async function resumeLanguageModel(
   runDir: string,
-  overrides: Partial<Pick<LmRunConfig, 'epochs' | 'maxMinutes' | 'maxUpdates'>> = {},
+  overrides: Partial<Pick<LmRunConfig, 'epochs' | 'maxMinutes' | 'maxUpdates' | 'checkpointMinutes'>> = {},
   opts: LmTrainOptions = {},
 ): Promise<LmTrainResult> {
   const first = await readRunConfig(runDir);
@@ -89,8 +89,11 @@ export async function resumeLanguageModel(
     if (overrides.epochs !== undefined) config.epochs = overrides.epochs;
     if (overrides.maxMinutes !== undefined) config.maxMinutes = overrides.maxMinutes;
     if (overrides.maxUpdates !== undefined) config.maxUpdates = overrides.maxUpdates;
+    if (overrides.checkpointMinutes !== undefined) config.checkpointMinutes = overrides.checkpointMinutes;
+    // Found before the config is rewritten: a run with no checkpoint is refused with its config unchanged.
+    const checkpoint = await loadLastCheckpoint(runDir);
     await writeRunConfig(runDir, config);
-    return runLmTraining(config, runDir, await loadLastCheckpoint(runDir), opts);
+    return runLmTraining(config, runDir, checkpoint, opts);
   });
 }
 

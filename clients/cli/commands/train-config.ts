@@ -25,6 +25,8 @@ export interface NewRunFlags extends RecipeFlags {
   epochs?: number;
   maxMinutes?: number;
   maxUpdates?: number;
+  /** Minutes between saves of `last` inside an epoch. */
+  checkpointMinutes?: number;
   seed: number;
   batchSize?: number;
   minFreq?: number;
@@ -118,6 +120,7 @@ export async function newRunConfig(flags: NewRunFlags, runDir: string): Promise<
     epochs: flags.epochs,
     maxMinutes: flags.maxMinutes,
     maxUpdates: flags.maxUpdates,
+    ...(flags.checkpointMinutes !== undefined ? { checkpointMinutes: flags.checkpointMinutes } : {}),
     valSentences: flags.valSentences,
   };
   if (flags.task === 'translation') {
@@ -222,6 +225,7 @@ function lmRunConfig(flags: NewRunFlags, arch: string, vocab: Record<string, unk
     epochs: flags.epochs,
     maxMinutes: flags.maxMinutes,
     maxUpdates: flags.maxUpdates,
+    ...(flags.checkpointMinutes !== undefined ? { checkpointMinutes: flags.checkpointMinutes } : {}),
     data: { ...(flags.data !== undefined ? { dir: resolve(flags.data) } : {}), ...(split ? { split } : {}) },
     // Given corpora are taken as tokenised (PTB, WikiText); the default one is raw text.
     tokenizer: subword ? 'sentencepiece' : flags.data === undefined ? 'multi30k' : 'whitespace',

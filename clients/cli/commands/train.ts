@@ -144,7 +144,12 @@ export function registerTrain(program: Command): void {
     .option('--out <dir>', 'run folder to create')
     .option(
       '--resume <dir>',
-      'continue the run in this folder from its last checkpoint (saved after every epoch, every 5 minutes, and where Ctrl-C or SIGTERM stopped it: exit status 130/143; a second signal stops at once, without saving)',
+      'continue the run in this folder from its newest complete checkpoint (saved after every epoch, every --checkpoint-minutes, and where Ctrl-C or SIGTERM stopped it: exit status 130/143; a second signal stops at once, without saving); refused when it has none',
+    )
+    .option(
+      '--checkpoint-minutes <m>',
+      'save the `last` checkpoint this often inside an epoch too, so a kill loses at most this much training (default 5; with --resume, from then on)',
+      positiveNumber('checkpoint-minutes'),
     )
     .option('--epochs <n>', 'stop after n epochs', positiveInt('epochs'))
     .option('--max-minutes <m>', 'stop after m minutes of training', positiveNumber('max-minutes'))
@@ -266,7 +271,12 @@ export function registerTrain(program: Command): void {
             `${recipeFlags.join(', ')}: the recipe is fixed when a run starts; --resume continues with the one in ${flags.resume}/config.json`,
           );
         const runDir = resolve(flags.resume);
-        const budget = { epochs: flags.epochs, maxMinutes: flags.maxMinutes, maxUpdates: flags.maxUpdates };
+        const budget = {
+          epochs: flags.epochs,
+          maxMinutes: flags.maxMinutes,
+          maxUpdates: flags.maxUpdates,
+          checkpointMinutes: flags.checkpointMinutes,
+        };
         if ((await readRunConfig(runDir)).task === 'lm') {
           (await resumeLanguageModel(runDir, budget, { quiet: flags.quiet })).model.params.dispose();
           return;

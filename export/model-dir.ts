@@ -1,0 +1,55 @@
+import { existsSync, lstatSync, readdirSync, readlinkSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { dirname, extname, join, resolve } from 'node:path';
+import { MODEL_CARD_FILE } from '../core/runtime/model-card.ts';
+import { recoverDir, replaceDir, writeDurable } from '../train/atomic-write.ts';
+
+/**
+ * Writes an exported model's folder (`frost export --out`) whole, or not at all (issue #39): every file
+ * goes into a temporary sibling (`NAME.tmp-PID`), fsynced, and the folder is swapped in for the old one
+ * (train/atomic-write.ts). A kill or a full disk during the export leaves the previous model serving;
+ * `frost serve --watch` sees the swap as one change (its debounce spans the two renames). What an
+ * interrupted export left (a temporary folder; the previous model under `NAME.old-PID` when the kill
+ * fell between the two renames) is cleaned up, or put back, by the next export to the same folder.
+ */
+
+/** What a model folder may hold before it is replaced: its card, graphs, vocabularies and subword models. */
+const MODEL_FILE = new Set(['.onnx', '.json', '.model']);
+
+/**
+ * Replaces `outDir` (a link is followed: `models/current -> v3` replaces v3) with exactly `files`, the
+ * card among them.
+ * @returns the cleanup done first (leftovers of an interrupted export), for a log line
+ * @throws Error when `outDir` holds something other than a model (it would be replaced whole)
+ * @throws WriteFailed naming the file that failed; the previous model is left as it was
+ */
+export async function writeModelDir(outDir: string, files: Record<string, string | Uint8Array>): Promise<string[]> {
+  // The link's own target, even when a kill left it dangling (its folder in `v3.old-PID`).
+  const target = lstatSync(outDir, { throwIfNoEntry: false })?.isSymbolicLink()
+    ? resolve(dirname(outDir), readlinkSync(outDir))
+    : outDir;
+  const recovered = recoverDir(target);
+  if (existsSync(target)) checkReplaceable(target, outDir);
+  await mkdir(dirname(target), { recursive: true });
+  await replaceDir(target, async (dir) => {
+    for (const [file, bytes] of Object.entries(files)) {
+      if (file !== MODEL_CARD_FILE) await writeDurable(join(dir, file), bytes);
+    }
+    // The card last: a folder with a card is a whole model.
+    const card = files[MODEL_CARD_FILE];
+    if (card !== undefined) await writeDurable(join(dir, MODEL_CARD_FILE), card);
+  });
+  return recovered;
+}
+
+/** Refuses to replace a folder that is not a model folder: `--out .` must not delete the working directory. */
+function checkReplaceable(dir: string, asGiven: string): void {
+  const entries = readdirSync(dir, { withFileTypes: true });
+  if (entries.some((e) => e.name === MODEL_CARD_FILE)) return;
+  const other = entries.find((e) => !e.isFile() || !MODEL_FILE.has(extname(e.name)));
+  if (other) {
+    throw new Error(
+      `${asGiven} holds ${other.name}, which is not part of an exported model; the export replaces --out whole, so give a new or empty folder, or a model folder`,
+    );
+  }
+}

@@ -1,0 +1,169 @@
+/**
+ * Issue #39 items 3 and 5, export: `frost export --out` over a model killed with -9 part-way (the test
+ * hook FROST_TEST_KILL_AT of train/atomic-write.ts sends the SIGKILL at an exact point) leaves the
+ * previous model whole, and the next export cleans up or puts back what the kill left; an export on a
+ * full disk names the file that failed, leaves no partial files, and keeps the previous model.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { lstatSync, readdirSync } from 'node:fs';
+import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { exportRun } from '../export/export-run.ts';
+import { startServer } from '../serve/server.ts';
+import { initBackend } from '../train/backend/select.ts';
+import { startFrost } from './helpers/frost-cli.ts';
+import { trainToyRun } from './helpers/toy-run.ts';
+
+let dir: string;
+let runDir: string;
+
+before(async () => {
+  await initBackend({ prefer: 'wasm', quiet: true });
+  dir = await mkdtemp(join(tmpdir(), 'frost-durable-export-'));
+  ({ runDir } = await trainToyRun(dir, {
+    corpus: { seed: 1, train: 200, val: 16, test: 4 },
+    config: { epochs: 1, batch: { maxSentences: 16 }, valSentences: 8 },
+  }));
+});
+
+after(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Every file of a model folder, by name. */
+async function filesOf(modelDir: string): Promise<Record<string, Buffer>> {
+  const names = readdirSync(modelDir).sort();
+  return Object.fromEntries(await Promise.all(names.map(async (n) => [n, await readFile(join(modelDir, n))] as const)));
+}
+
+const exportCli = (outDir: string, env: Record<string, string> = {}) =>
+  startFrost(['export', runDir, '--out', outDir, '--name', 'served'], env).exited;
+
+describe('frost export killed with -9 over a served model', { timeout: 400_000 }, () => {
+  test('half-way through writing: the previous model is whole, and the next export finishes', async () => {
+    const served = join(dir, 'models', 'served');
+    await exportRun(runDir, served, { quiet: true, paritySentences: 2 });
+    const before = await filesOf(served);
+    const killed = await exportCli(served, { FROST_TEST_KILL_AT: 'file:decoder.onnx:1' });
+    assert.equal(killed.signal, 'SIGKILL', killed.stderr);
+    assert.deepEqual(await filesOf(served), before, 'the previous model, every file of it');
+    assert.ok(readdirSync(join(dir, 'models')).some((n) => /^served\.tmp-\d+$/.test(n)));
+
+    const again = await exportCli(served);
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stderr, /^removed .*served\.tmp-\d+ \(left by an interrupted export\)$/m);
+    assert.deepEqual(readdirSync(join(dir, 'models')), ['served'], 'no leftovers');
+    assert.deepEqual(Object.keys(await filesOf(served)), Object.keys(before));
+  });
+
+  test('between the two renames of the swap: the next export puts the previous model back first', async () => {
+    const served = join(dir, 'swap', 'served');
+    await exportRun(runDir, served, { quiet: true, paritySentences: 2 });
+    const killed = await exportCli(served, { FROST_TEST_KILL_AT: 'swap:served:1' });
+    assert.equal(killed.signal, 'SIGKILL', killed.stderr);
+    const left = readdirSync(join(dir, 'swap')).map((n) => n.replace(/\d+$/, 'PID'));
+    assert.deepEqual(left.sort(), ['served.old-PID', 'served.tmp-PID']);
+
+    const again = await exportCli(served);
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stderr, /^restored .*served from served\.old-\d+ \(left by an interrupted export\)$/m);
+    assert.deepEqual(readdirSync(join(dir, 'swap')), ['served']);
+    assert.ok((await filesOf(served))['model-card.json']);
+  });
+
+  test('over a folder `frost serve --watch` serves: one reload, of the whole new model', async () => {
+    const served = join(dir, 'watched', 'served');
+    await exportRun(runDir, served, { quiet: true, paritySentences: 2 });
+    const reloads: boolean[] = [];
+    const logged: string[] = [];
+    const server = await startServer({
+      modelsDir: served,
+      port: 0,
+      intraOpNumThreads: 1,
+      workers: 1,
+      watch: true,
+      log: (line) => logged.push(line),
+      onReload: (_name, ok) => reloads.push(ok),
+    });
+    try {
+      await exportRun(runDir, served, { quiet: true, paritySentences: 2 });
+      for (let i = 0; i < 500 && reloads.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+      // Past the debounce again: a second change would have reloaded by now.
+      await new Promise((r) => setTimeout(r, 1500));
+      assert.deepEqual(reloads, [true], logged.join('\n'));
+      assert.ok(!logged.some((l) => /refused/.test(l)), logged.join('\n'));
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('a link to a model folder is followed: its target is replaced, the link stays', async () => {
+    const links = join(dir, 'links');
+    await exportRun(runDir, join(links, 'v3'), { quiet: true, paritySentences: 2 });
+    await symlink('v3', join(links, 'current'));
+    await exportRun(runDir, join(links, 'current'), { quiet: true, paritySentences: 2, name: 'current' });
+    assert.ok(lstatSync(join(links, 'current')).isSymbolicLink());
+    assert.deepEqual(readdirSync(links).sort(), ['current', 'v3']);
+    const card = JSON.parse(await readFile(join(links, 'v3', 'model-card.json'), 'utf8')) as { name: string };
+    assert.equal(card.name, 'current');
+  });
+
+  test('a folder that is not a model is refused, not replaced', async () => {
+    const notModel = join(dir, 'home');
+    await mkdir(notModel, { recursive: true });
+    await writeFile(join(notModel, 'notes.txt'), 'mine');
+    await assert.rejects(
+      exportRun(runDir, notModel, { quiet: true, paritySentences: 2 }),
+      /home holds notes\.txt, which is not part of an exported model/,
+    );
+    assert.equal(await readFile(join(notModel, 'notes.txt'), 'utf8'), 'mine');
+  });
+});
+
+describe('frost export on a full disk', () => {
+  let mnt: string;
+  let mounted = false;
+
+  before(async () => {
+    mnt = join(dir, 'small');
+    await mkdir(mnt, { recursive: true });
+    try {
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=5m', 'tmpfs', mnt], { stdio: 'pipe' });
+      mounted = true;
+    } catch {
+      /* not root, or no mount: the test says so and skips */
+    }
+  });
+
+  after(() => {
+    if (mounted) execFileSync('umount', [mnt]);
+  });
+
+  test('names the file that failed, leaves no partial files, and keeps the previous model', async (t) => {
+    if (!mounted) {
+      t.skip('cannot mount a 5 MB tmpfs here (needs root)');
+      return;
+    }
+    const served = join(mnt, 'served');
+    await cp(join(dir, 'models', 'served'), served, { recursive: true });
+    const before = await filesOf(served);
+    const modelBytes = Object.values(before).reduce((n, b) => n + b.length, 0);
+    // Fill the disk but for half a model.
+    const free = Number(execFileSync('df', ['--output=avail', '-B1', mnt]).toString().trim().split('\n')[1]);
+    await writeFile(join(mnt, 'filler'), new Uint8Array(Math.max(0, free - Math.floor(modelBytes / 2))));
+    await assert.rejects(exportRun(runDir, served, { quiet: true, paritySentences: 2 }), (err: Error) => {
+      assert.match(
+        err.message,
+        new RegExp(
+          `^cannot write ${served}\\.tmp-${process.pid}/[\\w.-]+: ENOSPC: no space left on device, write; ${served} is unchanged and ${served}\\.tmp-${process.pid} was removed$`,
+        ),
+      );
+      return true;
+    });
+    assert.deepEqual(readdirSync(mnt).sort(), ['filler', 'served'], 'no partial files keep the disk full');
+    assert.deepEqual(await filesOf(served), before);
+  });
+});
