@@ -52,6 +52,13 @@ async function readCardText(path: string): Promise<string> {
 }
 
 /**
+ * What a killed `frost export --out NAME` leaves beside the model it was replacing (`NAME.tmp-PID`,
+ * half written, or `NAME.old-PID`, the previous version the next export puts back): each may hold a
+ * card, but neither is a model to serve under its own name.
+ */
+const EXPORT_LEFTOVER = /\.(tmp|old)-\d+$/;
+
+/**
  * `dir` itself when it is a model directory, else its subdirectories that are, sorted. Links are
  * followed (`models/en-de -> /srv/models/en-de/v3`, `models/current -> v3`: how versioned
  * deployments are laid out); two entries that are the same folder are loaded once, under the name
@@ -69,6 +76,7 @@ export async function findModelDirs(dir: string): Promise<string[]> {
   if (existsSync(join(dir, MODEL_CARD_FILE))) return [dir];
   const entries = await readdir(dir, { withFileTypes: true });
   const candidates = entries
+    .filter((e) => !EXPORT_LEFTOVER.test(e.name))
     .filter((e) => (e.isDirectory() || e.isSymbolicLink()) && existsSync(join(dir, e.name, MODEL_CARD_FILE)))
     .map((e) => ({ path: join(dir, e.name), link: e.isSymbolicLink() }))
     .sort((a, b) => Number(b.link) - Number(a.link) || a.path.localeCompare(b.path));

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { loadModelDir } from '../core/runtime/load-node.ts';
+import { findModelDirs } from '../serve/model-folders.ts';
 import { startServer } from '../serve/server.ts';
 import { writeTinyModelDir } from './helpers/tiny-model.ts';
 
@@ -145,4 +146,13 @@ test('--watch follows a model folder replaced by mv, and keeps following it', { 
   } finally {
     await server.close();
   }
+});
+
+test('--models skips the folders a killed export leaves beside a model (NAME.tmp-PID, NAME.old-PID)', async () => {
+  const models = join(root, 'models-leftovers');
+  await writeTinyModelDir(join(models, 'tiny'));
+  // Both hold a whole card: a kill after the new model was written, or between the swap's two renames.
+  await writeTinyModelDir(join(models, 'tiny.tmp-4242'));
+  await writeTinyModelDir(join(models, 'tiny.old-4242'));
+  assert.deepEqual(await findModelDirs(models), [join(models, 'tiny')]);
 });
