@@ -1,5 +1,5 @@
 /**
- * The README's captioning results under a time budget: `frost experiment caption-heads` (report/experiments/
+ * The README's captioning results under a time budget: `frost experiment caption-heads` (experiments/
  * caption-heads.ts) with `--budget-minutes`, show-tell and show-attend-tell, each with the `learned` and the
  * `fixed-uniform` output layer, trained on Flickr8k, exported and scored on the test split with beam search.
  * Writes results.json and results.md (the paper's Table 1 layout, plus three example images with every
@@ -13,7 +13,7 @@
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { getExperiment } from '../report/experiments/index.ts';
+import { getExperiment } from '../experiments/index.ts';
 import { REPO_ROOT, resolveDataRoot } from '../train/data/paths.ts';
 
 const { values: args } = parseArgs({

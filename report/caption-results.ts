@@ -44,7 +44,7 @@ export const captionRowSchema = z.object({
   /**
    * What the run was: its preset, seed, the budget it was trained under (its own config's) and why its trainer
    * stopped (null: it did not record that it finished). A later grid reuses the row for a run whose folder is gone
-   * only when these are the grid's (report/experiments/reported-runs.ts). Absent in results from older frost.
+   * only when these are the grid's (experiments/reported-runs.ts). Absent in results from older frost.
    */
   preset: z.string().optional(),
   seed: z.number().int().optional(),

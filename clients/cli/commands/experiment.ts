@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { experimentNames, getExperiment } from '../../../report/experiments/index.ts';
-import { ExperimentInterrupted, liveChildren } from '../../../report/experiments/live-children.ts';
+import { experimentNames, getExperiment } from '../../../experiments/index.ts';
+import { ExperimentInterrupted, liveChildren } from '../../../experiments/live-children.ts';
 import { initBackend } from '../../../train/backend/select.ts';
 import { MAX_PARITY_TOLERANCE, PARITY_TOLERANCE, parityTolerance } from '../../../export/parity.ts';
 import { intOption } from './serve.ts';

@@ -1,5 +1,5 @@
-import { Registry } from '../../core/registry.ts';
-import type { WrittenReport } from '../write-report.ts';
+import { Registry } from '../core/registry.ts';
+import type { WrittenReport } from '../report/write-report.ts';
 
 /**
  * Experiments `frost experiment NAME` can run: each trains a grid of runs, exports and evaluates

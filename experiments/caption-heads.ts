@@ -3,20 +3,20 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus } from 'node:os';
 import { basename, join, relative, resolve, sep } from 'node:path';
 import * as ort from 'onnxruntime-node';
-import { getArch, headNames, resolveArchConfig } from '../../models/index.ts';
-import { captionWordCounts, imagesOf, loadCaptionDataset } from '../../train/data/captions.ts';
-import { loadImageCache } from '../../train/data/image-cache.ts';
-import { REPO_ROOT, resolveDataRoot } from '../../train/data/paths.ts';
-import { makeToyCaptions } from '../../train/data/toy-captions.ts';
-import { DEFAULT_IMAGE_SPEC, type ImageSpec } from '../../core/image/preprocess.ts';
-import { captionCacheDir } from '../../train/tasks/caption.ts';
+import { getArch, headNames, resolveArchConfig } from '../models/index.ts';
+import { captionWordCounts, imagesOf, loadCaptionDataset } from '../train/data/captions.ts';
+import { loadImageCache } from '../train/data/image-cache.ts';
+import { REPO_ROOT, resolveDataRoot } from '../train/data/paths.ts';
+import { makeToyCaptions } from '../train/data/toy-captions.ts';
+import { DEFAULT_IMAGE_SPEC, type ImageSpec } from '../core/image/preprocess.ts';
+import { captionCacheDir } from '../train/tasks/caption.ts';
 import {
   CAPTION_RESULTS_FILE,
   type CaptionResults,
   type CaptionRow,
   type ExampleRow,
   formatResults,
-} from '../caption-results.ts';
+} from '../report/caption-results.ts';
 import { gridBudget } from './grid.ts';
 import { type ExperimentOptions, registerExperiment } from './registry.ts';
 import { budgetSuffix, checkBudget, describeBudget, finishedRuns } from './side-by-side.ts';

@@ -1,9 +1,9 @@
 import { basename, join, resolve } from 'node:path';
-import { headNames, resolveArchConfig } from '../../models/index.ts';
-import { collectReport } from '../collect.ts';
-import { writeReport } from '../write-report.ts';
+import { headNames, resolveArchConfig } from '../models/index.ts';
+import { collectReport } from '../report/collect.ts';
+import { writeReport } from '../report/write-report.ts';
 import { parsePair, resolveDataSource } from './data-sources.ts';
-import { type CollectedRun, DEFAULT_TEST_BEAM } from '../collect-run.ts';
+import { type CollectedRun, DEFAULT_TEST_BEAM } from '../report/collect-run.ts';
 import {
   describeBudget,
   finishedGridRuns,
