@@ -2,6 +2,7 @@ import { basename, join, resolve } from 'node:path';
 import { headNames, resolveArchConfig } from '../models/index.ts';
 import { collectReport } from '../report/collect.ts';
 import { writeReport } from '../report/write-report.ts';
+import { reportClaims } from './claims/report-claims.ts';
 import { parsePair, resolveDataSource } from './data-sources.ts';
 import { type CollectedRun, DEFAULT_TEST_BEAM } from '../report/collect-run.ts';
 import {
@@ -98,7 +99,8 @@ registerExperiment({
     );
     // Each row records the flags its run was trained with, so a later checkout reuses it only for the same grid.
     const runs = report.runs.map((r) => ({ ...r, training: { ...r.training, trainFlags } }));
-    const written = await writeReport({ ...report, runs }, reportDir);
+    const withFlags = { ...report, runs };
+    const written = await writeReport(withFlags, reportDir, reportClaims(withFlags));
     log(`report: ${written.html}`);
     return { runDirs: reported.map((r) => r.dir), summary: written.html, report: written };
   },

@@ -9,11 +9,6 @@ import type { Cell, Table } from './tables.ts';
  */
 const CLAIM_HEAD = 'drill';
 
-/** (ppl − baseline ppl) / baseline ppl: negative when the run is better. */
-export function relativeChange(ppl: number | null, base: number | null): number | null {
-  return ppl === null || base === null || base === 0 ? null : (ppl - base) / base;
-}
-
 /** One row per `drill` run that has a `learned` baseline in the report. */
 export function lmClaimTable(report: LmReport): Table | null {
   const rows: Cell[][] = [];
