@@ -16,7 +16,7 @@ import {
   type CaptionRow,
   type ExampleRow,
   formatResults,
-} from '../report/caption-results.ts';
+} from './caption-results.ts';
 import { gridBudget } from './grid.ts';
 import { type ExperimentOptions, registerExperiment } from './registry.ts';
 import { budgetSuffix, checkBudget, describeBudget, finishedRuns } from './side-by-side.ts';

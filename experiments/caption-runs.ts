@@ -7,7 +7,7 @@ import type { CaptionDataset } from '../train/data/captions.ts';
 import { type ImageCache, normaliseBatch } from '../train/data/image-cache.ts';
 import { readCheckpointInfo, RunFolder } from '../train/run-folder.ts';
 import { cachedJson } from '../report/cache.ts';
-import type { CaptionResults, CaptionRow } from '../report/caption-results.ts';
+import type { CaptionResults, CaptionRow } from './caption-results.ts';
 import { lastGain, validationCurve } from '../report/convergence.ts';
 import { readMetrics, type RunBudget, stopKindOf } from '../report/run-status.ts';
 import { gridBudget } from './grid.ts';

@@ -3,12 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { z } from 'zod';
 import { describeIssues } from '../core/zod-issues.ts';
-import {
-  CAPTION_RESULTS_FILE,
-  type CaptionResults,
-  captionResultsSchema,
-  type CaptionRow,
-} from '../report/caption-results.ts';
+import { CAPTION_RESULTS_FILE, type CaptionResults, captionResultsSchema, type CaptionRow } from './caption-results.ts';
 import type { CollectedRun } from '../report/collect-run.ts';
 import { RunFolder } from '../train/run-folder.ts';
 import type { RunBudget } from '../report/run-status.ts';

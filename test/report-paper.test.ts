@@ -8,11 +8,11 @@ import { compareWithBaselines } from '../report/collect.ts';
 import type { CollectedRun } from '../report/collect-run.ts';
 import { reportLayout } from '../report/layout.ts';
 import { reportClaims } from '../experiments/claims/report-claims.ts';
-import { figure2Sentence, figure2Table } from '../report/paper/figure2.ts';
-import { paperBleu, paperTables, PAPER_RESULTS } from '../report/paper/index.ts';
+import { figure2Sentence, figure2Table } from '../experiments/paper/figure2.ts';
+import { paperBleu, paperTables, PAPER_RESULTS } from '../experiments/paper/index.ts';
 import { lastGain } from '../report/convergence.ts';
 import { type Report, reportSchema } from '../report/schema.ts';
-import { claimVerdicts, verdictSentences } from '../report/verdicts.ts';
+import { claimVerdicts, verdictSentences } from '../experiments/claims/verdicts.ts';
 import { assertShows } from './helpers/report-check.ts';
 import { fixtureRun } from './helpers/report-fixture.ts';
 

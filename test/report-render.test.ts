@@ -9,7 +9,7 @@ import { trainBpe } from '../core/subword/bpe-trainer.ts';
 import { SubwordTokenizer, subwordVocabulary } from '../core/subword/subword-tokenizer.ts';
 import { Vocabulary } from '../core/vocab.ts';
 import { analyseMatrix, evenSample } from '../report/analyse-matrix.ts';
-import { bleuHolds, claimTable, decreaseHolds } from '../report/claim.ts';
+import { bleuHolds, claimTable, decreaseHolds } from '../experiments/claims/claim.ts';
 import { compareWithBaselines } from '../report/collect.ts';
 import { scoreTest, wordCounts } from '../report/collect-test.ts';
 import { reportCharts } from '../report/charts.ts';

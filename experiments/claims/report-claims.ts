@@ -1,11 +1,11 @@
 import { type LayoutInserts, table, text } from '../../report/layout.ts';
 import type { LmReport } from '../../report/lm-schema.ts';
 import type { Report } from '../../report/schema.ts';
-import { claimTable } from '../../report/claim.ts';
-import { lmClaimTable } from '../../report/lm-claim.ts';
-import { figure2Sentence, figure2Table } from '../../report/paper/figure2.ts';
-import { paperTables } from '../../report/paper/index.ts';
-import { verdictSentences } from '../../report/verdicts.ts';
+import { claimTable } from './claim.ts';
+import { lmClaimTable } from './lm-claim.ts';
+import { figure2Sentence, figure2Table } from '../paper/figure2.ts';
+import { paperTables } from '../paper/index.ts';
+import { verdictSentences } from './verdicts.ts';
 
 /**
  * The papers' claims as a report shows them, handed to report/'s layout as plain sections and tables: the

@@ -1,6 +1,6 @@
-import { formatSignedPercent } from './format.ts';
-import type { LmReport } from './lm-schema.ts';
-import type { Cell, Table } from './tables.ts';
+import { formatSignedPercent } from '../../report/format.ts';
+import type { LmReport } from '../../report/lm-schema.ts';
+import type { Cell, Table } from '../../report/tables.ts';
 
 /**
  * DRILL's claim (Pappas & Henderson) as the language-model report checks it: the deep residual

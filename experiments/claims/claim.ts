@@ -1,8 +1,8 @@
-import { headIsFrozen } from '../models/index.ts';
-import { CONVERGENCE_MARGIN } from './convergence.ts';
-import { formatPercent, formatSigned2 } from './format.ts';
-import type { Report } from './schema.ts';
-import type { Cell, Table } from './tables.ts';
+import { headIsFrozen } from '../../models/index.ts';
+import { CONVERGENCE_MARGIN } from '../../report/convergence.ts';
+import { formatPercent, formatSigned2 } from '../../report/format.ts';
+import type { Report } from '../../report/schema.ts';
+import type { Cell, Table } from '../../report/tables.ts';
 
 /**
  * The claim of the paper frost follows, as the report checks it: a frozen output layer is within

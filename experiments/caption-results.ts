@@ -6,10 +6,10 @@
  */
 import { z } from 'zod';
 import type { CaptionScores } from '../core/metrics/caption-eval.ts';
-import { captionVerdictSentences } from './caption-verdicts.ts';
-import type { RunBudget } from './run-status.ts';
-import { stopKindSchema } from './schema.ts';
-import { formatTimedAt, timedApart } from './timed-apart.ts';
+import { captionVerdictSentences } from './claims/caption-verdicts.ts';
+import type { RunBudget } from '../report/run-status.ts';
+import { stopKindSchema } from '../report/schema.ts';
+import { formatTimedAt, timedApart } from '../report/timed-apart.ts';
 
 /** The results file beside results.md: every number it shows, and what tells its rows' runs apart. */
 export const CAPTION_RESULTS_FILE = 'results.json';
