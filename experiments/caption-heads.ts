@@ -2,13 +2,13 @@ import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus } from 'node:os';
 import { basename, join, relative, resolve, sep } from 'node:path';
-import * as ort from 'onnxruntime-node';
 import { getArch, headNames, resolveArchConfig } from '../models/index.ts';
 import { captionWordCounts, imagesOf, loadCaptionDataset } from '../train/data/captions.ts';
 import { loadImageCache } from '../train/data/image-cache.ts';
 import { REPO_ROOT, resolveDataRoot } from '../train/data/paths.ts';
 import { makeToyCaptions } from '../train/data/toy-captions.ts';
 import { DEFAULT_IMAGE_SPEC, type ImageSpec } from '../core/image/preprocess.ts';
+import { nodeRuntimeVersion } from '../core/runtime/ort-node.ts';
 import { captionCacheDir } from '../train/tasks/caption.ts';
 import {
   CAPTION_RESULTS_FILE,
@@ -173,7 +173,7 @@ registerExperiment({
         captions: Object.fromEntries(reported.map((r) => [r.name, exampleCaptions.get(r.name)?.[file] ?? ''])),
       });
     }
-    const machine = `${cpus()[0]?.model.trim() ?? 'cpu'} x${availableParallelism()}, Node ${process.version}, onnxruntime-node ${ort.env.versions.node ?? '?'}`;
+    const machine = `${cpus()[0]?.model.trim() ?? 'cpu'} x${availableParallelism()}, Node ${process.version}, onnxruntime-node ${nodeRuntimeVersion() ?? '?'}`;
     const flags = [
       ...(options.arch === undefined ? [] : [`--arch ${archs.join(',')}`]),
       ...(options.heads === undefined ? [] : [`--heads ${heads.join(',')}`]),

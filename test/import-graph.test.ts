@@ -226,6 +226,15 @@ describe('import graph', () => {
   });
 });
 
+test("report/ and experiments/ run models through frost's runtime only, never onnxruntime directly", () => {
+  const direct = ['report', 'experiments']
+    .flatMap(tsFiles)
+    .filter((file) =>
+      /from\s*['"]onnxruntime-(node|web)['"]/.test(withoutComments(readFileSync(join(ROOT, file), 'utf8'))),
+    );
+  assert.deepEqual(direct, []);
+});
+
 test('onnxruntime-node sessions are created in one place (core/runtime/ort-node.ts)', () => {
   const creators = CODE_DIRS.flatMap(tsFiles).filter((file) =>
     /InferenceSession\.create\(/.test(withoutComments(readFileSync(join(ROOT, file), 'utf8'))),

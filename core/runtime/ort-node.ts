@@ -64,3 +64,11 @@ export async function withFoldedConstants(bytes: Uint8Array): Promise<Uint8Array
   // Optimisations off: with them on, onnxruntime would fold the whole graph at creation, the slow path this avoids.
   return materialiseWith(ort, bytes, split, { graphOptimizationLevel: 'disabled', intraOpNumThreads: 1 });
 }
+
+/**
+ * The onnxruntime-node version these sessions run on, for what a report says it measured with; undefined when
+ * the binding does not say.
+ */
+export function nodeRuntimeVersion(): string | undefined {
+  return ort.env.versions.node;
+}
