@@ -16,13 +16,14 @@ import { parseArgs } from 'node:util';
 import { getExperiment } from '../experiments/index.ts';
 import { REPO_ROOT, resolveDataRoot } from '../train/data/paths.ts';
 
+const captionHeads = getExperiment('caption-heads');
 const { values: args } = parseArgs({
   options: {
     minutes: { type: 'string', default: '60' },
-    archs: { type: 'string', default: 'show-tell,show-attend-tell' },
-    heads: { type: 'string', default: 'learned,fixed-uniform' },
-    preset: { type: 'string', default: 'small' },
-    beam: { type: 'string', default: '10' },
+    archs: { type: 'string', default: captionHeads.defaults.arch },
+    heads: { type: 'string', default: captionHeads.defaults.heads.join(',') },
+    preset: { type: 'string', default: captionHeads.defaults.preset },
+    beam: { type: 'string', default: String(captionHeads.defaults.beam) },
     data: { type: 'string' },
     'val-images': { type: 'string', default: '500' },
     out: { type: 'string', default: 'runs/bench-caption-heads' },
@@ -30,7 +31,7 @@ const { values: args } = parseArgs({
   },
 });
 
-const result = await getExperiment('caption-heads').run({
+const result = await captionHeads.run({
   data: resolve(args.data ?? join(resolveDataRoot() ?? join(REPO_ROOT, 'data'), 'flickr8k')),
   budgetMinutes: Number(args.minutes),
   arch: args.archs,

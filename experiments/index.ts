@@ -2,4 +2,11 @@
 import './mt-heads.ts';
 import './caption-heads.ts';
 
-export { experimentNames, getExperiment, type ExperimentOptions, type ExperimentResult } from './registry.ts';
+export {
+  archChoices,
+  type ExperimentDefinition,
+  experimentNames,
+  getExperiment,
+  type ExperimentOptions,
+  type ExperimentResult,
+} from './registry.ts';
