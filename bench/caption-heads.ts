@@ -1,5 +1,5 @@
 /**
- * The README's captioning results under a time budget: `frost experiment caption-heads` (report/experiments/
+ * The README's captioning results under a time budget: `frost experiment caption-heads` (experiments/
  * caption-heads.ts) with `--budget-minutes`, every captioning architecture (the experiment's default), each
  * with the `learned` and the `fixed-uniform` output layer, trained on Flickr8k, exported and scored on the test
  * split with beam search.
@@ -14,7 +14,7 @@
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { getExperiment } from '../report/experiments/index.ts';
+import { getExperiment } from '../experiments/index.ts';
 import { REPO_ROOT, resolveDataRoot } from '../train/data/paths.ts';
 import { archHelp, archsReading } from './archs.ts';
 
@@ -22,14 +22,15 @@ const USAGE = `
 npm run bench:caption [-- --minutes 60] [--archs A,B] [--heads learned,fixed-uniform] [--preset small] [--beam 10]
                       [--data DIR] [--val-images 500] [--out runs/bench-caption-heads] [--seed 1]`;
 
+const captionHeads = getExperiment('caption-heads');
 const { values: args } = parseArgs({
   options: {
     minutes: { type: 'string', default: '60' },
     /** Captioning architectures, comma-separated; default: the experiment's (every one registered). */
     archs: { type: 'string' },
-    heads: { type: 'string', default: 'learned,fixed-uniform' },
-    preset: { type: 'string', default: 'small' },
-    beam: { type: 'string', default: '10' },
+    heads: { type: 'string', default: captionHeads.defaults.heads.join(',') },
+    preset: { type: 'string', default: captionHeads.defaults.preset },
+    beam: { type: 'string', default: String(captionHeads.defaults.beam) },
     data: { type: 'string' },
     'val-images': { type: 'string', default: '500' },
     out: { type: 'string', default: 'runs/bench-caption-heads' },
@@ -42,7 +43,7 @@ if (args.help) {
   process.exit(0);
 }
 
-const result = await getExperiment('caption-heads').run({
+const result = await captionHeads.run({
   data: resolve(args.data ?? join(resolveDataRoot() ?? join(REPO_ROOT, 'data'), 'flickr8k')),
   budgetMinutes: Number(args.minutes),
   arch: args.archs,

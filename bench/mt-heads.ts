@@ -2,7 +2,7 @@
  * Trains one translation model per output head under the same time budget, side by side (so they
  * share the machine's noise), exports each to ONNX, scores Multi30k test2016 with beam 5 through
  * onnxruntime-node, and writes the report (report.md, report.html, report.json) to <out>/report.
- * A thin wrapper over `frost experiment mt-heads` (report/experiments/mt-heads.ts) for one pair:
+ * A thin wrapper over `frost experiment mt-heads` (experiments/mt-heads.ts) for one pair:
  *
  *   node --import tsx bench/mt-heads.ts --minutes 30 --heads learned,fixed-l2 --src de --tgt en
  *
@@ -10,7 +10,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { getExperiment } from '../report/experiments/index.ts';
+import { getExperiment } from '../experiments/index.ts';
 import { initBackend } from '../train/backend/select.ts';
 
 const { values: args } = parseArgs({

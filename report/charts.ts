@@ -1,5 +1,4 @@
-import { CONVERGENCE_WINDOW } from './convergence.ts';
-import { PAPER_CLAIM } from './claim.ts';
+import { CONVERGENCE_MARGIN, CONVERGENCE_WINDOW } from './convergence.ts';
 import { type Report, COMPONENT_KEYS, type ComponentParams } from './schema.ts';
 import { lineChart } from './svg/lines.ts';
 import { stackedBarChart } from './svg/stacked-bars.ts';
@@ -155,7 +154,7 @@ function learningCurveChart(report: Report): Chart | null {
     id: 'learning-curves',
     caption:
       `Validation BLEU (greedy, lower-cased) after each epoch, one line per run${pairs.length > 1 ? ': colour by head, dashes by language pair' : ''}. ` +
-      `A run stopped at its epoch cap or budget counts as converged when its last ${CONVERGENCE_WINDOW} epochs gained less than ${PAPER_CLAIM.maxBleuLoss} BLEU on its best before them.`,
+      `A run stopped at its epoch cap or budget counts as converged when its last ${CONVERGENCE_WINDOW} epochs gained less than ${CONVERGENCE_MARGIN} BLEU on its best before them.`,
     svg: lineChart({
       id: 'learning-curves',
       title: 'Validation BLEU by epoch',

@@ -2,7 +2,6 @@ import { basename, resolve } from 'node:path';
 import { currentLmEvaluation, type LmEvaluation } from '../train/lm/lm-eval-run.ts';
 import type { PerplexityReport } from '../train/lm/lm-evaluate.ts';
 import { readCheckpointInfo, RunFolder, type CheckpointName } from '../train/run-folder.ts';
-import { relativeChange } from './lm-claim.ts';
 import { machineInfo, refuseDuplicateNames } from './collect.ts';
 import { type LmReport, lmReportSchema, type LmRunReport } from './lm-schema.ts';
 
@@ -80,6 +79,11 @@ async function collectLmRun(runDir: string, ev: LmEvaluation): Promise<Collected
     valid: split(ev.valid),
     test: split(ev.test),
   };
+}
+
+/** (ppl − baseline ppl) / baseline ppl: negative when the run is better. */
+export function relativeChange(ppl: number | null, base: number | null): number | null {
+  return ppl === null || base === null || base === 0 ? null : (ppl - base) / base;
 }
 
 /** Runs compare with the `learned` run trained on the same thing: same arch, preset and corpus. */

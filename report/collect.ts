@@ -1,7 +1,7 @@
 import { availableParallelism, cpus } from 'node:os';
 import { basename, resolve } from 'node:path';
-import { ort } from '../core/runtime/ort-node.ts';
 import { RARE_WORD_THRESHOLD } from '../core/metrics/word-usage.ts';
+import { nodeRuntimeVersion } from '../core/runtime/ort-node.ts';
 import { type CollectedRun, collectRun, DEFAULT_TEST_BEAM } from './collect-run.ts';
 import { type Report, reportSchema, type RunReport } from './schema.ts';
 
@@ -45,7 +45,7 @@ export function machineInfo(): Report['machine'] {
     cpu: cpus()[0]?.model.trim() ?? 'unknown CPU',
     cores: availableParallelism(),
     node: process.version,
-    onnxruntime: ort.env.versions.node ?? 'unknown',
+    onnxruntime: nodeRuntimeVersion() ?? 'unknown',
   };
 }
 

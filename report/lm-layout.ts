@@ -1,12 +1,12 @@
 import { formatCount, formatFixed1, formatFixed2, formatPercent, MISSING } from './format.ts';
-import type { ReportLayout } from './layout.ts';
-import { lmClaimTable } from './lm-claim.ts';
+import { type LayoutInserts, placeInserts, type ReportLayout } from './layout.ts';
 import type { LmReport, LmRunReport } from './lm-schema.ts';
 import type { Cell, Table } from './tables.ts';
 
 /**
  * The language-model report's reading order (`frost report runs/lm-*`): perplexity per head, the
- * frequency bins, DRILL's claim, then training. Rendered by the same Markdown and HTML renderers.
+ * frequency bins, then training, with the sections a caller hands in (DRILL's claim, from experiments/claims/,
+ * after the perplexity). Rendered by the same Markdown and HTML renderers.
  */
 
 /** A number of run `i` at `path` below `runs.<i>`, so the HTML cell names what it shows. */
@@ -73,7 +73,7 @@ function trainingTable(report: LmReport): Table {
   };
 }
 
-export function lmReportLayout(report: LmReport): ReportLayout {
+export function lmReportLayout(report: LmReport, inserts: LayoutInserts = {}): ReportLayout {
   const table = (t: Table | null) => (t ? [{ kind: 'table' as const, table: t }] : []);
   const m = report.machine;
   return {
@@ -81,14 +81,16 @@ export function lmReportLayout(report: LmReport): ReportLayout {
     intro:
       `${report.runs.length} language-model runs, measured on ${report.created.slice(0, 10)} on ${m.cpu} (${m.cores} cores), Node ${m.node}. ` +
       'Perplexities are those of `frost eval` (each run’s eval.json, recomputed when its checkpoint changed); every number below is in report.json.',
-    sections: [
-      {
-        id: 'perplexity',
-        title: 'Perplexity',
-        blocks: [...table(perplexityTable(report)), ...table(binTable(report))],
-      },
-      { id: 'claim', title: 'Rare words', blocks: table(lmClaimTable(report)) },
-      { id: 'runs', title: 'Runs', blocks: table(trainingTable(report)) },
-    ].filter((s) => s.blocks.length > 0),
+    sections: placeInserts(
+      [
+        {
+          id: 'perplexity',
+          title: 'Perplexity',
+          blocks: [...table(perplexityTable(report)), ...table(binTable(report))],
+        },
+        { id: 'runs', title: 'Runs', blocks: table(trainingTable(report)) },
+      ],
+      inserts,
+    ),
   };
 }

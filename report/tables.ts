@@ -1,5 +1,4 @@
-import { PAPER_CLAIM } from './claim.ts';
-import { CONVERGENCE_WINDOW, type Convergence, convergenceOf } from './convergence.ts';
+import { CONVERGENCE_MARGIN, CONVERGENCE_WINDOW, type Convergence, convergenceOf } from './convergence.ts';
 import {
   formatBytes,
   formatCount,
@@ -288,7 +287,7 @@ function trainingTable(report: Report): Table {
   const curves = report.runs.some((r) => r.training.valBleuCurve !== undefined);
   const gainHeader = `gain, last ${CONVERGENCE_WINDOW} epochs`;
   const convergenceNote = curves
-    ? ` The gain is the best validation BLEU of a run's last ${CONVERGENCE_WINDOW} epochs minus its best before them (a dash: fewer than ${CONVERGENCE_WINDOW + 1} validated epochs). A run converged when the stopping rule stopped it, or when it stopped at its epoch cap, update or time budget having gained less than ${PAPER_CLAIM.maxBleuLoss} BLEU (the claim's margin) in those epochs.`
+    ? ` The gain is the best validation BLEU of a run's last ${CONVERGENCE_WINDOW} epochs minus its best before them (a dash: fewer than ${CONVERGENCE_WINDOW + 1} validated epochs). A run converged when the stopping rule stopped it, or when it stopped at its epoch cap, update or time budget having gained less than ${CONVERGENCE_MARGIN} BLEU (the claim's margin) in those epochs.`
     : '';
   return {
     id: 'training',

@@ -1,7 +1,7 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../train/atomic-write.ts';
-import { type ReportLayout, reportLayout } from './layout.ts';
+import { type LayoutInserts, type ReportLayout, reportLayout } from './layout.ts';
 import { lmReportLayout } from './lm-layout.ts';
 import { type LmReport, lmReportSchema } from './lm-schema.ts';
 import { renderHtml } from './render-html.ts';
@@ -21,16 +21,21 @@ export interface WrittenReport {
  * Writes report.json, report.md (+ charts/*.svg it links) and the self-contained report.html to
  * `dir`. The data is validated first, so a report is never written from data its schema refuses; each
  * file is replaced atomically (train/atomic-write.ts), so a kill or a full disk leaves the previous one whole.
+ * `inserts`: sections and blocks the caller adds (the papers' claims, experiments/claims/report-claims.ts).
  */
-export async function writeReport(report: Report, dir: string): Promise<WrittenReport> {
+export async function writeReport(report: Report, dir: string, inserts: LayoutInserts = {}): Promise<WrittenReport> {
   const data = reportSchema.parse(report);
-  return writeLaidOut(data, reportLayout(data), dir);
+  return writeLaidOut(data, reportLayout(data, inserts), dir);
 }
 
 /** The language-model report (`frost report runs/lm-*`): the same files, from its own data and layout. */
-export async function writeLmReport(report: LmReport, dir: string): Promise<WrittenReport> {
+export async function writeLmReport(
+  report: LmReport,
+  dir: string,
+  inserts: LayoutInserts = {},
+): Promise<WrittenReport> {
   const data = lmReportSchema.parse(report);
-  return writeLaidOut(data, lmReportLayout(data), dir);
+  return writeLaidOut(data, lmReportLayout(data, inserts), dir);
 }
 
 async function writeLaidOut(data: unknown, layout: ReportLayout, dir: string): Promise<WrittenReport> {

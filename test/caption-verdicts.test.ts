@@ -1,11 +1,11 @@
 /**
- * The captioning claims judged on caption-heads' rows (report/caption-verdicts.ts): held, did not hold or not
- * settled, from the numbers, the runs' convergence and the comparisons' agreement; and results.md prints them.
+ * The captioning claims judged on caption-heads' rows (experiments/claims/caption-verdicts.ts): held, did not hold
+ * or not settled, from the numbers, the runs' convergence and the comparisons' agreement; and results.md prints them.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { type CaptionRow, formatResults } from '../report/caption-results.ts';
-import { captionClaimVerdicts, captionVerdictSentences } from '../report/caption-verdicts.ts';
+import { type CaptionRow, formatResults } from '../experiments/caption-results.ts';
+import { captionClaimVerdicts, captionVerdictSentences } from '../experiments/claims/caption-verdicts.ts';
 
 interface RowSpec {
   arch?: string;

@@ -13,7 +13,7 @@ import { newRunConfig } from '../clients/cli/commands/train-config.ts';
 import { corpusBleu } from '../core/metrics/bleu.ts';
 import { loadModelDir } from '../core/runtime/load-node.ts';
 import { exportRun } from '../export/export-run.ts';
-import { getExperiment } from '../report/experiments/index.ts';
+import { getExperiment } from '../experiments/index.ts';
 import { startServer } from '../serve/server.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { checkModel } from './helpers/onnx-check.ts';

@@ -13,9 +13,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import type { CaptionResults, CaptionRow } from '../report/caption-results.ts';
-import { imageSpec } from '../report/experiments/caption-heads.ts';
-import { captionRowMismatch, readReportedCaptions } from '../report/experiments/reported-runs.ts';
+import type { CaptionResults, CaptionRow } from '../experiments/caption-results.ts';
+import { imageSpec } from '../experiments/caption-heads.ts';
+import { captionRowMismatch, readReportedCaptions } from '../experiments/reported-runs.ts';
 import type { RunBudget } from '../report/run-status.ts';
 
 const run = promisify(execFile);

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { readReportedRuns, rowMismatch } from '../report/experiments/reported-runs.ts';
+import { readReportedRuns, rowMismatch } from '../experiments/reported-runs.ts';
 import { readMetrics } from '../report/run-status.ts';
 import { type Report, reportSchema } from '../report/schema.ts';
 import { readCheckpointInfo } from '../train/run-folder.ts';

@@ -6,8 +6,8 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { trainGrid } from '../report/experiments/grid.ts';
-import { settleAtMost } from '../report/experiments/side-by-side.ts';
+import { trainGrid } from '../experiments/grid.ts';
+import { settleAtMost } from '../experiments/side-by-side.ts';
 
 const dirs: string[] = [];
 after(async () => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));

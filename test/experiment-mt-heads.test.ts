@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { trainGrid } from '../report/experiments/grid.ts';
+import { trainGrid } from '../experiments/grid.ts';
 import { ensureExport } from '../report/find-export.ts';
 import { readMetrics, runStatus } from '../report/run-status.ts';
 import { type Report, reportSchema } from '../report/schema.ts';

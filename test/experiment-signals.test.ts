@@ -2,7 +2,7 @@
  * `frost experiment` stopped by a signal sent to it alone (`kill PID`, a service manager, a CI timeout): it
  * forwards the signal to its trainers, which save and exit, starts no queued run, exits 143 naming the runs
  * it stopped, leaves no trainer behind, and the same command run again resumes the runs where they saved and
- * ends as an uninterrupted run would have, bit for bit. Also: how report/experiments/live-children.ts treats
+ * ends as an uninterrupted run would have, bit for bit. Also: how experiments/live-children.ts treats
  * its children on a first and a second signal, with stand-in children.
  */
 import assert from 'node:assert/strict';
@@ -13,8 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { threadsPerRun } from '../report/experiments/grid.ts';
-import { ExperimentInterrupted, LiveChildren } from '../report/experiments/live-children.ts';
+import { threadsPerRun } from '../experiments/grid.ts';
+import { ExperimentInterrupted, LiveChildren } from '../experiments/live-children.ts';
 import { readMetrics } from '../report/run-status.ts';
 import { readCheckpointInfo } from '../train/run-folder.ts';
 import { readRunLock, runLockPath } from '../train/run-lock.ts';

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { packageImportsOf } from './helpers/package-imports.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const CODE_DIRS = ['core', 'models', 'train', 'export', 'serve', 'clients', 'report', 'bench'];
+const CODE_DIRS = ['core', 'models', 'train', 'export', 'serve', 'clients', 'experiments', 'report', 'bench'];
 /** The graph covers the tests too (benchmarks reuse their helpers). */
 const GRAPH_DIRS = [...CODE_DIRS, 'test'];
 
@@ -193,15 +193,29 @@ describe('import graph', () => {
   test('the layers import downwards only', () => {
     // Folders each folder must never import (types included).
     const forbidden: Record<string, string[]> = {
-      core: ['models', 'train', 'export', 'serve', 'clients', 'report', 'bench'],
-      models: ['train', 'export', 'serve', 'clients', 'report', 'bench'],
-      train: ['export', 'serve', 'clients', 'report', 'bench'],
-      export: ['serve', 'clients', 'report', 'bench'],
-      serve: ['models', 'train', 'export', 'clients', 'report', 'bench'],
+      core: ['models', 'train', 'export', 'serve', 'clients', 'experiments', 'report', 'bench'],
+      models: ['train', 'export', 'serve', 'clients', 'experiments', 'report', 'bench'],
+      train: ['export', 'serve', 'clients', 'experiments', 'report', 'bench'],
+      export: ['serve', 'clients', 'experiments', 'report', 'bench'],
+      serve: ['models', 'train', 'export', 'clients', 'experiments', 'report', 'bench'],
+      report: ['serve', 'clients', 'experiments', 'bench'],
+      // Experiments run grids through `frost` children and judge the papers' claims on reports: above report/,
+      // below the clients that start them.
+      experiments: ['serve', 'clients', 'bench'],
     };
     const wrong = [...graph].flatMap(([file, edges]) =>
       edges.filter((e) => forbidden[folderOf(file)]?.includes(folderOf(e.to))).map((e) => `${file} -> ${e.to}`),
     );
+    assert.deepEqual(wrong, []);
+  });
+
+  test('report/ renders what it is handed: no file under report/ imports experiments/', () => {
+    // The papers' claims and verdicts are experiments/'s; report/ lays out the sections a caller hands it.
+    const wrong = [...graph]
+      .filter(([file]) => folderOf(file) === 'report')
+      .flatMap(([file, edges]) =>
+        edges.filter((e) => folderOf(e.to) === 'experiments').map((e) => `${file} -> ${e.to}`),
+      );
     assert.deepEqual(wrong, []);
   });
 
@@ -215,6 +229,15 @@ describe('import graph', () => {
       );
     assert.deepEqual(wrong, []);
   });
+});
+
+test("report/ and experiments/ run models through frost's runtime only, never onnxruntime directly", () => {
+  const direct = ['report', 'experiments']
+    .flatMap(tsFiles)
+    .filter((file) =>
+      /from\s*['"]onnxruntime-(node|web)['"]/.test(withoutComments(readFileSync(join(ROOT, file), 'utf8'))),
+    );
+  assert.deepEqual(direct, []);
 });
 
 test('onnxruntime-node sessions are created in one place (core/runtime/ort-node.ts)', () => {

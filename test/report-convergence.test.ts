@@ -8,7 +8,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { PAPER_CLAIM } from '../report/claim.ts';
+import { PAPER_CLAIM } from '../experiments/claims/claim.ts';
 import {
   CONVERGENCE_WINDOW,
   convergenceOf,

@@ -7,11 +7,12 @@ import { describe, test } from 'node:test';
 import { compareWithBaselines } from '../report/collect.ts';
 import type { CollectedRun } from '../report/collect-run.ts';
 import { reportLayout } from '../report/layout.ts';
-import { figure2Sentence, figure2Table } from '../report/paper/figure2.ts';
-import { paperBleu, paperTables, PAPER_RESULTS } from '../report/paper/index.ts';
+import { reportClaims } from '../experiments/claims/report-claims.ts';
+import { figure2Sentence, figure2Table } from '../experiments/paper/figure2.ts';
+import { paperBleu, paperTables, PAPER_RESULTS } from '../experiments/paper/index.ts';
 import { lastGain } from '../report/convergence.ts';
 import { type Report, reportSchema } from '../report/schema.ts';
-import { claimVerdicts, verdictSentences } from '../report/verdicts.ts';
+import { claimVerdicts, verdictSentences } from '../experiments/claims/verdicts.ts';
 import { assertShows } from './helpers/report-check.ts';
 import { fixtureRun } from './helpers/report-fixture.ts';
 
@@ -299,7 +300,8 @@ describe('Figure 2 and the verdicts', () => {
   });
 
   test('the layout: verdicts first, the paper tables lead the quality section, Figure 2 heads the output matrix', () => {
-    const layout = reportLayout(grid());
+    const report = grid();
+    const layout = reportLayout(report, reportClaims(report));
     assert.equal(layout.sections[0]!.id, 'verdicts');
     assert.equal(layout.sections[0]!.blocks.length, 4);
     const quality = layout.sections.find((s) => s.id === 'quality')!;

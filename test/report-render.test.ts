@@ -9,7 +9,7 @@ import { trainBpe } from '../core/subword/bpe-trainer.ts';
 import { SubwordTokenizer, subwordVocabulary } from '../core/subword/subword-tokenizer.ts';
 import { Vocabulary } from '../core/vocab.ts';
 import { analyseMatrix, evenSample } from '../report/analyse-matrix.ts';
-import { bleuHolds, claimTable, decreaseHolds } from '../report/claim.ts';
+import { bleuHolds, claimTable, decreaseHolds } from '../experiments/claims/claim.ts';
 import { compareWithBaselines } from '../report/collect.ts';
 import { scoreTest, wordCounts } from '../report/collect-test.ts';
 import { reportCharts } from '../report/charts.ts';
@@ -19,6 +19,7 @@ import { niceTicks, linearScale, logScale } from '../report/svg/scale.ts';
 import { escapeXml } from '../report/svg/svg.ts';
 import { reportTables } from '../report/tables.ts';
 import { writeReport } from '../report/write-report.ts';
+import { reportClaims } from '../experiments/claims/report-claims.ts';
 import { assertShows, readShown, valueAt } from './helpers/report-check.ts';
 import { fixtureRun } from './helpers/report-fixture.ts';
 
@@ -209,7 +210,7 @@ describe('rendering', () => {
   const report = fixture();
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'frost-report-render-'));
-    await writeReport(report, dir);
+    await writeReport(report, dir, reportClaims(report));
   });
   after(async () => {
     await rm(dir, { recursive: true, force: true });
@@ -456,7 +457,7 @@ describe('convergence: the Runs table and the learning curves', () => {
     const dir = await mkdtemp(join(tmpdir(), 'frost-report-curves-'));
     try {
       const report = curveFixture();
-      const written = await writeReport(report, dir);
+      const written = await writeReport(report, dir, reportClaims(report));
       assert.ok(written.charts.some((c) => c.endsWith('learning-curves.svg')));
       const md = await readFile(join(dir, 'report.md'), 'utf8');
       const runs = md.slice(md.indexOf('## Runs'));

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { refuseOtherArguments } from '../report/experiments/run-identity.ts';
+import { refuseOtherArguments } from '../experiments/run-identity.ts';
 
 const GRID = ['--arch', 'rnn-attn', '--head', 'learned', '--data', '/data/multi30k', '--out', '/runs/g/de-en-learned'];
 

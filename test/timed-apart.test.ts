@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { type CaptionRow, formatResults } from '../report/caption-results.ts';
+import { type CaptionRow, formatResults } from '../experiments/caption-results.ts';
 import { formatTimedAt, timedApart } from '../report/timed-apart.ts';
 
 test('timings more than two hours apart, or some unrecorded, were not taken together', () => {

@@ -15,7 +15,7 @@ export const STOP_SIGNALS: readonly StopSignal[] = ['SIGINT', 'SIGTERM', 'SIGHUP
 
 /**
  * Set to its own pid in a trainer's environment by a parent that forwards SIGINT and SIGTERM to it and
- * escalates by itself (`frost experiment`, report/experiments/live-children.ts): a repeated signal is then the
+ * escalates by itself (`frost experiment`, experiments/live-children.ts): a repeated signal is then the
  * same stop, not a second one; and a parent that is gone (killed outright, with nothing forwarded) stops the
  * run as SIGTERM would, instead of leaving it training as an orphan.
  */

@@ -55,7 +55,7 @@ const common = {
   checkpointMinutes: z.number().positive().default(5),
   /**
    * The `frost train` arguments that started the run, as given: how to start it again, and what an experiment grid
-   * checks a folder it would resume against (report/experiments/run-identity.ts). Absent in runs started before it
+   * checks a folder it would resume against (experiments/run-identity.ts). Absent in runs started before it
    * was recorded, or from code rather than the CLI.
    */
   argv: z.array(z.string()).optional(),

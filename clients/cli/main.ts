@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { ExperimentInterrupted } from '../../report/experiments/live-children.ts';
+import { ExperimentInterrupted } from '../../experiments/live-children.ts';
 import { TrainingInterrupted } from '../../train/interrupt.ts';
 import { commands } from './commands/index.ts';
 
@@ -13,7 +13,7 @@ program.parseAsync(process.argv).catch((err: unknown) => {
   const message = err instanceof Error ? err.message : String(err);
   process.stderr.write(`frost: ${message}\n`);
   // An interrupted training run saved where it was: no stack, and the shell's status for its signal (130, 143).
-  // Likewise an experiment whose trainers a signal stopped (report/experiments/live-children.ts).
+  // Likewise an experiment whose trainers a signal stopped (experiments/live-children.ts).
   if (err instanceof TrainingInterrupted || err instanceof ExperimentInterrupted) process.exit(err.exitCode);
   if (process.env.FROST_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);
   process.exit(1);

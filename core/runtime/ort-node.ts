@@ -117,3 +117,11 @@ export function nativeSessionBinding(): { NativeSession: new () => NativeSession
   initOrt();
   return { NativeSession: binding.InferenceSession, version };
 }
+
+/**
+ * The onnxruntime-node version these sessions run on, for what a report says it measured with; undefined when
+ * the binding does not say.
+ */
+export function nodeRuntimeVersion(): string | undefined {
+  return ort.env.versions.node;
+}

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { experimentNames, getExperiment } from '../../../report/experiments/index.ts';
-import { ExperimentInterrupted, liveChildren } from '../../../report/experiments/live-children.ts';
+import { archChoices, type ExperimentDefinition, experimentNames, getExperiment } from '../../../experiments/index.ts';
+import { ExperimentInterrupted, liveChildren } from '../../../experiments/live-children.ts';
 import { initBackend } from '../../../train/backend/select.ts';
 import { MAX_PARITY_TOLERANCE, PARITY_TOLERANCE, parityTolerance } from '../../../export/parity.ts';
 import { intOption } from './serve.ts';
@@ -42,6 +42,13 @@ function commandLine(): string {
   return ['frost', ...process.argv.slice(2).map(quote)].join(' ');
 }
 
+/** One phrase per registered experiment, joined: the help texts name what the experiment registry holds. */
+function eachExperiment(phrase: (e: ExperimentDefinition) => string, separator = ', '): string {
+  return experimentNames()
+    .map((n) => phrase(getExperiment(n)))
+    .join(separator);
+}
+
 /**
  * `frost experiment NAME ...`: trains a grid of runs under equal budgets, exports and evaluates
  * them, and writes the report. Rerunning reuses finished runs and resumes unfinished ones. SIGINT and
@@ -58,7 +65,7 @@ export function registerExperiment(program: Command): void {
     .argument('<name>', `experiment: ${experimentNames().join(', ')}`)
     .requiredOption(
       '--data <source>',
-      "'multi30k' (mt-heads), 'flickr8k' (caption-heads), 'toy' (a synthetic set under --out), or a data folder",
+      `${eachExperiment((e) => `'${e.data}' (${e.name})`)}, 'toy' (a synthetic set under --out), or a data folder`,
     )
     .option('--budget-minutes <m>', 'training minutes per run, the same for every run', positiveNumber)
     .option(
@@ -79,7 +86,10 @@ export function registerExperiment(program: Command): void {
     .option('--heads <list>', "output heads, e.g. 'learned,tied,fixed-l2,hadamard' (default: the experiment's)")
     .option(
       '--arch <name>',
-      "architecture of every run (default: the experiment's; mt-heads: rnn-attn; caption-heads: a list, show-tell,show-attend-tell)",
+      `architecture of every run (default: the experiment's; ${eachExperiment(
+        (e) => `${e.name}: ${e.defaults.arch} (${e.archList ? 'a list of' : 'one of'} ${archChoices(e).join(', ')})`,
+        '; ',
+      )})`,
     )
     .option('--preset <name>', "architecture preset (default: the experiment's)")
     .option('--seed <n>', 'seed of every run', intOption('--seed', 0), 1)
@@ -103,7 +113,7 @@ export function registerExperiment(program: Command): void {
     )
     .option(
       '--beam <k>',
-      "beam width of the test translations or captions (default: the experiment's; mt-heads 5, caption-heads 10)",
+      `beam width of the test translations or captions (default: the experiment's; ${eachExperiment((e) => `${e.name} ${e.defaults.beam}`)})`,
       intOption('--beam', 1),
     )
     .option(

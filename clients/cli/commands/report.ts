@@ -4,6 +4,7 @@ import { RARE_WORD_THRESHOLD } from '../../../core/metrics/word-usage.ts';
 import { collectReport } from '../../../report/collect.ts';
 import { collectLmReport, lmRunFlags, refuseMixedRuns } from '../../../report/collect-lm.ts';
 import { writeLmReport, writeReport } from '../../../report/write-report.ts';
+import { lmReportClaims, reportClaims } from '../../../experiments/claims/report-claims.ts';
 import { initBackend } from '../../../train/backend/select.ts';
 import { intOption } from './serve.ts';
 
@@ -57,7 +58,7 @@ export function registerReport(program: Command): void {
       refuseMixedRuns(runs, isLm);
       if (isLm.every(Boolean)) {
         const report = await collectLmReport(runs, { title: flags.title ?? basename(out), bins: flags.bins, log });
-        process.stdout.write(`${(await writeLmReport(report, out)).html}\n`);
+        process.stdout.write(`${(await writeLmReport(report, out, lmReportClaims(report))).html}\n`);
         return;
       }
       const report = await collectReport(runs, {
@@ -66,7 +67,7 @@ export function registerReport(program: Command): void {
         rareThreshold: flags.rareThreshold,
         log,
       });
-      const written = await writeReport(report, out);
+      const written = await writeReport(report, out, reportClaims(report));
       process.stdout.write(`${written.html}\n`);
     });
 }

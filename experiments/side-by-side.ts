@@ -1,8 +1,8 @@
 import { join } from 'node:path';
-import type { StopSignal } from '../../train/interrupt.ts';
-import { readCheckpointInfo } from '../../train/run-folder.ts';
-import { holderState, readRunLock, RunFolderLocked } from '../../train/run-lock.ts';
-import { type RunBudget, runStatus } from '../run-status.ts';
+import type { StopSignal } from '../train/interrupt.ts';
+import { readCheckpointInfo } from '../train/run-folder.ts';
+import { holderState, readRunLock, RunFolderLocked } from '../train/run-lock.ts';
+import { type RunBudget, runStatus } from '../report/run-status.ts';
 import { ExperimentInterrupted, liveChildren } from './live-children.ts';
 import { runFrost } from './spawn-frost.ts';
 

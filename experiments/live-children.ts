@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn, type SpawnOptions } from 'node:child_process';
-import { SIGNALS_FORWARDED_ENV, signalExitStatus, STOP_SIGNALS, type StopSignal } from '../../train/interrupt.ts';
+import { SIGNALS_FORWARDED_ENV, signalExitStatus, STOP_SIGNALS, type StopSignal } from '../train/interrupt.ts';
 
 /**
  * `frost experiment`'s child processes (trainers, exports) and what a stop signal does to them, the way a
@@ -115,5 +115,5 @@ export class LiveChildren {
   }
 }
 
-/** The children of this process's `frost experiment` (report/experiments/spawn-frost.ts spawns through it). */
+/** The children of this process's `frost experiment` (experiments/spawn-frost.ts spawns through it). */
 export const liveChildren = new LiveChildren();

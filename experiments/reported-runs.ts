@@ -2,17 +2,12 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { z } from 'zod';
-import { describeIssues } from '../../core/zod-issues.ts';
-import {
-  CAPTION_RESULTS_FILE,
-  type CaptionResults,
-  captionResultsSchema,
-  type CaptionRow,
-} from '../caption-results.ts';
-import type { CollectedRun } from '../collect-run.ts';
-import { RunFolder } from '../../train/run-folder.ts';
-import type { RunBudget } from '../run-status.ts';
-import { REPORT_FILES, reportSchema, type RunReport, type StopKind } from '../schema.ts';
+import { describeIssues } from '../core/zod-issues.ts';
+import { CAPTION_RESULTS_FILE, type CaptionResults, captionResultsSchema, type CaptionRow } from './caption-results.ts';
+import type { CollectedRun } from '../report/collect-run.ts';
+import { RunFolder } from '../train/run-folder.ts';
+import type { RunBudget } from '../report/run-status.ts';
+import { REPORT_FILES, reportSchema, type RunReport, type StopKind } from '../report/schema.ts';
 import { budgetFields, differingFields, flagsField, type RunField } from './run-identity.ts';
 
 /**

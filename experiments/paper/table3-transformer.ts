@@ -1,6 +1,6 @@
-import { formatCount, formatFixed2, MISSING } from '../format.ts';
-import type { Report } from '../schema.ts';
-import { type Cell, pairLabel, plain, type Table, unique, value } from '../tables.ts';
+import { formatCount, formatFixed2, MISSING } from '../../report/format.ts';
+import type { Report } from '../../report/schema.ts';
+import { type Cell, pairLabel, plain, type Table, unique, value } from '../../report/tables.ts';
 import { registerPaperLayout } from './registry.ts';
 
 /**

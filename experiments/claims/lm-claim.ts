@@ -1,6 +1,6 @@
-import { formatSignedPercent } from './format.ts';
-import type { LmReport } from './lm-schema.ts';
-import type { Cell, Table } from './tables.ts';
+import { formatSignedPercent } from '../../report/format.ts';
+import type { LmReport } from '../../report/lm-schema.ts';
+import type { Cell, Table } from '../../report/tables.ts';
 
 /**
  * DRILL's claim (Pappas & Henderson) as the language-model report checks it: the deep residual
@@ -8,11 +8,6 @@ import type { Cell, Table } from './tables.ts';
  * the `learned` run's, and by a larger share than over all test tokens.
  */
 const CLAIM_HEAD = 'drill';
-
-/** (ppl − baseline ppl) / baseline ppl: negative when the run is better. */
-export function relativeChange(ppl: number | null, base: number | null): number | null {
-  return ppl === null || base === null || base === 0 ? null : (ppl - base) / base;
-}
 
 /** One row per `drill` run that has a `learned` baseline in the report. */
 export function lmClaimTable(report: LmReport): Table | null {

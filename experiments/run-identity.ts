@@ -1,4 +1,4 @@
-import type { RunBudget } from '../run-status.ts';
+import type { RunBudget } from '../report/run-status.ts';
 
 /**
  * What tells a grid's runs apart, compared field by field: a run folder's config against the run the grid

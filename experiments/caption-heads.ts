@@ -2,23 +2,23 @@ import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus } from 'node:os';
 import { basename, join, relative, resolve, sep } from 'node:path';
-import { ort } from '../../core/runtime/ort-node.ts';
-import { getArch, headNames, resolveArchConfig } from '../../models/index.ts';
-import { captionWordCounts, imagesOf, loadCaptionDataset } from '../../train/data/captions.ts';
-import { loadImageCache } from '../../train/data/image-cache.ts';
-import { REPO_ROOT, resolveDataRoot } from '../../train/data/paths.ts';
-import { makeToyCaptions } from '../../train/data/toy-captions.ts';
-import { DEFAULT_IMAGE_SPEC, type ImageSpec } from '../../core/image/preprocess.ts';
-import { captionCacheDir } from '../../train/tasks/caption.ts';
+import { headNames, resolveArchConfig } from '../models/index.ts';
+import { captionWordCounts, imagesOf, loadCaptionDataset } from '../train/data/captions.ts';
+import { loadImageCache } from '../train/data/image-cache.ts';
+import { REPO_ROOT, resolveDataRoot } from '../train/data/paths.ts';
+import { makeToyCaptions } from '../train/data/toy-captions.ts';
+import { DEFAULT_IMAGE_SPEC, type ImageSpec } from '../core/image/preprocess.ts';
+import { nodeRuntimeVersion } from '../core/runtime/ort-node.ts';
+import { captionCacheDir } from '../train/tasks/caption.ts';
 import {
   CAPTION_RESULTS_FILE,
   type CaptionResults,
   type CaptionRow,
   type ExampleRow,
   formatResults,
-} from '../caption-results.ts';
+} from './caption-results.ts';
 import { gridBudget } from './grid.ts';
-import { type ExperimentOptions, registerExperiment } from './registry.ts';
+import { checkArch, type ExperimentDefinition, type ExperimentOptions, registerExperiment } from './registry.ts';
 import { budgetSuffix, checkBudget, describeBudget, finishedRuns } from './side-by-side.ts';
 import { type CaptionRun, checkSameRun, exampleImages, keptRuns, scoredRun, trainRuns } from './caption-runs.ts';
 
@@ -27,12 +27,12 @@ const DEFAULTS = {
   heads: ['learned', 'fixed-uniform'],
   preset: 'small',
   out: 'runs/experiments/caption-heads',
+  /** The paper's Table 1 decodes with beam search; bench/caption-heads.ts used 10. */
+  beam: 10,
 };
 
 /** `frost experiment --seed`'s default, left out of the report's command. */
 const DEFAULT_SEED = 1;
-/** The paper's Table 1 decodes with beam search; bench/caption-heads.ts used 10. */
-const DEFAULT_BEAM = 10;
 /** The toy set of `--data toy`: coloured shapes, enough for a tiny captioner to learn in seconds. */
 const TOY_CAPTIONS = { count: 200, size: 64 } as const;
 
@@ -79,10 +79,13 @@ export function imageSpec(trainFlags: readonly string[]): ImageSpec {
  * folder is gone but whose finished row the results at the report folder keep is reused, and `--report-only`
  * reports the runs finished so far, training nothing.
  */
-registerExperiment({
+const CAPTION_HEADS: ExperimentDefinition = {
   name: 'caption-heads',
   summary:
     "train show-tell and show-attend-tell with learned and fixed output layers, score test captions (the paper's Table 1)",
+  inputKind: 'image',
+  archList: true,
+  data: 'flickr8k',
   defaults: DEFAULTS,
   async run(options: ExperimentOptions) {
     const started = Date.now();
@@ -97,7 +100,7 @@ registerExperiment({
     const preset = options.preset ?? DEFAULTS.preset;
     for (const arch of archs) {
       resolveArchConfig(arch, preset);
-      if (getArch(arch).inputKind !== 'image') throw new Error(`'${arch}' is not a captioning architecture`);
+      checkArch(CAPTION_HEADS, arch);
     }
     const heads = options.heads ?? DEFAULTS.heads;
     const unknown = heads.filter((h) => !headNames().includes(h));
@@ -113,7 +116,7 @@ registerExperiment({
     const dataset = await loadCaptionDataset(dataDir);
     const trainFlags = options.trainFlags ?? [];
     const seed = options.seed ?? DEFAULT_SEED;
-    const beam = options.beam ?? DEFAULT_BEAM;
+    const beam = options.beam ?? DEFAULTS.beam;
     const test = imagesOf(dataset, ['test']);
     const examples = exampleImages(test);
     const reportDir = resolve(options.reportOut ?? join(out, 'report'));
@@ -173,7 +176,7 @@ registerExperiment({
         captions: Object.fromEntries(reported.map((r) => [r.name, exampleCaptions.get(r.name)?.[file] ?? ''])),
       });
     }
-    const machine = `${cpus()[0]?.model.trim() ?? 'cpu'} x${availableParallelism()}, Node ${process.version}, onnxruntime-node ${ort.env.versions.node ?? '?'}`;
+    const machine = `${cpus()[0]?.model.trim() ?? 'cpu'} x${availableParallelism()}, Node ${process.version}, onnxruntime-node ${nodeRuntimeVersion() ?? '?'}`;
     const flags = [
       ...(options.arch === undefined ? [] : [`--arch ${archs.join(',')}`]),
       ...(options.heads === undefined ? [] : [`--heads ${heads.join(',')}`]),
@@ -223,4 +226,5 @@ registerExperiment({
     log(`report: ${md}`);
     return { runDirs: reported.map((r) => r.dir), summary: md };
   },
-});
+};
+registerExperiment(CAPTION_HEADS);

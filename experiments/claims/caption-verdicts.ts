@@ -1,13 +1,13 @@
-import { headIsFrozen } from '../models/index.ts';
-import type { CaptionRow } from './caption-results.ts';
+import { headIsFrozen } from '../../models/index.ts';
+import type { CaptionRow } from '../caption-results.ts';
 import { bleuHolds, PAPER_CLAIM } from './claim.ts';
-import { convergenceOf, isConverged } from './convergence.ts';
-import { formatCount, formatPercent, formatSigned2 } from './format.ts';
-import { PAPER_RESULTS } from './paper/results.ts';
+import { convergenceOf, isConverged } from '../../report/convergence.ts';
+import { formatCount, formatPercent, formatSigned2 } from '../../report/format.ts';
+import { PAPER_RESULTS } from '../paper/results.ts';
 import { type ClaimVerdict, decreaseVerdict, gainingClause, marginVerdict, type Verdict } from './verdicts.ts';
 
 /**
- * The captioning claims of the paper frost follows, judged on a caption-heads grid's rows as report/verdicts.ts
+ * The captioning claims of the paper frost follows, judged on a caption-heads grid's rows as verdicts.ts
  * judges the translation ones and with the same rules: held, did not hold, or not settled, with the numbers. A score
  * claim is settled only by runs that converged (the stopping rule, or a budget stop after a flat validation curve),
  * or refuted by a converged comparison beyond the margin; runs still gaining are named with their gain. Then where

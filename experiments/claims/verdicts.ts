@@ -1,11 +1,11 @@
-import { headIsFrozen } from '../models/index.ts';
+import { headIsFrozen } from '../../models/index.ts';
 import { bleuHolds, decreaseHolds, decreaseReaches, PAPER_CLAIM } from './claim.ts';
-import { CONVERGENCE_WINDOW, convergenceOf, isConverged } from './convergence.ts';
-import { formatCount, formatFixed2, formatPercent, formatSigned2 } from './format.ts';
-import { paperBleu } from './paper/index.ts';
-import { PAPER_RESULTS } from './paper/results.ts';
-import type { Report, RunReport } from './schema.ts';
-import { pairLabel } from './tables.ts';
+import { CONVERGENCE_WINDOW, convergenceOf, isConverged } from '../../report/convergence.ts';
+import { formatCount, formatFixed2, formatPercent, formatSigned2 } from '../../report/format.ts';
+import { paperBleu } from '../paper/index.ts';
+import { PAPER_RESULTS } from '../paper/results.ts';
+import type { Report, RunReport } from '../../report/schema.ts';
+import { pairLabel } from '../../report/tables.ts';
 
 /**
  * One sentence per claim of the paper, generated from report.json: held, did not hold, or not settled,

@@ -1,6 +1,6 @@
 import { Registry } from '../../core/registry.ts';
-import type { Report } from '../schema.ts';
-import type { Table } from '../tables.ts';
+import type { Report } from '../../report/schema.ts';
+import type { Table } from '../../report/tables.ts';
 
 /**
  * The paper's table layouts, one per architecture the paper (or a seed paper) reports on: a report shows

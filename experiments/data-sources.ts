@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { detectCorpusKind, DEFAULT_LANGS } from '../../train/data/corpus.ts';
-import { writeToyCorpus } from '../../train/data/fetch.ts';
-import { multi30kDir } from '../../train/data/paths.ts';
+import { detectCorpusKind, DEFAULT_LANGS } from '../train/data/corpus.ts';
+import { writeToyCorpus } from '../train/data/fetch.ts';
+import { multi30kDir } from '../train/data/paths.ts';
 
 /** A corpus an experiment trains on, and the language pairs it is run on unless told otherwise. */
 export interface DataSource {

@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { RunFolder } from '../../train/run-folder.ts';
-import type { RunBudget } from '../run-status.ts';
+import { RunFolder } from '../train/run-folder.ts';
+import type { RunBudget } from '../report/run-status.ts';
 import { refuseOtherArguments, refuseOtherRun } from './run-identity.ts';
 import { checkBudget, finishedRuns, trainSideBySide, trainingGroups } from './side-by-side.ts';
 

@@ -1,9 +1,10 @@
 import { basename, join, resolve } from 'node:path';
-import { headNames, resolveArchConfig } from '../../models/index.ts';
-import { collectReport } from '../collect.ts';
-import { writeReport } from '../write-report.ts';
+import { headNames, resolveArchConfig } from '../models/index.ts';
+import { collectReport } from '../report/collect.ts';
+import { writeReport } from '../report/write-report.ts';
+import { reportClaims } from './claims/report-claims.ts';
 import { parsePair, resolveDataSource } from './data-sources.ts';
-import { type CollectedRun, DEFAULT_TEST_BEAM } from '../collect-run.ts';
+import { type CollectedRun, DEFAULT_TEST_BEAM } from '../report/collect-run.ts';
 import {
   describeBudget,
   finishedGridRuns,
@@ -15,13 +16,14 @@ import {
 } from './grid.ts';
 import { asCollected, keepReportedRuns, readReportedRuns, rowMismatch, type WantedRun } from './reported-runs.ts';
 import { budgetSuffix } from './side-by-side.ts';
-import { type ExperimentOptions, registerExperiment } from './registry.ts';
+import { checkArch, type ExperimentDefinition, type ExperimentOptions, registerExperiment } from './registry.ts';
 
 const DEFAULTS = {
   arch: 'rnn-attn',
   heads: ['learned', 'tied', 'fixed-uniform', 'fixed-l2', 'hadamard'],
   preset: 'small',
   out: 'runs/experiments/mt-heads',
+  beam: DEFAULT_TEST_BEAM,
 };
 
 /**
@@ -29,9 +31,12 @@ const DEFAULTS = {
  * every language pair under one training budget and seed, exported, scored on the test set with
  * beam search, and compared in one report.
  */
-registerExperiment({
+const MT_HEADS: ExperimentDefinition = {
   name: 'mt-heads',
   summary: 'train every head on every language pair under one time budget, export, score test BLEU, write the report',
+  inputKind: 'tokens',
+  archList: false,
+  data: 'multi30k',
   defaults: DEFAULTS,
   async run(options: ExperimentOptions) {
     if (options.budgetMinutes !== undefined && !(options.budgetMinutes > 0))
@@ -42,7 +47,9 @@ registerExperiment({
     const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
     const arch = options.arch ?? DEFAULTS.arch;
     const preset = options.preset ?? DEFAULTS.preset;
-    // An unknown architecture or preset is refused (with the known ones) before any data is read.
+    // An unknown architecture or preset, or one that does not translate, is refused (with the known ones) before any
+    // data is read.
+    checkArch(MT_HEADS, arch);
     resolveArchConfig(arch, preset);
     // Each corpus, architecture and kind of budget gets its own default grid, so a toy or convs2s run never
     // lands among the Multi30k rnn-attn runs, nor a converged run among the time-budgeted ones.
@@ -72,7 +79,7 @@ registerExperiment({
       ...(options.jobs === undefined ? {} : { jobs: options.jobs }),
       log,
     };
-    const beam = options.beam ?? DEFAULT_TEST_BEAM;
+    const beam = options.beam ?? DEFAULTS.beam;
     const kept = await keptRuns(spec, { beam, trainFlags }, reportDir, log);
     const skip = new Set(kept.keys());
     const grid = gridRuns(spec);
@@ -98,11 +105,13 @@ registerExperiment({
     );
     // Each row records the flags its run was trained with, so a later checkout reuses it only for the same grid.
     const runs = report.runs.map((r) => ({ ...r, training: { ...r.training, trainFlags } }));
-    const written = await writeReport({ ...report, runs }, reportDir);
+    const withFlags = { ...report, runs };
+    const written = await writeReport(withFlags, reportDir, reportClaims(withFlags));
     log(`report: ${written.html}`);
     return { runDirs: reported.map((r) => r.dir), summary: written.html, report: written };
   },
-});
+};
+registerExperiment(MT_HEADS);
 
 /**
  * The grid's runs that have no folder here but a finished row in the report at `reportDir` (a report committed in

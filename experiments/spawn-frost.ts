@@ -1,7 +1,7 @@
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { REPO_ROOT } from '../../train/data/paths.ts';
+import { REPO_ROOT } from '../train/data/paths.ts';
 import { ExperimentInterrupted, liveChildren } from './live-children.ts';
 
 const CLI = join(REPO_ROOT, 'bin', 'frost.js');
@@ -12,7 +12,7 @@ const LOG_TAIL = 2000;
  * Runs `frost ...argv` in a child process with extra environment variables, its output going to
  * `logFile` (appended). Training runs are separate processes so several can run side by side, each with its
  * own tfjs engine and thread count. The child is one of `liveChildren`, so a signal to `frost experiment`
- * reaches it (report/experiments/live-children.ts).
+ * reaches it (experiments/live-children.ts).
  * @throws ExperimentInterrupted when the experiment was stopped by a signal, before the child started or
  *   when it exited after that signal without finishing
  * @throws Error with the command, exit code, log path and the log's tail when it fails

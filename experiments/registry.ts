@@ -1,5 +1,6 @@
-import { Registry } from '../../core/registry.ts';
-import type { WrittenReport } from '../write-report.ts';
+import { Registry } from '../core/registry.ts';
+import { archNames, getArch, type InputKind } from '../models/index.ts';
+import type { WrittenReport } from '../report/write-report.ts';
 
 /**
  * Experiments `frost experiment NAME` can run: each trains a grid of runs, exports and evaluates
@@ -75,9 +76,33 @@ export interface ExperimentDefinition {
   name: string;
   /** One line for `frost experiment --help`. */
   summary: string;
-  defaults: { arch?: string; heads: string[]; preset: string; out: string };
+  /** What its architectures encode: each registered architecture that does is a choice of `--arch` (archChoices). */
+  inputKind: InputKind;
+  /** Whether `--arch` takes a comma-separated list (one grid per architecture) rather than one architecture. */
+  archList: boolean;
+  /** The `--data` source of the paper's data for it, for `frost experiment --help` ('multi30k'). */
+  data: string;
+  defaults: { arch: string; heads: string[]; preset: string; out: string; beam: number };
   run(options: ExperimentOptions): Promise<ExperimentResult>;
 }
+
+/** The registered architectures an experiment may train: those that encode its input kind, in registration order. */
+export function archChoices(def: Pick<ExperimentDefinition, 'inputKind'>): string[] {
+  return archNames().filter((a) => getArch(a).inputKind === def.inputKind);
+}
+
+/**
+ * Refuses an architecture an experiment cannot train: unknown ones with the registry's list, ones of another
+ * task naming the experiment's choices.
+ */
+export function checkArch(def: Pick<ExperimentDefinition, 'name' | 'inputKind'>, arch: string): void {
+  getArch(arch);
+  const choices = archChoices(def);
+  if (!choices.includes(arch))
+    throw new Error(`'${arch}' is not ${WHAT[def.inputKind]} architecture; ${def.name} trains ${choices.join(', ')}`);
+}
+
+const WHAT: Record<InputKind, string> = { tokens: 'a translation', image: 'a captioning' };
 
 const experiments = new Registry<ExperimentDefinition>('experiment');
 

@@ -1,7 +1,7 @@
 import { headIsFrozen } from '../../models/index.ts';
-import { formatCount, formatFixed2, formatPercent, MISSING } from '../format.ts';
-import type { Report, RunReport } from '../schema.ts';
-import { type Cell, pairLabel, plain, type Table, unique, value } from '../tables.ts';
+import { formatCount, formatFixed2, formatPercent, MISSING } from '../../report/format.ts';
+import type { Report, RunReport } from '../../report/schema.ts';
+import { type Cell, pairLabel, plain, type Table, unique, value } from '../../report/tables.ts';
 import { registerPaperLayout } from './registry.ts';
 import { PAPER_RESULTS } from './results.ts';
 

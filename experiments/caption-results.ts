@@ -6,10 +6,10 @@
  */
 import { z } from 'zod';
 import type { CaptionScores } from '../core/metrics/caption-eval.ts';
-import { captionVerdictSentences } from './caption-verdicts.ts';
-import type { RunBudget } from './run-status.ts';
-import { stopKindSchema } from './schema.ts';
-import { formatTimedAt, timedApart } from './timed-apart.ts';
+import { captionVerdictSentences } from './claims/caption-verdicts.ts';
+import type { RunBudget } from '../report/run-status.ts';
+import { stopKindSchema } from '../report/schema.ts';
+import { formatTimedAt, timedApart } from '../report/timed-apart.ts';
 
 /** The results file beside results.md: every number it shows, and what tells its rows' runs apart. */
 export const CAPTION_RESULTS_FILE = 'results.json';
@@ -44,7 +44,7 @@ export const captionRowSchema = z.object({
   /**
    * What the run was: its preset, seed, the budget it was trained under (its own config's) and why its trainer
    * stopped (null: it did not record that it finished). A later grid reuses the row for a run whose folder is gone
-   * only when these are the grid's (report/experiments/reported-runs.ts). Absent in results from older frost.
+   * only when these are the grid's (experiments/reported-runs.ts). Absent in results from older frost.
    */
   preset: z.string().optional(),
   seed: z.number().int().optional(),

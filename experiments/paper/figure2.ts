@@ -1,6 +1,6 @@
-import { formatCount, formatFixed2, formatFixed3, MISSING } from '../format.ts';
-import type { Report } from '../schema.ts';
-import { plain, type Table, value } from '../tables.ts';
+import { formatCount, formatFixed2, formatFixed3, MISSING } from '../../report/format.ts';
+import type { Report } from '../../report/schema.ts';
+import { plain, type Table, value } from '../../report/tables.ts';
 import { PAPER_RESULTS, SHORT_RUN_SPEARMAN, shortRunSpearman } from './results.ts';
 
 /** Runs whose target vectors were learned and have a norm-frequency correlation. */
