@@ -1,0 +1,170 @@
+/**
+ * `onnx/decoder_model_merged.onnx`: frost's decoder-step graph read as Optimum's merged decoder (one graph for
+ * the first step and the cached ones, picked by `use_cache_branch`).
+ *
+ * - `input_ids` [batch_size, 1] is the previous token; the position is the decoder caches' length, read from
+ *   their shape inside frost's step graph, so the first step's empty caches (0 positions) mean position 0.
+ * - Each decoder layer's keys and values over the source: on the first step (`use_cache_branch` false, the
+ *   encoder caches fed empty) they are projected from `encoder_hidden_states` by the projections frost's encoder
+ *   graph holds; on later steps they are the `past_key_values.{i}.encoder.*` the first step returned.
+ * - `logits` [batch_size, 1, V] are frost's log-probabilities (a log-softmax changes neither the argmax nor the
+ *   sampling distribution), heads' frozen matrices regenerated in the graph as in frost's own export.
+ */
+import type {
+  AttributeProtoObject,
+  GraphProtoObject,
+  ModelProtoObject,
+  NodeProtoObject,
+} from '../../core/onnx/proto.ts';
+import { encoderHiddenState, int64Bytes } from './encoder-model.ts';
+import { spliceGraph } from './graph-splice.ts';
+import {
+  BATCH,
+  cacheName,
+  DECODER_LENGTH,
+  ENCODER_CACHE_LENGTH,
+  ENCODER_LENGTH,
+  PAST_LENGTH,
+  PRESENT_LENGTH,
+  tensorInfo,
+} from './optimum-names.ts';
+import type { TransformerShape } from './transformer-shape.ts';
+
+const GRAPH_ATTRIBUTE = 5;
+const KV = [
+  ['k', 'key'],
+  ['v', 'value'],
+] as const;
+
+function node(
+  op_type: string,
+  input: string[],
+  output: string,
+  attribute: AttributeProtoObject[] = [],
+): NodeProtoObject {
+  return { name: `${output}/${op_type}`, op_type, input, output: [output], attribute };
+}
+
+/** Each decoder layer's source keys and values: the If's outputs, `cross_k_<l>` / `cross_v_<l>`. */
+function crossKeysValues(
+  frostEncoder: ModelProtoObject,
+  shape: TransformerShape,
+): { node: NodeProtoObject; initializers: GraphProtoObject['initializer'] } {
+  const { decoderLayers, heads, headSize } = shape;
+  const frostNames = Array.from({ length: decoderLayers }, (_, l) => KV.map(([kv]) => `cross_${kv}_${l}`)).flat();
+  const cacheDims = [BATCH, heads, ENCODER_CACHE_LENGTH, headSize];
+  const branch = (name: string, nodes: NodeProtoObject[], outputs: string[]): GraphProtoObject => ({
+    name,
+    node: nodes,
+    initializer: [],
+    input: [],
+    output: outputs.map((o) => tensorInfo(o, 'float32', cacheDims)),
+  });
+  // Cached: what the first step returned.
+  const pastNames = Array.from({ length: decoderLayers }, (_, l) =>
+    KV.map(([, which]) => cacheName('past_key_values', l, 'encoder', which)),
+  ).flat();
+  const thenOutputs = frostNames.map((n) => `cached/${n}`);
+  const cached = branch(
+    'cached',
+    pastNames.map((past, i) => node('Identity', [past], thenOutputs[i]!)),
+    thenOutputs,
+  );
+  // First step: frost's encoder-side projections, applied to the encoder's hidden states.
+  const hidden = encoderHiddenState(frostEncoder, shape);
+  const projections = spliceGraph(frostEncoder.graph, 'cross', { [hidden]: 'encoder_hidden_states' }, frostNames);
+  const elseOutputs = frostNames.map((n) => `projected/${n}`);
+  const projected = branch(
+    'projected',
+    [...projections.nodes, ...frostNames.map((n, i) => node('Identity', [projections.values[n]!], elseOutputs[i]!))],
+    elseOutputs,
+  );
+  return {
+    node: {
+      name: 'cross/If',
+      op_type: 'If',
+      input: ['use_cache_branch'],
+      output: frostNames,
+      attribute: [
+        { name: 'then_branch', type: GRAPH_ATTRIBUTE, g: cached },
+        { name: 'else_branch', type: GRAPH_ATTRIBUTE, g: projected },
+      ],
+    },
+    // Kept in the outer graph, which both branches may read.
+    initializers: projections.initializers,
+  };
+}
+
+export function decoderModel(
+  frostEncoder: ModelProtoObject,
+  frostDecoder: ModelProtoObject,
+  shape: TransformerShape,
+): ModelProtoObject {
+  const { decoderLayers, heads, headSize, model, vocab } = shape;
+  const layers = Array.from({ length: decoderLayers }, (_, l) => l);
+  const cross = crossKeysValues(frostEncoder, shape);
+  const feeds: Record<string, string> = { prev_token: 'prev_token', src_mask: 'src_mask' };
+  for (const l of layers) {
+    for (const [kv, which] of KV) {
+      feeds[`self_${kv}_${l}`] = cacheName('past_key_values', l, 'decoder', which);
+      feeds[`cross_${kv}_${l}`] = `cross_${kv}_${l}`;
+    }
+  }
+  const nextSelf = layers.flatMap((l) => KV.map(([kv]) => `next_self_${kv}_${l}`));
+  const step = spliceGraph(frostDecoder.graph, 'frost', feeds, ['log_probs', ...nextSelf]);
+  const presents = layers.flatMap((l) =>
+    KV.flatMap(([kv, which]) => [
+      node('Identity', [step.values[`next_self_${kv}_${l}`]!], cacheName('present', l, 'decoder', which)),
+      node('Identity', [`cross_${kv}_${l}`], cacheName('present', l, 'encoder', which)),
+    ]),
+  );
+  const axis1 = { name: 'axis_1', dims: [1], data_type: 7 /* INT64 */, raw_data: int64Bytes([1]) };
+  const pastInputs = layers.flatMap((l) =>
+    (['decoder', 'encoder'] as const).flatMap((side) =>
+      KV.map(([, which]) =>
+        tensorInfo(cacheName('past_key_values', l, side, which), 'float32', [
+          BATCH,
+          heads,
+          side === 'decoder' ? PAST_LENGTH : ENCODER_CACHE_LENGTH,
+          headSize,
+        ]),
+      ),
+    ),
+  );
+  const presentOutputs = layers.flatMap((l) =>
+    (['decoder', 'encoder'] as const).flatMap((side) =>
+      KV.map(([, which]) =>
+        tensorInfo(cacheName('present', l, side, which), 'float32', [
+          BATCH,
+          heads,
+          side === 'decoder' ? PRESENT_LENGTH : ENCODER_CACHE_LENGTH,
+          headSize,
+        ]),
+      ),
+    ),
+  );
+  return {
+    ...frostDecoder,
+    graph: {
+      name: 'frost-transformer-decoder-merged-optimum',
+      node: [
+        // One position per call: frost's step reads the previous token, [batch_size].
+        node('Squeeze', ['input_ids', 'axis_1'], 'prev_token'),
+        node('Cast', ['encoder_attention_mask'], 'src_mask', [{ name: 'to', type: 2 /* INT */, i: 1 /* FLOAT */ }]),
+        cross.node,
+        ...step.nodes,
+        node('Unsqueeze', [step.values.log_probs!, 'axis_1'], 'logits'),
+        ...presents,
+      ],
+      initializer: [axis1, ...cross.initializers, ...step.initializers],
+      input: [
+        tensorInfo('encoder_attention_mask', 'int64', [BATCH, ENCODER_LENGTH]),
+        tensorInfo('input_ids', 'int64', [BATCH, DECODER_LENGTH]),
+        tensorInfo('encoder_hidden_states', 'float32', [BATCH, ENCODER_LENGTH, model]),
+        ...pastInputs,
+        tensorInfo('use_cache_branch', 'bool', [1]),
+      ],
+      output: [tensorInfo('logits', 'float32', [BATCH, DECODER_LENGTH, vocab]), ...presentOutputs],
+    },
+  };
+}
