@@ -29,7 +29,8 @@ export function tokenizerMismatches(model: SubwordModel, sentences: readonly str
     const ids = model.encode(sentence);
     const hfIds = tokenizer.encode(sentence, { add_special_tokens: true });
     const text = model.decode(ids);
-    const hfText = tokenizer.decode(hfIds, { skip_special_tokens: true });
+    // transformers.js refuses to decode no ids at all; that is the empty text.
+    const hfText = hfIds.length === 0 ? '' : tokenizer.decode(hfIds, { skip_special_tokens: true });
     if (hfText !== text || hfIds.length !== ids.length || hfIds.some((id, i) => id !== ids[i]))
       out.push({ sentence, frost: { ids, text }, hf: { ids: hfIds, text: hfText } });
   }
