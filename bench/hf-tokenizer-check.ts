@@ -9,7 +9,7 @@
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { trainBpe } from '../core/subword/bpe-trainer.ts';
-import { SubwordModel } from '../core/subword/subword-model.ts';
+import type { SubwordModel } from '../core/subword/subword-model.ts';
 import { trainUnigram } from '../core/subword/unigram-trainer.ts';
 import { readGzipLines } from '../train/data/multi30k.ts';
 import { tokenizerMismatches } from '../test/helpers/hf-tokenizer.ts';
