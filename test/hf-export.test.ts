@@ -9,12 +9,14 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { env, pipeline } from '@huggingface/transformers';
+import { AutoTokenizer, env, pipeline } from '@huggingface/transformers';
 import { loadModelDir } from '../core/runtime/load-node.ts';
 import { parseModelCard } from '../core/runtime/model-card.ts';
 import { NORMALIZATION } from '../core/subword/normalize.ts';
 import { hfRefusal, writeHfLayout } from '../export/hf/hf-layout.ts';
+import { browserSkipReason } from './helpers/browser.ts';
 import { trainAndExportToyRun } from './helpers/toy-run.ts';
+import { openTransformersPage } from './helpers/transformers-page.ts';
 
 const SENTENCES = 12;
 const HEADS = ['fixed-uniform', 'tied'];
@@ -30,46 +32,87 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-for (const head of HEADS) {
-  describe(`a Transformer with head '${head}' in the Hugging Face layout`, { timeout: 300_000 }, () => {
-    test('transformers.js translates greedily as frost does', async () => {
-      const root = join(dir, head);
-      const { modelDir } = await trainAndExportToyRun(root, 'toy', {
-        head,
-        corpus: { seed: 1, train: 600, val: 8, test: SENTENCES },
-        config: {
-          arch: 'transformer',
-          epochs: 3,
-          optim: { learningRate: 3e-3 },
-          tokenizer: 'sentencepiece',
-          vocab: { kind: 'bpe', size: 420, joint: true },
-        },
-      });
-      const hfDir = join(root, 'hf');
-      await writeHfLayout(modelDir, hfDir);
-      const sources = (await readFile(join(root, 'toy', 'test.src'), 'utf8')).trim().split('\n');
-      const runtime = await loadModelDir(modelDir);
-      const expected = (await runtime.translate(sources, { beam: 1 })).map((t) => t.text);
-      await runtime.release();
+interface Exported {
+  sources: string[];
+  /** frost's greedy translations (`translate --beam 1`) through its own runtime. */
+  expected: string[];
+}
+const exported = new Map<string, Exported>();
 
-      env.localModelPath = root;
-      const translate = await pipeline('translation', 'hf', { dtype: 'fp32' });
-      const got: string[] = [];
-      for (const s of sources) {
-        // frost's cap, 2 · source pieces + 10 tokens and then a forced </s>, as generation options.
-        const maxNewTokens = 2 * translate.tokenizer.encode(s).length + 11;
-        const [out] = (await translate(s, { max_new_tokens: maxNewTokens })) as Array<{ translation_text: string }>;
-        got.push(out!.translation_text);
-      }
-      await translate.dispose();
-      assert.deepEqual(got, expected);
-      assert.ok(
-        expected.some((t) => t.length > 0),
-        'every translation is empty: nothing was compared',
-      );
-    });
+/** Trains a tiny Transformer with `head` on a joint BPE vocabulary and exports it to `dir/<head>/hf` too. */
+async function exportWithHead(head: string): Promise<Exported> {
+  const root = join(dir, head);
+  const { modelDir } = await trainAndExportToyRun(root, 'toy', {
+    head,
+    corpus: { seed: 1, train: 600, val: 8, test: SENTENCES },
+    config: {
+      arch: 'transformer',
+      epochs: 3,
+      optim: { learningRate: 3e-3 },
+      tokenizer: 'sentencepiece',
+      vocab: { kind: 'bpe', size: 420, joint: true },
+    },
+  });
+  await writeHfLayout(modelDir, join(root, 'hf'));
+  const sources = (await readFile(join(root, 'toy', 'test.src'), 'utf8')).trim().split('\n');
+  const runtime = await loadModelDir(modelDir);
+  const expected = (await runtime.translate(sources, { beam: 1 })).map((t) => t.text);
+  await runtime.release();
+  assert.ok(
+    expected.some((t) => t.length > 0),
+    'every translation is empty: nothing would be compared',
+  );
+  return { sources, expected };
+}
+
+/** frost's cap, 2 · source pieces + 10 tokens and then a forced </s>, as transformers.js's max_new_tokens. */
+function frostCap(pieces: number): number {
+  return 2 * pieces + 11;
+}
+
+for (const head of HEADS) {
+  test(`head '${head}': transformers.js in Node translates greedily as frost does`, { timeout: 300_000 }, async () => {
+    const { sources, expected } = await exportWithHead(head);
+    exported.set(head, { sources, expected });
+    env.localModelPath = dir;
+    const translate = await pipeline('translation', `${head}/hf`, { dtype: 'fp32' });
+    const got: string[] = [];
+    for (const s of sources) {
+      const maxNewTokens = frostCap(translate.tokenizer.encode(s).length);
+      const [out] = (await translate(s, { max_new_tokens: maxNewTokens })) as Array<{ translation_text: string }>;
+      got.push(out!.translation_text);
+    }
+    await translate.dispose();
+    assert.deepEqual(got, expected);
   });
 }
+
+describe(
+  "the same folders in Chromium, through transformers.js's browser build",
+  { skip: browserSkipReason(), timeout: 300_000 },
+  () => {
+    test('each model translates as frost does; every file comes from this machine', async (t) => {
+      if (exported.size < HEADS.length) return t.skip('the Node tests did not export every model');
+      const page = await openTransformersPage(dir);
+      try {
+        for (const [head, { sources, expected }] of exported) {
+          const tokenizer = await AutoTokenizer.from_pretrained(`${head}/hf`);
+          const items = sources.map((text) => ({ text, maxNewTokens: frostCap(tokenizer.encode(text).length) }));
+          assert.deepEqual(await page.translateAll(`${head}/hf`, items), expected, head);
+        }
+        // A blob: URL (the wasm factory transformers.js loads) names the page's own origin.
+        const hosts = new Set(page.requested.map((u) => new URL(u.replace(/^blob:/, '')).host));
+        assert.deepEqual([...hosts], [new URL(page.requested[0]!).host]);
+        assert.ok(
+          page.requested.some((u) => u.endsWith('.wasm')),
+          'no wasm file was requested',
+        );
+      } finally {
+        await page.close();
+      }
+    });
+  },
+);
 
 test('an architecture without a key/value cache, or a vocabulary tokenizer.json cannot express, is refused', async () => {
   const card = parseModelCard(
