@@ -145,6 +145,8 @@ export function decoderModel(
   );
   return {
     ...frostDecoder,
+    // The encoder's projections run here too: every operator domain either graph uses.
+    opset_import: mergedOpsets(frostEncoder, frostDecoder),
     graph: {
       name: 'frost-transformer-decoder-merged-optimum',
       node: [
@@ -167,4 +169,13 @@ export function decoderModel(
       output: [tensorInfo('logits', 'float32', [BATCH, DECODER_LENGTH, vocab]), ...presentOutputs],
     },
   };
+}
+
+/** The opset imports of both models, each domain at the higher version. */
+function mergedOpsets(...models: ModelProtoObject[]): ModelProtoObject['opset_import'] {
+  const versions = new Map<string, number>();
+  for (const m of models)
+    for (const { domain, version } of m.opset_import)
+      versions.set(domain, Math.max(version, versions.get(domain) ?? 0));
+  return [...versions].map(([domain, version]) => ({ domain, version }));
 }

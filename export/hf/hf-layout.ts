@@ -49,6 +49,8 @@ export function hfRefusal(card: ModelCard): string | undefined {
   return undefined;
 }
 
+const MIN_OPSET = 13;
+
 async function writeJson(path: string, value: unknown): Promise<void> {
   await writeFile(path, `${JSON.stringify(value, null, 2)}\n`);
 }
@@ -63,6 +65,12 @@ export async function writeHfLayout(modelDir: string, outDir: string): Promise<s
   const subword = SubwordModel.fromBytes(await readFile(join(modelDir, subwordFile)), join(modelDir, subwordFile));
   const frostEncoder = await readOnnxModel(join(modelDir, card.graphs.encoder.file));
   const frostDecoder = await readOnnxModel(join(modelDir, card.graphs.decoder.file));
+  for (const m of [frostEncoder, frostDecoder]) {
+    // The wrappers pass Squeeze/Unsqueeze/ReduceSum axes as inputs, as opset 13 and later read them.
+    const opset = m.opset_import.find((o) => o.domain === '')?.version ?? 0;
+    if (opset < MIN_OPSET)
+      throw new Error(`--hf: graph '${m.graph.name}' is at opset ${opset}; the layout needs ${MIN_OPSET} or later`);
+  }
   const shape = transformerShape(frostDecoder.graph);
   const config = modelConfig(card, shape);
 
