@@ -9,10 +9,11 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { AutoTokenizer, env, pipeline } from '@huggingface/transformers';
+import { AutoModelForSeq2SeqLM, AutoTokenizer, env, pipeline, Tensor } from '@huggingface/transformers';
 import { loadModelDir } from '../core/runtime/load-node.ts';
 import { parseModelCard } from '../core/runtime/model-card.ts';
 import { NORMALIZATION } from '../core/subword/normalize.ts';
+import { SPECIALS } from '../core/vocab.ts';
 import { hfRefusal, writeHfLayout } from '../export/hf/hf-layout.ts';
 import { browserSkipReason } from './helpers/browser.ts';
 import { trainAndExportToyRun } from './helpers/toy-run.ts';
@@ -38,6 +39,12 @@ interface Exported {
   expected: string[];
 }
 const exported = new Map<string, Exported>();
+
+/** The part of an onnxruntime session transformers.js's model holds that the test runs by hand. */
+interface OrtSession {
+  inputMetadata: Array<{ name: string; shape: Array<string | number> }>;
+  run(feeds: Record<string, unknown>): Promise<Record<string, { data: unknown; dims: number[] }>>;
+}
 
 /** Trains a tiny Transformer with `head` on a joint BPE vocabulary and exports it to `dir/<head>/hf` too. */
 async function exportWithHead(head: string): Promise<Exported> {
@@ -86,6 +93,42 @@ for (const head of HEADS) {
     assert.deepEqual(got, expected);
   });
 }
+
+test('the first step ignores the placeholder decoder caches Optimum feeds (length 1 rather than 0)', async (t) => {
+  if (!exported.has(HEADS[0]!)) return t.skip('the Node test did not export the model');
+  env.localModelPath = dir;
+  const model = await AutoModelForSeq2SeqLM.from_pretrained(`${HEADS[0]}/hf`, { dtype: 'fp32' });
+  const sessions = (model as unknown as { sessions: Record<string, OrtSession> }).sessions;
+  const ids = (values: number[]) =>
+    new Tensor(
+      'int64',
+      BigInt64Array.from(values, (v) => BigInt(v)),
+      [1, values.length],
+    ).ort_tensor;
+  const encoded = await sessions.model!.run({ input_ids: ids([5, 6, 7]), attention_mask: ids([1, 1, 1]) });
+  const decoder = sessions.decoder_model_merged!;
+  const firstStep = async (pastLength: number) => {
+    const feeds: Record<string, unknown> = {
+      input_ids: ids([SPECIALS.bos.id]),
+      encoder_attention_mask: ids([1, 1, 1]),
+      encoder_hidden_states: encoded.last_hidden_state,
+      use_cache_branch: new Tensor('bool', [false], [1]).ort_tensor,
+    };
+    for (const meta of decoder.inputMetadata) {
+      if (!meta.name.startsWith('past_key_values.')) continue;
+      const [, heads, , size] = meta.shape as [string, number, string, number];
+      const values = new Float32Array(heads * pastLength * size).fill(1);
+      feeds[meta.name] = new Tensor('float32', values, [1, heads, pastLength, size]).ort_tensor;
+    }
+    const out = await decoder.run(feeds);
+    return { logits: Array.from(out.logits!.data as Float32Array), cache: out['present.0.decoder.key']!.dims };
+  };
+  const empty = await firstStep(0);
+  const placeholder = await firstStep(1);
+  await model.dispose();
+  assert.deepEqual(empty.cache, [1, 4, 1, 16]);
+  assert.deepEqual(placeholder, empty);
+});
 
 describe(
   "the same folders in Chromium, through transformers.js's browser build",

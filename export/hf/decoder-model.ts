@@ -4,9 +4,9 @@
  *
  * - `input_ids` [batch_size, 1] is the previous token; the position is the decoder caches' length, read from
  *   their shape inside frost's step graph, so the first step's empty caches (0 positions) mean position 0.
- * - Each decoder layer's keys and values over the source: on the first step (`use_cache_branch` false, the
- *   encoder caches fed empty) they are projected from `encoder_hidden_states` by the projections frost's encoder
- *   graph holds; on later steps they are the `past_key_values.{i}.encoder.*` the first step returned.
+ * - Each decoder layer's keys and values over the source: on the first step (`use_cache_branch` false) they are
+ *   projected from `encoder_hidden_states` by the projections frost's encoder graph holds, and the decoder caches
+ *   start empty whatever was fed; on later steps both are the `past_key_values.*` earlier steps returned.
  * - `logits` [batch_size, 1, V] are frost's log-probabilities (a log-softmax changes neither the argmax nor the
  *   sampling distribution), heads' frozen matrices regenerated in the graph as in frost's own export.
  */
@@ -45,54 +45,64 @@ function node(
   return { name: `${output}/${op_type}`, op_type, input, output: [output], attribute };
 }
 
-/** Each decoder layer's source keys and values: the If's outputs, `cross_k_<l>` / `cross_v_<l>`. */
-function crossKeysValues(
+/**
+ * The caches frost's step reads, picked by `use_cache_branch`: each layer's source keys and values (`cross_k_<l>`,
+ * `cross_v_<l>`) and its decoder keys and values so far (`self_k_<l>`, `self_v_<l>`). Cached: what earlier steps
+ * returned. First step: the source projections applied to `encoder_hidden_states`, and no decoder positions
+ * (the fed caches cut to length 0, so a placeholder of any length, as Optimum feeds one, is ignored).
+ */
+function selectCaches(
   frostEncoder: ModelProtoObject,
   shape: TransformerShape,
-): { node: NodeProtoObject; initializers: GraphProtoObject['initializer'] } {
+): { node: NodeProtoObject; initializers: GraphProtoObject['initializer']; outputs: string[] } {
   const { decoderLayers, heads, headSize } = shape;
-  const frostNames = Array.from({ length: decoderLayers }, (_, l) => KV.map(([kv]) => `cross_${kv}_${l}`)).flat();
-  const cacheDims = [BATCH, heads, ENCODER_CACHE_LENGTH, headSize];
-  const branch = (name: string, nodes: NodeProtoObject[], outputs: string[]): GraphProtoObject => ({
+  const layers = Array.from({ length: decoderLayers }, (_, l) => l);
+  const crossNames = layers.flatMap((l) => KV.map(([kv]) => `cross_${kv}_${l}`));
+  const selfNames = layers.flatMap((l) => KV.map(([kv]) => `self_${kv}_${l}`));
+  const pastCross = layers.flatMap((l) => KV.map(([, which]) => cacheName('past_key_values', l, 'encoder', which)));
+  const pastSelf = layers.flatMap((l) => KV.map(([, which]) => cacheName('past_key_values', l, 'decoder', which)));
+  const branch = (name: string, nodes: NodeProtoObject[]): GraphProtoObject => ({
     name,
     node: nodes,
     initializer: [],
     input: [],
-    output: outputs.map((o) => tensorInfo(o, 'float32', cacheDims)),
+    output: [
+      ...crossNames.map((n) => tensorInfo(`${name}/${n}`, 'float32', [BATCH, heads, ENCODER_CACHE_LENGTH, headSize])),
+      ...selfNames.map((n) => tensorInfo(`${name}/${n}`, 'float32', [BATCH, heads, PAST_LENGTH, headSize])),
+    ],
   });
-  // Cached: what the first step returned.
-  const pastNames = Array.from({ length: decoderLayers }, (_, l) =>
-    KV.map(([, which]) => cacheName('past_key_values', l, 'encoder', which)),
-  ).flat();
-  const thenOutputs = frostNames.map((n) => `cached/${n}`);
-  const cached = branch(
-    'cached',
-    pastNames.map((past, i) => node('Identity', [past], thenOutputs[i]!)),
-    thenOutputs,
-  );
-  // First step: frost's encoder-side projections, applied to the encoder's hidden states.
+  const cached = branch('cached', [
+    ...pastCross.map((past, i) => node('Identity', [past], `cached/${crossNames[i]}`)),
+    ...pastSelf.map((past, i) => node('Identity', [past], `cached/${selfNames[i]}`)),
+  ]);
   const hidden = encoderHiddenState(frostEncoder, shape);
-  const projections = spliceGraph(frostEncoder.graph, 'cross', { [hidden]: 'encoder_hidden_states' }, frostNames);
-  const elseOutputs = frostNames.map((n) => `projected/${n}`);
-  const projected = branch(
-    'projected',
-    [...projections.nodes, ...frostNames.map((n, i) => node('Identity', [projections.values[n]!], elseOutputs[i]!))],
-    elseOutputs,
-  );
+  const projections = spliceGraph(frostEncoder.graph, 'cross', { [hidden]: 'encoder_hidden_states' }, crossNames);
+  const first = branch('first', [
+    ...projections.nodes,
+    ...crossNames.map((n) => node('Identity', [projections.values[n]!], `first/${n}`)),
+    ...pastSelf.map((past, i) => node('Slice', [past, 'zero', 'zero', 'axis_2'], `first/${selfNames[i]}`)),
+  ]);
+  const outputs = [...crossNames, ...selfNames];
   return {
     node: {
-      name: 'cross/If',
+      name: 'caches/If',
       op_type: 'If',
       input: ['use_cache_branch'],
-      output: frostNames,
+      output: outputs,
       attribute: [
         { name: 'then_branch', type: GRAPH_ATTRIBUTE, g: cached },
-        { name: 'else_branch', type: GRAPH_ATTRIBUTE, g: projected },
+        { name: 'else_branch', type: GRAPH_ATTRIBUTE, g: first },
       ],
     },
-    // Kept in the outer graph, which both branches may read.
-    initializers: projections.initializers,
+    // In the outer graph, which both branches may read.
+    initializers: [int64('zero', 0), int64('axis_2', 2), ...projections.initializers],
+    outputs,
   };
+}
+
+/** A one-element int64 initializer. */
+function int64(name: string, value: number): GraphProtoObject['initializer'][number] {
+  return { name, dims: [1], data_type: 7 /* INT64 */, raw_data: int64Bytes([value]) };
 }
 
 export function decoderModel(
@@ -102,14 +112,9 @@ export function decoderModel(
 ): ModelProtoObject {
   const { decoderLayers, heads, headSize, model, vocab } = shape;
   const layers = Array.from({ length: decoderLayers }, (_, l) => l);
-  const cross = crossKeysValues(frostEncoder, shape);
+  const caches = selectCaches(frostEncoder, shape);
   const feeds: Record<string, string> = { prev_token: 'prev_token', src_mask: 'src_mask' };
-  for (const l of layers) {
-    for (const [kv, which] of KV) {
-      feeds[`self_${kv}_${l}`] = cacheName('past_key_values', l, 'decoder', which);
-      feeds[`cross_${kv}_${l}`] = `cross_${kv}_${l}`;
-    }
-  }
+  for (const name of caches.outputs) feeds[name] = name;
   const nextSelf = layers.flatMap((l) => KV.map(([kv]) => `next_self_${kv}_${l}`));
   const step = spliceGraph(frostDecoder.graph, 'frost', feeds, ['log_probs', ...nextSelf]);
   const presents = layers.flatMap((l) =>
@@ -118,7 +123,6 @@ export function decoderModel(
       node('Identity', [`cross_${kv}_${l}`], cacheName('present', l, 'encoder', which)),
     ]),
   );
-  const axis1 = { name: 'axis_1', dims: [1], data_type: 7 /* INT64 */, raw_data: int64Bytes([1]) };
   const pastInputs = layers.flatMap((l) =>
     (['decoder', 'encoder'] as const).flatMap((side) =>
       KV.map(([, which]) =>
@@ -153,12 +157,12 @@ export function decoderModel(
         // One position per call: frost's step reads the previous token, [batch_size].
         node('Squeeze', ['input_ids', 'axis_1'], 'prev_token'),
         node('Cast', ['encoder_attention_mask'], 'src_mask', [{ name: 'to', type: 2 /* INT */, i: 1 /* FLOAT */ }]),
-        cross.node,
+        caches.node,
         ...step.nodes,
         node('Unsqueeze', [step.values.log_probs!, 'axis_1'], 'logits'),
         ...presents,
       ],
-      initializer: [axis1, ...cross.initializers, ...step.initializers],
+      initializer: [int64('axis_1', 1), ...caches.initializers, ...step.initializers],
       input: [
         tensorInfo('encoder_attention_mask', 'int64', [BATCH, ENCODER_LENGTH]),
         tensorInfo('input_ids', 'int64', [BATCH, DECODER_LENGTH]),
