@@ -5,6 +5,8 @@
  * sentences exactly as frost's own runtime does greedily. Models that cannot take the layout are refused.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,8 +17,10 @@ import { parseModelCard } from '../core/runtime/model-card.ts';
 import { NORMALIZATION } from '../core/subword/normalize.ts';
 import { SPECIALS } from '../core/vocab.ts';
 import { hfRefusal, writeHfLayout } from '../export/hf/hf-layout.ts';
+import { initBackend } from '../train/backend/select.ts';
 import { browserSkipReason } from './helpers/browser.ts';
-import { trainAndExportToyRun } from './helpers/toy-run.ts';
+import { FROST_BIN } from './helpers/frost-cli.ts';
+import { trainAndExportToyRun, trainToyRun } from './helpers/toy-run.ts';
 import { openTransformersPage } from './helpers/transformers-page.ts';
 
 const SENTENCES = 12;
@@ -156,6 +160,25 @@ describe(
     });
   },
 );
+
+test('frost export --hf on an rnn-attn run: one line that says why, and no Hugging Face folder', async () => {
+  await initBackend({ prefer: 'wasm', quiet: true });
+  const { runDir } = await trainToyRun(join(dir, 'rnn'), {
+    corpus: { seed: 1, train: 40, val: 4, test: 4 },
+    config: { epochs: 1 },
+  });
+  const hfDir = join(dir, 'rnn', 'hf');
+  const run = spawnSync(
+    process.execPath,
+    [FROST_BIN, 'export', runDir, '--out', join(dir, 'rnn', 'out'), '--hf', hfDir, '--checkpoint', 'last', '--quiet'],
+    { encoding: 'utf8', timeout: 120_000 },
+  );
+  const lines = run.stderr.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('tfjs backend:'));
+  assert.equal(run.status, 1, run.stderr);
+  assert.equal(lines.length, 1, run.stderr);
+  assert.match(lines[0]!, /--hf: architecture 'rnn-attn' cannot take it .*key\/value caches/);
+  assert.equal(existsSync(hfDir), false);
+});
 
 test('an architecture without a key/value cache, or a vocabulary tokenizer.json cannot express, is refused', async () => {
   const card = parseModelCard(
