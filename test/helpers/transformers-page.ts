@@ -45,7 +45,8 @@ env.backends.onnx.wasm.wasmPaths = {
   wasm: '/ort/ort-wasm-simd-threaded.asyncify.wasm',
 };
 window.translateAll = async (model, items) => {
-  const translate = await pipeline('translation', model, { dtype: 'fp32', device: 'wasm' });
+  // No dtype: config.json's transformers.js_config makes fp32 the default (the browser's own is q8).
+  const translate = await pipeline('translation', model, { device: 'wasm' });
   const out = [];
   for (const { text, maxNewTokens } of items) {
     const [r] = await translate(text, { max_new_tokens: maxNewTokens });
