@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { exportLmRun } from '../../../export/lm-export.ts';
 import { readRunConfig } from '../../../train/run-config.ts';
 import { exportRun } from '../../../export/export-run.ts';
+import { writeHfLayout } from '../../../export/hf/hf-layout.ts';
 import { MAX_PARITY_TOLERANCE, PARITY_TOLERANCE, parityTolerance } from '../../../export/parity.ts';
 import { PRECISION_CHECK_SENTENCES } from '../../../export/precision-check.ts';
 import { type Precision, PRECISIONS } from '../../../export/precision.ts';
@@ -21,6 +22,7 @@ interface ExportFlags {
   triton?: string;
   tritonMaxBatch: number;
   parityTolerance?: number;
+  hf?: string;
 }
 
 export function registerExport(program: Command): void {
@@ -62,6 +64,10 @@ export function registerExport(program: Command): void {
       (v: string) => parityTolerance(Number(v)),
     )
     .option('--triton <dir>', 'also write a Triton Inference Server model repository to this folder')
+    .option(
+      '--hf <dir>',
+      'also write the Hugging Face layout (transformers.js, Optimum) to this folder: Transformer, joint subword vocabulary',
+    )
     .option('--triton-max-batch <n>', 'max_batch_size of the Triton configs', intOption('--triton-max-batch', 1), 64)
     .action(async (run: string, flags: ExportFlags) => {
       await initBackend({ quiet: true });
@@ -70,6 +76,7 @@ export function registerExport(program: Command): void {
         if (flags.precision !== 'fp32')
           throw new Error(`--precision ${flags.precision}: language models export in fp32 only for now`);
         if (flags.triton !== undefined) throw new Error('--triton: not available for language models yet');
+        if (flags.hf !== undefined) throw new Error('--hf: the Hugging Face layout is for translation models');
         const lm = await exportLmRun(resolve(run), resolve(flags.out), flags);
         if (!flags.quiet) process.stdout.write(`${lm.outDir}\n`);
         return;
@@ -79,6 +86,7 @@ export function registerExport(program: Command): void {
         triton: flags.triton === undefined ? undefined : resolve(flags.triton),
         tritonOptions: { maxBatchSize: flags.tritonMaxBatch },
       });
+      if (flags.hf !== undefined) await writeHfLayout(result.outDir, resolve(flags.hf));
       if (!flags.quiet) process.stdout.write(`${result.outDir}\n`);
     });
 }

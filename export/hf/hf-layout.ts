@@ -1,0 +1,92 @@
+/**
+ * `frost export --hf DIR`: an exported frost Transformer, rewritten in the layout transformers.js
+ * (`pipeline('translation', DIR)`) and Optimum (`ORTModelForSeq2SeqLM.from_pretrained(DIR)`) load as they are:
+ *
+ *   onnx/encoder_model.onnx          input_ids, attention_mask → last_hidden_state (encoder-model.ts)
+ *   onnx/decoder_model_merged.onnx   one decoder step, Optimum's cache names (decoder-model.ts)
+ *   config.json, generation_config.json                                         (model-config.ts)
+ *   tokenizer.json, tokenizer_config.json                                       (tokenizer-json.ts)
+ *
+ * It is made from the frost export (its card, graphs and subword model), not from the run, so it holds the
+ * same graphs frost serves, frozen heads regenerated in the graph as there. What cannot take the layout is
+ * refused in one line that says why (see {@link hfRefusal}).
+ */
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { encodeModel } from '../../core/onnx/proto.ts';
+import { MODEL_CARD_FILE, parseModelCard, type ModelCard } from '../../core/runtime/model-card.ts';
+import { SubwordModel } from '../../core/subword/subword-model.ts';
+import { decoderModel } from './decoder-model.ts';
+import { encoderModel } from './encoder-model.ts';
+import { generationConfig, modelConfig } from './model-config.ts';
+import { readOnnxModel } from './onnx-file.ts';
+import { DECODER_FILE, ENCODER_FILE } from './optimum-names.ts';
+import { tokenizerConfig, tokenizerJson } from './tokenizer-json.ts';
+import { transformerShape } from './transformer-shape.ts';
+
+/**
+ * Why `card`'s model cannot take the Hugging Face layout, or undefined when it can. Only the Transformer:
+ * transformers.js and Optimum feed an encoder-decoder's decoder per-layer key/value caches that grow by one
+ * position a step, and the Transformer's step state is exactly that; rnn-attn and the caption LSTMs carry
+ * recurrent state, ConvS2S a window of past layer inputs. And only a joint subword vocabulary: the layout has
+ * one tokenizer for source and target ids, and frost's word tokenisers (Moses rules) have no tokenizer.json form.
+ */
+export function hfRefusal(card: ModelCard): string | undefined {
+  const why = '(the Hugging Face layout';
+  if (card.task !== 'translation') return `--hf: a ${card.task} model ${why} is for translation models)`;
+  if (card.arch !== 'transformer') {
+    return (
+      `--hf: architecture '${card.arch}' cannot take it ${why} feeds the decoder key/value caches that grow one ` +
+      'position a step, which only the transformer architecture has)'
+    );
+  }
+  if (card.subword === undefined) {
+    return `--hf: tokenizer '${card.tokenizer}' cannot be written as tokenizer.json ${why} needs a subword vocabulary, bpe or unigram)`;
+  }
+  if (!card.subword.joint) {
+    return `--hf: separate source and target vocabularies ${why} has one tokenizer for both; train with a joint vocabulary)`;
+  }
+  return undefined;
+}
+
+const MIN_OPSET = 13;
+
+async function writeJson(path: string, value: unknown): Promise<void> {
+  await writeFile(path, `${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** Writes the Hugging Face layout of the frost model in `modelDir` to `outDir`; returns the files written. */
+export async function writeHfLayout(modelDir: string, outDir: string): Promise<string[]> {
+  const cardPath = join(modelDir, MODEL_CARD_FILE);
+  const card = parseModelCard(await readFile(cardPath, 'utf8'), cardPath);
+  const refusal = hfRefusal(card);
+  if (refusal !== undefined) throw new Error(refusal);
+  const subwordFile = Object.values(card.subword!.files)[0]!;
+  const subword = SubwordModel.fromBytes(await readFile(join(modelDir, subwordFile)), join(modelDir, subwordFile));
+  const frostEncoder = await readOnnxModel(join(modelDir, card.graphs.encoder.file));
+  const frostDecoder = await readOnnxModel(join(modelDir, card.graphs.decoder.file));
+  for (const m of [frostEncoder, frostDecoder]) {
+    // The wrappers pass Squeeze/Unsqueeze/ReduceSum axes as inputs, as opset 13 and later read them.
+    const opset = m.opset_import.find((o) => o.domain === '')?.version ?? 0;
+    if (opset < MIN_OPSET)
+      throw new Error(`--hf: graph '${m.graph.name}' is at opset ${opset}; the layout needs ${MIN_OPSET} or later`);
+  }
+  const shape = transformerShape(frostDecoder.graph);
+  const config = modelConfig(card, shape);
+
+  const files: Record<string, Uint8Array | Record<string, unknown>> = {
+    [ENCODER_FILE]: encodeModel(encoderModel(frostEncoder, shape)),
+    [DECODER_FILE]: encodeModel(decoderModel(frostEncoder, frostDecoder, shape)),
+    'config.json': config,
+    'generation_config.json': generationConfig(card),
+    'tokenizer.json': tokenizerJson(subword),
+    'tokenizer_config.json': tokenizerConfig(config.max_position_embeddings as number),
+  };
+  for (const [file, content] of Object.entries(files)) {
+    const path = join(outDir, file);
+    await mkdir(dirname(path), { recursive: true });
+    if (content instanceof Uint8Array) await writeFile(path, content);
+    else await writeJson(path, content);
+  }
+  return Object.keys(files);
+}

@@ -1,0 +1,217 @@
+/**
+ * The Hugging Face layout (`frost export --hf`, export/hf/) read by the real client: a tiny Transformer on a
+ * joint BPE vocabulary, with a frozen head and with a shared one, exported with --hf and loaded by
+ * transformers.js's `pipeline('translation', dir)` from the local folder (no network), translates the toy test
+ * sentences exactly as frost's own runtime does greedily. Models that cannot take the layout are refused.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { AutoModelForSeq2SeqLM, AutoTokenizer, env, pipeline, Tensor } from '@huggingface/transformers';
+import { loadModelDir } from '../core/runtime/load-node.ts';
+import { parseModelCard } from '../core/runtime/model-card.ts';
+import { NORMALIZATION } from '../core/subword/normalize.ts';
+import { SPECIALS } from '../core/vocab.ts';
+import { hfRefusal, writeHfLayout } from '../export/hf/hf-layout.ts';
+import { initBackend } from '../train/backend/select.ts';
+import { browserSkipReason } from './helpers/browser.ts';
+import { FROST_BIN } from './helpers/frost-cli.ts';
+import { trainAndExportToyRun, trainToyRun } from './helpers/toy-run.ts';
+import { openTransformersPage } from './helpers/transformers-page.ts';
+
+const SENTENCES = 12;
+const HEADS = ['fixed-uniform', 'tied'];
+
+env.allowRemoteModels = false;
+env.allowLocalModels = true;
+
+let dir: string;
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'frost-hf-export-'));
+});
+after(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+interface Exported {
+  sources: string[];
+  /** frost's greedy translations (`translate --beam 1`) through its own runtime. */
+  expected: string[];
+}
+const exported = new Map<string, Exported>();
+
+/** The part of an onnxruntime session transformers.js's model holds that the test runs by hand. */
+interface OrtSession {
+  inputMetadata: Array<{ name: string; shape: Array<string | number> }>;
+  run(feeds: Record<string, unknown>): Promise<Record<string, { data: unknown; dims: number[] }>>;
+}
+
+/** Trains a tiny Transformer with `head` on a joint BPE vocabulary and exports it to `dir/<head>/hf` too. */
+async function exportWithHead(head: string): Promise<Exported> {
+  const root = join(dir, head);
+  const { modelDir } = await trainAndExportToyRun(root, 'toy', {
+    head,
+    corpus: { seed: 1, train: 600, val: 8, test: SENTENCES },
+    config: {
+      arch: 'transformer',
+      epochs: 3,
+      optim: { learningRate: 3e-3 },
+      tokenizer: 'sentencepiece',
+      vocab: { kind: 'bpe', size: 420, joint: true },
+    },
+  });
+  await writeHfLayout(modelDir, join(root, 'hf'));
+  const sources = (await readFile(join(root, 'toy', 'test.src'), 'utf8')).trim().split('\n');
+  const runtime = await loadModelDir(modelDir);
+  const expected = (await runtime.translate(sources, { beam: 1 })).map((t) => t.text);
+  await runtime.release();
+  assert.ok(
+    expected.some((t) => t.length > 0),
+    'every translation is empty: nothing would be compared',
+  );
+  return { sources, expected };
+}
+
+/** frost's cap, 2 · source pieces + 10 tokens and then a forced </s>, as transformers.js's max_new_tokens. */
+function frostCap(pieces: number): number {
+  return 2 * pieces + 11;
+}
+
+for (const head of HEADS) {
+  test(`head '${head}': transformers.js in Node translates greedily as frost does`, { timeout: 300_000 }, async () => {
+    const { sources, expected } = await exportWithHead(head);
+    exported.set(head, { sources, expected });
+    env.localModelPath = dir;
+    const translate = await pipeline('translation', `${head}/hf`, { dtype: 'fp32' });
+    const got: string[] = [];
+    for (const s of sources) {
+      const maxNewTokens = frostCap(translate.tokenizer.encode(s).length);
+      const [out] = (await translate(s, { max_new_tokens: maxNewTokens })) as Array<{ translation_text: string }>;
+      got.push(out!.translation_text);
+    }
+    await translate.dispose();
+    assert.deepEqual(got, expected);
+  });
+}
+
+test('the first step ignores the placeholder decoder caches Optimum feeds (length 1 rather than 0)', async (t) => {
+  if (!exported.has(HEADS[0]!)) return t.skip('the Node test did not export the model');
+  env.localModelPath = dir;
+  const model = await AutoModelForSeq2SeqLM.from_pretrained(`${HEADS[0]}/hf`, { dtype: 'fp32' });
+  const sessions = (model as unknown as { sessions: Record<string, OrtSession> }).sessions;
+  const ids = (values: number[]) =>
+    new Tensor(
+      'int64',
+      BigInt64Array.from(values, (v) => BigInt(v)),
+      [1, values.length],
+    ).ort_tensor;
+  const encoded = await sessions.model!.run({ input_ids: ids([5, 6, 7]), attention_mask: ids([1, 1, 1]) });
+  const decoder = sessions.decoder_model_merged!;
+  const firstStep = async (pastLength: number) => {
+    const feeds: Record<string, unknown> = {
+      input_ids: ids([SPECIALS.bos.id]),
+      encoder_attention_mask: ids([1, 1, 1]),
+      encoder_hidden_states: encoded.last_hidden_state,
+      use_cache_branch: new Tensor('bool', [false], [1]).ort_tensor,
+    };
+    for (const meta of decoder.inputMetadata) {
+      if (!meta.name.startsWith('past_key_values.')) continue;
+      const [, heads, , size] = meta.shape as [string, number, string, number];
+      const values = new Float32Array(heads * pastLength * size).fill(1);
+      feeds[meta.name] = new Tensor('float32', values, [1, heads, pastLength, size]).ort_tensor;
+    }
+    const out = await decoder.run(feeds);
+    return { logits: Array.from(out.logits!.data as Float32Array), cache: out['present.0.decoder.key']!.dims };
+  };
+  const empty = await firstStep(0);
+  const placeholder = await firstStep(1);
+  await model.dispose();
+  assert.deepEqual(empty.cache, [1, 4, 1, 16]);
+  assert.deepEqual(placeholder, empty);
+});
+
+describe(
+  "the same folders in Chromium, through transformers.js's browser build",
+  { skip: browserSkipReason(), timeout: 300_000 },
+  () => {
+    test('each model translates as frost does; every file comes from this machine', async (t) => {
+      if (exported.size < HEADS.length) return t.skip('the Node tests did not export every model');
+      const page = await openTransformersPage(dir);
+      try {
+        for (const [head, { sources, expected }] of exported) {
+          const tokenizer = await AutoTokenizer.from_pretrained(`${head}/hf`);
+          const items = sources.map((text) => ({ text, maxNewTokens: frostCap(tokenizer.encode(text).length) }));
+          assert.deepEqual(await page.translateAll(`${head}/hf`, items), expected, head);
+        }
+        // A blob: URL (the wasm factory transformers.js loads) names the page's own origin.
+        const hosts = new Set(page.requested.map((u) => new URL(u.replace(/^blob:/, '')).host));
+        assert.deepEqual([...hosts], [new URL(page.requested[0]!).host]);
+        assert.ok(
+          page.requested.some((u) => u.endsWith('.wasm')),
+          'no wasm file was requested',
+        );
+      } finally {
+        await page.close();
+      }
+    });
+  },
+);
+
+test('frost export --hf on an rnn-attn run: one line that says why, and no Hugging Face folder', async () => {
+  await initBackend({ prefer: 'wasm', quiet: true });
+  const { runDir } = await trainToyRun(join(dir, 'rnn'), {
+    corpus: { seed: 1, train: 40, val: 4, test: 4 },
+    config: { epochs: 1 },
+  });
+  const hfDir = join(dir, 'rnn', 'hf');
+  const run = spawnSync(
+    process.execPath,
+    [FROST_BIN, 'export', runDir, '--out', join(dir, 'rnn', 'out'), '--hf', hfDir, '--checkpoint', 'last', '--quiet'],
+    { encoding: 'utf8', timeout: 120_000 },
+  );
+  const lines = run.stderr.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('tfjs backend:'));
+  assert.equal(run.status, 1, run.stderr);
+  assert.equal(lines.length, 1, run.stderr);
+  assert.match(lines[0]!, /--hf: architecture 'rnn-attn' cannot take it .*key\/value caches/);
+  assert.equal(existsSync(hfDir), false);
+});
+
+test('an architecture without a key/value cache, or a vocabulary tokenizer.json cannot express, is refused', async () => {
+  const card = parseModelCard(
+    JSON.stringify({
+      format: 'frost-model',
+      version: 1,
+      name: 'x',
+      task: 'translation',
+      arch: 'rnn-attn',
+      preset: 'tiny',
+      head: { name: 'learned' },
+      target: { lang: 'en', tokens: ['<pad>', '<unk>', '<s>', '</s>'] },
+      specials: { pad: 0, unk: 1, bos: 2, eos: 3 },
+      tokenizer: 'whitespace',
+      graphs: {
+        encoder: { file: 'encoder.onnx', inputs: [], outputs: [] },
+        decoder: { file: 'decoder.onnx', token: 'prev_token', state: [], memory: [], logProbs: 'log_probs' },
+      },
+      params: { learnable: 0, frozen: 0, generated: 0, byComponent: {} },
+      files: {},
+      config: {},
+      created: '2026-01-01',
+    }),
+    'card',
+  );
+  assert.match(hfRefusal(card)!, /^--hf: architecture 'rnn-attn' cannot take it .*key\/value caches/);
+  const words = { ...card, arch: 'transformer' };
+  assert.match(hfRefusal(words)!, /tokenizer 'whitespace' cannot be written as tokenizer.json/);
+  const separate = {
+    ...words,
+    tokenizer: 'sentencepiece',
+    subword: { kind: 'bpe' as const, joint: false, vocabSize: 300, files: {}, normalization: NORMALIZATION },
+  };
+  assert.match(hfRefusal(separate)!, /separate source and target vocabularies .* one tokenizer for both/);
+  assert.equal(hfRefusal({ ...separate, subword: { ...separate.subword, joint: true } }), undefined);
+});
