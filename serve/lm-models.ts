@@ -1,9 +1,10 @@
 import { existsSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadLmModelDir } from '../core/runtime/load-lm-node.ts';
 import type { Completion, CompletionRequest, LmScore } from '../core/runtime/lm.ts';
 import { MODEL_CARD_FILE } from '../core/runtime/model-card.ts';
+import { readModelFile } from '../core/runtime/model-files.ts';
 import {
   Batcher,
   type BatchKind,
@@ -34,7 +35,8 @@ export async function isLmModelDir(dir: string): Promise<boolean> {
   const path = join(dir, MODEL_CARD_FILE);
   if (!existsSync(path)) return false;
   try {
-    return (JSON.parse(await readFile(path, 'utf8')) as { task?: unknown }).task === 'lm';
+    const text = Buffer.from(await readModelFile(dir, MODEL_CARD_FILE, 'card')).toString('utf8');
+    return (JSON.parse(text) as { task?: unknown }).task === 'lm';
   } catch {
     return false;
   }
