@@ -119,7 +119,8 @@ export async function openModelFile(
 ): Promise<{ file: CheckedModelFile; handle: FileHandle }> {
   const checked = await checkModelFile(dir, file, kind);
   // O_NOFOLLOW: the real path has no links left; O_NONBLOCK: a FIFO swapped in does not hang the open.
-  const flags = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+  // The flags are distinct bits, so their sum is their union.
+  const flags = constants.O_RDONLY + (constants.O_NOFOLLOW ?? 0) + (constants.O_NONBLOCK ?? 0);
   let handle: FileHandle;
   try {
     handle = await open(checked.real, flags);
