@@ -14,6 +14,7 @@ import { loadModelDir } from '../core/runtime/load-node.ts';
 import { MODEL_CARD_FILE } from '../core/runtime/model-card.ts';
 import { startServer } from '../serve/server.ts';
 import { TINY_LM_STEP_FILE, writeTinyLmDir } from './helpers/tiny-lm.ts';
+import { assertRefusedToStart } from './helpers/refused-start.ts';
 import { writeTinyModelDir } from './helpers/tiny-model.ts';
 
 /** The tiny models' vocabularies: 4 specials and 16 words, so `log_probs` is 20 wide. */
@@ -80,7 +81,7 @@ describe('the target vocabulary against the width of log_probs', () => {
     const models = join(root, 'serve');
     const dir = await writeTinyModelDir(join(models, 'tiny'));
     await editCard(dir, (card) => (card.target.tokens = resize(card.target.tokens, 10)));
-    await assert.rejects(
+    await assertRefusedToStart(
       startServer({ modelsDir: models, port: 0, intraOpNumThreads: 1, workers: 1, log: () => undefined }),
       new RegExp(`decoder\\.onnx: 'log_probs' is ${WIDTH} wide in the graph, .* has 10 tokens`),
     );

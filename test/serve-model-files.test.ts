@@ -17,6 +17,7 @@ import { MODEL_CARD_FILE } from '../core/runtime/model-card.ts';
 import { MODEL_FILE_LIMITS } from '../core/runtime/model-files.ts';
 import { startServer, type RunningServer } from '../serve/server.ts';
 import { TINY_LM_STEP_FILE, writeTinyLmDir } from './helpers/tiny-lm.ts';
+import { assertRefusedToStart } from './helpers/refused-start.ts';
 import { writeTinyModelDir } from './helpers/tiny-model.ts';
 
 const PASSWD = '/etc/passwd';
@@ -67,7 +68,10 @@ describe('a card listing a link out of its folder', () => {
         assert.equal(err.message, `${join(dir, 'notes.txt')}: it resolves outside the model folder (to ${PASSWD})`);
         return true;
       });
-      await assert.rejects(serve(join(root, `startup-${kind}`)), /notes\.txt: it resolves outside the model folder/);
+      await assertRefusedToStart(
+        serve(join(root, `startup-${kind}`)),
+        /notes\.txt: it resolves outside the model folder/,
+      );
     });
 
     test(`${kind} model: a listed file turned into a link to /etc/passwd under --watch is refused, reload and GET`, async () => {
@@ -160,7 +164,10 @@ describe('graphs and cards are checked before they are read', () => {
         );
         return true;
       });
-      await assert.rejects(serve(join(root, `big-card-${kind}`)), /over the limit of 8388608 bytes for a model card/);
+      await assertRefusedToStart(
+        serve(join(root, `big-card-${kind}`)),
+        /over the limit of 8388608 bytes for a model card/,
+      );
     });
   }
 });
