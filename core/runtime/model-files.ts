@@ -86,7 +86,9 @@ export async function checkModelFile(dir: string, file: string, kind: ModelFileK
     throw fsError(path, err);
   }
   if (!within(root, real)) throw new ModelFileError(path, 'it resolves outside the model folder', `to ${real}`);
-  const info = await stat(real);
+  const info = await stat(real).catch((err: unknown) => {
+    throw fsError(path, err);
+  });
   if (info.isDirectory()) throw new ModelFileError(path, 'is a directory, expected a file');
   if (!info.isFile()) throw new ModelFileError(path, `not a regular file (${typeOf(info)})`);
   const limit = MODEL_FILE_LIMITS[kind];
@@ -127,7 +129,10 @@ export async function openModelFile(
   } catch (err) {
     throw fsError(checked.path, err);
   }
-  const info = await handle.stat();
+  const info = await handle.stat().catch(async (err: unknown) => {
+    await handle.close();
+    throw fsError(checked.path, err);
+  });
   if (!info.isFile() || info.ino !== checked.ino || info.size > MODEL_FILE_LIMITS[kind]) {
     await handle.close();
     throw new ModelFileError(checked.path, 'changed while it was being opened');
