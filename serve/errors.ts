@@ -18,6 +18,7 @@ export const ERRORS = {
   },
   FROST_ERR_UNKNOWN_MODEL: { statusCode: 404, message: "Unknown model '{model}'; available: {available}" },
   FROST_ERR_NOT_FOUND: { statusCode: 404, message: 'No route for {method} {path}' },
+  FROST_ERR_MODEL_FILE_UNAVAILABLE: { statusCode: 404, message: "Model '{model}' cannot serve '{file}': {reason}" },
   FROST_ERR_CROSS_ORIGIN: {
     statusCode: 403,
     message: 'Cross-site request refused: Origin {origin} is not this server ({host}); see frost serve --allow-origin',

@@ -4,7 +4,7 @@
  * place that looks at a folder before a runtime loads it).
  */
 import { existsSync } from 'node:fs';
-import { readdir, readFile, realpath, stat } from 'node:fs/promises';
+import { readdir, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   type AnyCard,
@@ -15,6 +15,7 @@ import {
   parseAnyCard,
 } from '../core/runtime/card-kinds.ts';
 import { MODEL_CARD_FILE } from '../core/runtime/model-card.ts';
+import { readModelFile } from '../core/runtime/model-files.ts';
 
 /** A model folder whose card has been read and checked against its kind's schema. */
 export interface ModelFolder {
@@ -29,7 +30,7 @@ export interface ModelFolder {
  */
 export async function readModelFolder(dir: string): Promise<ModelFolder> {
   const path = join(dir, MODEL_CARD_FILE);
-  const { kind, card } = parseAnyCard(await readCardText(path), path);
+  const { kind, card } = parseAnyCard(await readCardText(dir), path);
   return { dir, card, kind };
 }
 
@@ -38,17 +39,13 @@ export async function readModelFolder(dir: string): Promise<ModelFolder> {
  * `seq2seq` when the card cannot be read or names no known task (that loader then says what is wrong).
  */
 export async function folderFamily(dir: string): Promise<ModelFamily> {
-  const text = await readCardText(join(dir, MODEL_CARD_FILE)).catch(() => '');
+  const text = await readCardText(dir).catch(() => '');
   return cardKinds.find(cardTask(text) ?? '')?.family ?? 'seq2seq';
 }
 
-async function readCardText(path: string): Promise<string> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new Error(`${path}: ${code === 'ENOENT' ? 'file not found' : (err as Error).message}`, { cause: err });
-  }
+/** The card's text, read only once it is known to be a regular file inside `dir` and within its size limit. */
+async function readCardText(dir: string): Promise<string> {
+  return Buffer.from(await readModelFile(dir, MODEL_CARD_FILE, 'card')).toString('utf8');
 }
 
 /**

@@ -3,12 +3,11 @@
  * the CLI hands in), ONNX Runtime's wasm files (`/ort/:file`), and each loaded model's files
  * (`GET /v1/models/:name/files/:file`), which the page downloads to translate in the browser.
  */
-import { isAbsolute, join, relative, resolve } from 'node:path';
+import { join } from 'node:path';
 import { Router, type NextFunction, type Request, type Response } from 'express';
-import { MODEL_CARD_FILE } from '../core/runtime/model-card.ts';
-import { HttpError } from './errors.ts';
 import type { LanguageModels } from './lm-models.ts';
 import type { ModelRegistry } from './model-registry.ts';
+import { sendModelFile } from './model-file-route.ts';
 import { PAGE_SECURITY_HEADERS } from './same-origin.ts';
 
 /** The built page as the server serves it. */
@@ -89,35 +88,9 @@ export function webRouter(opts: WebRouterOptions): Router {
   });
 
   router.get('/v1/models/:name/files/:file', (req, res, next) => {
-    const file = req.params.file;
     const lm = languageModels?.names.includes(req.params.name) ? languageModels.get(req.params.name) : undefined;
-    const model = lm ?? registry.get(req.params.name);
-    const named = new Set([MODEL_CARD_FILE, ...Object.keys(model.runtime.card.files)]);
-    if (!lm) {
-      const { graphs } = registry.get(req.params.name).runtime.card;
-      named.add(graphs.encoder.file);
-      named.add(graphs.decoder.file);
-    }
-    const notFound = () => new HttpError('FROST_ERR_NOT_FOUND', { method: req.method, path: req.path });
-    const dir = model.dir === undefined ? undefined : resolve(model.dir);
-    // The card is data: even a name it lists must stay inside the model directory.
-    if (dir === undefined || !named.has(file) || !isInside(dir, resolve(dir, file))) {
-      next(notFound());
-      return;
-    }
-    const type = file.endsWith('.json') ? 'application/json' : 'application/octet-stream';
-    res.sendFile(resolve(dir, file), { headers: { 'Cache-Control': REVALIDATE, 'Content-Type': type } }, (err) => {
-      if (!err) return;
-      const code = (err as NodeJS.ErrnoException).code;
-      next(code === 'ENOENT' || code === 'EISDIR' ? notFound() : err);
-    });
+    sendModelFile(req, res, next, lm ?? registry.get(req.params.name)).catch(next);
   });
 
   return router;
-}
-
-/** Whether `path` lies strictly inside `dir` (both absolute). */
-function isInside(dir: string, path: string): boolean {
-  const rel = relative(dir, path);
-  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
 }

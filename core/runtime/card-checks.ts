@@ -5,6 +5,7 @@
  */
 import type { InferenceSession } from 'onnxruntime-common';
 import { SPECIALS, Vocabulary } from '../vocab.ts';
+import type { LmCard } from './lm-card.ts';
 import type { ModelCard } from './model-card.ts';
 
 /**
@@ -62,7 +63,12 @@ export function checkGraphs(
       );
     }
   }
-  for (const name of [...graphs.decoder.state, ...graphs.decoder.memory]) {
+  for (const name of graphs.encoder.inputs) {
+    if (!encoder.inputNames.includes(name)) {
+      throw new Error(`${encWhere}: encoder has no input '${name}' (inputs: ${encoder.inputNames.join(', ')})`);
+    }
+  }
+  for (const name of [...graphs.encoder.outputs, ...graphs.decoder.state, ...graphs.decoder.memory]) {
     if (!encoder.outputNames.includes(name)) {
       throw new Error(`${encWhere}: encoder has no output '${name}' (outputs: ${encoder.outputNames.join(', ')})`);
     }
@@ -82,4 +88,53 @@ export function checkGraphs(
       throw new Error(`${decWhere}: decoder has no output '${name}' (outputs: ${decoder.outputNames.join(', ')})`);
     }
   }
+  checkWidth(decWhere, decoder, graphs.decoder.logProbs, card.target.tokens.length, targetVocabulary(card));
+  if (graphs.decoder.top) {
+    const { k } = graphs.decoder.top;
+    for (const name of top) checkWidth(decWhere, decoder, name, k, `the model card's graphs.decoder.top.k is ${k}`);
+  }
+}
+
+/**
+ * Checks a language model's step session against its card: the inputs and outputs it names, its
+ * vocabulary against the width of `log_probs`, and its state size against the state inputs.
+ * @throws Error naming the graph (`where`) and both numbers of a mismatch
+ */
+export function checkLmGraph(card: LmCard, session: InferenceSession, where: string): void {
+  const step = card.graphs.step;
+  const missing = [step.token, ...step.state].filter((n) => !session.inputNames.includes(n));
+  const outs = [step.logProbs, ...step.state.map((n) => `next_${n}`)].filter((n) => !session.outputNames.includes(n));
+  if (missing.length > 0 || outs.length > 0)
+    throw new Error(
+      `model card '${card.name}': ${step.file} lacks ${[...missing.map((n) => `input '${n}'`), ...outs.map((n) => `output '${n}'`)].join(', ')}`,
+    );
+  checkWidth(where, session, step.logProbs, card.target.tokens.length, targetVocabulary(card));
+  for (const name of step.state)
+    checkWidth(where, session, name, step.stateSize, `the model card's graphs.step.stateSize is ${step.stateSize}`);
+}
+
+const targetVocabulary = (card: Pick<LmCard, 'target'>) =>
+  `the model card's target vocabulary (target.tokens) has ${card.target.tokens.length} tokens`;
+
+/**
+ * The last dimension of an input or output as the graph declares it, when it declares a number there
+ * (a symbolic or missing shape cannot be checked; nor can a backend without metadata, such as webgl).
+ */
+function declaredWidth(session: InferenceSession, name: string): number | undefined {
+  let values: readonly InferenceSession.ValueMetadata[] | undefined;
+  try {
+    values = [...(session.inputMetadata ?? []), ...(session.outputMetadata ?? [])];
+  } catch {
+    return undefined;
+  }
+  const value = values.find((v) => v.name === name);
+  const last = value?.isTensor ? value.shape.at(-1) : undefined;
+  return typeof last === 'number' && last >= 0 ? last : undefined;
+}
+
+/** A card that says one width and a graph that declares another would decode garbage or fail mid-request. */
+function checkWidth(where: string, session: InferenceSession, name: string, want: number, said: string): void {
+  const width = declaredWidth(session, name);
+  if (width !== undefined && width !== want)
+    throw new Error(`${where}: '${name}' is ${width} wide in the graph, but ${said}`);
 }

@@ -2,6 +2,7 @@ import type { InferenceSession, Tensor } from 'onnxruntime-common';
 import { TokenSampler, type SamplingOptions } from '../decode/sampling.ts';
 import type { Tokenizer } from '../text/tokenize.ts';
 import { SPECIALS, Vocabulary } from '../vocab.ts';
+import { checkLmGraph } from './card-checks.ts';
 import { cardTokenizer } from './card-tokenizer.ts';
 import type { LmCard } from './lm-card.ts';
 import { hostTensor, reorderRowsInPlace } from './row-state.ts';
@@ -102,14 +103,12 @@ export class LmRuntime {
     const session = await (
       init.createSession ?? ((bytes) => ort.InferenceSession.create(bytes, init.sessionOptions ?? {}))
     )(init.step);
-    const step = card.graphs.step;
-    const want = [step.token, ...step.state];
-    const missing = want.filter((n) => !session.inputNames.includes(n));
-    const outs = [step.logProbs, ...step.state.map((n) => `next_${n}`)].filter((n) => !session.outputNames.includes(n));
-    if (missing.length > 0 || outs.length > 0)
-      throw new Error(
-        `model card '${card.name}': ${step.file} lacks ${[...missing.map((n) => `input '${n}'`), ...outs.map((n) => `output '${n}'`)].join(', ')}`,
-      );
+    try {
+      checkLmGraph(card, session, (init.locate ?? ((f) => f))(card.graphs.step.file));
+    } catch (err) {
+      await session.release().catch(() => undefined);
+      throw err;
+    }
     const tokenizer = await cardTokenizer(card, init.files, init.locate ?? ((f) => f));
     return new LmRuntime(ort, card, session, tokenizer);
   }

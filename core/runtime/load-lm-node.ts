@@ -2,11 +2,11 @@
  * Loads an exported language model (lm-card.ts) with onnxruntime-node; the browser builds an
  * {@link LmRuntime} itself from fetched bytes and onnxruntime-web.
  */
-import { readFile } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { parseLmCard, type LmCard } from './lm-card.ts';
 import { LmRuntime } from './lm.ts';
 import { MODEL_CARD_FILE } from './model-card.ts';
+import { cardFiles, checkModelFiles, readModelFile } from './model-files.ts';
 import { createNodeSession, ort } from './ort-node.ts';
 
 /** A file the card names, inside `dir` only (the card is data). */
@@ -18,23 +18,10 @@ function inside(dir: string, file: string, what: string): string {
   return path;
 }
 
-async function read(path: string): Promise<Uint8Array> {
-  try {
-    return new Uint8Array(await readFile(path));
-  } catch (err) {
-    throw new Error(
-      `${path}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (err as Error).message}`,
-      {
-        cause: err,
-      },
-    );
-  }
-}
-
 /** Reads and validates `dir/model-card.json` as a language model's card. */
 export async function readLmCard(dir: string): Promise<LmCard> {
   const path = join(dir, MODEL_CARD_FILE);
-  return parseLmCard(new TextDecoder().decode(await read(path)), path);
+  return parseLmCard(new TextDecoder().decode(await readModelFile(dir, MODEL_CARD_FILE, 'card')), path);
 }
 
 /**
@@ -44,7 +31,8 @@ export async function readLmCard(dir: string): Promise<LmCard> {
 export async function loadLmModelDir(dir: string, opts: { intraOpNumThreads?: number } = {}): Promise<LmRuntime> {
   const card = await readLmCard(dir);
   const stepPath = inside(dir, card.graphs.step.file, 'graphs.step.file');
-  const step = await read(stepPath);
+  await checkModelFiles(dir, cardFiles(card));
+  const step = await readModelFile(dir, card.graphs.step.file, 'graph');
   const expected = card.files[card.graphs.step.file]?.bytes;
   if (expected !== undefined && expected !== step.length)
     throw new Error(`${stepPath}: ${step.length} bytes, but the model card records ${expected}: truncated or replaced`);
@@ -61,7 +49,7 @@ export async function loadLmModelDir(dir: string, opts: { intraOpNumThreads?: nu
         });
       }
     },
-    files: (file) => read(inside(dir, file, 'file')),
+    files: (file) => readModelFile(dir, file, 'file'),
     locate: (file) => join(dir, file),
   });
 }

@@ -2,11 +2,11 @@
  * Loads an exported model directory with onnxruntime-node (server, CLI). Node only; the browser
  * builds a {@link Seq2SeqRuntime} itself from fetched bytes and onnxruntime-web.
  */
-import { readFile } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import type { InferenceSession } from 'onnxruntime-common';
 import { MODEL_CARD_FILE, parseModelCard, type ModelCard } from './model-card.ts';
 import { CaptionRuntime } from './caption.ts';
+import { cardFiles, checkModelFiles, ModelFileError, readModelFile } from './model-files.ts';
 import { createNodeSession, listedExecutionProviders, ort, type NodeSessionOptions } from './ort-node.ts';
 import { Seq2SeqRuntime } from './seq2seq.ts';
 
@@ -47,9 +47,10 @@ export async function loadModelDir(dir: string, opts: LoadModelOptions = {}): Pr
 
   const card = await readModelCard(dir);
   const encoderPath = graphPath(dir, card, 'encoder');
-  const decoderPath = graphPath(dir, card, 'decoder');
-  const encoder = await readGraph(encoderPath, card, card.graphs.encoder.file);
-  const decoder = await readGraph(decoderPath, card, card.graphs.decoder.file);
+  graphPath(dir, card, 'decoder');
+  await checkModelFiles(dir, cardFiles(card));
+  const encoder = await readGraph(dir, card, card.graphs.encoder.file);
+  const decoder = await readGraph(dir, card, card.graphs.decoder.file);
 
   const base: NodeSessionOptions = { intraOpNumThreads: threads };
   const { providers, encoderSession } = await chooseProviders(device, encoder, encoderPath, base, log);
@@ -71,16 +72,15 @@ export async function loadModelDir(dir: string, opts: LoadModelOptions = {}): Pr
  * card's record means a truncated or replaced file. Errors carry the reason only: the caller adds the path.
  */
 async function readCardFile(dir: string, card: ModelCard, file: string): Promise<Uint8Array> {
-  const path = resolve(dir, file);
-  const rel = relative(resolve(dir), path);
+  const rel = relative(resolve(dir), resolve(dir, file));
   if (file === '' || isAbsolute(file) || rel.startsWith('..') || isAbsolute(rel)) {
     throw new Error(`'${file}' is not a file inside the model directory`);
   }
   let bytes: Uint8Array;
   try {
-    bytes = new Uint8Array(await readFile(path));
+    bytes = await readModelFile(dir, file, 'file');
   } catch (err) {
-    throw new Error(describeFsError(err), { cause: err });
+    throw new Error(err instanceof ModelFileError ? err.why : (err as Error).message, { cause: err });
   }
   const expected = card.files[file]?.bytes;
   if (expected !== undefined && expected !== bytes.length) {
@@ -109,13 +109,7 @@ export async function loadCaptionModelDir(dir: string, opts: LoadModelOptions = 
  */
 export async function readModelCard(dir: string): Promise<ModelCard> {
   const path = join(dir, MODEL_CARD_FILE);
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    throw new Error(`${path}: ${describeFsError(err)}`, { cause: err });
-  }
-  return parseModelCard(text, path);
+  return parseModelCard(Buffer.from(await readModelFile(dir, MODEL_CARD_FILE, 'card')).toString('utf8'), path);
 }
 
 /** The path of a graph file; the card is data, so a name escaping the model directory is refused. */
@@ -131,13 +125,9 @@ function graphPath(dir: string, card: ModelCard, role: 'encoder' | 'decoder'): s
 }
 
 /** Reads a graph; when the card records its size, a different size means a truncated or replaced file. */
-async function readGraph(path: string, card: ModelCard, file: string): Promise<Uint8Array> {
-  let bytes: Uint8Array;
-  try {
-    bytes = await readFile(path);
-  } catch (err) {
-    throw new Error(`${path}: ${describeFsError(err)}`, { cause: err });
-  }
+async function readGraph(dir: string, card: ModelCard, file: string): Promise<Uint8Array> {
+  const path = join(dir, file);
+  const bytes = await readModelFile(dir, file, 'graph');
   const expected = card.files[file]?.bytes;
   if (expected !== undefined && expected !== bytes.length) {
     throw new Error(
@@ -183,13 +173,6 @@ async function chooseProviders(
     throw new Error(`--device cuda: CUDA is not available: ${reason}. It needs ${CUDA_REQUIREMENTS}.`);
   log(`--device auto: CUDA is not available (${reason}); running on the CPU`);
   return { providers: ['cpu'] };
-}
-
-function describeFsError(err: unknown): string {
-  const code = (err as NodeJS.ErrnoException).code;
-  if (code === 'ENOENT') return 'file not found';
-  if (code === 'EISDIR') return 'is a directory, expected a file';
-  return (err as Error).message;
 }
 
 /** ORT errors can carry a native log dump with colour codes; the first clean line is the message. */
