@@ -92,7 +92,7 @@ export function trainingGroups<T>(runs: readonly T[], keyOf: (run: T) => string,
 export async function trainSideBySide(runs: SideBySideRun[], opts: SideBySideOptions): Promise<void> {
   const { budget, log } = opts;
   const common = [...budgetFlags(budget), '--quiet'];
-  const todo: { run: SideBySideRun; argv: string[] }[] = [];
+  const todo: { run: SideBySideRun; argv: string[]; startAnew?: true }[] = [];
   for (const run of runs) {
     const status = await runStatus(run.dir, budget);
     if (status.kind !== 'missing') await opts.check?.(run);
@@ -102,8 +102,7 @@ export async function trainSideBySide(runs: SideBySideRun[], opts: SideBySideOpt
       // Killed before its first save: `--resume` refuses such a folder rather than start it from zero, and
       // here starting from zero is what the grid wants. Only the config and metrics are lost, no training.
       log(`${run.dir}: no checkpoint saved yet, started anew`);
-      await rm(run.dir, { recursive: true, force: true });
-      todo.push({ run, argv: [...run.newRunArgv, ...common] });
+      todo.push({ run, argv: [...run.newRunArgv, ...common], startAnew: true });
     } else if (status.kind === 'unfinished') {
       log(`${run.dir}: resuming at ${status.elapsedMinutes.toFixed(1)} min (${describeBudget(budget)})`);
       todo.push({ run, argv: ['train', '--resume', run.dir, ...common] });
@@ -125,6 +124,8 @@ export async function trainSideBySide(runs: SideBySideRun[], opts: SideBySideOpt
   // A trainer still on a folder (started by hand, or one of an experiment killed outright, still saving) would
   // refuse its new trainer only once the others had started: refused here, before anything starts.
   for (const { run } of todo) refuseLocked(run.dir);
+  // Only once no live trainer holds any of them: the folder goes with its lock.
+  for (const t of todo) if (t.startAnew) await rm(t.run.dir, { recursive: true, force: true });
   // The runs that train, by name: a finished one was reused above and is not among them.
   const names = todo.map(({ run }) => run.name).join(', ');
   log(`training ${names} ${together}, ${describeBudget(budget)} each (${threads})`);

@@ -271,3 +271,32 @@ describe('cached measurements', () => {
     assert.deepEqual(await cachedJson(path, { checkpoint: 'b', beam: 5 }, schema, compute), { n: 4 });
   });
 });
+
+describe('a grid run killed before its first checkpoint', () => {
+  test('starts anew (a --resume would refuse a folder with no checkpoint)', async () => {
+    const out = join(dir, 'unsaved-grid');
+    await fakeRun('unsaved-grid/src-tgt-learned', { metrics: [] });
+    const logged: string[] = [];
+    const spec = {
+      out,
+      dataDir: '/nowhere',
+      arch: 'rnn-attn',
+      preset: 'tiny',
+      seed: 1,
+      budgetMinutes: 1,
+      pairs: [{ src: 'src', tgt: 'tgt' }],
+      heads: ['learned'],
+      log: (line: string) => logged.push(line),
+    };
+    // The corpus is not there, so the new trainer fails at once: what matters is how it was started.
+    await assert.rejects(trainGrid(spec), (err: Error) => {
+      assert.match(err.message, /frost train --arch rnn-attn --head learned .* exited with 1/);
+      assert.doesNotMatch(err.message, /--resume/);
+      return true;
+    });
+    assert.ok(
+      logged.some((l) => /src-tgt-learned: no checkpoint saved yet, started anew/.test(l)),
+      logged.join('\n'),
+    );
+  });
+});
