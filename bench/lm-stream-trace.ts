@@ -22,7 +22,7 @@ import * as ort from 'onnxruntime-node';
 import '../models/index.ts';
 import { createNodeSession } from '../core/runtime/ort-node.ts';
 import { SPECIALS } from '../core/vocab.ts';
-import type { LmState } from '../models/lm/types.ts';
+import type { LmState } from '../models/archs/lm-types.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { TokenStream } from '../train/data/lm-stream.ts';
 import { prepareLmData } from '../train/lm/lm-data.ts';

@@ -7,7 +7,7 @@ import { lmCardSchema, type LmCard, type LmCardInput } from '../core/runtime/lm-
 import { MODEL_CARD_FILE } from '../core/runtime/model-card.ts';
 import { createNodeSession } from '../core/runtime/ort-node.ts';
 import { SPECIALS } from '../core/vocab.ts';
-import type { LanguageModel, LmState } from '../models/lm/index.ts';
+import type { LanguageModel, LmState } from '../models/index.ts';
 import { prepareLmData } from '../train/lm/lm-data.ts';
 import { checkpointSha256, RunFolder } from '../train/run-folder.ts';
 import { compareStep, PARITY_TOLERANCE, parityRefusal, type ParityReport } from './parity.ts';

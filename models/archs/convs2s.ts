@@ -473,6 +473,7 @@ function gemmOnnx(g: GraphBuilder, w: Linear, name: string, x: string): string {
 registerArch<Convs2sConfig>({
   name: 'convs2s',
   summary: 'ConvS2S (Gehring et al. 2017): GLU convolution stacks, multi-step attention, incremental decoder',
+  tasks: ['translation'],
   inputKind: 'tokens',
   presets,
   settings,

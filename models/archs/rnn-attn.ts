@@ -402,6 +402,7 @@ class RnnAttnModel implements Seq2SeqModel {
 registerArch<RnnAttnConfig>({
   name: 'rnn-attn',
   summary: 'Bahdanau attention: bidirectional GRU encoder, GRU decoder, additive attention',
+  tasks: ['translation'],
   inputKind: 'tokens',
   presets,
   settings,

@@ -327,6 +327,7 @@ class ShowAttendTellModel implements Seq2SeqModel {
 registerArch<ShowAttendTellConfig>({
   name: 'show-attend-tell',
   summary: 'Show, Attend and Tell (Xu et al.): LSTM with soft attention over the CNN grid, gating scalar β',
+  tasks: ['caption'],
   inputKind: 'image',
   presets,
   settings,

@@ -368,6 +368,7 @@ registerArch<TransformerConfig>({
     warmupSteps: 4000,
     maxTokens: 4096,
   },
+  tasks: ['translation'],
   inputKind: 'tokens',
   presets,
   settings,

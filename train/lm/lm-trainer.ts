@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { buildLanguageModel, type LanguageModel, type LmState } from '../../models/lm/index.ts';
+import { buildLanguageModel, type LanguageModel, type LmState } from '../../models/index.ts';
 import type { LoadedCheckpoint } from '../checkpoint.ts';
 import { TokenStream } from '../data/lm-stream.ts';
 import { TrainingProgress } from '../progress.ts';

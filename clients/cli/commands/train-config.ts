@@ -3,8 +3,7 @@ import { copyFile, mkdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { DEFAULT_IMAGE_SPEC } from '../../../core/image/preprocess.ts';
 import { isSubwordKind, SUBWORD_KINDS } from '../../../core/subword/subword-spec.ts';
-import { resolveArchConfig, resolveHeadOptions } from '../../../models/index.ts';
-import { resolveLmArchConfig } from '../../../models/lm/index.ts';
+import { getLmArch, resolveArchConfig, resolveHeadOptions } from '../../../models/index.ts';
 import { detectCorpusKind, DEFAULT_LANGS } from '../../../train/data/corpus.ts';
 import { describeFrozenEncoder, encoderDigest } from '../../../train/data/image-features.ts';
 import { recipeWithDefaults, resolveRecipe, type RecipeFlags } from '../../../train/recipe.ts';
@@ -214,7 +213,7 @@ function lmRunConfig(flags: NewRunFlags, arch: string, vocab: Record<string, unk
     task: 'lm',
     arch,
     preset: flags.preset,
-    archConfig: resolveLmArchConfig(arch, flags.preset, flags.set),
+    archConfig: resolveArchConfig(getLmArch(arch).name, flags.preset, flags.set),
     head: { name: flags.head, options: flags.headOption },
     seed: flags.seed,
     optim,

@@ -1,7 +1,6 @@
 import { type Command, Option } from 'commander';
 import { resolve } from 'node:path';
-import { archNames, getArch, getHeadDefinition, headNames } from '../../../models/index.ts';
-import { lmArchNames } from '../../../models/lm/index.ts';
+import { archDefinition, archNames, getHeadDefinition, headNames } from '../../../models/index.ts';
 import { initBackend } from '../../../train/backend/select.ts';
 import { scheduleNames } from '../../../train/schedules/index.ts';
 import { taskNames } from '../../../train/tasks/index.ts';
@@ -104,7 +103,7 @@ const RECIPE_FLAGS: [keyof TrainFlags, string][] = [
 /** Each architecture's presets, from the registry: "rnn-attn: tiny, small, paper; ...". */
 function presetsHelp(): string {
   return archNames()
-    .map((name) => `${name}: ${Object.keys(getArch(name).presets).join(', ')}`)
+    .map((name) => `${name}: ${Object.keys(archDefinition(name).presets).join(', ')}`)
     .join('; ');
 }
 
@@ -124,7 +123,7 @@ export function registerTrain(program: Command): void {
       new Option(
         '--arch <name>',
         'architecture (default: rnn-attn for translation, show-attend-tell for caption, lstm-lm for lm)',
-      ).choices([...archNames(), ...lmArchNames()]),
+      ).choices(archNames()),
     )
     .addOption(new Option('--head <name>', 'output head').choices(headNames()).default('learned'))
     .option(

@@ -17,8 +17,8 @@ import { sharedWeightMatMul } from '../layers/shared-matmul.ts';
 import { maskedCrossEntropySum } from '../loss.ts';
 import { tensorValue } from '../onnx-values.ts';
 import { ParamStore } from '../params.ts';
+import type { LanguageModel, LmState, StreamWindow } from './lm-types.ts';
 import { registerLmArch } from './registry.ts';
-import type { LanguageModel, LmState, StreamWindow } from './types.ts';
 
 /**
  * A multi-layer LSTM language model (Zaremba et al., 2014; Merity et al.'s AWD-LSTM regularisers):
@@ -215,6 +215,7 @@ class LstmLm implements LanguageModel {
 
 registerLmArch<LstmLmConfig>({
   name: 'lstm-lm',
+  tasks: ['lm'],
   summary: 'multi-layer LSTM language model with locked dropout (Zaremba et al.; AWD-LSTM regularisers)',
   presets,
   settings,
