@@ -14,7 +14,7 @@ import type { LmRuntime } from '../core/runtime/lm.ts';
 import { SPECIALS } from '../core/vocab.ts';
 import { exportLmRun } from '../export/lm-export.ts';
 import { initBackend } from '../train/backend/select.ts';
-import { trainLanguageModel } from '../train/lm/lm-trainer.ts';
+import { train } from '../train/trainer.ts';
 import { RunFolder } from '../train/run-folder.ts';
 import { checkModel } from './helpers/onnx-check.ts';
 import { tinyLmConfig, writeMarkovCorpus } from './helpers/lm-run.ts';
@@ -35,7 +35,7 @@ before(async () => {
     archConfig: { embedding: 24, hidden: 32, layers: 2, dropoutEmbedding: 0.1, dropoutHidden: 0.1, dropout: 0.1 },
     head: { name: 'drill', options: { layers: 2 } },
   });
-  (await trainLanguageModel(config, runDir, { quiet: true })).model.params.dispose();
+  (await train(config, runDir, { quiet: true })).model.params.dispose();
   modelDir = join(dir, 'model');
 });
 
@@ -175,7 +175,7 @@ describe('subword language models', () => {
     const { dataDir } = await writeMarkovCorpus(join(dir, 'bpe'), { train: 5000, valid: 800, test: 800 });
     const bpeRun = join(dir, 'bpe-run');
     const config = tinyLmConfig(dataDir, { epochs: 1, vocab: { kind: 'bpe', size: 300 }, tokenizer: 'sentencepiece' });
-    (await trainLanguageModel(config, bpeRun, { quiet: true })).model.params.dispose();
+    (await train(config, bpeRun, { quiet: true })).model.params.dispose();
     const out = join(dir, 'bpe-model');
     const { card, parity } = await exportLmRun(bpeRun, out, { quiet: true });
     assert.ok(parity.maxScaledDiff <= 1e-4);

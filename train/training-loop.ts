@@ -12,12 +12,11 @@ import { RunCheckpoints } from './run-checkpoints.ts';
 import type { LrSchedule, ScheduleState } from './schedules/index.ts';
 
 /**
- * The epoch loop every trainer shares (train/trainer.ts for translation and captioning,
- * train/lm/lm-trainer.ts for language modelling): updates, the learning-rate schedule, the epoch,
- * time and update budgets, validation after every epoch, metrics.jsonl, checkpoints and resume. A
- * trainer supplies only what is its task's: an epoch's batches, the validation and how its metrics
- * read (`LoopTask`). One loop, so a budget or checkpoint rule cannot drift between tasks.
- * SIGINT and SIGTERM while it trains save `last` and end the run (train/interrupt.ts).
+ * The epoch loop of the one trainer (train/trainer.ts, for every task in train/tasks/): updates,
+ * the learning-rate schedule, the epoch, time and update budgets, validation after every epoch,
+ * metrics.jsonl, checkpoints and resume. A task supplies only what is its own: an epoch's updates,
+ * the validation and how its metrics read (`LoopTask`). One loop, so a budget or checkpoint rule
+ * cannot drift between tasks. SIGINT and SIGTERM while it trains save `last` and end the run (train/interrupt.ts).
  */
 
 /**

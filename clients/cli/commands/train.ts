@@ -4,8 +4,6 @@ import { archDefinition, archNames, getHeadDefinition, headNames } from '../../.
 import { initBackend } from '../../../train/backend/select.ts';
 import { scheduleNames } from '../../../train/schedules/index.ts';
 import { taskNames } from '../../../train/tasks/index.ts';
-import { resumeLanguageModel, trainLanguageModel } from '../../../train/lm/lm-trainer.ts';
-import { readRunConfig } from '../../../train/run-config.ts';
 import { resume, train } from '../../../train/trainer.ts';
 import { newRunConfig, type NewRunFlags } from './train-config.ts';
 import { intOption } from './serve.ts';
@@ -117,8 +115,7 @@ export function registerTrain(program: Command): void {
   program
     .command('train')
     .description('train a translation, captioning or language model (or continue one with --resume)')
-    // Language models train in their own loop (train/lm/), not through the seq2seq task registry.
-    .addOption(new Option('--task <name>', 'what to learn').choices([...taskNames(), 'lm']).default('translation'))
+    .addOption(new Option('--task <name>', 'what to learn').choices(taskNames()).default('translation'))
     .addOption(
       new Option(
         '--arch <name>',
@@ -266,17 +263,11 @@ export function registerTrain(program: Command): void {
           );
         const runDir = resolve(flags.resume);
         const budget = { epochs: flags.epochs, maxMinutes: flags.maxMinutes, maxUpdates: flags.maxUpdates };
-        if ((await readRunConfig(runDir)).task === 'lm') {
-          (await resumeLanguageModel(runDir, budget, { quiet: flags.quiet })).model.params.dispose();
-          return;
-        }
         const result = await resume(runDir, budget, { quiet: flags.quiet });
         result.model.params.dispose();
         return;
       }
       if (!flags.out) throw new Error('give --out DIR for a new run (or --resume DIR to continue one)');
-      if (!flags.data && flags.task !== 'lm')
-        throw new Error('give --data DIR (see `frost data --help` to get a corpus)');
       const runDir = resolve(flags.out);
       const config = await newRunConfig(
         {
@@ -288,10 +279,6 @@ export function registerTrain(program: Command): void {
         runDir,
       );
       config.argv = trainArguments();
-      if (config.task === 'lm') {
-        (await trainLanguageModel(config, runDir, { quiet: flags.quiet })).model.params.dispose();
-        return;
-      }
       const result = await train(config, runDir, { quiet: flags.quiet });
       result.model.params.dispose();
     });
