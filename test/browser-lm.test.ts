@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { loadLmModelDir } from '../core/runtime/load-lm-node.ts';
-import { exportLmRun } from '../export/lm-export.ts';
+import { exportRun } from '../export/export-run.ts';
 import { LanguageModels } from '../serve/lm-models.ts';
 import { ModelRegistry } from '../serve/model-registry.ts';
 import { initBackend } from '../train/backend/select.ts';
@@ -33,7 +33,7 @@ describe('text completion in the web page (Chromium)', { skip: browserSkipReason
     const runDir = join(root, 'run');
     (await train(tinyLmConfig(dataDir, { epochs: 1 }), runDir, { quiet: true })).model.params.dispose();
     modelDir = join(root, 'models', 'lm-tiny');
-    await exportLmRun(runDir, modelDir, { quiet: true });
+    await exportRun(runDir, modelDir, { quiet: true });
     const languageModels = await LanguageModels.load(join(root, 'models'), { intraOpNumThreads: 1 });
     web = await serveAppPage({ registry: new ModelRegistry([]), languageModels });
     ({ url, page } = web);

@@ -14,7 +14,7 @@ import type { CompleteResponse, ModelsResponse, ScoreResponse } from '../core/wi
 import { loadLmModelDir } from '../core/runtime/load-lm-node.ts';
 import type { Completion, LmScore } from '../core/runtime/lm.ts';
 import { SPECIALS } from '../core/vocab.ts';
-import { exportLmRun } from '../export/lm-export.ts';
+import { exportRun } from '../export/export-run.ts';
 import type { BatchingOptions } from '../serve/batcher.ts';
 import { QueueFullError } from '../serve/decode-errors.ts';
 import { LanguageModels } from '../serve/lm-models.ts';
@@ -36,11 +36,11 @@ before(async () => {
   const { dataDir } = await writeMarkovCorpus(root, { train: 6000, valid: 1000, test: 1000 });
   runDir = join(root, 'run');
   (await train(tinyLmConfig(dataDir, { epochs: 1 }), runDir, { quiet: true })).model.params.dispose();
-  await exportLmRun(runDir, join(root, 'models', 'lm-tiny'), { quiet: true });
+  await exportRun(runDir, join(root, 'models', 'lm-tiny'), { quiet: true });
   // Other weights under the same name, for the --watch reload.
   const otherRun = join(root, 'run-other');
   (await train(tinyLmConfig(dataDir, { epochs: 1, seed: 2 }), otherRun, { quiet: true })).model.params.dispose();
-  await exportLmRun(otherRun, join(root, 'other', 'lm-tiny'), { quiet: true });
+  await exportRun(otherRun, join(root, 'other', 'lm-tiny'), { quiet: true });
   await writeTinyModelDir(join(root, 'models', 'tiny'), { name: 'tiny' });
   server = await startServer({
     modelsDir: join(root, 'models'),
