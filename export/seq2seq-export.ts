@@ -5,16 +5,8 @@ import { checkParity, parityRefusal, parityTolerance } from './parity.ts';
 import { checkPrecision } from './precision-check.ts';
 import { convertPrecision } from './precision.ts';
 import { measureSizeReport } from './size-report.ts';
-import {
-  checkpointCard,
-  fileSizes,
-  paramCounts,
-  specials,
-  type BuiltExport,
-  type ExportParts,
-  type ExportSource,
-  type TaskExport,
-} from './task-parts.ts';
+import { checkpointCard, fileSizes, paramCounts, specials } from './card-fields.ts';
+import type { BuiltExport, ExportParts, ExportSource, TaskExport } from './task-parts.ts';
 import { writeTritonRepository } from './triton.ts';
 import type { RunFolder } from '../train/run-folder.ts';
 

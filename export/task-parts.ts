@@ -1,8 +1,5 @@
-import { basename } from 'node:path';
-import { gzipSync } from 'node:zlib';
 import type { ModelCardInput } from '../core/runtime/model-card.ts';
-import { SPECIALS } from '../core/vocab.ts';
-import type { LanguageModel, ModelSizes } from '../models/index.ts';
+import type { ModelSizes } from '../models/index.ts';
 import type { Pair } from '../train/data/corpus.ts';
 import type { TaskName } from '../train/run-config.ts';
 import type { LoadedCheckpoint, RunFolder } from '../train/run-folder.ts';
@@ -80,38 +77,4 @@ const TASK_EXPORTS: Readonly<Record<TaskName, TaskExport>> = {
 
 export function taskExport(task: TaskName): TaskExport {
   return TASK_EXPORTS[task];
-}
-
-/** The special tokens' ids, as every card records them. */
-export const specials = { pad: SPECIALS.pad.id, unk: SPECIALS.unk.id, bos: SPECIALS.bos.id, eos: SPECIALS.eos.id };
-
-/** The card's `params`: learnable, frozen and generated parameters, and by component. */
-export function paramCounts(model: Pick<LanguageModel, 'params' | 'head'>, storeFrozen: boolean) {
-  const counts = model.params.counts();
-  return {
-    learnable: counts.learnable,
-    frozen: counts.frozen,
-    generated: model.head.generatedParams?.(storeFrozen) ?? 0,
-    byComponent: model.params.countsByComponent(),
-  };
-}
-
-/** The card's `files`: each file's size, plain and gzipped. */
-export function fileSizes(files: Record<string, Uint8Array>): Record<string, { bytes: number; gzipBytes: number }> {
-  return Object.fromEntries(
-    Object.entries(files).map(([file, bytes]) => [file, { bytes: bytes.length, gzipBytes: gzipSync(bytes).length }]),
-  );
-}
-
-/** The card's `config.checkpoint`: which checkpoint (or which averaged ones), at what step and epoch. */
-export function checkpointCard(source: ExportSource): Record<string, unknown> {
-  const state = source.checkpoint.state as { step?: number; epoch?: number };
-  return source.averaged
-    ? {
-        which: `average-last-${source.averaged.length}`,
-        step: state.step,
-        epoch: state.epoch,
-        averaged: source.averaged.map((c) => ({ epoch: c.epoch, dir: basename(c.dir), sha256: c.sha256 })),
-      }
-    : { which: basename(source.dir), step: state.step, epoch: state.epoch };
 }
