@@ -112,9 +112,22 @@ function trainArguments(): string[] {
 }
 
 export function registerTrain(program: Command): void {
-  program
+  const command = program
     .command('train')
-    .description('train a translation, captioning or language model (or continue one with --resume)')
+    .description('train a translation, captioning or language model (or continue one with --resume)');
+  // In this order in --help.
+  for (const add of [modelOptions, runOptions, recipeOptions, dataOptions, captionOptions]) add(command);
+  command
+    .addOption(
+      new Option('--backend <name>', 'tfjs backend').choices(['auto', 'tensorflow', 'wasm', 'cpu']).default('auto'),
+    )
+    .option('--quiet', 'no progress output')
+    .action(trainAction);
+}
+
+/** What to learn: the task, architecture, head, corpus and the settings of each. */
+function modelOptions(command: Command): Command {
+  return command
     .addOption(new Option('--task <name>', 'what to learn').choices(taskNames()).default('translation'))
     .addOption(
       new Option(
@@ -136,7 +149,12 @@ export function registerTrain(program: Command): void {
     .option('--tgt <lang>', 'target language (translation)')
     .option('--preset <name>', `architecture preset (${presetsHelp()})`, 'small')
     .option('--set <key=value>', 'override one architecture setting (repeatable)', collect, [])
-    .option('--head-option <key=value>', `set one output-head option (repeatable; ${headOptionsHelp()})`, collect, [])
+    .option('--head-option <key=value>', `set one output-head option (repeatable; ${headOptionsHelp()})`, collect, []);
+}
+
+/** Where the run goes (or which run to continue), its budget and its seed. */
+function runOptions(command: Command): Command {
+  return command
     .option('--out <dir>', 'run folder to create')
     .option(
       '--resume <dir>',
@@ -149,7 +167,12 @@ export function registerTrain(program: Command): void {
       "stop after n optimizer updates (fairseq's --max-update): a budget that does not depend on the machine's load",
       positiveInt('max-updates'),
     )
-    .option('--seed <n>', 'seed of everything random', intOption('--seed', 0, 0xffff_ffff), 1)
+    .option('--seed <n>', 'seed of everything random', intOption('--seed', 0, 0xffff_ffff), 1);
+}
+
+/** The training recipe (train/recipe.ts, fixed when a run starts) and the batches. */
+function recipeOptions(command: Command): Command {
+  return command
     .option(
       '--lr <rate>',
       "Adam learning rate, a warm-up schedule's peak (default: the architecture's recipe, else 1e-3; caption 4e-4)",
@@ -198,7 +221,12 @@ export function registerTrain(program: Command): void {
       '--ema-decay <d>',
       "validate, keep and export an exponential moving average of the weights with this decay, e.g. 0.999 (fairseq's --ema-decay; OpenNMT's -average_decay is 1 minus it); default: the weights themselves",
       fraction('ema-decay', 'without'),
-    )
+    );
+}
+
+/** The vocabulary and the validation. */
+function dataOptions(command: Command): Command {
+  return command
     .option(
       '--min-freq <n>',
       'vocabulary minimum frequency (default 2, 1 for plain corpora, 5 for captions)',
@@ -233,7 +261,12 @@ export function registerTrain(program: Command): void {
       '--val-sentences <n>',
       'validation sentences (caption: images, default 500) decoded for BLEU each epoch',
       positiveInt('val-sentences'),
-    )
+    );
+}
+
+/** Captioning: the image input and its encoder. */
+function captionOptions(command: Command): Command {
+  return command
     .option(
       '--encoder <file.onnx>',
       'caption: a pretrained image encoder in ONNX, run frozen (features cached; merged into the export)',
@@ -247,39 +280,37 @@ export function registerTrain(program: Command): void {
     .option(
       '--image-cache <dir>',
       'caption: where decoded images and encoder features are cached (default data/cache/<data set>)',
-    )
-    .addOption(
-      new Option('--backend <name>', 'tfjs backend').choices(['auto', 'tensorflow', 'wasm', 'cpu']).default('auto'),
-    )
-    .option('--quiet', 'no progress output')
-    .action(async (flags: TrainFlags) => {
-      await initBackend({ prefer: flags.backend, quiet: flags.quiet });
-      if (flags.resume) {
-        // The recipe is the run's, in its config.json: a resumed run continues with it, so a flag would be ignored.
-        const recipeFlags = RECIPE_FLAGS.filter(([key]) => flags[key] !== undefined).map(([, flag]) => flag);
-        if (recipeFlags.length > 0)
-          throw new Error(
-            `${recipeFlags.join(', ')}: the recipe is fixed when a run starts; --resume continues with the one in ${flags.resume}/config.json`,
-          );
-        const runDir = resolve(flags.resume);
-        const budget = { epochs: flags.epochs, maxMinutes: flags.maxMinutes, maxUpdates: flags.maxUpdates };
-        const result = await resume(runDir, budget, { quiet: flags.quiet });
-        result.model.params.dispose();
-        return;
-      }
-      if (!flags.out) throw new Error('give --out DIR for a new run (or --resume DIR to continue one)');
-      const runDir = resolve(flags.out);
-      const config = await newRunConfig(
-        {
-          ...flags,
-          data: flags.data,
-          set: parseSettings(flags.set, '--set'),
-          headOption: parseSettings(flags.headOption, '--head-option'),
-        },
-        runDir,
+    );
+}
+
+/** `frost train`: continues the run `--resume` names, or starts a new one in `--out`. */
+async function trainAction(flags: TrainFlags): Promise<void> {
+  await initBackend({ prefer: flags.backend, quiet: flags.quiet });
+  if (flags.resume) {
+    // The recipe is the run's, in its config.json: a resumed run continues with it, so a flag would be ignored.
+    const recipeFlags = RECIPE_FLAGS.filter(([key]) => flags[key] !== undefined).map(([, flag]) => flag);
+    if (recipeFlags.length > 0)
+      throw new Error(
+        `${recipeFlags.join(', ')}: the recipe is fixed when a run starts; --resume continues with the one in ${flags.resume}/config.json`,
       );
-      config.argv = trainArguments();
-      const result = await train(config, runDir, { quiet: flags.quiet });
-      result.model.params.dispose();
-    });
+    const runDir = resolve(flags.resume);
+    const budget = { epochs: flags.epochs, maxMinutes: flags.maxMinutes, maxUpdates: flags.maxUpdates };
+    const result = await resume(runDir, budget, { quiet: flags.quiet });
+    result.model.params.dispose();
+    return;
+  }
+  if (!flags.out) throw new Error('give --out DIR for a new run (or --resume DIR to continue one)');
+  const runDir = resolve(flags.out);
+  const config = await newRunConfig(
+    {
+      ...flags,
+      data: flags.data,
+      set: parseSettings(flags.set, '--set'),
+      headOption: parseSettings(flags.headOption, '--head-option'),
+    },
+    runDir,
+  );
+  config.argv = trainArguments();
+  const result = await train(config, runDir, { quiet: flags.quiet });
+  result.model.params.dispose();
 }
