@@ -1,15 +1,12 @@
 import { basename } from 'node:path';
-import { gzipSync } from 'node:zlib';
-import { MODEL_CARD_FILE, modelCardSchema, type ModelCard, type ModelCardInput } from '../core/runtime/model-card.ts';
-import { SPECIALS } from '../core/vocab.ts';
-import { checkpointSha256, RunFolder, type LoadedCheckpoint } from '../train/run-folder.ts';
-import { checkParity, parityRefusal, parityTolerance, type ParityReport } from './parity.ts';
-import { checkPrecision, type PrecisionCheck } from './precision-check.ts';
-import { convertPrecision, type Precision } from './precision.ts';
+import { MODEL_CARD_FILE, type ModelCard } from '../core/runtime/model-card.ts';
+import { checkpointSha256, RunFolder } from '../train/run-folder.ts';
 import { writeModelDir } from './model-dir.ts';
-import { measureSizeReport } from './size-report.ts';
-import { exportParts } from './task-parts.ts';
-import { type TritonOptions, writeTritonRepository } from './triton.ts';
+import type { ParityReport } from './parity.ts';
+import type { PrecisionCheck } from './precision-check.ts';
+import type { Precision } from './precision.ts';
+import { taskExport, type ExportSource } from './task-parts.ts';
+import type { TritonOptions } from './triton.ts';
 
 export interface ExportOptions {
   /** Which checkpoint: the best validation BLEU (default) or the last. */
@@ -24,6 +21,9 @@ export interface ExportOptions {
   name?: string;
   /** Validation sentences (images, for captioning) used for the parity check. @default 8 */
   paritySentences?: number;
+  /** Language models: streams and steps of the validation split the parity check runs. @default 4 × 24 */
+  parityStreams?: number;
+  paritySteps?: number;
   /** The largest |Δ| / max(1, |value|) the export accepts (export/parity.ts). @default 1e-4 */
   parityTolerance?: number;
   quiet?: boolean;
@@ -45,23 +45,17 @@ export interface ExportOptions {
   tritonOptions?: TritonOptions;
 }
 
-export interface ExportResult {
+/** An export's folder, card (a seq2seq model's by default; `LmCard` for a language model) and parity. */
+export interface ExportResult<Card = ModelCard> {
   outDir: string;
-  card: ModelCard;
+  card: Card;
   parity: ParityReport;
   /** Only for fp16/int8 exports. */
   precisionCheck?: PrecisionCheck;
 }
 
 /** The checkpoint to export: one saved by the trainer, or the average of the last N epoch checkpoints. */
-async function loadSource(
-  run: RunFolder,
-  opts: ExportOptions,
-): Promise<{
-  checkpoint: LoadedCheckpoint;
-  dir: string;
-  averaged?: { epoch: number; dir: string; sha256: string }[];
-}> {
+async function loadSource(run: RunFolder, opts: ExportOptions): Promise<ExportSource> {
   if (opts.averageLast === undefined) {
     const dir = run.findCheckpoint(opts.checkpoint ?? 'best');
     return { checkpoint: await run.loadCheckpoint(dir), dir };
@@ -77,167 +71,37 @@ async function loadSource(
 }
 
 /**
- * Exports a training run to an encoder graph, a decoder-step graph and a model card. It refuses to
- * finish (and writes nothing) unless onnxruntime reproduces the tfjs log-probabilities; the folder is
- * then replaced whole, the previous model kept until the new one is on disk (model-dir.ts).
- * What differs by task (vocabularies, parity inputs, card fields, a frozen image encoder merged
- * into the encoder graph) comes from task-parts.ts.
+ * Exports a training run of any task to its graphs (an encoder and a decoder step; a language model's
+ * one step graph) and a model card. It refuses to finish (and writes nothing) unless
+ * onnxruntime reproduces the tfjs log-probabilities. What differs by task (the graphs, their parity
+ * inputs, the card's fields) comes from the task's export in task-parts.ts; the folder is
+ * replaced whole, the previous model kept until the new one is on disk (model-dir.ts).
  */
-export async function exportRun(runDir: string, outDir: string, opts: ExportOptions = {}): Promise<ExportResult> {
+export async function exportRun<Card = ModelCard>(
+  runDir: string,
+  outDir: string,
+  opts: ExportOptions = {},
+): Promise<ExportResult<Card>> {
   const run = await RunFolder.open(runDir);
-  const { config } = run;
+  const task = taskExport(run.config.task);
+  task.refuse?.(opts);
   const source = await loadSource(run, opts);
-  const { checkpoint, dir: ckptDir } = source;
-  const parts = await exportParts(run);
-
-  const model = run.rebuildModel(parts.sizes, checkpoint, ckptDir);
-  const storeFrozen = opts.storeFrozen ?? false;
-  const { encoder, decoder, graphs } = model.toOnnx({ storeFrozen, encoderOpset: parts.encoderOpset });
-  const modelEncoderBytes = encoder.toBytes();
-  const finished = parts.finishEncoder?.(modelEncoderBytes);
-  const encoderBytes = finished?.bytes ?? modelEncoderBytes;
-  if (finished) graphs.encoder.inputs = finished.inputs;
-  const decoderBytes = decoder.toBytes();
-
-  const samples = await parts.parityInputs(opts.paritySentences ?? 8, SPECIALS.pad.id);
-  // Said even when quiet: the card claims a parity check, and this one ran on made-up inputs.
-  if (samples.synthetic !== undefined) {
-    process.stderr.write(
-      `warning: the parity check runs on synthetic inputs (seeded random), because ${samples.synthetic}; the card records it\n`,
-    );
-  }
-  const tolerance = parityTolerance(opts.parityTolerance);
-  const parity = await checkParity(model, encoderBytes, decoderBytes, samples, SPECIALS.bos.id, SPECIALS.pad.id);
-  const refusal = parityRefusal(parity, tolerance);
-  if (refusal !== null) {
-    model.params.dispose();
-    throw new Error(refusal);
-  }
-
-  // Reduced precision is a pass over the checked float32 bytes; its drift from tfjs is recorded, not held to the
-  // tolerance.
-  const precision = opts.precision ?? 'fp32';
-  const encoderOut = convertPrecision(encoderBytes, precision);
-  const decoderOut = convertPrecision(decoderBytes, precision);
-  const final = { encoder: encoderOut.bytes, decoder: decoderOut.bytes };
-  let drift = parity;
-  if (precision !== 'fp32') {
-    drift = await checkParity(model, final.encoder, final.decoder, samples, SPECIALS.bos.id, SPECIALS.pad.id);
-    if (!Number.isFinite(drift.maxAbsDiff)) {
-      model.params.dispose();
-      throw new Error(
-        `export refused: the ${precision} graphs produce non-finite log-probabilities (a weight out of ${precision} range?)`,
-      );
-    }
-  }
-  const size = await measureSizeReport({ [graphs.encoder.file]: final.encoder, [graphs.decoder.file]: final.decoder });
-
-  const extraFiles = parts.files ?? {};
-  const counts = model.params.counts();
-  const state = checkpoint.state as { bestBleu?: number; step?: number; epoch?: number };
-  const input: ModelCardInput = {
-    format: 'frost-model',
-    version: 1,
-    name: opts.name ?? basename(outDir),
-    task: parts.card.task,
-    arch: config.arch,
-    preset: config.preset,
-    head: model.head.describe(),
-    ...(parts.card.source ? { source: parts.card.source } : {}),
-    target: parts.card.target,
-    ...(parts.card.image ? { image: parts.card.image } : {}),
-    specials: { pad: SPECIALS.pad.id, unk: SPECIALS.unk.id, bos: SPECIALS.bos.id, eos: SPECIALS.eos.id },
-    tokenizer: parts.card.tokenizer,
-    ...(parts.card.subword ? { subword: parts.card.subword } : {}),
-    graphs,
-    params: {
-      learnable: counts.learnable,
-      frozen: counts.frozen,
-      generated: model.head.generatedParams?.(storeFrozen) ?? 0,
-      byComponent: model.params.countsByComponent(),
-    },
-    files: {
-      [graphs.encoder.file]: { bytes: final.encoder.length, gzipBytes: gzipSync(final.encoder).length },
-      [graphs.decoder.file]: { bytes: final.decoder.length, gzipBytes: gzipSync(final.decoder).length },
-      ...Object.fromEntries(
-        Object.entries(extraFiles).map(([file, bytes]) => [
-          file,
-          { bytes: bytes.length, gzipBytes: gzipSync(bytes).length },
-        ]),
-      ),
-    },
-    precision,
-    size,
-    config: {
-      archConfig: config.archConfig,
-      seed: config.seed,
-      data: parts.card.data,
-      ...parts.card.extra,
-      checkpoint: {
-        ...(source.averaged
-          ? {
-              which: `average-last-${source.averaged.length}`,
-              step: state.step,
-              epoch: state.epoch,
-              averaged: source.averaged.map((c) => ({ epoch: c.epoch, dir: basename(c.dir), sha256: c.sha256 })),
-            }
-          : { which: basename(ckptDir), step: state.step, epoch: state.epoch }),
-        // The weights exported are the run's moving average (train/optim/parameter-average.ts).
-        ...(config.emaDecay === undefined ? {} : { emaDecay: config.emaDecay }),
-      },
-      parity: {
-        maxAbsDiff: parity.maxAbsDiff,
-        maxScaledDiff: parity.maxScaledDiff,
-        maxNormError: parity.maxNormError,
-        maxReferenceNormError: parity.maxReferenceNormError,
-        tolerance,
-        sentences: parity.sentences,
-        inputs: samples.synthetic === undefined ? 'validation' : 'synthetic',
-        ...(samples.synthetic === undefined ? {} : { syntheticBecause: samples.synthetic }),
-      },
-      initializerBytes: { encoder: encoder.initializerBytesByScope(), decoder: decoder.initializerBytesByScope() },
-    },
-    // An average was never validated as such: the run's best BLEU belongs to another model.
-    metrics: !source.averaged && Number.isFinite(state.bestBleu) ? { valBleu: state.bestBleu as number } : {},
-    created: new Date().toISOString(),
-  };
-  let card = modelCardSchema.parse(input);
-  let precisionCheck: PrecisionCheck | undefined;
-  if (precision !== 'fp32') {
-    precisionCheck = await checkPrecision({
-      card,
-      precision,
-      fp32: { encoder: encoderBytes, decoder: decoderBytes },
-      converted: final,
-      pairs: await parts.precisionPairs(opts.precisionSentences),
-      convertedWeights: encoderOut.converted.length + decoderOut.converted.length,
-      maxAbsLogProbDiff: drift.maxAbsDiff,
-      files: async (file) => {
-        const bytes = extraFiles[file];
-        if (bytes === undefined) throw new Error('not among the exported files');
-        return bytes;
-      },
-    });
-    card = modelCardSchema.parse({ ...input, precisionCheck });
-  }
-  model.params.dispose();
+  const built = await task.build(run, source, opts, opts.name ?? basename(outDir));
   const recovered = await writeModelDir(outDir, {
-    [graphs.encoder.file]: final.encoder,
-    [graphs.decoder.file]: final.decoder,
-    ...extraFiles,
-    [MODEL_CARD_FILE]: `${JSON.stringify(card, null, 1)}\n`,
+    ...built.files,
+    [MODEL_CARD_FILE]: `${JSON.stringify(built.card, null, 1)}\n`,
   });
   if (!opts.quiet) for (const line of recovered) process.stderr.write(`${line} (left by an interrupted export)\n`);
-  if (opts.triton !== undefined) await writeTritonRepository(opts.triton, card, final, opts.tritonOptions);
-  if (!opts.quiet) {
-    const check =
-      precisionCheck?.bleuDelta === undefined
-        ? ''
-        : `, ${precision} validation BLEU ${precisionCheck.bleu!.toFixed(2)} (fp32 ${precisionCheck.bleuFp32!.toFixed(2)}, Δ ${precisionCheck.bleuDelta.toFixed(2)})`;
+  await built.finish?.();
+  const card = built.card as Card & { params: { learnable: number } };
+  if (!opts.quiet)
     process.stderr.write(
-      `exported ${runDir} -> ${outDir}: ${card.params.learnable} learnable parameters, ` +
-        `${final.encoder.length + final.decoder.length} bytes of ${precision} ONNX, parity max |Δ| ${parity.maxAbsDiff.toExponential(2)}${check}\n`,
+      `exported ${runDir} -> ${outDir}: ${card.params.learnable} learnable parameters, ${built.describe}, parity max |Δ| ${built.parity.maxAbsDiff.toExponential(2)}${built.note ?? ''}\n`,
     );
-  }
-  return { outDir, card, parity, ...(precisionCheck ? { precisionCheck } : {}) };
+  return {
+    outDir,
+    card,
+    parity: built.parity,
+    ...(built.precisionCheck ? { precisionCheck: built.precisionCheck } : {}),
+  };
 }

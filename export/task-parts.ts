@@ -2,12 +2,49 @@ import type { ModelCardInput } from '../core/runtime/model-card.ts';
 import type { ModelSizes } from '../models/index.ts';
 import type { Pair } from '../train/data/corpus.ts';
 import type { TaskName } from '../train/run-config.ts';
-import type { RunFolder } from '../train/run-folder.ts';
+import type { LoadedCheckpoint, RunFolder } from '../train/run-folder.ts';
 import { captionExportParts } from './caption-parts.ts';
-import type { ParityInputs } from './parity.ts';
+import type { ExportOptions } from './export-run.ts';
+import { lmExport } from './lm-parts.ts';
+import type { ParityInputs, ParityReport } from './parity.ts';
+import type { PrecisionCheck } from './precision-check.ts';
+import { seq2seqExport } from './seq2seq-export.ts';
 import { translationExportParts } from './translation-parts.ts';
 
-/** What exporting a run needs from its task; export-run.ts does the rest the same way for every task. */
+/** The checkpoint to export: one saved by the trainer, or the average of the last N epoch checkpoints. */
+export interface ExportSource {
+  checkpoint: LoadedCheckpoint;
+  /** Its folder; for an average, the newest averaged one (errors about the averaged tensors name it). */
+  dir: string;
+  averaged?: { epoch: number; dir: string; sha256: string }[];
+}
+
+/** A task's export, built and checked, before anything is written: export-run.ts writes it the same way for all. */
+export interface BuiltExport<Card> {
+  /** The graphs and the files beside them, by name, in the order they are written. */
+  files: Record<string, Uint8Array>;
+  /** The parsed card, written last: a folder without one holds no finished export. */
+  card: Card;
+  parity: ParityReport;
+  /** Only for fp16/int8 exports. */
+  precisionCheck?: PrecisionCheck;
+  /** What the summary line says of the graphs: `N bytes of fp32 ONNX`. */
+  describe: string;
+  /** What it says after the parity (the fp16/int8 BLEU check). */
+  note?: string;
+  /** Runs once the card is written (a Triton repository). */
+  finish?(): Promise<unknown>;
+}
+
+/** How one task exports a run: export-run.ts opens the run, loads the checkpoint and writes what `build` gives. */
+export interface TaskExport<Card = unknown> {
+  /** Refuses options the task cannot export with, before anything is read. */
+  refuse?(opts: ExportOptions): void;
+  /** The model rebuilt from `source`, its graphs checked against tfjs, and its card named `name`. */
+  build(run: RunFolder, source: ExportSource, opts: ExportOptions, name: string): Promise<BuiltExport<Card>>;
+}
+
+/** What an encoder-decoder export needs from its task; seq2seq-export.ts does the rest the same way for both. */
 export interface ExportParts {
   /** Sizes the model is rebuilt with. */
   sizes: ModelSizes;
@@ -32,13 +69,12 @@ export interface ExportParts {
 }
 
 /** The export side of each training task. */
-const EXPORT_PARTS: Readonly<Record<TaskName, (run: never) => Promise<ExportParts>>> = {
-  translation: translationExportParts,
-  caption: captionExportParts,
-  // Language models have no encoder: export-run.ts hands them to export/lm-export.ts before this table.
-  lm: () => Promise.reject(new Error('a language-model run is exported by export/lm-export.ts')),
+const TASK_EXPORTS: Readonly<Record<TaskName, TaskExport>> = {
+  translation: seq2seqExport(translationExportParts),
+  caption: seq2seqExport(captionExportParts),
+  lm: lmExport,
 };
 
-export function exportParts(run: RunFolder): Promise<ExportParts> {
-  return (EXPORT_PARTS[run.config.task] as (run: RunFolder) => Promise<ExportParts>)(run);
+export function taskExport(task: TaskName): TaskExport {
+  return TASK_EXPORTS[task];
 }

@@ -7,13 +7,26 @@ import './archs/transformer.ts';
 import './archs/show-tell.ts';
 import './archs/show-attend-tell.ts';
 import './archs/convs2s.ts';
+import './archs/lstm-lm.ts';
 
-export { archNames, buildModel, getArch, resolveArchConfig } from './archs/registry.ts';
+export {
+  archDefinition,
+  archNames,
+  buildLanguageModel,
+  buildModel,
+  getArch,
+  getLmArch,
+  resolveArchConfig,
+} from './archs/registry.ts';
+export type { ArchFamily } from './archs/registry.ts';
+export type { LanguageModel, LmState, StreamWindow } from './archs/lm-types.ts';
 export { getHeadDefinition, headIsFrozen, headNames, readTargetMatrix, resolveHeadOptions } from './heads/index.ts';
 export type { TargetMatrix } from './heads/index.ts';
 export type { TokenLossOptions } from './loss.ts';
 export type {
   ArchRecipe,
+  ArchTask,
+  LmArchDefinition,
   EncoderInput,
   ImageBatch,
   ImageInputSpec,

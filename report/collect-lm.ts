@@ -4,6 +4,7 @@ import type { PerplexityReport } from '../train/lm/lm-evaluate.ts';
 import { readCheckpointInfo, RunFolder, type CheckpointName } from '../train/run-folder.ts';
 import { machineInfo, refuseDuplicateNames } from './collect.ts';
 import { type LmReport, lmReportSchema, type LmRunReport } from './lm-schema.ts';
+import { taskReport } from './task-reports.ts';
 
 export interface CollectLmReportOptions {
   title: string;
@@ -16,7 +17,9 @@ export interface CollectLmReportOptions {
 
 /** Whether each folder holds a language-model run (`frost train --task lm`). */
 export async function lmRunFlags(runDirs: readonly string[]): Promise<boolean[]> {
-  return Promise.all(runDirs.map(async (d) => (await RunFolder.open(resolve(d))).config.task === 'lm'));
+  return Promise.all(
+    runDirs.map(async (d) => taskReport((await RunFolder.open(resolve(d))).config.task).kind === 'perplexity'),
+  );
 }
 
 /**

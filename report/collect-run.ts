@@ -9,6 +9,7 @@ import { ensureExport } from './find-export.ts';
 import { readMetrics, stopKindOf } from './run-status.ts';
 import type { RunReport } from './schema.ts';
 import { describeStoppingRule } from './stopping-rule.ts';
+import { taskReport } from './task-reports.ts';
 
 export interface CollectRunOptions {
   /** Beam width of the test translations and the latency runs. @default DEFAULT_TEST_BEAM */
@@ -34,9 +35,9 @@ export type CollectedRun = Omit<RunReport, 'baseline' | 'learnableDecrease' | 'b
  */
 export async function collectRun(runDir: string, opts: CollectRunOptions): Promise<CollectedRun> {
   const beam = opts.beam ?? DEFAULT_TEST_BEAM;
-  // Language models have no BLEU to report: `frost report` hands them to collectLmReport (collect-lm.ts).
-  if ((await RunFolder.open(runDir)).config.task === 'lm')
-    throw new Error(`${runDir} is a language-model run: its report is collectLmReport's (report/collect-lm.ts)`);
+  // A run of a task without BLEU (language models) is another collector's: `frost report` hands it there.
+  const report = taskReport((await RunFolder.open(runDir)).config.task);
+  if (report.kind !== 'bleu') throw new Error(`${runDir} is ${report.what}: its report is ${report.collector}`);
   const run = await RunFolder.openTask(runDir, 'translation');
   const { config } = run;
   const exp = await ensureExport(runDir, {

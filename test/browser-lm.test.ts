@@ -11,11 +11,11 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { loadLmModelDir } from '../core/runtime/load-lm-node.ts';
-import { exportLmRun } from '../export/lm-export.ts';
+import { exportRun } from '../export/export-run.ts';
 import { LanguageModels } from '../serve/lm-models.ts';
 import { ModelRegistry } from '../serve/model-registry.ts';
 import { initBackend } from '../train/backend/select.ts';
-import { trainLanguageModel } from '../train/lm/lm-trainer.ts';
+import { train } from '../train/trainer.ts';
 import { browserSkipReason, loadModelInPage, openPage, serveAppPage, type AppPage } from './helpers/browser.ts';
 import { tinyLmConfig, writeMarkovCorpus } from './helpers/lm-run.ts';
 
@@ -31,9 +31,9 @@ describe('text completion in the web page (Chromium)', { skip: browserSkipReason
     root = await mkdtemp(join(tmpdir(), 'frost-web-lm-'));
     const { dataDir } = await writeMarkovCorpus(root, { train: 6000, valid: 1000, test: 1000 });
     const runDir = join(root, 'run');
-    (await trainLanguageModel(tinyLmConfig(dataDir, { epochs: 1 }), runDir, { quiet: true })).model.params.dispose();
+    (await train(tinyLmConfig(dataDir, { epochs: 1 }), runDir, { quiet: true })).model.params.dispose();
     modelDir = join(root, 'models', 'lm-tiny');
-    await exportLmRun(runDir, modelDir, { quiet: true });
+    await exportRun(runDir, modelDir, { quiet: true });
     const languageModels = await LanguageModels.load(join(root, 'models'), { intraOpNumThreads: 1 });
     web = await serveAppPage({ registry: new ModelRegistry([]), languageModels });
     ({ url, page } = web);

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import * as tf from '@tensorflow/tfjs-core';
 import { before, test } from 'node:test';
 import { SPECIALS } from '../core/vocab.ts';
-import { buildLanguageModel } from '../models/lm/index.ts';
+import { buildLanguageModel } from '../models/index.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { streamIds } from '../train/data/lm-stream.ts';
 import { scoreLines, scoreStream } from '../train/lm/lm-evaluate.ts';

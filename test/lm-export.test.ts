@@ -10,11 +10,12 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { checkSamplingOptions, TokenSampler } from '../core/decode/sampling.ts';
 import { loadLmModelDir } from '../core/runtime/load-lm-node.ts';
+import type { LmCard } from '../core/runtime/lm-card.ts';
 import type { LmRuntime } from '../core/runtime/lm.ts';
 import { SPECIALS } from '../core/vocab.ts';
-import { exportLmRun } from '../export/lm-export.ts';
+import { exportRun } from '../export/export-run.ts';
 import { initBackend } from '../train/backend/select.ts';
-import { trainLanguageModel } from '../train/lm/lm-trainer.ts';
+import { train } from '../train/trainer.ts';
 import { RunFolder } from '../train/run-folder.ts';
 import { checkModel } from './helpers/onnx-check.ts';
 import { tinyLmConfig, writeMarkovCorpus } from './helpers/lm-run.ts';
@@ -35,7 +36,7 @@ before(async () => {
     archConfig: { embedding: 24, hidden: 32, layers: 2, dropoutEmbedding: 0.1, dropoutHidden: 0.1, dropout: 0.1 },
     head: { name: 'drill', options: { layers: 2 } },
   });
-  (await trainLanguageModel(config, runDir, { quiet: true })).model.params.dispose();
+  (await train(config, runDir, { quiet: true })).model.params.dispose();
   modelDir = join(dir, 'model');
 });
 
@@ -45,7 +46,7 @@ after(async () => {
 
 describe('lm export', () => {
   test('the step graph reproduces tfjs within 1e-4 and the card describes it', async () => {
-    const { card, parity } = await exportLmRun(runDir, modelDir, { quiet: true });
+    const { card, parity } = await exportRun<LmCard>(runDir, modelDir, { quiet: true });
     assert.ok(parity.maxScaledDiff <= 1e-4, `parity ${parity.maxScaledDiff}`);
     assert.ok(parity.steps >= 20 && parity.sentences === 4);
     assert.equal(card.task, 'lm');
@@ -126,7 +127,7 @@ describe('lm export', () => {
       [1, 2],
     );
     const avgDir = join(dir, 'model-avg');
-    const { card, parity } = await exportLmRun(runDir, avgDir, { averageLast: 2, quiet: true });
+    const { card, parity } = await exportRun<LmCard>(runDir, avgDir, { averageLast: 2, quiet: true });
     assert.ok(parity.maxScaledDiff <= 1e-4, `parity ${parity.maxScaledDiff}`);
     const source = card.config.checkpoint as { which: string; averaged: { epoch: number; dir: string }[] };
     assert.equal(source.which, 'average-last-2');
@@ -156,7 +157,7 @@ describe('lm export', () => {
     assert.ok(Math.abs(got - expected) <= 1e-4 * Math.max(1, Math.abs(expected)), `${got} vs ${expected}`);
     assert.notEqual(got, (await runtime.score('w3 w7 w1')).logProb, 'not the best checkpoint');
     await assert.rejects(
-      exportLmRun(runDir, join(dir, 'model-avg3'), { averageLast: 3, quiet: true }),
+      exportRun<LmCard>(runDir, join(dir, 'model-avg3'), { averageLast: 3, quiet: true }),
       (err: Error) =>
         err.message.includes(runDir) && /keeps 2 epoch checkpoints .* fewer than --average-last 3/.test(err.message),
     );
@@ -164,7 +165,7 @@ describe('lm export', () => {
 
   test('a truncated step graph is refused with its path', async () => {
     const broken = join(dir, 'broken');
-    await exportLmRun(runDir, broken, { quiet: true });
+    await exportRun<LmCard>(runDir, broken, { quiet: true });
     await writeFile(join(broken, 'step.onnx'), new Uint8Array(10));
     await assert.rejects(loadLmModelDir(broken), /step\.onnx: 10 bytes, but the model card records/);
   });
@@ -175,9 +176,9 @@ describe('subword language models', () => {
     const { dataDir } = await writeMarkovCorpus(join(dir, 'bpe'), { train: 5000, valid: 800, test: 800 });
     const bpeRun = join(dir, 'bpe-run');
     const config = tinyLmConfig(dataDir, { epochs: 1, vocab: { kind: 'bpe', size: 300 }, tokenizer: 'sentencepiece' });
-    (await trainLanguageModel(config, bpeRun, { quiet: true })).model.params.dispose();
+    (await train(config, bpeRun, { quiet: true })).model.params.dispose();
     const out = join(dir, 'bpe-model');
-    const { card, parity } = await exportLmRun(bpeRun, out, { quiet: true });
+    const { card, parity } = await exportRun<LmCard>(bpeRun, out, { quiet: true });
     assert.ok(parity.maxScaledDiff <= 1e-4);
     assert.equal(card.tokenizer, 'sentencepiece');
     assert.ok(card.files['subword.en.model'] && card.subword);

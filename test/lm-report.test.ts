@@ -15,7 +15,7 @@ import { collectLmReport, refuseMixedRuns } from '../report/collect-lm.ts';
 import type { LmReport } from '../report/lm-schema.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { LM_EVAL_FILE, type LmEvaluation } from '../train/lm/lm-eval-run.ts';
-import { trainLanguageModel } from '../train/lm/lm-trainer.ts';
+import { train } from '../train/trainer.ts';
 import { tinyLmConfig, writeMarkovCorpus } from './helpers/lm-run.ts';
 import { toyRunConfig } from './helpers/toy-run.ts';
 
@@ -37,12 +37,10 @@ before(async () => {
   const { dataDir } = await writeMarkovCorpus(dir, { train: 5000, valid: 800, test: 800 });
   runs.learned = join(dir, 'lm-learned');
   runs.drill = join(dir, 'lm-drill');
-  await trainLanguageModel(tinyLmConfig(dataDir, { epochs: 1 }), runs.learned, { quiet: true });
-  await trainLanguageModel(
-    tinyLmConfig(dataDir, { epochs: 1, head: { name: 'drill', options: { layers: 1 } } }),
-    runs.drill,
-    { quiet: true },
-  );
+  await train(tinyLmConfig(dataDir, { epochs: 1 }), runs.learned, { quiet: true });
+  await train(tinyLmConfig(dataDir, { epochs: 1, head: { name: 'drill', options: { layers: 1 } } }), runs.drill, {
+    quiet: true,
+  });
 });
 
 after(async () => {

@@ -16,7 +16,8 @@ import { readLmText } from '../train/data/lm-corpus.ts';
 import type { MarkovCorpus } from '../train/data/markov-corpus.ts';
 import { evaluateLmRun } from '../train/lm/lm-eval-run.ts';
 import { frequencyBins } from '../train/lm/lm-evaluate.ts';
-import { resumeLanguageModel, trainLanguageModel } from '../train/lm/lm-trainer.ts';
+import type { LmResult } from '../train/tasks/index.ts';
+import { resume, train } from '../train/trainer.ts';
 import { tinyLmConfig, writeMarkovCorpus } from './helpers/lm-run.ts';
 
 let dir: string;
@@ -82,11 +83,9 @@ describe('lstm-lm on a Markov chain of known entropy', () => {
   // noise could take a model below the chain itself).
   test('test perplexity within 6% of the true chain', async (t) => {
     const runDir = join(dir, 'markov-run');
-    const result = await trainLanguageModel(
-      tinyLmConfig(dataDir, { epochs: 8, optim: { learningRate: 3e-3 } }),
-      runDir,
-      { quiet: true },
-    );
+    const result = await train(tinyLmConfig(dataDir, { epochs: 8, optim: { learningRate: 3e-3 } }), runDir, {
+      quiet: true,
+    });
     result.model.params.dispose();
     const report = await evaluateLmRun(runDir, { quiet: true });
     const oracle = oraclePerplexity(corpus.lines.test);
@@ -132,9 +131,9 @@ describe('lstm-lm on a Markov chain of known entropy', () => {
 
   test('resume continues from the last checkpoint', async () => {
     const runDir = join(dir, 'resume-run');
-    const first = await trainLanguageModel(tinyLmConfig(dataDir, { epochs: 1 }), runDir, { quiet: true });
+    const first = await train(tinyLmConfig(dataDir, { epochs: 1 }), runDir, { quiet: true });
     first.model.params.dispose();
-    const second = await resumeLanguageModel(runDir, { epochs: 2 }, { quiet: true });
+    const second = await resume<LmResult>(runDir, { epochs: 2 }, { quiet: true });
     second.model.params.dispose();
     assert.equal(second.epochs, 2);
     assert.equal(second.steps, 2 * first.steps);
@@ -143,15 +142,15 @@ describe('lstm-lm on a Markov chain of known entropy', () => {
 
   test('an update budget stops inside an epoch, and resuming with a larger one continues to it', async () => {
     const whole = join(dir, 'updates-whole');
-    const epoch = await trainLanguageModel(tinyLmConfig(dataDir, { epochs: 1 }), whole, { quiet: true });
+    const epoch = await train(tinyLmConfig(dataDir, { epochs: 1 }), whole, { quiet: true });
     epoch.model.params.dispose();
     const budget = Math.floor(epoch.steps / 2);
     assert.ok(budget >= 1, `an epoch has ${epoch.steps} updates`);
     const runDir = join(dir, 'updates-run');
-    const first = await trainLanguageModel(tinyLmConfig(dataDir, { maxUpdates: budget }), runDir, { quiet: true });
+    const first = await train(tinyLmConfig(dataDir, { maxUpdates: budget }), runDir, { quiet: true });
     first.model.params.dispose();
     assert.equal(first.steps, budget);
-    const second = await resumeLanguageModel(runDir, { maxUpdates: budget + 3 }, { quiet: true });
+    const second = await resume<LmResult>(runDir, { maxUpdates: budget + 3 }, { quiet: true });
     second.model.params.dispose();
     assert.equal(second.steps, budget + 3);
   });
@@ -163,7 +162,7 @@ describe('every head trains', () => {
       const runDir = join(dir, `head-${head}`);
       const options = head === 'drill' ? { layers: 1, dropout: 0.1 } : {};
       const config = tinyLmConfig(dataDir, { epochs: 1, head: { name: head, options } });
-      const result = await trainLanguageModel(config, runDir, { quiet: true });
+      const result = await train(config, runDir, { quiet: true });
       const V = result.data.vocab.size;
       result.model.params.dispose();
       // Uniform over the vocabulary is V = 28; the chain's own is ≈ 3.7.

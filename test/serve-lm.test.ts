@@ -14,14 +14,14 @@ import type { CompleteResponse, ModelsResponse, ScoreResponse } from '../core/wi
 import { loadLmModelDir } from '../core/runtime/load-lm-node.ts';
 import type { Completion, LmScore } from '../core/runtime/lm.ts';
 import { SPECIALS } from '../core/vocab.ts';
-import { exportLmRun } from '../export/lm-export.ts';
+import { exportRun } from '../export/export-run.ts';
 import type { BatchingOptions } from '../serve/batcher.ts';
 import { QueueFullError } from '../serve/decode-errors.ts';
 import { LanguageModels } from '../serve/lm-models.ts';
 import { startServer, type RunningServer } from '../serve/server.ts';
 import { WorkerRuntime } from '../serve/worker-runtime.ts';
 import { initBackend } from '../train/backend/select.ts';
-import { trainLanguageModel } from '../train/lm/lm-trainer.ts';
+import { train } from '../train/trainer.ts';
 import { RunFolder } from '../train/run-folder.ts';
 import { tinyLmConfig, writeMarkovCorpus } from './helpers/lm-run.ts';
 import { writeTinyModelDir } from './helpers/tiny-model.ts';
@@ -35,14 +35,12 @@ before(async () => {
   root = await mkdtemp(join(tmpdir(), 'frost-serve-lm-'));
   const { dataDir } = await writeMarkovCorpus(root, { train: 6000, valid: 1000, test: 1000 });
   runDir = join(root, 'run');
-  (await trainLanguageModel(tinyLmConfig(dataDir, { epochs: 1 }), runDir, { quiet: true })).model.params.dispose();
-  await exportLmRun(runDir, join(root, 'models', 'lm-tiny'), { quiet: true });
+  (await train(tinyLmConfig(dataDir, { epochs: 1 }), runDir, { quiet: true })).model.params.dispose();
+  await exportRun(runDir, join(root, 'models', 'lm-tiny'), { quiet: true });
   // Other weights under the same name, for the --watch reload.
   const otherRun = join(root, 'run-other');
-  (
-    await trainLanguageModel(tinyLmConfig(dataDir, { epochs: 1, seed: 2 }), otherRun, { quiet: true })
-  ).model.params.dispose();
-  await exportLmRun(otherRun, join(root, 'other', 'lm-tiny'), { quiet: true });
+  (await train(tinyLmConfig(dataDir, { epochs: 1, seed: 2 }), otherRun, { quiet: true })).model.params.dispose();
+  await exportRun(otherRun, join(root, 'other', 'lm-tiny'), { quiet: true });
   await writeTinyModelDir(join(root, 'models', 'tiny'), { name: 'tiny' });
   server = await startServer({
     modelsDir: join(root, 'models'),

@@ -4,10 +4,15 @@ import { join } from 'node:path';
 import type { SubwordSpec } from '../core/subword/subword-spec.ts';
 import type { Tokenizer } from '../core/text/tokenize.ts';
 import { Vocabulary } from '../core/vocab.ts';
-import { buildModel, type ModelSizes, type Seq2SeqModel } from '../models/index.ts';
+import {
+  buildLanguageModel,
+  buildModel,
+  type LanguageModel,
+  type ModelSizes,
+  type Seq2SeqModel,
+} from '../models/index.ts';
 import { inferenceTensors } from './optim/parameter-average.ts';
 import { averageCheckpoints, loadCheckpoint, restoreTensors, type LoadedCheckpoint } from './checkpoint.ts';
-import { buildLanguageModel, type LanguageModel } from '../models/lm/index.ts';
 import { expectTask, readRunConfig, RUN_FILES, type RunConfig, type TaskName } from './run-config.ts';
 import { checkOutputRows, outputRows } from './output-support.ts';
 import { readSubwords, runTokenizer } from './subwords.ts';
@@ -152,7 +157,7 @@ export class RunFolder<Config extends RunConfig = RunConfig> {
   }
 
   /**
-   * A language-model run's model (task 'lm', models/lm/) rebuilt from a loaded checkpoint, as
+   * A language-model run's model (task 'lm', models/archs/lstm-lm.ts) rebuilt from a loaded checkpoint, as
    * {@link rebuildModel} does for seq2seq runs. The caller disposes `model.params`.
    */
   rebuildLanguageModel(vocabSize: number, checkpoint: LoadedCheckpoint, checkpointDir: string): LanguageModel {

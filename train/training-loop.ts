@@ -1,24 +1,22 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { restoreTensors, type HasParams, type LoadedCheckpoint } from './checkpoint.ts';
-import { InterruptWatch, nextTurn, resumeCommand, TrainingInterrupted, type StopSignal } from './interrupt.ts';
-import { appendMetrics, dropLostMetrics } from './metrics-log.ts';
+import { type HasParams, type LoadedCheckpoint } from './checkpoint.ts';
+import { InterruptWatch, TrainingInterrupted } from './interrupt.ts';
+import { LoopSession } from './loop-session.ts';
 import { Adam } from './optim/adam.ts';
 import { ParameterAverage } from './optim/parameter-average.ts';
 import type { TrainingProgress } from './progress.ts';
 import { RUN_FILES, writeRunConfig, type RunConfig } from './run-config.ts';
-import { RunCheckpoints } from './run-checkpoints.ts';
 import { resumeCheckpoint, type ResumeCheckpoint } from './resume-checkpoint.ts';
 import type { LrSchedule, ScheduleState } from './schedules/index.ts';
 
 /**
- * The epoch loop every trainer shares (train/trainer.ts for translation and captioning,
- * train/lm/lm-trainer.ts for language modelling): updates, the learning-rate schedule, the epoch,
- * time and update budgets, validation after every epoch, metrics.jsonl, checkpoints and resume. A
- * trainer supplies only what is its task's: an epoch's batches, the validation and how its metrics
- * read (`LoopTask`). One loop, so a budget or checkpoint rule cannot drift between tasks.
- * SIGINT and SIGTERM while it trains save `last` and end the run (train/interrupt.ts).
+ * The epoch loop of the one trainer (train/trainer.ts, for every task in train/tasks/): updates,
+ * the learning-rate schedule, the epoch, time and update budgets, validation after every epoch,
+ * metrics.jsonl, checkpoints and resume. A task supplies only what is its own: an epoch's updates,
+ * the validation and how its metrics read (`LoopTask`). One loop, so a budget or checkpoint rule
+ * cannot drift between tasks. SIGINT and SIGTERM while it trains save `last` and end the run (train/interrupt.ts).
  */
 
 /**
@@ -50,8 +48,8 @@ export function loopOutcome(state: LoopState): { epochs: number; steps: number; 
   return { epochs: state.epoch, steps: state.step, stopReason: state.stopReason ?? '' };
 }
 
-/** One epoch's batches, as the task trains them. */
-export interface EpochPlan {
+/** One epoch's updates, as the task trains them (a batch each, or a window each). */
+export interface EpochUpdates {
   length: number;
   /** One optimiser update on batch `i`: its mean loss per token, and the tokens that mean is over. */
   train(i: number): { loss: number; tokens: number };
@@ -83,7 +81,7 @@ export interface EpochSummary {
 export interface LoopTask<S extends LoopState, V, M extends object> {
   /** What the resume line calls a position inside an epoch ('batch', 'window'). */
   unit: string;
-  plan(epoch: number): EpochPlan;
+  plan(epoch: number): EpochUpdates;
   validate(): Promise<V> | V;
   /** The validation's score for the schedule, which maximises it. */
   score(validation: V): number;
@@ -175,178 +173,34 @@ async function trainEpochs<S extends LoopState, V, M extends object>(
   interrupts: InterruptWatch,
   average: ParameterAverage | null,
 ): Promise<S> {
-  const { runDir, config, model, optimizer, schedule, progress, task } = run;
-  let state = run.state;
-  if (run.checkpoint) {
-    restoreTensors(model, optimizer, run.checkpoint.tensors, runDir);
-    average?.restore(run.checkpoint.tensors, runDir);
-    const saved = run.checkpoint.state;
-    // JSON has no Infinity: a best-so-far still ±Infinity (saved before the first validation) came back as null.
-    for (const [key, value] of Object.entries(run.state))
-      if (saved[key] === null && typeof value === 'number' && !Number.isFinite(value)) saved[key] = value;
-    state = saved as unknown as S;
-    schedule.state = { ...state.schedule, best: state.schedule.best ?? -Infinity };
-    optimizer.step = state.step;
-    optimizer.learningRate = state.learningRate;
-    if (state.done && state.stopKind !== 'plateau') state.done = false;
-    progress.log(resumedLine(state, task.unit, run.checkpoint));
-  }
-  await dropLostMetrics(runDir, state.step);
-
-  const checkpoints = new RunCheckpoints(runDir, model, optimizer, config.keepLast, average);
-  const snapshot = () => ({ ...state, schedule: schedule.state });
-  // The step `last` holds, to save it once on a signal (null: this session has not saved and found none).
-  let savedStep: number | null = run.checkpoint ? state.step : null;
-  const saveLast = async () => {
-    await checkpoints.save('last', snapshot());
-    savedStep = state.step;
-  };
-  const budgetMs = (config.maxMinutes ?? Infinity) * 60_000;
-  const maxUpdates = config.maxUpdates ?? Infinity;
-  let sessionStart = Date.now() - state.elapsedMs;
-  const elapsed = () => Date.now() - sessionStart;
-  let lastSave = Date.now();
-  // Which budget ended the run: time, or the update count (checked after every update, as time is).
-  const budgetStop = (): Pick<LoopState, 'stopKind' | 'stopReason'> | null =>
-    state.step >= maxUpdates
-      ? { stopKind: 'updates', stopReason: `reached ${config.maxUpdates} updates` }
-      : elapsed() >= budgetMs
-        ? { stopKind: 'time', stopReason: `time budget of ${config.maxMinutes} minutes used` }
-        : null;
-  // What a periodic save writes (so a resume continues at the next batch), then the signal's exit.
-  const stopOnSignal = async (signal: StopSignal): Promise<never> => {
-    if (savedStep !== state.step) {
-      state.elapsedMs = elapsed();
-      await saveLast();
-    }
-    const where = `epoch ${state.epoch + 1}, ${task.unit} ${state.batch}, step ${state.step}`;
-    throw new TrainingInterrupted(
-      signal,
-      `interrupted by ${signal} at ${where}: saved; resume with \`${resumeCommand(runDir)}\``,
-    );
-  };
-
+  const { config, progress, task } = run;
+  const session = await LoopSession.start(run, average);
+  const { state } = session;
   while (!state.done) {
     if (config.epochs !== undefined && state.epoch >= config.epochs) {
       Object.assign(state, { done: true, stopKind: 'epochs', stopReason: `reached ${config.epochs} epochs` });
       break;
     }
-    const stopBefore = budgetStop();
+    const stopBefore = session.budgetStop();
     if (stopBefore) {
       Object.assign(state, { done: true, ...stopBefore });
       break;
     }
     // A signal during the last epoch's validation or saves is acted on here, once they are done (after
     // the checks above, so a run that has just ended ends as finished, and the signal is reported below).
-    if (interrupts.signal) await stopOnSignal(interrupts.signal);
-    const plan = task.plan(state.epoch);
-    progress.startEpoch(state.epoch + 1, plan.length, state.batch);
-    let lossSum = 0;
-    let lossTokens = 0;
-    const epochStart = Date.now();
-    let budgetUsed: ReturnType<typeof budgetStop> = null;
-    let interrupted: StopSignal | null = null;
-    const startBatch = state.batch;
-    for (let i = state.batch; i < plan.length; i++) {
-      optimizer.learningRate = schedule.rateAt(state.step + 1, optimizer.learningRate);
-      const { loss, tokens } = plan.train(i);
-      if (!Number.isFinite(loss))
-        throw new Error(`training diverged at step ${state.step + 1} (loss ${loss}); try a lower --lr`);
-      state.step += 1;
-      average?.update(state.step);
-      state.batch = i + 1;
-      lossSum += loss * tokens;
-      lossTokens += tokens;
-      const seconds = (Date.now() - epochStart) / 1000;
-      progress.update({
-        epoch: state.epoch + 1,
-        batch: i + 1,
-        batches: plan.length,
-        loss: lossSum / lossTokens,
-        tokensPerSecond: lossTokens / Math.max(seconds, 1e-3),
-        // Batches done in this session (a resumed epoch starts at startBatch), not in the epoch.
-        etaSeconds: ((plan.length - i - 1) * seconds) / Math.max(1, i + 1 - startBatch),
-      });
-      budgetUsed = budgetStop();
-      if (budgetUsed) break;
-      // plan.train never yields, so a signal's handler runs only here: one event-loop turn per update
-      // (what it costs: nextTurn in train/interrupt.ts).
-      await nextTurn();
-      interrupted = interrupts.signal;
-      if (interrupted) break;
-      if (Date.now() - lastSave >= config.checkpointMinutes * 60_000) {
-        state.elapsedMs = elapsed();
-        await saveLast();
-        lastSave = Date.now();
-      }
-    }
-    plan.end?.();
-    progress.endEpoch();
+    if (interrupts.signal) await session.stopOnSignal(interrupts.signal);
+    const trained = await session.trainEpoch(interrupts);
     // An epoch stopped by a signal is not validated (that can take minutes): it has no metrics line
     // yet, and the session that finishes it writes one, as after a periodic save.
-    if (interrupted) await stopOnSignal(interrupted);
-    const trainSeconds = Math.max((Date.now() - epochStart) / 1000, 1e-3);
-    // An epoch whose last batch used the budget is still whole.
-    const complete = budgetUsed === null || state.batch === plan.length;
-    // A signal during validation lets it finish (a task's decode cannot stop part-way): its metrics line
-    // and checkpoints are written whole, then the loop stops at the top of the next epoch.
-    const validation = await (average ? average.applied(() => task.validate()) : task.validate());
-    const verdict = schedule.observe(task.score(validation), state.epoch, optimizer.learningRate);
-    optimizer.learningRate = verdict.learningRate;
-    if (verdict.note) progress.log(verdict.note);
-    state.learningRate = optimizer.learningRate;
-    task.keepBest(state, validation);
-    if (complete) {
-      state.epoch += 1;
-      state.batch = 0;
-    }
-    if (verdict.stop)
-      Object.assign(state, {
-        done: true,
-        stopKind: 'plateau',
-        stopReason: `no validation gain for ${config.schedule.stopAfter} epochs`,
-      });
-    if (budgetUsed && !state.done) Object.assign(state, { done: true, ...budgetUsed });
-    state.elapsedMs = elapsed();
-    const { metrics, line } = task.report(
-      {
-        epoch: complete ? state.epoch : state.epoch + 1,
-        step: state.step,
-        complete,
-        trainLoss: lossTokens ? lossSum / lossTokens : NaN,
-        tokens: lossTokens,
-        trainSeconds,
-        epochSeconds: Math.max((Date.now() - epochStart) / 1000, 1e-3),
-        learningRate: state.learningRate,
-        elapsedMinutes: state.elapsedMs / 60_000,
-        best: verdict.improved,
-      },
-      validation,
-    );
-    await appendMetrics(runDir, metrics);
-    progress.log(line);
-    run.onEpoch?.(metrics);
-    if (verdict.improved) await checkpoints.save('best', snapshot());
-    await saveLast();
-    if (complete && config.keepLast > 0) await checkpoints.saveEpoch(state.epoch, snapshot());
-    lastSave = Date.now();
-    sessionStart = Date.now() - state.elapsedMs;
+    if (trained.interrupted) await session.stopOnSignal(trained.interrupted);
+    await session.endEpoch(trained);
   }
   if (state.done && state.stopReason) {
-    await saveLast();
+    await session.saveLast();
     progress.log(`stopped: ${state.stopReason}; ${task.bestText(state)}`);
   }
   // A signal during the final validation: the run is whole and saved, but the caller's work after it is not wanted.
   const late = interrupts.signal;
   if (late) throw new TrainingInterrupted(late, `interrupted by ${late} as the run ended: saved (${state.stopReason})`);
   return state;
-}
-
-/** The resume's log line: where in the run, from which checkpoint, and the leftovers of interrupted saves removed. */
-function resumedLine(state: LoopState, unit: string, checkpoint: { from?: string; removed?: string[] }): string {
-  const from = checkpoint.from === undefined ? '' : ` (from ${checkpoint.from})`;
-  const removed = checkpoint.removed?.length
-    ? `; removed what interrupted saves left: ${checkpoint.removed.join(', ')}`
-    : '';
-  return `resumed at epoch ${state.epoch + 1}, ${unit} ${state.batch}, step ${state.step}${from}${removed}`;
 }

@@ -21,7 +21,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import '../../models/index.ts';
 import { createNodeSession, ort } from '../../core/runtime/ort-node.ts';
 import { SPECIALS } from '../../core/vocab.ts';
-import type { LmState } from '../../models/lm/types.ts';
+import type { LmState } from '../../models/archs/lm-types.ts';
 import { initBackend } from '../../train/backend/select.ts';
 import { TokenStream } from '../../train/data/lm-stream.ts';
 import { prepareLmData } from '../../train/lm/lm-data.ts';

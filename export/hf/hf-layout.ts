@@ -32,22 +32,30 @@ import { transformerShape } from './transformer-shape.ts';
  * one tokenizer for source and target ids, and frost's word tokenisers (Moses rules) have no tokenizer.json form.
  */
 export function hfRefusal(card: ModelCard): string | undefined {
-  const why = '(the Hugging Face layout';
-  if (card.task !== 'translation') return `--hf: a ${card.task} model ${why} is for translation models)`;
-  if (card.arch !== 'transformer') {
-    return (
-      `--hf: architecture '${card.arch}' cannot take it ${why} feeds the decoder key/value caches that grow one ` +
-      'position a step, which only the transformer architecture has)'
-    );
-  }
+  const refusal = hfRunRefusal(card);
+  if (refusal !== undefined) return refusal;
   if (card.subword === undefined) {
-    return `--hf: tokenizer '${card.tokenizer}' cannot be written as tokenizer.json ${why} needs a subword vocabulary, bpe or unigram)`;
+    return `--hf: tokenizer '${card.tokenizer}' cannot be written as tokenizer.json ${WHY} needs a subword vocabulary, bpe or unigram)`;
   }
   if (!card.subword.joint) {
-    return `--hf: separate source and target vocabularies ${why} has one tokenizer for both; train with a joint vocabulary)`;
+    return `--hf: separate source and target vocabularies ${WHY} has one tokenizer for both; train with a joint vocabulary)`;
   }
   return undefined;
 }
+
+/** The part of {@link hfRefusal} a run's config already answers, so `frost export --hf` refuses before exporting. */
+export function hfRunRefusal(model: { task: string; arch: string }): string | undefined {
+  if (model.task !== 'translation') return `--hf: a ${model.task} model ${WHY} is for translation models)`;
+  if (model.arch !== 'transformer') {
+    return (
+      `--hf: architecture '${model.arch}' cannot take it ${WHY} feeds the decoder key/value caches that grow one ` +
+      'position a step, which only the transformer architecture has)'
+    );
+  }
+  return undefined;
+}
+
+const WHY = '(the Hugging Face layout';
 
 const MIN_OPSET = 13;
 

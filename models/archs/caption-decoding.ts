@@ -4,12 +4,7 @@ import type { GraphBuilder } from '../../core/onnx/graph-builder.ts';
 import { SeededRandom } from '../../core/random.ts';
 import { buildHead } from '../heads/index.ts';
 import type { OutputHead } from '../heads/types.ts';
-import {
-  convEncoderSettings,
-  type ConvEncoderConfig,
-  type ImageEncoder,
-  type ImageFeatures,
-} from '../layers/image-encoder.ts';
+import { convEncoderSettings, type ImageEncoder, type ImageFeatures } from '../layers/image-encoder.ts';
 import { maskedCrossEntropySum, type TokenLossOptions } from '../loss.ts';
 import { tensorValue } from '../onnx-values.ts';
 import { packTargets, permuteRows, type PackedTargets } from '../packed-steps.ts';
@@ -17,23 +12,19 @@ import type { ParamStore } from '../params.ts';
 import { emitStepLogProbs } from './graph-spec.ts';
 import type { ImageBatch } from './types.ts';
 
-/** The settings every caption LSTM has; an architecture's config adds its own and says where its dropout goes. */
-export interface CaptionLstmConfig extends ConvEncoderConfig {
-  /** Word embedding size e. */
-  embedding: number;
-  /** LSTM size H. */
-  hidden: number;
-  /** Dropout rate while training. */
-  dropout: number;
-}
-
 /** The zod fields of {@link CaptionLstmConfig}, for an architecture's strict `settings`. */
 export const captionLstmSettings = {
   ...convEncoderSettings,
+  /** Word embedding size e. */
   embedding: z.number().int().positive(),
+  /** LSTM size H. */
   hidden: z.number().int().positive(),
+  /** Dropout rate while training. */
   dropout: z.number().min(0).lt(1),
 };
+
+/** The settings every caption LSTM has; an architecture's config adds its own and says where its dropout goes. */
+export type CaptionLstmConfig = z.infer<z.ZodObject<typeof captionLstmSettings>>;
 
 /**
  * A caption batch packed by step (models/packed-steps.ts), with each sorted caption's image row.

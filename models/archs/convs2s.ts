@@ -47,6 +47,21 @@ import { emitStepLogProbs, encoderDecoderOnnx } from './graph-spec.ts';
 
 const HALF = Math.SQRT1_2;
 
+const settings = z.strictObject({
+  /** Word and position embedding size e (source and target). */
+  embedding: z.number().int().positive(),
+  /** Encoder convolutions, `channels:width*count` joined by commas (widths odd). */
+  encoderLayers: z.string().regex(CONVS2S_LAYERS_PATTERN, 'expects channels:width*count joined by commas'),
+  /** Decoder convolutions, same form (any width >= 1). */
+  decoderLayers: z.string().regex(CONVS2S_LAYERS_PATTERN, 'expects channels:width*count joined by commas'),
+  /** Size d of f, the vector the output head scores (fairseq's decoder_out_embed_dim). */
+  output: z.number().int().positive(),
+  /** Rows of the learned position tables; later positions reuse the last row. */
+  maxPositions: z.number().int().positive(),
+  /** Dropout on embeddings, convolution inputs and f while training. */
+  dropout: z.number().min(0).lt(1),
+});
+
 /**
  * Convolutional sequence to sequence learning (Gehring et al. 2017), as fairseq's `fconv`:
  *   encoder: x = E[src] + P[pos] → Linear(e→C₀) → per layer: (GLU(conv(x)) + res(x))·√0.5
@@ -57,29 +72,7 @@ const HALF = Math.SQRT1_2;
  * The decoder step carries, per layer of width k > 1, its convolution's last k−1 inputs and the
  * position index as state, so a step costs the same at any position (docs/convs2s.md).
  */
-export interface Convs2sConfig {
-  /** Word and position embedding size e (source and target). */
-  embedding: number;
-  /** Encoder convolutions, `channels:width*count` joined by commas (widths odd). */
-  encoderLayers: string;
-  /** Decoder convolutions, same form (any width >= 1). */
-  decoderLayers: string;
-  /** Size d of f, the vector the output head scores (fairseq's decoder_out_embed_dim). */
-  output: number;
-  /** Rows of the learned position tables; later positions reuse the last row. */
-  maxPositions: number;
-  /** Dropout on embeddings, convolution inputs and f while training. */
-  dropout: number;
-}
-
-const settings = z.strictObject({
-  embedding: z.number().int().positive(),
-  encoderLayers: z.string().regex(CONVS2S_LAYERS_PATTERN, 'expects channels:width*count joined by commas'),
-  decoderLayers: z.string().regex(CONVS2S_LAYERS_PATTERN, 'expects channels:width*count joined by commas'),
-  output: z.number().int().positive(),
-  maxPositions: z.number().int().positive(),
-  dropout: z.number().min(0).lt(1),
-});
+export type Convs2sConfig = z.infer<typeof settings>;
 
 /** `wmt` is the paper's WMT'14 en→de model (fairseq's fconv_wmt_en_de); `small` fairseq's fconv_iwslt_de_en. */
 const presets: Record<string, Convs2sConfig> = {
@@ -473,6 +466,7 @@ function gemmOnnx(g: GraphBuilder, w: Linear, name: string, x: string): string {
 registerArch<Convs2sConfig>({
   name: 'convs2s',
   summary: 'ConvS2S (Gehring et al. 2017): GLU convolution stacks, multi-step attention, incremental decoder',
+  tasks: ['translation'],
   inputKind: 'tokens',
   presets,
   settings,

@@ -41,6 +41,21 @@ import {
 } from './types.ts';
 import { emitStepLogProbs, encoderDecoderOnnx } from './graph-spec.ts';
 
+const settings = z.strictObject({
+  /** Word embedding size e (source and target). */
+  embedding: z.number().int().positive(),
+  /** Decoder GRU size H. */
+  hidden: z.number().int().positive(),
+  /** Encoder GRU size per direction; annotations are twice this (OpenNMT's brnn splits the size the same way). */
+  encoderHidden: z.number().int().positive(),
+  /** Attention MLP size. */
+  attention: z.number().int().positive(),
+  /** Size d of f, the vector the output head scores. */
+  output: z.number().int().positive(),
+  /** Dropout on embeddings and on f while training. */
+  dropout: z.number().min(0).lt(1),
+});
+
 /**
  * Bahdanau-style attention encoder-decoder.
  *   encoder: bidirectional GRU over source embeddings; annotations h_j = [→h_j; ←h_j]
@@ -49,29 +64,7 @@ import { emitStepLogProbs, encoderDecoderOnnx } from './graph-spec.ts';
  *           s_t = GRU([E y_{t-1}; c_t], s_{t-1})
  *           f_t = tanh([s_t; c_t; E y_{t-1}] Wo + bo)     → the output head scores f_t
  */
-export interface RnnAttnConfig {
-  /** Word embedding size e (source and target). */
-  embedding: number;
-  /** Decoder GRU size H. */
-  hidden: number;
-  /** Encoder GRU size per direction; annotations are twice this (OpenNMT's brnn splits the size the same way). */
-  encoderHidden: number;
-  /** Attention MLP size. */
-  attention: number;
-  /** Size d of f, the vector the output head scores. */
-  output: number;
-  /** Dropout on embeddings and on f while training. */
-  dropout: number;
-}
-
-const settings = z.strictObject({
-  embedding: z.number().int().positive(),
-  hidden: z.number().int().positive(),
-  encoderHidden: z.number().int().positive(),
-  attention: z.number().int().positive(),
-  output: z.number().int().positive(),
-  dropout: z.number().min(0).lt(1),
-});
+export type RnnAttnConfig = z.infer<typeof settings>;
 
 const presets: Record<string, RnnAttnConfig> = {
   tiny: { embedding: 64, hidden: 128, encoderHidden: 64, attention: 64, output: 96, dropout: 0 },
@@ -402,6 +395,7 @@ class RnnAttnModel implements Seq2SeqModel {
 registerArch<RnnAttnConfig>({
   name: 'rnn-attn',
   summary: 'Bahdanau attention: bidirectional GRU encoder, GRU decoder, additive attention',
+  tasks: ['translation'],
   inputKind: 'tokens',
   presets,
   settings,

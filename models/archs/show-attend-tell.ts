@@ -18,7 +18,7 @@ import {
 import { sharedWeightMatMul } from '../layers/shared-matmul.ts';
 import { tensorValue } from '../onnx-values.ts';
 import { ParamStore } from '../params.ts';
-import { CaptionDecoding, captionLstmSettings, packCaptions, type CaptionLstmConfig } from './caption-decoding.ts';
+import { CaptionDecoding, captionLstmSettings, packCaptions } from './caption-decoding.ts';
 import { registerArch } from './registry.ts';
 import {
   expectBatch,
@@ -31,6 +31,16 @@ import {
   type OnnxGraphOptions,
 } from './types.ts';
 import { encoderDecoderOnnx } from './graph-spec.ts';
+
+const settings = z.strictObject({
+  ...captionLstmSettings,
+  /** Attention MLP size. */
+  attention: z.number().int().positive(),
+  /** Size d of f, the vector the output head scores. */
+  output: z.number().int().positive(),
+  /** λ of the doubly stochastic attention penalty (the paper's 1). */
+  attentionPenalty: z.number().nonnegative(),
+});
 
 /**
  * Show, Attend and Tell (Xu et al., 2015), soft attention, over the CNN's grid a_1..a_L (L = h·w):
@@ -45,21 +55,7 @@ import { encoderDecoderOnnx } from './graph-spec.ts';
  * summed over each caption's own steps (</s> included, padding not).
  * Dropout (a common caption LSTM setting) is on the word embeddings and on f.
  */
-export interface ShowAttendTellConfig extends CaptionLstmConfig {
-  /** Attention MLP size. */
-  attention: number;
-  /** Size d of f, the vector the output head scores. */
-  output: number;
-  /** λ of the doubly stochastic attention penalty (the paper's 1). */
-  attentionPenalty: number;
-}
-
-const settings = z.strictObject({
-  ...captionLstmSettings,
-  attention: z.number().int().positive(),
-  output: z.number().int().positive(),
-  attentionPenalty: z.number().nonnegative(),
-});
+export type ShowAttendTellConfig = z.infer<typeof settings>;
 
 const presets: Record<string, ShowAttendTellConfig> = {
   tiny: {
@@ -327,6 +323,7 @@ class ShowAttendTellModel implements Seq2SeqModel {
 registerArch<ShowAttendTellConfig>({
   name: 'show-attend-tell',
   summary: 'Show, Attend and Tell (Xu et al.): LSTM with soft attention over the CNN grid, gating scalar β',
+  tasks: ['caption'],
   inputKind: 'image',
   presets,
   settings,

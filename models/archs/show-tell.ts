@@ -184,6 +184,7 @@ class ShowTellModel implements Seq2SeqModel {
 registerArch<ShowTellConfig>({
   name: 'show-tell',
   summary: "Show and Tell (Vinyals et al.): CNN image feature as the LSTM's first input",
+  tasks: ['caption'],
   inputKind: 'image',
   presets,
   settings,

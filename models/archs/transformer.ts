@@ -24,6 +24,27 @@ import {
   type OnnxGraphOptions,
 } from './types.ts';
 
+const settings = z.strictObject({
+  encoderLayers: z.number().int().positive(),
+  decoderLayers: z.number().int().positive(),
+  /** d, the model size (embeddings, every layer's input and output, the vector the head scores). */
+  model: z.number().int().positive(),
+  heads: z.number().int().positive(),
+  /** Inner size of the feed-forward blocks. */
+  ff: z.number().int().positive(),
+  /** Dropout on embeddings+positions and on every residual branch. */
+  dropout: z.number().min(0).lt(1),
+  /** Dropout on the attention weights. */
+  attentionDropout: z.number().min(0).lt(1),
+  /** Dropout on the feed-forward blocks' hidden activations. */
+  activationDropout: z.number().min(0).lt(1),
+  norm: z.enum(['post', 'pre']),
+  activation: z.enum(['relu', 'gelu']),
+  positions: z.enum(['sinusoidal', 'learned']),
+  /** Rows of a learned position table (the longest source or output); sinusoidal positions have no limit. */
+  maxPositions: z.number().int().positive(),
+});
+
 /**
  * The encoder-decoder Transformer of Vaswani et al. (2017).
  *   embed:   x = √d · E[token] + P[position]                       (dropout)
@@ -38,41 +59,7 @@ import {
  * the keys and values of the attention over the source are computed once, by the encoder, and are
  * per-row memory. See docs/transformer.md.
  */
-export interface TransformerConfig {
-  encoderLayers: number;
-  decoderLayers: number;
-  /** d, the model size (embeddings, every layer's input and output, the vector the head scores). */
-  model: number;
-  heads: number;
-  /** Inner size of the feed-forward blocks. */
-  ff: number;
-  /** Dropout on embeddings+positions and on every residual branch. */
-  dropout: number;
-  /** Dropout on the attention weights. */
-  attentionDropout: number;
-  /** Dropout on the feed-forward blocks' hidden activations. */
-  activationDropout: number;
-  norm: 'post' | 'pre';
-  activation: 'relu' | 'gelu';
-  positions: 'sinusoidal' | 'learned';
-  /** Rows of a learned position table (the longest source or output); sinusoidal positions have no limit. */
-  maxPositions: number;
-}
-
-const settings = z.strictObject({
-  encoderLayers: z.number().int().positive(),
-  decoderLayers: z.number().int().positive(),
-  model: z.number().int().positive(),
-  heads: z.number().int().positive(),
-  ff: z.number().int().positive(),
-  dropout: z.number().min(0).lt(1),
-  attentionDropout: z.number().min(0).lt(1),
-  activationDropout: z.number().min(0).lt(1),
-  norm: z.enum(['post', 'pre']),
-  activation: z.enum(['relu', 'gelu']),
-  positions: z.enum(['sinusoidal', 'learned']),
-  maxPositions: z.number().int().positive(),
-});
+export type TransformerConfig = z.infer<typeof settings>;
 
 const common = { norm: 'post', activation: 'relu', positions: 'sinusoidal', maxPositions: 256 } as const;
 const presets: Record<string, TransformerConfig> = {
@@ -368,6 +355,7 @@ registerArch<TransformerConfig>({
     warmupSteps: 4000,
     maxTokens: 4096,
   },
+  tasks: ['translation'],
   inputKind: 'tokens',
   presets,
   settings,

@@ -5,6 +5,7 @@ import type { OutputHead } from '../heads/types.ts';
 import type { ParamStore } from '../params.ts';
 import type { OptionsSchema } from '../../core/options.ts';
 import type { TokenLossOptions } from '../loss.ts';
+import type { LanguageModel } from './lm-types.ts';
 
 /** What an encoder reads: token ids (translation) or images (captioning). */
 export type InputKind = 'tokens' | 'image';
@@ -152,23 +153,46 @@ export interface ArchRecipe {
   maxTokens?: number;
 }
 
-export interface ArchDefinition<Config extends object> {
+/** The training tasks an architecture can serve (train/tasks/ registers one of each). */
+export type ArchTask = 'translation' | 'caption' | 'lm';
+
+/** What every architecture declares, whatever kind of model it builds. */
+export interface ArchBase<Config extends object> {
   name: string;
   summary: string;
-  /** Training-recipe defaults for new runs of this architecture (explicit flags win); absent: the task's. */
-  recipe?: ArchRecipe;
-  /** What the architecture's encoder reads. */
-  inputKind: InputKind;
+  /** The tasks it serves: `frost train --task` lists and accepts it for these only. */
+  tasks: readonly ArchTask[];
   /** Named presets; every field of Config must be set by each. */
   presets: Record<string, Config>;
   /** Types of Config's fields (`--set key=value` is checked against it); unknown keys are refused. */
   settings: OptionsSchema<Config>;
+}
+
+/** An encoder-decoder architecture (translation, captioning): it builds a {@link Seq2SeqModel}. */
+export interface ArchDefinition<Config extends object> extends ArchBase<Config> {
+  /** Training-recipe defaults for new runs of this architecture (explicit flags win); absent: the task's. */
+  recipe?: ArchRecipe;
+  /** What the architecture's encoder reads. */
+  inputKind: InputKind;
   build(
     config: Config,
     sizes: ModelSizes,
     head: { name: string; options?: Record<string, unknown> },
     seed: number,
   ): Seq2SeqModel;
+}
+
+/**
+ * A language-model architecture: no encoder and no sentence batches, a continuous stream read in
+ * windows with the state carried (lm-types.ts), so it builds a {@link LanguageModel} from one vocabulary size.
+ */
+export interface LmArchDefinition<Config extends object> extends ArchBase<Config> {
+  build(
+    config: Config,
+    vocabSize: number,
+    head: { name: string; options?: Record<string, unknown> },
+    seed: number,
+  ): LanguageModel;
 }
 
 /** Narrows a batch to the kind a model reads, with an error naming the model otherwise. */

@@ -30,12 +30,6 @@ export interface ImageEncoder {
   toOnnx(g: GraphBuilder, input: string): { grid: string; pooled: string };
 }
 
-/** Settings of the CNN trained from scratch (ignored when the model reads a frozen encoder's features). */
-export interface ConvEncoderConfig {
-  /** Channels of the stem and of each residual stage; every one halves the resolution. */
-  cnnChannels: number[];
-}
-
 /** Schema fields of {@link ConvEncoderConfig}, for the architectures' settings schemas. */
 export const convEncoderSettings = { cnnChannels: z.array(z.number().int().positive()).min(1) };
 
@@ -49,3 +43,6 @@ export function createImageEncoder(
     ? new ConvEncoder(params, 'encoder/cnn', spec.size, config.cnnChannels)
     : new FeatureEncoder(spec.shape);
 }
+
+/** Settings of the CNN trained from scratch (ignored when the model reads a frozen encoder's features). */
+export type ConvEncoderConfig = z.infer<z.ZodObject<typeof convEncoderSettings>>;

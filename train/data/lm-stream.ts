@@ -1,4 +1,4 @@
-import type { StreamWindow } from '../../models/lm/types.ts';
+import type { StreamWindow } from '../../models/archs/lm-types.ts';
 
 /**
  * A split as one continuous token stream (each line's tokens then `</s>`), laid out as B parallel

@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
-import type { LanguageModel } from '../../models/lm/types.ts';
+import type { LanguageModel } from '../../models/archs/lm-types.ts';
 import { TokenStream } from '../data/lm-stream.ts';
 
 /** Every predicted token of a split and the model's log-probability of it (natural log). */

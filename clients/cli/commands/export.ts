@@ -1,9 +1,8 @@
 import { type Command, Option } from 'commander';
 import { resolve } from 'node:path';
-import { exportLmRun } from '../../../export/lm-export.ts';
-import { readRunConfig } from '../../../train/run-config.ts';
 import { exportRun } from '../../../export/export-run.ts';
-import { writeHfLayout } from '../../../export/hf/hf-layout.ts';
+import { hfRunRefusal, writeHfLayout } from '../../../export/hf/hf-layout.ts';
+import { RunFolder } from '../../../train/run-folder.ts';
 import { MAX_PARITY_TOLERANCE, PARITY_TOLERANCE, parityTolerance } from '../../../export/parity.ts';
 import { PRECISION_CHECK_SENTENCES } from '../../../export/precision-check.ts';
 import { type Precision, PRECISIONS } from '../../../export/precision.ts';
@@ -71,15 +70,10 @@ export function registerExport(program: Command): void {
     .option('--triton-max-batch <n>', 'max_batch_size of the Triton configs', intOption('--triton-max-batch', 1), 64)
     .action(async (run: string, flags: ExportFlags) => {
       await initBackend({ quiet: true });
-      if ((await readRunConfig(resolve(run))).task === 'lm') {
-        // One step graph, no encoder: export/lm-export.ts. Precision and Triton are seq2seq-only for now.
-        if (flags.precision !== 'fp32')
-          throw new Error(`--precision ${flags.precision}: language models export in fp32 only for now`);
-        if (flags.triton !== undefined) throw new Error('--triton: not available for language models yet');
-        if (flags.hf !== undefined) throw new Error('--hf: the Hugging Face layout is for translation models');
-        const lm = await exportLmRun(resolve(run), resolve(flags.out), flags);
-        if (!flags.quiet) process.stdout.write(`${lm.outDir}\n`);
-        return;
+      // Refused before anything is exported: the layout's limits are the task's and the architecture's.
+      if (flags.hf !== undefined) {
+        const refusal = hfRunRefusal((await RunFolder.open(resolve(run))).config);
+        if (refusal !== undefined) throw new Error(refusal);
       }
       const result = await exportRun(resolve(run), resolve(flags.out), {
         ...flags,

@@ -3,8 +3,7 @@ import { copyFile, mkdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { DEFAULT_IMAGE_SPEC } from '../../../core/image/preprocess.ts';
 import { isSubwordKind, SUBWORD_KINDS } from '../../../core/subword/subword-spec.ts';
-import { resolveArchConfig, resolveHeadOptions } from '../../../models/index.ts';
-import { resolveLmArchConfig } from '../../../models/lm/index.ts';
+import { getLmArch, resolveArchConfig, resolveHeadOptions } from '../../../models/index.ts';
 import { detectCorpusKind, DEFAULT_LANGS } from '../../../train/data/corpus.ts';
 import { describeFrozenEncoder, encoderDigest } from '../../../train/data/image-features.ts';
 import { recipeWithDefaults, resolveRecipe, type RecipeFlags } from '../../../train/recipe.ts';
@@ -49,15 +48,33 @@ export interface NewRunFlags extends RecipeFlags {
   split?: string;
 }
 
-/** The architecture each task trains unless told otherwise. */
-const DEFAULT_ARCH: Readonly<Record<TaskName, string>> = {
-  translation: 'rnn-attn',
-  caption: 'show-attend-tell',
-  lm: 'lstm-lm',
-};
-
 /** Where `--encoder`'s file is copied in the run folder, so resume and export need nothing outside it. */
 const FROZEN_ENCODER_FILE = 'frozen-encoder.onnx';
+
+/** What the new run's config is built from besides the flags. */
+interface ConfigContext {
+  arch: string;
+  runDir: string;
+  subword: boolean;
+  /** The `vocab` field for a word minimum frequency (the task's default when undefined). */
+  vocab(minFreq: number | undefined): Record<string, unknown>;
+}
+
+/** How `frost train` makes a task's new run: its default architecture and corpus, and its config from the flags. */
+interface TaskFlags {
+  /** The architecture the task trains unless told otherwise. */
+  defaultArch: string;
+  /** The task trains on a default corpus when `--data` is not given. */
+  defaultData?: boolean;
+  runConfig(flags: NewRunFlags, context: ConfigContext): Promise<RunConfig> | RunConfig;
+}
+
+/** Each task's new-run flags, by task (train/tasks/ registers their training side). */
+const TASK_FLAGS: Readonly<Record<TaskName, TaskFlags>> = {
+  translation: { defaultArch: 'rnn-attn', runConfig: translationRunConfig },
+  caption: { defaultArch: 'show-attend-tell', runConfig: captionRunConfig },
+  lm: { defaultArch: 'lstm-lm', defaultData: true, runConfig: lmRunConfig },
+};
 
 /**
  * A new run's config from the flags; unset flags take the task's defaults from the schema (the
@@ -65,7 +82,9 @@ const FROZEN_ENCODER_FILE = 'frozen-encoder.onnx';
  * frequency 5). For `--encoder`, the ONNX file is described and copied into `runDir`.
  */
 export async function newRunConfig(flags: NewRunFlags, runDir: string): Promise<RunConfig> {
-  const arch = flags.arch ?? DEFAULT_ARCH[flags.task];
+  const task = TASK_FLAGS[flags.task];
+  if (!flags.data && !task.defaultData) throw new Error('give --data DIR (see `frost data --help` to get a corpus)');
+  const arch = flags.arch ?? task.defaultArch;
   const kindOfVocab = flags.vocab ?? 'word';
   const subword = isSubwordKind(kindOfVocab);
   if (kindOfVocab !== 'word' && !subword)
@@ -99,7 +118,11 @@ export async function newRunConfig(flags: NewRunFlags, runDir: string): Promise<
         };
   // Checked here so a mistyped --head-option is refused before any data is read.
   resolveHeadOptions(flags.head, flags.headOption);
-  if (flags.task === 'lm') return lmRunConfig(flags, arch, vocab(flags.minFreq), subword);
+  return task.runConfig(flags, { arch, runDir, subword, vocab });
+}
+
+/** The settings translation and captioning runs share, after refusing the language model's flags. */
+function seq2seqCommon(flags: NewRunFlags, arch: string) {
   for (const [flag, value] of [
     ['--bptt', flags.bptt],
     ['--split', flags.split],
@@ -123,30 +146,42 @@ export async function newRunConfig(flags: NewRunFlags, runDir: string): Promise<
     ...(flags.checkpointMinutes !== undefined ? { checkpointMinutes: flags.checkpointMinutes } : {}),
     valSentences: flags.valSentences,
   };
-  if (flags.task === 'translation') {
-    for (const [flag, value] of [
-      ['--encoder', flags.encoder],
-      ['--image-size', flags.imageSize],
-      ['--image-cache', flags.imageCache],
-    ] as const) {
-      if (value !== undefined) throw new Error(`${flag} is for --task caption`);
-    }
-    const kind = detectCorpusKind(dataDir);
-    return runConfigSchema.parse({
-      task: 'translation',
-      ...common,
-      data: {
-        dir: dataDir,
-        kind,
-        src: flags.src ?? DEFAULT_LANGS[kind].src,
-        tgt: flags.tgt ?? DEFAULT_LANGS[kind].tgt,
-      },
-      tokenizer: subword ? 'sentencepiece' : kind === 'plain' ? 'whitespace' : 'multi30k',
-      vocab: vocab(flags.minFreq ?? (kind === 'plain' ? 1 : 2)),
-      // With --max-tokens alone no sentence cap applies (fairseq's): a batch of n sentences has n tokens or more.
-      batch: { maxSentences: flags.batchSize ?? maxTokens ?? 64, ...(maxTokens !== undefined ? { maxTokens } : {}) },
-    });
+  return { dataDir, maxTokens, common };
+}
+
+/** A translation run's config: a parallel corpus, its languages, tokeniser and batches. */
+function translationRunConfig(flags: NewRunFlags, { arch, subword, vocab }: ConfigContext): RunConfig {
+  const { dataDir, maxTokens, common } = seq2seqCommon(flags, arch);
+  for (const [flag, value] of [
+    ['--encoder', flags.encoder],
+    ['--image-size', flags.imageSize],
+    ['--image-cache', flags.imageCache],
+  ] as const) {
+    if (value !== undefined) throw new Error(`${flag} is for --task caption`);
   }
+  const kind = detectCorpusKind(dataDir);
+  return runConfigSchema.parse({
+    task: 'translation',
+    ...common,
+    data: {
+      dir: dataDir,
+      kind,
+      src: flags.src ?? DEFAULT_LANGS[kind].src,
+      tgt: flags.tgt ?? DEFAULT_LANGS[kind].tgt,
+    },
+    tokenizer: subword ? 'sentencepiece' : kind === 'plain' ? 'whitespace' : 'multi30k',
+    vocab: vocab(flags.minFreq ?? (kind === 'plain' ? 1 : 2)),
+    // With --max-tokens alone no sentence cap applies (fairseq's): a batch of n sentences has n tokens or more.
+    batch: { maxSentences: flags.batchSize ?? maxTokens ?? 64, ...(maxTokens !== undefined ? { maxTokens } : {}) },
+  });
+}
+
+/** A caption run's config: a caption data set, the image input and its encoder (a CNN, or `--encoder` frozen). */
+async function captionRunConfig(
+  flags: NewRunFlags,
+  { arch, runDir, subword, vocab }: ConfigContext,
+): Promise<RunConfig> {
+  const { dataDir, common } = seq2seqCommon(flags, arch);
   if (flags.src !== undefined || flags.tgt !== undefined) throw new Error('--src and --tgt are for --task translation');
   if (flags.maxTokens !== undefined)
     throw new Error('--max-tokens is for --task translation (caption batches hold all captions of an image)');
@@ -191,7 +226,7 @@ export async function newRunConfig(flags: NewRunFlags, runDir: string): Promise<
 }
 
 /** A language-model run's config (train/lm/): a corpus or the default one, streams and BPTT window. */
-function lmRunConfig(flags: NewRunFlags, arch: string, vocab: Record<string, unknown>, subword: boolean): RunConfig {
+function lmRunConfig(flags: NewRunFlags, { arch, subword, vocab }: ConfigContext): RunConfig {
   for (const [flag, value] of [
     ['--src', flags.src],
     ['--tgt', flags.tgt],
@@ -217,7 +252,7 @@ function lmRunConfig(flags: NewRunFlags, arch: string, vocab: Record<string, unk
     task: 'lm',
     arch,
     preset: flags.preset,
-    archConfig: resolveLmArchConfig(arch, flags.preset, flags.set),
+    archConfig: resolveArchConfig(getLmArch(arch).name, flags.preset, flags.set),
     head: { name: flags.head, options: flags.headOption },
     seed: flags.seed,
     optim,
@@ -229,7 +264,7 @@ function lmRunConfig(flags: NewRunFlags, arch: string, vocab: Record<string, unk
     data: { ...(flags.data !== undefined ? { dir: resolve(flags.data) } : {}), ...(split ? { split } : {}) },
     // Given corpora are taken as tokenised (PTB, WikiText); the default one is raw text.
     tokenizer: subword ? 'sentencepiece' : flags.data === undefined ? 'multi30k' : 'whitespace',
-    vocab,
+    vocab: vocab(flags.minFreq),
     batch: { streams: flags.batchSize ?? 20, bptt: flags.bptt ?? 35 },
     ...(flags.keepLast !== undefined ? { keepLast: flags.keepLast } : {}),
     ...(flags.emaDecay !== undefined ? { emaDecay: flags.emaDecay } : {}),

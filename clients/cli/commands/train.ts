@@ -1,12 +1,9 @@
 import { type Command, Option } from 'commander';
 import { resolve } from 'node:path';
-import { archNames, getArch, getHeadDefinition, headNames } from '../../../models/index.ts';
-import { lmArchNames } from '../../../models/lm/index.ts';
+import { archDefinition, archNames, getHeadDefinition, headNames } from '../../../models/index.ts';
 import { initBackend } from '../../../train/backend/select.ts';
 import { scheduleNames } from '../../../train/schedules/index.ts';
 import { taskNames } from '../../../train/tasks/index.ts';
-import { resumeLanguageModel, trainLanguageModel } from '../../../train/lm/lm-trainer.ts';
-import { readRunConfig } from '../../../train/run-config.ts';
 import { resume, train } from '../../../train/trainer.ts';
 import { newRunConfig, type NewRunFlags } from './train-config.ts';
 import { intOption } from './serve.ts';
@@ -104,7 +101,7 @@ const RECIPE_FLAGS: [keyof TrainFlags, string][] = [
 /** Each architecture's presets, from the registry: "rnn-attn: tiny, small, paper; ...". */
 function presetsHelp(): string {
   return archNames()
-    .map((name) => `${name}: ${Object.keys(getArch(name).presets).join(', ')}`)
+    .map((name) => `${name}: ${Object.keys(archDefinition(name).presets).join(', ')}`)
     .join('; ');
 }
 
@@ -115,16 +112,28 @@ function trainArguments(): string[] {
 }
 
 export function registerTrain(program: Command): void {
-  program
+  const command = program
     .command('train')
-    .description('train a translation, captioning or language model (or continue one with --resume)')
-    // Language models train in their own loop (train/lm/), not through the seq2seq task registry.
-    .addOption(new Option('--task <name>', 'what to learn').choices([...taskNames(), 'lm']).default('translation'))
+    .description('train a translation, captioning or language model (or continue one with --resume)');
+  // In this order in --help.
+  for (const add of [modelOptions, runOptions, recipeOptions, dataOptions, captionOptions]) add(command);
+  command
+    .addOption(
+      new Option('--backend <name>', 'tfjs backend').choices(['auto', 'tensorflow', 'wasm', 'cpu']).default('auto'),
+    )
+    .option('--quiet', 'no progress output')
+    .action(trainAction);
+}
+
+/** What to learn: the task, architecture, head, corpus and the settings of each. */
+function modelOptions(command: Command): Command {
+  return command
+    .addOption(new Option('--task <name>', 'what to learn').choices(taskNames()).default('translation'))
     .addOption(
       new Option(
         '--arch <name>',
         'architecture (default: rnn-attn for translation, show-attend-tell for caption, lstm-lm for lm)',
-      ).choices([...archNames(), ...lmArchNames()]),
+      ).choices(archNames()),
     )
     .addOption(new Option('--head <name>', 'output head').choices(headNames()).default('learned'))
     .option(
@@ -140,7 +149,12 @@ export function registerTrain(program: Command): void {
     .option('--tgt <lang>', 'target language (translation)')
     .option('--preset <name>', `architecture preset (${presetsHelp()})`, 'small')
     .option('--set <key=value>', 'override one architecture setting (repeatable)', collect, [])
-    .option('--head-option <key=value>', `set one output-head option (repeatable; ${headOptionsHelp()})`, collect, [])
+    .option('--head-option <key=value>', `set one output-head option (repeatable; ${headOptionsHelp()})`, collect, []);
+}
+
+/** Where the run goes (or which run to continue), its budget and its seed. */
+function runOptions(command: Command): Command {
+  return command
     .option('--out <dir>', 'run folder to create')
     .option(
       '--resume <dir>',
@@ -158,7 +172,12 @@ export function registerTrain(program: Command): void {
       "stop after n optimizer updates (fairseq's --max-update): a budget that does not depend on the machine's load",
       positiveInt('max-updates'),
     )
-    .option('--seed <n>', 'seed of everything random', intOption('--seed', 0, 0xffff_ffff), 1)
+    .option('--seed <n>', 'seed of everything random', intOption('--seed', 0, 0xffff_ffff), 1);
+}
+
+/** The training recipe (train/recipe.ts, fixed when a run starts) and the batches. */
+function recipeOptions(command: Command): Command {
+  return command
     .option(
       '--lr <rate>',
       "Adam learning rate, a warm-up schedule's peak (default: the architecture's recipe, else 1e-3; caption 4e-4)",
@@ -207,7 +226,12 @@ export function registerTrain(program: Command): void {
       '--ema-decay <d>',
       "validate, keep and export an exponential moving average of the weights with this decay, e.g. 0.999 (fairseq's --ema-decay; OpenNMT's -average_decay is 1 minus it); default: the weights themselves",
       fraction('ema-decay', 'without'),
-    )
+    );
+}
+
+/** The vocabulary and the validation. */
+function dataOptions(command: Command): Command {
+  return command
     .option(
       '--min-freq <n>',
       'vocabulary minimum frequency (default 2, 1 for plain corpora, 5 for captions)',
@@ -242,7 +266,12 @@ export function registerTrain(program: Command): void {
       '--val-sentences <n>',
       'validation sentences (caption: images, default 500) decoded for BLEU each epoch',
       positiveInt('val-sentences'),
-    )
+    );
+}
+
+/** Captioning: the image input and its encoder. */
+function captionOptions(command: Command): Command {
+  return command
     .option(
       '--encoder <file.onnx>',
       'caption: a pretrained image encoder in ONNX, run frozen (features cached; merged into the export)',
@@ -256,54 +285,42 @@ export function registerTrain(program: Command): void {
     .option(
       '--image-cache <dir>',
       'caption: where decoded images and encoder features are cached (default data/cache/<data set>)',
-    )
-    .addOption(
-      new Option('--backend <name>', 'tfjs backend').choices(['auto', 'tensorflow', 'wasm', 'cpu']).default('auto'),
-    )
-    .option('--quiet', 'no progress output')
-    .action(async (flags: TrainFlags) => {
-      await initBackend({ prefer: flags.backend, quiet: flags.quiet });
-      if (flags.resume) {
-        // The recipe is the run's, in its config.json: a resumed run continues with it, so a flag would be ignored.
-        const recipeFlags = RECIPE_FLAGS.filter(([key]) => flags[key] !== undefined).map(([, flag]) => flag);
-        if (recipeFlags.length > 0)
-          throw new Error(
-            `${recipeFlags.join(', ')}: the recipe is fixed when a run starts; --resume continues with the one in ${flags.resume}/config.json`,
-          );
-        const runDir = resolve(flags.resume);
-        const budget = {
-          epochs: flags.epochs,
-          maxMinutes: flags.maxMinutes,
-          maxUpdates: flags.maxUpdates,
-          checkpointMinutes: flags.checkpointMinutes,
-        };
-        if ((await readRunConfig(runDir)).task === 'lm') {
-          (await resumeLanguageModel(runDir, budget, { quiet: flags.quiet })).model.params.dispose();
-          return;
-        }
-        const result = await resume(runDir, budget, { quiet: flags.quiet });
-        result.model.params.dispose();
-        return;
-      }
-      if (!flags.out) throw new Error('give --out DIR for a new run (or --resume DIR to continue one)');
-      if (!flags.data && flags.task !== 'lm')
-        throw new Error('give --data DIR (see `frost data --help` to get a corpus)');
-      const runDir = resolve(flags.out);
-      const config = await newRunConfig(
-        {
-          ...flags,
-          data: flags.data,
-          set: parseSettings(flags.set, '--set'),
-          headOption: parseSettings(flags.headOption, '--head-option'),
-        },
-        runDir,
+    );
+}
+
+/** `frost train`: continues the run `--resume` names, or starts a new one in `--out`. */
+async function trainAction(flags: TrainFlags): Promise<void> {
+  await initBackend({ prefer: flags.backend, quiet: flags.quiet });
+  if (flags.resume) {
+    // The recipe is the run's, in its config.json: a resumed run continues with it, so a flag would be ignored.
+    const recipeFlags = RECIPE_FLAGS.filter(([key]) => flags[key] !== undefined).map(([, flag]) => flag);
+    if (recipeFlags.length > 0)
+      throw new Error(
+        `${recipeFlags.join(', ')}: the recipe is fixed when a run starts; --resume continues with the one in ${flags.resume}/config.json`,
       );
-      config.argv = trainArguments();
-      if (config.task === 'lm') {
-        (await trainLanguageModel(config, runDir, { quiet: flags.quiet })).model.params.dispose();
-        return;
-      }
-      const result = await train(config, runDir, { quiet: flags.quiet });
-      result.model.params.dispose();
-    });
+    const runDir = resolve(flags.resume);
+    const budget = {
+      epochs: flags.epochs,
+      maxMinutes: flags.maxMinutes,
+      maxUpdates: flags.maxUpdates,
+      checkpointMinutes: flags.checkpointMinutes,
+    };
+    const result = await resume(runDir, budget, { quiet: flags.quiet });
+    result.model.params.dispose();
+    return;
+  }
+  if (!flags.out) throw new Error('give --out DIR for a new run (or --resume DIR to continue one)');
+  const runDir = resolve(flags.out);
+  const config = await newRunConfig(
+    {
+      ...flags,
+      data: flags.data,
+      set: parseSettings(flags.set, '--set'),
+      headOption: parseSettings(flags.headOption, '--head-option'),
+    },
+    runDir,
+  );
+  config.argv = trainArguments();
+  const result = await train(config, runDir, { quiet: flags.quiet });
+  result.model.params.dispose();
 }

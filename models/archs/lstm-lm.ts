@@ -17,8 +17,23 @@ import { sharedWeightMatMul } from '../layers/shared-matmul.ts';
 import { maskedCrossEntropySum } from '../loss.ts';
 import { tensorValue } from '../onnx-values.ts';
 import { ParamStore } from '../params.ts';
+import type { LanguageModel, LmState, StreamWindow } from './lm-types.ts';
 import { registerLmArch } from './registry.ts';
-import type { LanguageModel, LmState, StreamWindow } from './types.ts';
+
+const rate = z.number().min(0).lt(1);
+const settings = z.strictObject({
+  /** Word embedding size e. */
+  embedding: z.number().int().positive(),
+  /** LSTM size H of every layer; also d, the size of f that the head scores. */
+  hidden: z.number().int().positive(),
+  layers: z.number().int().positive().max(8),
+  /** Locked dropout on the embeddings. */
+  dropoutEmbedding: rate,
+  /** Locked dropout between LSTM layers. */
+  dropoutHidden: rate,
+  /** Locked dropout on f, the head's input (and the drill head's hidden layers unless it sets its own). */
+  dropout: rate,
+});
 
 /**
  * A multi-layer LSTM language model (Zaremba et al., 2014; Merity et al.'s AWD-LSTM regularisers):
@@ -30,29 +45,7 @@ import type { LanguageModel, LmState, StreamWindow } from './types.ts';
  * Weight tying (Inan et al.; Press & Wolf) is the `tied` head; the shared-* and drill heads also
  * read E, and a projection H → e is learned when H ≠ e (heads/projection.ts).
  */
-export interface LstmLmConfig {
-  /** Word embedding size e. */
-  embedding: number;
-  /** LSTM size H of every layer; also d, the size of f that the head scores. */
-  hidden: number;
-  layers: number;
-  /** Locked dropout on the embeddings. */
-  dropoutEmbedding: number;
-  /** Locked dropout between LSTM layers. */
-  dropoutHidden: number;
-  /** Locked dropout on f, the head's input (and the drill head's hidden layers unless it sets its own). */
-  dropout: number;
-}
-
-const rate = z.number().min(0).lt(1);
-const settings = z.strictObject({
-  embedding: z.number().int().positive(),
-  hidden: z.number().int().positive(),
-  layers: z.number().int().positive().max(8),
-  dropoutEmbedding: rate,
-  dropoutHidden: rate,
-  dropout: rate,
-});
+export type LstmLmConfig = z.infer<typeof settings>;
 
 const presets: Record<string, LstmLmConfig> = {
   tiny: { embedding: 32, hidden: 64, layers: 1, dropoutEmbedding: 0, dropoutHidden: 0, dropout: 0 },
@@ -215,6 +208,7 @@ class LstmLm implements LanguageModel {
 
 registerLmArch<LstmLmConfig>({
   name: 'lstm-lm',
+  tasks: ['lm'],
   summary: 'multi-layer LSTM language model with locked dropout (Zaremba et al.; AWD-LSTM regularisers)',
   presets,
   settings,

@@ -1,6 +1,5 @@
 import type * as tf from '@tensorflow/tfjs-core';
 import type { GraphBuilder } from '../../core/onnx/graph-builder.ts';
-import type { OptionsSchema } from '../../core/options.ts';
 import type { OutputHead } from '../heads/types.ts';
 import type { ParamStore } from '../params.ts';
 
@@ -43,17 +42,4 @@ export interface LanguageModel {
   step(tokens: tf.Tensor1D, state: LmState): { logProbs: tf.Tensor2D; state: LmState };
   /** The step graph: `token` int64 [rows] and the state in; `log_probs` and `next_<state>` out. */
   toOnnx(opts?: { opset?: number; storeFrozen?: boolean }): GraphBuilder;
-}
-
-export interface LmArchDefinition<Config extends object> {
-  name: string;
-  summary: string;
-  presets: Record<string, Config>;
-  settings: OptionsSchema<Config>;
-  build(
-    config: Config,
-    vocabSize: number,
-    head: { name: string; options?: Record<string, unknown> },
-    seed: number,
-  ): LanguageModel;
 }
