@@ -22,7 +22,7 @@ export function jointByDefault(arch: string): boolean {
 
 /** Registered architectures whose encoder reads `kind`: 'tokens' (translation) or 'image' (captioning). */
 export function archsReading(kind: InputKind): string[] {
-  return archNames().filter((name) => getArch(name).inputKind === kind);
+  return archNames({ family: 'seq2seq' }).filter((name) => getArch(name).inputKind === kind);
 }
 
 /**

@@ -88,7 +88,7 @@ export interface ExperimentDefinition {
 
 /** The registered architectures an experiment may train: those that encode its input kind, in registration order. */
 export function archChoices(def: Pick<ExperimentDefinition, 'inputKind'>): string[] {
-  return archNames().filter((a) => getArch(a).inputKind === def.inputKind);
+  return archNames({ family: 'seq2seq' }).filter((a) => getArch(a).inputKind === def.inputKind);
 }
 
 /**
