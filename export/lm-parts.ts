@@ -1,7 +1,6 @@
 import * as tf from '@tensorflow/tfjs-core';
-import * as ort from 'onnxruntime-node';
 import { lmCardSchema, type LmCard, type LmCardInput } from '../core/runtime/lm-card.ts';
-import { createNodeSession } from '../core/runtime/ort-node.ts';
+import { createNodeSession, ort } from '../core/runtime/ort-node.ts';
 import type { LanguageModel, LmState } from '../models/index.ts';
 import { prepareLmData } from '../train/lm/lm-data.ts';
 import type { LmRunConfig } from '../train/run-config.ts';
