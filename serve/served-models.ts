@@ -4,7 +4,7 @@
  * and `pool` (`/v1/translate`, `/v1/caption`), a language model through `languageModels`
  * (`/v1/score`, `/v1/complete`). `--watch` reloads and retires any of them through this one object.
  */
-import { basename, relative } from 'node:path';
+import { basename, relative, sep } from 'node:path';
 import { type AnyCard, familyOf, type ModelFamily } from '../core/runtime/card-kinds.ts';
 import type { FolderRefusal } from '../core/wire.ts';
 import type { BatchingOptions } from './batcher.ts';
@@ -37,6 +37,7 @@ export interface ServedModelsOptions {
 
 /** What differs between the families once a model is loaded: where it is looked up, and whose batches use it. */
 interface FamilyRoutes {
+  add(model: ServedModel): void;
   replace(model: ServedModel): AnyRuntime;
   /** Resolves once no batch uses `runtime`. */
   idle(runtime: AnyRuntime): Promise<void>;
@@ -72,10 +73,12 @@ export class ServedModels {
     this.pool = new BatcherPool(this.registry, opts.batching, opts.metrics);
     this.routes = {
       seq2seq: {
+        add: (m) => this.registry.add(m as ServedModel & { runtime: ModelRuntime }),
         replace: (m) => this.registry.replace(m as ServedModel & { runtime: ModelRuntime }).runtime,
         idle: (runtime) => this.pool.idle(runtime as ModelRuntime),
       },
       lm: {
+        add: (m) => this.languageModels.add(m as ServedModel & { runtime: LmModelRuntime }),
         replace: (m) => this.languageModels.replace(m as ServedModel & { runtime: LmModelRuntime }).runtime,
         idle: (runtime) => this.languageModels.idle(runtime as LmModelRuntime),
       },
@@ -102,13 +105,24 @@ export class ServedModels {
       return;
     }
     const folder = relative(modelsDir, dir) || basename(dir);
-    this.refusals.set(dir, { folder, reason: reason.split(dir).join(folder) });
+    // A name clash names the other folder too; it is told by its path under --models as well.
+    const told = reason.split(dir).join(folder).split(`${modelsDir}${sep}`).join('');
+    this.refusals.set(dir, { folder, reason: told });
   }
 
   /** The family of the model loaded from `dir`, which a reload of it must keep. */
   familyAt(dir: string): ModelFamily | undefined {
     const model = this.models.find((m) => m.dir === dir);
     return model && familyOf(model.runtime.card);
+  }
+
+  /**
+   * Serves a model loaded after start-up (`--watch`: a folder refused at start-up, or new, that now loads).
+   * @throws Error when a model of its family has its name
+   */
+  add(model: ServedModel): void {
+    this.routes[familyOf(model.runtime.card)].add(model);
+    this.models.push(model);
   }
 
   /**
