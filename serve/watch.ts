@@ -50,7 +50,10 @@ export interface WatchOptions<R extends ReloadableRuntime = ModelRuntime> {
    * folder's path when a folder that serves no model could not be loaded.
    */
   onReload?(model: string, ok: boolean): void;
-  /** Called after each reload attempt with the model's directory and, when refused, the reason. */
+  /**
+   * Called after each reload attempt with the model's directory and, when refused, the reason; without one, the
+   * folder serves its model, or holds none to refuse (it is gone, or has no card).
+   */
   onOutcome?(dir: string, refusal?: string): void;
 }
 
@@ -74,22 +77,34 @@ export function watchModels<R extends ReloadableRuntime>(
   const debounceMs = opts.debounceMs ?? 300;
   const watchers: Array<{ close(): void }> = [];
   const timers = new Set<NodeJS.Timeout>();
-  /** The folders watched, by path. */
-  const folders = new Set<string>();
+  /**
+   * The folders watched, by path, each with whether it was refused for its model's name (a second folder of a
+   * served model): such a folder is tried again when another loads, which may have settled the clash (`v4`
+   * refused beside `current -> v3`, then `current` pointed at v4).
+   */
+  const folders = new Map<string, { clashed(): boolean; schedule(): void }>();
+  const settled = (dir: string) => {
+    for (const [other, folder] of folders) if (other !== dir && folder.clashed()) folder.schedule();
+  };
   let closed = false;
 
   /** Watches `dir`, which serves model `served` (none yet when not given); returns its reload's trigger. */
   const watchFolder = (dir: string, served?: string): (() => void) => {
     let name = served;
     let timer: NodeJS.Timeout | undefined;
-    const refuse = (model: string | undefined, reason: string) => {
+    let clashed = false;
+    const outcome = (refusal?: string, clash = false) => {
+      clashed = clash;
+      opts.onOutcome?.(dir, refusal);
+    };
+    const refuse = (model: string | undefined, reason: string, clash = false) => {
       opts.logger.error(
         { model, dir, err: reason },
         name === undefined
           ? 'model folder refused; the other models are served'
           : 'model reload refused; the previous version keeps serving',
       );
-      opts.onOutcome?.(dir, reason);
+      outcome(reason, clash);
       opts.onReload?.(model ?? dir, false);
     };
     // A folder serving nothing is served once it loads, as at start-up; the same name twice is refused.
@@ -98,13 +113,14 @@ export function watchModels<R extends ReloadableRuntime>(
         registry.add({ name: fresh.card.name, dir, runtime: fresh });
       } catch (err) {
         await fresh.release().catch(() => undefined);
-        refuse(fresh.card.name, (err as Error).message);
+        refuse(fresh.card.name, (err as Error).message, true);
         return;
       }
       name = fresh.card.name;
       opts.logger.info({ model: name, dir }, 'model loaded');
-      opts.onOutcome?.(dir);
+      outcome();
       opts.onReload?.(name, true);
+      settled(dir);
     };
     const replace = async (fresh: R, current: string) => {
       if (fresh.card.name !== current) {
@@ -114,8 +130,9 @@ export function watchModels<R extends ReloadableRuntime>(
       }
       const old = registry.replace({ name: current, dir, runtime: fresh });
       opts.logger.info({ model: current, dir }, 'model reloaded');
-      opts.onOutcome?.(dir);
+      outcome();
       opts.onReload?.(current, true);
+      settled(dir);
       await opts
         .retire(old.runtime)
         .catch((err: unknown) =>
@@ -126,7 +143,11 @@ export function watchModels<R extends ReloadableRuntime>(
     let reloading: Promise<void> = Promise.resolve();
     const reload = async () => {
       if (closed) return;
-      if (name === undefined && !(await holdsOwnModel(dir, registry))) return;
+      if (name === undefined && !(await holdsOwnModel(dir, registry))) {
+        // Gone, or no model folder (any more), or served under another name: nothing to refuse, as at start-up.
+        outcome();
+        return;
+      }
       let fresh: R;
       try {
         fresh = await opts.load(dir);
@@ -172,7 +193,7 @@ export function watchModels<R extends ReloadableRuntime>(
     });
     parent.on('error', (err) => warn(err, 'watching the models folder failed'));
     watchers.push(parent, { close: () => inner?.close() });
-    folders.add(dir);
+    folders.set(dir, { clashed: () => clashed, schedule });
     watchDir();
     return schedule;
   };

@@ -236,7 +236,7 @@ describe('a folder with one good model and bad ones', () => {
     }
   });
 
-  test('under --watch: a new model folder is served; one reusing a served name is refused, naming both', async () => {
+  test('under --watch: a new model folder is served; one reusing a served name is refused, naming both, until removed', async () => {
     const dir = join(root, 'grow');
     await writeTinyModelDir(join(dir, 'good'), { name: 'good' });
     const logged: string[] = [];
@@ -264,6 +264,11 @@ describe('a folder with one good model and bad ones', () => {
         assert.ok(!refused[0].reason.includes(root), `no server path in ${refused[0].reason}`);
       }
       assert.deepEqual(await translate(server, 'good'), { status: 200, model: 'good' });
+
+      // A folder removed is no longer refused (start-up would not see it).
+      await rm(join(dir, 'twin'), { recursive: true });
+      await until('the removed folder leaves refused', async () => (await served(server)).refused[0].length === 0);
+      assert.deepEqual((await served(server)).refused, [[], []]);
     } finally {
       await server.close();
     }
