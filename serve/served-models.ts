@@ -4,7 +4,7 @@
  * and `pool` (`/v1/translate`, `/v1/caption`), a language model through `languageModels`
  * (`/v1/score`, `/v1/complete`). `--watch` reloads and retires any of them through this one object.
  */
-import { basename, relative, sep } from 'node:path';
+import { basename, relative } from 'node:path';
 import { type AnyCard, familyOf, type ModelFamily } from '../core/runtime/card-kinds.ts';
 import type { FolderRefusal } from '../core/wire.ts';
 import type { BatchingOptions } from './batcher.ts';
@@ -104,9 +104,10 @@ export class ServedModels {
       this.refusals.delete(dir);
       return;
     }
-    const folder = relative(modelsDir, dir) || basename(dir);
-    // A name clash names the other folder too; it is told by its path under --models as well.
-    const told = reason.split(dir).join(folder).split(`${modelsDir}${sep}`).join('');
+    const under = (path: string) => relative(modelsDir, path) || basename(path);
+    const folder = under(dir);
+    // A name clash names the served folder too, which is told by its path under --models as well.
+    const told = this.models.reduce((text, m) => text.split(m.dir).join(under(m.dir)), reason.split(dir).join(folder));
     this.refusals.set(dir, { folder, reason: told });
   }
 
