@@ -125,7 +125,8 @@ async function served(
   return {
     ready: ready.body.models,
     listed: list.body.models.map((m) => m.name),
-    refused: [ready.body.refused, list.body.refused ?? []],
+    // Both leave `refused` out when no folder is refused.
+    refused: [ready.body.refused ?? [], list.body.refused ?? []],
   };
 }
 
