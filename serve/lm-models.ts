@@ -38,19 +38,16 @@ export class LanguageModels {
   private readonly models = new Map<string, LanguageModelEntry>();
   private readonly scorers = new Map<string, Batcher<string, LmScore, null, LmModelRuntime>>();
   private readonly completers = new Map<string, Batcher<CompletionRequest, Completion, null, LmModelRuntime>>();
-  readonly defaultName: string | undefined;
+  private defaultModel: string | undefined;
   readonly batching: BatchingOptions;
 
   constructor(
     entries: readonly LanguageModelEntry[],
     private readonly opts: LanguageModelsOptions = {},
   ) {
-    for (const e of entries) {
-      if (this.models.has(e.name)) throw new Error(`two language models are named '${e.name}'`);
-      this.models.set(e.name, e);
-    }
+    for (const e of entries) this.insert(e);
     const wanted = opts.defaultModel;
-    this.defaultName =
+    this.defaultModel =
       wanted !== undefined && this.models.has(wanted) ? wanted : entries.length === 1 ? entries[0].name : undefined;
     const given = Object.entries(opts.batching ?? {}).filter(([, value]) => value !== undefined);
     this.batching = { ...DEFAULT_BATCHING, ...Object.fromEntries(given) };
@@ -83,6 +80,21 @@ export class LanguageModels {
       await Promise.all(entries.map((e) => e.runtime.release().catch(() => undefined)));
       throw err;
     }
+  }
+
+  /** The model used when a request names none, if any. */
+  get defaultName(): string | undefined {
+    return this.defaultModel;
+  }
+
+  /**
+   * Serves a language model loaded after start-up (`--watch`) under its own name. It becomes the default only
+   * when it is the one language model, as a lone one is at start-up; a default already set stays.
+   * @throws Error when a language model of that name is loaded
+   */
+  add(entry: LanguageModelEntry): void {
+    this.insert(entry);
+    if (this.models.size === 1) this.defaultModel ??= entry.name;
   }
 
   list(): LanguageModelEntry[] {
@@ -144,6 +156,16 @@ export class LanguageModels {
   async close(): Promise<void> {
     await this.idle();
     await Promise.all([...this.models.values()].map((m) => m.runtime.release()));
+  }
+
+  private insert(e: LanguageModelEntry): void {
+    const clash = this.models.get(e.name);
+    if (clash) {
+      throw new Error(
+        `two language models are named '${e.name}' (${clash.dir ?? '?'} and ${e.dir ?? '?'}); model names must be unique`,
+      );
+    }
+    this.models.set(e.name, e);
   }
 
   private batcher<In, Out>(

@@ -55,6 +55,16 @@ async function readCardText(dir: string): Promise<string> {
  */
 const EXPORT_LEFTOVER = /\.(tmp|old)-\d+$/;
 
+/** Whether an entry of a models folder may be a model folder by its name (an export's leftover is not). */
+export function mayHoldModel(name: string): boolean {
+  return !EXPORT_LEFTOVER.test(name);
+}
+
+/** Whether `dir` holds a model card (what makes a folder a model folder). */
+export function hasModelCard(dir: string): boolean {
+  return existsSync(join(dir, MODEL_CARD_FILE));
+}
+
 /**
  * `dir` itself when it is a model directory, else its subdirectories that are, sorted. Links are
  * followed (`models/en-de -> /srv/models/en-de/v3`, `models/current -> v3`: how versioned
@@ -70,11 +80,11 @@ export async function findModelDirs(dir: string): Promise<string[]> {
   }
   if (!info.isDirectory())
     throw new Error(`${dir}: not a directory (--models takes a model directory or a directory of them)`);
-  if (existsSync(join(dir, MODEL_CARD_FILE))) return [dir];
+  if (hasModelCard(dir)) return [dir];
   const entries = await readdir(dir, { withFileTypes: true });
   const candidates = entries
-    .filter((e) => !EXPORT_LEFTOVER.test(e.name))
-    .filter((e) => (e.isDirectory() || e.isSymbolicLink()) && existsSync(join(dir, e.name, MODEL_CARD_FILE)))
+    .filter((e) => mayHoldModel(e.name))
+    .filter((e) => (e.isDirectory() || e.isSymbolicLink()) && hasModelCard(join(dir, e.name)))
     .map((e) => ({ path: join(dir, e.name), link: e.isSymbolicLink() }))
     .sort((a, b) => Number(b.link) - Number(a.link) || a.path.localeCompare(b.path));
   const byRealPath = new Map<string, string>();

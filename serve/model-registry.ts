@@ -29,26 +29,32 @@ export interface RegistryLoadOptions extends LoadModelOptions {
  */
 export class ModelRegistry {
   private readonly models = new Map<string, RegisteredModel>();
-  /** The model used when a request names none, if any. */
-  readonly defaultName: string | undefined;
+  private defaultModel: string | undefined;
 
   /**
    * @throws Error when two models share a name or `defaultModel` names none of them
    */
   constructor(models: readonly RegisteredModel[], defaultModel?: string) {
-    for (const m of models) {
-      const clash = this.models.get(m.name);
-      if (clash) {
-        throw new Error(
-          `two models are named '${m.name}' (${clash.dir ?? '?'} and ${m.dir ?? '?'}); model names must be unique`,
-        );
-      }
-      this.models.set(m.name, m);
-    }
+    for (const m of models) this.insert(m);
     if (defaultModel !== undefined && !this.models.has(defaultModel)) {
       throw new Error(`--default-model '${defaultModel}' is not a loaded model; loaded: ${this.listNames()}`);
     }
-    this.defaultName = defaultModel ?? (this.models.size === 1 ? models[0].name : undefined);
+    this.defaultModel = defaultModel ?? (this.models.size === 1 ? models[0].name : undefined);
+  }
+
+  /** The model used when a request names none, if any. */
+  get defaultName(): string | undefined {
+    return this.defaultModel;
+  }
+
+  /**
+   * Serves a model loaded after start-up (`--watch`) under its own name. It becomes the default only when it
+   * is the one model, as a lone model is at start-up; a default already set stays.
+   * @throws Error when a model of that name is loaded
+   */
+  add(model: RegisteredModel): void {
+    this.insert(model);
+    if (this.models.size === 1) this.defaultModel ??= model.name;
   }
 
   /**
@@ -110,6 +116,16 @@ export class ModelRegistry {
   /** Releases every model's sessions. */
   async close(): Promise<void> {
     await Promise.all([...this.models.values()].map((m) => m.runtime.release()));
+  }
+
+  private insert(m: RegisteredModel): void {
+    const clash = this.models.get(m.name);
+    if (clash) {
+      throw new Error(
+        `two models are named '${m.name}' (${clash.dir ?? '?'} and ${m.dir ?? '?'}); model names must be unique`,
+      );
+    }
+    this.models.set(m.name, m);
   }
 
   private listNames(): string {

@@ -37,6 +37,7 @@ export interface ServedModelsOptions {
 
 /** What differs between the families once a model is loaded: where it is looked up, and whose batches use it. */
 interface FamilyRoutes {
+  add(model: ServedModel): void;
   replace(model: ServedModel): AnyRuntime;
   /** Resolves once no batch uses `runtime`. */
   idle(runtime: AnyRuntime): Promise<void>;
@@ -72,10 +73,12 @@ export class ServedModels {
     this.pool = new BatcherPool(this.registry, opts.batching, opts.metrics);
     this.routes = {
       seq2seq: {
+        add: (m) => this.registry.add(m as ServedModel & { runtime: ModelRuntime }),
         replace: (m) => this.registry.replace(m as ServedModel & { runtime: ModelRuntime }).runtime,
         idle: (runtime) => this.pool.idle(runtime as ModelRuntime),
       },
       lm: {
+        add: (m) => this.languageModels.add(m as ServedModel & { runtime: LmModelRuntime }),
         replace: (m) => this.languageModels.replace(m as ServedModel & { runtime: LmModelRuntime }).runtime,
         idle: (runtime) => this.languageModels.idle(runtime as LmModelRuntime),
       },
@@ -101,14 +104,26 @@ export class ServedModels {
       this.refusals.delete(dir);
       return;
     }
-    const folder = relative(modelsDir, dir) || basename(dir);
-    this.refusals.set(dir, { folder, reason: reason.split(dir).join(folder) });
+    const under = (path: string) => relative(modelsDir, path) || basename(path);
+    const folder = under(dir);
+    // A name clash names the served folder too, which is told by its path under --models as well.
+    const told = this.models.reduce((text, m) => text.split(m.dir).join(under(m.dir)), reason.split(dir).join(folder));
+    this.refusals.set(dir, { folder, reason: told });
   }
 
   /** The family of the model loaded from `dir`, which a reload of it must keep. */
   familyAt(dir: string): ModelFamily | undefined {
     const model = this.models.find((m) => m.dir === dir);
     return model && familyOf(model.runtime.card);
+  }
+
+  /**
+   * Serves a model loaded after start-up (`--watch`: a folder refused at start-up, or new, that now loads).
+   * @throws Error when a model of its family has its name
+   */
+  add(model: ServedModel): void {
+    this.routes[familyOf(model.runtime.card)].add(model);
+    this.models.push(model);
   }
 
   /**

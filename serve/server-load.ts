@@ -73,7 +73,8 @@ export async function loadServedModels(
   try {
     for (const dir of await findModelDirs(modelsDir)) {
       try {
-        loaded.push(await loadFolder(dir, load));
+        const runtime = await loadFolder(dir, load);
+        loaded.push({ name: runtime.card.name, dir, runtime });
       } catch (err) {
         const reason = (err as Error)?.message ?? String(err);
         opts.logger.error({ dir, err: reason }, 'model folder refused; the other models are served');
@@ -90,11 +91,13 @@ export async function loadServedModels(
   return models;
 }
 
-/** One folder: its card read (model-folders.ts), then the runtime of the card's family started. */
-async function loadFolder(dir: string, load: FolderLoader): Promise<ServedModel> {
-  const folder = await readModelFolder(dir);
-  const runtime = await load(dir, folder.kind.family);
-  return { name: runtime.card.name, dir, runtime };
+/**
+ * One folder, at start-up as under `--watch`: its card read (model-folders.ts), then the runtime of the card's
+ * family started; a reload passes the `family` its model was served as, which the new version must keep.
+ * @throws Error saying why the folder is refused (the caller logs it and lists it as refused)
+ */
+export async function loadFolder(dir: string, load: FolderLoader, family?: ModelFamily): Promise<AnyRuntime> {
+  return load(dir, family ?? (await readModelFolder(dir)).kind.family);
 }
 
 /** A lone folder's reason is the whole story (it names the file); several are listed one by one. */

@@ -11,7 +11,8 @@ import { ServeMetrics } from './metrics.ts';
 import type { ModelRegistry } from './model-registry.ts';
 import { DEFAULT_LIMITS, type RequestLimits } from './schemas.ts';
 import type { ServedModels } from './served-models.ts';
-import { loadServedModels, threadLoader, type FolderLoader } from './server-load.ts';
+import { hasModelCard } from './model-folders.ts';
+import { loadFolder, loadServedModels, threadLoader, type FolderLoader } from './server-load.ts';
 import { listen, type Listening } from './server-listen.ts';
 import type { WebClient } from './static.ts';
 import { watchModels, type ModelWatch } from './watch.ts';
@@ -170,7 +171,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   };
 }
 
-/** `--watch`: a changed folder is reloaded as a model of the same family, and the old version retired. */
+/**
+ * `--watch`: a changed folder is reloaded as a model of the same family, and the old version retired; a folder
+ * serving no model (refused at start-up, or new in a folder of models) is loaded as start-up loads one.
+ */
 function watchServedModels(
   modelsDir: string,
   models: ServedModels,
@@ -179,12 +183,13 @@ function watchServedModels(
   onReload: ServerOptions['onReload'],
 ): ModelWatch {
   return watchModels(models, {
-    load: (dir) => load(dir, models.familyAt(dir)),
+    load: (dir) => loadFolder(dir, load, models.familyAt(dir)),
     retire: (old) => models.retire(old),
     logger,
     // A refused version is listed as start-up's refusals are, until a version loads again.
     onOutcome: (dir, refusal) => models.noteRefusal(modelsDir, dir, refusal),
     onReload,
+    root: hasModelCard(modelsDir) ? undefined : modelsDir,
   });
 }
 

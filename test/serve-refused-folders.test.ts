@@ -2,11 +2,13 @@
  * One bad folder does not stop the server (issue #39 item 2): `--models D` with one good model and bad
  * ones (a truncated card, a truncated or random graph, a corrupt subword model, a graph named by an
  * absolute path) serves the good one, at start-up as under `--watch`, and `/readyz` and `/v1/models`
- * name each refused folder and why. Only a folder with no loadable model at all stops the start.
+ * name each refused folder and why. Only a folder with no loadable model at all stops the start. Under
+ * `--watch` a refused folder is watched too: fixed, it is served under its name and leaves `refused`; a new
+ * folder is served the same way, and one that reuses a served model's name is refused.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -96,6 +98,41 @@ async function checkServed(server: RunningServer, logged: string[]): Promise<voi
   }
 }
 
+/** Polls `check` until it holds (a --watch reload is debounced, then loads in threads). */
+async function until(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function translate(server: RunningServer, model: string): Promise<{ status: number; model?: string }> {
+  const res = await fetch(`${server.url}/v1/translate`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ text: 'a man runs .', model }),
+  });
+  return { status: res.status, model: ((await res.json()) as { model?: string }).model };
+}
+
+/** What /readyz and /v1/models say: the models served, and the refused folders with their reasons. */
+async function served(
+  server: RunningServer,
+): Promise<{ ready: string[]; listed: string[]; refused: FolderRefusal[][] }> {
+  const ready = await get<{ models: string[]; refused: FolderRefusal[] }>(server, '/readyz');
+  const list = await get<ModelsResponse>(server, '/v1/models');
+  return {
+    ready: ready.body.models,
+    listed: list.body.models.map((m) => m.name),
+    // Both leave `refused` out when no folder is refused.
+    refused: [ready.body.refused ?? [], list.body.refused ?? []],
+  };
+}
+
+const watching = (modelsDir: string, logged: string[]) =>
+  startServer({ modelsDir, port: 0, intraOpNumThreads: 1, workers: 1, watch: true, log: (l) => logged.push(l) });
+
 describe('a folder with one good model and bad ones', () => {
   test('at start-up: the good model is served, the bad folders refused with their reasons', async () => {
     const logged: string[] = [];
@@ -161,5 +198,80 @@ describe('a folder with one good model and bad ones', () => {
         err.message.includes(join(bad, 'x', 'decoder.onnx')) &&
         err.message.includes(join(bad, 'y', 'decoder.onnx')),
     );
+  });
+
+  test('under --watch: a folder refused at start-up is watched; fixed, it is served under its name', async () => {
+    const dir = join(root, 'fix');
+    await writeTinyModelDir(join(dir, 'good'), { name: 'good' });
+    const card = join(await writeTinyModelDir(join(dir, 'broken'), { name: 'late' }), 'model-card.json');
+    await truncate(card, 40);
+    const fixed = await writeTinyModelDir(join(root, 'fixed-late'), { name: 'late' });
+    const logged: string[] = [];
+    const server = await watching(dir, logged);
+    try {
+      let now = await served(server);
+      assert.deepEqual(now.listed, ['good']);
+      for (const refused of now.refused)
+        assert.match(refused[0]?.reason ?? '', /broken\/model-card\.json: .*invalid JSON/);
+
+      // Still bad, differently: each attempt refreshes the reason.
+      await writeFile(card, '{}');
+      await until('the refusal says what is wrong now', async () => {
+        const { refused } = await served(server);
+        return refused.every((r) => r.length === 1 && r[0].folder === 'broken' && !/invalid JSON/.test(r[0].reason));
+      });
+      assert.equal((await translate(server, 'late')).status, 404);
+
+      await cp(fixed, join(dir, 'broken'), { recursive: true, force: true });
+      await until('the fixed folder is served', async () => (await served(server)).listed.includes('late'));
+      assert.deepEqual(await translate(server, 'late'), { status: 200, model: 'late' });
+      now = await served(server);
+      assert.deepEqual(now.ready, ['good', 'late']);
+      assert.deepEqual(now.listed, ['good', 'late']);
+      assert.deepEqual(now.refused, [[], []]);
+      assert.deepEqual(await translate(server, 'good'), { status: 200, model: 'good' });
+      assert.equal((await get<ModelsResponse>(server, '/v1/models')).body.default, 'good', 'the default stays');
+      assert.ok(logged.some((l) => l.includes('"model loaded"') && l.includes(join(dir, 'broken'))));
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('under --watch: a new model folder is served; one reusing a served name is refused, naming both, until removed', async () => {
+    const dir = join(root, 'grow');
+    await writeTinyModelDir(join(dir, 'good'), { name: 'good' });
+    const logged: string[] = [];
+    const server = await watching(dir, logged);
+    try {
+      await writeTinyModelDir(join(root, 'staged-third'), { name: 'third' });
+      await cp(join(root, 'staged-third'), join(dir, 'third'), { recursive: true });
+      await until('the new folder is served', async () => (await served(server)).listed.includes('third'));
+      assert.deepEqual(await translate(server, 'third'), { status: 200, model: 'third' });
+
+      await writeTinyModelDir(join(root, 'staged-twin'), { name: 'good' });
+      await cp(join(root, 'staged-twin'), join(dir, 'twin'), { recursive: true });
+      // A half-copied folder may be refused first for a missing file; the clash is refused once it is whole.
+      await until('the clash is refused', async () =>
+        (await served(server)).refused[0].some((r) => /two models/.test(r.reason)),
+      );
+      const now = await served(server);
+      assert.deepEqual(now.listed, ['good', 'third']);
+      for (const refused of now.refused) {
+        assert.deepEqual(
+          refused.map((r) => r.folder),
+          ['twin'],
+        );
+        assert.match(refused[0].reason, /two models are named 'good' \(good and twin\)/);
+        assert.ok(!refused[0].reason.includes(root), `no server path in ${refused[0].reason}`);
+      }
+      assert.deepEqual(await translate(server, 'good'), { status: 200, model: 'good' });
+
+      // A folder removed is no longer refused (start-up would not see it).
+      await rm(join(dir, 'twin'), { recursive: true });
+      await until('the removed folder leaves refused', async () => (await served(server)).refused[0].length === 0);
+      assert.deepEqual((await served(server)).refused, [[], []]);
+    } finally {
+      await server.close();
+    }
   });
 });
