@@ -101,17 +101,14 @@ export async function resumeCheckpoint(runDir: string): Promise<ResumeCheckpoint
   }
   // Newest first; `last` before `best` at the same step (they then hold the same state).
   kept.sort((a, b) => b.step - a.step || RESUMABLE.indexOf(a.base) - RESUMABLE.indexOf(b.base));
-  const errors: string[] = [];
-  for (const c of kept) {
-    try {
-      const checkpoint = await loadCheckpoint(c.dir);
-      return { ...checkpoint, from: relative(runDir, c.from), removed: removed.map((p) => relative(runDir, p)) };
-    } catch (err) {
-      errors.push((err as Error).message);
-    }
+  // A checkpoint of the right size whose checksum fails is corrupt, not half-saved: refused with its path
+  // (checkpoint.ts says which file), never passed over for an older one.
+  const newest = kept[0];
+  if (newest) {
+    const checkpoint = await loadCheckpoint(newest.dir);
+    return { ...checkpoint, from: relative(runDir, newest.from), removed: removed.map((p) => relative(runDir, p)) };
   }
-  const why = errors.length > 0 ? `: ${errors.join('; ')}` : ' (none was saved before the run stopped)';
   throw new Error(
-    `${runDir} holds no complete checkpoint to resume from${why}; --resume does not start a run again from zero: remove the folder and start the run anew`,
+    `${runDir} holds no complete checkpoint to resume from (none was saved before the run stopped); --resume does not start a run again from zero: remove the folder and start the run anew`,
   );
 }
