@@ -196,6 +196,19 @@ describe('which runs of a grid are finished', () => {
   });
 });
 
+/** A one-minute grid of the tiny rnn-attn over a corpus that is not there: its trainers fail as soon as they start. */
+const toyGrid = (out: string, heads: string[], log: (line: string) => void) => ({
+  out,
+  dataDir: '/nowhere',
+  arch: 'rnn-attn',
+  preset: 'tiny',
+  seed: 1,
+  budgetMinutes: 1,
+  pairs: [{ src: 'src', tgt: 'tgt' }],
+  heads,
+  log,
+});
+
 describe('a grid with a run folder another trainer holds', () => {
   test('is refused before anything starts, naming the folder and the trainer pid', async () => {
     const out = join(dir, 'locked-grid');
@@ -203,17 +216,7 @@ describe('a grid with a run folder another trainer holds', () => {
     await fakeRun('locked-grid/src-tgt-tied', { head: 'tied', metrics: [line(0.1, false)] });
     // A live process on this host: this one (as when an experiment killed outright left its trainer running).
     const lock = lockRunFolder(held, () => undefined);
-    const spec = {
-      out,
-      dataDir: '/nowhere',
-      arch: 'rnn-attn',
-      preset: 'tiny',
-      seed: 1,
-      budgetMinutes: 1,
-      pairs: [{ src: 'src', tgt: 'tgt' }],
-      heads: ['learned', 'tied'],
-      log: () => undefined,
-    };
+    const spec = toyGrid(out, ['learned', 'tied'], () => undefined);
     try {
       await assert.rejects(trainGrid(spec), (err: Error) =>
         err.message.startsWith(`${held} is being trained by pid ${process.pid} since `),
@@ -277,17 +280,7 @@ describe('a grid run killed before its first checkpoint', () => {
     const out = join(dir, 'unsaved-grid');
     await fakeRun('unsaved-grid/src-tgt-learned', { metrics: [] });
     const logged: string[] = [];
-    const spec = {
-      out,
-      dataDir: '/nowhere',
-      arch: 'rnn-attn',
-      preset: 'tiny',
-      seed: 1,
-      budgetMinutes: 1,
-      pairs: [{ src: 'src', tgt: 'tgt' }],
-      heads: ['learned'],
-      log: (line: string) => logged.push(line),
-    };
+    const spec = toyGrid(out, ['learned'], (line) => logged.push(line));
     // The corpus is not there, so the new trainer fails at once: what matters is how it was started.
     await assert.rejects(trainGrid(spec), (err: Error) => {
       assert.match(err.message, /frost train --arch rnn-attn --head learned .* exited with 1/);

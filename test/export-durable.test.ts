@@ -16,6 +16,7 @@ import { startServer } from '../serve/server.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { startFrost } from './helpers/frost-cli.ts';
 import { trainToyRun } from './helpers/toy-run.ts';
+import { smallDisk } from './helpers/small-disk.ts';
 
 let dir: string;
 let runDir: string;
@@ -124,29 +125,11 @@ describe('frost export killed with -9 over a served model', { timeout: 400_000 }
 });
 
 describe('frost export on a full disk', () => {
-  let mnt: string;
-  let mounted = false;
-
-  before(async () => {
-    mnt = join(dir, 'small');
-    await mkdir(mnt, { recursive: true });
-    try {
-      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=5m', 'tmpfs', mnt], { stdio: 'pipe' });
-      mounted = true;
-    } catch {
-      /* not root, or no mount: the test says so and skips */
-    }
-  });
-
-  after(() => {
-    if (mounted) execFileSync('umount', [mnt]);
-  });
+  const disk = smallDisk(() => dir);
 
   test('names the file that failed, leaves no partial files, and keeps the previous model', async (t) => {
-    if (!mounted) {
-      t.skip('cannot mount a 5 MB tmpfs here (needs root)');
-      return;
-    }
+    if (disk.skipped(t)) return;
+    const mnt = disk.path;
     const served = join(mnt, 'served');
     await cp(join(dir, 'models', 'served'), served, { recursive: true });
     const before = await filesOf(served);

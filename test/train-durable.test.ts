@@ -6,7 +6,6 @@
  * checkpoint save on a full disk names the file that failed and leaves no partial files.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,6 +15,7 @@ import { loadCheckpoint, saveCheckpoint } from '../train/checkpoint.ts';
 import { readCheckpointInfo } from '../train/run-folder.ts';
 import { startFrost } from './helpers/frost-cli.ts';
 import { writeToyData } from './helpers/toy-run.ts';
+import { smallDisk } from './helpers/small-disk.ts';
 
 let dir: string;
 let dataDir: string;
@@ -112,29 +112,11 @@ describe('frost train killed with -9', { timeout: 180_000 }, () => {
 });
 
 describe('a checkpoint save on a full disk', () => {
-  let mnt: string;
-  let mounted = false;
-
-  before(async () => {
-    mnt = join(dir, 'small');
-    await mkdir(mnt, { recursive: true });
-    try {
-      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=5m', 'tmpfs', mnt], { stdio: 'pipe' });
-      mounted = true;
-    } catch {
-      /* not root, or no mount: the test says so and skips */
-    }
-  });
-
-  after(() => {
-    if (mounted) execFileSync('umount', [mnt]);
-  });
+  const disk = smallDisk(() => dir);
 
   test('names the file that failed, removes its partial files, and keeps the previous checkpoint', async (t) => {
-    if (!mounted) {
-      t.skip('cannot mount a 5 MB tmpfs here (needs root)');
-      return;
-    }
+    if (disk.skipped(t)) return;
+    const mnt = disk.path;
     const ckpt = join(mnt, 'checkpoints', 'best');
     await mkdir(join(mnt, 'checkpoints'));
     await saveCheckpoint(ckpt, [{ name: 'w', shape: [4], data: Float32Array.from([1, 2, 3, 4]) }], { step: 1 });
