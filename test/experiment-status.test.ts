@@ -65,6 +65,19 @@ const line = (elapsedMinutes: number, complete: boolean) => ({
   valBleu: 1,
 });
 
+/** A one-minute grid of the tiny rnn-attn over a corpus that is not there: its trainers fail as soon as they start. */
+const toyGrid = (out: string, heads: string[], log: (line: string) => void) => ({
+  out,
+  dataDir: '/nowhere',
+  arch: 'rnn-attn',
+  preset: 'tiny',
+  seed: 1,
+  budgetMinutes: 1,
+  pairs: [{ src: 'src', tgt: 'tgt' }],
+  heads,
+  log,
+});
+
 describe('which runs of a grid are finished', () => {
   test('no config: missing; a config without progress: unfinished at 0 minutes', async () => {
     assert.deepEqual(await runStatus(join(dir, 'absent'), 20), { kind: 'missing' });
@@ -178,35 +191,12 @@ describe('which runs of a grid are finished', () => {
     const other = await fakeRun('grid/src-tgt-learned', { head: 'tied', metrics: [line(0.1, false)] });
     const lines: string[] = [];
     await assert.rejects(
-      trainGrid({
-        out,
-        dataDir: '/nowhere',
-        arch: 'rnn-attn',
-        preset: 'tiny',
-        seed: 1,
-        budgetMinutes: 1,
-        pairs: [{ src: 'src', tgt: 'tgt' }],
-        heads: ['learned'],
-        log: (l) => lines.push(l),
-      }),
+      trainGrid(toyGrid(out, ['learned'], (l) => lines.push(l))),
       (err: Error) =>
         err.message.startsWith(other) && err.message.includes('head=tied') && err.message.includes('head=learned'),
     );
     assert.deepEqual(lines, []);
   });
-});
-
-/** A one-minute grid of the tiny rnn-attn over a corpus that is not there: its trainers fail as soon as they start. */
-const toyGrid = (out: string, heads: string[], log: (line: string) => void) => ({
-  out,
-  dataDir: '/nowhere',
-  arch: 'rnn-attn',
-  preset: 'tiny',
-  seed: 1,
-  budgetMinutes: 1,
-  pairs: [{ src: 'src', tgt: 'tgt' }],
-  heads,
-  log,
 });
 
 describe('a grid with a run folder another trainer holds', () => {
