@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { loadCheckpoint, saveCheckpoint } from '../train/checkpoint.ts';
 import { readCheckpointInfo } from '../train/run-folder.ts';
-import { startFrost } from './helpers/frost-cli.ts';
+import { startFrost, tinyTrainArgs } from './helpers/frost-cli.ts';
 import { writeToyData } from './helpers/toy-run.ts';
 import { smallDisk } from './helpers/small-disk.ts';
 
@@ -29,26 +29,8 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const trainArgs = (runDir: string, extra: string[] = []) => [
-  'train',
-  '--data',
-  dataDir,
-  '--preset',
-  'tiny',
-  '--epochs',
-  '2',
-  '--batch-size',
-  '4',
-  '--val-sentences',
-  '16',
-  '--keep-last',
-  '0',
-  '--backend',
-  'wasm',
-  ...extra,
-  '--out',
-  runDir,
-];
+const trainArgs = (runDir: string, extra: string[] = []) =>
+  tinyTrainArgs(dataDir, runDir, ['--keep-last', '0', ...extra]);
 
 const run = (args: string[], env: Record<string, string> = {}) => startFrost(args, env).exited;
 const checkpointNames = (runDir: string) => readdirSync(join(runDir, 'checkpoints')).sort();

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { readCheckpointInfo } from '../train/run-folder.ts';
-import { frost } from './helpers/frost-cli.ts';
+import { frost, tinyTrainArgs } from './helpers/frost-cli.ts';
 import { writeMarkovCorpus } from './helpers/lm-run.ts';
 import { writeToyData } from './helpers/toy-run.ts';
 
@@ -25,23 +25,7 @@ let dir: string;
 let dataDir: string;
 let lmDataDir: string;
 
-const trainArgs = (runDir: string) => [
-  'train',
-  '--data',
-  dataDir,
-  '--preset',
-  'tiny',
-  '--epochs',
-  '2',
-  '--batch-size',
-  '4',
-  '--val-sentences',
-  '16',
-  '--backend',
-  'wasm',
-  '--out',
-  runDir,
-];
+const trainArgs = (runDir: string) => tinyTrainArgs(dataDir, runDir);
 
 /** The `interrupted by ...` line, parsed; fails the test when it is missing. */
 function interruptedLine(stderr: string, signal: string, runDir: string) {

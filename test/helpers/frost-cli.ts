@@ -65,3 +65,15 @@ export function processAlive(pid: number): boolean {
     return (err as NodeJS.ErrnoException).code !== 'ESRCH';
   }
 }
+
+/**
+ * `frost train` of the tiny preset for two epochs of 4-sentence batches on the wasm backend, as the tests that stop
+ * a trainer run it; `extra` flags go before `--out`.
+ */
+export function tinyTrainArgs(dataDir: string, runDir: string, extra: string[] = []): string[] {
+  return [
+    'train',
+    ...['--data', dataDir, '--preset', 'tiny', '--epochs', '2', '--batch-size', '4', '--val-sentences', '16'],
+    ...['--backend', 'wasm', ...extra, '--out', runDir],
+  ];
+}
