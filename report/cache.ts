@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { z } from 'zod';
+import { writeFileAtomic } from '../train/atomic-write.ts';
 
 /**
  * Measurements a report reuses: each lives in one JSON file in the run folder (`<run>/eval/...`)
@@ -42,8 +43,6 @@ export async function cachedJson<T>(
   const value = await compute();
   await mkdir(dirname(path), { recursive: true });
   // Written whole then renamed: a report killed mid-write leaves no half file to misread.
-  const tmp = `${path}.tmp-${process.pid}`;
-  await writeFile(tmp, `${JSON.stringify({ key, value })}\n`);
-  await rename(tmp, path);
+  await writeFileAtomic(path, `${JSON.stringify({ key, value })}\n`);
   return value;
 }

@@ -9,13 +9,13 @@ import { join } from 'node:path';
 import {
   type AnyCard,
   type CardKind,
-  cardKinds,
-  cardTask,
+  cardTextFamily,
   type ModelFamily,
   parseAnyCard,
 } from '../core/runtime/card-kinds.ts';
 import { MODEL_CARD_FILE } from '../core/runtime/model-card.ts';
 import { readModelFile } from '../core/runtime/model-files.ts';
+import { tempSiblingOf } from '../core/temp-sibling.ts';
 
 /** A model folder whose card has been read and checked against its kind's schema. */
 export interface ModelFolder {
@@ -40,7 +40,7 @@ export async function readModelFolder(dir: string): Promise<ModelFolder> {
  */
 export async function folderFamily(dir: string): Promise<ModelFamily> {
   const text = await readCardText(dir).catch(() => '');
-  return cardKinds.find(cardTask(text) ?? '')?.family ?? 'seq2seq';
+  return cardTextFamily(text) ?? 'seq2seq';
 }
 
 /** The card's text, read only once it is known to be a regular file inside `dir` and within its size limit. */
@@ -49,15 +49,11 @@ async function readCardText(dir: string): Promise<string> {
 }
 
 /**
- * What a killed `frost export --out NAME` leaves beside the model it was replacing (`NAME.tmp-PID`,
- * half written, or `NAME.old-PID`, the previous version the next export puts back): each may hold a
- * card, but neither is a model to serve under its own name.
+ * Whether an entry of a models folder may be a model folder by its name: not what a killed
+ * `frost export --out NAME` leaves (`NAME.tmp-PID`, `NAME.old-PID`), which may hold a whole card.
  */
-const EXPORT_LEFTOVER = /\.(tmp|old)-\d+$/;
-
-/** Whether an entry of a models folder may be a model folder by its name (an export's leftover is not). */
 export function mayHoldModel(name: string): boolean {
-  return !EXPORT_LEFTOVER.test(name);
+  return tempSiblingOf(name) === null;
 }
 
 /** Whether `dir` holds a model card (what makes a folder a model folder). */

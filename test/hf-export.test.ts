@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -65,6 +65,16 @@ async function exportWithHead(head: string): Promise<Exported> {
     },
   });
   await writeHfLayout(modelDir, join(root, 'hf'));
+  // Frozen heads keep their matrix regenerated in the graph: the layout is as small as frost's own export.
+  const onnxBytes = (folder: string) =>
+    readdirSync(folder)
+      .filter((f) => f.endsWith('.onnx'))
+      .reduce((sum, f) => sum + statSync(join(folder, f)).size, 0);
+  const [frostBytes, hfBytes] = [onnxBytes(modelDir), onnxBytes(join(root, 'hf', 'onnx'))];
+  assert.ok(
+    hfBytes <= 1.02 * frostBytes,
+    `${head}: ${hfBytes} bytes of ONNX in the layout against frost's ${frostBytes}`,
+  );
   const sources = (await readFile(join(root, 'toy', 'test.src'), 'utf8')).trim().split('\n');
   const runtime = await loadModelDir(modelDir);
   const expected = (await runtime.translate(sources, { beam: 1 })).map((t) => t.text);

@@ -1,6 +1,7 @@
 import { existsSync, fsyncSync, openSync, closeSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { mkdir, open, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { tempSiblingOf } from '../core/temp-sibling.ts';
 
 /**
  * Writes that survive kill -9, a power cut and a full disk (issue #39): checkpoints (train/), exported
@@ -30,9 +31,6 @@ export class WriteFailed extends Error {
     this.code = (cause as NodeJS.ErrnoException)?.code;
   }
 }
-
-/** Names of the temporary siblings of `target` this module writes: `NAME.tmp-PID` and `NAME.old-PID`. */
-const leftoverName = (name: string) => new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.(tmp|old)-\\d+$`);
 
 /** Where `target` is written before it is renamed over: a sibling, so the rename stays on one filesystem. */
 export const tmpSibling = (target: string) => `${target}.tmp-${process.pid}`;
@@ -143,9 +141,9 @@ export async function replaceDir(target: string, fill: (dir: string) => Promise<
 export function leftoversOf(target: string): string[] {
   const parent = dirname(target);
   if (!existsSync(parent)) return [];
-  const pattern = leftoverName(basename(target));
+  const name = basename(target);
   return readdirSync(parent)
-    .filter((name) => pattern.test(name))
+    .filter((n) => tempSiblingOf(n)?.base === name)
     .sort()
     .map((name) => join(parent, name));
 }
@@ -159,7 +157,7 @@ export function leftoversOf(target: string): string[] {
 export function recoverDir(target: string): string[] {
   const done: string[] = [];
   const leftovers = leftoversOf(target);
-  const old = leftovers.filter((p) => /\.old-\d+$/.test(p)).at(-1);
+  const old = leftovers.filter((p) => tempSiblingOf(basename(p))?.kind === 'old').at(-1);
   if (old && !existsSync(target)) {
     renameSync(old, target);
     done.push(`restored ${target} from ${basename(old)}`);

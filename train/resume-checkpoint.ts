@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync } f
 import { join, relative } from 'node:path';
 import { loadCheckpoint, type LoadedCheckpoint } from './checkpoint.ts';
 import { RUN_FILES } from './run-config.ts';
+import { tempSiblingOf } from '../core/temp-sibling.ts';
 
 /**
  * Which checkpoint `frost train --resume` starts from, and what interrupted saves left. A save
@@ -19,7 +20,6 @@ export interface ResumeCheckpoint extends LoadedCheckpoint {
   removed: string[];
 }
 
-const LEFTOVER = /^(.+)\.(tmp|old)-\d+$/;
 /** The checkpoints a resume may start from: they hold Adam's moments (epoch checkpoints hold parameters only). */
 const RESUMABLE = [RUN_FILES.last, RUN_FILES.best].map((p) => p.split('/').at(-1)!);
 
@@ -88,7 +88,7 @@ export async function resumeCheckpoint(runDir: string): Promise<ResumeCheckpoint
   const root = join(runDir, RUN_FILES.checkpoints);
   const groups = new Map<string, string[]>();
   for (const name of existsSync(root) ? readdirSync(root) : []) {
-    const base = LEFTOVER.exec(name)?.[1] ?? name;
+    const base = tempSiblingOf(name)?.base ?? name;
     groups.set(base, [...(groups.get(base) ?? []), join(root, name)]);
   }
   const removed: string[] = [];

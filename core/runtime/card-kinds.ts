@@ -41,6 +41,14 @@ export function cardTask(text: string): string | undefined {
 }
 
 /**
+ * The family a card's text names by its task, without checking the rest of the card (a cheap look before
+ * loading); undefined when the text is not JSON or names no known task.
+ */
+export function cardTextFamily(text: string): ModelFamily | undefined {
+  return cardKinds.find(cardTask(text) ?? '')?.family;
+}
+
+/**
  * Parses a card of any kind with its kind's schema. A card that is not JSON or names no task is read as a
  * translation card, whose schema then says what is wrong with it.
  * @throws Error naming `where`: invalid JSON, an unknown task, or a card not valid for its task

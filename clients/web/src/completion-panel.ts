@@ -4,7 +4,7 @@
  * here on onnxruntime-web: greedy, or sampled with a temperature, top-k, top-p and a seed, so a seed
  * gives the page the completion the server gives. Tokens appear as they are generated.
  */
-import { cardKinds, cardTask } from '../../../core/runtime/card-kinds.ts';
+import { cardTextFamily } from '../../../core/runtime/card-kinds.ts';
 import { LmRuntime } from '../../../core/runtime/lm.ts';
 import { parseLmCard } from '../../../core/runtime/lm-card.ts';
 import { MODEL_CARD_FILE } from '../../../core/runtime/model-card.ts';
@@ -20,7 +20,7 @@ export type CompletionPanelState = 'loading' | 'completing' | 'ready' | 'error';
 export async function isLanguageModelFolder(folder: string): Promise<boolean> {
   const response = await fetch(new URL(MODEL_CARD_FILE, folder), { cache: 'no-cache' });
   if (!response.ok) return false;
-  return cardKinds.find(cardTask(await response.text()) ?? '')?.family === 'lm';
+  return cardTextFamily(await response.text()) === 'lm';
 }
 
 /** Loads a language model folder's card and step graph into an LmRuntime on onnxruntime-web. */
