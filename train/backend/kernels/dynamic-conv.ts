@@ -11,10 +11,19 @@
  *  - dweights is a lanes dot product of dy[b,t] and x[b, t + k − padLeft] per (b, t, h, k in range), stored into
  *    [B, T, H, K] (out-of-range k stay 0) or added into [H, K] for shared weights.
  *
+ * Each lanes loop takes four vectors a step (lanesLoop's groups): one sum per vector, four independent chains of
+ * f32x4.add instead of one, which made the forward 1.5-2× faster at K ≥ 15 (one chain is latency-bound at
+ * ≈ 2 flops a cycle).
+ *
  * What it replaced: the tfjs-ops fallback, K shifted slices of the padded input with a Multiply and an Add each
- * forward, and a Multiply, a PadV2, an Add, a Multiply and a Sum per k backward (≈ 3K and ≈ 6K kernel calls, each a
- * pass over [B, T, C]). bench/wasm-kernels.ts, 64 × 64 tokens, C 256, H 4 (R 64), forward + backward, on the
- * 2-vCPU dev VM: see the figures below.
+ * forward, and per k a Multiply, a PadV2, an Add, a Multiply and a Sum backward (≈ 3K and ≈ 6K kernel calls, each
+ * a pass over [B, T, C]). bench:kernels (bench/wasm-kernels.ts), 64 × 64 tokens, C 256, H 4 (R 64), causal, K 3,
+ * 15 and 31, dynamic and shared weights, kernel and ops interleaved on the 2-vCPU dev VM at load 9-11: forward
+ * 1.1-7.7 ms against 70-420 ms (11-150×), backward 1.8-19 ms against 150-1050 ms (35-87×); 6-17 GFLOP/s forward
+ * (2·B·T·C·K; one K 3 row read 0.8, a 7.7 ms median under that load) and 2-13 backward (4·B·T·C·K: dx and
+ * dweights). Alone and warmed up (fastest of 21 calls): 25-28 GFLOP/s forward at K ≥ 15 and 13 at K 3, 17-24
+ * backward. Run right after other work has evicted x and y (4 MB each here), a call costs ≈ 1.5-2 ms more: at
+ * small K the passes are bound by memory.
  */
 import type { KernelFunc, TensorInfo } from '@tensorflow/tfjs-core';
 import { convShape, DYNAMIC_CONV_GRAD_KERNEL, DYNAMIC_CONV_KERNEL } from '../../../models/layers/dynamic-conv.ts';
