@@ -136,7 +136,10 @@ export class DecodePeer {
   ): Promise<{ peer: DecodePeer; settings: Record<string, unknown> } | { skipped: string }> {
     const child = spawn(python, [join(REPO_ROOT, spec.script), ...spec.args(threads)], {
       stdio: ['pipe', 'pipe', 'inherit'],
-      env: { ...process.env, ...spec.env?.() },
+      // OpenMP's pool at the peer's thread count: Debian's OpenBLAS (openmp) under torch and CTranslate2 otherwise
+      // sizes its own by the cores, and under torch.set_num_threads(1) a GRU's sgemm then spun in exec_blas for
+      // minutes on a loaded 2-core machine.
+      env: { ...process.env, OMP_NUM_THREADS: String(threads), ...spec.env?.() },
     });
     let spawnError: Error | undefined;
     child.on('error', (err) => (spawnError = err));
@@ -159,7 +162,9 @@ export class DecodePeer {
     if (this.child.stdin!.writable) this.child.stdin!.write(`${JSON.stringify(req)}\n`);
     const next = await this.lines.next();
     if (next.done)
-      throw new Error(`the ${this.spec.label} peer exited (exit code ${this.child.exitCode}); ${this.spec.hint}`);
+      throw new Error(
+        `the ${this.spec.label} peer exited (${this.child.signalCode ?? `exit code ${this.child.exitCode}`}); ${this.spec.hint}`,
+      );
     const reply = JSON.parse(next.value) as T & { error?: string };
     if (reply.error) throw new Error(`${this.spec.label} peer: ${reply.error}`);
     return reply;
