@@ -102,9 +102,31 @@ const ctranslate2Transformer: DecodePeerSpec = {
   }),
 };
 
+/**
+ * bench/peer/transformer_decode.py: frost's Transformer weights in PyTorch modules decoding incrementally (fairseq's
+ * cached keys and values), dynamic int8 on its Linear layers for frost's int8 and int8-compute.
+ */
+const torchTransformer: DecodePeerSpec = {
+  name: 'torch',
+  label: 'PyTorch',
+  script: 'bench/peer/transformer_decode.py',
+  args: (threads) => ['--threads', String(threads)],
+  probe: { cmd: 'info' },
+  hint: 'is python3-torch installed?',
+  sameWeights: true,
+  modelRequest: (model, head, precision) => ({
+    cmd: 'model',
+    key: `${head}/${precision}`,
+    dir: model.dir,
+    head,
+    config: model.archConfig,
+    int8: precision !== 'fp32',
+  }),
+};
+
 const PEERS: Readonly<Record<string, readonly DecodePeerSpec[]>> = {
   'rnn-attn': [torchRnnAttn],
-  transformer: [ctranslate2Transformer],
+  transformer: [torchTransformer, ctranslate2Transformer],
 };
 
 /** The peers bench:decode times `arch` against (none: frost alone). */

@@ -20,12 +20,13 @@
  * The peers, per architecture (a peer that cannot start is skipped with the reason printed):
  * - rnn-attn: PyTorch (bench/peer/rnn_attn_decode.py), the same architecture with its own seeded weights; its int8
  *   is PyTorch's dynamic quantisation.
- * - transformer: CTranslate2 (bench/peer/ctranslate2_decode.py, needs the `ctranslate2` Python module; FROST_CT2_LIB
- *   names the folder of a libctranslate2.so built from source). It decodes frost's own weights (the bench writes
- *   them beside the export, moved off their constant initial biases and layer norms by seeded noise), and before
- *   any timing both engines must produce the same tokens on a few sentences, greedy and beam 5, in fp32
- *   (bench/decode-check.ts). frost's int8 and int8-compute are timed against CTranslate2's int8 compute types
- *   (int8, int8_float32, the faster of the two, named in the peer column).
+ * - transformer: PyTorch (bench/peer/transformer_decode.py: fairseq-style incremental decoding with cached keys and
+ *   values, dynamic int8 on its Linear layers) and CTranslate2 (bench/peer/ctranslate2_decode.py, needs the
+ *   `ctranslate2` Python module; FROST_CT2_LIB names the folder of a libctranslate2.so built from source). Both
+ *   decode frost's own weights (the bench writes them beside the export, moved off their constant initial biases
+ *   and layer norms by seeded noise), and before any timing each must produce frost's tokens on a few sentences,
+ *   greedy and beam 5, in fp32 (bench/decode-check.ts). frost's int8 and int8-compute are timed against
+ *   CTranslate2's int8 compute types (int8, int8_float32, the faster of the two, named in the peer column).
  *
  * Precisions: fp32 against the peer's float32; `int8` (weight-only, computes in float32) and `int8-compute`
  * (integer MatMuls) against the peer's int8.
@@ -177,6 +178,7 @@ async function checkSameTokens(rt: Seq2SeqRuntime, pm: PeerModel, model: BenchMo
       sources,
       beam,
       tokens: len,
+      specials: model.card.specials,
     });
     const bad = hypothesisMismatches(frost, peer.hypotheses, beam, label);
     if (bad.length > 0)

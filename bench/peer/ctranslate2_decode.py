@@ -226,13 +226,8 @@ class Peer:
         return {'hypotheses': [[[m['target'][tok] for tok in h] for h in r.hypotheses] for r in results]}
 
 
-def main():
-    try:
-        import ctranslate2
-        peer = Peer(ctranslate2)
-        unavailable = None
-    except Exception as err:  # ImportError, or the module's library missing (OSError)
-        unavailable = f'import ctranslate2 failed: {type(err).__name__}: {err}'
+def serve(peer, unavailable=None):
+    """Answers the protocol's requests on stdin with `peer`'s methods; with `unavailable`, every one with that reason."""
     for line in sys.stdin:
         req = json.loads(line)
         if unavailable:
@@ -246,6 +241,14 @@ def main():
         sys.stdout.write(json.dumps(reply) + '\n')
         sys.stdout.flush()
     return 0
+
+
+def main():
+    try:
+        import ctranslate2
+    except Exception as err:  # ImportError, or the module's library missing (OSError)
+        return serve(None, f'import ctranslate2 failed: {type(err).__name__}: {err}')
+    return serve(Peer(ctranslate2))
 
 
 if __name__ == '__main__':
