@@ -1,40 +1,53 @@
 /**
- * Decoding speed of frost's runtime (in-process, onnxruntime-node) against a PyTorch peer of the same
- * model (bench/peer/rnn_attn_decode.py), measured side by side in one run:
+ * Decoding speed of frost's runtime (in-process, onnxruntime-node) against other engines decoding the same model
+ * (bench/decode-peers.ts), measured side by side in one run:
  *
- *   npm run bench:decode                                   # 3 heads × fp32/int8/int8-compute, ~10 min
+ *   npm run bench:decode                                   # rnn-attn: 3 heads × fp32/int8/int8-compute, ~10 min
  *   npm run bench:decode -- --heads learned --precisions fp32 --rounds 3
  *   npm run bench:decode -- --heads learned,fixed-l2 --precisions fp32 --modes 'greedy b1,greedy b64' --no-http
  *   npm run bench:decode -- --write-models DIR --heads learned,fixed-l2 --precisions fp32   # for bench:web
  *   npm run bench:decode -- --modes 'greedy b64,beam5 b16' --compare-whole-rows --no-http  # top-k vs whole-row steps
+ *   npm run bench:decode -- --arch transformer --len 20 --src-len 20 --rounds 2 --no-http  # against CTranslate2
  *
- * Both sides decode the same source ids (lengths 8-20, like Multi30k) with the same search and are
- * forced to the same output length (`--len` tokens, then </s>), so they run the same number of
- * decoder steps on the same rows: greedy at batch 1 and 64, beam 5 at batch 1 and 16. The models are
- * rnn-attn `small` built from initialisation on Multi30k-sized vocabularies (bench/decode-model.ts):
- * anyone can rerun this without a trained model. Each round times frost then PyTorch (then the other
- * way round), so both share the machine's load; the table gives medians over rounds and the median
- * of the rounds' PyTorch / frost ratios (above 1: frost is faster).
+ * Both sides decode the same source ids (lengths 8-20, like Multi30k, or `--src-len` each) with the same search
+ * and are forced to the same output length (`--len` tokens, then </s>), so they run the same number of decoder
+ * steps on the same rows: greedy at batch 1 and 64, beam 5 at batch 1 and 16. The models are `<arch> small`
+ * built from initialisation (bench/decode-model.ts) on Multi30k-sized vocabularies, or one joint vocabulary of
+ * 8,000 for the Transformer (its recipe shares the embeddings): anyone can rerun this without a trained model.
+ * Each round times frost then the peers (then the other way round), so all share the machine's load; the table
+ * gives medians over rounds and the median of the rounds' peer / frost ratios (above 1: frost is faster).
  *
- * Precisions: fp32 against PyTorch fp32; `int8` (weight-only, computes in float32) and
- * `int8-compute` (integer MatMuls) against PyTorch's dynamic int8 quantisation.
+ * The peers, per architecture (a peer that cannot start is skipped with the reason printed):
+ * - rnn-attn: PyTorch (bench/peer/rnn_attn_decode.py), the same architecture with its own seeded weights; its int8
+ *   is PyTorch's dynamic quantisation.
+ * - transformer: PyTorch (bench/peer/transformer_decode.py: fairseq-style incremental decoding with cached keys and
+ *   values, dynamic int8 on its Linear layers) and CTranslate2 (bench/peer/ctranslate2_decode.py, needs the
+ *   `ctranslate2` Python module; FROST_CT2_LIB names the folder of a libctranslate2.so built from source). Both
+ *   decode frost's own weights (the bench writes them beside the export, moved off their constant initial biases
+ *   and layer norms by seeded noise), and before any timing each must produce frost's tokens on a few sentences,
+ *   greedy and beam 5, in fp32 (bench/decode-check.ts). frost's int8 and int8-compute are timed against
+ *   CTranslate2's int8 compute types (int8, int8_float32, the faster of the two, named in the peer column).
+ *
+ * Precisions: fp32 against the peer's float32; `int8` (weight-only, computes in float32) and `int8-compute`
+ * (integer MatMuls) against the peer's int8.
  *
  * Last, the HTTP overhead at c=1: the same texts translated one at a time in-process and through
  * `frost serve`'s /v1/translate from a client in its own process (interleaved), server p50 minus in-process p50
  * (bench/http-latency.ts).
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { SeededRandom } from '../core/random.ts';
 import { loadModelDir } from '../core/runtime/load-node.ts';
-import { NODE_SESSION_OPTIONS } from '../core/runtime/ort-node.ts';
+import { NODE_SESSION_OPTIONS, nodeRuntimeVersion } from '../core/runtime/ort-node.ts';
 import type { Seq2SeqRuntime } from '../core/runtime/seq2seq.ts';
 import { PRECISIONS, type Precision } from '../export/precision.ts';
-import { DEFAULT_VOCAB, writeBenchModel, type BenchModel } from './decode-model.ts';
+import { archHelp, archsReading, DEFAULT_BENCH_ARCH, jointByDefault, pickArchs } from './archs.ts';
+import { frostHypotheses, hypothesisMismatches, type Hypotheses } from './decode-check.ts';
+import { DEFAULT_VOCAB, JOINT_VOCAB, writeBenchModel, type BenchModel } from './decode-model.ts';
+import { DecodePeer, decodePeers } from './decode-peers.ts';
 import {
   chunks,
   compareWholeRows,
@@ -45,22 +58,34 @@ import {
 } from './whole-rows-compare.ts';
 import { formatHttpLatency, measureHttpLatency } from './http-latency.ts';
 
-const ROOT = resolve(import.meta.dirname, '..');
+const USAGE = `
+npm run bench:decode [-- --arch rnn-attn] [--heads learned,fixed-l2,hadamard] [--precisions fp32,int8,int8-compute]
+                     [--modes 'greedy b1,greedy b64,beam5 b1,beam5 b16'] [--len 14] [--src-len N] [--rounds 3]
+                     [--threads 1] [--check-sentences 4] [--python /usr/bin/python3]
+                     [--compare-whole-rows] [--whole-rows] [--no-http | --http-only] [--write-models DIR]`;
 
 const { values: args } = parseArgs({
   options: {
-    heads: { type: 'string', default: 'learned,fixed-l2,hadamard' },
+    /** The architecture (a translation one of the registry); its peers are bench/decode-peers.ts's. */
+    arch: { type: 'string', default: DEFAULT_BENCH_ARCH },
+    /** Default: rnn-attn's three heads of the paper; `learned` for the others (the one CTranslate2 maps). */
+    heads: { type: 'string' },
     precisions: { type: 'string', default: 'fp32,int8,int8-compute' },
     /** Output tokens per sentence before the forced </s> (Multi30k's German references average ~12-13 words). */
     len: { type: 'string', default: '14' },
+    /** Every source this many tokens long; default: lengths 8-20, like Multi30k. */
+    'src-len': { type: 'string' },
     rounds: { type: 'string', default: '3' },
     /**
-     * onnxruntime intra-op threads per session and torch.set_num_threads. 1 by default: on a shared
-     * 2-core machine a second intra-op thread made frost's steps 2.5-5× slower (docs/decoding-speed.md).
+     * onnxruntime intra-op threads per session, and the peers' (torch.set_num_threads, CTranslate2's
+     * intra_threads). 1 by default: on a shared 2-core machine a second intra-op thread made frost's steps
+     * 2.5-5× slower (docs/decoding-speed.md).
      */
     threads: { type: 'string', default: '1' },
     /** Which of the modes to time (names as in the table, comma-separated), e.g. 'greedy b1,greedy b64'. */
     modes: { type: 'string' },
+    /** Sentences both engines decode, greedy and beam 5, before a peer on frost's weights is timed. */
+    'check-sentences': { type: 'string', default: '4' },
     'http-sentences': { type: 'string', default: '40' },
     /**
      * Preset of the model the HTTP overhead is measured on. The overhead does not depend on the model, but
@@ -76,38 +101,22 @@ const { values: args } = parseArgs({
     /** Only write the bench models here (a folder per head and precision), e.g. for `bench:web --models DIR`. */
     'write-models': { type: 'string' },
     python: { type: 'string', default: '/usr/bin/python3' },
+    help: { type: 'boolean', short: 'h', default: false },
   },
 });
 
-/** The PyTorch peer as a child process answering one JSON line per request. */
-class Peer {
-  private readonly lines: AsyncIterator<string>;
-  private constructor(private readonly child: ReturnType<typeof spawn>) {
-    this.lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
-  }
-
-  static start(python: string, threads: number): Peer {
-    const script = join(ROOT, 'bench', 'peer', 'rnn_attn.py');
-    const child = spawn(python, [script, '--decode-server', '--threads', String(threads)], {
-      stdio: ['pipe', 'pipe', 'inherit'],
-    });
-    return new Peer(child);
-  }
-
-  async ask<T>(req: Record<string, unknown>): Promise<T> {
-    this.child.stdin!.write(`${JSON.stringify(req)}\n`);
-    const next = await this.lines.next();
-    if (next.done)
-      throw new Error(`the PyTorch peer exited (exit code ${this.child.exitCode}); is python3-torch installed?`);
-    const reply = JSON.parse(next.value) as T & { error?: string };
-    if (reply.error) throw new Error(`PyTorch peer: ${reply.error}`);
-    return reply;
-  }
-
-  stop(): void {
-    this.child.stdin!.end();
-  }
+const translationArchs = archsReading('tokens');
+if (args.help) {
+  process.stdout.write(archHelp(USAGE, '--arch', translationArchs));
+  process.exit(0);
 }
+const [arch] = pickArchs(args.arch, translationArchs) as [string];
+if (args.arch!.includes(',')) throw new RangeError('--arch takes one architecture');
+const joint = jointByDefault(arch);
+const peerSpecs = decodePeers(arch);
+/** frost's weights go to the peers that decode them, moved off their constant initial values (decode-model.ts). */
+const sameWeights = peerSpecs.some((p) => p.sameWeights);
+const srcLen = args['src-len'] === undefined ? undefined : Number(args['src-len']);
 
 const selectedModes = () => selectModes(args.modes, ['greedy b1', 'greedy b64', 'beam5 b1', 'beam5 b16']);
 
@@ -115,19 +124,86 @@ const selectedModes = () => selectModes(args.modes, ['greedy b1', 'greedy b64', 
 const frostDecode = (rt: Seq2SeqRuntime, parts: number[][][], beam: number, len: number) =>
   decodeChunks(rt, parts, beam, len, args['whole-rows']);
 
+const writeModel = (root: string, head: string, precision: Precision, preset?: string) =>
+  writeBenchModel(root, {
+    arch,
+    head,
+    precision,
+    joint,
+    ...(preset ? { preset } : {}),
+    ...(sameWeights ? { params: true, noise: 0.05 } : {}),
+  });
+
+/** A peer with one bench model loaded under `key`. */
+interface PeerModel {
+  peer: DecodePeer;
+  key: string;
+}
+
+/** Loads `model` into each peer; a peer that refuses it (a head it cannot map) is left out with the reason printed. */
+async function loadInPeers(
+  peers: readonly DecodePeer[],
+  model: BenchModel,
+  head: string,
+  precision: Precision,
+  threads: number,
+): Promise<PeerModel[]> {
+  const out: PeerModel[] = [];
+  for (const peer of peers) {
+    const req = peer.spec.modelRequest(model, head, precision, threads);
+    try {
+      const reply = await peer.ask(req);
+      out.push({ peer, key: req.key });
+      process.stdout.write(`${peer.spec.name} ${req.key}: ${JSON.stringify(reply)}\n`);
+    } catch (err) {
+      process.stdout.write(`${peer.spec.name}: skipped for ${head} ${precision}: ${(err as Error).message}\n`);
+    }
+  }
+  return out;
+}
+
+/**
+ * frost and a peer on frost's own weights decode the same sentences, greedy and beam 5, to `len` tokens; any
+ * difference stops the bench (bench/decode-check.ts).
+ */
+async function checkSameTokens(rt: Seq2SeqRuntime, pm: PeerModel, model: BenchModel, len: number): Promise<string> {
+  const count = Number(args['check-sentences']);
+  const sources = sourceIds(count, model.card.source!.tokens.length, 7, srcLen);
+  const { label } = pm.peer.spec;
+  for (const beam of [1, 5]) {
+    const frost = await frostHypotheses(rt, sources, beam, len);
+    const peer = await pm.peer.ask<{ hypotheses: Hypotheses }>({
+      cmd: 'hypotheses',
+      key: pm.key,
+      sources,
+      beam,
+      tokens: len,
+      specials: model.card.specials,
+    });
+    const bad = hypothesisMismatches(frost, peer.hypotheses, beam, label);
+    if (bad.length > 0)
+      throw new Error(
+        `frost and ${label} decode different tokens from the same weights (${model.card.name}):\n  ${bad.join('\n  ')}`,
+      );
+  }
+  return `${label}: the same tokens as frost on ${count} sentences (one batch), greedy and beam 5, ${model.card.name}`;
+}
+
 interface Row {
   head: string;
   precision: string;
   mode: string;
   frostMsPerSentence: number;
-  peerMsPerSentence: number;
-  /** Median over rounds of each round's PyTorch / frost time: paired, so load hitting both sides of a round cancels. */
-  ratio: number;
+  /** The peer's name and, when it has several, the setting timed (the fastest); '-' when frost runs alone. */
+  peer: string;
+  peerMsPerSentence?: number;
+  /** Median over rounds of each round's peer / frost time: paired, so load hitting both sides of a round cancels. */
+  ratio?: number;
   tokensPerSentence: number;
 }
 
 async function timeModel(
-  peer: Peer,
+  peers: readonly PeerModel[],
   model: BenchModel,
   head: string,
   precision: Precision,
@@ -136,52 +212,73 @@ async function timeModel(
   threads: number,
 ): Promise<Row[]> {
   const rt = await loadModelDir(model.dir, { intraOpNumThreads: threads });
-  const key = `${head}/${precision === 'fp32' ? 'fp32' : 'int8'}`;
-  await peer.ask({
-    cmd: 'model',
-    key,
-    head,
-    srcVocab: model.card.source!.tokens.length,
-    tgtVocab: model.card.target.tokens.length,
-    config: model.archConfig,
-    int8: precision !== 'fp32',
-  });
   const specials = model.card.specials;
   const rows: Row[] = [];
   for (const mode of selectedModes()) {
-    const parts = chunks(sourceIds(mode.sentences, model.card.source!.tokens.length, 1), mode.batch);
+    const parts = chunks(sourceIds(mode.sentences, model.card.source!.tokens.length, 1, srcLen), mode.batch);
     const warm = await frostDecode(rt, parts, mode.beam, len);
-    const peerReq = { cmd: 'decode', key, chunks: parts, steps: warm.steps, beam: mode.beam, specials };
-    await peer.ask(peerReq);
+    // `steps`: frost's decoder steps per chunk; `tokens`: the same as an output length (len tokens, then </s>).
+    const reqs = peers.map((p) => ({
+      cmd: 'decode',
+      key: p.key,
+      chunks: parts,
+      steps: warm.steps,
+      tokens: len + 1,
+      beam: mode.beam,
+      specials,
+    }));
+    for (const [i, p] of peers.entries()) await p.peer.ask(reqs[i]!);
     const frostMs: number[] = [];
-    const peerMs: number[] = [];
+    const peerMs: number[][] = peers.map(() => []);
+    const byType: Record<string, number[]>[] = peers.map(() => ({}));
+    const timePeers = async () => {
+      for (const [i, p] of peers.entries()) {
+        const reply = await p.peer.ask<{ ms: number; byType?: Record<string, number> }>(reqs[i]!);
+        peerMs[i]!.push(reply.ms);
+        for (const [type, ms] of Object.entries(reply.byType ?? {})) (byType[i]![type] ??= []).push(ms);
+      }
+    };
     for (let r = 0; r < rounds; r++) {
       // Alternate who goes first, so a load change within a round does not always hit the same side.
       if (r % 2 === 0) frostMs.push((await frostDecode(rt, parts, mode.beam, len)).ms);
-      peerMs.push((await peer.ask<{ ms: number }>(peerReq)).ms);
+      await timePeers();
       if (r % 2 === 1) frostMs.push((await frostDecode(rt, parts, mode.beam, len)).ms);
     }
-    const row: Row = {
+    const base = {
       head,
       precision,
       mode: mode.name,
       frostMsPerSentence: median(frostMs) / mode.sentences,
-      peerMsPerSentence: median(peerMs) / mode.sentences,
-      ratio: median(peerMs.map((p, r) => p / frostMs[r]!)),
       tokensPerSentence: len + 1,
     };
-    rows.push(row);
-    printRow(row);
+    const modeRows: Row[] =
+      peers.length === 0
+        ? [{ ...base, peer: '-' }]
+        : peers.map((p, i) => {
+            const types = Object.entries(byType[i]!).sort((a, b) => median(a[1]) - median(b[1]));
+            return {
+              ...base,
+              peer:
+                types.length > 1 || precision !== 'fp32'
+                  ? `${p.peer.spec.name} ${types[0]?.[0] ?? ''}`.trim()
+                  : p.peer.spec.name,
+              peerMsPerSentence: median(peerMs[i]!) / mode.sentences,
+              ratio: median(peerMs[i]!.map((ms, r) => ms / frostMs[r]!)),
+            };
+          });
+    for (const row of modeRows) printRow(row);
+    rows.push(...modeRows);
   }
   await rt.release();
   return rows;
 }
 
 function printRow(r: Row): void {
-  const f = (x: number) => x.toFixed(2).padStart(8);
+  const f = (x: number | undefined) => (x === undefined ? '-' : x.toFixed(2)).padStart(8);
+  const ratio = r.ratio === undefined ? '-' : `${r.ratio.toFixed(2)}×`;
   process.stdout.write(
     `| ${r.head.padEnd(9)} | ${r.precision.padEnd(12)} | ${r.mode.padEnd(10)} | ${f(r.frostMsPerSentence)} | ${f(r.frostMsPerSentence / r.tokensPerSentence)} ` +
-      `| ${f(r.peerMsPerSentence)} | ${f(r.peerMsPerSentence / r.tokensPerSentence)} | ${r.ratio.toFixed(2).padStart(5)}× |\n`,
+      `| ${r.peer.padEnd(17)} | ${f(r.peerMsPerSentence)} | ${f(r.peerMsPerSentence === undefined ? undefined : r.peerMsPerSentence / r.tokensPerSentence)} | ${ratio.padStart(6)} |\n`,
   );
 }
 
@@ -203,7 +300,7 @@ async function precisionSpeedup(
   ];
   try {
     for (const mode of selectedModes()) {
-      const parts = chunks(sourceIds(mode.sentences, fp32.card.source!.tokens.length, 1), mode.batch);
+      const parts = chunks(sourceIds(mode.sentences, fp32.card.source!.tokens.length, 1, srcLen), mode.batch);
       await frostDecode(a, parts, mode.beam, len);
       await frostDecode(b, parts, mode.beam, len);
       const [fa, fb]: [number[], number[]] = [[], []];
@@ -241,6 +338,8 @@ async function wholeRowsSpeedup(
 ): Promise<void> {
   // "Before": the same model exported without the top-k outputs, so its steps also skip the TopK node.
   const before = await writeBenchModel(join(model.dir, '..', 'whole-rows'), {
+    arch,
+    joint,
     head,
     precision: precision as Precision,
     topK: false,
@@ -281,7 +380,7 @@ async function httpOverhead(model: BenchModel, threads: number, count: number): 
 }
 
 async function main(): Promise<void> {
-  const heads = args.heads!.split(',');
+  const heads = (args.heads ?? (arch === 'rnn-attn' ? 'learned,fixed-l2,hadamard' : 'learned')).split(',');
   const precisions = args.precisions!.split(',') as Precision[];
   for (const p of precisions) {
     if (!PRECISIONS.includes(p)) throw new Error(`--precisions: '${p}' is not one of ${PRECISIONS.join(', ')}`);
@@ -289,43 +388,71 @@ async function main(): Promise<void> {
   if (args['write-models'] !== undefined) {
     for (const head of heads)
       for (const precision of precisions)
-        process.stdout.write(`${(await writeBenchModel(resolve(args['write-models']), { head, precision })).dir}\n`);
+        process.stdout.write(`${(await writeModel(resolve(args['write-models']), head, precision)).dir}\n`);
     return;
   }
   const len = Number(args.len);
   const rounds = Number(args.rounds);
   const threads = Number(args.threads);
   const root = await mkdtemp(join(tmpdir(), 'frost-decode-bench-'));
-  const peer = Peer.start(args.python!, threads);
+  const peers: DecodePeer[] = [];
   try {
-    const info = await peer.ask<Record<string, unknown>>({
-      cmd: 'model',
-      key: 'probe',
-      head: 'learned',
-      srcVocab: 8,
-      tgtVocab: 8,
-      config: { embedding: 4, hidden: 4, encoderHidden: 2, attention: 4, output: 4, dropout: 0 },
-    });
+    const settings: string[] = [];
+    if (!args['http-only']) {
+      for (const spec of peerSpecs) {
+        const started = await DecodePeer.start(spec, args.python!, threads);
+        if ('skipped' in started) {
+          settings.push(`${spec.name} (${spec.label}): skipped: ${started.skipped}`);
+          continue;
+        }
+        peers.push(started.peer);
+        settings.push(
+          `${spec.name} (${spec.label}): ${JSON.stringify(started.settings)}, ${threads} intra-op thread(s)`,
+        );
+      }
+    }
+    const vocab = joint ? `joint vocab ${JOINT_VOCAB}` : `vocab ${DEFAULT_VOCAB.src}/${DEFAULT_VOCAB.tgt}`;
+    const sources = srcLen === undefined ? 'sources of 8-20 tokens' : `sources of ${srcLen} tokens`;
     process.stdout.write(
-      `decode speed: rnn-attn small, vocab ${DEFAULT_VOCAB.src}/${DEFAULT_VOCAB.tgt}, ${len} tokens + </s> per sentence, ${rounds} rounds\n` +
+      `decode speed: ${arch} small, ${vocab}, ${sources}, ${len} tokens + </s> per sentence, ${rounds} rounds\n` +
         `machine: ${cpus().length} × ${cpus()[0]?.model}, load ${loadavg()
           .map((x) => x.toFixed(1))
           .join(' ')}\n` +
-        `onnxruntime-node: ${JSON.stringify({ ...NODE_SESSION_OPTIONS, intraOpNumThreads: threads })}, ` +
-        `${args['whole-rows'] ? 'whole-row steps (--whole-rows)' : 'top-k steps'}\n` +
-        `pytorch: ${JSON.stringify(info)}\n\n` +
-        '| head      | precision    | mode       | frost ms/sent | frost ms/tok | torch ms/sent | torch ms/tok | torch/frost |\n' +
-        '|---|---|---|---:|---:|---:|---:|---:|\n',
+        `frost: onnxruntime-node ${nodeRuntimeVersion() ?? '?'} ` +
+        `${JSON.stringify({ ...NODE_SESSION_OPTIONS, intraOpNumThreads: threads })}, ` +
+        `${args['whole-rows'] ? 'whole-row steps (--whole-rows)' : 'top-k steps'}, precisions ${precisions.join(', ')}\n` +
+        settings.map((line) => `${line}\n`).join(''),
     );
-    let httpModel: BenchModel | undefined;
-    const written = new Map<string, BenchModel>();
+    const models = new Map<string, { model: BenchModel; peers: PeerModel[] }>();
     for (const head of heads) {
       for (const precision of precisions) {
-        if (args['http-only'] && httpModel) continue;
-        const model = await writeBenchModel(root, { head, precision });
-        written.set(`${head}/${precision}`, model);
-        httpModel ??= model;
-        if (!args['http-only']) await timeModel(peer, model, head, precision, rounds, len, threads);
+        const model = await writeModel(root, head, precision);
+        const loaded = args['http-only'] ? [] : await loadInPeers(peers, model, head, precision, threads);
+        models.set(`${head}/${precision}`, { model, peers: loaded });
+        if (args['http-only']) break;
+      }
+      if (args['http-only']) break;
+    }
+    // Same tokens first, for every fp32 model a peer decodes with frost's weights.
+    for (const [key, { model, peers: loaded }] of models) {
+      if (!key.endsWith('/fp32')) continue;
+      const checked = loaded.filter((pm) => pm.peer.spec.sameWeights);
+      if (checked.length === 0) continue;
+      const rt = await loadModelDir(model.dir, { intraOpNumThreads: threads });
+      try {
+        for (const pm of checked) process.stdout.write(`${await checkSameTokens(rt, pm, model, len)}\n`);
+      } finally {
+        await rt.release();
+      }
+    }
+    if (!args['http-only']) {
+      process.stdout.write(
+        '\n| head      | precision    | mode       | frost ms/sent | frost ms/tok | peer              | peer ms/sent | peer ms/tok | peer/frost |\n' +
+          '|---|---|---|---:|---:|---|---:|---:|---:|\n',
+      );
+      for (const [key, { model, peers: loaded }] of models) {
+        const [head, precision] = key.split('/') as [string, Precision];
+        await timeModel(loaded, model, head, precision, rounds, len, threads);
       }
     }
     if (!args['http-only'] && precisions.includes('fp32') && precisions.includes('int8-compute')) {
@@ -334,7 +461,7 @@ async function main(): Promise<void> {
           '| head      | mode       | fp32 ms/sent | int8-compute ms/sent | fp32/int8-compute |\n|---|---|---:|---:|---:|\n',
       );
       for (const head of heads) {
-        const [a, b] = [written.get(`${head}/fp32`)!, written.get(`${head}/int8-compute`)!];
+        const [a, b] = [models.get(`${head}/fp32`)!.model, models.get(`${head}/int8-compute`)!.model];
         await precisionSpeedup(a, b, head, rounds, len, threads);
       }
     }
@@ -343,21 +470,22 @@ async function main(): Promise<void> {
         '\nfrost whole-row steps against top-k steps (interleaved; above 1: top-k steps are faster)\n\n' +
           '| head      | precision    | mode       | whole rows ms/sent | top-k ms/sent | whole/top-k |\n|---|---|---|---:|---:|---:|\n',
       );
-      for (const [key, model] of written) {
+      for (const [key, { model }] of models) {
         const [head, precision] = key.split('/') as [string, string];
         await wholeRowsSpeedup(model, head, precision, rounds, len, threads);
       }
     }
+    const httpModel = models.values().next().value?.model;
     if (!args['no-http'] && httpModel) {
       const preset = args['http-preset']!;
       const model =
         preset === httpModel.card.preset
           ? httpModel
-          : await writeBenchModel(join(root, 'http'), { head: heads[0]!, precision: precisions[0]!, preset });
+          : await writeModel(join(root, 'http'), heads[0]!, precisions[0]!, preset);
       await httpOverhead(model, threads, Number(args['http-sentences']));
     }
   } finally {
-    peer.stop();
+    for (const peer of peers) peer.stop();
     await rm(root, { recursive: true, force: true });
   }
 }

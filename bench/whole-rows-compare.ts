@@ -43,11 +43,11 @@ export function median(xs: readonly number[]): number {
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 }
 
-/** Seeded source id sequences, lengths 8-20 (like Multi30k), no specials. */
-export function sourceIds(count: number, srcVocab: number, seed: number): number[][] {
+/** Seeded source id sequences, lengths 8-20 (like Multi30k) or each `length` long, no specials. */
+export function sourceIds(count: number, srcVocab: number, seed: number, length?: number): number[][] {
   const rng = new SeededRandom(seed, 'decode-bench-sources');
   return Array.from({ length: count }, () => {
-    const n = 8 + Math.floor(rng.next() * 13);
+    const n = length ?? 8 + Math.floor(rng.next() * 13);
     return Array.from({ length: n }, () => 4 + Math.floor(rng.next() * (srcVocab - 4)));
   });
 }

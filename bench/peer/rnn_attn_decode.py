@@ -14,7 +14,8 @@ Protocol: one JSON object per line on stdin, one JSON answer per line on stdout.
   {"cmd": "decode", "key": K, "chunks": [[[ids...], ...], ...], "steps": [n, ...], "beam": k,
    "specials": {"pad": 0, "bos": 2, "eos": 3}}
       decodes each chunk (one batch of sources) for exactly steps[i] decoder steps (</s> is masked
-      until the last step, which frost's runtime forces too) and answers {"ms": total}.
+      until the last step, which emits it, as frost's runtime does; `search`, which
+      transformer_decode.py shares) and answers {"ms": total}.
 Weights are the model's seeded initialisation, not frost's: decoding time does not depend on the
 values, and forcing the output lengths makes both sides run the same steps on the same rows.
 """
@@ -45,23 +46,29 @@ def step(torch, F, model, s, y, enc, keys, masked_add):
     return F.log_softmax(model.head(f), dim=1), s
 
 
-def decode_chunk(torch, nn, model, sources, steps, beam, sp):
-    B = len(sources)
-    S = max(1, max(len(x) for x in sources))
-    src = torch.full((B, S), sp['pad'], dtype=torch.int64)
-    for b, x in enumerate(sources):
-        src[b, :len(x)] = torch.tensor(x, dtype=torch.int64)
-    src_len = torch.tensor([max(1, len(x)) for x in sources], dtype=torch.int64)
-    s, enc, keys, masked_add, F = encode(torch, nn, model, src, src_len)
+def search(torch, B, steps, beam, sp, step, expand, follow):
+    """
+    Greedy (beam 1) or beam search over B sentences for exactly `steps` decoder steps, as frost's core/decode does
+    with minLen = maxLen: <pad> and <s> are never emitted, </s> is masked until the last step, which emits it.
+    step(y) runs the model on the previous tokens y [rows] and returns log-probabilities [rows, |V|];
+    expand(rows) makes each sentence's one row `beam` rows (first beam step), follow(rows) reorders rows after
+    each later beam step. Returns the tokens before </s> [B * beam, steps - 1] and, for beam search, their
+    cumulative log-probabilities [B * beam] (each sentence's rows sorted best first), else None.
+    """
     y = torch.full((B,), sp['bos'], dtype=torch.int64)
     banned = [sp['pad'], sp['bos']]
     scores = None
     history = torch.zeros((B, 0), dtype=torch.int64)
     for t in range(steps):
-        lp, s = step(torch, F, model, s, y, enc, keys, masked_add)
+        lp = step(y)
         lp[:, banned] = float('-inf')
         if t < steps - 1:
             lp[:, sp['eos']] = float('-inf')
+        else:
+            # The forced </s>: only its log-probability counts.
+            eos = lp[:, sp['eos']].clone()
+            lp.fill_(float('-inf'))
+            lp[:, sp['eos']] = eos
         if beam == 1:
             y = lp.argmax(1)
             history = torch.cat([history, y[:, None]], 1)
@@ -71,17 +78,47 @@ def decode_chunk(torch, nn, model, sources, steps, beam, sp):
             # First step: one row per sentence becomes `beam` rows.
             top, idx = lp.topk(beam, dim=1)
             rows = torch.arange(B).repeat_interleave(beam)
-            enc, keys, masked_add = enc[rows], keys[rows], masked_add[rows]
-            s, history = s[rows], history[rows]
+            expand(rows)
+            history = history[rows]
             scores, y = top.reshape(-1), idx.reshape(-1)
         else:
             total = (lp + scores[:, None]).view(B, beam * V)
             top, idx = total.topk(beam, dim=1)
             rows = (torch.arange(B)[:, None] * beam + torch.div(idx, V, rounding_mode='floor')).reshape(-1)
-            s, history = s.index_select(0, rows), history.index_select(0, rows)
+            follow(rows)
+            history = history.index_select(0, rows)
             scores, y = top.reshape(-1), (idx % V).reshape(-1)
         history = torch.cat([history, y[:, None]], 1)
-    return history
+    return history[:, :-1], scores
+
+
+def source_batch(torch, sources, pad):
+    """Sources [B, S] padded with <pad> (an empty one as one <pad>, as frost's runtime) and their lengths [B]."""
+    B = len(sources)
+    S = max(1, max(len(x) for x in sources))
+    src = torch.full((B, S), pad, dtype=torch.int64)
+    for b, x in enumerate(sources):
+        src[b, :len(x)] = torch.tensor(x, dtype=torch.int64)
+    return src, torch.tensor([max(1, len(x)) for x in sources], dtype=torch.int64)
+
+
+def decode_chunk(torch, nn, model, sources, steps, beam, sp):
+    s, enc, keys, masked_add, F = encode(torch, nn, model, *source_batch(torch, sources, sp['pad']))
+    state = {'s': s, 'enc': enc, 'keys': keys, 'masked_add': masked_add}
+
+    def run(y):
+        lp, state['s'] = step(torch, F, model, state['s'], y, state['enc'], state['keys'], state['masked_add'])
+        return lp
+
+    def expand(rows):
+        for name in state:
+            state[name] = state[name][rows]
+
+    def follow(rows):
+        # Only the decoder state moves: the encoder's outputs are the same for every row of a sentence.
+        state['s'] = state['s'].index_select(0, rows)
+
+    return search(torch, len(sources), steps, beam, sp, run, expand, follow)[0]
 
 
 def decode_server(torch, nn, build, loaded_blas):
