@@ -11,7 +11,7 @@ import { tensorValue } from '../models/onnx-values.ts';
 import { dynamicConvOnnx, dynamicConvStepOnnx, type DynamicConvOnnxShape } from '../models/layers/dynamic-conv-onnx.ts';
 import { dynamicConv, dynamicConvStep } from '../models/layers/dynamic-conv.ts';
 import { initBackend } from '../train/backend/select.ts';
-import { runOrt, type Feed } from './helpers/onnx-check.ts';
+import { runOrt, runOrtWeb, type Feed } from './helpers/onnx-check.ts';
 import { uniformTensors } from './helpers/random-tensors.ts';
 
 const TOLERANCE = 1e-5;
@@ -25,8 +25,8 @@ function feed(t: tf.Tensor): Feed {
   return { dims: t.shape, data: t.dataSync() as Float32Array };
 }
 
-function maxDiff(expected: tf.Tensor, actual: Float32Array): number {
-  const e = expected.dataSync();
+function maxDiff(expected: tf.Tensor | Float32Array, actual: Float32Array): number {
+  const e = expected instanceof Float32Array ? expected : expected.dataSync();
   assert.equal(actual.length, e.length);
   let worst = 0;
   for (let i = 0; i < e.length; i++) worst = Math.max(worst, Math.abs(e[i]! - actual[i]!));
@@ -101,6 +101,27 @@ describe('dynamic convolution ONNX, whole sequence', () => {
       tf.dispose([x, expected]);
     }
     w.dispose();
+  });
+
+  test('onnxruntime-web (the browser runtime) computes both forms as onnxruntime-node does', async () => {
+    const x = random([2, 5, 8]) as tf.Tensor3D;
+    for (const dynamic of [false, true]) {
+      const w = kernelWeights(dynamic ? [2, 5, 2, 3] : [2, 3]);
+      const g = new GraphBuilder('dynamic-conv');
+      const shape = { channels: 8, heads: 2, width: 3, dynamic };
+      const wIn = dynamic ? g.input('w', 'float32', ['batch', 'time', 2, 3]) : g.initializer('w', tensorValue(w));
+      g.output(dynamicConvOnnx(g, g.input('x', 'float32', ['batch', 'time', 8]), wIn, shape, 1), 'y', 'float32', [
+        'batch',
+        'time',
+        8,
+      ]);
+      const feeds: Record<string, Feed> = { x: feed(x), ...(dynamic ? { w: feed(w) } : {}) };
+      const [node, web] = [await runOrt(g.toBytes(), feeds), await runOrtWeb(g.toBytes(), feeds)];
+      const diff = maxDiff(node.y!.data as Float32Array, web.y!.data as Float32Array);
+      assert.ok(diff <= TOLERANCE, `${dynamic ? 'dynamic' : 'lightweight'}: web vs node ${diff}`);
+      w.dispose();
+    }
+    x.dispose();
   });
 
   test('a padding outside [0, K) is refused', () => {
