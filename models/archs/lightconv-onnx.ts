@@ -2,13 +2,20 @@ import { GraphBuilder } from '../../core/onnx/graph-builder.ts';
 import type { ModelCard } from '../../core/runtime/model-card.ts';
 import { dynamicConvOnnx, dynamicConvStepOnnx, zeroWindowOnnx } from '../layers/dynamic-conv-onnx.ts';
 import { feedForwardOnnx } from '../layers/feed-forward.ts';
-import { layerNormOnnx, type LayerNormWeights } from '../layers/layer-norm.ts';
+import { layerNormOnnx } from '../layers/layer-norm.ts';
 import type { ConvBlockWeights } from '../layers/lightconv-block.ts';
-import { attendHeadsOnnx, keyPaddingBiasOnnx, projectHeadsOnnx } from '../layers/multi-head-attention.ts';
-import { positionVectorsOnnx } from '../layers/positional-encoding.ts';
+import { attendHeadsOnnx, keyPaddingBiasOnnx } from '../layers/multi-head-attention.ts';
 import { tensorValue } from '../onnx-values.ts';
-import { emitStepLogProbs, encoderDecoderOnnx } from './graph-spec.ts';
+import { encoderDecoderOnnx } from './graph-spec.ts';
 import { encoderPadLeft, type LightConvModel } from './lightconv.ts';
+import {
+  crossMemoryInputs,
+  crossMemoryOnnx,
+  residualOnnx,
+  sourceEmbeddingOnnx,
+  stepLogProbsOnnx,
+  targetEmbeddingOnnx,
+} from './residual-seq2seq-onnx.ts';
 import type { OnnxGraphOptions } from './types.ts';
 
 /**
@@ -29,18 +36,6 @@ export function lightconvOnnx(
     encoder: (opset) => encoderGraph(model, opset),
     decoder: (opset, storeFrozen) => decoderGraph(model, opset, storeFrozen),
   });
-}
-
-/** LN(x + F(x)) or x + F(LN(x)), as the model's residual blocks (no dropout: inference). */
-function residualOnnx(
-  g: GraphBuilder,
-  model: LightConvModel,
-  x: string,
-  ln: LayerNormWeights,
-  f: (h: string) => string,
-): string {
-  if (model.cfg.norm === 'pre') return g.op('Add', [x, f(layerNormOnnx(g, ln, x))]);
-  return layerNormOnnx(g, ln, g.op('Add', [x, f(x)]));
 }
 
 /** The convolution's input u [..., d]: x Win + bin, then GLU (with glu). */
@@ -79,78 +74,48 @@ function convShape(model: LightConvModel, w: ConvBlockWeights) {
 
 function encoderGraph(model: LightConvModel, opset: number): GraphBuilder {
   const g = new GraphBuilder(`frost-${model.arch}-encoder`, { opset });
-  const { model: d, heads } = model.cfg;
-  const dk = d / heads;
+  const d = model.cfg.model;
   const w = model.w;
-  const ids = g.input('src_ids', 'int64', ['batch', 'src_len']);
-  const lengths = g.input('src_lengths', 'int64', ['batch']);
-  // src_mask [B, S] = position < length
-  const shape = g.op('Shape', [ids]);
-  const S = g.op('Gather', [shape, g.constInt64(1)]);
-  const positions = g.op('Range', [g.constInt64(0), S, g.constInt64(1)]);
-  const mask = g.cast(g.op('Less', [g.unsqueeze(positions, [0]), g.unsqueeze(lengths, [1])]), 'float32');
+  const source = sourceEmbeddingOnnx(g, model);
+  const { ids, mask } = source;
+  let x = source.x;
   const mask3 = g.unsqueeze(mask, [2]);
-  // x = √d · E[src] + P[0 … S−1]
-  const E = g.initializer(w.joint ? 'decoder/embedding' : 'encoder/embedding', tensorValue(w.srcEmbedding));
-  let x = g.op('Add', [
-    g.op('Mul', [g.op('Gather', [E, ids]), g.constFloat(Math.sqrt(d))]),
-    positionVectorsOnnx(g, w.srcPositions, 'encoder/positions', positions),
-  ]);
   for (const layer of w.encoder) {
     const block = layer.conv;
     x = residualOnnx(g, model, x, layer.ln1, (h) => {
       // The padded source positions of the convolution's input are zeros, as in training (fairseq's masked_fill).
       const u = g.op('Mul', [convInputOnnx(g, block, h), mask3]);
       const kernels = convKernelsOnnx(g, block, u, [0, 0]);
-      return convOutputOnnx(
-        g,
-        block,
-        dynamicConvOnnx(g, u, kernels, convShape(model, block), encoderPadLeft(block.width)),
-      );
+      const shape = convShape(model, block);
+      return convOutputOnnx(g, block, dynamicConvOnnx(g, u, kernels, shape, encoderPadLeft(block.width)));
     });
     x = residualOnnx(g, model, x, layer.ln2, (h) => feedForwardOnnx(g, layer.ff, h));
   }
   if (w.encoderNorm) x = layerNormOnnx(g, w.encoderNorm, x);
-  w.decoder.forEach((layer, l) => {
-    g.output(projectHeadsOnnx(g, layer.cross, 'k', x), `cross_k_${l}`, 'float32', ['batch', heads, 'src_len', dk]);
-    g.output(projectHeadsOnnx(g, layer.cross, 'v', x), `cross_v_${l}`, 'float32', ['batch', heads, 'src_len', dk]);
-  });
+  crossMemoryOnnx(g, model, x, mask);
   // The decoder's initial state: nothing decoded, windows of zeros.
-  const batch = g.slice(shape, [0], [1], [0]);
+  const batch = g.slice(g.op('Shape', [ids]), [0], [1], [0]);
   const zero = { dtype: 'int64' as const, dims: [1], data: new BigInt64Array([0n]) };
   g.output(g.op('ConstantOfShape', [batch], { value: zero }), 'position', 'int64', ['batch']);
   w.decoder.forEach(({ conv }, l) => {
     if (conv.width === 1) return;
     g.output(zeroWindowOnnx(g, batch, conv.width - 1, d), `conv_window_${l}`, 'float32', ['batch', conv.width - 1, d]);
   });
-  g.output(mask, 'src_mask', 'float32', ['batch', 'src_len']);
   return g;
 }
 
 function decoderGraph(model: LightConvModel, opset: number, storeFrozen: boolean): GraphBuilder {
   const g = new GraphBuilder(`frost-${model.arch}-decoder-step`, { opset });
-  const { model: d, heads } = model.cfg;
-  const dk = d / heads;
+  const d = model.cfg.model;
   const w = model.w;
-  const V = model.sizes.tgtVocab;
   const prev = g.input('prev_token', 'int64', ['rows']);
   const position = g.input('position', 'int64', ['rows']);
   const windows = w.decoder.map(({ conv }, l) =>
     conv.width > 1 ? g.input(`conv_window_${l}`, 'float32', ['rows', conv.width - 1, d]) : undefined,
   );
-  const cross = w.decoder.map((_, l) => ({
-    k: g.input(`cross_k_${l}`, 'float32', ['rows', heads, 'src_len', dk]),
-    v: g.input(`cross_v_${l}`, 'float32', ['rows', heads, 'src_len', dk]),
-  }));
-  const srcBias = keyPaddingBiasOnnx(g, g.input('src_mask', 'float32', ['rows', 'src_len']));
-  // Heads that rescale E's rows store E once for both the lookup and the output projection.
-  const shared = model.head.sharedEmbeddingOnnx?.(g);
-  const embedding = shared?.matrix ?? g.initializer('decoder/embedding', tensorValue(w.tgtEmbedding));
-  const e = shared ? shared.lookup(prev) : g.op('Gather', [embedding, prev]);
-  const x0 = g.op('Add', [
-    g.op('Mul', [e, g.constFloat(Math.sqrt(d))]),
-    positionVectorsOnnx(g, w.tgtPositions, 'decoder/positions', position),
-  ]);
+  const memory = crossMemoryInputs(g, model);
+  const srcBias = keyPaddingBiasOnnx(g, memory.mask);
+  const { x: x0, embedding } = targetEmbeddingOnnx(g, model, prev, position);
   let x = g.unsqueeze(x0, [1]); // [rows, 1, d]: the attention reads a length axis
   w.decoder.forEach((layer, l) => {
     const block = layer.conv;
@@ -161,15 +126,11 @@ function decoderGraph(model: LightConvModel, opset: number, storeFrozen: boolean
       if (step.window) g.output(step.window, `next_conv_window_${l}`, 'float32', ['rows', block.width - 1, d]);
       return g.unsqueeze(convOutputOnnx(g, block, step.y), [1]);
     });
-    x = residualOnnx(g, model, x, layer.ln2, (h) =>
-      attendHeadsOnnx(g, layer.cross, h, cross[l]!.k, cross[l]!.v, srcBias),
-    );
+    const { k, v } = memory.cross[l]!;
+    x = residualOnnx(g, model, x, layer.ln2, (h) => attendHeadsOnnx(g, layer.cross, h, k, v, srcBias));
     x = residualOnnx(g, model, x, layer.ln3, (h) => feedForwardOnnx(g, layer.ff, h));
   });
-  if (w.decoderNorm) x = layerNormOnnx(g, w.decoderNorm, x);
-  const f = g.squeeze(x, [1]);
-  const logits = g.scope('head', () => model.head.toOnnx(g, f, { embedding, storeFrozen }));
-  emitStepLogProbs(g, logits, V);
+  stepLogProbsOnnx(g, model, x, embedding, storeFrozen);
   g.output(g.op('Add', [position, g.constInt64(1)]), 'next_position', 'int64', ['rows']);
   return g;
 }
