@@ -12,8 +12,8 @@ import { PARITY_TOLERANCE } from '../export/parity.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { toyBleuRun } from './helpers/toy-run.ts';
 
-/** Epochs of the toy corpus (6000 sentences) for the tiny pre-norm model at a constant 3e-3. */
-const EPOCHS = 3;
+/** Epochs of the toy corpus (6000 sentences) at a constant 3e-3: test BLEU 95.24 after 2, 99.42 after 3 and 5. */
+const EPOCHS = 2;
 let dir: string;
 
 before(async () => {
