@@ -3,11 +3,11 @@ import type { ModelCard } from '../../core/runtime/model-card.ts';
 import { dynamicConvOnnx, dynamicConvStepOnnx, zeroWindowOnnx } from '../layers/dynamic-conv-onnx.ts';
 import { feedForwardOnnx } from '../layers/feed-forward.ts';
 import { layerNormOnnx } from '../layers/layer-norm.ts';
-import type { ConvBlockWeights } from '../layers/lightconv-block.ts';
+import { encoderPadLeft, type ConvBlockWeights } from '../layers/lightconv-block.ts';
 import { attendHeadsOnnx, keyPaddingBiasOnnx } from '../layers/multi-head-attention.ts';
 import { tensorValue } from '../onnx-values.ts';
 import { encoderDecoderOnnx } from './graph-spec.ts';
-import { encoderPadLeft, type LightConvModel } from './lightconv.ts';
+import type { LightConvModel } from './lightconv.ts';
 import {
   crossMemoryInputs,
   crossMemoryOnnx,
