@@ -1,13 +1,14 @@
 /**
  * What one decoder step of an exported translation model costs deep into a sentence, against the first step, in
  * onnxruntime-node, at batch 1 and 64, for every translation architecture of the registry (or `--arch`). A step
- * carries its state (the Transformer's key/value cache, ConvS2S's last k−1 convolution inputs per layer, the RNN's
- * hidden state), so a step at position 50 should cost about what a step at position 1 does (ConvS2S's bar: ≤ 1.5); a
- * decoder that re-ran the prefix would cost ~50× there.
+ * carries its state (the Transformer's key/value cache, ConvS2S's and LightConv/DynamicConv's last k−1 convolution
+ * inputs per layer, the RNN's hidden state), so a step at position 50 should cost about what a step at position 1
+ * does (ConvS2S's bar: ≤ 1.5); a decoder that re-ran the prefix would cost ~50× there.
  *
  *   npm run bench:step                                               # every translation architecture, small preset
  *   npm run bench:step -- --arch transformer --preset iwslt --reps 20 --threads 2
  *   npm run bench:step -- --arch convs2s --preset wmt --vocab 8000 --reps 30 --src-len 20
+ *   npm run bench:step -- --arch dynamicconv,lightconv --reps 20
  *
  * The model is `<arch> <preset>` with the `--head` output layer built from its seeded initialisation on
  * Multi30k-sized vocabularies (bench/decode-model.ts's; `--vocab N` for N on both sides), exported in memory the way

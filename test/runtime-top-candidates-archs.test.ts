@@ -1,11 +1,11 @@
 /**
- * The Transformer's, ConvS2S's and the captioners' decoder steps return each row's top-k log-probs
+ * The Transformer's, ConvS2S's, DynamicConv's and the captioners' decoder steps return each row's top-k log-probs
  * (card `graphs.decoder.top`), as rnn-attn's do (runtime-top-candidates.test.ts): for each, the
  * candidates are the whole rows' top k over several cached steps, greedy and beam search from them
  * give exactly the hypotheses (tokens, scores, log-probs) of search over whole rows of the same
  * export, and the same model exported without them (a file from before) still loads and decodes,
  * from whole rows, to the same results. Parity of these graphs with tfjs is held by
- * transformer-model, convs2s and caption-model tests, which export the same graphs.
+ * transformer-model, convs2s, lightconv-export and caption-model tests, which export the same graphs.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -87,7 +87,7 @@ describe('every registered architecture', () => {
   });
 });
 
-for (const arch of ['transformer', 'convs2s', 'show-tell', 'show-attend-tell']) {
+for (const arch of ['transformer', 'convs2s', 'dynamicconv', 'show-tell', 'show-attend-tell']) {
   describe(`${arch} top-k decoder outputs`, () => {
     // The Transformer also through the precision passes (fp16 Casts, int8-compute's integer MatMuls).
     const precisions: Precision[] = arch === 'transformer' ? ['fp32', 'fp16', 'int8-compute'] : ['fp32'];
@@ -115,7 +115,7 @@ for (const arch of ['transformer', 'convs2s', 'show-tell', 'show-attend-tell']) 
       try {
         assert.equal(rt.stepModel.topK, DECODER_TOP_K);
         const initial = encoder(rt);
-        // Several steps: the Transformer's key/value caches and ConvS2S's windows grow and shift.
+        // Several steps: the Transformer's key/value caches grow, ConvS2S's and DynamicConv's windows shift.
         await assertTopIsWholeRowsTopK(rt.stepModel, () => initial(5), 4);
       } finally {
         await rt.release();

@@ -3,11 +3,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { exportRun } from '../export/export-run.ts';
 import { PARITY_TOLERANCE } from '../export/parity.ts';
 import { initBackend } from '../train/backend/select.ts';
-import { train } from '../train/trainer.ts';
-import { toyRunConfig, toyTestBleu, writeToyData } from './helpers/toy-run.ts';
+import { toyBleuRun } from './helpers/toy-run.ts';
 
 /**
  * Epochs of the toy corpus (6000 sentences, 94 batches each) the tiny pre-norm model needs at a
@@ -31,22 +29,9 @@ after(async () => {
 
 describe('the Transformer from corpus to ONNX answer on the toy corpus', () => {
   test('a tiny Transformer reaches >= 90 BLEU on held-out sentences through onnxruntime', async (t) => {
-    const dataDir = await writeToyData(join(dir, 'toy'));
-    const runDir = join(dir, 'run');
-    // 50 validation sentences per epoch pick the best checkpoint; decoding all 200 would add a third to the time.
-    const config = toyRunConfig(dataDir, 'learned', {
-      arch: 'transformer',
-      epochs: EPOCHS,
-      valSentences: 50,
-      optim: { learningRate: 3e-3 },
-    });
-    const result = await train(config, runDir, { quiet: true });
-    result.model.params.dispose();
-    const modelDir = join(dir, 'model');
-    const { card, parity } = await exportRun(runDir, modelDir, { quiet: true });
+    const { card, parity, bleu } = await toyBleuRun(dir, 'transformer', { epochs: EPOCHS, learningRate: 3e-3 });
     assert.equal(card.arch, 'transformer');
-    assert.ok(parity.maxScaledDiff <= PARITY_TOLERANCE, `parity ${parity.maxScaledDiff}`);
-    const bleu = await toyTestBleu(modelDir, dataDir);
+    assert.ok(parity <= PARITY_TOLERANCE, `parity ${parity}`);
     t.diagnostic(`test BLEU ${bleu.toFixed(2)} after ${EPOCHS} epochs`);
     assert.ok(bleu >= 90, `test BLEU ${bleu.toFixed(2)} < 90`);
   });

@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { z } from 'zod';
-import { convBlock, convBlockStep, type ConvKind } from '../layers/lightconv-block.ts';
+import { convBlock, convBlockStep, encoderPadLeft, type ConvKind } from '../layers/lightconv-block.ts';
 import { positionVectors, positionVectorsAt } from '../layers/positional-encoding.ts';
 import { lightconvOnnx } from './lightconv-onnx.ts';
 import { createLightConvWeights, lightconvCacheNames, type LightConvWeights } from './lightconv-weights.ts';
@@ -152,11 +152,6 @@ const presets: Record<string, LightConvConfig> = {
     attentionDropout: 0.1,
   },
 };
-
-/** How far the encoder's kernel of width K reaches back: fairseq's K // 2 (odd K), (K − 1) // 2 (even K). */
-export function encoderPadLeft(K: number): number {
-  return Math.floor((K - 1) / 2);
-}
 
 export class LightConvModel extends ResidualSeq2Seq<LightConvConfig, LightConvWeights> implements Seq2SeqModel {
   declare readonly arch: LightConvArch;

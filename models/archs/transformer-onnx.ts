@@ -1,13 +1,19 @@
 import { GraphBuilder } from '../../core/onnx/graph-builder.ts';
 import type { ModelCard } from '../../core/runtime/model-card.ts';
 import { feedForwardOnnx } from '../layers/feed-forward.ts';
-import { layerNormOnnx, type LayerNormWeights } from '../layers/layer-norm.ts';
+import { layerNormOnnx } from '../layers/layer-norm.ts';
 import { attendHeadsOnnx, keyPaddingBiasOnnx, projectHeadsOnnx } from '../layers/multi-head-attention.ts';
-import { positionVectorsOnnx } from '../layers/positional-encoding.ts';
-import { tensorValue } from '../onnx-values.ts';
 import type { TransformerModel } from './transformer.ts';
 import type { OnnxGraphOptions } from './types.ts';
-import { emitStepLogProbs, encoderDecoderOnnx } from './graph-spec.ts';
+import { encoderDecoderOnnx } from './graph-spec.ts';
+import {
+  crossMemoryInputs,
+  crossMemoryOnnx,
+  residualOnnx,
+  sourceEmbeddingOnnx,
+  stepLogProbsOnnx,
+  targetEmbeddingOnnx,
+} from './residual-seq2seq-onnx.ts';
 
 /**
  * The Transformer's two graphs. The encoder graph returns, besides the source mask, each decoder
@@ -28,36 +34,14 @@ export function transformerOnnx(
   });
 }
 
-/** LN(x + F(x)) or x + F(LN(x)), as TransformerModel's residual blocks (no dropout: inference). */
-function residualOnnx(
-  g: GraphBuilder,
-  model: TransformerModel,
-  x: string,
-  ln: LayerNormWeights,
-  f: (h: string) => string,
-): string {
-  if (model.cfg.norm === 'pre') return g.op('Add', [x, f(layerNormOnnx(g, ln, x))]);
-  return layerNormOnnx(g, ln, g.op('Add', [x, f(x)]));
-}
-
 function encoderGraph(model: TransformerModel, opset: number): GraphBuilder {
   const g = new GraphBuilder('frost-transformer-encoder', { opset });
   const { model: d, heads } = model.cfg;
-  const dk = d / heads;
   const w = model.w;
-  const ids = g.input('src_ids', 'int64', ['batch', 'src_len']);
-  const lengths = g.input('src_lengths', 'int64', ['batch']);
-  // src_mask [B, S] = position < length
-  const S = g.op('Gather', [g.op('Shape', [ids]), g.constInt64(1)]);
-  const positions = g.op('Range', [g.constInt64(0), S, g.constInt64(1)]);
-  const mask = g.cast(g.op('Less', [g.unsqueeze(positions, [0]), g.unsqueeze(lengths, [1])]), 'float32');
+  const source = sourceEmbeddingOnnx(g, model);
+  const mask = source.mask;
+  let x = source.x;
   const bias = keyPaddingBiasOnnx(g, mask);
-  // x = √d · E[src] + P[0 … S−1]
-  const E = g.initializer(w.joint ? 'decoder/embedding' : 'encoder/embedding', tensorValue(w.srcEmbedding));
-  let x = g.op('Add', [
-    g.op('Mul', [g.op('Gather', [E, ids]), g.constFloat(Math.sqrt(d))]),
-    positionVectorsOnnx(g, w.srcPositions, 'encoder/positions', positions),
-  ]);
   for (const layer of w.encoder) {
     x = residualOnnx(g, model, x, layer.ln1, (h) =>
       attendHeadsOnnx(
@@ -72,16 +56,9 @@ function encoderGraph(model: TransformerModel, opset: number): GraphBuilder {
     x = residualOnnx(g, model, x, layer.ln2, (h) => feedForwardOnnx(g, layer.ff, h));
   }
   if (w.encoderNorm) x = layerNormOnnx(g, w.encoderNorm, x);
-  let empty = '';
-  w.decoder.forEach((layer, l) => {
-    const k = projectHeadsOnnx(g, layer.cross, 'k', x);
-    g.output(k, `cross_k_${l}`, 'float32', ['batch', heads, 'src_len', dk]);
-    g.output(projectHeadsOnnx(g, layer.cross, 'v', x), `cross_v_${l}`, 'float32', ['batch', heads, 'src_len', dk]);
-    // The empty caches [B, h, 0, d/h]: a zero-length slice of a [B, h, S, d/h] value.
-    if (l === 0) empty = g.slice(k, [0], [0], [2]);
-  });
-  for (const name of model.stateNames) g.output(empty, name, 'float32', ['batch', heads, 'past_len', dk]);
-  g.output(mask, 'src_mask', 'float32', ['batch', 'src_len']);
+  // The empty caches [B, h, 0, d/h]: a zero-length slice of a [B, h, S, d/h] value.
+  const empty = g.slice(crossMemoryOnnx(g, model, x, mask), [0], [0], [2]);
+  for (const name of model.stateNames) g.output(empty, name, 'float32', ['batch', heads, 'past_len', d / heads]);
   return g;
 }
 
@@ -90,28 +67,16 @@ function decoderGraph(model: TransformerModel, opset: number, storeFrozen: boole
   const { model: d, heads } = model.cfg;
   const dk = d / heads;
   const w = model.w;
-  const V = model.sizes.tgtVocab;
   const prev = g.input('prev_token', 'int64', ['rows']);
   const layers = w.decoder.map((_, l) => ({
     pastK: g.input(`self_k_${l}`, 'float32', ['rows', heads, 'past_len', dk]),
     pastV: g.input(`self_v_${l}`, 'float32', ['rows', heads, 'past_len', dk]),
   }));
-  const cross = w.decoder.map((_, l) => ({
-    k: g.input(`cross_k_${l}`, 'float32', ['rows', heads, 'src_len', dk]),
-    v: g.input(`cross_v_${l}`, 'float32', ['rows', heads, 'src_len', dk]),
-  }));
-  const mask = g.input('src_mask', 'float32', ['rows', 'src_len']);
-  const srcBias = keyPaddingBiasOnnx(g, mask);
-  // Heads that rescale E's rows store E once for both the lookup and the output projection.
-  const shared = model.head.sharedEmbeddingOnnx?.(g);
-  const embedding = shared?.matrix ?? g.initializer('decoder/embedding', tensorValue(w.tgtEmbedding));
-  const e = shared ? shared.lookup(prev) : g.op('Gather', [embedding, prev]);
+  const memory = crossMemoryInputs(g, model);
+  const srcBias = keyPaddingBiasOnnx(g, memory.mask);
   // The position being decoded is the number of positions cached so far.
   const position = g.op('Gather', [g.op('Shape', [layers[0]!.pastK]), g.constInt64(2)]);
-  const x0 = g.op('Add', [
-    g.op('Mul', [e, g.constFloat(Math.sqrt(d))]),
-    positionVectorsOnnx(g, w.tgtPositions, 'decoder/positions', position),
-  ]);
+  const { x: x0, embedding } = targetEmbeddingOnnx(g, model, prev, position);
   let x = g.unsqueeze(x0, [1]); // [rows, 1, d]
   w.decoder.forEach((layer, l) => {
     x = residualOnnx(g, model, x, layer.ln1, (h) => {
@@ -121,14 +86,10 @@ function decoderGraph(model: TransformerModel, opset: number, storeFrozen: boole
       g.output(v, `next_self_v_${l}`, 'float32', ['rows', heads, 'next_len', dk]);
       return attendHeadsOnnx(g, layer.self, h, k, v, null);
     });
-    x = residualOnnx(g, model, x, layer.ln2, (h) =>
-      attendHeadsOnnx(g, layer.cross, h, cross[l]!.k, cross[l]!.v, srcBias),
-    );
+    const { k, v } = memory.cross[l]!;
+    x = residualOnnx(g, model, x, layer.ln2, (h) => attendHeadsOnnx(g, layer.cross, h, k, v, srcBias));
     x = residualOnnx(g, model, x, layer.ln3, (h) => feedForwardOnnx(g, layer.ff, h));
   });
-  if (w.decoderNorm) x = layerNormOnnx(g, w.decoderNorm, x);
-  const f = g.squeeze(x, [1]);
-  const logits = g.scope('head', () => model.head.toOnnx(g, f, { embedding, storeFrozen }));
-  emitStepLogProbs(g, logits, V);
+  stepLogProbsOnnx(g, model, x, embedding, storeFrozen);
   return g;
 }

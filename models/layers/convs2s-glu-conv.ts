@@ -2,6 +2,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import type { GraphBuilder } from '../../core/onnx/graph-builder.ts';
 import { tensorValue } from '../onnx-values.ts';
 import type { ParamStore } from '../params.ts';
+import { zeroWindowOnnx } from './dynamic-conv-onnx.ts';
 
 /**
  * One ConvS2S convolution block's convolution and gated linear unit (Gehring et al. 2017, §3.2):
@@ -131,8 +132,7 @@ export function convs2sConvStepOnnx(
  * the encoder graph emits it; `batch` names a 1-D int64 [B].
  */
 export function convs2sZeroWindowOnnx(g: GraphBuilder, w: Convs2sConv, batch: string): string {
-  const shape = g.op('Concat', [batch, g.constInt64([w.width - 1, w.inChannels])], { axis: 0 });
-  return g.op('ConstantOfShape', [shape], { value: { dtype: 'float32', dims: [1], data: new Float32Array([0]) } });
+  return zeroWindowOnnx(g, batch, w.width - 1, w.inChannels);
 }
 
 function gluOnnx(g: GraphBuilder, z: string, channels: number): string {

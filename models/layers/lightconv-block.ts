@@ -4,6 +4,11 @@ import { convs2sGlu } from './convs2s-glu-conv.ts';
 import { dynamicConv, dynamicConvStep } from './dynamic-conv.ts';
 import { dense } from './feed-forward.ts';
 
+/** How far the encoder's kernel of width K reaches back: fairseq's K // 2 (odd K), (K − 1) // 2 (even K). */
+export function encoderPadLeft(K: number): number {
+  return Math.floor((K - 1) / 2);
+}
+
 /** Whether the kernels are one per head (lightweight) or predicted from each position's input (dynamic). */
 export type ConvKind = 'lightweight' | 'dynamic';
 

@@ -196,26 +196,47 @@ interface OrtLike {
   };
 }
 
+/** A session of one model, run as often as needed; release it when done. */
+export interface OpenSession {
+  run(feeds: Record<string, Feed>): Promise<Record<string, TensorResult>>;
+  release(): Promise<void>;
+}
+
+async function openWith(runtime: OrtLike, bytes: Uint8Array): Promise<OpenSession> {
+  const session = await runtime.InferenceSession.create(bytes, { graphOptimizationLevel: 'all' });
+  return {
+    async run(feeds) {
+      const inputs: Record<string, unknown> = {};
+      for (const [name, feed] of Object.entries(feeds)) {
+        inputs[name] = new runtime.Tensor(feed.dtype ?? naturalDType(feed.data), feed.data, feed.dims);
+      }
+      const outputs = await session.run(inputs);
+      const result: Record<string, TensorResult> = {};
+      for (const [name, t] of Object.entries(outputs)) {
+        result[name] = { dtype: t.type, dims: [...t.dims], data: t.data as TypedArray };
+      }
+      return result;
+    },
+    release: () => session.release(),
+  };
+}
+
 async function runWith(
   runtime: OrtLike,
   bytes: Uint8Array,
   feeds: Record<string, Feed>,
 ): Promise<Record<string, TensorResult>> {
-  const session = await runtime.InferenceSession.create(bytes, { graphOptimizationLevel: 'all' });
+  const session = await openWith(runtime, bytes);
   try {
-    const inputs: Record<string, unknown> = {};
-    for (const [name, feed] of Object.entries(feeds)) {
-      inputs[name] = new runtime.Tensor(feed.dtype ?? naturalDType(feed.data), feed.data, feed.dims);
-    }
-    const outputs = await session.run(inputs);
-    const result: Record<string, TensorResult> = {};
-    for (const [name, t] of Object.entries(outputs)) {
-      result[name] = { dtype: t.type, dims: [...t.dims], data: t.data as TypedArray };
-    }
-    return result;
+    return await session.run(feeds);
   } finally {
     await session.release();
   }
+}
+
+/** Opens a model in onnxruntime-node (CPU), or in onnxruntime-web (WebAssembly) with `web`, for several runs. */
+export async function openOrt(bytes: Uint8Array, web = false): Promise<OpenSession> {
+  return openWith(web ? await loadOrtWeb() : (ort as unknown as OrtLike), bytes);
 }
 
 /** Runs a model in onnxruntime-node (CPU) and returns every output. */
