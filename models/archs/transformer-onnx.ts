@@ -2,7 +2,13 @@ import { GraphBuilder } from '../../core/onnx/graph-builder.ts';
 import type { ModelCard } from '../../core/runtime/model-card.ts';
 import { feedForwardOnnx } from '../layers/feed-forward.ts';
 import { layerNormOnnx, type LayerNormWeights } from '../layers/layer-norm.ts';
-import { attendHeadsOnnx, keyPaddingBiasOnnx, projectHeadsOnnx } from '../layers/multi-head-attention.ts';
+import {
+  attendHeadsOnnx,
+  attendStepOnnx,
+  keyPaddingBiasOnnx,
+  projectHeadsOnnx,
+  projectStepHeadsOnnx,
+} from '../layers/multi-head-attention.ts';
 import { positionVectorsOnnx } from '../layers/positional-encoding.ts';
 import { tensorValue } from '../onnx-values.ts';
 import type { TransformerModel } from './transformer.ts';
@@ -108,27 +114,31 @@ function decoderGraph(model: TransformerModel, opset: number, storeFrozen: boole
   const e = shared ? shared.lookup(prev) : g.op('Gather', [embedding, prev]);
   // The position being decoded is the number of positions cached so far.
   const position = g.op('Gather', [g.op('Shape', [layers[0]!.pastK]), g.constInt64(2)]);
-  const x0 = g.op('Add', [
+  // The step's rows stay [rows, d]: onnxruntime fuses each 2-D MatMul + Add into one Gemm, and one position's
+  // heads split and merge by Reshape alone (multi-head-attention.ts's step functions).
+  let x = g.op('Add', [
     g.op('Mul', [e, g.constFloat(Math.sqrt(d))]),
     positionVectorsOnnx(g, w.tgtPositions, 'decoder/positions', position),
   ]);
-  let x = g.unsqueeze(x0, [1]); // [rows, 1, d]
   w.decoder.forEach((layer, l) => {
     x = residualOnnx(g, model, x, layer.ln1, (h) => {
-      const k = g.op('Concat', [layers[l]!.pastK, projectHeadsOnnx(g, layer.self, 'k', h)], { axis: 2 });
-      const v = g.op('Concat', [layers[l]!.pastV, projectHeadsOnnx(g, layer.self, 'v', h)], { axis: 2 });
-      g.output(k, `next_self_k_${l}`, 'float32', ['rows', heads, 'next_len', dk]);
-      g.output(v, `next_self_v_${l}`, 'float32', ['rows', heads, 'next_len', dk]);
-      return attendHeadsOnnx(g, layer.self, h, k, v, null);
+      const q = projectStepHeadsOnnx(g, layer.self, 'q', h);
+      const newK = projectStepHeadsOnnx(g, layer.self, 'k', h);
+      const newV = projectStepHeadsOnnx(g, layer.self, 'v', h);
+      // The caches are the Concats' own outputs: a renaming Identity would copy them once more per step.
+      const [k] = g.node('Concat', [layers[l]!.pastK, newK], { axis: 2 }, { outputs: [`next_self_k_${l}`] });
+      const [v] = g.node('Concat', [layers[l]!.pastV, newV], { axis: 2 }, { outputs: [`next_self_v_${l}`] });
+      g.output(k!, `next_self_k_${l}`, 'float32', ['rows', heads, 'next_len', dk]);
+      g.output(v!, `next_self_v_${l}`, 'float32', ['rows', heads, 'next_len', dk]);
+      return attendStepOnnx(g, layer.self, q, k!, v!, null);
     });
     x = residualOnnx(g, model, x, layer.ln2, (h) =>
-      attendHeadsOnnx(g, layer.cross, h, cross[l]!.k, cross[l]!.v, srcBias),
+      attendStepOnnx(g, layer.cross, projectStepHeadsOnnx(g, layer.cross, 'q', h), cross[l]!.k, cross[l]!.v, srcBias),
     );
     x = residualOnnx(g, model, x, layer.ln3, (h) => feedForwardOnnx(g, layer.ff, h));
   });
   if (w.decoderNorm) x = layerNormOnnx(g, w.decoderNorm, x);
-  const f = g.squeeze(x, [1]);
-  const logits = g.scope('head', () => model.head.toOnnx(g, f, { embedding, storeFrozen }));
+  const logits = g.scope('head', () => model.head.toOnnx(g, x, { embedding, storeFrozen }));
   emitStepLogProbs(g, logits, V);
   return g;
 }
