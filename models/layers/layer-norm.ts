@@ -86,15 +86,15 @@ export function layerNorm<T extends tf.Tensor>(w: LayerNormWeights, x: T): T {
 }
 
 /**
- * The same as ONNX ops (ReduceMean, Sub, Pow, Sqrt, Div). Written out rather than opset 17's
- * LayerNormalization, which older runtimes and the precision passes do not all know; onnxruntime
- * fuses this pattern back into its LayerNormalization kernel when it optimises the graph. Its fusion
- * wants the variance as Pow(x − mean, 2): written as (x − mean)·(x − mean) it stayed six kernels.
+ * The same as ONNX ops (ReduceMean, Sub, Mul, Sqrt, Div). Written out rather than opset 17's
+ * LayerNormalization, which older runtimes and the precision passes do not all know. onnxruntime's
+ * LayerNormFusion does not match this (it wants the variance as Pow(x − mean, 2)): with Pow it fuses, but the fused
+ * kernel rounds differently, and an int8-compute export then picks other tokens (docs/decoding-speed.md, issue #41).
  */
 export function layerNormOnnx(g: GraphBuilder, w: LayerNormWeights, x: string): string {
   const mean = g.reduce('ReduceMean', x, [-1], true);
   const centred = g.op('Sub', [x, mean]);
-  const variance = g.reduce('ReduceMean', g.op('Pow', [centred, g.constFloat(2)]), [-1], true);
+  const variance = g.reduce('ReduceMean', g.op('Mul', [centred, centred]), [-1], true);
   const unit = g.op('Div', [centred, g.op('Sqrt', [g.op('Add', [variance, g.constFloat(LAYER_NORM_EPS)])])]);
   return g.op('Add', [
     g.op('Mul', [unit, g.initializer(`${w.name}/gamma`, tensorValue(w.gamma))]),
