@@ -4,7 +4,7 @@ import { dynamicConvOnnx, dynamicConvStepOnnx, zeroWindowOnnx } from '../layers/
 import { feedForwardOnnx } from '../layers/feed-forward.ts';
 import { layerNormOnnx } from '../layers/layer-norm.ts';
 import { encoderPadLeft, type ConvBlockWeights } from '../layers/lightconv-block.ts';
-import { attendHeadsOnnx, keyPaddingBiasOnnx } from '../layers/multi-head-attention.ts';
+import { attendStepOnnx, keyPaddingBiasOnnx, projectStepHeadsOnnx } from '../layers/multi-head-attention.ts';
 import { tensorValue } from '../onnx-values.ts';
 import { encoderDecoderOnnx } from './graph-spec.ts';
 import type { LightConvModel } from './lightconv.ts';
@@ -115,19 +115,23 @@ function decoderGraph(model: LightConvModel, opset: number, storeFrozen: boolean
   );
   const memory = crossMemoryInputs(g, model);
   const srcBias = keyPaddingBiasOnnx(g, memory.mask);
-  const { x: x0, embedding } = targetEmbeddingOnnx(g, model, prev, position);
-  let x = g.unsqueeze(x0, [1]); // [rows, 1, d]: the attention reads a length axis
+  // Rows stay [rows, d], as in the Transformer's step (onnxruntime fuses each projection into a Gemm).
+  const start = targetEmbeddingOnnx(g, model, prev, position);
+  const embedding = start.embedding;
+  let x = start.x;
   w.decoder.forEach((layer, l) => {
     const block = layer.conv;
     x = residualOnnx(g, model, x, layer.ln1, (h) => {
-      const u = convInputOnnx(g, block, g.squeeze(h, [1]));
+      const u = convInputOnnx(g, block, h);
       const kernels = convKernelsOnnx(g, block, u, [0]);
       const step = dynamicConvStepOnnx(g, windows[l], u, kernels, convShape(model, block));
       if (step.window) g.output(step.window, `next_conv_window_${l}`, 'float32', ['rows', block.width - 1, d]);
-      return g.unsqueeze(convOutputOnnx(g, block, step.y), [1]);
+      return convOutputOnnx(g, block, step.y);
     });
     const { k, v } = memory.cross[l]!;
-    x = residualOnnx(g, model, x, layer.ln2, (h) => attendHeadsOnnx(g, layer.cross, h, k, v, srcBias));
+    x = residualOnnx(g, model, x, layer.ln2, (h) =>
+      attendStepOnnx(g, layer.cross, projectStepHeadsOnnx(g, layer.cross, 'q', h), k, v, srcBias),
+    );
     x = residualOnnx(g, model, x, layer.ln3, (h) => feedForwardOnnx(g, layer.ff, h));
   });
   stepLogProbsOnnx(g, model, x, embedding, storeFrozen);

@@ -106,7 +106,7 @@ export function targetEmbeddingOnnx(
   return { x, embedding };
 }
 
-/** The step's end: the decoder output x [rows, 1, d], the closing norm (pre-norm), the head, `log_probs` and top-k. */
+/** The step's end: the decoder output f [rows, d], the closing norm (pre-norm), the head, `log_probs` and top-k. */
 export function stepLogProbsOnnx(
   g: GraphBuilder,
   model: ResidualOnnxModel,
@@ -114,8 +114,7 @@ export function stepLogProbsOnnx(
   embedding: string,
   storeFrozen: boolean,
 ): void {
-  const normed = model.w.decoderNorm ? layerNormOnnx(g, model.w.decoderNorm, x) : x;
-  const f = g.squeeze(normed, [1]);
+  const f = model.w.decoderNorm ? layerNormOnnx(g, model.w.decoderNorm, x) : x;
   const logits = g.scope('head', () => model.head.toOnnx(g, f, { embedding, storeFrozen }));
   emitStepLogProbs(g, logits, model.sizes.tgtVocab);
 }

@@ -2,7 +2,13 @@ import { GraphBuilder } from '../../core/onnx/graph-builder.ts';
 import type { ModelCard } from '../../core/runtime/model-card.ts';
 import { feedForwardOnnx } from '../layers/feed-forward.ts';
 import { layerNormOnnx } from '../layers/layer-norm.ts';
-import { attendHeadsOnnx, keyPaddingBiasOnnx, projectHeadsOnnx } from '../layers/multi-head-attention.ts';
+import {
+  attendHeadsOnnx,
+  attendStepOnnx,
+  keyPaddingBiasOnnx,
+  projectHeadsOnnx,
+  projectStepHeadsOnnx,
+} from '../layers/multi-head-attention.ts';
 import type { TransformerModel } from './transformer.ts';
 import type { OnnxGraphOptions } from './types.ts';
 import { encoderDecoderOnnx } from './graph-spec.ts';
@@ -76,18 +82,27 @@ function decoderGraph(model: TransformerModel, opset: number, storeFrozen: boole
   const srcBias = keyPaddingBiasOnnx(g, memory.mask);
   // The position being decoded is the number of positions cached so far.
   const position = g.op('Gather', [g.op('Shape', [layers[0]!.pastK]), g.constInt64(2)]);
-  const { x: x0, embedding } = targetEmbeddingOnnx(g, model, prev, position);
-  let x = g.unsqueeze(x0, [1]); // [rows, 1, d]
+  // The step's rows stay [rows, d]: onnxruntime fuses each 2-D MatMul + Add into one Gemm, and one position's
+  // heads split and merge by Reshape alone (multi-head-attention.ts's step functions).
+  const start = targetEmbeddingOnnx(g, model, prev, position);
+  const embedding = start.embedding;
+  let x = start.x;
   w.decoder.forEach((layer, l) => {
     x = residualOnnx(g, model, x, layer.ln1, (h) => {
-      const k = g.op('Concat', [layers[l]!.pastK, projectHeadsOnnx(g, layer.self, 'k', h)], { axis: 2 });
-      const v = g.op('Concat', [layers[l]!.pastV, projectHeadsOnnx(g, layer.self, 'v', h)], { axis: 2 });
-      g.output(k, `next_self_k_${l}`, 'float32', ['rows', heads, 'next_len', dk]);
-      g.output(v, `next_self_v_${l}`, 'float32', ['rows', heads, 'next_len', dk]);
-      return attendHeadsOnnx(g, layer.self, h, k, v, null);
+      const q = projectStepHeadsOnnx(g, layer.self, 'q', h);
+      const newK = projectStepHeadsOnnx(g, layer.self, 'k', h);
+      const newV = projectStepHeadsOnnx(g, layer.self, 'v', h);
+      // The caches are the Concats' own outputs: a renaming Identity would copy them once more per step.
+      const [k] = g.node('Concat', [layers[l]!.pastK, newK], { axis: 2 }, { outputs: [`next_self_k_${l}`] });
+      const [v] = g.node('Concat', [layers[l]!.pastV, newV], { axis: 2 }, { outputs: [`next_self_v_${l}`] });
+      g.output(k!, `next_self_k_${l}`, 'float32', ['rows', heads, 'next_len', dk]);
+      g.output(v!, `next_self_v_${l}`, 'float32', ['rows', heads, 'next_len', dk]);
+      return attendStepOnnx(g, layer.self, q, k!, v!, null);
     });
     const { k, v } = memory.cross[l]!;
-    x = residualOnnx(g, model, x, layer.ln2, (h) => attendHeadsOnnx(g, layer.cross, h, k, v, srcBias));
+    x = residualOnnx(g, model, x, layer.ln2, (h) =>
+      attendStepOnnx(g, layer.cross, projectStepHeadsOnnx(g, layer.cross, 'q', h), k, v, srcBias),
+    );
     x = residualOnnx(g, model, x, layer.ln3, (h) => feedForwardOnnx(g, layer.ff, h));
   });
   stepLogProbsOnnx(g, model, x, embedding, storeFrozen);

@@ -87,8 +87,9 @@ export function layerNorm<T extends tf.Tensor>(w: LayerNormWeights, x: T): T {
 
 /**
  * The same as ONNX ops (ReduceMean, Sub, Mul, Sqrt, Div). Written out rather than opset 17's
- * LayerNormalization, which older runtimes and the precision passes do not all know; onnxruntime
- * fuses this pattern back into its LayerNormalization kernel when it optimises the graph.
+ * LayerNormalization, which older runtimes and the precision passes do not all know. onnxruntime's
+ * LayerNormFusion does not match this (it wants the variance as Pow(x − mean, 2)): with Pow it fuses, but the fused
+ * kernel rounds differently, and an int8-compute export then picks other tokens (docs/decoding-speed.md, issue #41).
  */
 export function layerNormOnnx(g: GraphBuilder, w: LayerNormWeights, x: string): string {
   const mean = g.reduce('ReduceMean', x, [-1], true);

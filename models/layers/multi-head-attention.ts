@@ -143,3 +143,49 @@ export function keyPaddingBiasOnnx(g: GraphBuilder, mask: string): string {
   const bias = g.op('Mul', [g.op('Sub', [g.constFloat(1), mask]), g.constFloat(MASKED_KEY_BIAS)]);
   return g.unsqueeze(bias, [1, 2]);
 }
+
+// ---- ONNX, one query position (a decoder step) -------------------------------
+
+/**
+ * A decoder step's rows x [rows, d] projected by `which` and split into heads [rows, h, 1, d/h]. Kept in two
+ * dimensions, the projection is a plain MatMul + Add that onnxruntime fuses into one Gemm, and with one position
+ * the split into heads is a Reshape, no Transpose.
+ */
+export function projectStepHeadsOnnx(
+  g: GraphBuilder,
+  w: MultiHeadAttentionWeights,
+  which: Projection,
+  x: string,
+): string {
+  const [W, b] = projectionWeights(w, which);
+  return stepHeads(g, w, denseOnnx(g, x, `${w.name}/W${which}`, W, `${w.name}/b${which}`, b));
+}
+
+/**
+ * {@link attendHeadsOnnx} for one query position: queries q [rows, h, 1, d/h] (already projected) over keys and
+ * values [rows, h, L, d/h]; returns [rows, d] after the output projection. With one position the heads' outputs
+ * are merged by a Reshape: [rows, h, 1, d/h] and [rows, 1, h, d/h] have the same layout.
+ */
+export function attendStepOnnx(
+  g: GraphBuilder,
+  w: MultiHeadAttentionWeights,
+  q: string,
+  keys: string,
+  values: string,
+  bias: string | null,
+): string {
+  const kT = g.op('Transpose', [keys], { perm: [0, 1, 3, 2] });
+  let scores = g.op('Mul', [g.op('MatMul', [q, kT]), g.constFloat(1 / Math.sqrt(w.d / w.heads))]);
+  if (bias) scores = g.op('Add', [scores, bias]);
+  const context = g.op('MatMul', [g.op('Softmax', [scores], { axis: -1 }), values]);
+  const merged = g.op('Reshape', [context, g.constInt64([0, w.d])]);
+  return denseOnnx(g, merged, `${w.name}/Wo`, w.Wo, `${w.name}/bo`, w.bo);
+}
+
+function denseOnnx(g: GraphBuilder, x: string, wName: string, W: tf.Tensor, bName: string, b: tf.Tensor): string {
+  return g.op('Add', [g.op('MatMul', [x, g.initializer(wName, tensorValue(W))]), g.initializer(bName, tensorValue(b))]);
+}
+
+function stepHeads(g: GraphBuilder, w: MultiHeadAttentionWeights, y: string): string {
+  return g.op('Reshape', [y, g.constInt64([0, w.heads, 1, w.d / w.heads])]);
+}
