@@ -13,11 +13,10 @@ export const DEFAULT_BENCH_ARCH = 'rnn-attn';
 
 /**
  * Whether bench:train and train-profile train `arch` on one joint vocabulary with the source and target embedding
- * shared, unless told (--joint): the Transformer's recipe (seed 003's) does; the RNN's and ConvS2S's papers do not.
- * Not in the architecture's recipe because `frost train` takes the vocabulary from its own flags.
+ * shared, unless told (--joint): what the architecture declares (`jointVocabulary`, models/archs/types.ts).
  */
 export function jointByDefault(arch: string): boolean {
-  return arch === 'transformer';
+  return getArch(arch).jointVocabulary ?? false;
 }
 
 /** Registered architectures whose encoder reads `kind`: 'tokens' (translation) or 'image' (captioning). */

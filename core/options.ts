@@ -40,6 +40,8 @@ function describeIssue(issue: z.core.$ZodIssue): string {
     return `expects ${issue.expected === 'int' ? 'an integer' : `a ${issue.expected}`}`;
   if (issue.code === 'too_small') return `must be ${issue.inclusive ? '>=' : '>'} ${String(issue.minimum)}`;
   if (issue.code === 'too_big') return `must be ${issue.inclusive ? '<=' : '<'} ${String(issue.maximum)}`;
+  // A schema's own check (superRefine) words its message for this line, setting names in their case.
+  if (issue.code === 'custom') return issue.message;
   return issue.message.replace(/^Invalid input: /, '').toLowerCase();
 }
 

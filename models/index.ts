@@ -7,6 +7,7 @@ import './archs/transformer.ts';
 import './archs/show-tell.ts';
 import './archs/show-attend-tell.ts';
 import './archs/convs2s.ts';
+import './archs/lightconv.ts';
 import './archs/lstm-lm.ts';
 
 export {

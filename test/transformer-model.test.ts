@@ -2,15 +2,14 @@ import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
 import { ort } from '../core/runtime/ort-node.ts';
-import { Vocabulary } from '../core/vocab.ts';
 import { checkParity, PARITY_TOLERANCE } from '../export/parity.ts';
 import type { TransformerModel } from '../models/archs/transformer.ts';
 import { buildModel, headNames, resolveArchConfig, type ModelSizes, type Seq2SeqModel } from '../models/index.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { makeBatch, planBatches, type EncodedPair } from '../train/data/batches.ts';
-import { makeToyCorpus } from '../train/data/toy-corpus.ts';
-import { Adam } from '../train/optim/adam.ts';
 import { checkModel } from './helpers/onnx-check.ts';
+import { toyJointPairs } from './helpers/toy-pairs.ts';
+import { trainSteps as trainModelSteps } from './helpers/train-steps.ts';
 
 const SEED = 5;
 const BOS = 2;
@@ -22,31 +21,16 @@ let separate: ModelSizes;
 
 before(async () => {
   await initBackend({ prefer: 'wasm', quiet: true });
-  const corpus = makeToyCorpus({ seed: 1, train: 400, val: 10, test: 10, lexiconScale: 0.2 });
-  const words = (s: string) => s.split(' ');
-  const both = Vocabulary.build(corpus.train.flatMap((p) => [words(p.src), words(p.tgt)]));
-  pairs = corpus.train.map((p) => ({ src: both.encode(words(p.src)), tgt: both.encode(words(p.tgt)) }));
-  joint = { srcVocab: both.size, tgtVocab: both.size, jointEmbedding: true };
-  separate = { srcVocab: both.size, tgtVocab: both.size };
+  ({ pairs, joint, separate } = toyJointPairs({ seed: 1, train: 400, val: 10, test: 10 }));
 });
 
 function samples(n: number) {
   return pairs.slice(0, n).map((p) => ({ src: Int32Array.from(p.src), tgt: Int32Array.from(p.tgt) }));
 }
 
-/** Trains `steps` Adam steps; returns the losses, checking that no tensor leaks. */
+/** Trains `steps` Adam steps on batches of 32 sentences; returns the losses, checking that no tensor leaks. */
 function trainSteps(model: Seq2SeqModel, steps: number): number[] {
-  const optimizer = new Adam(model.params.learnable, { learningRate: 2e-3 });
-  const plan = planBatches(pairs, { seed: 1, maxSentences: 32 }, 0);
-  const losses: number[] = [];
-  const before = tf.memory().numTensors;
-  for (let i = 0; i < steps; i++) {
-    const batch = makeBatch(pairs, plan[i % plan.length]);
-    losses.push(optimizer.minimize(() => tf.div(model.lossSum(batch, true), batch.tokens) as tf.Scalar).loss);
-  }
-  assert.equal(tf.memory().numTensors, before, 'a training step leaked tensors');
-  optimizer.dispose();
-  return losses;
+  return trainModelSteps(model, pairs, steps, { learningRate: 2e-3, maxSentences: 32 });
 }
 
 async function assertParity(model: Seq2SeqModel): Promise<void> {

@@ -1,23 +1,14 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { z } from 'zod';
-import { SeededRandom } from '../../core/random.ts';
-import { buildHead } from '../heads/index.ts';
-import type { OutputHead } from '../heads/types.ts';
-import { seededDropout } from '../layers/dropout.ts';
-import { feedForward, type FeedForwardWeights } from '../layers/feed-forward.ts';
-import { layerNorm, type LayerNormWeights } from '../layers/layer-norm.ts';
 import { attendHeads, causalBias, keyPaddingBias, projectHeads } from '../layers/multi-head-attention.ts';
-import { positionVectors, type PositionalEncoding } from '../layers/positional-encoding.ts';
-import { headCrossEntropySum, type TokenLossOptions } from '../loss.ts';
-import { ParamStore } from '../params.ts';
+import { positionVectors } from '../layers/positional-encoding.ts';
 import { registerArch } from './registry.ts';
+import { ResidualSeq2Seq, type Mixer } from './residual-seq2seq.ts';
 import { transformerOnnx } from './transformer-onnx.ts';
 import { cacheNames, createWeights, type TransformerWeights } from './transformer-weights.ts';
 import {
-  expectBatch,
   expectInput,
   type EncoderInput,
-  type ModelBatch,
   type ModelSizes,
   type NamedTensors,
   type Seq2SeqModel,
@@ -115,192 +106,54 @@ const presets: Record<string, TransformerConfig> = {
 /** Keys and values of one decoder layer's self-attention: the positions so far. */
 type SelfKeysValues = (h: tf.Tensor3D, layer: number) => [tf.Tensor4D, tf.Tensor4D];
 
-export class TransformerModel implements Seq2SeqModel {
-  readonly arch = 'transformer';
-  readonly inputKind = 'tokens';
-  readonly params: ParamStore;
-  readonly head: OutputHead;
+export class TransformerModel extends ResidualSeq2Seq<TransformerConfig, TransformerWeights> implements Seq2SeqModel {
+  declare readonly arch: 'transformer';
   readonly stateNames: string[];
   readonly memoryNames: string[];
-  readonly w: TransformerWeights;
-  private readonly dropoutRng: SeededRandom;
 
   constructor(
-    readonly cfg: TransformerConfig,
-    readonly sizes: ModelSizes & { srcVocab: number },
+    cfg: TransformerConfig,
+    sizes: ModelSizes & { srcVocab: number },
     headSpec: { name: string; options?: Record<string, unknown> },
     seed: number,
   ) {
-    if (sizes.jointEmbedding && sizes.srcVocab !== sizes.tgtVocab) {
-      throw new RangeError(
-        `transformer: a joint embedding needs one vocabulary, got srcVocab ${sizes.srcVocab} and tgtVocab ${sizes.tgtVocab}`,
-      );
-    }
-    const p = new ParamStore(seed);
-    this.params = p;
-    this.dropoutRng = new SeededRandom(seed, 'dropout');
-    this.w = createWeights(p, cfg, sizes);
+    super('transformer', cfg, sizes, headSpec, seed, (p) => createWeights(p, cfg, sizes));
     ({ state: this.stateNames, memory: this.memoryNames } = cacheNames(cfg.decoderLayers));
-    this.head = buildHead(
-      headSpec.name,
-      {
-        vocabSize: sizes.tgtVocab,
-        inputDim: cfg.model,
-        embedding: this.w.tgtEmbedding,
-        params: p,
-        seed,
-        dropout: cfg.dropout,
-        excludedTargets: sizes.excludedTargets,
-        compactOutput: sizes.compactOutput,
-      },
-      headSpec.options,
-    );
-  }
-
-  private dropout<T extends tf.Tensor>(x: T, rate: number, training: boolean): T {
-    // Seeded per call from the model's own stream, so a run is reproducible from its seed.
-    return training && rate > 0 ? seededDropout(x, rate, this.dropoutRng.nextUint32()) : x;
-  }
-
-  /** √d · E[ids] + P[start …] for ids [B, L]. */
-  private embed(E: tf.Tensor, pe: PositionalEncoding, ids: tf.Tensor2D, start: number, training: boolean) {
-    const [B, L] = ids.shape;
-    const d = this.cfg.model;
-    const x = tf.reshape(tf.gather(E, tf.reshape(ids, [-1])), [B, L, d]);
-    const summed = tf.add(tf.mul(x, Math.sqrt(d)), positionVectors(pe, start, L)) as tf.Tensor3D;
-    return this.dropout(summed, this.cfg.dropout, training);
-  }
-
-  /** A residual block: post-norm LN(x + drop(F(x))), or pre-norm x + drop(F(LN(x))). */
-  private residual(
-    x: tf.Tensor3D,
-    ln: LayerNormWeights,
-    f: (h: tf.Tensor3D) => tf.Tensor3D,
-    training: boolean,
-  ): tf.Tensor3D {
-    if (this.cfg.norm === 'pre') return tf.add(x, this.dropout(f(layerNorm(ln, x)), this.cfg.dropout, training));
-    return layerNorm(ln, tf.add(x, this.dropout(f(x), this.cfg.dropout, training)));
-  }
-
-  private attnDropout(training: boolean) {
-    return (a: tf.Tensor4D) => this.dropout(a, this.cfg.attentionDropout, training);
-  }
-
-  private feedForwardBlock(ff: FeedForwardWeights, training: boolean) {
-    return (h: tf.Tensor3D) => feedForward(ff, h, (a) => this.dropout(a, this.cfg.activationDropout, training));
   }
 
   /** The encoder stack's output [B, S, d] and the padding mask [B, S]. */
   private encoderStack(ids: tf.Tensor2D, lengths: tf.Tensor1D, training: boolean) {
     const S = ids.shape[1];
-    const positions = tf.expandDims(tf.range(0, S, 1, 'int32'), 0);
-    const mask = tf.cast(tf.less(positions, tf.expandDims(lengths, 1)), 'float32') as tf.Tensor2D;
+    const mask = this.sourceMask(S, lengths);
     const bias = keyPaddingBias(mask);
-    let x = this.embed(this.w.srcEmbedding, this.w.srcPositions, ids, 0, training);
-    for (const layer of this.w.encoder) {
-      x = this.residual(
-        x,
-        layer.ln1,
-        (h) => {
-          const k = projectHeads(layer.self, 'k', h);
-          const v = projectHeads(layer.self, 'v', h);
-          return attendHeads(layer.self, h, k, v, bias, this.attnDropout(training));
-        },
-        training,
-      );
-      x = this.residual(x, layer.ln2, this.feedForwardBlock(layer.ff, training), training);
-    }
-    if (this.w.encoderNorm) x = layerNorm(this.w.encoderNorm, x);
-    return { out: x, mask };
+    const x = this.embed(this.w.srcEmbedding, ids, positionVectors(this.w.srcPositions, 0, S), training);
+    const selfAttention: Mixer = (h, l) => {
+      const self = this.w.encoder[l].self;
+      const k = projectHeads(self, 'k', h);
+      const v = projectHeads(self, 'v', h);
+      return attendHeads(self, h, k, v, bias, this.attnDropout(training));
+    };
+    return { out: this.encoderLayers(x, selfAttention, training), mask };
   }
 
-  /** Per decoder layer, the source keys and values [B, h, S, d/h] of its attention over the encoder output. */
-  private crossKeysValues(encOut: tf.Tensor3D): NamedTensors {
-    const out: NamedTensors = {};
-    this.w.decoder.forEach((layer, l) => {
-      out[`cross_k_${l}`] = projectHeads(layer.cross, 'k', encOut);
-      out[`cross_v_${l}`] = projectHeads(layer.cross, 'v', encOut);
-    });
-    return out;
+  /** The decoder's self-attention over the keys and values `selfKv` gives (the positions so far). */
+  private selfAttention(selfKv: SelfKeysValues, bias: tf.Tensor | null, training: boolean): Mixer {
+    return (h, l) => {
+      const [k, v] = selfKv(h, l);
+      return attendHeads(this.w.decoder[l].self, h, k, v, bias, this.attnDropout(training));
+    };
   }
 
-  /** The decoder stack over target positions start … start+L−1: its output [B, L, d]. */
-  private decoderStack(
-    x: tf.Tensor3D,
-    selfKv: SelfKeysValues,
-    selfBias: tf.Tensor | null,
-    memory: NamedTensors,
-    training: boolean,
-  ): tf.Tensor3D {
-    const srcBias = keyPaddingBias(memory.src_mask as tf.Tensor2D);
-    this.w.decoder.forEach((layer, l) => {
-      x = this.residual(
-        x,
-        layer.ln1,
-        (h) => {
-          const [k, v] = selfKv(h, l);
-          return attendHeads(layer.self, h, k, v, selfBias, this.attnDropout(training));
-        },
-        training,
-      );
-      const crossK = memory[`cross_k_${l}`] as tf.Tensor4D;
-      const crossV = memory[`cross_v_${l}`] as tf.Tensor4D;
-      x = this.residual(
-        x,
-        layer.ln2,
-        (h) => attendHeads(layer.cross, h, crossK, crossV, srcBias, this.attnDropout(training)),
-        training,
-      );
-      x = this.residual(x, layer.ln3, this.feedForwardBlock(layer.ff, training), training);
-    });
-    return this.w.decoderNorm ? layerNorm(this.w.decoderNorm, x) : x;
-  }
-
-  /** The decoder's output [B, T, d] for every target position at once (teacher forcing, causal mask). */
-  private forcedOutputs(src: tf.Tensor2D, srcLen: tf.Tensor1D, tgtIn: tf.Tensor2D, training: boolean): tf.Tensor3D {
+  protected forcedOutputs(src: tf.Tensor2D, srcLen: tf.Tensor1D, tgtIn: tf.Tensor2D, training: boolean): tf.Tensor3D {
     const { out, mask } = this.encoderStack(src, srcLen, training);
     const memory = { ...this.crossKeysValues(out), src_mask: mask };
     const T = tgtIn.shape[1];
-    const y = this.embed(this.w.tgtEmbedding, this.w.tgtPositions, tgtIn, 0, training);
+    const y = this.embed(this.w.tgtEmbedding, tgtIn, positionVectors(this.w.tgtPositions, 0, T), training);
     const selfKv: SelfKeysValues = (h, l) => [
       projectHeads(this.w.decoder[l].self, 'k', h),
       projectHeads(this.w.decoder[l].self, 'v', h),
     ];
-    return this.decoderStack(y, selfKv, causalBias(T), memory, training);
-  }
-
-  lossSum(modelBatch: ModelBatch, training: boolean, loss?: TokenLossOptions): tf.Scalar {
-    const batch = expectBatch(this.arch, 'tokens', modelBatch);
-    return tf.tidy(() => {
-      const { B, S, T } = batch;
-      const out = this.forcedOutputs(
-        tf.tensor2d(batch.src, [B, S], 'int32'),
-        tf.tensor1d(batch.srcLen, 'int32'),
-        tf.tensor2d(batch.tgtIn, [B, T], 'int32'),
-        training,
-      );
-      // Only the positions that count reach the head, the largest matrix product.
-      const rows: number[] = [];
-      for (let i = 0; i < B * T; i++) if (batch.tgtMask[i] > 0) rows.push(i);
-      const index = tf.tensor1d(rows, 'int32');
-      const f = tf.gather(tf.reshape(out, [B * T, this.cfg.model]), index) as tf.Tensor2D;
-      const targets = tf.gather(tf.tensor1d(batch.tgtOut, 'int32'), index) as tf.Tensor1D;
-      const weights = tf.gather(tf.tensor1d(batch.tgtMask, 'float32'), index) as tf.Tensor1D;
-      return headCrossEntropySum(this.head, f, targets, weights, training, loss);
-    });
-  }
-
-  /**
-   * Log-probabilities [B, T, |V|] of every target position at once, as training computes them (the
-   * uncached decoder): what step-by-step decoding with the cache must reproduce.
-   */
-  forcedLogProbs(src: tf.Tensor2D, srcLen: tf.Tensor1D, tgtIn: tf.Tensor2D): tf.Tensor3D {
-    return tf.tidy(() => {
-      const [B, T] = tgtIn.shape;
-      const out = this.forcedOutputs(src, srcLen, tgtIn, false);
-      const logits = this.head.logits(tf.reshape(out, [B * T, this.cfg.model]) as tf.Tensor2D, false);
-      return tf.reshape(tf.logSoftmax(logits, 1), [B, T, -1]) as tf.Tensor3D;
-    });
+    return this.decoderLayers(y, this.selfAttention(selfKv, causalBias(T), training), memory, training);
   }
 
   encode(input: EncoderInput): NamedTensors {
@@ -320,7 +173,8 @@ export class TransformerModel implements Seq2SeqModel {
     return tf.tidy(() => {
       const N = prev.shape[0];
       const position = inputs.self_k_0.shape[2] as number;
-      const x = this.embed(this.w.tgtEmbedding, this.w.tgtPositions, tf.reshape(prev, [N, 1]), position, false);
+      const positions = positionVectors(this.w.tgtPositions, position, 1);
+      const x = this.embed(this.w.tgtEmbedding, tf.reshape(prev, [N, 1]), positions, false);
       const state: NamedTensors = {};
       const selfKv: SelfKeysValues = (h, l) => {
         const self = this.w.decoder[l].self;
@@ -330,9 +184,8 @@ export class TransformerModel implements Seq2SeqModel {
         state[`self_v_${l}`] = v;
         return [k, v];
       };
-      const out = this.decoderStack(x, selfKv, null, inputs, false);
-      const logits = this.head.logits(tf.reshape(out, [N, this.cfg.model]) as tf.Tensor2D, false);
-      return { logProbs: tf.logSoftmax(logits, 1), state };
+      const out = this.decoderLayers(x, this.selfAttention(selfKv, null, false), inputs, false);
+      return { logProbs: this.stepLogProbs(out), state };
     });
   }
 
@@ -355,6 +208,7 @@ registerArch<TransformerConfig>({
     warmupSteps: 4000,
     maxTokens: 4096,
   },
+  jointVocabulary: true,
   tasks: ['translation'],
   inputKind: 'tokens',
   presets,

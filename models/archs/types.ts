@@ -172,6 +172,12 @@ export interface ArchBase<Config extends object> {
 export interface ArchDefinition<Config extends object> extends ArchBase<Config> {
   /** Training-recipe defaults for new runs of this architecture (explicit flags win); absent: the task's. */
   recipe?: ArchRecipe;
+  /**
+   * Whether its recipe trains on one joint vocabulary, the source and target embedding shared (the Transformer's,
+   * seed 003's; not the RNN's or ConvS2S's papers): bench:train and train-profile then do unless told (--joint).
+   * Not in `recipe`, because `frost train` takes the vocabulary from its own flags. @default false
+   */
+  jointVocabulary?: boolean;
   /** What the architecture's encoder reads. */
   inputKind: InputKind;
   build(

@@ -47,10 +47,24 @@ export function positionVectors(pe: PositionalEncoding, start: number, length: n
     }
     return tf.slice(pe.table as tf.Tensor2D, [start, 0], [length, pe.d]);
   }
+  return tf.tidy(() => sinusoids(pe, tf.reshape(tf.range(start, start + length, 1, 'float32'), [length, 1])));
+}
+
+/** Sinusoidal vectors [L, d] of positions [L, 1] (float32). */
+function sinusoids(pe: PositionalEncoding, positions: tf.Tensor2D): tf.Tensor2D {
+  const angles = tf.mul(positions, tf.tensor2d(pe.frequencies, [1, pe.d / 2]));
+  return tf.concat([tf.sin(angles), tf.cos(angles)], 1) as tf.Tensor2D;
+}
+
+/**
+ * Vectors [N, d] for one position per row (int32 [N]): a decoder whose state says where each row is. A learned
+ * table is read clamped to its last row, as the graphs read it ({@link positionVectorsOnnx}).
+ */
+export function positionVectorsAt(pe: PositionalEncoding, positions: tf.Tensor1D): tf.Tensor2D {
   return tf.tidy(() => {
-    const positions = tf.reshape(tf.range(start, start + length, 1, 'float32'), [length, 1]);
-    const angles = tf.mul(positions, tf.tensor2d(pe.frequencies, [1, pe.d / 2]));
-    return tf.concat([tf.sin(angles), tf.cos(angles)], 1) as tf.Tensor2D;
+    if (pe.table)
+      return tf.gather(pe.table, tf.minimum(positions, tf.scalar(pe.maxPositions - 1, 'int32'))) as tf.Tensor2D;
+    return sinusoids(pe, tf.reshape(tf.cast(positions, 'float32'), [positions.shape[0], 1]));
   });
 }
 

@@ -22,3 +22,18 @@ export function toyWordPairs(options: ToyPairsOptions) {
   const pairs = corpus.train.map((p) => ({ src: src.encode(words(p.src)), tgt: tgt.encode(words(p.tgt)) }));
   return { pairs, src, tgt, sizes: { srcVocab: src.size, tgtVocab: tgt.size } };
 }
+
+/**
+ * The training split of a toy corpus as id pairs through one vocabulary over both sides, and the sizes of a model
+ * that keeps one embedding matrix for both (`joint`: the source, target and tied/shared heads' matrix are one) or
+ * two (`separate`).
+ */
+export function toyJointPairs(options: ToyPairsOptions) {
+  const { seed, train, val = 1, test = 1 } = options;
+  const corpus = makeToyCorpus({ seed, train, val, test, lexiconScale: 0.2 });
+  const words = (s: string) => s.split(' ');
+  const both = Vocabulary.build(corpus.train.flatMap((p) => [words(p.src), words(p.tgt)]));
+  const pairs = corpus.train.map((p) => ({ src: both.encode(words(p.src)), tgt: both.encode(words(p.tgt)) }));
+  const separate = { srcVocab: both.size, tgtVocab: both.size };
+  return { pairs, joint: { ...separate, jointEmbedding: true }, separate };
+}
