@@ -125,7 +125,7 @@ const BATCH_LABEL = [
 ].join(', ');
 // A convolutional decoder has no steps to skip: the whole target runs as one tensor on both sides.
 if (ARCH === 'convs2s' && args['peer-targets'] !== 'padded')
-  throw new Error('--peer-targets packed is for rnn-attn and transformer');
+  throw new Error('--peer-targets packed is not for convs2s: frost scores its every padded target position too');
 if (!(args['peer-targets']! in PEER_TARGETS))
   throw new Error(`--peer-targets takes ${Object.keys(PEER_TARGETS).join(' or ')}; got '${args['peer-targets']}'`);
 
