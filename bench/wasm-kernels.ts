@@ -14,6 +14,12 @@ import * as tf from '@tensorflow/tfjs-core';
 import type { KernelFunc, NamedAttrMap, TensorInfo } from '@tensorflow/tfjs-core';
 import { initBackend } from '../train/backend/select.ts';
 import { registerWasmKernels, stockWasmKernel, unregisterWasmKernels } from '../train/backend/wasm-kernels.ts';
+import {
+  DYNAMIC_CONV_GRAD_KERNEL,
+  DYNAMIC_CONV_KERNEL,
+  dynamicConvGradOps,
+  dynamicConvOps,
+} from '../models/layers/dynamic-conv.ts';
 
 const BUDGET_MS = Number(process.env.BENCH_BUDGET_MS ?? 2500);
 
@@ -78,6 +84,8 @@ interface Row {
   stock: number | string;
   ours: number;
   runs: number;
+  /** Floating-point operations per call, for frost's GFLOP/s. */
+  flops?: number;
 }
 const rows: Row[] = [];
 
@@ -231,14 +239,53 @@ function kernelCase(
   tf.dispose([x, filter, dy]);
 }
 
+// The lightweight/dynamic convolution (models/layers/dynamic-conv.ts) of a small lightconv/dynamicconv layer:
+// 64 × 64 tokens, C 256, H 4, causal; frost's kernels against the tfjs-ops fallback they replace ("stock" column).
+// Flops: 2·B·T·C·K forward (a mul-add per weight and channel), twice that backward (dx and dweights).
+// V8 first runs a wasm function as baseline (Liftoff) code and swaps in optimised code after some calls, so each
+// kernel is warmed up first: training calls it thousands of times.
+{
+  const [cB, cT, cC, cH] = [64, 64, 256, 4];
+  const x = tf.randomNormal([cB, cT, cC]);
+  const dy = tf.randomNormal([cB, cT, cC]);
+  const forward = tf.getKernel(DYNAMIC_CONV_KERNEL, 'wasm')!.kernelFunc;
+  const backward = tf.getKernel(DYNAMIC_CONV_GRAD_KERNEL, 'wasm')!.kernelFunc;
+  const warm = (run: Thunk): Thunk => {
+    const t0 = performance.now();
+    for (let i = 0; i < 10 || performance.now() - t0 < 500; i++) timeOnce(run);
+    return run;
+  };
+  for (const K of [3, 15, 31]) {
+    for (const shared of [false, true]) {
+      const weights = tf.randomNormal(shared ? [cH, K] : [cB, cT, cH, K]);
+      const padLeft = K - 1;
+      const shapes = `x [${cB},${cT},${cC}], H ${cH}, K ${K}, ${shared ? 'shared' : 'dynamic'}`;
+      const flops = 2 * cB * cT * cC * K;
+      const fwd = compare(
+        () => tf.tidy(() => dynamicConvOps(x, weights, padLeft)),
+        warm(kernelThunk(forward, { x, weights }, { padLeft })),
+      );
+      rows.push({ label: 'dynamic conv forward', shapes, ...fwd, flops });
+      const bwd = compare(
+        () => tf.tidy(() => dynamicConvGradOps(dy, x, weights, padLeft)),
+        warm(kernelThunk(backward, { dy, x, weights }, { padLeft })),
+      );
+      rows.push({ label: 'dynamic conv backward', shapes, ...bwd, flops: 2 * flops });
+      weights.dispose();
+    }
+  }
+  tf.dispose([x, dy]);
+}
+
 const fmt = (x: number | string) => (typeof x === 'number' ? (x < 10 ? x.toFixed(2) : x.toFixed(1)) : x);
-const header = ['case', 'shapes', 'stock ms', 'frost ms', 'speed-up', 'runs'];
+const header = ['case', 'shapes', 'stock ms', 'frost ms', 'speed-up', 'frost GFLOP/s', 'runs'];
 const table = rows.map((r) => [
   r.label,
   r.shapes,
   fmt(r.stock),
   fmt(r.ours),
   typeof r.stock === 'number' ? `${(r.stock / r.ours).toFixed(1)}×` : '—',
+  r.flops != null ? (r.flops / r.ours / 1e6).toFixed(1) : '',
   String(r.runs),
 ]);
 const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i].length)));

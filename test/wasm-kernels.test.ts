@@ -20,6 +20,14 @@ import { SLICE_MIN_MACS } from '../train/backend/kernels/batch-matmul.ts';
 import { asWasmBackend } from '../train/backend/kernels/wasm-internals.ts';
 import { transposeCache } from '../train/backend/kernels/transpose.ts';
 import { runScriptInChild } from './helpers/child-script.ts';
+import { scaledDiff, withMode } from './helpers/tensor-compare.ts';
+import {
+  DYNAMIC_CONV_GRAD_KERNEL,
+  DYNAMIC_CONV_KERNEL,
+  dynamicConv,
+  dynamicConvGradOps,
+  dynamicConvOps,
+} from '../models/layers/dynamic-conv.ts';
 
 const info = await initBackend({ prefer: 'wasm', quiet: true });
 const RTOL = 1e-5;
@@ -493,4 +501,141 @@ test('the other wasm build (threaded vs single-threaded) loads and multiplies co
   const out = runScriptInChild<{ threads: number; c: number[] }>(script, 60_000);
   assert.deepEqual(out.c, [35, 44, 44, 56]);
   assert.equal(out.threads, other);
+});
+
+interface ConvCase {
+  B: number;
+  T: number;
+  H: number;
+  R: number;
+  K: number;
+  padLeft: number;
+}
+
+/**
+ * Float64 y, dx and dweights of the dynamic convolution (models/layers/dynamic-conv.ts), each with Σ|terms| for
+ * the tolerance, by the contract's definition: every (b, t, h, k) whose source row t + k − padLeft is in [0, T).
+ */
+function refDynamicConv(
+  { B, T, H, R, K, padLeft }: ConvCase,
+  shared: boolean,
+  x: ArrayLike<number>,
+  w: ArrayLike<number>,
+  dy: ArrayLike<number>,
+) {
+  const C = H * R;
+  const y = new Float64Array(B * T * C);
+  const yScale = new Float64Array(B * T * C);
+  const dx = new Float64Array(B * T * C);
+  const dxScale = new Float64Array(B * T * C);
+  const dw = new Float64Array(w.length);
+  const dwScale = new Float64Array(w.length);
+  for (let b = 0; b < B; b++)
+    for (let t = 0; t < T; t++)
+      for (let h = 0; h < H; h++)
+        for (let k = 0; k < K; k++) {
+          const src = t + k - padLeft;
+          if (src < 0 || src >= T) continue;
+          const wi = shared ? h * K + k : ((b * T + t) * H + h) * K + k;
+          for (let r = 0; r < R; r++) {
+            const at = (b * T + t) * C + h * R + r;
+            const from = (b * T + src) * C + h * R + r;
+            y[at] += w[wi] * x[from];
+            yScale[at] += Math.abs(w[wi] * x[from]);
+            dx[from] += w[wi] * dy[at];
+            dxScale[from] += Math.abs(w[wi] * dy[at]);
+            dw[wi] += dy[at] * x[from];
+            dwScale[wi] += Math.abs(dy[at] * x[from]);
+          }
+        }
+  return { y, yScale, dx, dxScale, dw, dwScale };
+}
+
+// causal (K − 1), centred (⌊K/2⌋) and 0 offsets; K > T; T = 1; K = 1; R = 1, 3, 4, 16 and 5 (vector + tail)
+const CONV_CASES: ConvCase[] = [
+  { B: 2, T: 5, H: 2, R: 1, K: 3, padLeft: 2 },
+  { B: 2, T: 5, H: 3, R: 3, K: 3, padLeft: 1 },
+  { B: 1, T: 3, H: 2, R: 4, K: 7, padLeft: 0 },
+  { B: 2, T: 6, H: 2, R: 16, K: 5, padLeft: 4 },
+  { B: 3, T: 1, H: 2, R: 3, K: 3, padLeft: 1 },
+  { B: 2, T: 4, H: 4, R: 4, K: 1, padLeft: 0 },
+  { B: 1, T: 4, H: 1, R: 16, K: 9, padLeft: 4 },
+  { B: 2, T: 3, H: 2, R: 5, K: 4, padLeft: 3 },
+];
+
+test('dynamic conv kernels: y, dx and dweights equal float64 references and the tfjs ops', () => {
+  for (const c of CONV_CASES) {
+    for (const shared of [true, false]) {
+      const C = c.H * c.R;
+      const what = `${JSON.stringify(c)} ${shared ? 'shared' : 'per-step'}`;
+      tf.tidy(() => {
+        const x = randTensor([c.B, c.T, C]);
+        const weights = randTensor(shared ? [c.H, c.K] : [c.B, c.T, c.H, c.K]);
+        const dy = randTensor([c.B, c.T, C]);
+        const ref = refDynamicConv(c, shared, x.dataSync(), weights.dataSync(), dy.dataSync());
+        const attrs = { padLeft: c.padLeft };
+        const [y] = tf.engine().runKernel(DYNAMIC_CONV_KERNEL, { x, weights }, attrs) as tf.Tensor[];
+        const [dx, dw] = tf.engine().runKernel(DYNAMIC_CONV_GRAD_KERNEL, { dy, x, weights }, attrs) as tf.Tensor[];
+        assert.deepEqual(dw.shape, weights.shape, `${what}: dweights shape`);
+        const [yOps] = dynamicConvOps(x, weights, c.padLeft);
+        const [dxOps, dwOps] = dynamicConvGradOps(dy, x, weights, c.padLeft);
+        for (const [got, name] of [
+          [y, 'y'],
+          [yOps, 'y (ops)'],
+        ] as const)
+          assertClose(got.dataSync(), ref.y, ref.yScale, `${what}: ${name}`);
+        for (const [got, name] of [
+          [dx, 'dx'],
+          [dxOps, 'dx (ops)'],
+        ] as const)
+          assertClose(got.dataSync(), ref.dx, ref.dxScale, `${what}: ${name}`);
+        for (const [got, name] of [
+          [dw, 'dweights'],
+          [dwOps, 'dweights (ops)'],
+        ] as const)
+          assertClose(got.dataSync(), ref.dw, ref.dwScale, `${what}: ${name}`);
+      });
+    }
+  }
+});
+
+test('dynamic conv kernels refuse what convShape refuses', () => {
+  tf.tidy(() => {
+    const x = randTensor([2, 3, 8]);
+    const run = (weights: tf.Tensor, padLeft: number) =>
+      tf.engine().runKernel(DYNAMIC_CONV_KERNEL, { x, weights }, { padLeft });
+    assert.throws(() => run(randTensor([2, 4, 2, 3]), 1), /do not match x/);
+    assert.throws(() => run(randTensor([3, 3]), 1), /do not split into 3 heads/);
+    assert.throws(() => run(randTensor([2, 3]), 3), /padLeft must be an integer in \[0, 3\)/);
+    const dy = randTensor([2, 4, 8]);
+    assert.throws(
+      () => tf.engine().runKernel(DYNAMIC_CONV_GRAD_KERNEL, { dy, x, weights: randTensor([2, 3]) }, { padLeft: 0 }),
+      /dy \[2, 4, 8\] must be x's/,
+    );
+  });
+});
+
+test("dynamicConv: values and gradients with the wasm kernels (fused 'auto') equal plain autodiff", async () => {
+  for (const [c, shared] of [
+    [{ B: 2, T: 6, H: 2, R: 3, K: 4, padLeft: 3 }, false],
+    [{ B: 2, T: 5, H: 2, R: 4, K: 3, padLeft: 1 }, true],
+  ] as const) {
+    const C = c.H * c.R;
+    const x = randTensor([c.B, c.T, C]) as tf.Tensor3D;
+    const weights = randTensor(shared ? [c.H, c.K] : [c.B, c.T, c.H, c.K]);
+    const upstream = randTensor([c.B, c.T, C]);
+    const f = (xs: tf.Tensor, w: tf.Tensor) => tf.sum(tf.mul(dynamicConv(xs as tf.Tensor3D, w, c.padLeft), upstream));
+    const run = (mode: 'auto' | 'unfused') => withMode(mode, () => tf.valueAndGrads(f)([x, weights]));
+    const profile = await tf.profile(() => {
+      const { value, grads } = run('auto');
+      tf.dispose([value, ...grads]);
+    });
+    assert.ok(profile.kernelNames.includes(DYNAMIC_CONV_KERNEL), 'the forward kernel ran');
+    assert.ok(profile.kernelNames.includes(DYNAMIC_CONV_GRAD_KERNEL), 'the gradient kernel ran');
+    const ref = run('unfused');
+    const got = run('auto');
+    assert.ok(scaledDiff(got.value, ref.value) < 1e-5, `value, ${shared ? 'shared' : 'per-step'}`);
+    got.grads.forEach((g, i) => assert.ok(scaledDiff(g, ref.grads[i]) < 1e-5, `gradient ${i}`));
+    tf.dispose([x, weights, upstream, ref.value, got.value, ...ref.grads, ...got.grads]);
+  }
 });

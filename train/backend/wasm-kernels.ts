@@ -131,6 +131,8 @@ import { sumSquaresKernel } from './kernels/sum-squares.ts';
 import { SOFTMAX_XENT_GRAD_KERNEL, SOFTMAX_XENT_KERNEL } from '../../models/loss.ts';
 import { LAYER_NORM_GRAD_KERNEL, LAYER_NORM_KERNEL } from '../../models/layers/layer-norm.ts';
 import { layerNormGradKernel, layerNormKernel } from './kernels/layer-norm.ts';
+import { DYNAMIC_CONV_GRAD_KERNEL, DYNAMIC_CONV_KERNEL } from '../../models/layers/dynamic-conv.ts';
+import { dynamicConvGradKernel, dynamicConvKernel } from './kernels/dynamic-conv.ts';
 import { softmaxXentGradKernel, softmaxXentKernel } from './kernels/softmax-xent.ts';
 import { sigmoidTanh } from './kernels/elementwise.ts';
 import { rowGather } from './kernels/gather.ts';
@@ -186,6 +188,8 @@ const OVERRIDES: Override[] = [
   { kernelName: SOFTMAX_XENT_KERNEL, make: () => softmaxXentKernel },
   { kernelName: LAYER_NORM_KERNEL, make: () => layerNormKernel },
   { kernelName: LAYER_NORM_GRAD_KERNEL, make: () => layerNormGradKernel },
+  { kernelName: DYNAMIC_CONV_KERNEL, make: () => dynamicConvKernel },
+  { kernelName: DYNAMIC_CONV_GRAD_KERNEL, make: () => dynamicConvGradKernel },
   { kernelName: SOFTMAX_XENT_GRAD_KERNEL, make: () => softmaxXentGradKernel },
   { kernelName: 'Conv2DBackpropFilter', make: () => conv2dBackpropFilter },
   {

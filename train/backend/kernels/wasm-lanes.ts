@@ -132,42 +132,93 @@ export function tanh(f: FunctionBuilder, L: Lanes, x: Code): Code {
 }
 
 /**
- * for (j = 0; j < bytes; j += 4·width) body(lanes, j): the 4-lane body up to the last multiple of 16
- * bytes, then the 1-lane body for the rest. `j` is a byte offset, so addresses are base + j.
+ * The loops of lanesLoop and lanesSum over j (a byte offset): `groups` vectors a step while they fit, then one
+ * vector a step up to the last multiple of 16 bytes, `between`, then one f32 a step.
  */
-export function lanesLoop(f: FunctionBuilder, bytes: Local, body: (L: Lanes, j: Local) => Code): Code {
+function laneLoops(
+  f: FunctionBuilder,
+  bytes: Local,
+  groups: number,
+  vector: (j: Local, n: number) => Code,
+  scalar: (j: Local) => Code,
+  between: Code = [],
+): Code {
   const j = f.local('i32');
   const end4 = f.local('i32');
+  const grouped = () => {
+    const endGroups = f.local('i32'); // j + 16·groups ≤ end4 ⟺ j < end4 − 16·(groups − 1)
+    return seq(
+      endGroups.set(i32.sub(end4.get(), i32.const(16 * (groups - 1)))),
+      forRange(j, i32.const(0), endGroups.get(), 16 * groups, vector(j, groups)),
+    );
+  };
   return seq(
     end4.set(i32.and(bytes.get(), i32.const(~15))),
-    forRange(j, i32.const(0), end4.get(), 16, body(VECTOR, j)),
-    forRange(j, j.get(), bytes.get(), 4, body(SCALAR, j)),
+    groups > 1 ? grouped() : j.set(i32.const(0)),
+    forRange(j, j.get(), end4.get(), 16, vector(j, 1)),
+    between,
+    forRange(j, j.get(), bytes.get(), 4, scalar(j)),
   );
 }
 
 /**
- * Σ_j term(lanes, j) over the same range as lanesLoop, as an f32 expression (the statements in
- * term's Code run before its value). Four partial sums in the vector part, added at the end.
+ * for (j = 0; j < bytes; j += 4·width) body(lanes, j): the 4-lane body up to the last multiple of 16
+ * bytes, then the 1-lane body for the rest. `j` is a byte offset, so addresses are base + j.
+ *
+ * With `groups` > 1 the first loop takes that many vectors a step: body(lanes, j, n) covers the n groups of
+ * lanes at j, j + 16, …, j + 16·(n − 1) (n = groups there, 1 in the loops after it). A body that accumulates
+ * along a dependent chain (a sum over a kernel's taps) keeps one sum per group, which hides f32x4.add's latency.
  */
-export function lanesSum(f: FunctionBuilder, bytes: Local, term: (L: Lanes, j: Local) => Code): Code {
-  const acc4 = f.local('v128');
+export function lanesLoop(
+  f: FunctionBuilder,
+  bytes: Local,
+  body: (L: Lanes, j: Local, n: number) => Code,
+  groups = 1,
+): Code {
+  return laneLoops(
+    f,
+    bytes,
+    groups,
+    (j, n) => body(VECTOR, j, n),
+    (j) => body(SCALAR, j, 1),
+  );
+}
+
+/**
+ * Σ_j term(lanes, j, offset) over the same range as lanesLoop, as an f32 expression (the statements in
+ * term's Code run before its value; the term's elements are at base + j + offset). Four partial sums in the
+ * vector part, added at the end; with `groups` > 1, that many vectors of them (independent chains).
+ */
+export function lanesSum(
+  f: FunctionBuilder,
+  bytes: Local,
+  term: (L: Lanes, j: Local, offset: number) => Code,
+  groups = 1,
+): Code {
+  const accs = Array.from({ length: groups }, () => f.local('v128'));
+  const vectors = groups === 1 ? accs[0] : f.local('v128');
   const acc = f.local('f32');
-  const j = f.local('i32');
-  const end4 = f.local('i32');
-  const lane = (k: number) => f32x4.extractLane(acc4.get(), k);
+  const lane = (k: number) => f32x4.extractLane(vectors.get(), k);
   return seq(
-    end4.set(i32.and(bytes.get(), i32.const(~15))),
-    acc4.set(v128.constF32(0)),
-    forRange(j, i32.const(0), end4.get(), 16, acc4.set(f32x4.add(acc4.get(), term(VECTOR, j)))),
-    acc.set(f32.add(f32.add(lane(0), lane(1)), f32.add(lane(2), lane(3)))),
-    forRange(j, j.get(), bytes.get(), 4, acc.set(f32.add(acc.get(), term(SCALAR, j)))),
+    ...accs.map((a) => a.set(v128.constF32(0))),
+    laneLoops(
+      f,
+      bytes,
+      groups,
+      (j, n) => seq(...accs.slice(0, n).map((a, g) => a.set(f32x4.add(a.get(), term(VECTOR, j, 16 * g))))),
+      (j) => acc.set(f32.add(acc.get(), term(SCALAR, j, 0))),
+      seq(
+        groups === 1 ? [] : vectors.set(accs.slice(1).reduce<Code>((sum, a) => f32x4.add(sum, a.get()), accs[0].get())),
+        acc.set(f32.add(f32.add(lane(0), lane(1)), f32.add(lane(2), lane(3)))),
+      ),
+    ),
     acc.get(),
   );
 }
 
-/** base + j (byte addresses). */
-export function at(base: Local, j: Local): Code {
-  return i32.add(base.get(), j.get());
+/** base + j (+ offset) (byte addresses). */
+export function at(base: Local, j: Local, offset = 0): Code {
+  return offset === 0 ? i32.add(base.get(), j.get()) : i32.add(i32.add(base.get(), j.get()), i32.const(offset));
 }
 
 export { Local };
