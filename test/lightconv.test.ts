@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
+import { newRunConfig } from '../clients/cli/commands/train-config.ts';
 import type { LightConvModel } from '../models/archs/lightconv.ts';
 import {
   archDefinition,
@@ -13,6 +17,7 @@ import {
 import { initBackend } from '../train/backend/select.ts';
 import type { EncodedPair } from '../train/data/batches.ts';
 import { toyJointPairs } from './helpers/toy-pairs.ts';
+import { toyRunFlags } from './helpers/toy-run.ts';
 import { trainSteps } from './helpers/train-steps.ts';
 
 const ARCHS = ['lightconv', 'dynamicconv'] as const;
@@ -152,7 +157,7 @@ describe('settings', () => {
       }
   });
 
-  test('a kernel list that does not match its layer count is refused in one line naming the setting', () => {
+  test('a kernel list that does not match its layer count is refused in one line naming the setting', async () => {
     // A layer count changed without the widths: the preset's list no longer matches.
     assert.throws(
       () => resolveArchConfig('dynamicconv', 'iwslt', { decoderLayers: 5 }),
@@ -163,6 +168,16 @@ describe('settings', () => {
       () => resolveArchConfig('lightconv', 'tiny', { encoderKernels: [3, 5, 7] }),
       /^RangeError: architecture 'lightconv': setting 'encoderKernels' has 3 widths for 2 encoderLayers/,
     );
+    // As `frost train --set 'decoderKernels=[3,5,7]'` hands it on: refused before any run folder is made.
+    const runDir = join(tmpdir(), `frost-lightconv-never-${process.pid}`);
+    await assert.rejects(
+      newRunConfig(
+        toyRunFlags(join(runDir, 'toy'), { arch: 'dynamicconv', set: { decoderKernels: [3, 5, 7] } }),
+        runDir,
+      ),
+      /^RangeError: architecture 'dynamicconv': setting 'decoderKernels' has 3 widths for 2 decoderLayers/,
+    );
+    assert.equal(existsSync(runDir), false);
     assert.throws(
       () => resolveArchConfig('lightconv', 'tiny', { heads: 3 }),
       /setting 'heads' does not divide the model size 64/,

@@ -4,14 +4,13 @@ import { buildHead } from '../heads/index.ts';
 import type { OutputHead } from '../heads/types.ts';
 import { seededDropout } from '../layers/dropout.ts';
 import { feedForward, type FeedForwardWeights } from '../layers/feed-forward.ts';
-import { layerNorm, type LayerNormWeights } from '../layers/layer-norm.ts';
+import { createLayerNorm, layerNorm, type LayerNormWeights } from '../layers/layer-norm.ts';
 import {
   attendHeads,
   keyPaddingBias,
   projectHeads,
   type MultiHeadAttentionWeights,
 } from '../layers/multi-head-attention.ts';
-import { createLayerNorm } from '../layers/layer-norm.ts';
 import { createPositionalEncoding, type PositionalEncoding, type PositionKind } from '../layers/positional-encoding.ts';
 import { headCrossEntropySum, type TokenLossOptions } from '../loss.ts';
 import { ParamStore } from '../params.ts';
@@ -66,8 +65,8 @@ export interface ResidualWeights {
 
 /**
  * The parameters of {@link ResidualWeights} that are not a layer's: the embeddings (one matrix for a joint
- * vocabulary), the positions and, with norm=pre, the layer norms that end the stacks; `layers` makes the layers'
- * between the embeddings and the rest (the order the Transformer's checkpoints have always listed them in).
+ * vocabulary), the positions and, with norm=pre, the layer norms that end the stacks. `layers` makes the layers'
+ * parameters after the embeddings and before the rest: the order the Transformer's have always been made in.
  */
 export function createResidualWeights<Layers extends Pick<ResidualWeights, 'encoder' | 'decoder'>>(
   p: ParamStore,
