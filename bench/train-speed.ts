@@ -20,7 +20,8 @@
  *     --gemm picks what runs frost's large GEMMs: native (the first provider that loads), blas,
  *     mlas or xnnpack (train/backend/kernels/native-gemm.ts); frost's decoder skips target padding
  *     (models/packed-steps.ts), the peer's computes it as PyTorch NMT code usually does, or, with
- *     --peer-targets packed, skips it too;
+ *     --peer-targets packed, skips it too; the lightconv/dynamicconv peer runs fairseq's band-matrix
+ *     convolution, or with FROST_PEER_CONV=unfold in the environment its unfolded one;
  *  3. each frost child then trains the tiny preset for --leak-steps steps on the same batches and
  *     checks that the tensor count did not grow (and the small preset's measured steps too);
  *  4. prints a Markdown table, and writes results.json and results.md under --out.
@@ -125,7 +126,7 @@ const BATCH_LABEL = [
 ].join(', ');
 // A convolutional decoder has no steps to skip: the whole target runs as one tensor on both sides.
 if (ARCH === 'convs2s' && args['peer-targets'] !== 'padded')
-  throw new Error('--peer-targets packed is for rnn-attn and transformer');
+  throw new Error('--peer-targets packed is not for convs2s: frost scores its every padded target position too');
 if (!(args['peer-targets']! in PEER_TARGETS))
   throw new Error(`--peer-targets takes ${Object.keys(PEER_TARGETS).join(' or ')}; got '${args['peer-targets']}'`);
 
@@ -154,6 +155,8 @@ interface SideResult {
   torch?: string;
   blas?: string[];
   blasConfig?: string;
+  /** How the peer ran its convolutions (bench/peer/lightconv.py: 'dynamic expanded', FROST_PEER_CONV picks). */
+  conv?: string;
   error?: string;
   /** Share of all CPU time the hypervisor stole while this side ran (Linux guests). */
   stealShare?: number;
@@ -709,6 +712,7 @@ function reportMarkdown(measured: Measured, leaks: SideResult[], ctx: ReportCont
   const { heads, threadsList, gemms } = ctx.grid;
   const blas = peer.find((p) => p.blas)?.blas ?? [];
   const steals = [...frost, ...peer].flatMap((r) => (r.stealShare == null ? [] : [r.stealShare]));
+  const peerConv = peer.find((p) => p.conv)?.conv;
   return [
     `# Training speed: frost (tfjs wasm) vs PyTorch, ${ARCH}/${args.preset}`,
     '',
@@ -720,7 +724,7 @@ function reportMarkdown(measured: Measured, leaks: SideResult[], ctx: ReportCont
         ? `; CPU time stolen by the VM's host while a side ran: up to ${(100 * Math.max(...steals)).toFixed(1)}% (each side's figure is in the log and results.json).`
         : '.'),
     ctx.torchVersion
-      ? `PyTorch ${ctx.torchVersion} (${args.python}), ${peer.find((p) => p.threads)?.threads ?? '?'} threads, ${ARCH === 'convs2s' ? 'both decoders computing every padded target position (a convolutional decoder runs the whole target at once)' : PEER_TARGETS[args['peer-targets']!]}; BLAS loaded in its process: ${blas.join(', ') || 'unknown'} (torch's ${/BLAS_INFO=\w+/.exec(peer.find((p) => p.blasConfig)?.blasConfig ?? '')?.[0] ?? 'BLAS_INFO=?'}: it calls whatever libblas.so.3 the system's alternatives point to).`
+      ? `PyTorch ${ctx.torchVersion} (${args.python}), ${peer.find((p) => p.threads)?.threads ?? '?'} threads${peerConv ? `, convolutions ${peerConv} (FROST_PEER_CONV=expanded|unfold)` : ''}, ${ARCH === 'convs2s' ? 'both decoders computing every padded target position (a convolutional decoder runs the whole target at once)' : PEER_TARGETS[args['peer-targets']!]}; BLAS loaded in its process: ${blas.join(', ') || 'unknown'} (torch's ${/BLAS_INFO=\w+/.exec(peer.find((p) => p.blasConfig)?.blasConfig ?? '')?.[0] ?? 'BLAS_INFO=?'}: it calls whatever libblas.so.3 the system's alternatives point to).`
       : 'PyTorch: not available here, no ratios.',
     '',
     ...resultsTable(measured),

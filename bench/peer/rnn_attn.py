@@ -240,6 +240,7 @@ def main(build=build):
         'losses': losses,
         'cpuSeconds': cpu,
         'peakRssBytes': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        **getattr(build, 'report', {}),  # what a peer adds of its own (bench/peer/lightconv.py: its conv path)
     }))
 
 

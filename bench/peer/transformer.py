@@ -53,11 +53,6 @@ def build(torch, nn, src_vocab, tgt_vocab, head, cfg):
         m.dropout = nn.Dropout(cfg['activationDropout'])
         return m
 
-    def positions(L):
-        pos = torch.arange(L, dtype=torch.float32)[:, None]
-        omega = torch.pow(10000.0, -2 * torch.arange(d // 2, dtype=torch.float32) / d)[None, :]
-        return torch.cat([torch.sin(pos * omega), torch.cos(pos * omega)], 1)
-
     class Transformer(nn.Module):
         def __init__(self):
             super().__init__()
@@ -76,33 +71,47 @@ def build(torch, nn, src_vocab, tgt_vocab, head, cfg):
 
         def embed(self, E, P, ids):
             L = ids.shape[1]
-            pos = P(torch.arange(L)) if cfg['positions'] == 'learned' else positions(L)
+            pos = P(torch.arange(L)) if cfg['positions'] == 'learned' else sinusoidal(torch, L, d)
             return F.dropout(E(ids) * math.sqrt(d) + pos[None], p, self.training)
 
         def forward(self, b):
-            B, T = b['B'], b['T']
-            S = b['src'].shape[1]
+            T, S = b['T'], b['S']
             src_pad = torch.arange(S)[None, :] >= b['src_len'][:, None]  # True = padding
             memory = self.encoder(self.embed(self.src_emb, getattr(self, 'src_pos', None), b['src']),
                                   src_key_padding_mask=src_pad)
             causal = torch.triu(torch.ones(T, T, dtype=torch.bool), 1)
             out = self.decoder(self.embed(self.tgt_emb, getattr(self, 'tgt_pos', None), b['tgt_in']), memory,
                                tgt_mask=causal, memory_key_padding_mask=src_pad)
-            f = out.reshape(B * T, d)
-            targets = b['tgt_out'].reshape(-1)
-            mask = b['mask'].reshape(-1)
-            if b.get('packed_rows') is not None:  # --targets packed: only the positions that count
-                rows = b['packed_rows']
-                f, targets, mask = f[rows], targets[rows], mask[rows]
-            nll = F.cross_entropy(self.head(f), targets, reduction='none', label_smoothing=smoothing)
-            return (nll * mask).sum() / b['tokens']
+            return target_loss(F, self.head, out, b, smoothing)
 
     return Transformer()
+
+
+def sinusoidal(torch, L, d):
+    """Sinusoidal positions [L, d] in frost's layout: [sin | cos], frequencies 10000^(-2i/d)."""
+    pos = torch.arange(L, dtype=torch.float32)[:, None]
+    omega = torch.pow(10000.0, -2 * torch.arange(d // 2, dtype=torch.float32) / d)[None, :]
+    return torch.cat([torch.sin(pos * omega), torch.cos(pos * omega)], 1)
 
 
 def pack_targets(torch, b):
     """--targets packed: the flat indices of the target positions that count, for the head and loss."""
     return dict(b, packed_rows=torch.nonzero(b['mask'].reshape(-1) > 0).reshape(-1))
+
+
+def target_loss(F, head, out, b, smoothing):
+    """
+    The recipe's loss of a decoder output [B, T, d]: the head over every padded target position, or only the real
+    ones (--targets packed), label-smoothed cross-entropy, masked, summed / tokens.
+    """
+    f = out.reshape(b['B'] * b['T'], -1)
+    targets = b['tgt_out'].reshape(-1)
+    mask = b['mask'].reshape(-1)
+    if b.get('packed_rows') is not None:  # --targets packed: only the positions that count
+        rows = b['packed_rows']
+        f, targets, mask = f[rows], targets[rows], mask[rows]
+    nll = F.cross_entropy(head(f), targets, reduction='none', label_smoothing=smoothing)
+    return (nll * mask).sum() / b['tokens']
 
 
 build.pack_targets = pack_targets
