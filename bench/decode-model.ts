@@ -62,6 +62,11 @@ export interface BenchModelOptions {
   noise?: number;
   /** Also write the parameters (float32, by frost's names) to `params/` as a frost checkpoint. @default false */
   params?: boolean;
+  /**
+   * The Transformer step graph's key/value caches (models/archs/types.ts's OnnxGraphOptions): `append` as `frost
+   * export` writes them, or the Concat form (the name then ends in `-concat`). @default 'append'
+   */
+  decoderCache?: 'concat' | 'append';
 }
 
 /** A written bench model: its folder, card and the arch config the PyTorch peer rebuilds. */
@@ -95,7 +100,7 @@ export async function writeBenchModel(root: string, opts: BenchModelOptions): Pr
     : { srcVocab, tgtVocab, ...(joint ? { jointEmbedding: true } : {}) };
   const model = buildModel(arch, archConfig, sizes, { name: opts.head }, seed);
   if (opts.noise) addNoise(model.params, opts.noise, seed);
-  const { encoder, decoder, graphs } = model.toOnnx();
+  const { encoder, decoder, graphs } = model.toOnnx({ decoderCache: opts.decoderCache ?? 'append' });
   const stripped = opts.topK === false && graphs.decoder.top !== undefined;
   if (stripped) delete graphs.decoder.top;
   const enc = convertPrecision(encoder.toBytes(), precision).bytes;
@@ -109,7 +114,7 @@ export async function writeBenchModel(root: string, opts: BenchModelOptions): Pr
     format: 'frost-model',
     version: 1,
     // rnn-attn's names as before this option existed, so folders written by earlier runs keep theirs.
-    name: `bench-${arch === 'rnn-attn' ? '' : `${arch}-`}${opts.head}-${precision}${stripped ? '-whole-rows' : ''}`,
+    name: `bench-${arch === 'rnn-attn' ? '' : `${arch}-`}${opts.head}-${precision}${stripped ? '-whole-rows' : ''}${opts.decoderCache === 'concat' ? '-concat' : ''}`,
     task: caption ? 'caption' : 'translation',
     arch,
     preset,

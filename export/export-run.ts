@@ -40,6 +40,12 @@ export interface ExportOptions {
   precision?: Precision;
   /** Validation sentences for the fp16/int8 BLEU comparison. @default 300 */
   precisionSentences?: number;
+  /**
+   * How the Transformer's step graph carries its key/value caches (models/archs/types.ts's OnnxGraphOptions):
+   * `append` by default, `concat` for consumers that feed whole caches back (the Hugging Face layout); a Triton
+   * export is always `concat`.
+   */
+  decoderCache?: 'concat' | 'append';
   /** Also write a Triton Inference Server model repository here (export/triton.ts). */
   triton?: string;
   tritonOptions?: TritonOptions;

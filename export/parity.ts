@@ -1,6 +1,8 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type { EncoderInput, NamedTensors, Seq2SeqModel } from '../models/index.ts';
+import { appendPosition, type AppendCacheSpec } from '../core/runtime/append-cache.ts';
 import { createNodeSession, ort } from '../core/runtime/ort-node.ts';
+import type { HostTensor } from '../core/runtime/row-state.ts';
 
 export interface ParityReport {
   sentences: number;
@@ -153,7 +155,8 @@ export function tokenParityInputs(samples: TokenParitySample[], pad: number, syn
 /**
  * Runs the same inputs and teacher-forced target prefixes through the tfjs model and the exported
  * graphs in onnxruntime-node, comparing every step's log-probabilities. Token samples are padded
- * with `pad` (see {@link tokenParityInputs}).
+ * with `pad` (see {@link tokenParityInputs}). With `cache` (the card's `graphs.decoder.cache`), the step graph's
+ * append caches are fed and filled as the runtime does (core/runtime/append-cache.ts).
  */
 export async function checkParity(
   model: Seq2SeqModel,
@@ -162,6 +165,7 @@ export async function checkParity(
   samples: TokenParitySample[] | ParityInputs,
   bos: number,
   pad: number,
+  cache?: AppendCacheSpec,
 ): Promise<ParityReport> {
   const inputs = Array.isArray(samples) ? tokenParityInputs(samples, pad) : samples;
   const targets = inputs.targets;
@@ -186,6 +190,7 @@ export async function checkParity(
     const out = await decoder.run({
       ...onnxInputs,
       prev_token: new ort.Tensor('int64', BigInt64Array.from(prev, BigInt), [B]),
+      ...(cache && { [cache.length]: new ort.Tensor('int64', [BigInt(t)], []) }),
     });
     const actual = (out.log_probs as ort.Tensor).data as Float32Array;
     // A row whose target has ended (its </s> was predicted at step length) is fed <pad> only to keep the batch's
@@ -196,7 +201,17 @@ export async function checkParity(
     for (const name of model.stateNames) {
       tfInputs[name].dispose();
       nextTf[name] = state[name];
-      onnxInputs[name] = out[`next_${name}`] as ort.Tensor;
+      const appended = cache?.states[name];
+      onnxInputs[name] = appended
+        ? (appendPosition(
+            ort,
+            onnxInputs[name] as HostTensor,
+            t,
+            out[appended] as HostTensor,
+            cache!.axis,
+            false,
+          ) as ort.Tensor)
+        : (out[`next_${name}`] as ort.Tensor);
     }
     tfInputs = nextTf;
   }

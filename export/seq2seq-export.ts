@@ -41,7 +41,9 @@ async function buildSeq2Seq(
   const { config } = run;
   const { checkpoint } = source;
   const storeFrozen = opts.storeFrozen ?? false;
-  const { encoder, decoder, graphs } = model.toOnnx({ storeFrozen, encoderOpset: parts.encoderOpset });
+  // Triton runs the step graph itself and feeds next_<state> back (export/triton.ts), so it keeps the Concat form.
+  const decoderCache = opts.triton === undefined ? (opts.decoderCache ?? 'append') : 'concat';
+  const { encoder, decoder, graphs } = model.toOnnx({ storeFrozen, encoderOpset: parts.encoderOpset, decoderCache });
   const modelEncoderBytes = encoder.toBytes();
   const finished = parts.finishEncoder?.(modelEncoderBytes);
   const encoderBytes = finished?.bytes ?? modelEncoderBytes;
@@ -56,7 +58,15 @@ async function buildSeq2Seq(
     );
   }
   const tolerance = parityTolerance(opts.parityTolerance);
-  const parity = await checkParity(model, encoderBytes, decoderBytes, samples, SPECIALS.bos.id, SPECIALS.pad.id);
+  const parity = await checkParity(
+    model,
+    encoderBytes,
+    decoderBytes,
+    samples,
+    SPECIALS.bos.id,
+    SPECIALS.pad.id,
+    graphs.decoder.cache,
+  );
   const refusal = parityRefusal(parity, tolerance);
   if (refusal !== null) throw new Error(refusal);
 
@@ -68,7 +78,15 @@ async function buildSeq2Seq(
   const final = { encoder: encoderOut.bytes, decoder: decoderOut.bytes };
   let drift = parity;
   if (precision !== 'fp32') {
-    drift = await checkParity(model, final.encoder, final.decoder, samples, SPECIALS.bos.id, SPECIALS.pad.id);
+    drift = await checkParity(
+      model,
+      final.encoder,
+      final.decoder,
+      samples,
+      SPECIALS.bos.id,
+      SPECIALS.pad.id,
+      graphs.decoder.cache,
+    );
     if (!Number.isFinite(drift.maxAbsDiff)) {
       throw new Error(
         `export refused: the ${precision} graphs produce non-finite log-probabilities (a weight out of ${precision} range?)`,

@@ -1,12 +1,13 @@
 /**
- * A Transformer in the browser: its decoder state is a key/value cache whose length axis starts at
- * zero (the encoder returns empty caches) and grows by one each step, and beam search reorders its
- * rows. This checks, in headless Chromium with the page's onnxruntime-web build, that:
+ * A Transformer in the browser: its decoder state is a key/value cache (the card's append caches: buffers the
+ * runtime owns, of which the first `cache_len` positions are filled, the step returning only its new position),
+ * and beam search reorders its rows. This checks, in headless Chromium with the page's onnxruntime-web build, that:
  *
  * - the page (through its UI) loads the model from `frost serve` and translates word for word as
  *   the server does, with beam search;
- * - three decoder steps from the encoder's empty caches, each fed the previous step's caches, give
- *   the log-probabilities and caches that onnxruntime-node gives, within 1e-4 · max(1, |value|).
+ * - three decoder steps from empty caches, each position written into a buffer of capacity 3, give the
+ *   log-probabilities that onnxruntime-node gives with the runtime's growing buffers (capacity 8), within
+ *   1e-4 · max(1, |value|).
  *
  * Skipped, with the reason, where Chromium is missing.
  */
@@ -14,7 +15,9 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { appendPosition } from '../core/runtime/append-cache.ts';
 import { ort } from '../core/runtime/ort-node.ts';
+import type { HostTensor } from '../core/runtime/row-state.ts';
 import type { ModelCard } from '../core/runtime/model-card.ts';
 import type { OrtWeb } from '../core/runtime/ort-web.ts';
 import {
@@ -76,17 +79,24 @@ describe('a Transformer with a key/value cache, in Chromium', { skip: browserSki
       [5, 6],
       [7, 8],
     ];
-    // onnxruntime-node: the reference log-probabilities of each step.
+    // The export's step returns only each position's keys and values (the card's append caches).
+    const cache = dec.cache!;
+    assert.equal(cache.kind, 'append');
+    // onnxruntime-node: the reference log-probabilities of each step, its caches grown as the runtime grows them.
     const expected: Float32Array[] = [];
     let feeds: Record<string, ort.Tensor> = { ...encoded };
-    for (const prev of tokens) {
+    for (const [t, prev] of tokens.entries()) {
       const out = await decoder.run({
         ...feeds,
         [dec.token]: new ort.Tensor('int64', BigInt64Array.from(prev, BigInt), [2]),
+        [cache.length]: new ort.Tensor('int64', [BigInt(t)], []),
       });
       expected.push(out[dec.logProbs]!.data as Float32Array);
       const next = { ...feeds };
-      for (const name of dec.state) next[name] = out[`next_${name}`]!;
+      for (const name of dec.state) {
+        const fresh = out[cache.states[name]!] as HostTensor;
+        next[name] = appendPosition(ort, feeds[name] as HostTensor, t, fresh, cache.axis, false) as ort.Tensor;
+      }
       feeds = next;
     }
     const memory: Record<string, WireTensor> = {};
@@ -103,20 +113,36 @@ describe('a Transformer with a key/value cache, in Chromium', { skip: browserSki
         ortWeb.env.wasm.numThreads = 1;
         const bytes = new Uint8Array(await (await fetch(decoderUrl)).arrayBuffer());
         const session = await ortWeb.InferenceSession.create(bytes, { executionProviders: ['wasm'] });
-        let feeds: Record<string, InstanceType<OrtWeb['Tensor']>> = {};
+        const feeds: Record<string, InstanceType<OrtWeb['Tensor']>> = {};
         for (const [name, t] of Object.entries(memory))
           feeds[name] = new ortWeb.Tensor('float32', Float32Array.from(t.data), t.dims);
-        const steps: { logProbs: number[]; cacheLength: number }[] = [];
-        for (const prev of tokens) {
+        // Here the caches have their whole capacity from the start (one position per step), written in place.
+        const capacity = tokens.length;
+        for (const name of spec.state) {
+          const [rows, heads, , dk] = memory[name]!.dims as [number, number, number, number];
+          feeds[name] = new ortWeb.Tensor('float32', new Float32Array(rows * heads * capacity * dk), [
+            rows,
+            heads,
+            capacity,
+            dk,
+          ]);
+        }
+        const steps: { logProbs: number[]; newPositions: number }[] = [];
+        for (const [t, prev] of tokens.entries()) {
           const token = new ortWeb.Tensor('int64', BigInt64Array.from(prev.map((x) => BigInt(x))), [prev.length]);
-          const out = await session.run({ ...feeds, [spec.token]: token });
+          const length = new ortWeb.Tensor('int64', BigInt64Array.from([BigInt(t)]), []);
+          const out = await session.run({ ...feeds, [spec.token]: token, [spec.length]: length });
           steps.push({
             logProbs: Array.from(out[spec.logProbs]!.data as Float32Array),
-            cacheLength: out[`next_${spec.state[0]}`]!.dims[2]!,
+            newPositions: out[spec.outputs[spec.state[0]!]!]!.dims[2]!,
           });
-          const next = { ...feeds };
-          for (const name of spec.state) next[name] = out[`next_${name}`]!;
-          feeds = next;
+          for (const name of spec.state) {
+            const fresh = out[spec.outputs[name]!]!.data as Float32Array;
+            const buffer = feeds[name]!.data as Float32Array;
+            const dk = feeds[name]!.dims[3]!;
+            for (let o = 0; o < fresh.length / dk; o++)
+              buffer.set(fresh.subarray(o * dk, (o + 1) * dk), (o * capacity + t) * dk);
+          }
         }
         await session.release();
         return steps;
@@ -126,12 +152,18 @@ describe('a Transformer with a key/value cache, in Chromium', { skip: browserSki
         decoderUrl: `${serverUrl}/v1/models/${MODEL}/files/${dec.file}`,
         memory,
         tokens,
-        spec: { token: dec.token, logProbs: dec.logProbs, state: dec.state },
+        spec: {
+          token: dec.token,
+          logProbs: dec.logProbs,
+          state: dec.state,
+          length: cache.length,
+          outputs: cache.states,
+        },
       },
     );
     assert.equal(got.length, STEPS);
     got.forEach((step, t) => {
-      assert.equal(step.cacheLength, t + 1);
+      assert.equal(step.newPositions, 1);
       let worst = 0;
       for (let i = 0; i < expected[t]!.length; i++) {
         const want = expected[t]![i]!;

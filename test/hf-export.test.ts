@@ -53,17 +53,22 @@ interface OrtSession {
 /** Trains a tiny Transformer with `head` on a joint BPE vocabulary and exports it to `dir/<head>/hf` too. */
 async function exportWithHead(head: string): Promise<Exported> {
   const root = join(dir, head);
-  const { modelDir } = await trainAndExportToyRun(root, 'toy', {
-    head,
-    corpus: { seed: 1, train: 600, val: 8, test: SENTENCES },
-    config: {
-      arch: 'transformer',
-      epochs: 3,
-      optim: { learningRate: 3e-3 },
-      tokenizer: 'sentencepiece',
-      vocab: { kind: 'bpe', size: 420, joint: true },
+  const { modelDir } = await trainAndExportToyRun(
+    root,
+    'toy',
+    {
+      head,
+      corpus: { seed: 1, train: 600, val: 8, test: SENTENCES },
+      config: {
+        arch: 'transformer',
+        epochs: 3,
+        optim: { learningRate: 3e-3 },
+        tokenizer: 'sentencepiece',
+        vocab: { kind: 'bpe', size: 420, joint: true },
+      },
     },
-  });
+    { decoderCache: 'concat' },
+  );
   await writeHfLayout(modelDir, join(root, 'hf'));
   // Frozen heads keep their matrix regenerated in the graph: the layout is as small as frost's own export.
   const onnxBytes = (folder: string) =>

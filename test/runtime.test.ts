@@ -127,6 +127,30 @@ describe('loadModelDir refuses broken model directories, naming the file', () =>
     );
   });
 
+  test('a card whose append caches (graphs.decoder.cache) do not match the graphs', async () => {
+    const model = buildTinyModel();
+    const withCache = (states: Record<string, string>) =>
+      parseModelCard(
+        JSON.stringify({
+          ...model.card,
+          graphs: {
+            ...model.card.graphs,
+            decoder: { ...model.card.graphs.decoder, cache: { kind: 'append', length: 'cache_len', axis: 2, states } },
+          },
+        }),
+        'cache',
+      );
+    const create = (card: ReturnType<typeof withCache>) =>
+      Seq2SeqRuntime.create({ ort, card, graphs: { encoder: model.encoder, decoder: model.decoder } });
+    const [state] = model.card.graphs.decoder.state;
+    await assert.rejects(
+      create(withCache({ nope: 'new_nope' })),
+      /graphs\.decoder\.cache names 'nope', which is not a state/,
+    );
+    // This graph has the Concat form: no length input to feed.
+    await assert.rejects(create(withCache({ [state!]: `new_${state}` })), /decoder has no input 'cache_len'/);
+  });
+
   test('a graph file outside the model directory', async () => {
     const dir = await copyModel('escape');
     const cardPath = join(dir, 'model-card.json');

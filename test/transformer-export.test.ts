@@ -44,9 +44,14 @@ const sources = async () => (await readFile(join(dataDir, 'test.src'), 'utf8')).
 describe('transformer export', () => {
   test('fp32: parity, a card naming the caches, valid graphs, greedy and beam translations, inspect', async () => {
     const modelDir = join(dir, 'fp32');
-    const triton = join(dir, 'triton');
-    const { card, parity } = await exportRun(runDir, modelDir, { quiet: true, triton });
+    const { card, parity } = await exportRun(runDir, modelDir, { quiet: true });
     assert.ok(parity.maxScaledDiff <= PARITY_TOLERANCE, `parity ${parity.maxScaledDiff}`);
+    assert.deepEqual(card.graphs.decoder.cache, {
+      kind: 'append',
+      length: 'cache_len',
+      axis: 2,
+      states: Object.fromEntries(card.graphs.decoder.state.map((n) => [n, `new_${n}`])),
+    });
     assert.equal(card.arch, 'transformer');
     const L = config.decoderLayers;
     assert.equal(card.graphs.decoder.state.length, 2 * L);
@@ -75,8 +80,38 @@ describe('transformer export', () => {
     const text = formatInspect(await inspectModel(modelDir));
     assert.match(text, /^[^\n]*: transformer tiny, head fixed-l2/);
 
+    // A Triton export keeps the Concat form (whole caches as next_self_*), and decodes to the same tokens: the
+    // append caches grow past their first chunk (8 positions) and are reordered and dropped by beam search.
+    const concatDir = join(dir, 'fp32-concat');
+    const triton = join(dir, 'triton');
+    const concat = await exportRun(runDir, concatDir, { quiet: true, triton });
+    assert.equal(concat.card.graphs.decoder.cache, undefined);
+    // minLen 12: past the first chunk whatever the toy model would emit.
+    const long = { beam: 3, minLen: 12 };
+    const appendLong = await loadModelDir(modelDir).then(async (rt) => {
+      const out = await rt.translate(src, long);
+      await rt.release();
+      return out;
+    });
+    const concatRuntime = await loadModelDir(concatDir);
+    const concatGreedy = await concatRuntime.translate(src, { beam: 1 });
+    const concatBeam = await concatRuntime.translate(src, { beam: 4 });
+    const concatLong = await concatRuntime.translate(src, long);
+    await concatRuntime.release();
+    for (const [a, b] of [
+      [greedy, concatGreedy],
+      [beam, concatBeam],
+      [appendLong, concatLong],
+    ]) {
+      assert.deepEqual(
+        a!.map((t) => t.tokens),
+        b!.map((t) => t.tokens),
+      );
+      a!.forEach((t, i) => assert.ok(Math.abs(t.score - b![i]!.score) < 1e-4, `${t.score} vs ${b![i]!.score}`));
+    }
+
     // Triton: the caches are batched inputs with a dynamic length axis, [heads, -1, d/heads].
-    const decoderConfig = await readFile(join(triton, `${card.name}_decoder`, 'config.pbtxt'), 'utf8');
+    const decoderConfig = await readFile(join(triton, `${concat.card.name}_decoder`, 'config.pbtxt'), 'utf8');
     const dk = config.model / config.heads;
     assert.match(
       decoderConfig,

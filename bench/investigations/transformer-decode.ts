@@ -4,6 +4,7 @@
  * vocabularies), sources of 20 tokens, outputs forced to 20 tokens then </s>, onnxruntime-node on 1 intra-op thread.
  *
  *   node --import tsx bench/investigations/transformer-decode.ts --save /tmp/base       # the model as exported now
+ *   node --import tsx bench/investigations/transformer-decode.ts --save /tmp/base --cache concat  # the Concat caches
  *   node --import tsx bench/investigations/transformer-decode.ts --vs /tmp/base/<name>  # this tree's export against it
  *   node --import tsx bench/investigations/transformer-decode.ts --profile --modes 'greedy b64'   # per-op profile
  *
@@ -39,6 +40,8 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '5' },
     len: { type: 'string', default: '20' },
     vocab: { type: 'string', default: '8000' },
+    /** The step graph's key/value caches: `append` (as exported) or `concat` (the form before issue #41's change). */
+    cache: { type: 'string', default: 'append' },
   },
 });
 const V = Number(args.vocab);
@@ -50,6 +53,7 @@ const opts = {
   precision: args.precision as Precision,
   srcVocab: V,
   tgtVocab: V,
+  decoderCache: args.cache as 'concat' | 'append',
 } as const;
 
 /** Seeded sources of exactly 20 tokens (the issue's measurement). */

@@ -3,6 +3,7 @@
  * from its graphs, so a mismatched export fails at load time naming the file rather than
  * mid-request with an ORT feed error.
  */
+import { stateOutput } from './append-cache.ts';
 import type { InferenceSession } from 'onnxruntime-common';
 import { SPECIALS, Vocabulary } from '../vocab.ts';
 import type { LmCard } from './lm-card.ts';
@@ -73,7 +74,17 @@ export function checkGraphs(
       throw new Error(`${encWhere}: encoder has no output '${name}' (outputs: ${encoder.outputNames.join(', ')})`);
     }
   }
-  const wanted = [graphs.decoder.token, ...graphs.decoder.state, ...graphs.decoder.memory];
+  const cache = graphs.decoder.cache;
+  const wanted = [
+    graphs.decoder.token,
+    ...graphs.decoder.state,
+    ...graphs.decoder.memory,
+    ...(cache ? [cache.length] : []),
+  ];
+  for (const name of Object.keys(cache?.states ?? {})) {
+    if (!graphs.decoder.state.includes(name))
+      throw new Error(`${decWhere}: the model card's graphs.decoder.cache names '${name}', which is not a state`);
+  }
   for (const name of wanted) {
     if (!decoder.inputNames.includes(name)) {
       throw new Error(`${decWhere}: decoder has no input '${name}' (inputs: ${decoder.inputNames.join(', ')})`);
@@ -83,7 +94,11 @@ export function checkGraphs(
     if (!wanted.includes(name)) throw new Error(`${decWhere}: decoder input '${name}' is not named in the model card`);
   }
   const top = graphs.decoder.top ? [graphs.decoder.top.logProbs, graphs.decoder.top.tokens] : [];
-  for (const name of [graphs.decoder.logProbs, ...top, ...graphs.decoder.state.map((s) => `next_${s}`)]) {
+  for (const name of [
+    graphs.decoder.logProbs,
+    ...top,
+    ...graphs.decoder.state.map((s) => stateOutput(graphs.decoder, s)),
+  ]) {
     if (!decoder.outputNames.includes(name)) {
       throw new Error(`${decWhere}: decoder has no output '${name}' (outputs: ${decoder.outputNames.join(', ')})`);
     }

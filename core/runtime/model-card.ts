@@ -51,6 +51,22 @@ const graphsSchema = z.object({
         k: z.number().int().positive(),
       })
       .optional(),
+    /**
+     * How the step graph carries its key/value caches. Absent: each state input's next value is the
+     * output `next_<name>` (the whole cache, grown by Concat), fed back as is. `append`: each state named
+     * in `states` is a buffer with spare capacity along `axis`, of which the first `length` positions
+     * (an int64 scalar input) are filled; the graph attends over those and returns only the new
+     * position under the output `states[name]`, which the runtime writes into the buffer
+     * (core/runtime/append-cache.ts), so no step copies a whole cache out (docs/decoding-speed.md).
+     */
+    cache: z
+      .object({
+        kind: z.literal('append'),
+        length: z.string(),
+        axis: z.number().int().positive(),
+        states: z.record(z.string(), z.string()),
+      })
+      .optional(),
   }),
 });
 

@@ -44,6 +44,8 @@ export interface DecoderState {
   /** For each live row, the encoder row whose memory it reads. */
   readonly memoryRows: Int32Array;
   readonly memory: MemoryStore;
+  /** Positions filled in the state's append caches (the card's `graphs.decoder.cache`); 0 without them. */
+  readonly cacheLength?: number;
 }
 
 /** Checks that an output is a CPU tensor with `rows` rows (reorder reads its data). */

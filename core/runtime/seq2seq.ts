@@ -8,6 +8,7 @@ import { searchWithHooks } from '../decode/search-hooks.ts';
 import type { Hypothesis, SearchOptions, StepModel, TopCandidates } from '../decode/types.ts';
 import type { Tokenizer } from '../text/tokenize.ts';
 import type { Vocabulary } from '../vocab.ts';
+import { appendPosition, stateOutput } from './append-cache.ts';
 import { checkGraphs, readVocabularies } from './card-checks.ts';
 import { cardTokenizer } from './card-tokenizer.ts';
 import type { ModelCard } from './model-card.ts';
@@ -88,7 +89,7 @@ export class Seq2SeqRuntime {
     this.tgtLang = card.target.lang;
     this.vocabSize = vocabs.target.size;
     const dec = card.graphs.decoder;
-    const stateOut = dec.state.map((n) => `next_${n}`);
+    const stateOut = dec.state.map((n) => stateOutput(dec, n));
     this.denseFetches = dec.top ? [dec.logProbs, ...stateOut] : undefined;
     this.topFetches = dec.top ? [dec.top.logProbs, dec.top.tokens, ...stateOut] : undefined;
     this.stepModel = {
@@ -201,9 +202,14 @@ export class Seq2SeqRuntime {
     const { graphs } = this.card;
     const state: Record<string, HostTensor> = {};
     const memory: Record<string, HostTensor> = {};
-    for (const name of graphs.decoder.state) state[name] = hostTensor(out[name], `encoder output '${name}'`, B);
+    for (const name of graphs.decoder.state) {
+      state[name] = hostTensor(out[name], `encoder output '${name}'`, B);
+      // An append cache is written in place by the steps: this one is read by nothing else.
+      if (graphs.decoder.cache?.states[name] !== undefined) this.freshState.add(state[name]);
+    }
     for (const name of graphs.decoder.memory) memory[name] = hostTensor(out[name], `encoder output '${name}'`, B);
-    return { rows: B, state, memoryRows: iota(B), memory: new MemoryStore(this.ort, memory) };
+    const cacheLength = graphs.decoder.cache ? { cacheLength: 0 } : {};
+    return { rows: B, state, memoryRows: iota(B), memory: new MemoryStore(this.ort, memory), ...cacheLength };
   }
 
   /** Runs the decoder step for every row, fetching `fetches` (all outputs when undefined). */
@@ -218,18 +224,29 @@ export class Seq2SeqRuntime {
       for (let i = 0; i < rows; i++) tokens[i] = BigInt(prev[i]);
       const feeds: Record<string, Tensor> = { ...s.state, ...s.memory.materialise(s.memoryRows) };
       feeds[dec.token] = new this.ort.Tensor('int64', tokens, [rows]);
+      if (dec.cache) feeds[dec.cache.length] = new this.ort.Tensor('int64', [BigInt(s.cacheLength ?? 0)], []);
       return fetches ? this.decoder.run(feeds, fetches) : this.decoder.run(feeds);
     });
   }
 
-  /** The state outputs of a step, as the next step's state. */
+  /**
+   * The state outputs of a step, as the next step's state. An append cache gets the step's new position written into
+   * its buffer, in place when nothing else reads that buffer, so `s` must not be used afterwards.
+   */
   private nextState(out: InferenceSession.ReturnType, s: DecoderState, rows: number): DecoderState {
+    const dec = this.card.graphs.decoder;
     const state: Record<string, HostTensor> = {};
-    for (const name of this.card.graphs.decoder.state) {
-      state[name] = hostTensor(out[`next_${name}`], `decoder output 'next_${name}'`, rows);
+    const length = s.cacheLength ?? 0;
+    for (const name of dec.state) {
+      const output = stateOutput(dec, name);
+      const t = hostTensor(out[output], `decoder output '${output}'`, rows);
+      state[name] = dec.cache?.states[name]
+        ? appendPosition(this.ort, s.state[name]!, length, t, dec.cache.axis, this.freshState.delete(s.state[name]!))
+        : t;
       this.freshState.add(state[name]);
     }
-    return { rows, state, memoryRows: s.memoryRows, memory: s.memory };
+    const cacheLength = dec.cache ? { cacheLength: length + 1 } : {};
+    return { rows, state, memoryRows: s.memoryRows, memory: s.memory, ...cacheLength };
   }
 
   /**
@@ -284,16 +301,20 @@ export class Seq2SeqRuntime {
     }
     if (order.length === s.rows && isIdentity(order)) return s;
     const state: Record<string, HostTensor> = {};
+    const appended = this.card.graphs.decoder.cache?.states ?? {};
     for (const [name, t] of Object.entries(s.state)) {
       // In place only once per step output, and never to grow (the beam expansion).
       state[name] =
         order.length <= s.rows && this.freshState.delete(t)
           ? reorderRowsInPlace(this.ort, t, order)
           : gatherRows(this.ort, t, order);
+      // The next step writes its new position into an append cache's buffer, which only this state holds.
+      if (appended[name] !== undefined) this.freshState.add(state[name]);
     }
     const memoryRows = new Int32Array(order.length);
     for (let i = 0; i < order.length; i++) memoryRows[i] = s.memoryRows[order[i]];
-    return { rows: order.length, state, memoryRows, memory: s.memory };
+    const cacheLength = s.cacheLength === undefined ? {} : { cacheLength: s.cacheLength };
+    return { rows: order.length, state, memoryRows, memory: s.memory, ...cacheLength };
   }
 
   /**

@@ -40,6 +40,9 @@ export function hfRefusal(card: ModelCard): string | undefined {
   if (!card.subword.joint) {
     return `--hf: separate source and target vocabularies ${WHY} has one tokenizer for both; train with a joint vocabulary)`;
   }
+  if (card.graphs.decoder.cache !== undefined) {
+    return `--hf: the step graph returns only each step's new keys and values ${WHY} feeds whole caches; export with frost export --hf, which writes them so)`;
+  }
   return undefined;
 }
 

@@ -4,6 +4,7 @@ import { feedForwardOnnx } from '../layers/feed-forward.ts';
 import { layerNormOnnx } from '../layers/layer-norm.ts';
 import {
   attendHeadsOnnx,
+  attendStepAppendOnnx,
   attendStepOnnx,
   keyPaddingBiasOnnx,
   projectHeadsOnnx,
@@ -29,16 +30,30 @@ import {
  * the caches' length, read from their shape, so nothing else needs feeding; besides `log_probs` it
  * returns each row's top-k (graph-spec.ts's emitStepLogProbs). Both graphs have dynamic batch
  * (rows) and length axes.
+ *
+ * With `decoderCache: 'append'` the step instead reads caches with spare capacity, of which the first `cache_len`
+ * positions are filled, and returns only the current position's keys and values as new_self_*; the runtime writes
+ * them into its buffers (the card's `graphs.decoder.cache`). The Concat form stays for consumers that feed
+ * next_self_* back themselves (Triton, the Hugging Face layout).
  */
 export function transformerOnnx(
   model: TransformerModel,
   opts: OnnxGraphOptions,
 ): { encoder: GraphBuilder; decoder: GraphBuilder; graphs: ModelCard['graphs'] } {
-  return encoderDecoderOnnx(model, ['src_ids', 'src_lengths'], opts, {
+  const append = opts.decoderCache === 'append';
+  const built = encoderDecoderOnnx(model, ['src_ids', 'src_lengths'], opts, {
     encoder: (opset) => encoderGraph(model, opset),
-    decoder: (opset, storeFrozen) => decoderGraph(model, opset, storeFrozen),
+    decoder: (opset, storeFrozen) => decoderGraph(model, opset, storeFrozen, append),
   });
+  if (append) {
+    const states = Object.fromEntries(model.stateNames.map((n) => [n, `new_${n}`]));
+    built.graphs.decoder.cache = { kind: 'append', length: CACHE_LENGTH, axis: 2, states };
+  }
+  return built;
 }
+
+/** The append-cache step's input: how many positions of each cache are filled. */
+const CACHE_LENGTH = 'cache_len';
 
 function encoderGraph(model: TransformerModel, opset: number): GraphBuilder {
   const g = new GraphBuilder('frost-transformer-encoder', { opset });
@@ -68,7 +83,7 @@ function encoderGraph(model: TransformerModel, opset: number): GraphBuilder {
   return g;
 }
 
-function decoderGraph(model: TransformerModel, opset: number, storeFrozen: boolean): GraphBuilder {
+function decoderGraph(model: TransformerModel, opset: number, storeFrozen: boolean, append: boolean): GraphBuilder {
   const g = new GraphBuilder('frost-transformer-decoder-step', { opset });
   const { model: d, heads } = model.cfg;
   const dk = d / heads;
@@ -80,8 +95,17 @@ function decoderGraph(model: TransformerModel, opset: number, storeFrozen: boole
   }));
   const memory = crossMemoryInputs(g, model);
   const srcBias = keyPaddingBiasOnnx(g, memory.mask);
-  // The position being decoded is the number of positions cached so far.
-  const position = g.op('Gather', [g.op('Shape', [layers[0]!.pastK]), g.constInt64(2)]);
+  // The position being decoded is the number of positions cached so far: the caches' length, or with append caches
+  // the filled part of their capacity, the rest masked.
+  const capacity = g.op('Gather', [g.op('Shape', [layers[0]!.pastK]), g.constInt64(2)]);
+  const position = append ? g.input(CACHE_LENGTH, 'int64', []) : capacity;
+  const unfilled = append
+    ? g.op('Mul', [
+        g.cast(g.op('Less', [g.op('Range', [g.constInt64(0), capacity, g.constInt64(1)]), position]), 'float32'),
+        g.constFloat(1e9),
+      ])
+    : '';
+  const pastBias = append ? g.op('Sub', [unfilled, g.constFloat(1e9)]) : '';
   // The step's rows stay [rows, d]: onnxruntime fuses each 2-D MatMul + Add into one Gemm, and one position's
   // heads split and merge by Reshape alone (multi-head-attention.ts's step functions).
   const start = targetEmbeddingOnnx(g, model, prev, position);
@@ -92,6 +116,12 @@ function decoderGraph(model: TransformerModel, opset: number, storeFrozen: boole
       const q = projectStepHeadsOnnx(g, layer.self, 'q', h);
       const newK = projectStepHeadsOnnx(g, layer.self, 'k', h);
       const newV = projectStepHeadsOnnx(g, layer.self, 'v', h);
+      if (append) {
+        g.output(newK, `new_self_k_${l}`, 'float32', ['rows', heads, 1, dk]);
+        g.output(newV, `new_self_v_${l}`, 'float32', ['rows', heads, 1, dk]);
+        const past = { keys: layers[l]!.pastK, values: layers[l]!.pastV, bias: pastBias };
+        return attendStepAppendOnnx(g, layer.self, q, past, newK, newV);
+      }
       // The caches are the Concats' own outputs: a renaming Identity would copy them once more per step.
       const [k] = g.node('Concat', [layers[l]!.pastK, newK], { axis: 2 }, { outputs: [`next_self_k_${l}`] });
       const [v] = g.node('Concat', [layers[l]!.pastV, newV], { axis: 2 }, { outputs: [`next_self_v_${l}`] });

@@ -94,6 +94,12 @@ export interface OnnxGraphOptions {
   opset?: number;
   encoderOpset?: number;
   storeFrozen?: boolean;
+  /**
+   * How a step graph carries key/value caches, for architectures that have them (the Transformer): `concat`
+   * (default) returns whole caches as next_<state>, `append` only the new position (the card's
+   * `graphs.decoder.cache`).
+   */
+  decoderCache?: 'concat' | 'append';
 }
 
 /**

@@ -178,6 +178,36 @@ export function attendStepOnnx(
   let scores = g.op('Mul', [g.op('MatMul', [q, kT]), g.constFloat(1 / Math.sqrt(w.d / w.heads))]);
   if (bias) scores = g.op('Add', [scores, bias]);
   const context = g.op('MatMul', [g.op('Softmax', [scores], { axis: -1 }), values]);
+  return mergeStepHeadsOnnx(g, w, context);
+}
+
+/**
+ * {@link attendStepOnnx} over cached keys and values [rows, h, capacity, d/h] of which the positions that
+ * `pastBias` [capacity] sets to -1e9 are unfilled, plus the current position's own key and value [rows, h, 1, d/h]
+ * (the card's append caches, core/runtime/append-cache.ts). The new position's score is a row-wise product and its
+ * context a scaled copy, so nothing here concatenates a cache.
+ */
+export function attendStepAppendOnnx(
+  g: GraphBuilder,
+  w: MultiHeadAttentionWeights,
+  q: string,
+  past: { keys: string; values: string; bias: string },
+  newK: string,
+  newV: string,
+): string {
+  const scale = g.constFloat(1 / Math.sqrt(w.d / w.heads));
+  const kT = g.op('Transpose', [past.keys], { perm: [0, 1, 3, 2] });
+  const pastScores = g.op('Add', [g.op('Mul', [g.op('MatMul', [q, kT]), scale]), past.bias]);
+  const newScore = g.op('Mul', [g.reduce('ReduceSum', g.op('Mul', [q, newK]), [3], true), scale]);
+  const p = g.op('Softmax', [g.op('Concat', [pastScores, newScore], { axis: 3 })], { axis: -1 });
+  const pPast = g.slice(p, [0], [-1], [3]);
+  const pNew = g.slice(p, [-1], [Number.MAX_SAFE_INTEGER], [3]);
+  const context = g.op('Add', [g.op('MatMul', [pPast, past.values]), g.op('Mul', [pNew, newV])]);
+  return mergeStepHeadsOnnx(g, w, context);
+}
+
+/** One position's heads [rows, h, 1, d/h] merged by a Reshape to [rows, d], then the output projection. */
+function mergeStepHeadsOnnx(g: GraphBuilder, w: MultiHeadAttentionWeights, context: string): string {
   const merged = g.op('Reshape', [context, g.constInt64([0, w.d])]);
   return denseOnnx(g, merged, `${w.name}/Wo`, w.Wo, `${w.name}/bo`, w.bo);
 }

@@ -4,7 +4,7 @@ import type { NewRunFlags } from '../../clients/cli/commands/train-config.ts';
 import { corpusBleu } from '../../core/metrics/bleu.ts';
 import { loadModelDir } from '../../core/runtime/load-node.ts';
 import type { ModelCard } from '../../core/runtime/model-card.ts';
-import { exportRun } from '../../export/export-run.ts';
+import { exportRun, type ExportOptions } from '../../export/export-run.ts';
 import { resolveArchConfig } from '../../models/index.ts';
 import { initBackend } from '../../train/backend/select.ts';
 import { writeToyCorpus } from '../../train/data/fetch.ts';
@@ -89,11 +89,12 @@ export async function trainAndExportToyRun(
   dir: string,
   name: string,
   opts: Parameters<typeof trainToyRun>[1] = {},
+  exportOpts: Pick<ExportOptions, 'decoderCache'> = {},
 ): Promise<{ runDir: string; modelDir: string; card: ModelCard }> {
   await initBackend({ prefer: 'wasm', quiet: true });
   const { runDir } = await trainToyRun(dir, opts);
   const modelDir = join(dir, 'models', name);
-  const { card } = await exportRun(runDir, modelDir, { checkpoint: 'last', quiet: true, name });
+  const { card } = await exportRun(runDir, modelDir, { checkpoint: 'last', quiet: true, name, ...exportOpts });
   return { runDir, modelDir, card };
 }
 

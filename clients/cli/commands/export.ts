@@ -79,6 +79,8 @@ export function registerExport(program: Command): void {
         ...flags,
         triton: flags.triton === undefined ? undefined : resolve(flags.triton),
         tritonOptions: { maxBatchSize: flags.tritonMaxBatch },
+        // The layout splices the step graph under Optimum's past_key_values, which grow by Concat.
+        ...(flags.hf !== undefined && { decoderCache: 'concat' as const }),
       });
       if (flags.hf !== undefined) await writeHfLayout(result.outDir, resolve(flags.hf));
       if (!flags.quiet) process.stdout.write(`${result.outDir}\n`);
