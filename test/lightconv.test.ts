@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
 import { newRunConfig } from '../clients/cli/commands/train-config.ts';
+import { getExperiment } from '../experiments/index.ts';
 import type { LightConvModel } from '../models/archs/lightconv.ts';
 import {
   archDefinition,
@@ -184,6 +185,16 @@ describe('settings', () => {
     );
     const ok = resolveArchConfig('lightconv', 'tiny', { encoderLayers: 3, encoderKernels: [3, 5, 7] });
     assert.deepEqual(ok.encoderKernels, [3, 5, 7]);
+  });
+
+  test('frost experiment mt-heads takes both architectures: a bad preset is what it refuses, before any data is read', async () => {
+    const out = join(tmpdir(), `frost-lightconv-mt-heads-never-${process.pid}`);
+    for (const arch of ARCHS)
+      await assert.rejects(
+        getExperiment('mt-heads').run({ data: 'toy', budgetMinutes: 1, arch, preset: 'paper', out, log: () => {} }),
+        { message: `unknown preset 'paper' for '${arch}'; presets: tiny, small, iwslt, wmt` },
+      );
+    assert.equal(existsSync(out), false);
   });
 
   test('parameter counts follow the equations; a joint vocabulary has one embedding matrix', () => {
