@@ -1,0 +1,52 @@
+/**
+ * A DynamicConv model in the browser: its decoder state is a window of the last K − 1 convolution inputs per layer
+ * and the position, which beam search reorders like any recurrent state. In headless Chromium with the page's
+ * onnxruntime-web build, the page (through its UI) loads the model from `frost serve` and translates, with beam
+ * search, word for word as the server does. (The graphs' step-by-step equality between onnxruntime-web and -node is
+ * test/lightconv-export.test.ts's.)
+ *
+ * Skipped, with the reason, where Chromium is missing.
+ */
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import type { ModelCard } from '../core/runtime/model-card.ts';
+import { browserSkipReason, loadModelInPage, openPage, servedPageFixture, translateInPage } from './helpers/browser.ts';
+import { trainAndExportToyRun } from './helpers/toy-run.ts';
+
+const MODEL = 'toy-dynamicconv';
+
+describe(
+  'a DynamicConv model with convolution windows, in Chromium',
+  { skip: browserSkipReason(), timeout: 180_000 },
+  () => {
+    let card: ModelCard;
+    const web = servedPageFixture('frost-web-dynamicconv-', async (root) => {
+      ({ card } = await trainAndExportToyRun(root, MODEL, {
+        head: 'tied',
+        corpus: { seed: 1, train: 600, val: 8, test: 8 },
+        config: { arch: 'dynamicconv', epochs: 3, optim: { learningRate: 3e-3 } },
+      }));
+    });
+
+    test('the page loads it through its UI and translates, with beam search, as POST /v1/translate does', async () => {
+      assert.equal(card.arch, 'dynamicconv');
+      assert.ok(card.graphs.decoder.state.includes('conv_window_0'), card.graphs.decoder.state.join(', '));
+      const { page } = web;
+      await openPage(page, web.serverUrl);
+      await loadModelInPage(page, MODEL);
+      const sentences = (await readFile(join(web.root, 'toy', 'test.src'), 'utf8')).trim().split('\n').slice(0, 4);
+      const rows = await translateInPage(page, sentences, 3, true);
+      const state = await page.getAttribute('body', 'data-state');
+      assert.equal(state, 'ready', `the page is '${state}': ${await page.textContent('#status')}`);
+      let words = 0;
+      rows.forEach(({ browser: inBrowser, server: onServer }, i) => {
+        assert.ok(inBrowser !== null, `no browser translation of '${sentences[i]}'`);
+        assert.equal(inBrowser, onServer, `'${sentences[i]}'`);
+        words += inBrowser.split(' ').filter(Boolean).length;
+      });
+      assert.ok(words > 0, 'every translation is empty: nothing was compared');
+    });
+  },
+);
