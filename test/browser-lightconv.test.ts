@@ -8,11 +8,9 @@
  * Skipped, with the reason, where Chromium is missing.
  */
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import type { ModelCard } from '../core/runtime/model-card.ts';
-import { browserSkipReason, loadModelInPage, openPage, servedPageFixture, translateInPage } from './helpers/browser.ts';
+import { assertPageTranslatesAsServer, browserSkipReason, servedPageFixture } from './helpers/browser.ts';
 import { trainAndExportToyRun } from './helpers/toy-run.ts';
 
 const MODEL = 'toy-dynamicconv';
@@ -33,20 +31,7 @@ describe(
     test('the page loads it through its UI and translates, with beam search, as POST /v1/translate does', async () => {
       assert.equal(card.arch, 'dynamicconv');
       assert.ok(card.graphs.decoder.state.includes('conv_window_0'), card.graphs.decoder.state.join(', '));
-      const { page } = web;
-      await openPage(page, web.serverUrl);
-      await loadModelInPage(page, MODEL);
-      const sentences = (await readFile(join(web.root, 'toy', 'test.src'), 'utf8')).trim().split('\n').slice(0, 4);
-      const rows = await translateInPage(page, sentences, 3, true);
-      const state = await page.getAttribute('body', 'data-state');
-      assert.equal(state, 'ready', `the page is '${state}': ${await page.textContent('#status')}`);
-      let words = 0;
-      rows.forEach(({ browser: inBrowser, server: onServer }, i) => {
-        assert.ok(inBrowser !== null, `no browser translation of '${sentences[i]}'`);
-        assert.equal(inBrowser, onServer, `'${sentences[i]}'`);
-        words += inBrowser.split(' ').filter(Boolean).length;
-      });
-      assert.ok(words > 0, 'every translation is empty: nothing was compared');
+      await assertPageTranslatesAsServer(web, MODEL);
     });
   },
 );

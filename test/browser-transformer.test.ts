@@ -12,7 +12,6 @@
  * Skipped, with the reason, where Chromium is missing.
  */
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { appendPosition } from '../core/runtime/append-cache.ts';
@@ -21,12 +20,11 @@ import type { HostTensor } from '../core/runtime/row-state.ts';
 import type { ModelCard } from '../core/runtime/model-card.ts';
 import type { OrtWeb } from '../core/runtime/ort-web.ts';
 import {
+  assertPageTranslatesAsServer,
   browserSkipReason,
-  loadModelInPage,
   openPage,
   servedPageFixture,
   toWire,
-  translateInPage,
   type WireTensor,
 } from './helpers/browser.ts';
 import { encodeFixedSources } from './helpers/decoder-step.ts';
@@ -54,20 +52,7 @@ describe('a Transformer with a key/value cache, in Chromium', { skip: browserSki
   test('the page loads it through its UI and translates, with beam search, as POST /v1/translate does', async () => {
     assert.equal(card.arch, 'transformer');
     assert.ok(card.graphs.decoder.state.includes('self_k_0'), card.graphs.decoder.state.join(', '));
-    const { page } = web;
-    await openPage(page, web.serverUrl);
-    await loadModelInPage(page, MODEL);
-    const sentences = (await readFile(join(web.root, 'toy', 'test.src'), 'utf8')).trim().split('\n').slice(0, 4);
-    const rows = await translateInPage(page, sentences, 3, true);
-    const state = await page.getAttribute('body', 'data-state');
-    assert.equal(state, 'ready', `the page is '${state}': ${await page.textContent('#status')}`);
-    let words = 0;
-    rows.forEach(({ browser: inBrowser, server: onServer }, i) => {
-      assert.ok(inBrowser !== null, `no browser translation of '${sentences[i]}'`);
-      assert.equal(inBrowser, onServer, `'${sentences[i]}'`);
-      words += inBrowser.split(' ').filter(Boolean).length;
-    });
-    assert.ok(words > 0, 'every translation is empty: nothing was compared');
+    await assertPageTranslatesAsServer(web, MODEL);
   });
 
   test(`${STEPS} cached decoder steps from the empty caches: the browser equals onnxruntime-node`, async () => {

@@ -1,4 +1,5 @@
 import type { GraphBuilder } from '../../core/onnx/graph-builder.ts';
+import { checkPadLeft } from './dynamic-conv.ts';
 
 /**
  * ONNX of the convolution of models/layers/dynamic-conv.ts, in standard opset-18 operators (onnxruntime-web runs
@@ -36,9 +37,7 @@ export function dynamicConvOnnx(
   padLeft: number,
 ): string {
   checkShape(shape);
-  const K = shape.width;
-  if (!(Number.isInteger(padLeft) && padLeft >= 0 && padLeft < K))
-    throw new RangeError(`dynamic conv: padLeft must be an integer in [0, ${K}), got ${padLeft}`);
+  checkPadLeft(padLeft, shape.width);
   return shape.dynamic
     ? perPositionConvOnnx(g, x, weights, shape, padLeft)
     : depthwiseConvOnnx(g, x, weights, shape, padLeft);

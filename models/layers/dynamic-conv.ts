@@ -43,9 +43,14 @@ export function convShape(
   if (!shared && (weights[0] !== B || weights[1] !== T))
     throw new RangeError(`dynamic conv: weights [${weights.join(', ')}] do not match x [${x.join(', ')}]`);
   if (C % H !== 0) throw new RangeError(`dynamic conv: ${C} channels do not split into ${H} heads`);
+  checkPadLeft(padLeft, K);
+  return { B, T, C, H, K, shared };
+}
+
+/** padLeft must leave the window inside the kernel: 0 ≤ padLeft < K (the tfjs op, the kernels and the ONNX form). */
+export function checkPadLeft(padLeft: number, K: number): void {
   if (!(Number.isInteger(padLeft) && padLeft >= 0 && padLeft < K))
     throw new RangeError(`dynamic conv: padLeft must be an integer in [0, ${K}), got ${padLeft}`);
-  return { B, T, C, H, K, shared };
 }
 
 /** Weight k of every position as a tensor that broadcasts over x viewed as [B, T, H, C/H]. */

@@ -286,3 +286,25 @@ export function toWire(t: ort.Tensor): WireTensor {
   const data = t.type === 'int64' ? Array.from(t.data as BigInt64Array, Number) : Array.from(t.data as Float32Array);
   return { type: t.type, dims: [...t.dims], data };
 }
+
+/**
+ * Loads the served model `name` through the page's UI and translates the first `count` lines of the toy corpus's
+ * test sources (`root/toy/test.src`) with beam 3: the page must end ready, and give word for word what
+ * POST /v1/translate gives, with at least one word in all (so something was compared).
+ */
+export async function assertPageTranslatesAsServer(web: PageFixture, name: string, count = 4): Promise<void> {
+  const { page } = web;
+  await openPage(page, web.serverUrl);
+  await loadModelInPage(page, name);
+  const sentences = (await readFile(join(web.root, 'toy', 'test.src'), 'utf8')).trim().split('\n').slice(0, count);
+  const rows = await translateInPage(page, sentences, 3, true);
+  const state = await page.getAttribute('body', 'data-state');
+  assert.equal(state, 'ready', `the page is '${state}': ${await page.textContent('#status')}`);
+  let words = 0;
+  rows.forEach(({ browser: inBrowser, server: onServer }, i) => {
+    assert.ok(inBrowser !== null, `no browser translation of '${sentences[i]}'`);
+    assert.equal(inBrowser, onServer, `'${sentences[i]}'`);
+    words += inBrowser.split(' ').filter(Boolean).length;
+  });
+  assert.ok(words > 0, 'every translation is empty: nothing was compared');
+}
