@@ -30,7 +30,9 @@
  * p90; CPU seconds per step (all threads of the process: on a shared machine the share of the
  * CPU a side got is visible as CPU/wall); peak RSS and, for frost, the wasm heap's size; GEMM
  * FLOPs per step counted from the MatMul kernels frost ran (2·M·N·K), with the output layer's share
- * (products with a |V|-sized dimension). frost/PyTorch compares tokens/s of the same head in the
+ * (products with a |V|-sized dimension); from those, multiply-adds per target token and the share of the machine's
+ * GEMM peak the step achieved (the peak: the best large square tf.matMul in the same worker, so the same provider and
+ * threads), the distance to the limit as a number. frost/PyTorch compares tokens/s of the same head in the
  * same run, pooled over the rounds (Σ tokens / Σ step time of each side). Nothing here asserts a
  * time: the machine is shared and times are what they were.
  */
@@ -151,6 +153,8 @@ interface SideResult {
   dataIdGrowth?: number;
   leak?: { preset: string; steps: number; tensorGrowth: number; dataIdGrowth: number; seconds: number };
   flops?: { total: number; outputLayer: number; tokens: number };
+  /** The best rate of one large square product through the same GEMM, in the same process after the steps. */
+  gemmPeak?: { flopsPerSecond: number; shape: string };
   // pytorch only
   torch?: string;
   blas?: string[];
@@ -182,6 +186,12 @@ function pooled(rounds: SideResult[]): SideResult {
     tensorGrowth: growth('tensorGrowth'),
     dataIdGrowth: growth('dataIdGrowth'),
     leak: rounds.find((r) => r.leak != null)?.leak,
+    gemmPeak: rounds
+      .flatMap((r) => (r.gemmPeak == null ? [] : [r.gemmPeak]))
+      .reduce<SideResult['gemmPeak']>(
+        (best, p) => (best == null || p.flopsPerSecond > best.flopsPerSecond ? p : best),
+        undefined,
+      ),
     stealShare: rounds.some((r) => r.stealShare != null)
       ? Math.max(...rounds.map((r) => r.stealShare ?? 0))
       : undefined,
@@ -252,6 +262,27 @@ function countMatMulFlops(fn: () => void, vocab: number): { total: number; outpu
   return { total, outputLayer };
 }
 
+/**
+ * This machine's GEMM peak as training reaches it: the best of a few [n×n]·[n×n] products through tf.matMul, i.e.
+ * the same kernel, provider and thread count as the steps just measured (a large square product is as close to a
+ * GEMM's peak as a library gets; the step's products are thinner).
+ */
+function measureGemmPeak(n = 1024, reps = 6): { flopsPerSecond: number; shape: string } {
+  const a = tf.randomUniform([n, n], -1, 1, 'float32', 3);
+  const b = tf.randomUniform([n, n], -1, 1, 'float32', 4);
+  let best = Infinity;
+  for (let i = 0; i <= reps; i++) {
+    const t0 = performance.now();
+    const y = tf.matMul(a, b);
+    y.dataSync();
+    const ms = performance.now() - t0;
+    y.dispose();
+    if (i > 0) best = Math.min(best, ms); // the first call packs or caches
+  }
+  tf.dispose([a, b]);
+  return { flopsPerSecond: (2 * n ** 3) / (best / 1000), shape: `[${n}×${n}]·[${n}×${n}]` };
+}
+
 function wasmHeapBytes(): number | undefined {
   const b = tf.backend() as unknown as { wasm?: { HEAPU8?: Uint8Array; wasmMemory?: WebAssembly.Memory } };
   const mem = b.wasm?.wasmMemory?.buffer ?? b.wasm?.HEAPU8?.buffer;
@@ -316,6 +347,7 @@ async function worker(): Promise<void> {
   const tensorGrowth = tf.memory().numTensors - tensorsBefore;
   const dataIdGrowth = dataIds() - idsBefore;
   const counts = run.model.params.counts();
+  const gemmPeak = measureGemmPeak();
   run.adam.dispose();
   run.model.params.dispose();
 
@@ -358,6 +390,7 @@ async function worker(): Promise<void> {
     dataIdGrowth,
     leak,
     flops,
+    gemmPeak,
   };
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
@@ -689,6 +722,28 @@ function frozenHeadLines(ok: SideResult[]): string[] {
   return lines;
 }
 
+/**
+ * How far a step is from the machine's GEMM limit: the model's multiply-adds per target token (counted from the
+ * MatMul kernels of a step, forward and backward), the rate the step achieved on them, and that rate's share of the
+ * GEMM peak measured in the same process. 100% would be a step that is nothing but large GEMMs at full speed.
+ */
+function gemmLimitLines(ok: SideResult[]): string[] {
+  return ok
+    .filter((r) => r.flops != null && r.gemmPeak != null)
+    .map((r) => {
+      const f = r.flops!;
+      const flopsPerToken = f.total / f.tokens;
+      const achieved = flopsPerToken * tps(r);
+      const peak = r.gemmPeak!.flopsPerSecond;
+      return (
+        `- ${r.head} (${gemmLabel(r)}): ${fmtInt(flopsPerToken / 2)} multiply-adds per target token in a training step ` +
+        `(output layer ${((100 * f.outputLayer) / f.total).toFixed(0)}%); achieved ${(achieved / 1e9).toFixed(1)} GFLOP/s ` +
+        `= ${((100 * achieved) / peak).toFixed(0)}% of the GEMM peak ${(peak / 1e9).toFixed(1)} GFLOP/s (${r.gemmPeak!.shape}); ` +
+        `at the peak a step of ${fmtInt(f.tokens)} tokens would take ${fmtMs(f.total / peak)} ms, it took ${fmtMs(median(r.stepSeconds))} (median)`
+      );
+    });
+}
+
 /** What the report says of the run around its tables. */
 interface ReportContext {
   grid: Grid;
@@ -735,6 +790,10 @@ function reportMarkdown(measured: Measured, leaks: SideResult[], ctx: ReportCont
           '',
         ]
       : []),
+    '## Distance to the GEMM limit',
+    '',
+    ...gemmLimitLines(frost.filter((r) => r.error == null)),
+    '',
     '## Frozen heads vs learned (same run)',
     '',
     ...frozenHeadLines(frost.filter((r) => r.error == null)),

@@ -120,7 +120,9 @@ export async function trainGrid(spec: GridSpec): Promise<GridRun[]> {
       {
         budget,
         logsDir: join(spec.out, 'logs'),
-        env: { FROST_WASM_THREADS: String(threads) },
+        // Both thread pools get the run's share of the cores: two runs each with an OpenMP BLAS as wide as the
+        // machine spin against each other (half the CPU went to the kernel, a lightconv step took twice as long).
+        env: { FROST_WASM_THREADS: String(threads), FROST_NATIVE_GEMM_THREADS: String(threads) },
         ...(spec.jobs === undefined ? {} : { jobs: spec.jobs }),
         check: (r) =>
           checkSameRun(

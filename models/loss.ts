@@ -42,9 +42,11 @@ export function maskedCrossEntropySum(
   targets: tf.Tensor1D,
   mask: tf.Tensor1D,
   loss: TokenLossOptions = {},
+  /** The caller never reads `logits` again: the kernels may overwrite them (the contract's inPlace). */
+  consumesLogits = false,
 ): tf.Scalar {
   const smoothing = checkSmoothing(loss.labelSmoothing ?? 0, logits.shape[1]);
-  const attrs = { smoothing };
+  const attrs = { smoothing, inPlace: consumesLogits };
   const fn = tf.customGrad(((z: tf.Tensor, save: tf.GradSaveFunc) => {
     const inputs = { logits: z, targets, mask };
     const [value, probs, nll] = runFused(SOFTMAX_XENT_KERNEL, inputs, () => softmaxCrossEntropyOps(inputs, attrs), {
@@ -81,8 +83,12 @@ export function headCrossEntropySum(
   training: boolean,
   loss?: TokenLossOptions,
 ): tf.Scalar {
-  const scored = head.trainingScores?.(f, targets, training) ?? { logits: head.logits(f, training), targets };
-  return maskedCrossEntropySum(scored.logits, scored.targets, mask, loss);
+  // One scope, whose scores nothing else reads: the loss writes its probabilities over them, and what the head made
+  // on the way is freed here, not when the forward pass ends.
+  return tf.tidy(() => {
+    const scored = head.trainingScores?.(f, targets, training) ?? { logits: head.logits(f, training), targets };
+    return maskedCrossEntropySum(scored.logits, scored.targets, mask, loss, true);
+  });
 }
 
 function checkSmoothing(eps: number, V: number): number {
@@ -108,7 +114,10 @@ export function smoothedTargetWeights(smoothing: number, V: number): { onTarget:
  *   FrostSoftmaxXentGrad  inputs  probs, targets, mask, dy []; attrs smoothing
  *                         outputs dlogits [N, |V|] = dy · mask_i (probs_i − ε' − (1 − ε − ε') onehot(y_i))
  *
- * With ε = 0 both are the plain cross-entropy and value = nll.
+ * With ε = 0 both are the plain cross-entropy and value = nll. With attr inPlace a kernel may write its [N, |V|]
+ * output over its [N, |V|] input (probs over logits, dlogits over probs) when nothing else holds that input's data:
+ * the caller promises not to read the input again (headCrossEntropySum's logits are its own; the saved probs are
+ * read by this one gradient). A training step then keeps one matrix of the vocabulary's width, not three.
  */
 export const SOFTMAX_XENT_KERNEL = 'FrostSoftmaxXent';
 export const SOFTMAX_XENT_GRAD_KERNEL = 'FrostSoftmaxXentGrad';

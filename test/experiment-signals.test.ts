@@ -97,7 +97,7 @@ describe('frost experiment stopped by SIGTERM', { timeout: 300_000 }, () => {
       ['train', '--arch', 'rnn-attn', '--head', 'learned', '--data', dataDir, '--src', 'src', '--tgt', 'tgt']
         .concat(['--preset', 'tiny', '--seed', '1', '--out', reference, ...TRAIN_FLAGS])
         .concat(['--epochs', String(EPOCHS), '--quiet']),
-      { FROST_WASM_THREADS: String(threadsPerRun(2)) },
+      { FROST_WASM_THREADS: String(threadsPerRun(2)), FROST_NATIVE_GEMM_THREADS: String(threadsPerRun(2)) },
     );
     const rerun = startFrost(argv);
     const done = await rerun.exited;

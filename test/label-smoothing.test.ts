@@ -165,3 +165,53 @@ for (const arch of archNames({ family: 'seq2seq' })) {
     model.params.dispose();
   });
 }
+
+test('inPlace: the loss kernels write over their input only when they hold it alone, with the same results', () => {
+  const run = (name: string, inputs: tf.NamedTensorMap, attrs: tf.NamedAttrMap) =>
+    tf.engine().runKernel(name, inputs, attrs) as unknown as tf.Tensor[];
+  /** A copy with data of its own (tf.clone shares data on wasm). */
+  const own = (t: tf.Tensor) => tf.tensor(t.dataSync(), t.shape, t.dtype);
+  for (const scale of [6, 60])
+    for (const smoothing of [0, 0.1])
+      tf.tidy(() => {
+        const [N, V] = [6, 300];
+        const logits = rand([N, V], scale);
+        const { targets: y, mask: m } = lossRows(N, V);
+        const targets = tf.tensor1d(y, 'int32');
+        const mask = tf.tensor1d(m, 'float32');
+        const at = `scale ${scale} ε=${smoothing}`;
+        const [value, probs, nll] = run(SOFTMAX_XENT_KERNEL, { logits, targets, mask }, { smoothing });
+
+        const alone = own(logits);
+        const [value2, probs2, nll2] = run(
+          SOFTMAX_XENT_KERNEL,
+          { logits: alone, targets, mask },
+          { smoothing, inPlace: true },
+        );
+        assert.equal(probs2.dataId, alone.dataId, `${at}: the probabilities were not written over the logits`);
+        assert.ok(scaledDiff(probs2, probs) < 1e-7, `${at}: probabilities`);
+        // At scale 60 some target probabilities underflow: their rows' loss comes from the kept row maxima.
+        for (const [a, b] of [
+          [value2, value],
+          [nll2, nll],
+        ])
+          assert.ok(Math.abs(a.dataSync()[0] - b.dataSync()[0]) <= 1e-6 * Math.abs(b.dataSync()[0]), `${at}: value`);
+
+        const held = own(logits);
+        const other = tf.clone(held);
+        const [, probs3] = run(SOFTMAX_XENT_KERNEL, { logits: held, targets, mask }, { smoothing, inPlace: true });
+        assert.notEqual(probs3.dataId, held.dataId, `${at}: logits another tensor shares were overwritten`);
+        assert.deepEqual(other.dataSync(), logits.dataSync());
+
+        const dy = tf.scalar(0.37);
+        const [grad] = run(SOFTMAX_XENT_GRAD_KERNEL, { probs, targets, mask, dy }, { smoothing });
+        const saved = own(probs);
+        const [grad2] = run(
+          SOFTMAX_XENT_GRAD_KERNEL,
+          { probs: saved, targets, mask, dy },
+          { smoothing, inPlace: true },
+        );
+        assert.equal(grad2.dataId, saved.dataId, `${at}: the gradient was not written over the probabilities`);
+        assert.deepEqual(grad2.dataSync(), grad.dataSync());
+      });
+});

@@ -6,6 +6,7 @@ import { tensorValue } from '../onnx-values.ts';
 import { embeddingProjection } from './projection.ts';
 import { registerHead } from './registry.ts';
 import { targetRows } from './target-rows.ts';
+import { addBiasOver } from '../layers/bias-add.ts';
 
 /**
  * Deep residual output layer (Pappas & Henderson, DRILL): the output matrix is a residual MLP over
@@ -50,7 +51,8 @@ registerHead({
 
     return {
       name: 'drill',
-      logits: (f, training) => tf.tidy(() => tf.add(tf.matMul(proj.apply(f), outputMatrix(training), false, true), b)),
+      logits: (f, training) =>
+        tf.tidy(() => addBiasOver(tf.matMul(proj.apply(f), outputMatrix(training), false, true), b)),
       toOnnx(g, f) {
         const W = outputMatrix(false);
         const name = g.initializer('W', tensorValue(W));

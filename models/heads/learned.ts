@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { tensorValue } from '../onnx-values.ts';
 import { registerHead } from './registry.ts';
 import { matrixColumns } from './target-matrix.ts';
+import { addBiasOver } from '../layers/bias-add.ts';
 
 /** The usual output layer: softmax(f W + b) with W [d, |V|] and b learned. */
 registerHead({
@@ -16,7 +17,7 @@ registerHead({
     const b = ctx.params.variable('head/b', [ctx.vocabSize], { kind: 'zeros' });
     return {
       name: 'learned',
-      logits: (f) => tf.add(tf.matMul(f, W), b),
+      logits: (f) => tf.tidy(() => addBiasOver(tf.matMul(f, W), b)),
       toOnnx: (g, f) => g.op('Gemm', [f, g.initializer('W', tensorValue(W)), g.initializer('b', tensorValue(b))]),
       describe: () => ({ name: 'learned' }),
     };

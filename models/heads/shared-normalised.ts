@@ -4,6 +4,7 @@ import { tensorValue } from '../onnx-values.ts';
 import { embeddingProjection } from './projection.ts';
 import { targetRows } from './target-rows.ts';
 import type { HeadContext, HeadOnnxContext, OutputHead } from './types.ts';
+import { addBiasOver } from '../layers/bias-add.ts';
 
 /**
  * The four scorings of "Normalization of Input-output Shared Embeddings in Text Generation Models":
@@ -51,7 +52,7 @@ export function sharedHead(ctx: HeadContext, scoring: SharedScoring): OutputHead
       const E = rows.tensor();
       let s: tf.Tensor2D = tf.matMul(x, outputMatrix(scoring, E), false, true);
       if (scale) s = tf.mul(s, scale);
-      if (b) s = tf.add(s, b);
+      if (b) s = addBiasOver(s, b);
       if (scoring.derivedBias) s = tf.add(s, scoring.derivedBias(E));
       return s;
     });

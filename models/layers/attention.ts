@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
+import { holdForBackprop } from './backprop-hold.ts';
 import type { ParamStore } from '../params.ts';
 import { fusedMode, runFused } from './fused.ts';
 import type { StepMatMul } from './shared-matmul.ts';
@@ -106,7 +107,8 @@ type CustomGradFn = Parameters<typeof tf.customGrad>[0];
  * The gradients wrt keys, annotations and v over a decoder's steps: running sums of dkeys and dv,
  * and each step's α and dContext for the annotations' gradient Σ_t α_tᵀ dContext_t, made at the
  * end as one [B, S, T] × [B, T, A] product (a [B, S, A] pass per step less than a running sum).
- * α and dContext are the tape's tensors (saved, and the upstream gradient), alive until backprop ends.
+ * α and dContext are the tape's tensors (saved, and the upstream gradient), held until backprop ends
+ * (backprop-hold.ts).
  */
 class RunningGradients {
   private sums: tf.Tensor[] | null = null;
@@ -124,6 +126,7 @@ class RunningGradients {
   }
 
   addStep(alpha: tf.Tensor, dContext: tf.Tensor): void {
+    holdForBackprop(alpha, dContext);
     // A step over fewer rows (finished sentences dropped) adds nothing to the others' gradients.
     const missing = this.rows - alpha.shape[0];
     this.alphas.push(

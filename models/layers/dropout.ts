@@ -26,11 +26,17 @@ export function seededDropout<T extends tf.Tensor>(x: T, rate: number, seed: num
   if (rate === 0) return x;
   if (fusedMode() === 'unfused') return tf.dropout(x, rate, undefined, seed) as T;
   const attrs = { seed: seed >>> 0, rate }; // eslint-disable-line no-bitwise -- the kernel takes the seed as a uint32
-  const op = tf.customGrad(((input: tf.Tensor, save: tf.GradSaveFunc) => {
-    const [y, mask] = runFused(DROPOUT_KERNEL, { x: input }, () => dropoutOps(input, attrs.seed, rate), attrs);
-    save([mask]);
-    return { value: y, gradFunc: (dy: tf.Tensor, [m]: tf.Tensor[]) => tf.mul(dy, m) };
-  }) as unknown as CustomGradFn);
+  // The mask is a function of the seed: the gradient makes it again (dy ⊙ mask is the same kernel run on dy) rather
+  // than keep a float32 copy of every dropout's input shape through the forward pass.
+  const masked = (t: tf.Tensor) => {
+    const [y, mask] = runFused(DROPOUT_KERNEL, { x: t }, () => dropoutOps(t, attrs.seed, rate), attrs);
+    mask!.dispose();
+    return y!;
+  };
+  const op = tf.customGrad(((input: tf.Tensor) => ({
+    value: masked(input),
+    gradFunc: masked,
+  })) as unknown as CustomGradFn);
   return op(x) as T;
 }
 

@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
+import { holdForBackprop } from './backprop-hold.ts';
 
 /**
  * x_t · W for the steps of a recurrence that all multiply by the same W, with W's gradient made once,
@@ -12,8 +13,9 @@ import * as tf from '@tensorflow/tfjs-core';
  * op takes W as an input; each later step's op takes x_t alone (W saved for dx = dy · Wᵀ) and
  * hands (x_t, dy_t) over in its gradient function; the first step's gradient function adds its own
  * pair and returns dW for all of them. So the first step's output must reach the loss, as it does
- * in any recurrence (every later step depends on it). The pairs are the tape's own tensors (the
- * saved inputs and the upstream gradients live until backprop ends), so nothing is copied or kept.
+ * in any recurrence (every later step depends on it). The pairs are the tape's own tensors, held
+ * until backprop ends (backprop-hold.ts: frost's walk frees other nodes' as it goes), so nothing
+ * is copied.
  * Forward values are exactly tf.matMul(x, W). Works on any backend; W may be a variable or any
  * tensor on the tape (a slice of one). Without a gradient tape it is just the matmul.
  */
@@ -32,6 +34,7 @@ export function sharedWeightMatMul(weight: tf.Tensor): StepMatMul {
     return {
       value: tf.matMul(x as tf.Tensor2D, W),
       gradFunc: (dy: tf.Tensor, [xSaved, wSaved]: tf.Tensor[]) => {
+        holdForBackprop(xSaved, dy);
         xs.push(xSaved);
         dys.push(dy);
         return tf.matMul(dy as tf.Tensor2D, wSaved as tf.Tensor2D, false, true);

@@ -115,6 +115,8 @@
  */
 import '@tensorflow/tfjs-backend-wasm';
 import { getKernel, registerKernel, unregisterKernel, type KernelConfig, type KernelFunc } from '@tensorflow/tfjs-core';
+import { BIAS_ADD_KERNEL } from '../../models/layers/bias-add.ts';
+import { biasAddKernel } from './kernels/bias-add.ts';
 import { makeBatchMatMul, makeFusedMatMul } from './kernels/batch-matmul.ts';
 import { conv2dBackpropFilter } from './kernels/conv2d-backprop-filter.ts';
 import { gemmConv2dBackpropInput } from './kernels/conv2d-backprop-input.ts';
@@ -186,6 +188,7 @@ const OVERRIDES: Override[] = [
   { kernelName: SUM_SQUARES_KERNEL, make: () => sumSquaresKernel },
   { kernelName: MOVING_AVERAGE_KERNEL, make: () => movingAverageKernel },
   { kernelName: SOFTMAX_XENT_KERNEL, make: () => softmaxXentKernel },
+  { kernelName: BIAS_ADD_KERNEL, make: () => biasAddKernel },
   { kernelName: LAYER_NORM_KERNEL, make: () => layerNormKernel },
   { kernelName: LAYER_NORM_GRAD_KERNEL, make: () => layerNormGradKernel },
   { kernelName: DYNAMIC_CONV_KERNEL, make: () => dynamicConvKernel },

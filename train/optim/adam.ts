@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
+import { leanVariableGrads } from './lean-backprop.ts';
 import { runFused } from '../../models/layers/fused.ts';
 
 export interface AdamOptions {
@@ -97,7 +98,7 @@ export class Adam {
   minimize(loss: () => tf.Scalar): { loss: number; gradNorm: number } {
     const names = [...this.vars.keys()];
     const varList = names.map((n) => this.vars.get(n)!);
-    const { value, grads } = tf.variableGrads(loss, varList);
+    const { value, grads } = leanVariableGrads(loss, varList);
     const lossValue = value.dataSync()[0];
     this.step += 1;
     const gradNorm = tf.tidy(() => {

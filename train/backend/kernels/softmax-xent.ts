@@ -17,7 +17,16 @@ import { getKernel, type KernelFunc, type TensorInfo } from '@tensorflow/tfjs-co
 import { SOFTMAX_XENT_GRAD_KERNEL, SOFTMAX_XENT_KERNEL, smoothedTargetWeights } from '../../../models/loss.ts';
 import { f32, forRange, i32, ModuleBuilder, seq, when } from './wasm-builder.ts';
 import { at, heapFunctions, heapOffset, lanesLoop } from './wasm-lanes.ts';
-import { asWasmBackend, checkKernelInputs, f32View, numericView, type WasmBackend } from './wasm-internals.ts';
+import {
+  asWasmBackend,
+  checkKernelInputs,
+  f32View,
+  numericView,
+  ownedInput,
+  tensorData,
+  type CwrappedFn,
+  type WasmBackend,
+} from './wasm-internals.ts';
 
 function buildModule(): ModuleBuilder {
   const m = new ModuleBuilder();
@@ -63,6 +72,37 @@ function buildModule(): ModuleBuilder {
   return m;
 }
 
+const softmaxFns = new WeakMap<WasmBackend, CwrappedFn>();
+
+/** XNNPACK's softmax (the wasm backend's Softmax) over `x` in place: each pass reads a value before writing it. */
+function softmaxOver(backend: WasmBackend, x: TensorInfo): void {
+  let softmax = softmaxFns.get(backend);
+  if (softmax == null) {
+    softmax = backend.wasm.cwrap('Softmax', null, ['number', 'number', 'number', 'number']);
+    softmaxFns.set(backend, softmax);
+  }
+  const id = tensorData(backend, x).id;
+  const [N, V] = x.shape;
+  softmax(id, id, V, N);
+}
+
+/** Per row, the largest logit: what a row's exact loss needs once its logits are overwritten. */
+function rowMaxima(logits: TensorInfo, b: unknown): Float32Array {
+  const max = getKernel('Max', 'wasm');
+  if (max == null) throw new Error(`${SOFTMAX_XENT_KERNEL}: no wasm Max kernel`);
+  const backend = asWasmBackend(b);
+  const out = max.kernelFunc({
+    inputs: { x: logits },
+    backend: b as never,
+    attrs: { reductionIndices: [1], keepDims: false },
+  }) as TensorInfo;
+  try {
+    return f32View(backend, out).slice();
+  } finally {
+    backend.disposeData(out.dataId);
+  }
+}
+
 /** A float32's bits as an int32, for passing it to the wasm function. */
 function f32Bits(x: number): number {
   return new Int32Array(Float32Array.of(x).buffer)[0];
@@ -84,7 +124,8 @@ export const softmaxXentGradKernel: KernelFunc = ({ inputs, backend: b, attrs })
   );
   const { probs, targets, mask, dy } = inputs as Record<string, TensorInfo>;
   const [N, V] = probs.shape;
-  const out = backend.makeOutput([N, V], 'float32');
+  // In place when the saved probabilities are this gradient's alone: xent_bwd reads each value before writing it.
+  const out = ownedInput(backend, probs, attrs) ?? backend.makeOutput([N, V], 'float32');
   const dyBits = new Int32Array(f32View(backend, dy).slice(0, 1).buffer)[0];
   const { onTarget, offTarget } = smoothedTargetWeights(smoothingAttr(attrs), V);
   heapFunctions(backend, buildModule).xent_bwd(
@@ -114,6 +155,16 @@ function exactRowLoss(z: Float32Array, row: number, V: number, y: number): numbe
   return max + Math.log(sum) - z[base + y];
 }
 
+/**
+ * exactRowLoss once the row's logits are its probabilities: lse − z_y = (lse − max z) + (max z − z_y), and
+ * lse − max z = −log max p, a probability of at least 1/|V|, so exact in float32 where p_y underflowed.
+ */
+function overwrittenRowLoss(p: Float32Array, row: number, V: number, maxLogit: number, targetLogit: number): number {
+  let top = 0;
+  for (let j = row * V; j < (row + 1) * V; j++) top = Math.max(top, p[j]);
+  return -Math.log(top) + (maxLogit - targetLogit);
+}
+
 export const softmaxXentKernel: KernelFunc = ({ inputs, backend: b, attrs }) => {
   const backend: WasmBackend = asWasmBackend(b);
   checkKernelInputs(
@@ -124,36 +175,57 @@ export const softmaxXentKernel: KernelFunc = ({ inputs, backend: b, attrs }) => 
   );
   const { logits, targets, mask } = inputs as Record<string, TensorInfo>;
   const [N, V] = logits.shape;
-  const softmax = getKernel('Softmax', 'wasm');
-  if (softmax == null) throw new Error(`${SOFTMAX_XENT_KERNEL}: no wasm Softmax kernel`);
-  const probs = softmax.kernelFunc({
-    inputs: { logits },
-    backend: b,
-    attrs: { dim: logits.shape.length - 1 },
-  }) as TensorInfo;
   const smoothing = smoothingAttr(attrs);
+  // Views are taken again after each allocation (one may grow the heap and detach them).
+  const targetAt = () => numericView(backend, targets);
+  const maskAt = () => f32View(backend, mask);
+  {
+    const [y, m] = [targetAt(), maskAt()];
+    for (let i = 0; i < N; i++)
+      if (m[i] !== 0 && !(y[i] >= 0 && y[i] < V))
+        throw new RangeError(`${SOFTMAX_XENT_KERNEL}: target ${y[i]} of row ${i} is outside the vocabulary [0, ${V})`);
+  }
+  // What the value needs from the logits, read before the probabilities may overwrite them.
   const rowSums = smoothing > 0 ? sumRows(logits, b) : null;
+  const targetLogits = new Float32Array(N);
+  {
+    const [y, m, z] = [targetAt(), maskAt(), f32View(backend, logits)];
+    for (let i = 0; i < N; i++) if (m[i] !== 0) targetLogits[i] = z[i * V + y[i]];
+  }
+  let probs = ownedInput(backend, logits, attrs);
+  const maxima = probs == null ? null : rowMaxima(logits, b);
+  if (probs != null) softmaxOver(backend, probs);
+  else {
+    const softmax = getKernel('Softmax', 'wasm');
+    if (softmax == null) throw new Error(`${SOFTMAX_XENT_KERNEL}: no wasm Softmax kernel`);
+    probs = softmax.kernelFunc({
+      inputs: { logits },
+      backend: b,
+      attrs: { dim: logits.shape.length - 1 },
+    }) as TensorInfo;
+  }
   const value = backend.makeOutput([], 'float32');
   const nllOut = backend.makeOutput([], 'float32');
   // Views after every output exists (an allocation may grow the heap).
   const [p, z, m] = [probs, logits, mask].map((t) => f32View(backend, t));
+  const y = targetAt();
   const sums = rowSums ? f32View(backend, rowSums) : null;
-  const y = numericView(backend, targets);
   const { onTarget, offTarget } = smoothedTargetWeights(smoothing, V);
   let total = 0;
   let nllTotal = 0;
   for (let i = 0; i < N; i++) {
     if (m[i] === 0) continue;
     const t = y[i];
-    if (!(t >= 0 && t < V)) {
-      for (const out of [probs, value, nllOut, rowSums]) if (out) backend.disposeData(out.dataId);
-      throw new RangeError(`${SOFTMAX_XENT_KERNEL}: target ${t} of row ${i} is outside the vocabulary [0, ${V})`);
-    }
     const pt = p[i * V + t];
-    const nll = pt >= TINY_PROB ? -Math.log(pt) : exactRowLoss(z, i, V, t);
+    const nll =
+      pt >= TINY_PROB
+        ? -Math.log(pt)
+        : maxima
+          ? overwrittenRowLoss(p, i, V, maxima[i], targetLogits[i])
+          : exactRowLoss(z, i, V, t);
     nllTotal += m[i] * nll;
     if (sums) {
-      const lse = z[i * V + t] + nll;
+      const lse = targetLogits[i] + nll;
       total += m[i] * ((onTarget - offTarget) * nll + offTarget * (V * lse - sums[i]));
     }
   }

@@ -41,6 +41,8 @@ export interface WasmBackend {
   makeOutput(shape: number[], dtype: DataType, memoryOffset?: number, values?: backend_util.BackendValues): TensorInfo;
   disposeData(dataId: DataId, force?: boolean): boolean;
   incRef(dataId: DataId): void;
+  /** How many tensors share this data (1: only the one it was made for). */
+  refCount(dataId: DataId): number;
   readSync(dataId: DataId): backend_util.BackendValues;
 }
 
@@ -137,4 +139,15 @@ export function withShape(t: TensorInfo, shape: number[]): TensorInfo {
 
 export function shapeBytes(shape: number[]): Uint8Array {
   return new Uint8Array(new Int32Array(shape).buffer);
+}
+
+/**
+ * `input` itself as a kernel's output, when the kernel's inPlace attr allows it (the caller will not read the input
+ * again) and no other tensor shares its data; null otherwise, and the kernel makes a new output.
+ */
+export function ownedInput(backend: WasmBackend, input: TensorInfo, attrs: unknown): TensorInfo | null {
+  if ((attrs as { inPlace?: unknown } | undefined)?.inPlace !== true) return null;
+  if (backend.refCount(input.dataId) !== 1) return null;
+  backend.incRef(input.dataId);
+  return { dataId: input.dataId, shape: [...input.shape], dtype: input.dtype };
 }
