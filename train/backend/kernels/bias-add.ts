@@ -5,9 +5,9 @@
  */
 import type { KernelFunc, TensorInfo } from '@tensorflow/tfjs-core';
 import { BIAS_ADD_KERNEL } from '../../../models/layers/bias-add.ts';
-import { forRange, i32, ModuleBuilder, seq } from './wasm-builder.ts';
+import { i32, ModuleBuilder } from './wasm-builder.ts';
 import { asWasmBackend, checkKernelInputs, ownedInput } from './wasm-internals.ts';
-import { at, heapFunctions, heapOffset, lanesLoop } from './wasm-lanes.ts';
+import { at, forEachRow, heapFunctions, heapOffset, lanesLoop } from './wasm-lanes.ts';
 
 function buildModule(): ModuleBuilder {
   const m = new ModuleBuilder();
@@ -19,17 +19,16 @@ function buildModule(): ModuleBuilder {
   const oRow = f.local('i32');
   f.emit(
     rowBytes.set(i32.shl(cols.get(), i32.const(2))),
-    forRange(
+    forEachRow(
       n,
-      i32.const(0),
-      rows.get(),
-      1,
-      seq(
-        xRow.set(i32.add(x.get(), i32.mul(n.get(), rowBytes.get()))),
-        oRow.set(i32.add(out.get(), i32.mul(n.get(), rowBytes.get()))),
-        // Each element is read before it is written: in place is safe.
-        lanesLoop(f, rowBytes, (L, j) => L.store(at(oRow, j), L.add(L.load(at(xRow, j)), L.load(at(bias, j))))),
-      ),
+      rows,
+      rowBytes,
+      [
+        [xRow, x],
+        [oRow, out],
+      ],
+      // Each element is read before it is written: in place is safe.
+      lanesLoop(f, rowBytes, (L, j) => L.store(at(oRow, j), L.add(L.load(at(xRow, j)), L.load(at(bias, j))))),
     ),
   );
   return m;

@@ -15,8 +15,8 @@
  */
 import { getKernel, type KernelFunc, type TensorInfo } from '@tensorflow/tfjs-core';
 import { SOFTMAX_XENT_GRAD_KERNEL, SOFTMAX_XENT_KERNEL, smoothedTargetWeights } from '../../../models/loss.ts';
-import { f32, forRange, i32, ModuleBuilder, seq, when } from './wasm-builder.ts';
-import { at, heapFunctions, heapOffset, lanesLoop } from './wasm-lanes.ts';
+import { f32, i32, ModuleBuilder, seq, when } from './wasm-builder.ts';
+import { at, forEachRow, heapFunctions, heapOffset, lanesLoop } from './wasm-lanes.ts';
 import {
   asWasmBackend,
   checkKernelInputs,
@@ -43,14 +43,15 @@ function buildModule(): ModuleBuilder {
   const word = (base: typeof n) => i32.add(base.get(), i32.shl(n.get(), i32.const(2)));
   f.emit(
     rowBytes.set(i32.shl(cols.get(), i32.const(2))),
-    forRange(
+    forEachRow(
       n,
-      i32.const(0),
-      rows.get(),
-      1,
+      rows,
+      rowBytes,
+      [
+        [pRow, probs],
+        [oRow, out],
+      ],
       seq(
-        pRow.set(i32.add(probs.get(), i32.mul(n.get(), rowBytes.get()))),
-        oRow.set(i32.add(out.get(), i32.mul(n.get(), rowBytes.get()))),
         // w = mask_n · dy; row = w · probs_n − w ε'; row[y_n] −= w (1 − ε − ε') (a target outside [0, |V|) is
         // skipped)
         w.set(f32.mul(f32.load(word(mask)), f32.reinterpretI32(dyBits.get()))),

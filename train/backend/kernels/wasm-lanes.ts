@@ -216,6 +216,20 @@ export function lanesSum(
   );
 }
 
+/**
+ * for (n = 0; n < rows; n++) { row = base + n · rowBytes for each [row, base] pair; body }: the loop of a kernel that
+ * works one [rows, cols] row at a time.
+ */
+export function forEachRow(n: Local, rows: Local, rowBytes: Local, rowsOf: [Local, Local][], ...body: Code[]): Code {
+  return forRange(
+    n,
+    i32.const(0),
+    rows.get(),
+    1,
+    seq(...rowsOf.map(([row, base]) => row.set(i32.add(base.get(), i32.mul(n.get(), rowBytes.get())))), ...body),
+  );
+}
+
 /** base + j (+ offset) (byte addresses). */
 export function at(base: Local, j: Local, offset = 0): Code {
   return offset === 0 ? i32.add(base.get(), j.get()) : i32.add(i32.add(base.get(), j.get()), i32.const(offset));
