@@ -23,12 +23,14 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import * as tf from '@tensorflow/tfjs-core';
 import type { InferenceSession, Tensor } from 'onnxruntime-common';
 import { GraphBuilder } from '../../core/onnx/graph-builder.ts';
 import { CACHE_CHUNK } from '../../core/runtime/append-cache.ts';
 import { createNodeSession, ort } from '../../core/runtime/ort-node.ts';
 import type { TransformerModel } from '../../models/archs/transformer.ts';
 import { buildModel, resolveArchConfig } from '../../models/index.ts';
+import { LAYER_NORM_EPS, layerNormOnnx, type LayerNormWeights } from '../../models/layers/layer-norm.ts';
 import {
   attendStepAppendOnnx,
   attendStepOnnx,
@@ -218,6 +220,31 @@ function projectionsOnly(self: boolean): GraphBuilder {
   return g;
 }
 
+/**
+ * The post-norm residual LN(x + y) [rows, d] that closes each block of `small`: A = layer-norm.ts's ops
+ * (ReduceMean, Sub, Mul, Sqrt, Div, ...); B = the standard LayerNormalization (opset 17, in onnxruntime-web too);
+ * B skip = com.microsoft SkipLayerNormalization (the residual Add fused in).
+ */
+function residualNorm(form: 'A' | 'B' | 'skip'): GraphBuilder {
+  const g = graph(`norm-${form}`);
+  const x = g.input('x', 'float32', ['rows', d]);
+  const y = g.input('y', 'float32', ['rows', d]);
+  if (form === 'A') {
+    g.output(layerNormOnnx(g, norm, g.op('Add', [x, y])), 'z', 'float32', ['rows', d]);
+    return g;
+  }
+  const [gamma, beta] = [
+    g.initializer('gamma', tensorValue(norm.gamma)),
+    g.initializer('beta', tensorValue(norm.beta)),
+  ];
+  const z =
+    form === 'B'
+      ? g.op('LayerNormalization', [g.op('Add', [x, y]), gamma, beta], { axis: -1, epsilon: LAYER_NORM_EPS })
+      : g.op('SkipLayerNormalization', [x, y, gamma, beta], { epsilon: LAYER_NORM_EPS }, { domain: MS });
+  g.output(z, 'z', 'float32', ['rows', d]);
+  return g;
+}
+
 // ---- inputs, agreement, timing ---------------------------------------------------
 
 let seed = 12345;
@@ -229,6 +256,12 @@ function uniform(n: number, scale = 1): Float32Array {
   }
   return a;
 }
+/** Layer-norm weights that are not the identity, so that agreement checks gamma and beta too. */
+const norm: LayerNormWeights = {
+  name: 'ln',
+  gamma: tf.variable(tf.tensor1d(uniform(d, 0.5).map((x) => 1 + x))),
+  beta: tf.variable(tf.tensor1d(uniform(d, 0.5))),
+};
 const f32 = (data: Float32Array, dims: number[]) => new ort.Tensor('float32', data, dims);
 
 function crossFeeds(rows: number): Record<string, Tensor> {
@@ -362,4 +395,15 @@ for (const rows of args.rows.split(',').map(Number)) {
       ['y', 'new_k', 'new_v'],
     );
 }
+for (const rows of args.rows.split(',').map(Number))
+  await compare(
+    `residual LN rows ${rows}`,
+    [
+      ['A', residualNorm('A')],
+      ['B', residualNorm('B')],
+      ['B skip', residualNorm('skip')],
+    ],
+    { x: f32(uniform(rows * d, 2), [rows, d]), y: f32(uniform(rows * d, 2), [rows, d]) },
+    ['z'],
+  );
 console.log(`load ${loadavg()[0]!.toFixed(1)}`);
