@@ -1,17 +1,21 @@
 /**
- * Issue #41: would onnxruntime's contrib op com.microsoft `MultiHeadAttention` (CPU kernel, node only: not in
- * onnxruntime-web) make the Transformer's decoder step faster than frost's own attention ops? Two one-block graphs
+ * Issue #41: would onnxruntime's contrib ops com.microsoft `MultiHeadAttention` or `DecoderMaskedMultiHeadAttention`
+ * (CPU kernels, node only: not in onnxruntime-web) make the Transformer's decoder step faster than frost's own attention ops? Two one-block graphs
  * at the `small` shape (d 256, 4 heads, source 20), one query position per row, each from the decoder input h
  * [rows, d] through the query projection, the attention and the output projection:
  *
  *  - cross: A = multi-head-attention.ts's step cross-attention (attendStepOnnx over cross_k/cross_v [rows, h, S, d/h]
  *    with the source mask's bias); B = one MultiHeadAttention node with those keys and values fed as 4-D BNSH
  *    `key`/`value` (the kernel's cross-attention form: no `bias` input then) and the mask either as `attention_bias`
- *    [rows, 1, 1, S] (`B bias`) or as an int32 `key_padding_mask` [rows, S] (`B kpm`).
+ *    [rows, 1, 1, S] (`B bias`) or as an int32 `key_padding_mask` [rows, S] (`B kpm`); `B dmmha` the same with
+ *    DecoderMaskedMultiHeadAttention; `C` frost's ops with Mul + ReduceSum for the batched MatMuls.
  *  - self: A = attendStepAppendOnnx over an append cache [rows, h, capacity, d/h] (capacity as append-cache.ts
  *    grows it, unfilled positions masked) plus the new position; B = one MultiHeadAttention node with the new
  *    position's key and value as `key`/`value` [rows, 1, d] and the cache as `past_key`/`past_value`, the unfilled
- *    positions masked by `attention_bias` [1, 1, 1, capacity + 1]; its `present_*` outputs are not asked for.
+ *    positions masked by `attention_bias` [1, 1, 1, capacity + 1]; its `present_key` is a graph output (without it
+ *    the kernel ignores the past) left unfetched; `B dmmha` DecoderMaskedMultiHeadAttention on the shared buffer.
+ *  - `P` in both: the projections alone (A − P is the attention's own cost).
+ *  - residual LN: LN(x + y) as layer-norm.ts's ops, as LayerNormalization, as SkipLayerNormalization.
  *
  * Both graphs of a pair get the same inputs; the script checks their outputs agree, then times them alternately
  * (process CPU time of one `session.run`, 1 intra-op thread), `--reps` each, and prints min and median.
