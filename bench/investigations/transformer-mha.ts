@@ -1,8 +1,8 @@
 /**
  * Issue #41: would onnxruntime's contrib ops com.microsoft `MultiHeadAttention` or `DecoderMaskedMultiHeadAttention`
- * (CPU kernels, node only: not in onnxruntime-web) make the Transformer's decoder step faster than frost's own attention ops? Two one-block graphs
- * at the `small` shape (d 256, 4 heads, source 20), one query position per row, each from the decoder input h
- * [rows, d] through the query projection, the attention and the output projection:
+ * (CPU kernels, node only: not in onnxruntime-web) make the Transformer's decoder step faster than frost's own
+ * attention ops? One-block graphs at the `small` shape (d 256, 4 heads, source 20), one query position per row, each
+ * from the decoder input h [rows, d] through the query projection, the attention and the output projection:
  *
  *  - cross: A = multi-head-attention.ts's step cross-attention (attendStepOnnx over cross_k/cross_v [rows, h, S, d/h]
  *    with the source mask's bias); B = one MultiHeadAttention node with those keys and values fed as 4-D BNSH
