@@ -73,7 +73,8 @@ describe('lean backprop: the same gradients as tfjs, with memory freed as the wa
       ).peakBytes;
     const stock = await peak(tf.variableGrads as Grads);
     const lean = await peak(leanVariableGrads);
-    // Measured 0.49 (the gradients of every activation and the addends of every x·W + b no longer pile up).
-    assert.ok(lean < 0.75 * stock, `peak tensor bytes: lean ${lean}, stock ${stock}`);
+    // Measured 0.76 on the tiny preset (0.49 before the model's own ops kept less: biases added over their products,
+    // the ReLU keeping its output); tfjs's walk would be 1.
+    assert.ok(lean < 0.9 * stock, `peak tensor bytes: lean ${lean}, stock ${stock}`);
   });
 });

@@ -2,6 +2,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import type { GraphBuilder } from '../../core/onnx/graph-builder.ts';
 import { tensorValue } from '../onnx-values.ts';
 import type { ParamStore } from '../params.ts';
+import { addBiasOver } from './bias-add.ts';
 
 export type FeedForwardActivation = 'relu' | 'gelu';
 
@@ -32,13 +33,25 @@ export function createFeedForward(
   };
 }
 
-/** x [..., d] times W [d, out] plus b, flattening the leading axes for one 2-D GEMM. */
+/** x [..., d] times W [d, out] plus b, flattening the leading axes for one 2-D GEMM (b added over the product). */
 export function dense(x: tf.Tensor, W: tf.Tensor, b: tf.Tensor): tf.Tensor {
   const shape = x.shape;
   const rows = x.size / shape[shape.length - 1];
-  const y = tf.add(tf.matMul(tf.reshape(x, [rows, shape[shape.length - 1]]) as tf.Tensor2D, W as tf.Tensor2D), b);
+  const y = addBiasOver(tf.matMul(tf.reshape(x, [rows, shape[shape.length - 1]]) as tf.Tensor2D, W as tf.Tensor2D), b);
   return tf.reshape(y, [...shape.slice(0, -1), W.shape[1] as number]);
 }
+
+type CustomGradFn = Parameters<typeof tf.customGrad>[0];
+
+/**
+ * max(x, 0) whose gradient reads its output (y > 0 where x > 0), not its input: the output is what the next
+ * product keeps anyway, so a training step holds one [rows, inner] tensor per feed-forward block, not two.
+ */
+const relu = tf.customGrad(((x: tf.Tensor, save: tf.GradSaveFunc) => {
+  const y = tf.relu(x);
+  save([y]);
+  return { value: y, gradFunc: (dy: tf.Tensor, [kept]: tf.Tensor[]) => tf.mul(dy, tf.step(kept!)) };
+}) as unknown as CustomGradFn) as (x: tf.Tensor) => tf.Tensor;
 
 /** GELU with the exact (erf) form, 0.5 x (1 + erf(x / √2)), as PyTorch's default. */
 function gelu(x: tf.Tensor): tf.Tensor {
@@ -49,7 +62,7 @@ function gelu(x: tf.Tensor): tf.Tensor {
 export function feedForward<T extends tf.Tensor>(w: FeedForwardWeights, x: T, dropout: (h: tf.Tensor) => tf.Tensor): T {
   return tf.tidy(() => {
     const pre = dense(x, w.W1, w.b1);
-    const h = w.activation === 'gelu' ? gelu(pre) : tf.relu(pre);
+    const h = w.activation === 'gelu' ? gelu(pre) : relu(pre);
     return dense(dropout(h), w.W2, w.b2) as T;
   });
 }
