@@ -17,7 +17,7 @@ import {
   type ExampleRow,
   formatResults,
 } from './caption-results.ts';
-import { gridBudget } from './grid.ts';
+import { gridBudget, sideBySideThreads } from './grid.ts';
 import { checkArch, type ExperimentDefinition, type ExperimentOptions, registerExperiment } from './registry.ts';
 import { budgetSuffix, checkBudget, describeBudget, finishedRuns } from './side-by-side.ts';
 import { type CaptionRun, checkSameRun, exampleImages, keptRuns, scoredRun, trainRuns } from './caption-runs.ts';
@@ -137,11 +137,8 @@ const CAPTION_HEADS: ExperimentDefinition = {
       );
     const cache = await loadImageCache(dataset, { cacheDir, spec: imageSpec(trainFlags) });
     if (finished === null) {
-      // The cores shared among the trainers at once, unless the caller says how many (other work on the machine).
-      const together = options.jobs ?? heads.length;
-      const gemmThreads =
-        process.env.FROST_NATIVE_GEMM_THREADS ?? String(Math.max(1, Math.floor(availableParallelism() / together)));
-      const env = { FROST_WASM_THREADS: '1', FROST_NATIVE_GEMM_THREADS: gemmThreads };
+      // The cores shared among the trainers at once; the wasm pool stays at one thread.
+      const env = sideBySideThreads(options.jobs ?? heads.length, 1);
       await trainRuns(todo, {
         ...settings,
         budget,

@@ -60,6 +60,20 @@ export function threadsPerRun(heads: number, cores = availableParallelism()): nu
   return Math.max(1, Math.floor(cores / heads));
 }
 
+/**
+ * The environment of one of `together` trainers side by side: both its thread pools get its share of the cores.
+ * Two runs each with an OpenMP BLAS as wide as the machine spin against each other (half the CPU went to the kernel,
+ * a lightconv step took twice as long). `wasmThreads` overrides the wasm pool's; an explicit
+ * FROST_NATIVE_GEMM_THREADS wins (other work on the machine).
+ */
+export function sideBySideThreads(together: number, wasmThreads?: number): Record<string, string> {
+  const share = threadsPerRun(together);
+  return {
+    FROST_WASM_THREADS: String(wasmThreads ?? share),
+    FROST_NATIVE_GEMM_THREADS: process.env.FROST_NATIVE_GEMM_THREADS ?? String(share),
+  };
+}
+
 /** The grid's budget as run-status.ts reads it. */
 export function gridBudget(spec: Pick<GridSpec, 'budgetMinutes' | 'maxEpochs' | 'maxUpdates'>): RunBudget {
   return {
@@ -107,7 +121,6 @@ function newRunArguments(run: GridRun, spec: Omit<GridSpec, 'log'>): string[] {
 export async function trainGrid(spec: GridSpec): Promise<GridRun[]> {
   const all = gridRuns(spec);
   const runs = all.filter((r) => !spec.skip?.has(r.dir));
-  const threads = threadsPerRun(spec.jobs ?? spec.heads.length);
   const budget = gridBudget(spec);
   checkBudget(budget);
   for (const group of trainingGroups(runs, (r) => `${r.src}-${r.tgt}`, spec.jobs)) {
@@ -120,9 +133,7 @@ export async function trainGrid(spec: GridSpec): Promise<GridRun[]> {
       {
         budget,
         logsDir: join(spec.out, 'logs'),
-        // Both thread pools get the run's share of the cores: two runs each with an OpenMP BLAS as wide as the
-        // machine spin against each other (half the CPU went to the kernel, a lightconv step took twice as long).
-        env: { FROST_WASM_THREADS: String(threads), FROST_NATIVE_GEMM_THREADS: String(threads) },
+        env: sideBySideThreads(spec.jobs ?? spec.heads.length),
         ...(spec.jobs === undefined ? {} : { jobs: spec.jobs }),
         check: (r) =>
           checkSameRun(

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { threadsPerRun } from '../experiments/grid.ts';
+import { sideBySideThreads } from '../experiments/grid.ts';
 import { ExperimentInterrupted, LiveChildren } from '../experiments/live-children.ts';
 import { readMetrics } from '../report/run-status.ts';
 import { readCheckpointInfo } from '../train/run-folder.ts';
@@ -97,7 +97,7 @@ describe('frost experiment stopped by SIGTERM', { timeout: 300_000 }, () => {
       ['train', '--arch', 'rnn-attn', '--head', 'learned', '--data', dataDir, '--src', 'src', '--tgt', 'tgt']
         .concat(['--preset', 'tiny', '--seed', '1', '--out', reference, ...TRAIN_FLAGS])
         .concat(['--epochs', String(EPOCHS), '--quiet']),
-      { FROST_WASM_THREADS: String(threadsPerRun(2)), FROST_NATIVE_GEMM_THREADS: String(threadsPerRun(2)) },
+      sideBySideThreads(2),
     );
     const rerun = startFrost(argv);
     const done = await rerun.exited;
