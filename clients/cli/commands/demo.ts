@@ -3,16 +3,17 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadModelDir } from '../../../core/runtime/load-node.ts';
 import { MODEL_CARD_FILE } from '../../../core/runtime/model-card.ts';
-import { SUBWORD_KINDS, type SubwordKind } from '../../../core/subword/subword-spec.ts';
 import { exportRun } from '../../../export/export-run.ts';
-import { resolveArchConfig } from '../../../models/index.ts';
+import { headNames } from '../../../models/index.ts';
 import { startServer } from '../../../serve/server.ts';
 import { initBackend } from '../../../train/backend/select.ts';
 import { fetchMulti30k } from '../../../train/data/fetch.ts';
 import { LOCAL_MULTI30K_DIR, multi30kDir, REPO_ROOT } from '../../../train/data/paths.ts';
-import { RUN_FILES, translationConfigSchema } from '../../../train/run-config.ts';
+import { RUN_FILES } from '../../../train/run-config.ts';
 import { resume, train } from '../../../train/trainer.ts';
 import { webClient } from '../../web/build/web-client.ts';
+import { demoModelName, demoRecipes, demoTrainArguments } from '../demo-recipe.ts';
+import { newRunConfigFromArguments } from './train.ts';
 
 interface DemoFlags {
   minutes: number;
@@ -20,10 +21,8 @@ interface DemoFlags {
   host: string;
   src: string;
   tgt: string;
-  head: string;
-  preset: string;
-  vocab: SubwordKind | 'word';
-  vocabSize: number;
+  recipe: string;
+  head?: string;
 }
 
 /** Sentences the demo translates once it is up (Multi30k-like, with names and capitals to show casing). */
@@ -67,6 +66,7 @@ async function findMulti30k(): Promise<string> {
  * run, and export it), then serve it.
  */
 export function registerDemo(program: Command): void {
+  const recipes = demoRecipes();
   program
     .command('demo')
     .description('train (time-capped), export and serve a Multi30k translation model; reuses it when it exists')
@@ -75,19 +75,19 @@ export function registerDemo(program: Command): void {
     .option('--host <addr>', 'address to listen on', '127.0.0.1')
     .option('--src <lang>', 'source language', 'de')
     .option('--tgt <lang>', 'target language', 'en')
-    .option('--head <name>', 'output head', 'fixed-l2')
-    .option('--preset <name>', 'architecture preset', 'small')
     .addOption(
       new Option(
-        '--vocab <kind>',
-        "joint BPE or unigram subwords (cased, never <unk>) or the paper's word vocabularies",
+        '--recipe <name>',
+        `what to train (clients/cli/demo-recipes.json): ${Object.entries(recipes.recipes)
+          .map(([name, r]) => `${name}: ${r.description}`)
+          .join('; ')}`,
       )
-        .choices([...SUBWORD_KINDS, 'word'])
-        .default('bpe'),
+        .choices(Object.keys(recipes.recipes))
+        .default(recipes.default),
     )
-    .option('--vocab-size <n>', 'bpe, unigram: pieces in the joint model', (v) => Number(v), 8000)
+    .addOption(new Option('--head <name>', "output head instead of the recipe's").choices(headNames()))
     .action(async (flags: DemoFlags) => {
-      const name = `demo-${flags.src}-${flags.tgt}-${flags.head}${flags.vocab === 'word' ? '' : `-${flags.vocab}`}`;
+      const name = demoModelName(flags.recipe, flags);
       const modelDir = join(REPO_ROOT, 'artifacts', name);
       if (!existsSync(join(modelDir, MODEL_CARD_FILE))) {
         const runDir = join(REPO_ROOT, 'runs', name);
@@ -96,26 +96,17 @@ export function registerDemo(program: Command): void {
           process.stderr.write(`continuing the demo run in ${runDir}\n`);
           (await resume(runDir, { maxMinutes: flags.minutes })).model.params.dispose();
         } else {
-          const dataDir = await findMulti30k();
-          process.stderr.write(
-            `training ${name} for up to ${flags.minutes} minutes (Ctrl-C is safe: npm start resumes)\n`,
-          );
-          const config = translationConfigSchema.parse({
-            arch: 'rnn-attn',
-            preset: flags.preset,
-            archConfig: resolveArchConfig('rnn-attn', flags.preset),
-            head: { name: flags.head },
-            data: { dir: dataDir, kind: 'multi30k', src: flags.src, tgt: flags.tgt },
-            ...(flags.vocab === 'word'
-              ? {}
-              : {
-                  tokenizer: 'sentencepiece',
-                  // compactOutput: the output layer scores only the pieces English uses (docs/subwords.md)
-                  vocab: { kind: flags.vocab, size: flags.vocabSize, joint: true, compactOutput: true },
-                }),
-            maxMinutes: flags.minutes,
+          const args = demoTrainArguments(recipes.recipes[flags.recipe]!, {
+            dataDir: await findMulti30k(),
+            src: flags.src,
+            tgt: flags.tgt,
+            minutes: flags.minutes,
+            head: flags.head,
           });
-          (await train(config, runDir)).model.params.dispose();
+          process.stderr.write(
+            `training ${name} for up to ${flags.minutes} minutes (Ctrl-C is safe: npm start resumes)\n  frost train ${args.join(' ')}\n`,
+          );
+          (await train(await newRunConfigFromArguments(args, runDir), runDir)).model.params.dispose();
         }
         await exportRun(runDir, modelDir, { name });
       }

@@ -1,4 +1,4 @@
-import { type Command, Option } from 'commander';
+import { Command, Option } from 'commander';
 import { resolve } from 'node:path';
 import { archDefinition, archNames, getHeadDefinition, headNames } from '../../../models/index.ts';
 import { initBackend } from '../../../train/backend/select.ts';
@@ -6,6 +6,7 @@ import { scheduleNames } from '../../../train/schedules/index.ts';
 import { taskNames } from '../../../train/tasks/index.ts';
 import { resume, train } from '../../../train/trainer.ts';
 import { newRunConfig, type NewRunFlags } from './train-config.ts';
+import type { RunConfig } from '../../../train/run-config.ts';
 import { intOption } from './serve.ts';
 
 /** The flags as commander parses them: new-run flags (before key=value parsing) plus run control. */
@@ -112,17 +113,50 @@ function trainArguments(): string[] {
 }
 
 export function registerTrain(program: Command): void {
-  const command = program
-    .command('train')
-    .description('train a translation, captioning or language model (or continue one with --resume)');
-  // In this order in --help.
+  trainOptions(
+    program
+      .command('train')
+      .description('train a translation, captioning or language model (or continue one with --resume)'),
+  ).action(trainAction);
+}
+
+/** Every `frost train` option, in --help's order. */
+function trainOptions(command: Command): Command {
   for (const add of [modelOptions, runOptions, recipeOptions, dataOptions, captionOptions]) add(command);
-  command
+  return command
     .addOption(
       new Option('--backend <name>', 'tfjs backend').choices(['auto', 'tensorflow', 'wasm', 'cpu']).default('auto'),
     )
-    .option('--quiet', 'no progress output')
-    .action(trainAction);
+    .option('--quiet', 'no progress output');
+}
+
+/**
+ * The config of a new run from `frost train` arguments (no `--out`, `--resume` or run control), checked as the
+ * command checks them: how `frost demo` starts its recipe (clients/cli/demo-recipes.json) in this process.
+ * @throws Error naming the argument commander or the run's schema refused
+ */
+export async function newRunConfigFromArguments(args: readonly string[], runDir: string): Promise<RunConfig> {
+  const command = trainOptions(new Command('train'))
+    .exitOverride()
+    .configureOutput({ writeErr: () => {} });
+  let flags: TrainFlags;
+  try {
+    flags = command.parse([...args], { from: 'user' }).opts<TrainFlags>();
+  } catch (err) {
+    throw new Error(`frost train ${args.join(' ')}: ${(err as Error).message}`, { cause: err });
+  }
+  if (flags.out !== undefined || flags.resume !== undefined)
+    throw new Error(`frost train ${args.join(' ')}: --out and --resume are the caller's, not the recipe's`);
+  const config = await newRunConfig(
+    {
+      ...flags,
+      set: parseSettings(flags.set, '--set'),
+      headOption: parseSettings(flags.headOption, '--head-option'),
+    },
+    runDir,
+  );
+  config.argv = [...args];
+  return config;
 }
 
 /** What to learn: the task, architecture, head, corpus and the settings of each. */
