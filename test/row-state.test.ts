@@ -37,3 +37,51 @@ test('reorderRowsInPlace gives what gatherRows gives, for beam moves, cycles, du
   }
   assert.throws(() => reorderRowsInPlace(ort, tensor(2, 3), Int32Array.from([0, 1, 1])), RangeError);
 });
+
+test("reorderRowsInPlace with a filled span moves each row's filled positions as gatherRows would, and only those", () => {
+  // Rows of an append cache [rows 6, heads 2, capacity 5, dk 3] filled to 3 positions; long dk too, past SHORT_SPAN.
+  for (const dk of [3, 200]) {
+    const dims = [6, 2, 5, dk];
+    const size = dims.reduce((a, b) => a * b, 1);
+    const cache = () =>
+      new ort.Tensor(
+        'float32',
+        Float32Array.from({ length: size }, (_, i) => i),
+        dims,
+      ) as HostTensor;
+    const rng = new SeededRandom(5, 'row-state-filled');
+    const orders = [Int32Array.from([0, 0, 1, 0, 2, 5]), Int32Array.from([5, 4, 3, 2, 1, 0]), Int32Array.from([1, 1])];
+    for (let k = 0; k < 20; k++)
+      orders.push(Int32Array.from({ length: 1 + Math.floor(rng.next() * 6) }, () => Math.floor(rng.next() * 6)));
+    for (const order of orders) {
+      const source = cache();
+      const expected = gatherRows(ort, cache(), order).data as Float32Array;
+      const got = reorderRowsInPlace(ort, source, order, { axis: 2, length: 3 }).data as Float32Array;
+      const before = cache().data as Float32Array;
+      const rowSize = size / 6;
+      for (let i = 0; i < order.length; i++)
+        for (let h = 0; h < 2; h++)
+          for (let p = 0; p < 5; p++) {
+            const at = i * rowSize + (h * 5 + p) * dk;
+            // Filled positions come from the parent row; spare ones are not touched (the row's own old values).
+            const want = p < 3 ? expected : before;
+            assert.deepEqual(
+              got.subarray(at, at + dk),
+              want.subarray(at, at + dk),
+              `order ${order.join(',')} row ${i}`,
+            );
+          }
+    }
+  }
+  assert.throws(
+    () => reorderRowsInPlace(ort, tensor(2, 3), Int32Array.from([1, 0]), { axis: 1, length: 4 }),
+    RangeError,
+  );
+});
+
+test('reorderRowsInPlace keeps an int64 state int64 (rows saved before they are overwritten too)', () => {
+  const t = new ort.Tensor('int64', BigInt64Array.from([10n, 11n, 20n, 21n, 30n, 31n]), [3, 2]) as HostTensor;
+  const got = reorderRowsInPlace(ort, t, Int32Array.from([1, 2, 0]));
+  assert.ok(got.data instanceof BigInt64Array);
+  assert.deepEqual(Array.from(got.data as BigInt64Array), [20n, 21n, 30n, 31n, 10n, 11n]);
+});

@@ -48,7 +48,8 @@ Protocol: one JSON object per line on stdin, one JSON answer per line on stdout 
       the `k` hypotheses of each source (one batch), n tokens each, as target ids, from the first compute
       type: what the bench compares with frost's before timing.
 <pad> and <s> are suppressed (suppress_sequences) and <unk> disabled (disable_unk), as frost's search
-masks them. Token strings cross the boundary (translate_batch takes tokens, not ids); the bench's ids
+masks them. Each hypothesis comes with its score (return_scores), as frost's translations do: without
+it CTranslate2's greedy search skips the log-softmax over the vocabulary and returns tokens only. Token strings cross the boundary (translate_batch takes tokens, not ids); the bench's ids
 are turned into strings before the clock starts.
 """
 import json
@@ -205,7 +206,7 @@ class Peer:
     def translate(self, m, tr, batch, beam, tokens, hypotheses=1):
         return tr.translate_batch(batch, beam_size=beam, num_hypotheses=hypotheses, max_batch_size=0,
                                   min_decoding_length=tokens, max_decoding_length=tokens, disable_unk=True,
-                                  suppress_sequences=m['suppress'], max_input_length=0)
+                                  suppress_sequences=m['suppress'], max_input_length=0, return_scores=True)
 
     def decode(self, req):
         m = self.models[req['key']]

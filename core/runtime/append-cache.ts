@@ -4,7 +4,7 @@
  * copies one position per row instead of the whole cache (docs/decoding-speed.md, issue #41).
  */
 import type { ModelCard } from './model-card.ts';
-import type { HostTensor } from './row-state.ts';
+import { copySpan, type HostTensor } from './row-state.ts';
 import type { Ort } from './seq2seq-types.ts';
 
 export type AppendCacheSpec = NonNullable<ModelCard['graphs']['decoder']['cache']>;
@@ -50,10 +50,9 @@ export function appendPosition(
     cap = length === capacity ? capacity + CACHE_CHUNK : capacity;
     data = new Float32Array(outer * cap * inner);
     const kept = length * inner;
-    for (let o = 0; o < outer; o++)
-      data.set(src.subarray(o * capacity * inner, o * capacity * inner + kept), o * cap * inner);
+    for (let o = 0; o < outer; o++) copySpan(data, o * cap * inner, src, o * capacity * inner, kept);
   }
-  for (let o = 0; o < outer; o++) data.set(add.subarray(o * inner, (o + 1) * inner), (o * cap + length) * inner);
+  for (let o = 0; o < outer; o++) copySpan(data, (o * cap + length) * inner, add, o * inner, inner);
   const out = data === src ? cache.data : data;
   const next = dims.slice();
   next[axis] = cap;

@@ -81,29 +81,74 @@ export function gatherRows(ort: Ort, t: HostTensor, order: Int32Array): HostTens
  * step's output that is being reordered for the next step): no new buffer, and rows that keep
  * their place (`order[i] === i`) are not copied. Beam search mostly keeps a beam on its own row,
  * and a Transformer's row is its whole key/value cache, so this is most of the copying.
- * Rows that are read after being overwritten are saved first. Returns a tensor over `t`'s buffer
- * (its first `order.length` rows); `t` itself must not be used afterwards.
+ * Rows that are read after being overwritten are saved first. With `filled`, only each row's filled positions are
+ * copied (an append cache's: the rest of a moved row keeps stale values the graph masks). Returns a tensor over
+ * `t`'s buffer (its first `order.length` rows); `t` itself must not be used afterwards.
  * @throws RangeError when `order` has more rows than `t` (growing needs {@link gatherRows})
  */
-export function reorderRowsInPlace(ort: Ort, t: HostTensor, order: Int32Array): HostTensor {
+export function reorderRowsInPlace(ort: Ort, t: HostTensor, order: Int32Array, filled?: FilledSpan): HostTensor {
   const rows = t.dims.length === 0 ? 1 : t.dims[0];
   if (order.length > rows) throw new RangeError(`reorderRowsInPlace: ${order.length} rows from ${rows}`);
   const rowSize = rows === 0 ? 0 : t.size / rows;
-  const data = t.data as Float32Array; // any typed array: only subarray/set/slice are used
-  // A row whose slot is overwritten (order[j] !== j, j < order.length) but that another row reads.
-  const saved = new Map<number, Float32Array>();
+  const data = t.data as Float32Array; // any typed array: copies go through copySpan, buffers through its constructor
+  // Within a row: `blocks` runs of `run` values, `stride` apart (one run per head of a cache filled to `length`).
+  const { blocks, run, stride } = filled ? filledRuns(t.dims, filled) : { blocks: 1, run: rowSize, stride: rowSize };
+  const copyRow = (
+    to: Float32Array,
+    toAt: number,
+    from: Float32Array,
+    fromAt: number,
+    fromStep: number,
+    toStep: number,
+  ) => {
+    for (let b = 0; b < blocks; b++) copySpan(to, toAt + b * toStep, from, fromAt + b * fromStep, run);
+  };
+  // Rows whose slot is overwritten (order[j] !== j, j < order.length) but that another row reads: saved first,
+  // compact, side by side in one buffer (`slot[j]` says where; -1: not saved).
+  const slot = new Int32Array(rows).fill(-1);
+  let savedRows = 0;
   for (let i = 0; i < order.length; i++) {
     const j = order[i];
-    if (j !== i && j < order.length && order[j] !== j && !saved.has(j))
-      saved.set(j, data.slice(j * rowSize, (j + 1) * rowSize));
+    if (j !== i && j < order.length && order[j] !== j && slot[j] < 0) slot[j] = savedRows++;
   }
+  const Ctor = data.constructor as new (n: number) => Float32Array;
+  const kept = savedRows > 0 ? new Ctor(savedRows * blocks * run) : data;
+  if (savedRows > 0)
+    for (let j = 0; j < rows; j++)
+      if (slot[j] >= 0) copyRow(kept, slot[j] * blocks * run, data, j * rowSize, stride, run);
   for (let i = 0; i < order.length; i++) {
     const j = order[i];
     if (j === i) continue;
-    data.set(saved.get(j) ?? data.subarray(j * rowSize, (j + 1) * rowSize), i * rowSize);
+    if (slot[j] >= 0) copyRow(data, i * rowSize, kept, slot[j] * blocks * run, run, stride);
+    else copyRow(data, i * rowSize, data, j * rowSize, stride, stride);
   }
   const out = order.length === rows ? data : data.subarray(0, order.length * rowSize);
   return new ort.Tensor(t.type as 'float32', out, [order.length, ...t.dims.slice(1)]) as HostTensor;
+}
+
+/**
+ * The part of each row that holds data: positions [0, length) along `axis` (an append cache's filled positions; the
+ * rest is spare capacity, masked by the graph, that a reorder need not copy).
+ */
+export interface FilledSpan {
+  axis: number;
+  length: number;
+}
+
+function filledRuns(dims: readonly number[], { axis, length }: FilledSpan) {
+  if (axis < 1 || axis >= dims.length || length > dims[axis]!)
+    throw new RangeError(`reorderRowsInPlace: ${length} filled positions on axis ${axis} of [${dims.join(',')}]`);
+  const inner = dims.slice(axis + 1).reduce((a, b) => a * b, 1);
+  return { blocks: dims.slice(1, axis).reduce((a, b) => a * b, 1), run: length * inner, stride: dims[axis]! * inner };
+}
+
+/** Runs this short are copied by a loop: a subarray per call costs more than the copy (and feeds the GC). */
+const SHORT_SPAN = 128;
+
+/** Copies `n` values from `src` at `srcAt` to `dst` at `dstAt`; the two ranges must not overlap. */
+export function copySpan(dst: Float32Array, dstAt: number, src: Float32Array, srcAt: number, n: number): void {
+  if (n > SHORT_SPAN) dst.set(src.subarray(srcAt, srcAt + n), dstAt);
+  else for (let k = 0; k < n; k++) dst[dstAt + k] = src[srcAt + k]!;
 }
 
 function firstDim(named: Readonly<Record<string, HostTensor>>): number {

@@ -306,7 +306,14 @@ export class Seq2SeqRuntime {
       // In place only once per step output, and never to grow (the beam expansion).
       state[name] =
         order.length <= s.rows && this.freshState.delete(t)
-          ? reorderRowsInPlace(this.ort, t, order)
+          ? reorderRowsInPlace(
+              this.ort,
+              t,
+              order,
+              appended[name] !== undefined && s.cacheLength !== undefined
+                ? { axis: this.card.graphs.decoder.cache!.axis, length: s.cacheLength }
+                : undefined,
+            )
           : gatherRows(this.ort, t, order);
       // The next step writes its new position into an append cache's buffer, which only this state holds.
       if (appended[name] !== undefined) this.freshState.add(state[name]);
