@@ -13,11 +13,14 @@
  * checkpoint and reuses finished ones, so the bench can be stopped (Ctrl-C saves) and started again. Training time
  * depends on what else the machine does: run it with nothing else running, and read `updates` beside the BLEU.
  */
+import { existsSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { cpus, loadavg } from 'node:os';
 import { corpusBleu } from '../core/metrics/bleu.ts';
 import { loadModelDir } from '../core/runtime/load-node.ts';
+import { MODEL_CARD_FILE } from '../core/runtime/model-card.ts';
+import { exportRun } from '../export/export-run.ts';
 import { demoRecipes, demoTrainArguments } from '../clients/cli/demo-recipe.ts';
 import { liveChildren } from '../experiments/live-children.ts';
 import { runFrost } from '../experiments/spawn-frost.ts';
@@ -77,6 +80,9 @@ interface Row {
   greedyValBleu: number;
   valBleu: number;
   valBleuLc: number;
+  /** The precision the demo serves (the recipe's), and that export's validation BLEU when it is not fp32. */
+  precision: string;
+  servedValBleu: number;
   testBleu?: number;
   testBleuLc?: number;
 }
@@ -122,6 +128,17 @@ async function trainRecipe(name: string): Promise<void> {
   await runFrost(argv, {}, join(outDir, 'logs', `${name}.log`));
 }
 
+/** The export the demo would serve: the fp32 one, or the recipe's precision exported beside it. */
+async function servedModel(name: string): Promise<string> {
+  const runDir = join(outDir, name);
+  const { precision } = all.recipes[name]!;
+  if (precision === 'fp32') return (await ensureExport(runDir)).modelDir;
+  const dir = join(runDir, `export-${precision}`);
+  if (!existsSync(join(dir, MODEL_CARD_FILE)))
+    await exportRun(runDir, dir, { name: `${name}-${precision}`, precision, quiet: true });
+  return dir;
+}
+
 async function rowOf(name: string): Promise<Row | null> {
   const runDir = join(outDir, name);
   const last = await readCheckpointInfo(runDir, 'last').catch(() => null);
@@ -141,6 +158,9 @@ async function rowOf(name: string): Promise<Row | null> {
     greedyValBleu: Number(last.state.bestBleu ?? NaN),
     valBleu: val.cased,
     valBleuLc: val.lc,
+    precision: all.recipes[name]!.precision,
+    servedValBleu:
+      all.recipes[name]!.precision === 'fp32' ? val.cased : (await bleuOf(await servedModel(name), 'val')).cased,
   };
 }
 
@@ -166,19 +186,19 @@ async function main(): Promise<void> {
   if (rows.length === 0) throw new Error(`no trained run under ${outDir}`);
   const best = rows.reduce((a, b) => (b.valBleu > a.valBleu ? b : a));
   if (args.test) {
-    const t = await bleuOf((await ensureExport(join(outDir, best.recipe))).modelDir, 'test2016');
+    const t = await bleuOf(await servedModel(best.recipe), 'test2016');
     best.testBleu = t.cased;
     best.testBleuLc = t.lc;
   }
   const f = (x: number | undefined, d = 2) => (x === undefined || Number.isNaN(x) ? '–' : x.toFixed(d));
   process.stdout.write(
     `\n${basename(outDir)}: Multi30k ${src}→${tgt}, ${minutes} minutes each, validation beam ${beam} (cased, 13a)\n\n` +
-      '| recipe | updates | epochs | minutes | tokens/s | val BLEU greedy (best epoch) | val BLEU beam | lower-cased | test2016 cased |\n' +
-      '|---|---:|---:|---:|---:|---:|---:|---:|---:|\n' +
+      '| recipe | updates | epochs | minutes | tokens/s | val BLEU greedy (best epoch) | val BLEU beam | lower-cased | served precision: val BLEU | test2016 cased (served) |\n' +
+      '|---|---:|---:|---:|---:|---:|---:|---:|---|---:|\n' +
       rows
         .map(
           (r) =>
-            `| ${r.recipe === best.recipe ? `**${r.recipe}**` : r.recipe} | ${r.updates} | ${r.epochs} | ${f(r.trainedMinutes, 1)} | ${f(r.tokensPerSecond, 0)} | ${f(r.greedyValBleu)} | ${f(r.valBleu)} | ${f(r.valBleuLc)} | ${f(r.testBleu)} |`,
+            `| ${r.recipe === best.recipe ? `**${r.recipe}**` : r.recipe} | ${r.updates} | ${r.epochs} | ${f(r.trainedMinutes, 1)} | ${f(r.tokensPerSecond, 0)} | ${f(r.greedyValBleu)} | ${f(r.valBleu)} | ${f(r.valBleuLc)} | ${r.precision}: ${f(r.servedValBleu)} | ${f(r.testBleu)} |`,
         )
         .join('\n') +
       `\n\nbest on validation: ${best.recipe}` +

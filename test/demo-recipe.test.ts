@@ -71,7 +71,13 @@ describe('demo recipes (clients/cli/demo-recipes.json)', () => {
       /may not set/,
     );
     assert.throws(() => parseDemoRecipes({ default: 'b', recipes: { a: recipe } }, 'r.json'), /default must name/);
-    assert.equal(parseDemoRecipes({ default: 'a', recipes: { a: recipe } }, 'r.json').default, 'a');
+    assert.throws(
+      () => parseDemoRecipes({ default: 'a', recipes: { a: { ...recipe, precision: 'int4' } } }, 'r.json'),
+      /recipes\.a\.precision/,
+    );
+    const parsed = parseDemoRecipes({ default: 'a', recipes: { a: recipe } }, 'r.json');
+    assert.equal(parsed.default, 'a');
+    assert.equal(parsed.recipes.a!.precision, 'fp32', 'a recipe without a precision exports float32');
   });
 
   it('refuses unknown or misplaced `frost train` arguments with the argument named', async () => {

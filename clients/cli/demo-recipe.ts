@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { describeIssues } from '../../core/zod-issues.ts';
+import { PRECISIONS } from '../../export/precision.ts';
 
 /**
  * What `npm start` (`frost demo`) trains: named recipes, each the `frost train` arguments of a model (data,
@@ -19,6 +20,11 @@ const recipeSchema = z.object({
     .refine((args) => !args.some((a) => CALLER_FLAGS.includes(a.split('=')[0]!)), {
       message: `a recipe may not set ${CALLER_FLAGS.join(', ')}: the demo gives those`,
     }),
+  /**
+   * The precision the demo exports and serves (`frost export --precision`; fp16/int8 exports are checked against
+   * float32 by validation BLEU, recorded in the model card).
+   */
+  precision: z.enum(PRECISIONS).default('fp32'),
 });
 export type DemoRecipe = z.infer<typeof recipeSchema>;
 

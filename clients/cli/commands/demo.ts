@@ -108,7 +108,7 @@ export function registerDemo(program: Command): void {
           );
           (await train(await newRunConfigFromArguments(args, runDir), runDir)).model.params.dispose();
         }
-        await exportRun(runDir, modelDir, { name });
+        await exportRun(runDir, modelDir, { name, precision: recipes.recipes[flags.recipe]!.precision });
       }
       const server = await startServer({ modelsDir: modelDir, port: flags.port, host: flags.host, web: webClient() });
       await printSamples(modelDir, SAMPLES[flags.src] ?? []);
