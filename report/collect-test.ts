@@ -58,13 +58,17 @@ export async function loadTrainingTargets(config: TranslationRunConfig): Promise
 const hypothesesSchema = z.object({ texts: z.array(z.string()), tokens: z.array(z.array(z.string())) });
 export type Hypotheses = z.infer<typeof hypothesesSchema>;
 
-/** Translates the test set with the exported model through onnxruntime-node. */
-async function decode(modelDir: string, set: TestSet, beam: number): Promise<Hypotheses> {
+/** Translates `sources` with the exported model through onnxruntime-node, {@link DECODE_BATCH} at a time. */
+export async function translateSources(
+  modelDir: string,
+  sources: readonly string[],
+  beam: number,
+): Promise<Hypotheses> {
   const runtime = await loadModelDir(modelDir);
   try {
     const out: Hypotheses = { texts: [], tokens: [] };
-    for (let i = 0; i < set.sources.length; i += DECODE_BATCH) {
-      for (const t of await runtime.translate(set.sources.slice(i, i + DECODE_BATCH), { beam })) {
+    for (let i = 0; i < sources.length; i += DECODE_BATCH) {
+      for (const t of await runtime.translate(sources.slice(i, i + DECODE_BATCH), { beam })) {
         out.texts.push(t.text);
         out.tokens.push(t.tokens);
       }
@@ -88,7 +92,7 @@ export async function testHypotheses(
 ): Promise<Hypotheses> {
   const path = join(runDir, 'eval', `${set.split}-beam${beam}-${checkpoint.sha256.slice(0, 12)}.json`);
   const key = { checkpoint: checkpoint.sha256, beam, testSet: set.fingerprint };
-  const hyps = await cachedJson(path, key, hypothesesSchema, () => decode(modelDir, set, beam));
+  const hyps = await cachedJson(path, key, hypothesesSchema, () => translateSources(modelDir, set.sources, beam));
   if (hyps.texts.length !== set.sources.length)
     throw new Error(`${path}: ${hyps.texts.length} translations for ${set.sources.length} test sentences`);
   return hyps;

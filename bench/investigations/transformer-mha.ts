@@ -16,6 +16,10 @@
  *    the kernel ignores the past) left unfetched; `B dmmha` DecoderMaskedMultiHeadAttention on the shared buffer.
  *  - `P` in both: the projections alone (A − P is the attention's own cost).
  *  - residual LN: LN(x + y) as layer-norm.ts's ops, as LayerNormalization, as SkipLayerNormalization.
+ *  - head tail: logits [rows, |V| 8,000] to each row's top 16 log-probabilities. A = graph-spec.ts's
+ *    emitStepLogProbs (LogSoftmax, then TopK); B = TopK over the logits less ReduceLogSumExp; C = the same with the
+ *    log-sum-exp written as ReduceMax, Exp, ReduceSum, Log. B and C keep a `log_probs` output (logits − lse) that is
+ *    not fetched: onnxruntime runs only the nodes a run's fetches need, so it costs them nothing here.
  *
  * Both graphs of a pair get the same inputs; the script checks their outputs agree, then times them alternately
  * (process CPU time of one `session.run`, 1 intra-op thread), `--reps` each, and prints min and median.
@@ -43,6 +47,7 @@ import {
   type MultiHeadAttentionWeights,
 } from '../../models/layers/multi-head-attention.ts';
 import { tensorValue } from '../../models/onnx-values.ts';
+import { DECODER_TOP_K, emitStepLogProbs, TOP_LOG_PROBS } from '../../models/archs/graph-spec.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -249,6 +254,34 @@ function residualNorm(form: 'A' | 'B' | 'skip'): GraphBuilder {
   return g;
 }
 
+/** The step's vocabulary in the head-tail comparison (the joint BPE vocabulary's 8,000). */
+const V = 8000;
+
+/**
+ * The head tail from logits [rows, V] to the top-k outputs: `A` as exported (LogSoftmax, then TopK); `B` TopK over the
+ * logits less ReduceLogSumExp; `C` the log-sum-exp as max, exp, sum, log.
+ */
+function headTail(form: 'A' | 'B' | 'C'): GraphBuilder {
+  const g = graph(`head-tail-${form}`);
+  const logits = g.input('logits', 'float32', ['rows', V]);
+  if (form === 'A') {
+    emitStepLogProbs(g, logits, V);
+    return g;
+  }
+  let lse: string;
+  if (form === 'B') lse = g.reduce('ReduceLogSumExp', logits, [1], true);
+  else {
+    const max = g.reduce('ReduceMax', logits, [1], true);
+    const sum = g.reduce('ReduceSum', g.op('Exp', [g.op('Sub', [logits, max])]), [1], true);
+    lse = g.op('Add', [g.op('Log', [sum]), max]);
+  }
+  g.output(g.op('Sub', [logits, lse]), 'log_probs', 'float32', ['rows', V]);
+  // TopK of the logits, shifted by each row's log-sum-exp: the same candidates, as log-probabilities.
+  const [top] = g.node('TopK', [logits, g.constInt64([DECODER_TOP_K], [1])], { axis: 1 }, { outputs: 2 });
+  g.output(g.op('Sub', [top!, lse]), TOP_LOG_PROBS, 'float32', ['rows', DECODER_TOP_K]);
+  return g;
+}
+
 // ---- inputs, agreement, timing ---------------------------------------------------
 
 let seed = 12345;
@@ -409,5 +442,16 @@ for (const rows of args.rows.split(',').map(Number))
     ],
     { x: f32(uniform(rows * d, 2), [rows, d]), y: f32(uniform(rows * d, 2), [rows, d]) },
     ['z'],
+  );
+for (const rows of args.rows.split(',').map(Number))
+  await compare(
+    `head tail rows ${rows}`,
+    [
+      ['A', headTail('A')],
+      ['B', headTail('B')],
+      ['C', headTail('C')],
+    ],
+    { logits: f32(uniform(rows * V, 8), [rows, V]) },
+    [TOP_LOG_PROBS],
   );
 console.log(`load ${loadavg()[0]!.toFixed(1)}`);

@@ -88,6 +88,7 @@ export function registerDemo(program: Command): void {
     )
     .addOption(new Option('--head <name>', "output head instead of the recipe's").choices(headNames()))
     .action(async (flags: DemoFlags) => {
+      const recipe = recipes.recipes[flags.recipe]!;
       const name = demoModelName(flags.recipe, flags);
       const modelDir = join(REPO_ROOT, 'artifacts', name);
       if (!existsSync(join(modelDir, MODEL_CARD_FILE))) {
@@ -97,7 +98,7 @@ export function registerDemo(program: Command): void {
           process.stderr.write(`continuing the demo run in ${runDir}\n`);
           (await resume(runDir, { maxMinutes: flags.minutes })).model.params.dispose();
         } else {
-          const args = demoTrainArguments(recipes.recipes[flags.recipe]!, {
+          const args = demoTrainArguments(recipe, {
             dataDir: await findMulti30k(),
             src: flags.src,
             tgt: flags.tgt,
@@ -109,7 +110,7 @@ export function registerDemo(program: Command): void {
           );
           (await train(await newRunConfigFromArguments(args, runDir), runDir)).model.params.dispose();
         }
-        await exportRun(runDir, modelDir, { name, precision: recipes.recipes[flags.recipe]!.precision });
+        await exportRun(runDir, modelDir, { name, precision: recipe.precision });
       }
       // One decode thread per core, each with one onnxruntime thread: on 2 cores this served the demo model 2.0× the
       // requests/s at c=64 of one decode thread whose onnxruntime used both cores (docs/demo.md).

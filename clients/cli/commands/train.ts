@@ -147,7 +147,14 @@ export async function newRunConfigFromArguments(args: readonly string[], runDir:
   }
   if (flags.out !== undefined || flags.resume !== undefined)
     throw new Error(`frost train ${args.join(' ')}: --out and --resume are the caller's, not the recipe's`);
-  const config = await newRunConfig(
+  const config = await configOfFlags(flags, runDir);
+  config.argv = [...args];
+  return config;
+}
+
+/** A new run's config from commander's flags, the key=value settings parsed. */
+function configOfFlags(flags: TrainFlags, runDir: string): Promise<RunConfig> {
+  return newRunConfig(
     {
       ...flags,
       set: parseSettings(flags.set, '--set'),
@@ -155,8 +162,6 @@ export async function newRunConfigFromArguments(args: readonly string[], runDir:
     },
     runDir,
   );
-  config.argv = [...args];
-  return config;
 }
 
 /** What to learn: the task, architecture, head, corpus and the settings of each. */
@@ -345,15 +350,7 @@ async function trainAction(flags: TrainFlags): Promise<void> {
   }
   if (!flags.out) throw new Error('give --out DIR for a new run (or --resume DIR to continue one)');
   const runDir = resolve(flags.out);
-  const config = await newRunConfig(
-    {
-      ...flags,
-      data: flags.data,
-      set: parseSettings(flags.set, '--set'),
-      headOption: parseSettings(flags.headOption, '--head-option'),
-    },
-    runDir,
-  );
+  const config = await configOfFlags(flags, runDir);
   config.argv = trainArguments();
   const result = await train(config, runDir, { quiet: flags.quiet });
   result.model.params.dispose();
