@@ -100,7 +100,9 @@ export async function writeBenchModel(root: string, opts: BenchModelOptions): Pr
     : { srcVocab, tgtVocab, ...(joint ? { jointEmbedding: true } : {}) };
   const model = buildModel(arch, archConfig, sizes, { name: opts.head }, seed);
   if (opts.noise) addNoise(model.params, opts.noise, seed);
-  const { encoder, decoder, graphs } = model.toOnnx({ decoderCache: opts.decoderCache ?? 'append' });
+  const decoderCache = opts.decoderCache ?? 'append';
+  // As `frost export` builds them (export/seq2seq-export.ts).
+  const { encoder, decoder, graphs } = model.toOnnx({ decoderCache, groupedMemory: decoderCache === 'append' });
   const stripped = opts.topK === false && graphs.decoder.top !== undefined;
   if (stripped) delete graphs.decoder.top;
   const enc = convertPrecision(encoder.toBytes(), precision).bytes;

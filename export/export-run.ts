@@ -43,7 +43,8 @@ export interface ExportOptions {
   /**
    * How the Transformer's step graph carries its key/value caches (models/archs/types.ts's OnnxGraphOptions):
    * `append` by default, `concat` for consumers that feed whole caches back (the Hugging Face layout); a Triton
-   * export is always `concat`.
+   * export is always `concat`. `append` also reads the encoder memory with one row per source (the card's
+   * `graphs.decoder.groupedMemory`), `concat` with one per step row.
    */
   decoderCache?: 'concat' | 'append';
   /** Also write a Triton Inference Server model repository here (export/triton.ts). */

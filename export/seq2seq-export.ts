@@ -43,7 +43,14 @@ async function buildSeq2Seq(
   const storeFrozen = opts.storeFrozen ?? false;
   // Triton runs the step graph itself and feeds next_<state> back (export/triton.ts), so it keeps the Concat form.
   const decoderCache = opts.triton === undefined ? (opts.decoderCache ?? 'append') : 'concat';
-  const { encoder, decoder, graphs } = model.toOnnx({ storeFrozen, encoderOpset: parts.encoderOpset, decoderCache });
+  // The same consumers feed one memory row per step row; frost's runtime feeds one per source (groupedMemory).
+  const groupedMemory = decoderCache === 'append';
+  const { encoder, decoder, graphs } = model.toOnnx({
+    storeFrozen,
+    encoderOpset: parts.encoderOpset,
+    decoderCache,
+    groupedMemory,
+  });
   const modelEncoderBytes = encoder.toBytes();
   const finished = parts.finishEncoder?.(modelEncoderBytes);
   const encoderBytes = finished?.bytes ?? modelEncoderBytes;

@@ -222,6 +222,20 @@ describe('a trained dynamicconv run through frost export', () => {
         assert.equal(beam[i]!.text, alone!.text);
         assert.ok(Math.abs(beam[i]!.score - alone!.score) < 1e-4, `${beam[i]!.score} vs ${alone!.score}`);
       }
+      // With Triton the step reads one memory row per step row; frost's own export one per source, shared by its
+      // beams (graphs.decoder.groupedMemory): the same beams either way.
+      assert.equal(card.graphs.decoder.groupedMemory, undefined);
+      const groupedDir = join(dir, 'fp32-grouped');
+      const grouped = await exportRun(runDir, groupedDir, { quiet: true });
+      assert.equal(grouped.card.graphs.decoder.groupedMemory, true);
+      assert.ok(grouped.parity.maxScaledDiff <= PARITY_TOLERANCE, `parity ${grouped.parity.maxScaledDiff}`);
+      const groupedRuntime = await loadModelDir(groupedDir);
+      const groupedBeam = await groupedRuntime.translate(src, { beam: 4 }).finally(() => groupedRuntime.release());
+      assert.deepEqual(
+        groupedBeam.map((t) => t.tokens),
+        beam.map((t) => t.tokens),
+      );
+      groupedBeam.forEach((t, i) => assert.ok(Math.abs(t.score - beam[i]!.score) < 1e-4, `${t.score}`));
       // A one-token source (narrower than every kernel), and one longer than any the model trained on.
       const words = src.join(' ').split(' ');
       const odd = [words[0]!, Array.from({ length: 60 }, (_, i) => words[i % words.length]).join(' ')];

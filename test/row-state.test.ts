@@ -2,7 +2,13 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ort } from '../core/runtime/ort-node.ts';
 import { SeededRandom } from '../core/random.ts';
-import { gatherRows, reorderRowsInPlace, type HostTensor } from '../core/runtime/row-state.ts';
+import {
+  gatherRows,
+  memoryGroups,
+  MemoryStore,
+  reorderRowsInPlace,
+  type HostTensor,
+} from '../core/runtime/row-state.ts';
 
 function tensor(rows: number, cols: number): HostTensor {
   const data = Float32Array.from({ length: rows * cols }, (_, i) => i);
@@ -84,4 +90,32 @@ test('reorderRowsInPlace keeps an int64 state int64 (rows saved before they are 
   const got = reorderRowsInPlace(ort, t, Int32Array.from([1, 2, 0]));
   assert.ok(got.data instanceof BigInt64Array);
   assert.deepEqual(Array.from(got.data as BigInt64Array), [20n, 21n, 30n, 31n, 10n, 11n]);
+});
+
+test('memoryGroups finds equal groups of consecutive rows per encoder row, and refuses anything else', () => {
+  const groups = (rows: number[]) => {
+    const g = memoryGroups(Int32Array.from(rows));
+    return g && Array.from(g);
+  };
+  assert.deepEqual(groups([0, 1, 2, 3]), [0, 1, 2, 3]); // greedy: groups of one
+  assert.deepEqual(groups([0, 0, 0, 1, 1, 1]), [0, 1]); // beam 3
+  assert.deepEqual(groups([2, 2, 0, 0]), [2, 0]); // finished inputs dropped, rows in any source order
+  assert.deepEqual(groups([0, 0, 1, 1, 1, 1]), [0, 1, 1]); // by position: groups as long as the first run
+  assert.equal(groups([0, 0, 1]), null); // unequal
+  assert.equal(groups([0, 0, 1, 2]), null);
+  assert.deepEqual(groups([0, 1, 1, 0]), [0, 1, 1, 0]); // groups of one: any order
+});
+
+test('a grouped MemoryStore gives one memory row per group, and per row when the rows are not in equal groups', () => {
+  const base = { k: tensor(3, 2) };
+  const store = new MemoryStore(ort, base, true);
+  assert.equal(store.materialise(Int32Array.from([0, 1, 2])).k, base.k, 'identity: the encoder output itself');
+  const beams = store.materialise(Int32Array.from([0, 0, 2, 2]));
+  assert.deepEqual(beams.k!.dims, [2, 2]);
+  assert.deepEqual(Array.from(beams.k!.data as Float32Array), [0, 1, 4, 5]);
+  const uneven = store.materialise(Int32Array.from([0, 0, 2]));
+  assert.deepEqual(uneven.k!.dims, [3, 2]);
+  assert.deepEqual(Array.from(uneven.k!.data as Float32Array), [0, 1, 0, 1, 4, 5]);
+  const perRow = new MemoryStore(ort, base).materialise(Int32Array.from([0, 0, 2, 2]));
+  assert.deepEqual(perRow.k!.dims, [4, 2], 'ungrouped: one memory row per step row');
 });

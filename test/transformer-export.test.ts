@@ -80,12 +80,16 @@ describe('transformer export', () => {
     const text = formatInspect(await inspectModel(modelDir));
     assert.match(text, /^[^\n]*: transformer tiny, head fixed-l2/);
 
-    // A Triton export keeps the Concat form (whole caches as next_self_*), and decodes to the same tokens: the
-    // append caches grow past their first chunk (8 positions) and are reordered and dropped by beam search.
+    // A Triton export keeps the Concat form (whole caches as next_self_*) and per-row memory, and decodes to the same
+    // tokens: the append caches grow past their first chunk (8 positions) and are reordered and dropped by beam
+    // search, and the grouped memory follows the beams as inputs finish.
     const concatDir = join(dir, 'fp32-concat');
     const triton = join(dir, 'triton');
     const concat = await exportRun(runDir, concatDir, { quiet: true, triton });
     assert.equal(concat.card.graphs.decoder.cache, undefined);
+    // frost's own export reads the memory once per source (beams share it); the Concat form, one row per step row.
+    assert.equal(card.graphs.decoder.groupedMemory, true);
+    assert.equal(concat.card.graphs.decoder.groupedMemory, undefined);
     // minLen 12: past the first chunk whatever the toy model would emit.
     const long = { beam: 3, minLen: 12 };
     const appendLong = await loadModelDir(modelDir).then(async (rt) => {

@@ -59,6 +59,14 @@ const graphsSchema = z.object({
      * position under the output `states[name]`, which the runtime writes into the buffer
      * (core/runtime/append-cache.ts), so no step copies a whole cache out (docs/decoding-speed.md).
      */
+    /**
+     * Present when the step graph reads its `memory` inputs with one row per source instead of one per step row:
+     * the step's rows are then equal groups of consecutive rows, one group per memory row (beam search's beams of a
+     * sentence side by side, a group of one in greedy search), and each source's keys serve its group in one
+     * product. The runtime feeds one memory row per group, or one per row (groups of one) when the rows are not in
+     * equal groups (core/runtime/row-state.ts's MemoryStore).
+     */
+    groupedMemory: z.literal(true).optional(),
     cache: z
       .object({
         kind: z.literal('append'),

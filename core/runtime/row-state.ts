@@ -13,6 +13,8 @@ export type HostTensor = Tensor & { data: Exclude<Tensor['data'], string[]> };
  * but within one input all beams share the same memory row, so we track which encoder row each
  * live row reads (`rows`) and only materialise a gathered copy when that mapping changes: after
  * the beam expansion and whenever finished inputs are dropped, not on every step.
+ * With `grouped` (the card's `graphs.decoder.groupedMemory`) the step graph reads one memory row per group of
+ * consecutive rows that read the same encoder row, so beams share their source's row instead of copies of it.
  */
 export class MemoryStore {
   private cachedRows: Int32Array | null = null;
@@ -21,18 +23,41 @@ export class MemoryStore {
   constructor(
     private readonly ort: Ort,
     readonly base: Readonly<Record<string, HostTensor>>,
+    private readonly grouped = false,
   ) {}
 
-  /** The memory tensors whose row i is encoder row `rows[i]`. */
+  /**
+   * The memory tensors for step rows that read encoder rows `rows`: row i is encoder row `rows[i]`, or when
+   * grouped and the rows form equal groups ({@link memoryGroups}), row j is the encoder row of group j.
+   */
   materialise(rows: Int32Array): Record<string, HostTensor> {
     if (this.cached && this.cachedRows && sameRows(this.cachedRows, rows)) return this.cached;
-    const identity = rows.length === firstDim(this.base) && isIdentity(rows);
+    const read = (this.grouped && memoryGroups(rows)) || rows;
+    const identity = read.length === firstDim(this.base) && isIdentity(read);
     const out: Record<string, HostTensor> = {};
-    for (const [name, t] of Object.entries(this.base)) out[name] = identity ? t : gatherRows(this.ort, t, rows);
+    for (const [name, t] of Object.entries(this.base)) out[name] = identity ? t : gatherRows(this.ort, t, read);
     this.cachedRows = rows;
     this.cached = out;
     return out;
   }
+}
+
+/**
+ * The encoder row of each group when `rows` is equal groups of consecutive rows that read the same encoder row
+ * (beam search's k beams per input; groups of one in greedy search), the groups as long as the first run;
+ * otherwise null. The step graph groups by position alone: row i reads memory row ⌊i / group size⌋.
+ */
+export function memoryGroups(rows: Int32Array): Int32Array | null {
+  let size = 1;
+  while (size < rows.length && rows[size] === rows[0]) size++;
+  if (rows.length % size !== 0) return null;
+  const groups = new Int32Array(rows.length / size);
+  for (let j = 0; j < groups.length; j++) {
+    const at = j * size;
+    for (let i = at; i < at + size; i++) if (rows[i] !== rows[at]) return null;
+    groups[j] = rows[at];
+  }
+  return groups;
 }
 
 /** What {@link Seq2SeqRuntime.stepModel} steps: the decoder's recurrent tensors and a view of its memory. */
@@ -81,49 +106,56 @@ export function gatherRows(ort: Ort, t: HostTensor, order: Int32Array): HostTens
  * step's output that is being reordered for the next step): no new buffer, and rows that keep
  * their place (`order[i] === i`) are not copied. Beam search mostly keeps a beam on its own row,
  * and a Transformer's row is its whole key/value cache, so this is most of the copying.
- * Rows that are read after being overwritten are saved first. With `filled`, only each row's filled positions are
- * copied (an append cache's: the rest of a moved row keeps stale values the graph masks). Returns a tensor over
+ * Each moved row is copied once: a slot is written only after every row that reads its old value has been, and a
+ * cycle of moves (beams trading places) costs one row saved aside. With `filled`, only each row's filled positions
+ * are copied (an append cache's: the rest of a moved row keeps stale values the graph masks). Returns a tensor over
  * `t`'s buffer (its first `order.length` rows); `t` itself must not be used afterwards.
  * @throws RangeError when `order` has more rows than `t` (growing needs {@link gatherRows})
  */
 export function reorderRowsInPlace(ort: Ort, t: HostTensor, order: Int32Array, filled?: FilledSpan): HostTensor {
   const rows = t.dims.length === 0 ? 1 : t.dims[0];
-  if (order.length > rows) throw new RangeError(`reorderRowsInPlace: ${order.length} rows from ${rows}`);
+  const n = order.length;
+  if (n > rows) throw new RangeError(`reorderRowsInPlace: ${n} rows from ${rows}`);
   const rowSize = rows === 0 ? 0 : t.size / rows;
-  const data = t.data as Float32Array; // any typed array: copies go through copySpan, buffers through its constructor
+  const data = t.data as Float32Array; // any typed array: copyWithin and set work on every type
   // Within a row: `blocks` runs of `run` values, `stride` apart (one run per head of a cache filled to `length`).
   const { blocks, run, stride } = filled ? filledRuns(t.dims, filled) : { blocks: 1, run: rowSize, stride: rowSize };
-  const copyRow = (
-    to: Float32Array,
-    toAt: number,
-    from: Float32Array,
-    fromAt: number,
-    fromStep: number,
-    toStep: number,
-  ) => {
-    for (let b = 0; b < blocks; b++) copySpan(to, toAt + b * toStep, from, fromAt + b * fromStep, run);
+  // copyWithin is a memmove inside the buffer that makes no view object: this loop is most of a beam step's copying.
+  const moveRow = (to: number, from: number) => {
+    for (let b = 0; b < blocks; b++)
+      data.copyWithin(to * rowSize + b * stride, from * rowSize + b * stride, from * rowSize + b * stride + run);
   };
-  // Rows whose slot is overwritten (order[j] !== j, j < order.length) but that another row reads: saved first,
-  // compact, side by side in one buffer (`slot[j]` says where; -1: not saved).
-  const slot = new Int32Array(rows).fill(-1);
-  let savedRows = 0;
-  for (let i = 0; i < order.length; i++) {
+  // readers[j]: moved rows, not yet written, that read slot j's old value; slot j is written once none is left.
+  const readers = new Int32Array(n);
+  for (let i = 0; i < n; i++) if (order[i] !== i && order[i] < n) readers[order[i]]++;
+  const done = new Uint8Array(n);
+  const ready = new Int32Array(n);
+  let top = 0;
+  for (let i = 0; i < n; i++) if (order[i] !== i && readers[i] === 0) ready[top++] = i;
+  while (top > 0) {
+    const i = ready[--top];
     const j = order[i];
-    if (j !== i && j < order.length && order[j] !== j && slot[j] < 0) slot[j] = savedRows++;
+    moveRow(i, j);
+    done[i] = 1;
+    if (j < n && order[j] !== j && --readers[j] === 0) ready[top++] = j;
   }
-  const Ctor = data.constructor as new (n: number) => Float32Array;
-  const kept = savedRows > 0 ? new Ctor(savedRows * blocks * run) : data;
-  if (savedRows > 0)
-    for (let j = 0; j < rows; j++)
-      if (slot[j] >= 0) copyRow(kept, slot[j] * blocks * run, data, j * rowSize, stride, run);
-  for (let i = 0; i < order.length; i++) {
-    const j = order[i];
-    if (j === i) continue;
-    if (slot[j] >= 0) copyRow(data, i * rowSize, kept, slot[j] * blocks * run, run, stride);
-    else copyRow(data, i * rowSize, data, j * rowSize, stride, stride);
+  // What is left are cycles: each slot is read by exactly the next one. Save one row, shift the cycle, restore it.
+  let saved: Float32Array | null = null;
+  for (let i = 0; i < n; i++) {
+    if (order[i] === i || done[i]) continue;
+    saved ??= new (data.constructor as new (n: number) => Float32Array)(blocks * run);
+    for (let b = 0; b < blocks; b++)
+      saved.set(data.subarray(i * rowSize + b * stride, i * rowSize + b * stride + run), b * run);
+    let at = i;
+    for (let from = order[at]; from !== i; at = from, from = order[at]) {
+      moveRow(at, from);
+      done[at] = 1;
+    }
+    for (let b = 0; b < blocks; b++) data.set(saved.subarray(b * run, (b + 1) * run), at * rowSize + b * stride);
+    done[at] = 1;
   }
-  const out = order.length === rows ? data : data.subarray(0, order.length * rowSize);
-  return new ort.Tensor(t.type as 'float32', out, [order.length, ...t.dims.slice(1)]) as HostTensor;
+  const out = n === rows ? data : data.subarray(0, n * rowSize);
+  return new ort.Tensor(t.type as 'float32', out, [n, ...t.dims.slice(1)]) as HostTensor;
 }
 
 /**

@@ -209,7 +209,13 @@ export class Seq2SeqRuntime {
     }
     for (const name of graphs.decoder.memory) memory[name] = hostTensor(out[name], `encoder output '${name}'`, B);
     const cacheLength = graphs.decoder.cache ? { cacheLength: 0 } : {};
-    return { rows: B, state, memoryRows: iota(B), memory: new MemoryStore(this.ort, memory), ...cacheLength };
+    return {
+      rows: B,
+      state,
+      memoryRows: iota(B),
+      memory: new MemoryStore(this.ort, memory, graphs.decoder.groupedMemory === true),
+      ...cacheLength,
+    };
   }
 
   /** Runs the decoder step for every row, fetching `fetches` (all outputs when undefined). */

@@ -4,11 +4,12 @@ import { dynamicConvOnnx, dynamicConvStepOnnx, zeroWindowOnnx } from '../layers/
 import { feedForwardOnnx } from '../layers/feed-forward.ts';
 import { layerNormOnnx } from '../layers/layer-norm.ts';
 import { encoderPadLeft, type ConvBlockWeights } from '../layers/lightconv-block.ts';
-import { attendStepOnnx, keyPaddingBiasOnnx, projectStepHeadsOnnx } from '../layers/multi-head-attention.ts';
+import { keyPaddingBiasOnnx } from '../layers/multi-head-attention.ts';
 import { tensorValue } from '../onnx-values.ts';
 import { encoderDecoderOnnx } from './graph-spec.ts';
 import type { LightConvModel } from './lightconv.ts';
 import {
+  crossAttentionStepOnnx,
   crossMemoryInputs,
   crossMemoryOnnx,
   residualOnnx,
@@ -32,10 +33,13 @@ export function lightconvOnnx(
   model: LightConvModel,
   opts: OnnxGraphOptions,
 ): { encoder: GraphBuilder; decoder: GraphBuilder; graphs: ModelCard['graphs'] } {
-  return encoderDecoderOnnx(model, ['src_ids', 'src_lengths'], opts, {
+  const grouped = opts.groupedMemory === true;
+  const built = encoderDecoderOnnx(model, ['src_ids', 'src_lengths'], opts, {
     encoder: (opset) => encoderGraph(model, opset),
-    decoder: (opset, storeFrozen) => decoderGraph(model, opset, storeFrozen),
+    decoder: (opset, storeFrozen) => decoderGraph(model, opset, storeFrozen, grouped),
   });
+  if (grouped) built.graphs.decoder.groupedMemory = true;
+  return built;
 }
 
 /** The convolution's input u [..., d]: x Win + bin, then GLU (with glu). */
@@ -104,7 +108,7 @@ function encoderGraph(model: LightConvModel, opset: number): GraphBuilder {
   return g;
 }
 
-function decoderGraph(model: LightConvModel, opset: number, storeFrozen: boolean): GraphBuilder {
+function decoderGraph(model: LightConvModel, opset: number, storeFrozen: boolean, grouped: boolean): GraphBuilder {
   const g = new GraphBuilder(`frost-${model.arch}-decoder-step`, { opset });
   const d = model.cfg.model;
   const w = model.w;
@@ -113,7 +117,7 @@ function decoderGraph(model: LightConvModel, opset: number, storeFrozen: boolean
   const windows = w.decoder.map(({ conv }, l) =>
     conv.width > 1 ? g.input(`conv_window_${l}`, 'float32', ['rows', conv.width - 1, d]) : undefined,
   );
-  const memory = crossMemoryInputs(g, model);
+  const memory = crossMemoryInputs(g, model, grouped);
   const srcBias = keyPaddingBiasOnnx(g, memory.mask);
   // Rows stay [rows, d], as in the Transformer's step (onnxruntime fuses each projection into a Gemm).
   const start = targetEmbeddingOnnx(g, model, prev, position);
@@ -128,10 +132,7 @@ function decoderGraph(model: LightConvModel, opset: number, storeFrozen: boolean
       if (step.window) g.output(step.window, `next_conv_window_${l}`, 'float32', ['rows', block.width - 1, d]);
       return convOutputOnnx(g, block, step.y);
     });
-    const { k, v } = memory.cross[l]!;
-    x = residualOnnx(g, model, x, layer.ln2, (h) =>
-      attendStepOnnx(g, layer.cross, projectStepHeadsOnnx(g, layer.cross, 'q', h), k, v, srcBias),
-    );
+    x = residualOnnx(g, model, x, layer.ln2, (h) => crossAttentionStepOnnx(g, layer.cross, h, memory, srcBias, l));
     x = residualOnnx(g, model, x, layer.ln3, (h) => feedForwardOnnx(g, layer.ff, h));
   });
   stepLogProbsOnnx(g, model, x, embedding, storeFrozen);

@@ -1,7 +1,13 @@
 import type { GraphBuilder } from '../../core/onnx/graph-builder.ts';
 import type { OutputHead } from '../heads/types.ts';
 import { layerNormOnnx, type LayerNormWeights } from '../layers/layer-norm.ts';
-import { projectHeadsOnnx } from '../layers/multi-head-attention.ts';
+import {
+  attendGroupedStepOnnx,
+  attendStepOnnx,
+  projectHeadsOnnx,
+  projectStepHeadsOnnx,
+  type MultiHeadAttentionWeights,
+} from '../layers/multi-head-attention.ts';
 import { positionVectorsOnnx } from '../layers/positional-encoding.ts';
 import { tensorValue } from '../onnx-values.ts';
 import { emitStepLogProbs } from './graph-spec.ts';
@@ -73,16 +79,37 @@ export function crossMemoryOnnx(g: GraphBuilder, model: ResidualOnnxModel, x: st
   return first;
 }
 
-/** The decoder step's memory inputs: each layer's source keys and values, and the source mask. */
-export function crossMemoryInputs(
-  g: GraphBuilder,
-  model: ResidualOnnxModel,
-): { cross: { k: string; v: string }[]; mask: string } {
+/** The decoder step's memory: each layer's source keys and values and the source mask, as inputs. */
+export interface CrossMemory {
+  cross: { k: string; v: string }[];
+  mask: string;
+  /** One memory row per source, the step's rows in equal groups per source (the card's `groupedMemory`). */
+  grouped: boolean;
+}
+
+/** The decoder step's memory inputs: one row per step row, or with `grouped` one per source. */
+export function crossMemoryInputs(g: GraphBuilder, model: ResidualOnnxModel, grouped = false): CrossMemory {
+  const rows = grouped ? 'sources' : 'rows';
   const cross = model.w.decoder.map(({ cross: a }, l) => {
-    const dims = ['rows', a.heads, 'src_len', a.d / a.heads];
+    const dims = [rows, a.heads, 'src_len', a.d / a.heads];
     return { k: g.input(`cross_k_${l}`, 'float32', dims), v: g.input(`cross_v_${l}`, 'float32', dims) };
   });
-  return { cross, mask: g.input('src_mask', 'float32', ['rows', 'src_len']) };
+  return { cross, mask: g.input('src_mask', 'float32', [rows, 'src_len']), grouped };
+}
+
+/** Layer `l`'s attention from the step's rows h [rows, d] over the source: [rows, d]. */
+export function crossAttentionStepOnnx(
+  g: GraphBuilder,
+  attention: MultiHeadAttentionWeights,
+  h: string,
+  memory: CrossMemory,
+  srcBias: string,
+  l: number,
+): string {
+  const { k, v } = memory.cross[l]!;
+  return memory.grouped
+    ? attendGroupedStepOnnx(g, attention, h, k, v, srcBias)
+    : attendStepOnnx(g, attention, projectStepHeadsOnnx(g, attention, 'q', h), k, v, srcBias);
 }
 
 /**

@@ -14,6 +14,7 @@ import type { TransformerModel } from './transformer.ts';
 import type { OnnxGraphOptions } from './types.ts';
 import { encoderDecoderOnnx } from './graph-spec.ts';
 import {
+  crossAttentionStepOnnx,
   crossMemoryInputs,
   crossMemoryOnnx,
   residualOnnx,
@@ -41,14 +42,16 @@ export function transformerOnnx(
   opts: OnnxGraphOptions,
 ): { encoder: GraphBuilder; decoder: GraphBuilder; graphs: ModelCard['graphs'] } {
   const append = opts.decoderCache === 'append';
+  const grouped = opts.groupedMemory === true;
   const built = encoderDecoderOnnx(model, ['src_ids', 'src_lengths'], opts, {
     encoder: (opset) => encoderGraph(model, opset),
-    decoder: (opset, storeFrozen) => decoderGraph(model, opset, storeFrozen, append),
+    decoder: (opset, storeFrozen) => decoderGraph(model, opset, storeFrozen, append, grouped),
   });
   if (append) {
     const states = Object.fromEntries(model.stateNames.map((n) => [n, `new_${n}`]));
     built.graphs.decoder.cache = { kind: 'append', length: CACHE_LENGTH, axis: 2, states };
   }
+  if (grouped) built.graphs.decoder.groupedMemory = true;
   return built;
 }
 
@@ -83,7 +86,13 @@ function encoderGraph(model: TransformerModel, opset: number): GraphBuilder {
   return g;
 }
 
-function decoderGraph(model: TransformerModel, opset: number, storeFrozen: boolean, append: boolean): GraphBuilder {
+function decoderGraph(
+  model: TransformerModel,
+  opset: number,
+  storeFrozen: boolean,
+  append: boolean,
+  grouped: boolean,
+): GraphBuilder {
   const g = new GraphBuilder('frost-transformer-decoder-step', { opset });
   const { model: d, heads } = model.cfg;
   const dk = d / heads;
@@ -93,7 +102,7 @@ function decoderGraph(model: TransformerModel, opset: number, storeFrozen: boole
     pastK: g.input(`self_k_${l}`, 'float32', ['rows', heads, 'past_len', dk]),
     pastV: g.input(`self_v_${l}`, 'float32', ['rows', heads, 'past_len', dk]),
   }));
-  const memory = crossMemoryInputs(g, model);
+  const memory = crossMemoryInputs(g, model, grouped);
   const srcBias = keyPaddingBiasOnnx(g, memory.mask);
   // The position being decoded is the number of positions cached so far: the caches' length, or with append caches
   // the filled part of their capacity, the rest masked.
@@ -129,10 +138,7 @@ function decoderGraph(model: TransformerModel, opset: number, storeFrozen: boole
       g.output(v!, `next_self_v_${l}`, 'float32', ['rows', heads, 'next_len', dk]);
       return attendStepOnnx(g, layer.self, q, k!, v!, null);
     });
-    const { k, v } = memory.cross[l]!;
-    x = residualOnnx(g, model, x, layer.ln2, (h) =>
-      attendStepOnnx(g, layer.cross, projectStepHeadsOnnx(g, layer.cross, 'q', h), k, v, srcBias),
-    );
+    x = residualOnnx(g, model, x, layer.ln2, (h) => crossAttentionStepOnnx(g, layer.cross, h, memory, srcBias, l));
     x = residualOnnx(g, model, x, layer.ln3, (h) => feedForwardOnnx(g, layer.ff, h));
   });
   stepLogProbsOnnx(g, model, x, embedding, storeFrozen);

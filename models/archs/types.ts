@@ -100,6 +100,13 @@ export interface OnnxGraphOptions {
    * `graphs.decoder.cache`).
    */
   decoderCache?: 'concat' | 'append';
+  /**
+   * The step graph reads its encoder memory with one row per source, and its rows as equal groups of consecutive
+   * rows per source (the card's `graphs.decoder.groupedMemory`), for architectures whose memory is attended over
+   * (Transformer, LightConv, DynamicConv). Off by default: a consumer that feeds one memory row per step row
+   * (Triton, the Hugging Face layout) needs the plain form.
+   */
+  groupedMemory?: boolean;
 }
 
 /**

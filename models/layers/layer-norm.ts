@@ -86,18 +86,18 @@ export function layerNorm<T extends tf.Tensor>(w: LayerNormWeights, x: T): T {
 }
 
 /**
- * The same as ONNX ops (ReduceMean, Sub, Mul, Sqrt, Div). Written out rather than opset 17's
- * LayerNormalization, which older runtimes and the precision passes do not all know. onnxruntime's
- * LayerNormFusion does not match this (it wants the variance as Pow(x − mean, 2)): with Pow it fuses, but the fused
- * kernel rounds differently, and an int8-compute export then picks other tokens (docs/decoding-speed.md, issue #41).
+ * The same in ONNX: opset 17's LayerNormalization (one kernel instead of nine nodes, which a decoder step's node
+ * count pays for in onnxruntime's per-node overhead: 3-8% of a Transformer step, issue #41), or before opset 17 the
+ * same as ops (ReduceMean, Sub, Mul, Sqrt, Div). The kernel sums in another order than the ops, so an int8-compute
+ * export's tokens can differ from one built with the ops; float32 tokens were the same on every model tried.
  */
 export function layerNormOnnx(g: GraphBuilder, w: LayerNormWeights, x: string): string {
+  const gamma = g.initializer(`${w.name}/gamma`, tensorValue(w.gamma));
+  const beta = g.initializer(`${w.name}/beta`, tensorValue(w.beta));
+  if (g.opset >= 17) return g.op('LayerNormalization', [x, gamma, beta], { axis: -1, epsilon: LAYER_NORM_EPS });
   const mean = g.reduce('ReduceMean', x, [-1], true);
   const centred = g.op('Sub', [x, mean]);
   const variance = g.reduce('ReduceMean', g.op('Mul', [centred, centred]), [-1], true);
   const unit = g.op('Div', [centred, g.op('Sqrt', [g.op('Add', [variance, g.constFloat(LAYER_NORM_EPS)])])]);
-  return g.op('Add', [
-    g.op('Mul', [unit, g.initializer(`${w.name}/gamma`, tensorValue(w.gamma))]),
-    g.initializer(`${w.name}/beta`, tensorValue(w.beta)),
-  ]);
+  return g.op('Add', [g.op('Mul', [unit, gamma]), beta]);
 }

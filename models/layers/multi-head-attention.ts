@@ -206,6 +206,35 @@ export function attendStepAppendOnnx(
   return mergeStepHeadsOnnx(g, w, context);
 }
 
+/**
+ * {@link attendStepOnnx} over keys and values with one row per source, [sources, h, L, d/h], for a step whose rows
+ * x [rows, d] are `rows / sources` consecutive rows per source (beam search's beams side by side; one row each in
+ * greedy search). Each source's queries go through its keys as one [g × d/h]·[d/h × L] product per head instead of g
+ * products of one row each, and the keys are not copied once per beam: at beam 5 the step's cross-attention is about
+ * a fifth of the matrix products. `bias` broadcasts to [sources, h, g, L].
+ */
+export function attendGroupedStepOnnx(
+  g: GraphBuilder,
+  w: MultiHeadAttentionWeights,
+  x: string,
+  keys: string,
+  values: string,
+  bias: string | null,
+): string {
+  const dk = w.d / w.heads;
+  const [W, b] = projectionWeights(w, 'q');
+  const q = denseOnnx(g, x, `${w.name}/Wq`, W, `${w.name}/bq`, b);
+  const sources = g.slice(g.op('Shape', [keys]), [0], [1], [0]);
+  const grouped = g.op('Reshape', [q, g.op('Concat', [sources, g.constInt64([-1, w.heads, dk])], { axis: 0 })]);
+  const byHead = g.op('Transpose', [grouped], { perm: [0, 2, 1, 3] });
+  const kT = g.op('Transpose', [keys], { perm: [0, 1, 3, 2] });
+  let scores = g.op('Mul', [g.op('MatMul', [byHead, kT]), g.constFloat(1 / Math.sqrt(dk))]);
+  if (bias) scores = g.op('Add', [scores, bias]);
+  const context = g.op('MatMul', [g.op('Softmax', [scores], { axis: -1 }), values]);
+  const merged = g.op('Reshape', [g.op('Transpose', [context], { perm: [0, 2, 1, 3] }), g.constInt64([-1, w.d])]);
+  return denseOnnx(g, merged, `${w.name}/Wo`, w.Wo, `${w.name}/bo`, w.bo);
+}
+
 /** One position's heads [rows, h, 1, d/h] merged by a Reshape to [rows, d], then the output projection. */
 function mergeStepHeadsOnnx(g: GraphBuilder, w: MultiHeadAttentionWeights, context: string): string {
   const merged = g.op('Reshape', [context, g.constInt64([0, w.d])]);
