@@ -19,6 +19,7 @@ import { SeededRandom } from '../core/random.ts';
 import { SPECIALS } from '../core/vocab.ts';
 import { decodeModel, encodeModel, type ModelProtoObject } from '../core/onnx/proto.ts';
 import { convertPrecision, type Precision } from '../export/precision.ts';
+import { stepGraphForm } from '../export/seq2seq-export.ts';
 import { TOP_LOG_PROBS, TOP_TOKENS } from '../models/archs/graph-spec.ts';
 import { buildModel, getArch, resolveArchConfig } from '../models/index.ts';
 import type { ParamStore } from '../models/params.ts';
@@ -100,9 +101,7 @@ export async function writeBenchModel(root: string, opts: BenchModelOptions): Pr
     : { srcVocab, tgtVocab, ...(joint ? { jointEmbedding: true } : {}) };
   const model = buildModel(arch, archConfig, sizes, { name: opts.head }, seed);
   if (opts.noise) addNoise(model.params, opts.noise, seed);
-  const decoderCache = opts.decoderCache ?? 'append';
-  // As `frost export` builds them (export/seq2seq-export.ts).
-  const { encoder, decoder, graphs } = model.toOnnx({ decoderCache, groupedMemory: decoderCache === 'append' });
+  const { encoder, decoder, graphs } = model.toOnnx(stepGraphForm(opts.decoderCache ?? 'append'));
   const stripped = opts.topK === false && graphs.decoder.top !== undefined;
   if (stripped) delete graphs.decoder.top;
   const enc = convertPrecision(encoder.toBytes(), precision).bytes;

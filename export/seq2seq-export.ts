@@ -9,6 +9,18 @@ import { checkpointCard, fileSizes, paramCounts, specials } from './card-fields.
 import type { BuiltExport, ExportParts, ExportSource, TaskExport } from './task-parts.ts';
 import { writeTritonRepository } from './triton.ts';
 import type { RunFolder } from '../train/run-folder.ts';
+import type { OnnxGraphOptions } from '../models/archs/types.ts';
+
+/**
+ * How a step graph is built for its consumer: frost's runtime (`append`) writes new cache positions itself and
+ * feeds one memory row per source; Triton and the Hugging Face layout (`concat`) feed whole caches back and one
+ * memory row per step row.
+ */
+export function stepGraphForm(
+  decoderCache: 'concat' | 'append',
+): Required<Pick<OnnxGraphOptions, 'decoderCache' | 'groupedMemory'>> {
+  return { decoderCache, groupedMemory: decoderCache === 'append' };
+}
 
 /**
  * The export of an encoder-decoder run (translation, captioning): an encoder graph and a decoder-step
@@ -43,13 +55,10 @@ async function buildSeq2Seq(
   const storeFrozen = opts.storeFrozen ?? false;
   // Triton runs the step graph itself and feeds next_<state> back (export/triton.ts), so it keeps the Concat form.
   const decoderCache = opts.triton === undefined ? (opts.decoderCache ?? 'append') : 'concat';
-  // The same consumers feed one memory row per step row; frost's runtime feeds one per source (groupedMemory).
-  const groupedMemory = decoderCache === 'append';
   const { encoder, decoder, graphs } = model.toOnnx({
     storeFrozen,
     encoderOpset: parts.encoderOpset,
-    decoderCache,
-    groupedMemory,
+    ...stepGraphForm(decoderCache),
   });
   const modelEncoderBytes = encoder.toBytes();
   const finished = parts.finishEncoder?.(modelEncoderBytes);

@@ -6,6 +6,7 @@ import {
   gatherRows,
   memoryGroups,
   MemoryStore,
+  planRowMoves,
   reorderRowsInPlace,
   type HostTensor,
 } from '../core/runtime/row-state.ts';
@@ -118,4 +119,19 @@ test('a grouped MemoryStore gives one memory row per group, and per row when the
   assert.deepEqual(Array.from(uneven.k!.data as Float32Array), [0, 1, 0, 1, 4, 5]);
   const perRow = new MemoryStore(ort, base).materialise(Int32Array.from([0, 0, 2, 2]));
   assert.deepEqual(perRow.k!.dims, [4, 2], 'ungrouped: one memory row per step row');
+});
+
+test('planRowMoves copies each moved row once and sets one row aside per cycle', () => {
+  const pairs = (order: number[]) => Array.from(planRowMoves(Int32Array.from(order)));
+  const count = (order: number[]) => pairs(order).length / 2;
+  assert.deepEqual(pairs([0, 1, 2]), [], 'nothing moves');
+  // Beams following the top ones: four rows move, no cycle, so four copies and nothing set aside.
+  assert.equal(count([0, 0, 1, 0, 2]), 4);
+  assert.ok(!pairs([0, 0, 1, 0, 2]).includes(-1));
+  // A 3-cycle: set row 0 aside, two copies, put it back.
+  assert.deepEqual(pairs([1, 2, 0]), [-1, 0, 0, 1, 1, 2, 2, -1]);
+  // Two swaps: one row aside each.
+  assert.equal(count([1, 0, 3, 2]), 6);
+  // Dropped rows read by kept ones need no saving: their slots are never written.
+  assert.deepEqual(pairs([3, 4, 4]), [2, 4, 1, 4, 0, 3]);
 });

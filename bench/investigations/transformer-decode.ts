@@ -7,12 +7,16 @@
  *   node --import tsx bench/investigations/transformer-decode.ts --save /tmp/base --cache concat  # the Concat caches
  *   node --import tsx bench/investigations/transformer-decode.ts --vs /tmp/base/<name>  # this tree's export against it
  *   node --import tsx bench/investigations/transformer-decode.ts --profile --modes 'greedy b64'   # per-op profile
+ *   node --import tsx bench/investigations/transformer-decode.ts --split    # where a whole decode's time goes
  *
  * `--vs` decodes the same chunks with both folders alternately (`--rounds`; `--new DIR` times a saved folder instead
  * of this tree's export), checks that they give the same tokens, and prints each mode's medians of CPU ms per
  * sentence and the median of the rounds' base / new ratios (above 1: the new side is faster). CPU time, because on
  * a loaded machine wall time mostly measures the other processes. `--profile` prints onnxruntime's kernel time per
  * op type (per node with BY_NODE=1) as shares of the decoder's kernels, and the kernels' share of `session.run`.
+ * `--split` times whole decodes (wall, `--rounds`, medians per sentence) and splits them into the encoder's and the
+ * decoder's `session.run`, the runtime's reorders, the rest of its steps (feeds, writing new cache positions) and
+ * what is left (search in JS, GC).
  */
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
@@ -35,6 +39,7 @@ const { values: args } = parseArgs({
     /** --vs: a saved folder to time instead of this tree's export. */
     new: { type: 'string' },
     profile: { type: 'boolean', default: false },
+    split: { type: 'boolean', default: false },
     modes: { type: 'string', default: 'greedy b1,greedy b64,beam5 b1,beam5 b16' },
     precision: { type: 'string', default: 'fp32' },
     rounds: { type: 'string', default: '5' },
@@ -112,6 +117,70 @@ if (args.save) {
       );
     }
     await base.release();
+    await rt.release();
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+} else if (args.split) {
+  const root = await mkdtemp(join(tmpdir(), 'frost-t-split-'));
+  try {
+    const mine = await writeBenchModel(root, opts);
+    const ms = { encoder: 0, decoder: 0, reorder: 0, step: 0 };
+    const rt = await Seq2SeqRuntime.create({
+      ort,
+      card: mine.card,
+      graphs: (file) => readFile(join(mine.dir, file)),
+      createSession: async (bytes, role) => {
+        const s = await createNodeSession(bytes, { intraOpNumThreads: 1 });
+        const run = s.run.bind(s) as (...a: unknown[]) => ReturnType<InferenceSession['run']>;
+        const key = role === 'encoder' ? 'encoder' : 'decoder';
+        (s as { run: unknown }).run = async (...a: unknown[]) => {
+          const t0 = performance.now();
+          const out = await run(...a);
+          ms[key] += performance.now() - t0;
+          return out;
+        };
+        return s;
+      },
+    });
+    const sm = rt.stepModel as { reorder: typeof rt.stepModel.reorder; stepTop?: typeof rt.stepModel.stepTop };
+    const [reorder, stepTop] = [sm.reorder, sm.stepTop!];
+    sm.reorder = (s, order) => {
+      const t0 = performance.now();
+      const out = reorder(s, order);
+      ms.reorder += performance.now() - t0;
+      return out;
+    };
+    sm.stepTop = async (prev, s) => {
+      const t0 = performance.now();
+      const out = await stepTop(prev, s);
+      ms.step += performance.now() - t0;
+      return out;
+    };
+    console.log(
+      `| mode | ms/sent | encoder run | decoder run | reorders | rest of the steps | search, GC |  (load ${loadavg()[0]!.toFixed(1)})\n|---|---:|---:|---:|---:|---:|---:|`,
+    );
+    for (const mode of modes) {
+      const parts = chunks(sources(mode.sentences), mode.batch);
+      const rounds: number[][] = [];
+      for (let r = 0; r <= Number(args.rounds); r++) {
+        for (const k of Object.keys(ms) as (keyof typeof ms)[]) ms[k] = 0;
+        const t0 = performance.now();
+        for (const part of parts)
+          await generate(rt.stepModel, await rt.encode(part), part.length, {
+            beam: mode.beam,
+            minLen: len,
+            maxLen: len,
+          });
+        const wall = performance.now() - t0;
+        const rest = ms.step - ms.decoder;
+        // Round 0 warms up.
+        if (r > 0)
+          rounds.push([wall, ms.encoder, ms.decoder, ms.reorder, rest, wall - ms.encoder - ms.step - ms.reorder]);
+      }
+      const cells = rounds[0]!.map((_, c) => (median(rounds.map((x) => x[c]!)) / mode.sentences).toFixed(2));
+      console.log(`| ${mode.name} | ${cells.join(' | ')} |`);
+    }
     await rt.release();
   } finally {
     await rm(root, { recursive: true, force: true });

@@ -5,7 +5,7 @@ import { SPECIALS, Vocabulary } from '../vocab.ts';
 import { checkLmGraph } from './card-checks.ts';
 import { cardTokenizer } from './card-tokenizer.ts';
 import type { LmCard } from './lm-card.ts';
-import { hostTensor, reorderRowsInPlace } from './row-state.ts';
+import { hostTensor, planRowMoves, reorderRowsInPlace } from './row-state.ts';
 import type { Ort } from './seq2seq-types.ts';
 
 /**
@@ -170,10 +170,11 @@ export class LmRuntime {
         // Finished rows leave the batch, so a batch costs what its live rows cost. The state is this
         // loop's own (zeroState's or the last step's, used once), so it is compacted in place.
         const order = Int32Array.from(keep);
+        const moves = planRowMoves(order);
         state = Object.fromEntries(
           Object.entries(state).map(([n, t]) => [
             n,
-            reorderRowsInPlace(this.ort, hostTensor(t, n, live.length), order),
+            reorderRowsInPlace(this.ort, hostTensor(t, n, live.length), order, undefined, moves),
           ]),
         );
       }

@@ -52,14 +52,6 @@ const graphsSchema = z.object({
       })
       .optional(),
     /**
-     * How the step graph carries its key/value caches. Absent: each state input's next value is the
-     * output `next_<name>` (the whole cache, grown by Concat), fed back as is. `append`: each state named
-     * in `states` is a buffer with spare capacity along `axis`, of which the first `length` positions
-     * (an int64 scalar input) are filled; the graph attends over those and returns only the new
-     * position under the output `states[name]`, which the runtime writes into the buffer
-     * (core/runtime/append-cache.ts), so no step copies a whole cache out (docs/decoding-speed.md).
-     */
-    /**
      * Present when the step graph reads its `memory` inputs with one row per source instead of one per step row:
      * the step's rows are then equal groups of consecutive rows, one group per memory row (beam search's beams of a
      * sentence side by side, a group of one in greedy search), and each source's keys serve its group in one
@@ -67,6 +59,14 @@ const graphsSchema = z.object({
      * equal groups (core/runtime/row-state.ts's MemoryStore).
      */
     groupedMemory: z.literal(true).optional(),
+    /**
+     * How the step graph carries its key/value caches. Absent: each state input's next value is the
+     * output `next_<name>` (the whole cache, grown by Concat), fed back as is. `append`: each state named
+     * in `states` is a buffer with spare capacity along `axis`, of which the first `length` positions
+     * (an int64 scalar input) are filled; the graph attends over those and returns only the new
+     * position under the output `states[name]`, which the runtime writes into the buffer
+     * (core/runtime/append-cache.ts), so no step copies a whole cache out (docs/decoding-speed.md).
+     */
     cache: z
       .object({
         kind: z.literal('append'),

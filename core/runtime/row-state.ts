@@ -106,13 +106,19 @@ export function gatherRows(ort: Ort, t: HostTensor, order: Int32Array): HostTens
  * step's output that is being reordered for the next step): no new buffer, and rows that keep
  * their place (`order[i] === i`) are not copied. Beam search mostly keeps a beam on its own row,
  * and a Transformer's row is its whole key/value cache, so this is most of the copying.
- * Each moved row is copied once: a slot is written only after every row that reads its old value has been, and a
- * cycle of moves (beams trading places) costs one row saved aside. With `filled`, only each row's filled positions
+ * Each moved row is copied once ({@link planRowMoves}; pass `moves` when reordering several tensors by one order).
+ * With `filled`, only each row's filled positions
  * are copied (an append cache's: the rest of a moved row keeps stale values the graph masks). Returns a tensor over
  * `t`'s buffer (its first `order.length` rows); `t` itself must not be used afterwards.
  * @throws RangeError when `order` has more rows than `t` (growing needs {@link gatherRows})
  */
-export function reorderRowsInPlace(ort: Ort, t: HostTensor, order: Int32Array, filled?: FilledSpan): HostTensor {
+export function reorderRowsInPlace(
+  ort: Ort,
+  t: HostTensor,
+  order: Int32Array,
+  filled?: FilledSpan,
+  moves: Int32Array = planRowMoves(order),
+): HostTensor {
   const rows = t.dims.length === 0 ? 1 : t.dims[0];
   const n = order.length;
   if (n > rows) throw new RangeError(`reorderRowsInPlace: ${n} rows from ${rows}`);
@@ -120,42 +126,71 @@ export function reorderRowsInPlace(ort: Ort, t: HostTensor, order: Int32Array, f
   const data = t.data as Float32Array; // any typed array: copyWithin and set work on every type
   // Within a row: `blocks` runs of `run` values, `stride` apart (one run per head of a cache filled to `length`).
   const { blocks, run, stride } = filled ? filledRuns(t.dims, filled) : { blocks: 1, run: rowSize, stride: rowSize };
-  // copyWithin is a memmove inside the buffer that makes no view object: this loop is most of a beam step's copying.
-  const moveRow = (to: number, from: number) => {
-    for (let b = 0; b < blocks; b++)
-      data.copyWithin(to * rowSize + b * stride, from * rowSize + b * stride, from * rowSize + b * stride + run);
+  let saved: Float32Array | null = null;
+  for (let p = 0; p < moves.length; p += 2) {
+    const to = moves[p]!;
+    const from = moves[p + 1]!;
+    if (to === SAVED) {
+      saved ??= new (data.constructor as new (n: number) => Float32Array)(blocks * run);
+      for (let b = 0; b < blocks; b++)
+        saved.set(data.subarray(from * rowSize + b * stride, from * rowSize + b * stride + run), b * run);
+    } else if (from === SAVED) {
+      for (let b = 0; b < blocks; b++) data.set(saved!.subarray(b * run, (b + 1) * run), to * rowSize + b * stride);
+    } else {
+      // copyWithin is a memmove inside the buffer that makes no view object: most of a beam step's copying.
+      for (let b = 0; b < blocks; b++)
+        data.copyWithin(to * rowSize + b * stride, from * rowSize + b * stride, from * rowSize + b * stride + run);
+    }
+  }
+  const out = n === rows ? data : data.subarray(0, n * rowSize);
+  return new ort.Tensor(t.type as 'float32', out, [n, ...t.dims.slice(1)]) as HostTensor;
+}
+
+/** In {@link planRowMoves}' pairs: as `to`, set row `from` aside; as `from`, read the row set aside. */
+const SAVED = -1;
+
+/**
+ * The row copies that reorder rows in place to `order` (new row i = old row order[i]), as (to, from) pairs in the
+ * order they run. Each moved row is copied once: a slot is written only after every row that reads its old value
+ * has been, and a cycle of moves (beams trading places) sets one row aside. It depends on the order alone, so a
+ * reorder of several tensors plans once and passes the plan to each {@link reorderRowsInPlace}.
+ */
+export function planRowMoves(order: Int32Array): Int32Array {
+  const n = order.length;
+  // At most one copy per moved row, plus one pair per cycle (cycles have two rows or more).
+  const pairs = new Int32Array(3 * n + 2);
+  let at = 0;
+  const push = (to: number, from: number) => {
+    pairs[at++] = to;
+    pairs[at++] = from;
   };
   // readers[j]: moved rows, not yet written, that read slot j's old value; slot j is written once none is left.
   const readers = new Int32Array(n);
-  for (let i = 0; i < n; i++) if (order[i] !== i && order[i] < n) readers[order[i]]++;
+  for (let i = 0; i < n; i++) if (order[i] !== i && order[i]! < n) readers[order[i]!]++;
   const done = new Uint8Array(n);
   const ready = new Int32Array(n);
   let top = 0;
   for (let i = 0; i < n; i++) if (order[i] !== i && readers[i] === 0) ready[top++] = i;
   while (top > 0) {
-    const i = ready[--top];
-    const j = order[i];
-    moveRow(i, j);
+    const i = ready[--top]!;
+    const j = order[i]!;
+    push(i, j);
     done[i] = 1;
     if (j < n && order[j] !== j && --readers[j] === 0) ready[top++] = j;
   }
-  // What is left are cycles: each slot is read by exactly the next one. Save one row, shift the cycle, restore it.
-  let saved: Float32Array | null = null;
+  // What is left are cycles: each slot is read by exactly the next one. Set one row aside, shift, put it back.
   for (let i = 0; i < n; i++) {
     if (order[i] === i || done[i]) continue;
-    saved ??= new (data.constructor as new (n: number) => Float32Array)(blocks * run);
-    for (let b = 0; b < blocks; b++)
-      saved.set(data.subarray(i * rowSize + b * stride, i * rowSize + b * stride + run), b * run);
-    let at = i;
-    for (let from = order[at]; from !== i; at = from, from = order[at]) {
-      moveRow(at, from);
-      done[at] = 1;
+    push(SAVED, i);
+    let slot = i;
+    for (let from = order[slot]!; from !== i; slot = from, from = order[slot]!) {
+      push(slot, from);
+      done[slot] = 1;
     }
-    for (let b = 0; b < blocks; b++) data.set(saved.subarray(b * run, (b + 1) * run), at * rowSize + b * stride);
-    done[at] = 1;
+    push(slot, SAVED);
+    done[slot] = 1;
   }
-  const out = n === rows ? data : data.subarray(0, n * rowSize);
-  return new ort.Tensor(t.type as 'float32', out, [n, ...t.dims.slice(1)]) as HostTensor;
+  return pairs.subarray(0, at);
 }
 
 /**

@@ -18,6 +18,7 @@ import {
   iota,
   isIdentity,
   MemoryStore,
+  planRowMoves,
   reorderRowsInPlace,
   type DecoderState,
   type HostTensor,
@@ -308,10 +309,11 @@ export class Seq2SeqRuntime {
     if (order.length === s.rows && isIdentity(order)) return s;
     const state: Record<string, HostTensor> = {};
     const appended = this.card.graphs.decoder.cache?.states ?? {};
+    const moves = order.length <= s.rows ? planRowMoves(order) : undefined;
     for (const [name, t] of Object.entries(s.state)) {
       // In place only once per step output, and never to grow (the beam expansion).
       state[name] =
-        order.length <= s.rows && this.freshState.delete(t)
+        moves && this.freshState.delete(t)
           ? reorderRowsInPlace(
               this.ort,
               t,
@@ -319,6 +321,7 @@ export class Seq2SeqRuntime {
               appended[name] !== undefined && s.cacheLength !== undefined
                 ? { axis: this.card.graphs.decoder.cache!.axis, length: s.cacheLength }
                 : undefined,
+              moves,
             )
           : gatherRows(this.ort, t, order);
       // The next step writes its new position into an append cache's buffer, which only this state holds.

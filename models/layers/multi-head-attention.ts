@@ -108,13 +108,32 @@ export function causalBias(L: number): tf.Tensor4D {
 
 /** x [B, L, d] projected and split into heads [B, h, L, d/h]. */
 export function projectHeadsOnnx(g: GraphBuilder, w: MultiHeadAttentionWeights, which: Projection, x: string): string {
-  const [W, b] = projectionWeights(w, which);
-  const y = g.op('Add', [
-    g.op('MatMul', [x, g.initializer(`${w.name}/W${which}`, tensorValue(W))]),
-    g.initializer(`${w.name}/b${which}`, tensorValue(b)),
-  ]);
-  const split = g.op('Reshape', [y, g.constInt64([0, 0, w.heads, w.d / w.heads])]);
+  const split = g.op('Reshape', [projectOnnx(g, w, which, x), g.constInt64([0, 0, w.heads, w.d / w.heads])]);
   return g.op('Transpose', [split], { perm: [0, 2, 1, 3] });
+}
+
+/** x [..., d] projected by `which`: x W + b. */
+function projectOnnx(g: GraphBuilder, w: MultiHeadAttentionWeights, which: Projection, x: string): string {
+  const [W, b] = projectionWeights(w, which);
+  return denseOnnx(g, x, `${w.name}/W${which}`, W, `${w.name}/b${which}`, b);
+}
+
+/**
+ * Each head's softmax(q kᵀ / √(d/h) + bias) v: queries q [..., h, Lq, d/h] over keys and values [..., h, Lk, d/h],
+ * `bias` broadcasting to [..., h, Lq, Lk] or null; returns [..., h, Lq, d/h], the heads not yet merged.
+ */
+function headContextsOnnx(
+  g: GraphBuilder,
+  w: MultiHeadAttentionWeights,
+  q: string,
+  keys: string,
+  values: string,
+  bias: string | null,
+): string {
+  const kT = g.op('Transpose', [keys], { perm: [0, 1, 3, 2] });
+  let scores = g.op('Mul', [g.op('MatMul', [q, kT]), g.constFloat(1 / Math.sqrt(w.d / w.heads))]);
+  if (bias) scores = g.op('Add', [scores, bias]);
+  return g.op('MatMul', [g.op('Softmax', [scores], { axis: -1 }), values]);
 }
 
 /** {@link attendHeads} as ONNX nodes; `bias` names a value broadcasting to [B, h, Lq, Lk], or null. */
@@ -126,16 +145,9 @@ export function attendHeadsOnnx(
   values: string,
   bias: string | null,
 ): string {
-  const q = projectHeadsOnnx(g, w, 'q', x);
-  const kT = g.op('Transpose', [keys], { perm: [0, 1, 3, 2] });
-  let scores = g.op('Mul', [g.op('MatMul', [q, kT]), g.constFloat(1 / Math.sqrt(w.d / w.heads))]);
-  if (bias) scores = g.op('Add', [scores, bias]);
-  const context = g.op('MatMul', [g.op('Softmax', [scores], { axis: -1 }), values]);
+  const context = headContextsOnnx(g, w, projectHeadsOnnx(g, w, 'q', x), keys, values, bias);
   const merged = g.op('Reshape', [g.op('Transpose', [context], { perm: [0, 2, 1, 3] }), g.constInt64([0, 0, w.d])]);
-  return g.op('Add', [
-    g.op('MatMul', [merged, g.initializer(`${w.name}/Wo`, tensorValue(w.Wo))]),
-    g.initializer(`${w.name}/bo`, tensorValue(w.bo)),
-  ]);
+  return denseOnnx(g, merged, `${w.name}/Wo`, w.Wo, `${w.name}/bo`, w.bo);
 }
 
 /** A padding mask [B, L] as a bias [B, 1, 1, L]. */
@@ -157,8 +169,7 @@ export function projectStepHeadsOnnx(
   which: Projection,
   x: string,
 ): string {
-  const [W, b] = projectionWeights(w, which);
-  return stepHeads(g, w, denseOnnx(g, x, `${w.name}/W${which}`, W, `${w.name}/b${which}`, b));
+  return stepHeads(g, w, projectOnnx(g, w, which, x));
 }
 
 /**
@@ -174,11 +185,7 @@ export function attendStepOnnx(
   values: string,
   bias: string | null,
 ): string {
-  const kT = g.op('Transpose', [keys], { perm: [0, 1, 3, 2] });
-  let scores = g.op('Mul', [g.op('MatMul', [q, kT]), g.constFloat(1 / Math.sqrt(w.d / w.heads))]);
-  if (bias) scores = g.op('Add', [scores, bias]);
-  const context = g.op('MatMul', [g.op('Softmax', [scores], { axis: -1 }), values]);
-  return mergeStepHeadsOnnx(g, w, context);
+  return mergeStepHeadsOnnx(g, w, headContextsOnnx(g, w, q, keys, values, bias));
 }
 
 /**
@@ -221,16 +228,10 @@ export function attendGroupedStepOnnx(
   values: string,
   bias: string | null,
 ): string {
-  const dk = w.d / w.heads;
-  const [W, b] = projectionWeights(w, 'q');
-  const q = denseOnnx(g, x, `${w.name}/Wq`, W, `${w.name}/bq`, b);
   const sources = g.slice(g.op('Shape', [keys]), [0], [1], [0]);
-  const grouped = g.op('Reshape', [q, g.op('Concat', [sources, g.constInt64([-1, w.heads, dk])], { axis: 0 })]);
-  const byHead = g.op('Transpose', [grouped], { perm: [0, 2, 1, 3] });
-  const kT = g.op('Transpose', [keys], { perm: [0, 1, 3, 2] });
-  let scores = g.op('Mul', [g.op('MatMul', [byHead, kT]), g.constFloat(1 / Math.sqrt(dk))]);
-  if (bias) scores = g.op('Add', [scores, bias]);
-  const context = g.op('MatMul', [g.op('Softmax', [scores], { axis: -1 }), values]);
+  const perSource = g.op('Concat', [sources, g.constInt64([-1, w.heads, w.d / w.heads])], { axis: 0 });
+  const q = g.op('Transpose', [g.op('Reshape', [projectOnnx(g, w, 'q', x), perSource])], { perm: [0, 2, 1, 3] });
+  const context = headContextsOnnx(g, w, q, keys, values, bias);
   const merged = g.op('Reshape', [g.op('Transpose', [context], { perm: [0, 2, 1, 3] }), g.constInt64([-1, w.d])]);
   return denseOnnx(g, merged, `${w.name}/Wo`, w.Wo, `${w.name}/bo`, w.bo);
 }
