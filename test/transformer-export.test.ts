@@ -94,6 +94,14 @@ describe('transformer export', () => {
     const long = { beam: 3, minLen: 12 };
     const appendLong = await loadModelDir(modelDir).then(async (rt) => {
       const out = await rt.translate(src, long);
+      // Decoded again, the caches grow into the buffers the first decode's outgrown caches left in the runtime's
+      // pool (core/runtime/buffer-pool.ts): the same hypotheses to the bit.
+      const again = await rt.translate(src, long);
+      assert.ok((rt as unknown as { buffers: { keptBytes: number } }).buffers.keptBytes > 0, 'nothing was pooled');
+      assert.deepEqual(
+        again.map((t) => [t.tokens, t.score]),
+        out.map((t) => [t.tokens, t.score]),
+      );
       await rt.release();
       return out;
     });

@@ -13,7 +13,8 @@
  * of this tree's export), checks that they give the same tokens, and prints each mode's medians of CPU ms per
  * sentence and the median of the rounds' base / new ratios (above 1: the new side is faster). CPU time, because on
  * a loaded machine wall time mostly measures the other processes. `--profile` prints onnxruntime's kernel time per
- * op type (per node with BY_NODE=1) as shares of the decoder's kernels, and the kernels' share of `session.run`.
+ * op type (per node with BY_NODE=1) as shares of the decoder's kernels (the encoder's with `--role encoder`), and
+ * the kernels' share of `session.run`.
  * `--split` times whole decodes (wall, `--rounds`, medians per sentence) and splits them into the encoder's and the
  * decoder's `session.run`, the runtime's reorders, the rest of its steps (feeds, writing new cache positions) and
  * what is left (search in JS, GC).
@@ -47,6 +48,8 @@ const { values: args } = parseArgs({
     vocab: { type: 'string', default: '8000' },
     /** The step graph's key/value caches: `append` (as exported) or `concat` (the form before issue #41's change). */
     cache: { type: 'string', default: 'append' },
+    /** --profile: the graph to profile, `decoder` (its steps) or `encoder`. */
+    role: { type: 'string', default: 'decoder' },
   },
 });
 const V = Number(args.vocab);
@@ -199,9 +202,9 @@ if (args.save) {
         createSession: async (bytes, role) => {
           const s = await createNodeSession(bytes, {
             intraOpNumThreads: 1,
-            ...(role === 'decoder' && { profileFilePrefix: prefix }),
+            ...(role === args.role && { profileFilePrefix: prefix }),
           });
-          if (role === 'decoder') sessions.push(s);
+          if (role === args.role) sessions.push(s);
           return s;
         },
       });

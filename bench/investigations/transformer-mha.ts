@@ -18,9 +18,11 @@
  *  - residual LN: LN(x + y) as layer-norm.ts's ops, as LayerNormalization, as SkipLayerNormalization.
  *  - head tail: logits [rows, |V| 8,000] to each row's top 16 log-probabilities. A = graph-spec.ts's
  *    emitStepLogProbs (LogSoftmax, then TopK); B = TopK over the logits less ReduceLogSumExp; C = the same with the
- *    log-sum-exp written as ReduceMax, Exp, ReduceSum, Log. B and C keep a `log_probs` output (logits − lse) that is
- *    not fetched: onnxruntime runs only the nodes a run's fetches need, so it costs them nothing here.
+ *    log-sum-exp written as ReduceMax, Exp, ReduceSum, Log. B and C keep a `log_probs` output (logits − lse), left
+ *    unfetched: onnxruntime 1.30 still runs it (it runs every node whatever a run fetches: a graph's unfetched
+ *    [64, 1024]·[1024, 8000] MatMul took its full time beside a fetched Relu), as a step graph would.
  *
+ * frost's query projection comes scaled by 1/√(d/h) (multi-head-attention.ts), so the contrib nodes get `scale: 1`.
  * Both graphs of a pair get the same inputs; the script checks their outputs agree, then times them alternately
  * (process CPU time of one `session.run`, 1 intra-op thread), `--reps` each, and prints min and median.
  *
@@ -143,7 +145,7 @@ function crossB(mask: 'bias' | 'kpm' | 'dmmha'): GraphBuilder {
   // DecoderMaskedMultiHeadAttention's mask is its 4th input (mask_index); MultiHeadAttention's its 5th.
   if (mask === 'kpm') inputs.splice(3, 0, '');
   const op = mask === 'dmmha' ? 'DecoderMaskedMultiHeadAttention' : 'MultiHeadAttention';
-  const y = g.op(op, inputs, { num_heads: heads }, { domain: MS });
+  const y = g.op(op, inputs, { num_heads: heads, scale: 1 }, { domain: MS });
   g.output(outProjection(g, w, y), 'y', 'float32', ['rows', d]);
   return g;
 }
@@ -188,7 +190,15 @@ const selfB = () =>
     // The cache's positions, then the new one (never masked): [1, 1, 1, capacity + 1].
     const bias = g.unsqueeze(g.op('Concat', [unfilledBias(g, i.k, i.len), g.constFloat([0])], { axis: 0 }), [0, 1, 2]);
     const inputs = [rowsOfOne(g, q), rowsOfOne(g, k), rowsOfOne(g, v), '', '', bias, i.k, i.v];
-    const [y, pk] = g.node('MultiHeadAttention', inputs, { num_heads: heads }, { domain: MS, outputs: 3 });
+    const [y, pk] = g.node(
+      'MultiHeadAttention',
+      inputs,
+      { num_heads: heads, scale: 1 },
+      {
+        domain: MS,
+        outputs: 3,
+      },
+    );
     // onnxruntime 1.30's CPU kernel ignores past_key/past_value unless present_key is an output (then it attends
     // over the new position alone, max |diff| ~3): so the graph returns it, and the step leaves it unfetched.
     g.output(pk!, 'present_k', 'float32', ['rows', heads, 'total', dk]);
@@ -206,7 +216,7 @@ const selfDmmha = () =>
     const [y, pk, pv] = g.node(
       'DecoderMaskedMultiHeadAttention',
       inputs,
-      { num_heads: heads, past_present_share_buffer: 1 },
+      { num_heads: heads, scale: 1, past_present_share_buffer: 1 },
       { domain: MS, outputs: 3 },
     );
     g.output(pk!, 'present_k', 'float32', ['rows', heads, 'capacity', dk]);

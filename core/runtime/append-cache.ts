@@ -3,6 +3,7 @@
  * spare capacity along the position axis, into which each step's new position is written, so a step
  * copies one position per row instead of the whole cache (docs/decoding-speed.md, issue #41).
  */
+import type { BufferPool } from './buffer-pool.ts';
 import type { ModelCard } from './model-card.ts';
 import { copySpan, type HostTensor } from './row-state.ts';
 import type { Ort } from './seq2seq-types.ts';
@@ -23,7 +24,8 @@ export function stateOutput(dec: ModelCard['graphs']['decoder'], name: string): 
 /**
  * `cache` [..., capacity at `axis`, ...] with position `length` set to `fresh` [..., 1 at `axis`, ...]. Written into
  * `cache`'s own buffer when `inPlace` and it has room (nothing else may read `cache` then); otherwise into a new
- * buffer with {@link CACHE_CHUNK} more positions when `cache` is full, the same capacity when not.
+ * buffer with {@link CACHE_CHUNK} more positions when `cache` is full, the same capacity when not. With a `pool`, the
+ * new buffer comes from it, and when `inPlace` the buffer `cache` outgrew goes back to it.
  * @throws RangeError when `fresh` does not match `cache` outside the position axis
  */
 export function appendPosition(
@@ -33,6 +35,7 @@ export function appendPosition(
   fresh: HostTensor,
   axis: number,
   inPlace: boolean,
+  pool?: BufferPool,
 ): HostTensor {
   const dims = cache.dims;
   const capacity = dims[axis]!;
@@ -48,9 +51,10 @@ export function appendPosition(
   let cap = capacity;
   if (!inPlace || length === capacity) {
     cap = length === capacity ? capacity + CACHE_CHUNK : capacity;
-    data = new Float32Array(outer * cap * inner);
+    data = pool ? pool.take(outer * cap * inner) : new Float32Array(outer * cap * inner);
     const kept = length * inner;
     for (let o = 0; o < outer; o++) copySpan(data, o * cap * inner, src, o * capacity * inner, kept);
+    if (inPlace) pool?.give(src);
   }
   for (let o = 0; o < outer; o++) copySpan(data, (o * cap + length) * inner, add, o * inner, inner);
   const out = data === src ? cache.data : data;

@@ -3,6 +3,7 @@
  * encoder memory each row reads, gathered lazily when beam search reorders rows.
  */
 import type { Tensor } from 'onnxruntime-common';
+import type { BufferPool } from './buffer-pool.ts';
 import type { Ort } from './seq2seq-types.ts';
 
 /** A tensor on the CPU: what reorder gathers rows of. */
@@ -87,12 +88,13 @@ export function hostTensor(t: Tensor | undefined, what: string, rows: number): H
   return t as HostTensor;
 }
 
-/** Rows of `t` along axis 0: new row i = old row order[i]. */
-export function gatherRows(ort: Ort, t: HostTensor, order: Int32Array): HostTensor {
+/** Rows of `t` along axis 0: new row i = old row order[i]; a float32 result's buffer comes from `pool` when given. */
+export function gatherRows(ort: Ort, t: HostTensor, order: Int32Array, pool?: BufferPool): HostTensor {
   const rowSize = t.dims.length === 0 ? 1 : t.size / t.dims[0];
   const src = t.data;
   const Ctor = src.constructor as new (n: number) => typeof src;
-  const out = new Ctor(order.length * rowSize);
+  const n = order.length * rowSize;
+  const out = pool && src instanceof Float32Array ? pool.take(n, true) : new Ctor(n);
   for (let i = 0; i < order.length; i++) {
     const from = order[i] * rowSize;
     // subarray + set is a memcpy for every typed array type, much faster than an element loop.

@@ -9,6 +9,7 @@ import type { Hypothesis, SearchOptions, StepModel, TopCandidates } from '../dec
 import type { Tokenizer } from '../text/tokenize.ts';
 import type { Vocabulary } from '../vocab.ts';
 import { appendPosition, stateOutput } from './append-cache.ts';
+import { BufferPool } from './buffer-pool.ts';
 import { checkGraphs, readVocabularies } from './card-checks.ts';
 import { cardTokenizer } from './card-tokenizer.ts';
 import type { ModelCard } from './model-card.ts';
@@ -71,6 +72,8 @@ export class Seq2SeqRuntime {
   private readonly topFetches: string[] | undefined;
   /** Token feed buffers by row count: row counts repeat from step to step, so this avoids an allocation per step. */
   private readonly tokenBuffers = new Map<number, BigInt64Array>();
+  /** Buffers of grown append caches and expanded states, for the next of the same size (buffer-pool.ts). */
+  private readonly buffers = new BufferPool();
 
   private constructor(
     ort: Ort,
@@ -248,7 +251,15 @@ export class Seq2SeqRuntime {
       const output = stateOutput(dec, name);
       const t = hostTensor(out[output], `decoder output '${output}'`, rows);
       state[name] = dec.cache?.states[name]
-        ? appendPosition(this.ort, s.state[name]!, length, t, dec.cache.axis, this.freshState.delete(s.state[name]!))
+        ? appendPosition(
+            this.ort,
+            s.state[name]!,
+            length,
+            t,
+            dec.cache.axis,
+            this.freshState.delete(s.state[name]!),
+            this.buffers,
+          )
         : t;
       this.freshState.add(state[name]);
     }
@@ -312,18 +323,18 @@ export class Seq2SeqRuntime {
     const moves = order.length <= s.rows ? planRowMoves(order) : undefined;
     for (const [name, t] of Object.entries(s.state)) {
       // In place only once per step output, and never to grow (the beam expansion).
-      state[name] =
-        moves && this.freshState.delete(t)
-          ? reorderRowsInPlace(
-              this.ort,
-              t,
-              order,
-              appended[name] !== undefined && s.cacheLength !== undefined
-                ? { axis: this.card.graphs.decoder.cache!.axis, length: s.cacheLength }
-                : undefined,
-              moves,
-            )
-          : gatherRows(this.ort, t, order);
+      const fresh = this.freshState.delete(t);
+      if (moves && fresh) {
+        const filled =
+          appended[name] !== undefined && s.cacheLength !== undefined
+            ? { axis: this.card.graphs.decoder.cache!.axis, length: s.cacheLength }
+            : undefined;
+        state[name] = reorderRowsInPlace(this.ort, t, order, filled, moves);
+      } else {
+        state[name] = gatherRows(this.ort, t, order, this.buffers);
+        // A step's output that this reorder copied is read by nothing else: its buffer can serve a later copy.
+        if (fresh && t.data instanceof Float32Array) this.buffers.give(t.data);
+      }
       // The next step writes its new position into an append cache's buffer, which only this state holds.
       if (appended[name] !== undefined) this.freshState.add(state[name]);
     }

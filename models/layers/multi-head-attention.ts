@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
-import type { GraphBuilder } from '../../core/onnx/graph-builder.ts';
+import type { GraphBuilder, TensorValue } from '../../core/onnx/graph-builder.ts';
 import { tensorValue } from '../onnx-values.ts';
 import type { ParamStore } from '../params.ts';
 import { dense } from './feed-forward.ts';
@@ -106,21 +106,49 @@ export function causalBias(L: number): tf.Tensor4D {
 
 // ---- ONNX ------------------------------------------------------------------
 
-/** x [B, L, d] projected and split into heads [B, h, L, d/h]. */
-export function projectHeadsOnnx(g: GraphBuilder, w: MultiHeadAttentionWeights, which: Projection, x: string): string {
-  const split = g.op('Reshape', [projectOnnx(g, w, which, x), g.constInt64([0, 0, w.heads, w.d / w.heads])]);
-  return g.op('Transpose', [split], { perm: [0, 2, 1, 3] });
+/**
+ * x [B, L, d] projected and split into heads [B, h, L, d/h]. With `split`, x is the same positions as rows [B·L, d]
+ * and `split` the shape [B, L, h, d/h] ({@link headSplitOnnx}) to split them into: a 2-D projection is one Gemm with
+ * its bias, where a 3-D one is a MatMul and an Add over its whole output.
+ */
+export function projectHeadsOnnx(
+  g: GraphBuilder,
+  w: MultiHeadAttentionWeights,
+  which: Projection,
+  x: string,
+  split?: string,
+): string {
+  const dims = split ?? g.constInt64([0, 0, w.heads, w.d / w.heads]);
+  return g.op('Transpose', [g.op('Reshape', [projectOnnx(g, w, which, x), dims])], { perm: [0, 2, 1, 3] });
 }
 
-/** x [..., d] projected by `which`: x W + b. */
-function projectOnnx(g: GraphBuilder, w: MultiHeadAttentionWeights, which: Projection, x: string): string {
-  const [W, b] = projectionWeights(w, which);
-  return denseOnnx(g, x, `${w.name}/W${which}`, W, `${w.name}/b${which}`, b);
+/** The shape [B, L, h, d/h] that splits rows [B·L, d] into heads, from `positions` [B, L] (a mask of that shape). */
+export function headSplitOnnx(g: GraphBuilder, w: MultiHeadAttentionWeights, positions: string): string {
+  return g.op('Concat', [g.op('Shape', [positions]), g.constInt64([w.heads, w.d / w.heads])], { axis: 0 });
 }
 
 /**
- * Each head's softmax(q kᵀ / √(d/h) + bias) v: queries q [..., h, Lq, d/h] over keys and values [..., h, Lk, d/h],
- * `bias` broadcasting to [..., h, Lq, Lk] or null; returns [..., h, Lq, d/h], the heads not yet merged.
+ * x [..., d] projected by `which`: x W + b, and for the queries (x Wq + bq) / √(d/h), the scores' scale folded into
+ * the query weights. Why: with the scale as a Mul after q kᵀ, onnxruntime fuses it into the MatMul's alpha, and an
+ * alpha other than 1 keeps MLAS off its kernels for one query row (a decoder step's q kᵀ per row and head), which
+ * measured 1.66× faster on the `small` step's [64·4] × [1 × 64]·[64 × 24] scores (docs/decoding-speed.md).
+ */
+function projectOnnx(g: GraphBuilder, w: MultiHeadAttentionWeights, which: Projection, x: string): string {
+  const [W, b] = projectionWeights(w, which);
+  if (which !== 'q') return denseOnnx(g, x, `${w.name}/W${which}`, W, `${w.name}/b${which}`, b);
+  const scale = Math.fround(1 / Math.sqrt(w.d / w.heads));
+  const scaled = (t: tf.Tensor): TensorValue => {
+    const v = tensorValue(t);
+    return { ...v, data: (v.data as Float32Array).map((x) => x * scale) };
+  };
+  const y = g.op('MatMul', [x, g.initializer(`${w.name}/Wq_scaled`, scaled(W))]);
+  return g.op('Add', [y, g.initializer(`${w.name}/bq_scaled`, scaled(b))]);
+}
+
+/**
+ * Each head's softmax(q kᵀ + bias) v: queries q [..., h, Lq, d/h], already scaled by 1/√(d/h) ({@link projectOnnx}),
+ * over keys and values [..., h, Lk, d/h], `bias` broadcasting to [..., h, Lq, Lk] or null; returns [..., h, Lq, d/h],
+ * the heads not yet merged.
  */
 function headContextsOnnx(
   g: GraphBuilder,
@@ -131,12 +159,15 @@ function headContextsOnnx(
   bias: string | null,
 ): string {
   const kT = g.op('Transpose', [keys], { perm: [0, 1, 3, 2] });
-  let scores = g.op('Mul', [g.op('MatMul', [q, kT]), g.constFloat(1 / Math.sqrt(w.d / w.heads))]);
+  let scores = g.op('MatMul', [q, kT]);
   if (bias) scores = g.op('Add', [scores, bias]);
   return g.op('MatMul', [g.op('Softmax', [scores], { axis: -1 }), values]);
 }
 
-/** {@link attendHeads} as ONNX nodes; `bias` names a value broadcasting to [B, h, Lq, Lk], or null. */
+/**
+ * {@link attendHeads} as ONNX nodes; `bias` names a value broadcasting to [B, h, Lq, Lk], or null. With `split`
+ * ({@link projectHeadsOnnx}), x and the result are rows [B·Lq, d].
+ */
 export function attendHeadsOnnx(
   g: GraphBuilder,
   w: MultiHeadAttentionWeights,
@@ -144,9 +175,11 @@ export function attendHeadsOnnx(
   keys: string,
   values: string,
   bias: string | null,
+  split?: string,
 ): string {
-  const context = headContextsOnnx(g, w, projectHeadsOnnx(g, w, 'q', x), keys, values, bias);
-  const merged = g.op('Reshape', [g.op('Transpose', [context], { perm: [0, 2, 1, 3] }), g.constInt64([0, 0, w.d])]);
+  const context = headContextsOnnx(g, w, projectHeadsOnnx(g, w, 'q', x, split), keys, values, bias);
+  const dims = g.constInt64(split ? [-1, w.d] : [0, 0, w.d]);
+  const merged = g.op('Reshape', [g.op('Transpose', [context], { perm: [0, 2, 1, 3] }), dims]);
   return denseOnnx(g, merged, `${w.name}/Wo`, w.Wo, `${w.name}/bo`, w.bo);
 }
 
@@ -173,9 +206,10 @@ export function projectStepHeadsOnnx(
 }
 
 /**
- * {@link attendHeadsOnnx} for one query position: queries q [rows, h, 1, d/h] (already projected) over keys and
- * values [rows, h, L, d/h]; returns [rows, d] after the output projection. With one position the heads' outputs
- * are merged by a Reshape: [rows, h, 1, d/h] and [rows, 1, h, d/h] have the same layout.
+ * {@link attendHeadsOnnx} for one query position: queries q [rows, h, 1, d/h] (already projected and scaled, by
+ * {@link projectStepHeadsOnnx}) over keys and values [rows, h, L, d/h]; returns [rows, d] after the output
+ * projection. With one position the heads' outputs are merged by a Reshape: [rows, h, 1, d/h] and [rows, 1, h, d/h]
+ * have the same layout.
  */
 export function attendStepOnnx(
   g: GraphBuilder,
@@ -202,10 +236,9 @@ export function attendStepAppendOnnx(
   newK: string,
   newV: string,
 ): string {
-  const scale = g.constFloat(1 / Math.sqrt(w.d / w.heads));
   const kT = g.op('Transpose', [past.keys], { perm: [0, 1, 3, 2] });
-  const pastScores = g.op('Add', [g.op('Mul', [g.op('MatMul', [q, kT]), scale]), past.bias]);
-  const newScore = g.op('Mul', [g.reduce('ReduceSum', g.op('Mul', [q, newK]), [3], true), scale]);
+  const pastScores = g.op('Add', [g.op('MatMul', [q, kT]), past.bias]);
+  const newScore = g.reduce('ReduceSum', g.op('Mul', [q, newK]), [3], true);
   const p = g.op('Softmax', [g.op('Concat', [pastScores, newScore], { axis: 3 })], { axis: -1 });
   const pPast = g.slice(p, [0], [-1], [3]);
   const pNew = g.slice(p, [-1], [Number.MAX_SAFE_INTEGER], [3]);
