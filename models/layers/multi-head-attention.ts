@@ -131,7 +131,7 @@ export function headSplitOnnx(g: GraphBuilder, w: MultiHeadAttentionWeights, pos
  * x [..., d] projected by `which`: x W + b, and for the queries (x Wq + bq) / √(d/h), the scores' scale folded into
  * the query weights. Why: with the scale as a Mul after q kᵀ, onnxruntime fuses it into the MatMul's alpha, and an
  * alpha other than 1 keeps MLAS off its kernels for one query row (a decoder step's q kᵀ per row and head), which
- * measured 1.66× faster on the `small` step's [64·4] × [1 × 64]·[64 × 24] scores (docs/decoding-speed.md).
+ * measured 1.66-1.74× faster on the `small` step's [64·4] × [1 × 64]·[64 × 24] scores (docs/decoding-speed.md).
  */
 function projectOnnx(g: GraphBuilder, w: MultiHeadAttentionWeights, which: Projection, x: string): string {
   const [W, b] = projectionWeights(w, which);
