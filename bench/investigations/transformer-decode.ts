@@ -8,6 +8,7 @@
  *   node --import tsx bench/investigations/transformer-decode.ts --vs /tmp/base/<name>  # this tree's export against it
  *   node --import tsx bench/investigations/transformer-decode.ts --profile --modes 'greedy b64'   # per-op profile
  *   node --import tsx bench/investigations/transformer-decode.ts --split    # where a whole decode's time goes
+ *   node --import tsx bench/investigations/transformer-decode.ts --pool-ab --rounds 8   # the buffer pool's gain
  *
  * `--vs` decodes the same chunks with both folders alternately (`--rounds`; `--new DIR` times a saved folder instead
  * of this tree's export), checks that they give the same tokens, and prints each mode's medians of CPU ms per
@@ -15,9 +16,10 @@
  * a loaded machine wall time mostly measures the other processes. `--profile` prints onnxruntime's kernel time per
  * op type (per node with BY_NODE=1) as shares of the decoder's kernels (the encoder's with `--role encoder`), and
  * the kernels' share of `session.run`.
- * `--split` times whole decodes (wall, `--rounds`, medians per sentence) and splits them into the encoder's and the
- * decoder's `session.run`, the runtime's reorders, the rest of its steps (feeds, writing new cache positions) and
- * what is left (search in JS, GC).
+ * `--pool-ab` times this tree's export through two runtimes, one with its buffer pool and one whose pool keeps
+ * nothing (CPU ms per sentence, alternately, `--rounds`). `--split` times whole decodes (wall, `--rounds`, medians
+ * per sentence) and splits them into the encoder's and the decoder's `session.run`, the runtime's reorders, the rest
+ * of its steps (feeds, writing new cache positions) and what is left (search in JS, GC).
  */
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
@@ -25,6 +27,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { generate } from '../../core/decode/generate.ts';
 import type { Hypothesis } from '../../core/decode/types.ts';
+import { BufferPool } from '../../core/runtime/buffer-pool.ts';
 import { loadModelDir } from '../../core/runtime/load-node.ts';
 import { Seq2SeqRuntime } from '../../core/runtime/seq2seq.ts';
 import { createNodeSession, ort } from '../../core/runtime/ort-node.ts';
@@ -50,6 +53,8 @@ const { values: args } = parseArgs({
     cache: { type: 'string', default: 'append' },
     /** --profile: the graph to profile, `decoder` (its steps) or `encoder`. */
     role: { type: 'string', default: 'decoder' },
+    /** The runtime's buffer pool (core/runtime/buffer-pool.ts) against a pool that keeps nothing, one process. */
+    'pool-ab': { type: 'boolean', default: false },
   },
 });
 const V = Number(args.vocab);
@@ -121,6 +126,39 @@ if (args.save) {
     }
     await base.release();
     await rt.release();
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+} else if (args['pool-ab']) {
+  const root = await mkdtemp(join(tmpdir(), 'frost-t-pool-'));
+  try {
+    const mine = await writeBenchModel(root, opts);
+    const [without, pooled] = [
+      await loadModelDir(mine.dir, { intraOpNumThreads: 1 }),
+      await loadModelDir(mine.dir, { intraOpNumThreads: 1 }),
+    ];
+    // The runtime's pool is private: a bound of 0 bytes makes it keep nothing, as if there were none.
+    (without as unknown as { buffers: BufferPool }).buffers = new BufferPool(0);
+    console.log(
+      `| mode | no pool ms/sent | pool ms/sent | no pool / pool |  (load ${loadavg()[0]!.toFixed(1)})\n|---|---:|---:|---:|`,
+    );
+    for (const mode of modes) {
+      const parts = chunks(sources(mode.sentences), mode.batch);
+      await decode(without, parts, mode.beam);
+      await decode(pooled, parts, mode.beam);
+      const [a, b]: number[][] = [[], []];
+      for (let r = 0; r < Number(args.rounds); r++) {
+        if (r % 2 === 0) a.push((await decode(without, parts, mode.beam)).ms);
+        b.push((await decode(pooled, parts, mode.beam)).ms);
+        if (r % 2 === 1) a.push((await decode(without, parts, mode.beam)).ms);
+      }
+      console.log(
+        `| ${mode.name} | ${(median(a) / mode.sentences).toFixed(2)} | ${(median(b) / mode.sentences).toFixed(2)} | ` +
+          `${median(a.map((x, i) => x / b[i]!)).toFixed(3)}× |`,
+      );
+    }
+    await without.release();
+    await pooled.release();
   } finally {
     await rm(root, { recursive: true, force: true });
   }

@@ -51,7 +51,7 @@ export function appendPosition(
   let cap = capacity;
   if (!inPlace || length === capacity) {
     cap = length === capacity ? capacity + CACHE_CHUNK : capacity;
-    data = pool ? pool.take(outer * cap * inner) : new Float32Array(outer * cap * inner);
+    data = pool?.take(outer * cap * inner) ?? new Float32Array(outer * cap * inner);
     const kept = length * inner;
     for (let o = 0; o < outer; o++) copySpan(data, o * cap * inner, src, o * capacity * inner, kept);
     if (inPlace) pool?.give(src);

@@ -68,7 +68,7 @@ function encoderGraph(model: TransformerModel, opset: number): GraphBuilder {
   // The positions as rows [B·S, d] through the stack: every projection is then a Gemm with its bias (and the
   // feed-forward's ReLU) fused, not a MatMul and an Add over its whole output; only attention splits them.
   let x = g.op('Reshape', [source.x, g.constInt64([-1, d])]);
-  const split = headSplitOnnx(g, w.encoder[0]?.self ?? w.decoder[0]!.cross, mask);
+  const split = headSplitOnnx(g, heads, d / heads, mask);
   const bias = keyPaddingBiasOnnx(g, mask);
   for (const layer of w.encoder) {
     x = residualOnnx(g, model, x, layer.ln1, (h) =>

@@ -123,8 +123,8 @@ export function projectHeadsOnnx(
 }
 
 /** The shape [B, L, h, d/h] that splits rows [B·L, d] into heads, from `positions` [B, L] (a mask of that shape). */
-export function headSplitOnnx(g: GraphBuilder, w: MultiHeadAttentionWeights, positions: string): string {
-  return g.op('Concat', [g.op('Shape', [positions]), g.constInt64([w.heads, w.d / w.heads])], { axis: 0 });
+export function headSplitOnnx(g: GraphBuilder, heads: number, headSize: number, positions: string): string {
+  return g.op('Concat', [g.op('Shape', [positions]), g.constInt64([heads, headSize])], { axis: 0 });
 }
 
 /**
@@ -137,12 +137,7 @@ function projectOnnx(g: GraphBuilder, w: MultiHeadAttentionWeights, which: Proje
   const [W, b] = projectionWeights(w, which);
   if (which !== 'q') return denseOnnx(g, x, `${w.name}/W${which}`, W, `${w.name}/b${which}`, b);
   const scale = Math.fround(1 / Math.sqrt(w.d / w.heads));
-  const scaled = (t: tf.Tensor): TensorValue => {
-    const v = tensorValue(t);
-    return { ...v, data: (v.data as Float32Array).map((x) => x * scale) };
-  };
-  const y = g.op('MatMul', [x, g.initializer(`${w.name}/Wq_scaled`, scaled(W))]);
-  return g.op('Add', [y, g.initializer(`${w.name}/bq_scaled`, scaled(b))]);
+  return denseOnnx(g, x, `${w.name}/Wq_scaled`, W, `${w.name}/bq_scaled`, b, scale);
 }
 
 /**
@@ -275,8 +270,21 @@ function mergeStepHeadsOnnx(g: GraphBuilder, w: MultiHeadAttentionWeights, conte
   return denseOnnx(g, merged, `${w.name}/Wo`, w.Wo, `${w.name}/bo`, w.bo);
 }
 
-function denseOnnx(g: GraphBuilder, x: string, wName: string, W: tf.Tensor, bName: string, b: tf.Tensor): string {
-  return g.op('Add', [g.op('MatMul', [x, g.initializer(wName, tensorValue(W))]), g.initializer(bName, tensorValue(b))]);
+/** x W + b, with W and b stored multiplied by `scale` when one is given. */
+function denseOnnx(
+  g: GraphBuilder,
+  x: string,
+  wName: string,
+  W: tf.Tensor,
+  bName: string,
+  b: tf.Tensor,
+  scale?: number,
+): string {
+  const value = (t: tf.Tensor): TensorValue => {
+    const v = tensorValue(t);
+    return scale === undefined ? v : { ...v, data: (v.data as Float32Array).map((e) => e * scale) };
+  };
+  return g.op('Add', [g.op('MatMul', [x, g.initializer(wName, value(W))]), g.initializer(bName, value(b))]);
 }
 
 function stepHeads(g: GraphBuilder, w: MultiHeadAttentionWeights, y: string): string {
