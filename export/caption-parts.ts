@@ -12,7 +12,8 @@ import type { CaptionRunConfig } from '../train/run-config.ts';
 import type { RunFolder } from '../train/run-folder.ts';
 import { mergeFrozenEncoder, onnxOpset } from './merge-encoder.ts';
 import type { ParityInputs } from './parity.ts';
-import type { ExportParts } from './task-parts.ts';
+import { seq2seqExport } from './seq2seq-export.ts';
+import { registerTaskExport, type ExportParts } from './task-parts.ts';
 import { createNodeSession, ort } from '../core/runtime/ort-node.ts';
 
 /** Name of the model encoder's input when a frozen encoder's features feed it (models/layers/feature-encoder.ts). */
@@ -131,3 +132,5 @@ async function paritySamples(
     return { pixels, targets, synthetic };
   }
 }
+
+registerTaskExport('caption', seq2seqExport(captionExportParts));

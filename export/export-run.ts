@@ -5,7 +5,8 @@ import { writeModelDir } from './model-dir.ts';
 import type { ParityReport } from './parity.ts';
 import type { PrecisionCheck } from './precision-check.ts';
 import type { Precision } from './precision.ts';
-import { taskExport, type ExportSource } from './task-parts.ts';
+import { taskExport } from './task-exports.ts';
+import type { ExportSource } from './task-parts.ts';
 import type { TritonOptions } from './triton.ts';
 
 export interface ExportOptions {
@@ -81,8 +82,9 @@ async function loadSource(run: RunFolder, opts: ExportOptions): Promise<ExportSo
  * Exports a training run of any task to its graphs (an encoder and a decoder step; a language model's
  * one step graph) and a model card. It refuses to finish (and writes nothing) unless
  * onnxruntime reproduces the tfjs log-probabilities. What differs by task (the graphs, their parity
- * inputs, the card's fields) comes from the task's export in task-parts.ts; the folder is
- * replaced whole, the previous model kept until the new one is on disk (model-dir.ts).
+ * inputs, the card's fields) comes from the task's export, which its own file registers (task-exports.ts
+ * imports them all); the folder is replaced whole, the previous model kept until the new one is on disk
+ * (model-dir.ts).
  */
 export async function exportRun<Card = ModelCard>(
   runDir: string,

@@ -6,7 +6,7 @@ import { prepareLmData } from '../train/lm/lm-data.ts';
 import type { LmRunConfig } from '../train/run-config.ts';
 import { compareStep, PARITY_TOLERANCE, parityRefusal, type ParityReport } from './parity.ts';
 import { checkpointCard, fileSizes, paramCounts, specials } from './card-fields.ts';
-import type { TaskExport } from './task-parts.ts';
+import { registerTaskExport, type TaskExport } from './task-parts.ts';
 
 export const LM_STEP_FILE = 'step.onnx';
 
@@ -131,3 +131,5 @@ export const lmExport: TaskExport<LmCard> = {
     }
   },
 };
+
+registerTaskExport('lm', lmExport);

@@ -1,15 +1,12 @@
+import { Registry } from '../core/registry.ts';
 import type { ModelCardInput } from '../core/runtime/model-card.ts';
 import type { ModelSizes } from '../models/index.ts';
 import type { Pair } from '../train/data/corpus.ts';
 import type { TaskName } from '../train/run-config.ts';
 import type { LoadedCheckpoint, RunFolder } from '../train/run-folder.ts';
-import { captionExportParts } from './caption-parts.ts';
 import type { ExportOptions } from './export-run.ts';
-import { lmExport } from './lm-parts.ts';
 import type { ParityInputs, ParityReport } from './parity.ts';
 import type { PrecisionCheck } from './precision-check.ts';
-import { seq2seqExport } from './seq2seq-export.ts';
-import { translationExportParts } from './translation-parts.ts';
 
 /** The checkpoint to export: one saved by the trainer, or the average of the last N epoch checkpoints. */
 export interface ExportSource {
@@ -68,13 +65,14 @@ export interface ExportParts {
   precisionPairs(max?: number): Promise<Pair[]>;
 }
 
-/** The export side of each training task. */
-const TASK_EXPORTS: Readonly<Record<TaskName, TaskExport>> = {
-  translation: seq2seqExport(translationExportParts),
-  caption: seq2seqExport(captionExportParts),
-  lm: lmExport,
-};
+const taskExports = new Registry<TaskExport>('task export');
 
+/** Adds the export side of a training task; each task's export file calls this once (task-exports.ts imports them). */
+export function registerTaskExport<Card>(task: TaskName, taskExport: TaskExport<Card>): void {
+  taskExports.register(task, taskExport);
+}
+
+/** The export of `task`'s runs; one that has none registered is refused, naming those that have. */
 export function taskExport(task: TaskName): TaskExport {
-  return TASK_EXPORTS[task];
+  return taskExports.get(task);
 }

@@ -3,7 +3,8 @@ import type { RunFolder } from '../train/run-folder.ts';
 import { tokenParityInputs } from './parity.ts';
 import { validationPairs } from './precision-check.ts';
 import { paritySamples } from './sample-data.ts';
-import type { ExportParts } from './task-parts.ts';
+import { seq2seqExport } from './seq2seq-export.ts';
+import { registerTaskExport, type ExportParts } from './task-parts.ts';
 import { outputLayerSizes } from '../train/output-support.ts';
 
 /**
@@ -40,3 +41,5 @@ export async function translationExportParts(run: RunFolder<TranslationRunConfig
     precisionPairs: (max) => validationPairs(config, max),
   };
 }
+
+registerTaskExport('translation', seq2seqExport(translationExportParts));

@@ -4,7 +4,6 @@ import type { PerplexityReport } from '../train/lm/lm-evaluate.ts';
 import { readCheckpointInfo, RunFolder, type CheckpointName } from '../train/run-folder.ts';
 import { machineInfo, refuseDuplicateNames } from './collect.ts';
 import { type LmReport, lmReportSchema, type LmRunReport } from './lm-schema.ts';
-import { taskReport } from './task-reports.ts';
 
 export interface CollectLmReportOptions {
   title: string;
@@ -13,26 +12,6 @@ export interface CollectLmReportOptions {
   /** @default 'best' */
   checkpoint?: CheckpointName;
   log?: (line: string) => void;
-}
-
-/** Whether each folder holds a language-model run (`frost train --task lm`). */
-export async function lmRunFlags(runDirs: readonly string[]): Promise<boolean[]> {
-  return Promise.all(
-    runDirs.map(async (d) => taskReport((await RunFolder.open(resolve(d))).config.task).kind === 'perplexity'),
-  );
-}
-
-/**
- * `frost report` takes one kind of run at a time: a perplexity table and a BLEU table have no
- * column in common, so a mixed list is refused in one line naming both kinds.
- */
-export function refuseMixedRuns(runDirs: readonly string[], isLm: readonly boolean[]): void {
-  const lm = runDirs.filter((_, i) => isLm[i]);
-  const other = runDirs.filter((_, i) => !isLm[i]);
-  if (lm.length > 0 && other.length > 0)
-    throw new Error(
-      `cannot report language-model runs (${lm.join(', ')}) together with other runs (${other.join(', ')}): run \`frost report\` once for each kind`,
-    );
 }
 
 /** JSON has no NaN: a bin without test tokens has a null perplexity. */

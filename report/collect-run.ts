@@ -9,7 +9,6 @@ import { ensureExport } from './find-export.ts';
 import { readMetrics, stopKindOf } from './run-status.ts';
 import type { RunReport } from './schema.ts';
 import { describeStoppingRule } from './stopping-rule.ts';
-import { taskReport } from './task-reports.ts';
 
 export interface CollectRunOptions {
   /** Beam width of the test translations and the latency runs. @default DEFAULT_TEST_BEAM */
@@ -35,9 +34,8 @@ export type CollectedRun = Omit<RunReport, 'baseline' | 'learnableDecrease' | 'b
  */
 export async function collectRun(runDir: string, opts: CollectRunOptions): Promise<CollectedRun> {
   const beam = opts.beam ?? DEFAULT_TEST_BEAM;
-  // A run of a task without BLEU (language models) is another collector's: `frost report` hands it there.
-  const report = taskReport((await RunFolder.open(runDir)).config.task);
-  if (report.kind !== 'bleu') throw new Error(`${runDir} is ${report.what}: its report is ${report.collector}`);
+  // `frost report` hands a run of another report (a language model's) to that report's collector
+  // (choose-report.ts); here it is refused as not a translation run.
   const run = await RunFolder.openTask(runDir, 'translation');
   const { config } = run;
   const exp = await ensureExport(runDir, {

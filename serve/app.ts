@@ -1,9 +1,10 @@
 /**
  * The HTTP API, one router per concern: operations (`/healthz`, `/readyz`, `/metrics`,
  * `/openapi.json`), models (`/v1/models`), translation (`POST /v1/translate`), captioning
- * (`POST /v1/caption`) and the browser client. A new concern is one more router mounted below, before the JSON 404. The
- * listening
- * socket and shutdown belong to server.ts, so tests and embedders can mount this app as they like.
+ * (`POST /v1/caption`), language models (`POST /v1/score`, `/v1/complete`) and the browser client, every
+ * model in one registry and every batch through one pool. A new concern is one more router mounted below,
+ * before the JSON 404. The listening socket and shutdown belong to server.ts, so tests and embedders can
+ * mount this app as they like.
  */
 import { resolve } from 'node:path';
 import express, { type Express } from 'express';
@@ -12,7 +13,6 @@ import type { BatchingOptions } from './batcher.ts';
 import { BatcherPool } from './batcher-pool.ts';
 import { captionRouter } from './caption-route.ts';
 import { errorHandler, notFoundHandler } from './errors.ts';
-import type { LanguageModels } from './lm-models.ts';
 import { lmRouter } from './lm-router.ts';
 import type { Logger } from './logger.ts';
 import { ServeMetrics } from './metrics.ts';
@@ -29,6 +29,7 @@ import { translateRouter } from './translate-router.ts';
 
 /** Options of {@link createApp}. */
 export interface AppOptions {
+  /** The models of every family (serve/model-registry.ts). */
   registry: ModelRegistry;
   /** Overrides of {@link DEFAULT_LIMITS}. */
   limits?: Partial<RequestLimits>;
@@ -50,8 +51,6 @@ export interface AppOptions {
   web?: WebClient;
   /** Model folders that could not be loaded, listed by `/readyz` and `/v1/models` when there are any. @default none */
   refused?: () => readonly FolderRefusal[];
-  /** Language models for `POST /v1/complete` and `/v1/score` (serve/lm-models.ts). @default none */
-  languageModels?: LanguageModels;
   /**
    * Folder served as static files under /reports/ (`frost report --out reports/NAME`). @default `reports` in the
    * working directory
@@ -65,9 +64,7 @@ export function createApp(opts: AppOptions): Express {
   const metrics = opts.metrics ?? new ServeMetrics();
   const pool = opts.pool ?? new BatcherPool(registry, opts.batching, metrics);
   const refused = opts.refused ?? (() => []);
-  const notReady =
-    opts.notReady ??
-    (() => (registry.names.length || opts.languageModels?.names.length ? undefined : 'no model loaded'));
+  const notReady = opts.notReady ?? (() => (registry.list().length ? undefined : 'no model loaded'));
   const onInternal =
     opts.onInternalError ??
     ((err: unknown) => process.stderr.write(`frost serve: ${(err as Error)?.stack ?? String(err)}\n`));
@@ -82,11 +79,10 @@ export function createApp(opts: AppOptions): Express {
       metrics,
       notReady,
       openApi: JSON.stringify(openApiDocument(limits)),
-      languageModels: opts.languageModels,
       refused,
     }),
   );
-  app.use(modelsRouter(registry, opts.languageModels, refused));
+  app.use(modelsRouter(registry, refused));
   // A client gone mid-stream is no error (its decoding is cancelled), but an operator sees it: one line, one count.
   const onStreamCancelled = (route: string, res: express.Response) => {
     metrics.streamsCancelled.inc({ route });
@@ -94,10 +90,10 @@ export function createApp(opts: AppOptions): Express {
   };
   app.use(translateRouter({ registry, pool, limits, onInternal, onStreamCancelled }));
   app.use(captionRouter({ registry, pool, limits }));
-  if (opts.languageModels) app.use(lmRouter({ models: opts.languageModels, limits, onInternal, onStreamCancelled }));
+  app.use(lmRouter({ registry, pool, limits, onInternal, onStreamCancelled }));
   // Reports (issue #7): `reports/NAME/report.html` at /reports/NAME/; what is not there falls through to the JSON 404.
   app.use('/reports', reportsRouter(opts.reportsDir ?? resolve('reports')));
-  app.use(webRouter({ registry, web: opts.web, languageModels: opts.languageModels }));
+  app.use(webRouter({ registry, web: opts.web }));
   app.use(notFoundHandler());
   app.use(
     errorHandler(onInternal, (err, reqId) =>

@@ -1,24 +1,37 @@
-/** One {@link Batcher} per loaded model and kind of request, created on first use. */
+/**
+ * One {@link Batcher} per loaded model and kind of request, created on first use: every kind (translation,
+ * captioning, scoring, completion) of every family of model goes through this one pool.
+ */
 import type { SearchOptions } from '../core/decode/types.ts';
 import type { Translation } from '../core/runtime/seq2seq.ts';
 import { TRANSLATION } from './batch-kinds.ts';
-import { Batcher, type BatchKind, DEFAULT_BATCHING, type BatchingOptions } from './batcher.ts';
-import type { ServeMetrics } from './metrics.ts';
-import type { ModelRegistry } from './model-registry.ts';
-import type { ModelRuntime } from './model-runtime.ts';
+import {
+  Batcher,
+  type BatchKind,
+  type BatchObserver,
+  DEFAULT_BATCHING,
+  type BatchingOptions,
+  kindFamily,
+} from './batcher.ts';
+import type { AnyRuntime, ModelRegistry } from './model-registry.ts';
 
 /** Kinds and their batchers are kept untyped here; {@link BatcherPool.for} gives them their types back. */
-type AnyKind = BatchKind<unknown, unknown, unknown>;
+type AnyKind = BatchKind<unknown, unknown, unknown, unknown>;
+
+/** Where a model's batchers report their batches and queue (ServeMetrics is one). */
+export interface BatchObservers {
+  observer(model: string): BatchObserver;
+}
 
 export class BatcherPool {
-  /** Per kind, per model name. A model serves one kind, so its requests never wait on another kind's queue. */
-  private readonly batchers = new Map<AnyKind, Map<string, Batcher<unknown, unknown, unknown>>>();
+  /** Per kind, per model name: a request never waits in another model's queue, nor in another kind's. */
+  private readonly batchers = new Map<AnyKind, Map<string, Batcher<unknown, unknown, unknown, unknown>>>();
   readonly options: BatchingOptions;
 
   constructor(
     private readonly registry: ModelRegistry,
     options: Partial<BatchingOptions> = {},
-    private readonly metrics?: ServeMetrics,
+    private readonly observers?: BatchObservers,
   ) {
     // An option given as undefined (an unset flag) keeps its default.
     const given = Object.entries(options).filter(([, value]) => value !== undefined);
@@ -30,17 +43,24 @@ export class BatcherPool {
   }
 
   /**
-   * The batcher of model `name` (which must be loaded) for one kind of request, translation unless
-   * given; it always decodes with the registry's current runtime.
+   * The batcher of model `name` (which must be loaded, of the kind's family) for one kind of request,
+   * translation unless given; it always decodes with the registry's current runtime.
    */
   for(name: string): Batcher<string, Translation, SearchOptions>;
-  for<In, Out, Opts>(name: string, kind: BatchKind<In, Out, Opts>): Batcher<In, Out, Opts>;
-  for(name: string, kind: AnyKind = TRANSLATION as AnyKind): Batcher<unknown, unknown, unknown> {
+  for<In, Out, Opts, R>(name: string, kind: BatchKind<In, Out, Opts, R>): Batcher<In, Out, Opts, R>;
+  for(name: string, kind: AnyKind = TRANSLATION as AnyKind): Batcher<unknown, unknown, unknown, unknown> {
     let byModel = this.batchers.get(kind);
     if (!byModel) this.batchers.set(kind, (byModel = new Map()));
     let b = byModel.get(name);
     if (!b) {
-      b = new Batcher(kind, () => this.registry.get(name).runtime, this.options, this.metrics?.observer(name));
+      const family = kindFamily(kind);
+      // The runtime is read at each batch, so a model reloaded by --watch takes over from the next batch on.
+      b = new Batcher(
+        kind,
+        () => this.registry.get(name, family).runtime,
+        this.options,
+        this.observers?.observer(name),
+      );
       byModel.set(name, b);
     }
     return b;
@@ -54,11 +74,11 @@ export class BatcherPool {
   }
 
   /** Resolves when no batch uses `runtime` (or, without it, when every queue is empty and nothing decodes). */
-  async idle(runtime?: ModelRuntime): Promise<void> {
+  async idle(runtime?: AnyRuntime): Promise<void> {
     await Promise.all([...this.all()].map((b) => b.idle(runtime)));
   }
 
-  private *all(): Iterable<Batcher<unknown, unknown, unknown>> {
+  private *all(): Iterable<Batcher<unknown, unknown, unknown, unknown>> {
     for (const byModel of this.batchers.values()) yield* byModel.values();
   }
 }

@@ -6,6 +6,7 @@
  * What an input is (a text, an image) and how a batch is decoded is a {@link BatchKind}
  * (serve/batch-kinds.ts); the queueing here is the same for every kind.
  */
+import { cardKinds, type ModelFamily } from '../core/runtime/card-kinds.ts';
 import { QueueFullError } from './decode-errors.ts';
 import type { ModelRuntime } from './model-runtime.ts';
 
@@ -65,10 +66,15 @@ export interface BatchHooks<Out> {
 }
 
 /**
- * One kind of request a model decodes in batches: translation (texts) or captioning (images).
- * `Opts` are the search settings of a request.
+ * One kind of request a model decodes in batches: translation (texts), captioning (images), scoring and
+ * completion (language models). `Opts` are the search settings of a request.
  */
 export interface BatchKind<In, Out, Opts, R = ModelRuntime> {
+  /**
+   * The task whose models answer it (core/runtime/card-kinds.ts). Its requests name their model among the models
+   * of that task's family ({@link kindFamily}), and a route refuses a model of the family's other tasks.
+   */
+  readonly task: string;
   /** Requests batch together only when their keys are equal: search settings are per call. */
   key(options: Opts): string;
   /** Decodes `inputs` as one batch with `runtime`, reporting each input through `hooks.onDone`. */
@@ -80,6 +86,11 @@ export interface BatchKind<In, Out, Opts, R = ModelRuntime> {
    * finished hypothesis. Kinds that do not stream leave it out.
    */
   finalText?(result: Out): string;
+}
+
+/** The family of model that answers requests of `kind`: the one its task belongs to. */
+export function kindFamily(kind: { readonly task: string }): ModelFamily {
+  return cardKinds.get(kind.task).family;
 }
 
 /** Per-request options of {@link Batcher.submit}. */

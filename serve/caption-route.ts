@@ -16,6 +16,7 @@ import { DEFAULT_CAPTION_BEAM } from '../core/runtime/caption.ts';
 import type { CaptionResponse } from '../core/wire.ts';
 import { assertCaptions, CAPTION } from './batch-kinds.ts';
 import type { BatcherPool } from './batcher-pool.ts';
+import { kindFamily } from './batcher.ts';
 import { imagePreprocessThread } from './image-preprocess-thread.ts';
 import { type ErrorCode, HttpError } from './errors.ts';
 import { sendJson } from './json-response.ts';
@@ -64,11 +65,15 @@ export function captionRouter({ registry, pool, limits, budget = new UploadBudge
     let prepared;
     try {
       const upload = await readUpload(req, res);
-      const model = registry.get(upload.model);
-      const { task, image: spec } = model.runtime.card;
-      if (task !== 'caption' || !spec)
-        throw new HttpError('FROST_ERR_NOT_A_CAPTION_MODEL', { model: model.name, task });
-      assertCaptions(model.runtime, model.name);
+      const model = registry.get(upload.model, kindFamily(CAPTION));
+      const { runtime } = model;
+      const { task } = runtime.card;
+      const notCaption = () => new HttpError('FROST_ERR_NOT_A_CAPTION_MODEL', { model: model.name, task });
+      if (task !== CAPTION.task) throw notCaption();
+      assertCaptions(runtime, model.name);
+      // Its card's schema requires the image spec of a caption model; checked again for the type.
+      const spec = runtime.card.image;
+      if (!spec) throw notCaption();
       prepared = await budget.decode(async () => {
         const image = await decodeUpload(upload, limits);
         const pixels = await imagePreprocessThread().run(image.rgba, image.width, image.height, spec);

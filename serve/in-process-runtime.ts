@@ -13,12 +13,11 @@ import type { ModelRuntime } from './model-runtime.ts';
 
 export class InProcessRuntime implements ModelRuntime {
   readonly card: ModelCard;
-  /** Set for caption models: it shares the sessions of {@link runtime}. */
-  private readonly captioner: CaptionRuntime | undefined;
+  /** Made on the first captionEach, sharing the sessions of {@link runtime}. */
+  private captioner: CaptionRuntime | undefined;
 
   constructor(readonly runtime: Seq2SeqRuntime) {
     this.card = runtime.card;
-    this.captioner = runtime.card.task === 'caption' ? CaptionRuntime.fromRuntime(runtime) : undefined;
   }
 
   /**
@@ -34,14 +33,13 @@ export class InProcessRuntime implements ModelRuntime {
     return this.runtime.translateEach(texts, options, hooks);
   }
 
-  /** @throws TypeError for a translation model (its encoder reads text) */
+  /** @throws TypeError for a translation model (its encoder reads text), as CaptionRuntime says what captions */
   async captionEach(
     images: readonly Float32Array[],
     options?: CaptionOptions,
     hooks?: CaptionHooks,
   ): Promise<Caption[]> {
-    if (!this.captioner)
-      throw new TypeError(`captionEach: model '${this.card.name}' is a ${this.card.task} model, not a caption model`);
+    this.captioner ??= CaptionRuntime.fromRuntime(this.runtime);
     return this.captioner.captionEach(images, options, hooks);
   }
 

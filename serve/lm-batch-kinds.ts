@@ -10,6 +10,7 @@ import type { BatchKind } from './batcher.ts';
 import type { LmModelRuntime } from './lm-model-runtime.ts';
 
 export const LM_SCORE: BatchKind<string, LmScore, null, LmModelRuntime> = {
+  task: 'lm',
   key: () => 'score',
   decode: (runtime, texts, _options, hooks) =>
     runtime.scoreEach(texts, { cancelled: hooks.cancelled, onCancel: hooks.onCancel, onDone: hooks.onDone }),
@@ -17,6 +18,7 @@ export const LM_SCORE: BatchKind<string, LmScore, null, LmModelRuntime> = {
 };
 
 export const LM_COMPLETE: BatchKind<CompletionRequest, Completion, null, LmModelRuntime> = {
+  task: 'lm',
   key: () => 'complete',
   decode: (runtime, requests, _options, hooks) =>
     runtime.completeEach(requests, {

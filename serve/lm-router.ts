@@ -1,23 +1,28 @@
 /**
- * `POST /v1/complete` and `POST /v1/score` for language models (lm-models.ts): the body checked
+ * `POST /v1/complete` and `POST /v1/score` for the registry's language models: the body checked
  * (lm-schemas.ts), the work run under the request's deadline (its timeout or the client hanging
  * up), answered as JSON, or for `/v1/complete?stream=1` as server-sent events: a `token` event per
  * generated token (`{index, token}`), then the `result` event, as `/v1/translate?stream=1` does.
  */
 import { randomInt } from 'node:crypto';
 import { Router, type Request, type Response } from 'express';
+import type { CompletionRequest } from '../core/runtime/lm.ts';
 import type { CompleteResponse, ScoreResponse } from '../core/wire.ts';
 import { toHttpError } from './errors.ts';
 import { jsonBody } from './json-body.ts';
 import { sendJson } from './json-response.ts';
-import type { LanguageModels } from './lm-models.ts';
+import type { BatcherPool } from './batcher-pool.ts';
+import { kindFamily } from './batcher.ts';
+import { LM_COMPLETE, LM_SCORE } from './lm-batch-kinds.ts';
 import { parseCompleteRequest, parseScoreRequest } from './lm-schemas.ts';
+import type { ModelRegistry } from './model-registry.ts';
 import { requestDeadline } from './request-deadline.ts';
 import type { RequestLimits } from './schemas.ts';
 import { EventStream } from './sse.ts';
 
 export interface LmRouterOptions {
-  models: LanguageModels;
+  registry: ModelRegistry;
+  pool: BatcherPool;
   limits: RequestLimits;
   onInternal: (err: unknown) => void;
   /** Called when a stream's client went away before its result (its decoding is cancelled). */
@@ -31,35 +36,32 @@ function abortReason(err: unknown, signal: AbortSignal): unknown {
   return signal.aborted ? signal.reason : err;
 }
 
-export function lmRouter({ models, limits, onInternal, onStreamCancelled }: LmRouterOptions): Router {
+export function lmRouter({ registry, pool, limits, onInternal, onStreamCancelled }: LmRouterOptions): Router {
   const router = Router();
 
   router.post('/v1/complete', ...jsonBody(limits.maxBodyBytes), async (req: Request, res: Response) => {
     const started = res.locals.startedAt as number;
     const request = parseCompleteRequest(req.body, limits, () => randomInt(0, 2 ** 32));
-    const model = models.get(request.model);
+    const model = registry.get(request.model, kindFamily(LM_COMPLETE));
     const deadline = requestDeadline(res, limits.timeoutMs);
     const streamed = req.query.stream === '1' || req.query.stream === 'true';
     let index = 0;
     let stream: EventStream | undefined;
     try {
       // A full queue throws here, before the response commits to events, so it is a plain 503.
-      const pending = models.complete(
-        model.name,
-        {
-          text: request.text,
-          ...request.sampling,
-          maxNewTokens: request.maxNewTokens,
-          minNewTokens: request.minNewTokens,
-          stop: request.stop,
-        },
-        {
-          signal: deadline.signal,
-          onPrefix: streamed ? (_, token) => stream?.send('token', { index: index++, token }) : undefined,
-        },
-      );
+      const prompt: CompletionRequest = {
+        text: request.text,
+        ...request.sampling,
+        maxNewTokens: request.maxNewTokens,
+        minNewTokens: request.minNewTokens,
+        stop: request.stop,
+      };
+      const pending = pool.for(model.name, LM_COMPLETE).submit([prompt], null, {
+        signal: deadline.signal,
+        onPrefix: streamed ? (_, token) => stream?.send('token', { index: index++, token }) : undefined,
+      });
       if (streamed) stream = new EventStream(res, () => onStreamCancelled?.('/v1/complete', res));
-      const c = await pending.catch((err: unknown) => {
+      const [c] = await pending.catch((err: unknown) => {
         throw abortReason(err, deadline.signal);
       });
       const answer: CompleteResponse = {
@@ -85,10 +87,11 @@ export function lmRouter({ models, limits, onInternal, onStreamCancelled }: LmRo
   router.post('/v1/score', ...jsonBody(limits.maxBodyBytes), async (req: Request, res: Response) => {
     const started = res.locals.startedAt as number;
     const request = parseScoreRequest(req.body, limits);
-    const model = models.get(request.model);
+    const model = registry.get(request.model, kindFamily(LM_SCORE));
     const deadline = requestDeadline(res, limits.timeoutMs);
     try {
-      const s = await models.score(model.name, request.text, { signal: deadline.signal }).catch((err: unknown) => {
+      const batcher = pool.for(model.name, LM_SCORE);
+      const [s] = await batcher.submit([request.text], null, { signal: deadline.signal }).catch((err: unknown) => {
         throw abortReason(err, deadline.signal);
       });
       const answer: ScoreResponse = {

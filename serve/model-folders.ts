@@ -35,12 +35,12 @@ export async function readModelFolder(dir: string): Promise<ModelFolder> {
 }
 
 /**
- * The family of the model in `dir` as its card's task says, without checking the rest of the card:
- * `seq2seq` when the card cannot be read or names no known task (that loader then says what is wrong).
+ * The family of the model in `dir` as its card's task says, without checking the rest of the card;
+ * undefined when the card cannot be read or names no known task (its loader then says what is wrong).
  */
-export async function folderFamily(dir: string): Promise<ModelFamily> {
+export async function folderFamily(dir: string): Promise<ModelFamily | undefined> {
   const text = await readCardText(dir).catch(() => '');
-  return cardTextFamily(text) ?? 'seq2seq';
+  return cardTextFamily(text);
 }
 
 /** The card's text, read only once it is known to be a regular file inside `dir` and within its size limit. */

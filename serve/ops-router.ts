@@ -5,6 +5,7 @@ import { HttpError, sendError } from './errors.ts';
 import { sendJson } from './json-response.ts';
 import type { ServeMetrics } from './metrics.ts';
 import type { ModelRegistry } from './model-registry.ts';
+import { servedFamily, servedFamilyNames } from './served-families.ts';
 
 /** Options of {@link opsRouter}. */
 export interface OpsRouterOptions {
@@ -14,13 +15,11 @@ export interface OpsRouterOptions {
   notReady: () => string | undefined;
   /** The OpenAPI document, serialised once. */
   openApi: string;
-  /** Their names are listed by /readyz beside the registry's as `language_models`. @default none */
-  languageModels?: { readonly names: string[] };
   /** Folders that could not be loaded; listed as `refused` when there are any. */
   refused: () => readonly FolderRefusal[];
 }
 
-export function opsRouter({ registry, metrics, notReady, openApi, languageModels, refused }: OpsRouterOptions): Router {
+export function opsRouter({ registry, metrics, notReady, openApi, refused }: OpsRouterOptions): Router {
   const router = Router();
 
   // Answered on the event loop alone (decoding runs in worker threads), so a busy server still answers.
@@ -34,14 +33,16 @@ export function opsRouter({ registry, metrics, notReady, openApi, languageModels
       sendError(res, new HttpError('FROST_ERR_NOT_READY', { reason }));
       return;
     }
-    const lms = languageModels?.names ?? [];
+    const body: Record<string, unknown> = { status: 'ready' };
+    // Each family's names under its key of /v1/models.
+    for (const family of servedFamilyNames()) {
+      const { listing } = servedFamily(family);
+      const names = registry.names(family);
+      if (names.length > 0 || listing.always) body[listing.key] = names;
+    }
     const bad = refused();
-    sendJson(res, {
-      status: 'ready',
-      models: registry.names,
-      ...(lms.length ? { language_models: lms } : {}),
-      ...(bad.length ? { refused: bad } : {}),
-    });
+    if (bad.length) body.refused = bad;
+    sendJson(res, body);
   });
 
   router.get('/metrics', async (_req, res) => {

@@ -9,7 +9,8 @@ import type { ModelCard } from '../core/runtime/model-card.ts';
 import type { Logger } from './logger.ts';
 import type { ServeMetrics } from './metrics.ts';
 import { findModelDirs, readModelFolder } from './model-folders.ts';
-import { type AnyRuntime, type ServedModel, ServedModels, type ServedModelsOptions } from './served-models.ts';
+import type { AnyRuntime } from './model-registry.ts';
+import { type ServedModel, ServedModels, type ServedModelsOptions } from './served-models.ts';
 import { WorkerRuntime } from './worker-runtime.ts';
 
 /** Loads one model folder in its decode threads; with `family`, a model of another family is refused. */

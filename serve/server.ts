@@ -2,16 +2,18 @@
  * `frost serve`: load the models (server-load.ts), listen (server-listen.ts), and with `--watch` reload
  * them (watch.ts); the HTTP API itself is app.ts's.
  */
+import { familyOf } from '../core/runtime/card-kinds.ts';
 import type { Device } from '../core/runtime/load-node.ts';
 import { createApp } from './app.ts';
 import { DEFAULT_BATCHING, type BatchingOptions } from './batcher.ts';
 import { defaultMaxConnections } from './connection-limits.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { ServeMetrics } from './metrics.ts';
+import { hasModelCard } from './model-folders.ts';
 import type { ModelRegistry } from './model-registry.ts';
 import { DEFAULT_LIMITS, type RequestLimits } from './schemas.ts';
+import { servedFamily } from './served-families.ts';
 import type { ServedModels } from './served-models.ts';
-import { hasModelCard } from './model-folders.ts';
 import { loadFolder, loadServedModels, threadLoader, type FolderLoader } from './server-load.ts';
 import { listen, type Listening } from './server-listen.ts';
 import type { WebClient } from './static.ts';
@@ -109,7 +111,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     logger,
   });
   const threadCounts = () =>
-    models
+    models.registry
       .list()
       .map((m): [string, number] => [m.name, m.runtime instanceof WorkerRuntime ? m.runtime.threads.length : 0]);
   metrics.countDecodeThreads(threadCounts);
@@ -120,14 +122,13 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     reportsDir: opts.reportsDir,
     allowedOrigins: opts.allowedOrigins,
     web: opts.web,
-    languageModels: models.languageModels,
     pool: models.pool,
     refused: () => models.refused,
     metrics,
     logger,
     notReady: () => {
       if (listening?.tracker.isDraining) return 'shutting down';
-      if (!models.list().length) return 'no model loaded';
+      if (!models.registry.list().length) return 'no model loaded';
       const down = threadCounts()
         .filter(([, n]) => n === 0)
         .map(([name]) => name);
@@ -182,7 +183,7 @@ function watchServedModels(
   logger: Logger,
   onReload: ServerOptions['onReload'],
 ): ModelWatch {
-  return watchModels(models, {
+  return watchModels(models.registry, {
     load: (dir) => loadFolder(dir, load, models.familyAt(dir)),
     retire: (old) => models.retire(old),
     logger,
@@ -193,14 +194,11 @@ function watchServedModels(
   });
 }
 
-/** One line per loaded model, saying what answers it. */
-function logLoaded(models: ServedModels, logger: Logger): void {
-  const { registry, languageModels } = models;
-  for (const m of registry.list())
-    logger.info({ model: m.name, dir: m.dir, default: m.name === registry.defaultName }, 'model loaded');
-  for (const m of languageModels.list())
-    logger.info(
-      { model: m.name, dir: m.dir, task: 'lm', default: m.name === languageModels.defaultName },
-      'language model loaded (POST /v1/complete, /v1/score)',
-    );
+/** One line per loaded model, in its family's words, saying whether requests naming none go to it. */
+function logLoaded({ registry }: ServedModels, logger: Logger): void {
+  for (const m of registry.list()) {
+    const family = familyOf(m.runtime.card);
+    const fields = { model: m.name, dir: m.dir, task: m.runtime.card.task };
+    logger.info({ ...fields, default: m.name === registry.defaultName(family) }, servedFamily(family).loadedMessage);
+  }
 }

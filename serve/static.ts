@@ -5,7 +5,6 @@
  */
 import { join } from 'node:path';
 import { Router, type NextFunction, type Request, type Response } from 'express';
-import type { LanguageModels } from './lm-models.ts';
 import type { ModelRegistry } from './model-registry.ts';
 import { sendModelFile } from './model-file-route.ts';
 import { PAGE_SECURITY_HEADERS } from './same-origin.ts';
@@ -28,9 +27,8 @@ export interface WebClient {
 
 /** Options of {@link webRouter}. */
 export interface WebRouterOptions {
+  /** The models of every family, whose files are served alike. */
   registry: ModelRegistry;
-  /** Language models, whose card, step graph and subword files are served the same way. @default none */
-  languageModels?: LanguageModels;
   /** The page and its runtime files. @default none: only the model files are served */
   web?: WebClient;
 }
@@ -44,7 +42,7 @@ const REVALIDATE = 'no-cache';
  * another file of the model directory, let alone outside it.
  */
 export function webRouter(opts: WebRouterOptions): Router {
-  const { registry, web, languageModels } = opts;
+  const { registry, web } = opts;
   let built: Promise<WebPage> | undefined;
   const page = (client: WebClient): Promise<WebPage> => {
     built ??= client.bundle().catch((err: unknown) => {
@@ -88,8 +86,7 @@ export function webRouter(opts: WebRouterOptions): Router {
   });
 
   router.get('/v1/models/:name/files/:file', (req, res, next) => {
-    const lm = languageModels?.names.includes(req.params.name) ? languageModels.get(req.params.name) : undefined;
-    sendModelFile(req, res, next, lm ?? registry.get(req.params.name)).catch(next);
+    sendModelFile(req, res, next, registry.get(req.params.name)).catch(next);
   });
 
   return router;

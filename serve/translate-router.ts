@@ -7,7 +7,9 @@
 import { Router, type Request, type Response } from 'express';
 import type { Translation, TranslationHypothesis } from '../core/runtime/seq2seq.ts';
 import type { TranslateResponse, WireHypothesis } from '../core/wire.ts';
+import { TRANSLATION } from './batch-kinds.ts';
 import type { BatcherPool } from './batcher-pool.ts';
+import { kindFamily } from './batcher.ts';
 import { HttpError, toHttpError } from './errors.ts';
 import { jsonBody } from './json-body.ts';
 import { sendJson } from './json-response.ts';
@@ -38,10 +40,11 @@ export function translateRouter({
   router.post('/v1/translate', ...jsonBody(limits.maxBodyBytes), async (req: Request, res: Response) => {
     const started = res.locals.startedAt as number;
     const request = parseTranslateRequest(req.body, limits);
-    const model = registry.get(request.model);
+    const model = registry.get(request.model, kindFamily(TRANSLATION));
     const { task } = model.runtime.card;
-    if (task !== 'translation') throw new HttpError('FROST_ERR_NOT_A_TRANSLATION_MODEL', { model: model.name, task });
-    const batcher = pool.for(model.name);
+    if (task !== TRANSLATION.task)
+      throw new HttpError('FROST_ERR_NOT_A_TRANSLATION_MODEL', { model: model.name, task });
+    const batcher = pool.for(model.name, TRANSLATION);
 
     const deadline = requestDeadline(res, limits.timeoutMs);
     const answer = (translations: Translation[]): TranslateResponse => ({

@@ -3,15 +3,16 @@
  * checked completely (card, graph sizes, sessions, graph/card agreement) before it replaces the old
  * one, so a broken or half-copied file is refused with a log line and the old model keeps serving.
  * The old runtime is released once no batch uses it. Every kind of model is watched the same way
- * (the server's ServedModels). A folder that serves no model (refused at start-up, or new under `--models`)
- * is watched too, and once it loads it is served as a start-up model would have been.
+ * (the server's one ModelRegistry). A folder that serves no model (refused at start-up, or new under `--models`)
+ * is watched too, and once it loads it is served as a start-up model would have been. Each folder's
+ * stages (seen, settled, loaded, served or refused) are serve/watched-folder.ts's.
  */
-import { readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
-import { realpath } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { readdirSync, statSync, watch } from 'node:fs';
+import { join } from 'node:path';
 import type { Logger } from './logger.ts';
-import { hasModelCard, mayHoldModel } from './model-folders.ts';
-import type { ModelRuntime } from './model-runtime.ts';
+import { mayHoldModel } from './model-folders.ts';
+import type { AnyRuntime } from './model-registry.ts';
+import { WatchedFolder, type WatchScope } from './watched-folder.ts';
 
 /** What a reloadable runtime has: its card's name, and a release once it is idle. */
 export interface ReloadableRuntime {
@@ -19,7 +20,7 @@ export interface ReloadableRuntime {
   release(): Promise<void>;
 }
 
-/** The loaded models a watch reloads: the server's ServedModels. */
+/** The loaded models a watch reloads: the server's ModelRegistry. */
 export interface WatchedModels<R extends ReloadableRuntime> {
   list(): ReadonlyArray<{ name: string; dir?: string }>;
   /** Swaps in the new runtime under the model's name; returns the model it replaced. */
@@ -32,7 +33,7 @@ export interface WatchedModels<R extends ReloadableRuntime> {
 }
 
 /** Options of {@link watchModels}. */
-export interface WatchOptions<R extends ReloadableRuntime = ModelRuntime> {
+export interface WatchOptions<R extends ReloadableRuntime = AnyRuntime> {
   /** Loads a model directory (the server's loader, with its device and thread settings). */
   load(dir: string): Promise<R>;
   /** Called with a replaced runtime; resolves once it is released. */
@@ -63,175 +64,90 @@ export interface ModelWatch {
 }
 
 /**
- * Watches the directory of every loaded model, and its parent for the directory's own name: files
- * replaced inside it (write or rename) are seen, and so is the directory replaced as a whole
- * (`mv model model.old && mv model.new model`, or a link `current -> v3` pointed at v4), after which
- * the new directory is watched. An inotify watch follows the inode, not the name, which is why the
- * parent is needed: without it the server kept watching the moved-away folder. With `root`, the
- * other folders in it are watched the same way (see {@link WatchOptions.root}).
+ * Watches the directory of every loaded model (each a {@link WatchedFolder}: files replaced inside it are seen,
+ * and so is the directory replaced as a whole, after which the new one is watched), and with `root` the other
+ * folders in it (see {@link WatchOptions.root}).
  */
 export function watchModels<R extends ReloadableRuntime>(
   registry: WatchedModels<R>,
   opts: WatchOptions<R>,
 ): ModelWatch {
-  const debounceMs = opts.debounceMs ?? 300;
-  const watchers: Array<{ close(): void }> = [];
-  const timers = new Set<NodeJS.Timeout>();
+  const models = new ModelsWatch(registry, opts);
+  for (const { name, dir } of registry.list()) if (dir) models.watchFolder(dir, name);
+  if (opts.root) models.watchRoot(opts.root);
+  return models;
+}
+
+/** The folders watched, and what they share: the models, the options, and the timers and watchers to stop. */
+class ModelsWatch<R extends ReloadableRuntime> implements ModelWatch, WatchScope<R> {
+  closed = false;
+  readonly debounceMs: number;
+  readonly timers = new Set<NodeJS.Timeout>();
+  private readonly watchers: Array<{ close(): void }> = [];
+  /** By path. */
+  private readonly folders = new Map<string, WatchedFolder<R>>();
+
+  constructor(
+    readonly registry: WatchedModels<R>,
+    readonly opts: WatchOptions<R>,
+  ) {
+    this.debounceMs = opts.debounceMs ?? 300;
+  }
+
   /**
-   * The folders watched, by path, each with whether it was refused for its model's name (a second folder of a
-   * served model): such a folder is tried again when another loads, which may have settled the clash (`v4`
-   * refused beside `current -> v3`, then `current` pointed at v4).
+   * Watches `dir`, which serves model `served` (none yet when not given).
+   * @throws Error when its parent cannot be watched
    */
-  const folders = new Map<string, { clashed(): boolean; schedule(): void }>();
-  const settled = (dir: string) => {
-    for (const [other, folder] of folders) if (other !== dir && folder.clashed()) folder.schedule();
-  };
-  let closed = false;
-
-  /** Watches `dir`, which serves model `served` (none yet when not given); returns its reload's trigger. */
-  const watchFolder = (dir: string, served?: string): (() => void) => {
-    let name = served;
-    let timer: NodeJS.Timeout | undefined;
-    let clashed = false;
-    const outcome = (refusal?: string, clash = false) => {
-      clashed = clash;
-      opts.onOutcome?.(dir, refusal);
-    };
-    const refuse = (model: string | undefined, reason: string, clash = false) => {
-      opts.logger.error(
-        { model, dir, err: reason },
-        name === undefined
-          ? 'model folder refused; the other models are served'
-          : 'model reload refused; the previous version keeps serving',
-      );
-      outcome(reason, clash);
-      opts.onReload?.(model ?? dir, false);
-    };
-    // A folder serving nothing is served once it loads, as at start-up; the same name twice is refused.
-    const admit = async (fresh: R) => {
-      try {
-        registry.add({ name: fresh.card.name, dir, runtime: fresh });
-      } catch (err) {
-        await fresh.release().catch(() => undefined);
-        refuse(fresh.card.name, (err as Error).message, true);
-        return;
-      }
-      name = fresh.card.name;
-      opts.logger.info({ model: name, dir }, 'model loaded');
-      outcome();
-      opts.onReload?.(name, true);
-      settled(dir);
-    };
-    const replace = async (fresh: R, current: string) => {
-      if (fresh.card.name !== current) {
-        await fresh.release().catch(() => undefined);
-        refuse(current, `the card renames the model '${current}' to '${fresh.card.name}'; restart to rename`);
-        return;
-      }
-      const old = registry.replace({ name: current, dir, runtime: fresh });
-      opts.logger.info({ model: current, dir }, 'model reloaded');
-      outcome();
-      opts.onReload?.(current, true);
-      settled(dir);
-      await opts
-        .retire(old.runtime)
-        .catch((err: unknown) =>
-          opts.logger.warn({ model: current, err: (err as Error).message }, 'releasing the previous version failed'),
-        );
-    };
-    // Reloads of one folder run one at a time; a change during a reload triggers one more.
-    let reloading: Promise<void> = Promise.resolve();
-    const reload = async () => {
-      if (closed) return;
-      if (name === undefined && !(await holdsOwnModel(dir, registry))) {
-        // Gone, or no model folder (any more), or served under another name: nothing to refuse, as at start-up.
-        outcome();
-        return;
-      }
-      let fresh: R;
-      try {
-        fresh = await opts.load(dir);
-      } catch (err) {
-        refuse(name, (err as Error).message);
-        return;
-      }
-      if (closed) await fresh.release().catch(() => undefined);
-      else if (name === undefined) await admit(fresh);
-      else await replace(fresh, name);
-    };
-    const schedule = () => {
-      if (timer) clearTimeout(timer);
-      timer = setTimeout(() => {
-        timers.delete(timer!);
-        // Never a rejection left unhandled: the server must outlive anything a folder holds.
-        reloading = reloading
-          .then(reload)
-          .catch((err: unknown) => warn(err as Error, 'reloading the model directory failed'));
-      }, debounceMs);
-      timers.add(timer);
-    };
-    let inner: FSWatcher | undefined;
-    const warn = (err: Error, what: string) => opts.logger.warn({ model: name, dir, err: err.message }, what);
-    const watchDir = () => {
-      inner?.close();
-      inner = undefined;
-      if (closed) return;
-      try {
-        inner = watch(dir, schedule);
-      } catch (err) {
-        // The name is between two renames; the parent's next event for it watches again.
-        warn(err as Error, 'watching the model directory failed');
-        return;
-      }
-      inner.on('error', (err) => warn(err, 'watching the model directory failed'));
-    };
-    const base = basename(dir);
-    const parent = watch(dirname(dir), (_event, file) => {
-      if (file !== base) return;
-      watchDir();
-      schedule();
-    });
-    parent.on('error', (err) => warn(err, 'watching the models folder failed'));
-    watchers.push(parent, { close: () => inner?.close() });
-    folders.set(dir, { clashed: () => clashed, schedule });
-    watchDir();
-    return schedule;
-  };
-
-  for (const { name, dir } of registry.list()) if (dir) watchFolder(dir, name);
-  if (opts.root) watchRoot(opts.root);
+  watchFolder(dir: string, served?: string): WatchedFolder<R> {
+    const folder = new WatchedFolder(this, dir, served);
+    this.folders.set(dir, folder);
+    return folder;
+  }
 
   /** Watches every other folder in `root` now, and each new one as it appears (a new one is tried at once). */
-  function watchRoot(root: string): void {
-    const adopt = (entry: string, now: boolean) => {
-      const dir = join(root, entry);
-      if (closed || folders.has(dir) || !mayHoldModel(entry) || !isDirectory(dir)) return;
-      try {
-        const schedule = watchFolder(dir);
-        if (now) schedule();
-      } catch (err) {
-        // Never fatal (the inotify limit, a folder already gone): the folder is only not served.
-        opts.logger.warn({ dir, err: (err as Error).message }, 'watching a model folder failed');
-      }
-    };
-    const fail = (err: Error) => opts.logger.warn({ dir: root, err: err.message }, 'watching the models folder failed');
+  watchRoot(root: string): void {
+    const fail = (err: Error) =>
+      this.opts.logger.warn({ dir: root, err: err.message }, 'watching the models folder failed');
     try {
-      for (const entry of readdirSync(root)) adopt(entry, false);
-      const w = watch(root, (_event, file) => file && adopt(file, true));
+      for (const entry of readdirSync(root)) this.adopt(root, entry, false);
+      const w = watch(root, (_event, file) => file && this.adopt(root, file, true));
       w.on('error', fail);
-      watchers.push(w);
+      this.keep(w);
     } catch (err) {
       fail(err as Error);
     }
   }
 
-  return {
-    close() {
-      closed = true;
-      for (const t of timers) clearTimeout(t);
-      for (const w of watchers) w.close();
-    },
-  };
+  keep(watcher: { close(): void }): void {
+    this.watchers.push(watcher);
+  }
+
+  /**
+   * Tries again the folders refused for their model's name, which `dir` loading may have settled (`v4` refused
+   * beside `current -> v3`, then `current` pointed at v4).
+   */
+  settled(dir: string): void {
+    for (const [other, folder] of this.folders) if (other !== dir && folder.clashed) folder.schedule();
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const t of this.timers) clearTimeout(t);
+    for (const w of this.watchers) w.close();
+  }
+
+  /** Watches `root/entry` unless it is watched already or cannot hold a model; `now` tries to load it at once. */
+  private adopt(root: string, entry: string, now: boolean): void {
+    const dir = join(root, entry);
+    if (this.closed || this.folders.has(dir) || !mayHoldModel(entry) || !isDirectory(dir)) return;
+    try {
+      const folder = this.watchFolder(dir);
+      if (now) folder.schedule();
+    } catch (err) {
+      // Never fatal (the inotify limit, a folder already gone): the folder is only not served.
+      this.opts.logger.warn({ dir, err: (err as Error).message }, 'watching a model folder failed');
+    }
+  }
 }
 
 /** A directory (a link to one included); false when it is gone. */
@@ -241,16 +157,4 @@ function isDirectory(path: string): boolean {
   } catch {
     return false;
   }
-}
-
-/**
- * Whether `dir` holds a model card and is not a served folder under another name (`current -> v3` beside
- * `v3`, which start-up loads once, under the link's name).
- */
-async function holdsOwnModel(dir: string, registry: WatchedModels<ReloadableRuntime>): Promise<boolean> {
-  if (!hasModelCard(dir)) return false;
-  const real = (path: string) => realpath(path).catch(() => path);
-  const own = await real(dir);
-  for (const m of registry.list()) if (m.dir && (await real(m.dir)) === own) return false;
-  return true;
 }

@@ -36,6 +36,9 @@ export type ToWorker =
   /** Release the sessions and end the thread; sent once no batch is in flight. */
   | { type: 'release' };
 
+/** The messages that start a batch; which of them a thread decodes is its model family's (serve/served-family.ts). */
+export type BatchMessage = Exclude<ToWorker, { type: 'cancel' | 'release' }>;
+
 export type FromWorker =
   | { type: 'ready'; card: ModelCard | LmCard }
   | { type: 'load-failed'; message: string }

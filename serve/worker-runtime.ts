@@ -18,6 +18,7 @@ import type { ModelCard } from '../core/runtime/model-card.ts';
 import type { TranslateHooks, Translation } from '../core/runtime/seq2seq.ts';
 import { DecodeThread, type DecodeThreadOptions } from './decode-thread.ts';
 import type { LmCompleteHooks, LmServeHooks } from './lm-model-runtime.ts';
+import { servedFamily } from './served-families.ts';
 
 /** Options of {@link WorkerRuntime.start}. */
 export interface WorkerRuntimeOptions {
@@ -44,9 +45,6 @@ export interface WorkerRuntimeOptions {
 export function defaultWorkers(cores = availableParallelism()): number {
   return Math.max(1, Math.min(4, Math.floor(cores / 4)));
 }
-
-/** A family as {@link WorkerRuntime.start} and {@link WorkerRuntime.startLm} name it when refusing the other. */
-const FAMILY_NAMES: Record<ModelFamily, string> = { seq2seq: 'a translation or caption', lm: 'a language' };
 
 /** Backoff between failed restarts: 1 s, doubling, at most 30 s. */
 const RESTART_BACKOFF_MS = { first: 1000, max: 30_000 };
@@ -119,7 +117,7 @@ export class WorkerRuntime<C extends AnyCard = ModelCard> {
       throw new Error(
         mixed
           ? `${dir}: the model changed while it was loading; try again`
-          : `${dir}: a ${card.task} model, not ${FAMILY_NAMES[family!]} model`,
+          : `${dir}: a ${card.task} model, not ${servedFamily(family!).noun}`,
       );
     }
     runtime = new WorkerRuntime<C>(dir, card, threads, threadOptions, options);

@@ -1,17 +1,18 @@
 /**
  * Benchmarks take their architectures from models/archs' registry, so a new architecture needs no edit under bench/
- * or in package.json: every bench with an `--arch`/`--archs` option names, in its `--help` (run as a user runs it, in
- * a child process), exactly the registered architectures of one input kind; together they name every registered
- * architecture; and no `npm run` script is named after an architecture.
+ * or in package.json: every bench with an `--arch`/`--archs` option names, in its `--help` (run as a user runs it, as
+ * the entry module of a `node --import tsx` child process, one child for all of them: bench-help.ts), exactly the
+ * registered architectures of one input kind; together they name every registered architecture; and no `npm run`
+ * script is named after an architecture.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { archsReading } from '../bench/archs.ts';
 import { archNames } from '../models/index.ts';
 import { REPO_ROOT } from '../train/data/paths.ts';
+import { type BenchHelp, benchHelps } from './helpers/bench-help.ts';
 
 /** The bench files (not their shared modules) whose parseArgs options include `arch` or `archs`. */
 function benchesTakingArch(): { file: string; flag: string }[] {
@@ -23,13 +24,8 @@ function benchesTakingArch(): { file: string; flag: string }[] {
     });
 }
 
-/** The architectures a bench's `--help` lists on its `--arch takes …: a, b` line. */
-function helpArchs(file: string, flag: string): string[] {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', file, '--help'], {
-    cwd: REPO_ROOT,
-    encoding: 'utf8',
-    timeout: 120_000,
-  });
+/** The architectures a bench's `--help` (`r`) lists on its `--arch takes …: a, b` line. */
+function helpArchs(file: string, flag: string, r: BenchHelp): string[] {
   assert.equal(r.status, 0, `${file} --help failed: ${r.stderr}`);
   const line = r.stdout.split('\n').find((l) => l.startsWith(`${flag} takes `));
   assert.ok(line, `${file} --help names no '${flag} takes …' line:\n${r.stdout}`);
@@ -48,11 +44,12 @@ describe('bench lists come from the architecture registry', () => {
       assert.ok(files.includes(file), `${file} not found among ${files.join(', ')}`);
   });
 
-  test("each one's --help lists one input kind's registered architectures, and together they list all", () => {
+  test("each one's --help lists one input kind's registered architectures, and together they list all", async () => {
     const kinds = { tokens: archsReading('tokens'), image: archsReading('image') };
     const named = new Set<string>();
+    const helps = await benchHelps(benches.map((b) => b.file));
     for (const { file, flag } of benches) {
-      const listed = helpArchs(file, flag);
+      const listed = helpArchs(file, flag, helps[file]!);
       const kind = Object.entries(kinds).find(([, archs]) => archs.join() === listed.join());
       assert.ok(kind, `${file} --help lists ${listed.join(', ')}, not the registry's architectures of one kind`);
       for (const arch of listed) named.add(arch);

@@ -8,10 +8,13 @@
  * Skipped, with the reason, where Chromium is missing.
  */
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import type { ModelCard } from '../core/runtime/model-card.ts';
+import { initBackend } from '../train/backend/select.ts';
 import { assertPageTranslatesAsServer, browserSkipReason, servedPageFixture } from './helpers/browser.ts';
-import { trainAndExportToyRun } from './helpers/toy-run.ts';
+import { copyFixture } from './helpers/cached-fixture.ts';
+import { cachedToyModel } from './helpers/toy-fixtures.ts';
 
 const MODEL = 'toy-dynamicconv';
 
@@ -21,11 +24,20 @@ describe(
   () => {
     let card: ModelCard;
     const web = servedPageFixture('frost-web-dynamicconv-', async (root) => {
-      ({ card } = await trainAndExportToyRun(root, MODEL, {
-        head: 'tied',
-        corpus: { seed: 1, train: 600, val: 8, test: 8 },
-        config: { arch: 'dynamicconv', epochs: 3, optim: { learningRate: 3e-3 } },
-      }));
+      // Should the cached run or its export need building, tfjs runs on wasm, as it trained here before.
+      await initBackend({ prefer: 'wasm', quiet: true });
+      const toy = await cachedToyModel(
+        {
+          head: 'tied',
+          corpus: { seed: 1, train: 600, val: 8, test: 8 },
+          config: { arch: 'dynamicconv', epochs: 3, optim: { learningRate: 3e-3 } },
+        },
+        { name: MODEL },
+      );
+      ({ card } = toy);
+      // Copies: the cached folders are shared, and the page's fixture serves its own.
+      await copyFixture(toy.modelsDir, join(root, 'models'));
+      await copyFixture(toy.dataDir, join(root, 'toy'));
     });
 
     test('the page loads it through its UI and translates, with beam search, as POST /v1/translate does', async () => {

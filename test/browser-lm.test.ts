@@ -5,43 +5,29 @@
  * options. Skipped, with the reason, where Chromium is missing.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { loadLmModelDir } from '../core/runtime/load-lm-node.ts';
-import { exportRun } from '../export/export-run.ts';
-import { LanguageModels } from '../serve/lm-models.ts';
 import { ModelRegistry } from '../serve/model-registry.ts';
-import { initBackend } from '../train/backend/select.ts';
-import { train } from '../train/trainer.ts';
 import { browserSkipReason, loadModelInPage, openPage, serveAppPage, type AppPage } from './helpers/browser.ts';
-import { tinyLmConfig, writeMarkovCorpus } from './helpers/lm-run.ts';
+import { cachedLmModel, SMALL_LM } from './helpers/lm-fixtures.ts';
 
 describe('text completion in the web page (Chromium)', { skip: browserSkipReason(), timeout: 300_000 }, () => {
-  let root: string;
   let modelDir: string;
   let web: AppPage;
   let url: string;
   let page: Page;
 
   before(async () => {
-    await initBackend({ prefer: 'wasm', quiet: true });
-    root = await mkdtemp(join(tmpdir(), 'frost-web-lm-'));
-    const { dataDir } = await writeMarkovCorpus(root, { train: 6000, valid: 1000, test: 1000 });
-    const runDir = join(root, 'run');
-    (await train(tinyLmConfig(dataDir, { epochs: 1 }), runDir, { quiet: true })).model.params.dispose();
-    modelDir = join(root, 'models', 'lm-tiny');
-    await exportRun(runDir, modelDir, { quiet: true });
-    const languageModels = await LanguageModels.load(join(root, 'models'), { intraOpNumThreads: 1 });
-    web = await serveAppPage({ registry: new ModelRegistry([]), languageModels });
+    // Served from the shared folder as it is: the server only reads it.
+    const lm = await cachedLmModel(SMALL_LM);
+    modelDir = lm.modelDir;
+    web = await serveAppPage({ registry: await ModelRegistry.load(lm.modelsDir, { intraOpNumThreads: 1 }) });
     ({ url, page } = web);
   });
 
   after(async () => {
     await web?.close();
-    if (root) await rm(root, { recursive: true, force: true });
     assert.deepEqual(web?.serverErrors ?? [], [], 'the server logged no internal error');
   });
 

@@ -19,9 +19,9 @@ import { describe, test } from 'node:test';
 import { ort } from '../core/runtime/ort-node.ts';
 import type { ModelCard } from '../core/runtime/model-card.ts';
 import type { OrtWeb } from '../core/runtime/ort-web.ts';
-import { exportRun } from '../export/export-run.ts';
 import { readGraphInfo } from '../export/inspect-graph.ts';
 import { resolveArchConfig } from '../models/index.ts';
+import { initBackend } from '../train/backend/select.ts';
 import {
   browserSkipReason,
   loadModelInPage,
@@ -31,8 +31,11 @@ import {
   translateInPage,
   type WireTensor,
 } from './helpers/browser.ts';
+import { copyFixture } from './helpers/cached-fixture.ts';
 import { encodeFixedSources } from './helpers/decoder-step.ts';
-import { trainAndExportToyRun } from './helpers/toy-run.ts';
+import { cachedToyExport } from './helpers/toy-exports.ts';
+import { cachedToyModel } from './helpers/toy-fixtures.ts';
+import { RNN_ATTN_FIXED_UNIFORM_SHORT } from './helpers/toy-specs.ts';
 
 const MODEL = 'seeded-fixed-uniform';
 /** The same run exported as int8-compute: its encoder and decoder both have values to materialise. */
@@ -51,20 +54,21 @@ describe('a head regenerated from its seed, in Chromium', { skip: browserSkipRea
   const web = servedPageFixture(
     'frost-web-seed-',
     async (root) => {
+      // Should the cached run or its exports need building, tfjs runs on wasm, as it trained here before.
+      await initBackend({ prefer: 'wasm', quiet: true });
       // The default export: the head's matrix is not in the file, only its seed.
-      const toy = await trainAndExportToyRun(root, MODEL, {
-        head: 'fixed-uniform',
-        corpus: { seed: 1, train: 120, val: 8, test: 8 },
-        config: { epochs: 1, optim: { learningRate: 1e-3 } },
-      });
+      const toy = await cachedToyModel(RNN_ATTN_FIXED_UNIFORM_SHORT, { name: MODEL });
       ({ modelDir, card } = toy);
-      await exportRun(toy.runDir, join(root, 'models', MODEL_INT8), {
+      const int8 = await cachedToyExport(RNN_ATTN_FIXED_UNIFORM_SHORT, {
         checkpoint: 'last',
-        quiet: true,
         name: MODEL_INT8,
         precision: 'int8-compute',
         precisionSentences: 8,
       });
+      // The server serves one folder of models; the cached exports are two folders, shared.
+      await copyFixture(modelDir, join(root, 'models', MODEL));
+      await copyFixture(int8.outDir, join(root, 'models', MODEL_INT8));
+      await copyFixture(toy.dataDir, join(root, 'toy'));
     },
     { ortApi: true },
   );

@@ -19,6 +19,7 @@ import { ort } from '../core/runtime/ort-node.ts';
 import type { HostTensor } from '../core/runtime/row-state.ts';
 import type { ModelCard } from '../core/runtime/model-card.ts';
 import type { OrtWeb } from '../core/runtime/ort-web.ts';
+import { initBackend } from '../train/backend/select.ts';
 import {
   assertPageTranslatesAsServer,
   browserSkipReason,
@@ -28,7 +29,8 @@ import {
   type WireTensor,
 } from './helpers/browser.ts';
 import { encodeFixedSources } from './helpers/decoder-step.ts';
-import { trainAndExportToyRun } from './helpers/toy-run.ts';
+import { copyFixture } from './helpers/cached-fixture.ts';
+import { cachedToyModel } from './helpers/toy-fixtures.ts';
 
 const MODEL = 'toy-transformer';
 const TOLERANCE = 1e-4;
@@ -40,11 +42,20 @@ describe('a Transformer with a key/value cache, in Chromium', { skip: browserSki
   const web = servedPageFixture(
     'frost-web-transformer-',
     async (root) => {
-      ({ modelDir, card } = await trainAndExportToyRun(root, MODEL, {
-        head: 'tied',
-        corpus: { seed: 1, train: 600, val: 8, test: 8 },
-        config: { arch: 'transformer', epochs: 3, optim: { learningRate: 3e-3 } },
-      }));
+      // Should the cached run or its export need building, tfjs runs on wasm, as it trained here before.
+      await initBackend({ prefer: 'wasm', quiet: true });
+      const toy = await cachedToyModel(
+        {
+          head: 'tied',
+          corpus: { seed: 1, train: 600, val: 8, test: 8 },
+          config: { arch: 'transformer', epochs: 3, optim: { learningRate: 3e-3 } },
+        },
+        { name: MODEL },
+      );
+      ({ modelDir, card } = toy);
+      // Copies: the cached folders are shared, and the page's fixture serves its own.
+      await copyFixture(toy.modelsDir, join(root, 'models'));
+      await copyFixture(toy.dataDir, join(root, 'toy'));
     },
     { ortApi: true },
   );

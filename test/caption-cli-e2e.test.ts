@@ -1,9 +1,11 @@
 /**
- * `frost caption` end to end: the real command (bin/frost.js in a child process) on a real exported
- * toy caption model. Its captions must equal what the library gives for the same files:
- * `CaptionRuntime.caption` on `preprocessRgba(decodeImage(file))` with the card's image spec, the
- * same images in one batch, and the same search settings. Argument handling and refusals without a
- * model are in caption-cli.test.ts.
+ * `frost caption` end to end: the real command on a real exported toy caption model, run in this
+ * process as the CLI registers it (helpers/frost-in-process.ts); a refusal goes through bin/frost.js
+ * in a child process, for the exit status and stderr the shell sees. Its captions must equal what
+ * the library gives for the same files: `CaptionRuntime.caption` on
+ * `preprocessRgba(decodeImage(file))` with the card's image spec, the same images in one batch, and
+ * the same search settings. Argument handling and refusals without a model are in
+ * caption-cli.test.ts.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -11,16 +13,16 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { decodeImage } from '../core/image/decode-node.ts';
 import { preprocessRgba } from '../core/image/preprocess.ts';
 import type { Caption, CaptionOptions } from '../core/runtime/caption.ts';
 import { loadCaptionModelDir } from '../core/runtime/load-node.ts';
+import { FROST_BIN } from './helpers/frost-cli.ts';
+import { frostInProcess } from './helpers/frost-in-process.ts';
 import { writeTinyModelDir } from './helpers/tiny-model.ts';
 import { toyCaptionModel, type ToyCaptionModel } from './helpers/toy-caption-model.ts';
 
-const BIN = fileURLToPath(new URL('../bin/frost.js', import.meta.url));
 /** One ORT thread on both sides: the comparison is exact, and the loaded machine is spared. */
 const THREADS = 1;
 
@@ -30,10 +32,15 @@ interface Run {
   stderr: string;
 }
 
-/** Runs `frost caption ...` and collects its output; a non-zero exit is returned, not thrown. */
+/** Runs `frost caption ...` in this process; a non-zero exit is returned, not thrown. */
 function frostCaption(args: string[]): Promise<Run> {
+  return frostInProcess(['caption', ...args]);
+}
+
+/** Runs bin/frost.js caption ... in a child process and collects its output. */
+function frostCaptionChild(args: string[]): Promise<Run> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [BIN, 'caption', ...args], { timeout: 120_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, [FROST_BIN, 'caption', ...args], { timeout: 120_000 }, (err, stdout, stderr) => {
       if (err && typeof err.code !== 'number') reject(err);
       else resolve({ code: err ? (err.code as number) : 0, stdout, stderr });
     });
@@ -122,7 +129,7 @@ describe('frost caption on an exported toy caption model', { timeout: 600_000 },
       assert.deepEqual(line.tokens, expected[i].tokens);
       assert.equal(line.caption, line.tokens.join(' '));
       assert.ok(line.tokens.length <= maxLength, `${line.tokens.length} words with --max-len ${maxLength}`);
-      // The same runtime in another process: the score may differ only by float rounding.
+      // Another session of the same runtime: the score may differ only by float rounding.
       assert.ok(
         Math.abs(line.score - expected[i].score) <= 1e-5 * Math.max(1, Math.abs(expected[i].score)),
         `score ${line.score} vs ${expected[i].score}`,
@@ -132,7 +139,7 @@ describe('frost caption on an exported toy caption model', { timeout: 600_000 },
 
   test('a translation model is refused, naming its card', async () => {
     const tiny = await writeTinyModelDir(join(dir, 'tiny'));
-    const run = await frostCaption([tiny, images[0]]);
+    const run = await frostCaptionChild([tiny, images[0]]);
     assert.equal(run.code, 1);
     assert.equal(run.stdout, '');
     assert.equal(

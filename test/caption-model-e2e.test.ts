@@ -5,29 +5,37 @@
  * show-attend-tell in caption-model-sat-e2e.test.ts, to keep each file within a minute).
  */
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { loadModelDir } from '../core/runtime/load-node.ts';
+import type { ModelCard } from '../core/runtime/model-card.ts';
+import { initBackend } from '../train/backend/select.ts';
 import { resume, train } from '../train/trainer.ts';
-import {
-  toyCaptionConfig,
-  toyCaptionFixture,
-  toyTestBleu4,
-  trainAndExportToyCaption,
-} from './helpers/toy-caption-run.ts';
+import { checkModel } from './helpers/onnx-check.ts';
+import { toyCaptionModel } from './helpers/toy-caption-model.ts';
+import { cachedToyCaptionRun, type ToyCaptionSpec } from './helpers/toy-caption-fixtures.ts';
+import { toyCaptionConfig, toyTestBleu4 } from './helpers/toy-caption-run.ts';
 
-const toy = toyCaptionFixture('frost-caption-e2e-');
+let dir: string;
+before(async () => {
+  await initBackend({ prefer: 'wasm', quiet: true });
+  dir = await mkdtemp(join(tmpdir(), 'frost-caption-e2e-'));
+});
+after(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 describe('show-tell on the toy corpus, from pixels to onnxruntime captions', () => {
   // A model that ignored the pixels could learn only the phrasing: the one caption it would give
   // every image scores BLEU-4 ≈ 0.3 here; captioning colours, shapes and backgrounds scores more.
   test("a tiny model's greedy captions of held-out images reach BLEU-4 >= 0.45", async () => {
-    const { dir, dataDir, testImages } = toy;
-    const { modelDir, card } = await trainAndExportToyCaption(
-      dir,
-      toyCaptionConfig(dir, dataDir, 'show-tell', { optim: { learningRate: 3e-3 }, epochs: 14 }),
-    );
+    // The shared toy model is this run (show-tell, lr 3e-3, 14 epochs), trained and exported by the current sources.
+    const { modelDir, testImages } = await toyCaptionModel();
+    const card = JSON.parse(await readFile(join(modelDir, 'model-card.json'), 'utf8')) as ModelCard;
+    assert.ok((card.config.parity as { maxScaledDiff: number }).maxScaledDiff <= 1e-4);
+    for (const file of ['encoder.onnx', 'decoder.onnx']) checkModel(join(modelDir, file));
     assert.equal(card.task, 'caption');
     assert.deepEqual(card.image, { size: 32, mean: [0.5, 0.5, 0.5], std: [0.25, 0.25, 0.25] });
     assert.equal(card.tokenizer, 'caption');
@@ -46,10 +54,11 @@ describe('show-tell on the toy corpus, from pixels to onnxruntime captions', () 
   });
 
   test('a run resumed from its epoch-1 checkpoint ends where an uninterrupted 2-epoch run does', async () => {
-    const { dir, dataDir } = toy;
-    const config = toyCaptionConfig(dir, dataDir, 'show-tell', { optim: { learningRate: 3e-3 }, valSentences: 8 });
-    const straight = await train({ ...config, epochs: 2 }, join(dir, 'straight'), { quiet: true });
-    straight.model.params.dispose();
+    const recipe = { optim: { learningRate: 3e-3 }, valSentences: 8 };
+    // The uninterrupted run is cached (trained by the current sources); the interrupted one trains here, on its data.
+    const straightSpec: ToyCaptionSpec = { arch: 'show-tell', extra: { ...recipe, epochs: 2 } };
+    const { dataDir, runDir: straightDir, trained: straight } = await cachedToyCaptionRun(straightSpec);
+    const config = toyCaptionConfig(dir, dataDir, 'show-tell', recipe);
     const resumedDir = join(dir, 'resumed');
     (await train({ ...config, epochs: 1 }, resumedDir, { quiet: true })).model.params.dispose();
     const vocabBefore = await readFile(join(resumedDir, 'vocab.tgt.json'), 'utf8');
@@ -67,7 +76,7 @@ describe('show-tell on the toy corpus, from pixels to onnxruntime captions', () 
         .trim()
         .split('\n')
         .map((l) => JSON.parse(l) as { trainLoss: number; valBleu: number });
-    const [a, b] = [await lines(join(dir, 'straight')), await lines(resumedDir)];
+    const [a, b] = [await lines(straightDir), await lines(resumedDir)];
     assert.equal(b.length, 2);
     assert.ok(
       Math.abs(a[1].trainLoss - b[1].trainLoss) < 1e-6,

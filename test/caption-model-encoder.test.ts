@@ -4,12 +4,10 @@
  * features cached on disk, and merged into the exported encoder so the served model takes pixels.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { readdir, readFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { promisify } from 'node:util';
 import { GraphBuilder } from '../core/onnx/graph-builder.ts';
 import { decodeModel } from '../core/onnx/proto.ts';
 import { SeededRandom } from '../core/random.ts';
@@ -22,10 +20,9 @@ import { initBackend } from '../train/backend/select.ts';
 import { describeFrozenEncoder } from '../train/data/image-features.ts';
 import { makeToyCaptions } from '../train/data/toy-captions.ts';
 import { train } from '../train/trainer.ts';
+import { frostInProcess as frost } from './helpers/frost-in-process.ts';
 import { checkModel } from './helpers/onnx-check.ts';
 
-const run = promisify(execFile);
-const CLI = join(import.meta.dirname, '..', 'bin', 'frost.js');
 const SIZE = 32;
 let dir: string;
 let dataDir: string;
@@ -77,11 +74,11 @@ after(async () => {
 });
 
 describe('a frozen pretrained encoder (--encoder some.onnx)', () => {
+  // The commands run in this process, as the CLI registers them (helpers/frost-in-process.ts).
   test('frost train/export through the CLI: features cached, encoder merged, served model takes pixels', async () => {
     const runDir = join(dir, 'run');
     const cache = join(dir, 'cache');
-    await run(process.execPath, [
-      CLI,
+    const trained = await frost([
       'train',
       '--task',
       'caption',
@@ -109,6 +106,7 @@ describe('a frozen pretrained encoder (--encoder some.onnx)', () => {
       runDir,
       '--quiet',
     ]);
+    assert.equal(trained.code, 0, trained.stderr);
     const config = JSON.parse(await readFile(join(runDir, 'config.json'), 'utf8'));
     assert.equal(config.encoder.kind, 'onnx');
     assert.deepEqual(config.encoder.featureShape, [16, 8, 8]);
@@ -125,7 +123,8 @@ describe('a frozen pretrained encoder (--encoder some.onnx)', () => {
     );
 
     const modelDir = join(dir, 'model');
-    await run(process.execPath, [CLI, 'export', runDir, '--out', modelDir, '--quiet']);
+    const exported = await frost(['export', runDir, '--out', modelDir, '--quiet']);
+    assert.equal(exported.code, 0, exported.stderr);
     const card = await readModelCard(modelDir);
     assert.deepEqual(card.graphs.encoder.inputs, ['pixels']);
     assert.equal((card.config.encoder as { kind: string }).kind, 'onnx');

@@ -3,22 +3,20 @@
  * caption-model-e2e.test.ts for show-tell and resume): greedy and beam captions of held-out images.
  */
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { test } from 'node:test';
-import {
-  toyCaptionConfig,
-  toyCaptionFixture,
-  toyTestBleu4,
-  trainAndExportToyCaption,
-} from './helpers/toy-caption-run.ts';
-
-const toy = toyCaptionFixture('frost-caption-sat-');
+import { checkModel } from './helpers/onnx-check.ts';
+import { cachedToyCaptionModel } from './helpers/toy-caption-fixtures.ts';
+import { toyTestBleu4 } from './helpers/toy-caption-run.ts';
 
 test("show-attend-tell: a tiny model's greedy captions of held-out images reach BLEU-4 >= 0.5, beam 3 too", async () => {
-  const { dir, dataDir, testImages } = toy;
-  const { modelDir, card } = await trainAndExportToyCaption(
-    dir,
-    toyCaptionConfig(dir, dataDir, 'show-attend-tell', { optim: { learningRate: 5e-3 }, epochs: 12 }),
-  );
+  // Trained and exported once per version of the sources that make it (cached-fixture.ts).
+  const { modelDir, card, testImages } = await cachedToyCaptionModel({
+    arch: 'show-attend-tell',
+    extra: { optim: { learningRate: 5e-3 }, epochs: 12 },
+  });
+  assert.ok((card.config.parity as { maxScaledDiff: number }).maxScaledDiff <= 1e-4);
+  for (const file of ['encoder.onnx', 'decoder.onnx']) checkModel(join(modelDir, file));
   assert.deepEqual(card.graphs.decoder.memory, ['annotations', 'keys']);
   const greedy = await toyTestBleu4(modelDir, testImages, 1);
   assert.ok(

@@ -11,7 +11,8 @@ import { exportRun } from '../export/export-run.ts';
 import { initBackend } from '../train/backend/select.ts';
 import type { CaptionImage } from '../train/data/captions.ts';
 import { resume, train } from '../train/trainer.ts';
-import { toyCaptionConfig, toyTestBleu4, writeToyCaptions } from './helpers/toy-caption-run.ts';
+import { cachedToyCaptionData } from './helpers/toy-caption-fixtures.ts';
+import { toyCaptionConfig, toyTestBleu4 } from './helpers/toy-caption-run.ts';
 
 let dir: string;
 let dataDir: string;
@@ -20,7 +21,8 @@ let testImages: CaptionImage[];
 before(async () => {
   await initBackend({ prefer: 'wasm', quiet: true });
   dir = await mkdtemp(join(tmpdir(), 'frost-caption-subword-'));
-  ({ dataDir, testImages } = await writeToyCaptions(dir));
+  // Read-only: the run's image cache is under `dir` (toyCaptionConfig).
+  ({ dataDir, testImages } = await cachedToyCaptionData());
 });
 after(async () => {
   await rm(dir, { recursive: true, force: true });

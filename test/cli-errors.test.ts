@@ -1,6 +1,9 @@
 /**
  * CLI errors a user makes (issue #20, point 10) end in one line naming the flag or the file, not a
  * schema dump, a bare "Unexpected end of JSON input", a raw ENOENT or a tfjs error at export.
+ * bin/frost.js runs in a child for each way an error reaches the shell (commander's usage error, a
+ * command's thrown error: clients/cli/main.ts prints it); the other cases run the command in this
+ * process (helpers/frost-in-process.ts does what main.ts does with an error), sparing a child's start-up.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -8,6 +11,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { frostInProcess } from './helpers/frost-in-process.ts';
 
 const BIN = join(import.meta.dirname, '..', 'bin', 'frost.js');
 let root: string;
@@ -20,15 +24,29 @@ after(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-/** Runs frost; returns its exit code and the lines it wrote to stderr, less the backend banner. */
-function frost(...args: string[]): { code: number | null; lines: string[] } {
+interface Exit {
+  code: number | null;
+  lines: string[];
+}
+
+/** The lines written to stderr, less the backend banner. */
+const userLines = (stderr: string) =>
+  stderr.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('tfjs backend:'));
+
+/** Runs bin/frost.js in a child; returns its exit code and the lines it wrote to stderr. */
+function frostChild(...args: string[]): Exit {
   const run = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 120_000 });
-  const lines = run.stderr.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('tfjs backend:'));
-  return { code: run.status, lines };
+  return { code: run.status, lines: userLines(run.stderr) };
+}
+
+/** Runs the command in this process, as frostChild reports it. */
+async function frost(...args: string[]): Promise<Exit> {
+  const run = await frostInProcess(args);
+  return { code: run.code, lines: userLines(run.stderr) };
 }
 
 /** Exit 1 with an error line matching `first`, at most a usage hint after it, and no stack or JSON. */
-function assertOneLine(r: { code: number | null; lines: string[] }, first: RegExp): void {
+function assertOneLine(r: Exit, first: RegExp): void {
   assert.equal(r.code, 1, r.lines.join('\n'));
   assert.match(r.lines[0] ?? '', first, r.lines.join('\n'));
   assert.ok(r.lines.length <= 2, `at most the error and a usage hint:\n${r.lines.join('\n')}`);
@@ -36,10 +54,11 @@ function assertOneLine(r: { code: number | null; lines: string[] }, first: RegEx
   assert.doesNotMatch(r.lines.join('\n'), /^\s+at |"code":|\[\s*\{/m);
 }
 
-test('--seed abc and --seed -5 name the flag', () => {
+test('--seed abc and --seed -5 name the flag', async () => {
   for (const seed of ['abc', '-5', '1.5']) {
+    const args = ['train', '--data', root, '--out', join(root, 'run'), '--seed', seed];
     assertOneLine(
-      frost('train', '--data', root, '--out', join(root, 'run'), '--seed', seed),
+      seed === 'abc' ? frostChild(...args) : await frost(...args),
       new RegExp(`--seed must be an integer .*'${seed.replace('.', '\\.')}'`),
     );
   }
@@ -50,7 +69,7 @@ test('a corrupt config.json is named with its path', async () => {
   await mkdir(run, { recursive: true });
   await writeFile(join(run, 'config.json'), '{"task": "transl');
   assertOneLine(
-    frost('export', run, '--out', join(root, 'out')),
+    frostChild('export', run, '--out', join(root, 'out')),
     new RegExp(`${join(run, 'config.json')}: not valid JSON`),
   );
 });
@@ -64,7 +83,7 @@ test('an empty validation split is refused before training', async () => {
   }
   await writeFile(join(data, 'val.src'), '');
   await writeFile(join(data, 'val.tgt'), '');
-  const r = frost(
+  const r = await frost(
     'train',
     '--data',
     data,
@@ -85,8 +104,8 @@ test('an empty validation split is refused before training', async () => {
 
 test('frost caption M missing.jpg names the file', async () => {
   assertOneLine(
-    frost('caption', root, join(root, 'missing.jpg')),
+    await frost('caption', root, join(root, 'missing.jpg')),
     new RegExp(`${join(root, 'missing.jpg')}: no such file$`),
   );
-  assertOneLine(frost('caption', root, root), new RegExp(`${root}: a directory, not an image file$`));
+  assertOneLine(await frost('caption', root, root), new RegExp(`${root}: a directory, not an image file$`));
 });

@@ -34,9 +34,11 @@ import { Vocabulary } from '../core/vocab.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { makeBatch } from '../train/data/batches.ts';
 import { readCheckpointInfo, RunFolder } from '../train/run-folder.ts';
-import { resume, train } from '../train/trainer.ts';
+import { resume } from '../train/trainer.ts';
+import { copyFixture } from './helpers/cached-fixture.ts';
+import { cachedConfigRun, cachedToyData } from './helpers/config-runs.ts';
 import { runOrt, runOrtWeb } from './helpers/onnx-check.ts';
-import { toyRunConfig, writeToyData } from './helpers/toy-run.ts';
+import { toyRunConfig } from './helpers/toy-run.ts';
 
 let dir: string;
 
@@ -53,6 +55,8 @@ const d = 8;
 const e = 6; // d != e: the heads that score against the embedding learn a projection too
 const EXCLUDED = [0, 1, 2, 7, 20, 39];
 const N = 5;
+/** The corpus of the run from before compactOutput. */
+const MASKED_CORPUS = { seed: 1, train: 1000, val: 20, test: 20 };
 
 /** A head context over a fresh store of seed 1, so two contexts built alike hold equal parameters. */
 function headContext(): HeadContext {
@@ -233,7 +237,7 @@ test('the report reads a compact matrix row by row as its vocabulary ids', () =>
 });
 
 test('frost train --vocab bpe --joint-vocab writes compactOutput; its run trains, exports with parity, and the card counts K rows', async () => {
-  const dataDir = await writeToyData(join(dir, 'toy'));
+  const dataDir = await cachedToyData();
   const flags: NewRunFlags = {
     task: 'translation',
     arch: 'rnn-attn',
@@ -254,8 +258,9 @@ test('frost train --vocab bpe --joint-vocab writes compactOutput; its run trains
   assert.equal(config.vocab.compactOutput, true);
   const kept = await newRunConfig({ ...flags, keepUnseenOutputs: true }, join(dir, 'never'));
   assert.equal(kept.vocab.compactOutput, undefined, '--keep-unseen-outputs: nothing excluded, nothing compact');
-  const result = await train(config, runDir, { quiet: true });
-  result.model.params.dispose();
+  // The run this config trains, trained once per content hash of the code (cached-fixture.ts); copied, since this
+  // test edits its config.json.
+  await copyFixture(await cachedConfigRun('compact-output', config), runDir);
   const saved = JSON.parse(await readFile(join(runDir, 'config.json'), 'utf8')) as {
     vocab: { compactOutput: boolean };
   };
@@ -317,7 +322,8 @@ test('frost train --vocab bpe --joint-vocab writes compactOutput; its run trains
 });
 
 test('a run folder from before compactOutput (masked, full-size head) still resumes and exports; a checkpoint of the other layout is refused with its path', async () => {
-  const dataDir = join(dir, 'toy');
+  // The layout, not the model, matters here: a smaller corpus makes the epoch that resume trains short.
+  const dataDir = await cachedToyData(MASKED_CORPUS);
   const runDir = join(dir, 'masked');
   const config = toyRunConfig(dataDir, 'learned', {
     epochs: 1,
@@ -325,8 +331,7 @@ test('a run folder from before compactOutput (masked, full-size head) still resu
     vocab: { kind: 'bpe', size: 2000, joint: true },
   });
   assert.equal(config.vocab.compactOutput, undefined);
-  const first = await train(config, runDir, { quiet: true });
-  first.model.params.dispose();
+  await copyFixture(await cachedConfigRun('masked-layout', config), runDir);
   const configText = await readFile(join(runDir, 'config.json'), 'utf8');
   assert.ok(!configText.includes('compactOutput'), 'an old config.json has no compactOutput');
   const Vt = (JSON.parse(await readFile(join(runDir, 'vocab.tgt.json'), 'utf8')) as { tokens: string[] }).tokens.length;

@@ -12,12 +12,12 @@ import { after, before, describe, test } from 'node:test';
 import { newRunConfig } from '../clients/cli/commands/train-config.ts';
 import { corpusBleu } from '../core/metrics/bleu.ts';
 import { loadModelDir } from '../core/runtime/load-node.ts';
-import { exportRun } from '../export/export-run.ts';
 import { getExperiment } from '../experiments/index.ts';
 import { startServer } from '../serve/server.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { checkModel } from './helpers/onnx-check.ts';
-import { toyTestBleu, trainToyRun } from './helpers/toy-run.ts';
+import { cachedToyExport } from './helpers/toy-exports.ts';
+import { toyTestBleu } from './helpers/toy-run.ts';
 
 let dir: string;
 let modelDir: string;
@@ -27,14 +27,14 @@ let parity: number;
 before(async () => {
   await initBackend({ prefer: 'wasm', quiet: true });
   dir = await mkdtemp(join(tmpdir(), 'frost-convs2s-e2e-'));
+  // Trained and exported once per content hash of the code that does it (cached-fixture.ts).
   // Without weight normalisation the GLU stack wants a tighter gradient clip than the GRU's 5.
-  const run = await trainToyRun(dir, {
+  const exported = await cachedToyExport({
     head: 'learned',
     config: { arch: 'convs2s', epochs: 8, optim: { learningRate: 3e-3, clipNorm: 1 } },
   });
-  dataDir = run.dataDir;
-  modelDir = join(dir, 'model');
-  parity = (await exportRun(run.runDir, modelDir, { quiet: true })).parity.maxScaledDiff;
+  ({ dataDir, outDir: modelDir } = exported);
+  parity = exported.parity.maxScaledDiff;
 });
 
 after(async () => {

@@ -4,7 +4,7 @@
  * prefix, in tfjs and in onnxruntime; the step graph's work does not depend on the position.
  */
 import assert from 'node:assert/strict';
-import { before, describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
 import { ort } from '../core/runtime/ort-node.ts';
 import { checkParity, PARITY_TOLERANCE } from '../export/parity.ts';
@@ -14,7 +14,8 @@ import { buildModel, headNames, resolveArchConfig, type NamedTensors, type Seq2S
 import { initBackend } from '../train/backend/select.ts';
 import { makeBatch, planBatches, type EncodedPair } from '../train/data/batches.ts';
 import { Adam } from '../train/optim/adam.ts';
-import { checkModel, runOrt, runOrtWeb, type Feed, type TensorResult } from './helpers/onnx-check.ts';
+import { runOrt, runOrtWeb, type Feed, type TensorResult } from './helpers/onnx-check.ts';
+import { startOnnxChecker, type OnnxChecker } from './helpers/onnx-checker.ts';
 import { toyWordPairs } from './helpers/toy-pairs.ts';
 
 const SEED = 11;
@@ -23,11 +24,16 @@ const PAD = 0;
 let pairs: EncodedPair[];
 let sizes: { srcVocab: number; tgtVocab: number };
 const config = resolveArchConfig('convs2s', 'tiny');
+/** One Python checker for the file's models: a Python start per model cost more than the check. */
+let checker: OnnxChecker;
 
 before(async () => {
   await initBackend({ prefer: 'wasm', quiet: true });
   ({ pairs, sizes } = toyWordPairs({ seed: 1, train: 600, val: 10, test: 10 }));
+  checker = await startOnnxChecker();
 });
+
+after(() => checker.close());
 
 /** Parity samples with the longest targets of the corpus, so the windows shift many times. */
 function longSamples(count: number): { src: Int32Array; tgt: Int32Array }[] {
@@ -100,8 +106,8 @@ describe('convs2s output heads', () => {
         const { encoder, decoder } = model.toOnnx();
         const encoderBytes = encoder.toBytes();
         const decoderBytes = decoder.toBytes();
-        checkModel(encoderBytes);
-        checkModel(decoderBytes);
+        await checker.check(encoderBytes);
+        await checker.check(decoderBytes);
         const parity = await checkParity(model, encoderBytes, decoderBytes, longSamples(4), BOS, PAD);
         assert.ok(parity.steps >= 8, `targets of ${parity.steps} steps do not shift the windows enough`);
         assert.ok(

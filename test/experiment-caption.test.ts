@@ -3,27 +3,23 @@
  * fixed-uniform output layer, one epoch each, exported, the test images captioned and scored; then a
  * rerun that must train and decode nothing and write the same table. Then the grid as a fresh clone sees
  * it (a run folder gone, its row in the committed results.json): reused, not trained, and `--report-only`
- * reports what has finished without training the rest.
+ * reports what has finished without training the rest. The experiment runs in this process as the CLI
+ * registers it (helpers/frost-in-process.ts); its trainers and exports are children, as always.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { promisify } from 'node:util';
 import type { CaptionResults, CaptionRow } from '../experiments/caption-results.ts';
 import { imageSpec } from '../experiments/caption-heads.ts';
 import { captionRowMismatch, readReportedCaptions } from '../experiments/reported-runs.ts';
 import type { RunBudget } from '../report/run-status.ts';
-
-const run = promisify(execFile);
-const ROOT = join(import.meta.dirname, '..');
+import { frostInProcess } from './helpers/frost-in-process.ts';
 
 let out: string;
 const argv = (arch = 'show-tell', extra: string[] = []) => [
-  join(ROOT, 'bin', 'frost.js'),
   'experiment',
   'caption-heads',
   '--data',
@@ -42,6 +38,12 @@ const argv = (arch = 'show-tell', extra: string[] = []) => [
   out,
   ...extra,
 ];
+/** `frost ...args`: what it printed, or an error with its stderr when it fails. */
+async function run(args: string[]): Promise<{ stdout: string; stderr: string }> {
+  const { code, stdout, stderr } = await frostInProcess(args);
+  if (code !== 0) throw new Error(`frost ${args.join(' ')} exited ${code}:\n${stderr}`);
+  return { stdout, stderr };
+}
 const readResults = async (): Promise<CaptionResults> =>
   JSON.parse(await readFile(join(out, 'report', 'results.json'), 'utf8')) as CaptionResults;
 const withoutWall = (md: string) => md.replace(/\(\d+\.\d min wall[^)]*\)/, '');
@@ -58,7 +60,7 @@ describe('frost experiment caption-heads on the toy set', { timeout: 300_000 }, 
   let markdown: string;
 
   test('trains both heads to the epoch cap and writes the Table 1 layout with example captions', async () => {
-    const { stdout } = await run(process.execPath, argv(), { cwd: ROOT, timeout: 240_000 });
+    const { stdout } = await run(argv());
     assert.equal(stdout.trim(), join(out, 'report', 'results.md'));
     first = await readResults();
     assert.deepEqual(
@@ -107,7 +109,7 @@ describe('frost experiment caption-heads on the toy set', { timeout: 300_000 }, 
   });
 
   test('a rerun reuses the runs and the cached captions and writes the same table', async () => {
-    const { stderr } = await run(process.execPath, argv(), { cwd: ROOT, timeout: 120_000 });
+    const { stderr } = await run(argv());
     assert.equal((stderr.match(/finished \(reached 1 epochs\), reused/g) ?? []).length, 2);
     assert.doesNotMatch(stderr, /^training /m, 'nothing trains');
     const again = await readResults();
@@ -120,7 +122,7 @@ describe('frost experiment caption-heads on the toy set', { timeout: 300_000 }, 
     const learned = join(out, 'show-tell-learned');
     await rm(learned, { recursive: true });
     await rm(join(out, 'artifacts', 'show-tell-learned'), { recursive: true, force: true });
-    const { stderr } = await run(process.execPath, argv(), { cwd: ROOT, timeout: 120_000 });
+    const { stderr } = await run(argv());
     assert.match(
       stderr,
       /show-tell-learned: no run folder; finished in \S+results\.json \(\d+ steps, test BLEU-4 \d+\.\d\), reused/,
@@ -135,7 +137,7 @@ describe('frost experiment caption-heads on the toy set', { timeout: 300_000 }, 
 
   test('--report-only reports the runs finished so far and trains nothing', async () => {
     const grid = 'show-tell,show-attend-tell';
-    const { stderr } = await run(process.execPath, argv(grid, ['--report-only']), { cwd: ROOT, timeout: 120_000 });
+    const { stderr } = await run(argv(grid, ['--report-only']));
     assert.doesNotMatch(stderr, /^training /m, 'nothing trains');
     assert.ok(!existsSync(join(out, 'show-attend-tell-learned')), 'a run not started stays so');
     const partial = await readResults();
@@ -144,14 +146,14 @@ describe('frost experiment caption-heads on the toy set', { timeout: 300_000 }, 
     assert.match(await readFile(join(out, 'report', 'results.md'), 'utf8'), /^2 of 4 runs finished so far/m);
     // Nothing finished, nothing kept: refused rather than an empty table over the committed one.
     await assert.rejects(
-      run(process.execPath, argv('show-attend-tell', ['--report-only']), { cwd: ROOT, timeout: 120_000 }),
+      run(argv('show-attend-tell', ['--report-only'])),
       /no run of \S+ has finished yet, and \S+results\.json keeps none: nothing to report/,
     );
   });
 
   test('--jobs queues the runs the grid lacks across architectures, the finished ones reused', async () => {
     const grid = 'show-tell,show-attend-tell';
-    const { stderr } = await run(process.execPath, argv(grid, ['--jobs', '1']), { cwd: ROOT, timeout: 240_000 });
+    const { stderr } = await run(argv(grid, ['--jobs', '1']));
     // One queue, not one group per architecture: both show-attend-tell heads, one at a time.
     assert.match(stderr, /training show-attend-tell-learned, show-attend-tell-fixed-uniform 1 at a time/);
     assert.match(stderr, /FROST_NATIVE_GEMM_THREADS=\d+/);

@@ -3,7 +3,9 @@
  * killed once a run has validated an epoch, the same command is run again and must finish the grid from
  * the runs' checkpoints, and a third run must train nothing and write the same report. Then the grid as a
  * fresh clone sees it (a run folder gone, its row in the committed report): reused, not trained, and
- * `--report-only` reports what has finished without training the rest.
+ * `--report-only` reports what has finished without training the rest. Only the grid that is killed runs
+ * bin/frost.js in a child (its process group is what is killed); the other commands run in this process as
+ * the CLI registers them (helpers/frost-in-process.ts), their trainers still children as always.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -17,6 +19,7 @@ import { readReportedRuns, rowMismatch } from '../experiments/reported-runs.ts';
 import { readMetrics } from '../report/run-status.ts';
 import { type Report, reportSchema } from '../report/schema.ts';
 import { readCheckpointInfo } from '../train/run-folder.ts';
+import { frostInProcess } from './helpers/frost-in-process.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 const HEADS = ['learned', 'fixed-l2'];
@@ -34,32 +37,38 @@ function groupAlive(pgid: number): boolean {
   }
 }
 
-/** Runs the experiment; `killWhen` kills its whole process group (the grid and its trainers) once it holds. */
+/**
+ * Runs the experiment, in this process; with `killWhen`, in a child whose whole process group (the grid and its
+ * trainers) is killed once it holds.
+ */
 async function experiment(
   killWhen?: () => Promise<boolean>,
   heads = HEADS,
   extra: string[] = [],
 ): Promise<{ code: number | null; stderr: string }> {
-  const argv = [join(ROOT, 'bin', 'frost.js'), 'experiment', 'mt-heads', '--data', 'toy', '--heads', heads.join(',')];
+  const argv = ['experiment', 'mt-heads', '--data', 'toy', '--heads', heads.join(',')];
   argv.push('--max-epochs', String(EPOCHS), '--preset', 'tiny', '--beam', '2', '--out', out, ...extra);
-  const child = spawn(process.execPath, argv, { cwd: ROOT, detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
+  if (!killWhen) return frostInProcess(argv);
+  const child = spawn(process.execPath, [join(ROOT, 'bin', 'frost.js'), ...argv], {
+    cwd: ROOT,
+    detached: true,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const closed = new Promise<number | null>((done) => child.on('close', done));
   let killed = false;
-  if (killWhen) {
-    const poll = async () => {
-      while (child.exitCode === null && !killed) {
-        if (await killWhen()) {
-          killed = true;
-          process.kill(-child.pid!, 'SIGKILL');
-          return;
-        }
-        await sleep(200);
+  const poll = async () => {
+    while (child.exitCode === null && !killed) {
+      if (await killWhen()) {
+        killed = true;
+        process.kill(-child.pid!, 'SIGKILL');
+        return;
       }
-    };
-    await Promise.all([poll(), closed]);
-  }
+      await sleep(200);
+    }
+  };
+  await Promise.all([poll(), closed]);
   const code = await closed;
   // SIGKILL is delivered at once but a trainer takes a moment to exit; the rerun must not race its lock.
   for (let i = 0; killed && i < 100 && groupAlive(child.pid!); i++) await sleep(100);

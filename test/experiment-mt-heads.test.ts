@@ -3,9 +3,12 @@
  * few seconds, exported, scored, reported; the report rendered in Chromium (served by `frost
  * serve`'s /reports/ mount) and every chart and table checked against report.json; then a rerun
  * that must reuse everything, and a larger budget that must resume a run.
+ *
+ * The experiment itself is a cached fixture (mt-heads-experiment.ts): its budget is minutes of
+ * training that only change when the code does. The tests that rerun, report on or resume its runs
+ * work in a copy of it.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
@@ -13,7 +16,6 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { promisify } from 'node:util';
 import { trainGrid } from '../experiments/grid.ts';
 import { ensureExport } from '../report/find-export.ts';
 import { readMetrics, runStatus } from '../report/run-status.ts';
@@ -21,41 +23,35 @@ import { type Report, reportSchema } from '../report/schema.ts';
 import { createApp } from '../serve/app.ts';
 import { ModelRegistry } from '../serve/model-registry.ts';
 import { browserSkipReason, launchBrowser, type TestBrowser } from './helpers/browser.ts';
+import { copyFixture } from './helpers/cached-fixture.ts';
+import { frostInProcess } from './helpers/frost-in-process.ts';
+import { cachedMtHeadsExperiment } from './helpers/mt-heads-experiment.ts';
 import { assertShows, valueAt } from './helpers/report-check.ts';
 
-const run = promisify(execFile);
-const ROOT = join(import.meta.dirname, '..');
 const HEADS = ['learned', 'fixed-l2'];
 const BUDGET = 0.2;
 
+/** The experiment's --out (shared, read-only). */
 let out: string;
 let report: Report;
 let stdout: string;
+let tmp: string;
+/** A copy of `out` for the tests that write into it. */
+let work: string;
 
 before(async () => {
-  out = await mkdtemp(join(tmpdir(), 'frost-experiment-'));
-  const argv = [
-    join(ROOT, 'bin', 'frost.js'),
-    'experiment',
-    'mt-heads',
-    '--data',
-    'toy',
-    '--heads',
-    HEADS.join(','),
-    '--budget-minutes',
-    String(BUDGET),
-    '--preset',
-    'tiny',
-    '--out',
-    out,
-  ];
-  ({ stdout } = await run(process.execPath, argv, { cwd: ROOT, timeout: 240_000 }));
+  ({ out, stdout } = await cachedMtHeadsExperiment({ heads: HEADS, budgetMinutes: BUDGET, preset: 'tiny' }));
   report = reportSchema.parse(JSON.parse(await readFile(join(out, 'report', 'report.json'), 'utf8')));
+  tmp = await mkdtemp(join(tmpdir(), 'frost-experiment-'));
+  work = await copyFixture(out, join(tmp, 'out'));
 });
 
 after(async () => {
-  await rm(out, { recursive: true, force: true });
+  if (tmp) await rm(tmp, { recursive: true, force: true });
 });
+
+/** Where a reported run and its export are in the copy. */
+const inWork = (r: { id: string }) => ({ runDir: join(work, r.id), modelDir: join(work, 'artifacts', r.id) });
 
 describe('frost experiment mt-heads on the toy corpus', () => {
   test('trains the grid in <out>/<src>-<tgt>-<head>/, exports to <out>/artifacts/, reports in <out>/report/', () => {
@@ -194,11 +190,12 @@ describe('frost experiment mt-heads on the toy corpus', () => {
   );
 
   test('a rerun reuses the finished runs and their exports', async () => {
-    const before = await Promise.all(report.runs.map((r) => readFile(join(r.runDir, 'metrics.jsonl'), 'utf8')));
+    const runs = report.runs.map(inWork);
+    const before = await Promise.all(runs.map((r) => readFile(join(r.runDir, 'metrics.jsonl'), 'utf8')));
     const lines: string[] = [];
     await trainGrid({
-      out,
-      dataDir: join(out, 'data', 'toy'),
+      out: work,
+      dataDir: join(work, 'data', 'toy'),
       arch: 'rnn-attn',
       preset: 'tiny',
       seed: 1,
@@ -211,34 +208,26 @@ describe('frost experiment mt-heads on the toy corpus', () => {
       lines.map((l) => l.endsWith('reused')),
       [true, true],
     );
-    assert.deepEqual(
-      await Promise.all(report.runs.map((r) => readFile(join(r.runDir, 'metrics.jsonl'), 'utf8'))),
-      before,
-    );
-    for (const r of report.runs) {
+    assert.deepEqual(await Promise.all(runs.map((r) => readFile(join(r.runDir, 'metrics.jsonl'), 'utf8'))), before);
+    for (const [i, r] of runs.entries()) {
       const exp = await ensureExport(r.runDir, { preferred: r.modelDir });
       assert.equal(exp.exported, false);
-      assert.equal(exp.checkpoint.sha256, r.checkpoint.sha256);
+      assert.equal(exp.checkpoint.sha256, report.runs[i]!.checkpoint.sha256);
     }
   });
 
   test('`frost report` on the same runs reuses their exports and cached measurements', async () => {
-    const again = join(out, 'again');
-    const argv = [
-      join(ROOT, 'bin', 'frost.js'),
-      'report',
-      ...report.runs.map((r) => r.runDir),
-      '--out',
-      again,
-      '--quiet',
-    ];
-    const { stdout: printed } = await run(process.execPath, argv, { cwd: ROOT, timeout: 120_000 });
-    assert.equal(printed.trim(), join(again, 'report.html'));
+    const again = join(work, 'again');
+    const runDirs = report.runs.map((r) => inWork(r).runDir);
+    const printed = await frostInProcess(['report', ...runDirs, '--out', again, '--quiet']);
+    assert.equal(printed.code, 0, printed.stderr);
+    assert.equal(printed.stdout.trim(), join(again, 'report.html'));
     const second = reportSchema.parse(JSON.parse(await readFile(join(again, 'report.json'), 'utf8')));
     // Timings are measured once per checkpoint: equal numbers mean nothing was decoded or timed again. Only the
-    // grid knows the flags it gave its trainers.
+    // grid knows the flags it gave its trainers. The runs reported are the copies.
     const ungridded = report.runs.map(({ training: { trainFlags: _flags, ...training }, ...r }) => ({
       ...r,
+      ...inWork(r),
       training,
     }));
     assert.deepEqual(second.runs, ungridded);
@@ -246,12 +235,12 @@ describe('frost experiment mt-heads on the toy corpus', () => {
   });
 
   test('a larger budget resumes the run where it stopped', async () => {
-    const runDir = report.runs[0]!.runDir;
+    const runDir = inWork(report.runs[0]!).runDir;
     const steps = report.runs[0]!.training.steps;
     const lines = (await readMetrics(runDir)).length;
     await trainGrid({
-      out,
-      dataDir: join(out, 'data', 'toy'),
+      out: work,
+      dataDir: join(work, 'data', 'toy'),
       arch: 'rnn-attn',
       preset: 'tiny',
       seed: 1,

@@ -3,7 +3,9 @@
  * forwards the signal to its trainers, which save and exit, starts no queued run, exits 143 naming the runs
  * it stopped, leaves no trainer behind, and the same command run again resumes the runs where they saved and
  * ends as an uninterrupted run would have, bit for bit. Also: how experiments/live-children.ts treats
- * its children on a first and a second signal, with stand-in children.
+ * its children on a first and a second signal, with stand-in children. The experiments that get the signals
+ * are bin/frost.js children; the rerun runs in this process as the CLI registers it
+ * (helpers/frost-in-process.ts), and the run left alone to compare with is a cached fixture.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess } from 'node:child_process';
@@ -19,7 +21,9 @@ import { readMetrics } from '../report/run-status.ts';
 import { readCheckpointInfo } from '../train/run-folder.ts';
 import { readRunLock, runLockPath } from '../train/run-lock.ts';
 import { processAlive, startFrost } from './helpers/frost-cli.ts';
-import { writeToyData } from './helpers/toy-run.ts';
+import { frostInProcess } from './helpers/frost-in-process.ts';
+import { type ToyCorpusSize, writeToyData } from './helpers/toy-run.ts';
+import { cachedTrainChildRun, DATA_DIR, RUN_DIR } from './helpers/train-child-fixtures.ts';
 
 const HEADS = ['learned', 'fixed-l2', 'tied'];
 /** Enough that a run the machine favours is still training when the slowest has saved its first epoch. */
@@ -27,13 +31,14 @@ const EPOCHS = 8;
 /** 200 training pairs in batches of 8. */
 const UPDATES_PER_EPOCH = 25;
 const TRAIN_FLAGS = ['--batch-size', '8', '--val-sentences', '8'];
+const CORPUS: ToyCorpusSize = { seed: 1, train: 200, val: 8, test: 8 };
 
 let dir: string;
 let dataDir: string;
 
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'frost-exp-signals-'));
-  dataDir = await writeToyData(join(dir, 'toy'), { seed: 1, train: 200, val: 8, test: 8 });
+  dataDir = await writeToyData(join(dir, 'toy'), CORPUS);
 });
 
 after(async () => {
@@ -91,16 +96,17 @@ describe('frost experiment stopped by SIGTERM', { timeout: 300_000 }, () => {
     }
     assert.ok(!existsSync(join(runDir('tied'), 'config.json')), 'the queued run never started');
 
-    // The learned run as the experiment starts it, left alone, to compare with.
-    const reference = join(dir, 'reference');
-    const alone = startFrost(
-      ['train', '--arch', 'rnn-attn', '--head', 'learned', '--data', dataDir, '--src', 'src', '--tgt', 'tgt']
-        .concat(['--preset', 'tiny', '--seed', '1', '--out', reference, ...TRAIN_FLAGS])
+    // The learned run as the experiment starts it (its arguments, its trainers' threads), left alone, to compare with.
+    const alone = cachedTrainChildRun(
+      'experiment-signals-learned',
+      CORPUS,
+      ['--arch', 'rnn-attn', '--head', 'learned', '--data', DATA_DIR, '--src', 'src', '--tgt', 'tgt']
+        .concat(['--preset', 'tiny', '--seed', '1', '--out', RUN_DIR, ...TRAIN_FLAGS])
         .concat(['--epochs', String(EPOCHS), '--quiet']),
       sideBySideThreads(2),
     );
-    const rerun = startFrost(argv);
-    const done = await rerun.exited;
+    alone.catch(() => undefined); // awaited below, after the rerun
+    const done = await frostInProcess(argv);
     assert.equal(done.code, 0, done.stderr);
     for (const head of HEADS.slice(0, 2)) assert.match(done.stderr, new RegExp(`src-tgt-${head}: resuming at`));
     for (const head of HEADS) {
@@ -113,8 +119,7 @@ describe('frost experiment stopped by SIGTERM', { timeout: 300_000 }, () => {
         `${head}: each epoch validated once`,
       );
     }
-    const whole = await alone.exited;
-    assert.equal(whole.code, 0, whole.stderr);
+    const { runDir: reference } = await alone;
     const tensors = (run: string) => readFile(join(run, 'checkpoints', 'last', 'tensors.bin'));
     assert.ok((await tensors(runDir('learned'))).equals(await tensors(reference)), 'the same parameters as left alone');
     const scores = async (run: string) => (await readMetrics(run)).map((m) => [m.epoch, m.step, m.valBleu]);

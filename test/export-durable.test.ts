@@ -2,7 +2,9 @@
  * Issue #39 items 3 and 5, export: `frost export --out` over a model killed with -9 part-way (the test
  * hook FROST_TEST_KILL_AT of train/atomic-write.ts sends the SIGKILL at an exact point) leaves the
  * previous model whole, and the next export cleans up or puts back what the kill left; an export on a
- * full disk names the file that failed, leaves no partial files, and keeps the previous model.
+ * full disk names the file that failed, leaves no partial files, and keeps the previous model. The killed
+ * exports are child processes; the exports after them are the same `frost export` command run in this
+ * process, and each previous model is a copy of a cached export (toy-fixtures.ts).
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -14,20 +16,23 @@ import { after, before, describe, test } from 'node:test';
 import { exportRun } from '../export/export-run.ts';
 import { startServer } from '../serve/server.ts';
 import { initBackend } from '../train/backend/select.ts';
+import { copyFixture } from './helpers/cached-fixture.ts';
 import { startFrost } from './helpers/frost-cli.ts';
-import { trainToyRun } from './helpers/toy-run.ts';
+import { frostInProcess } from './helpers/frost-in-process.ts';
 import { smallDisk } from './helpers/small-disk.ts';
+import { cachedToyModel } from './helpers/toy-fixtures.ts';
+import { RNN_ATTN_FIXED_UNIFORM_SHORT } from './helpers/toy-specs.ts';
 
 let dir: string;
+/** A trained run (shared, read-only: exports only read it) and an export of it. */
 let runDir: string;
+let modelDir: string;
 
 before(async () => {
   await initBackend({ prefer: 'wasm', quiet: true });
   dir = await mkdtemp(join(tmpdir(), 'frost-durable-export-'));
-  ({ runDir } = await trainToyRun(dir, {
-    corpus: { seed: 1, train: 200, val: 16, test: 4 },
-    config: { epochs: 1, batch: { maxSentences: 16 }, valSentences: 8 },
-  }));
+  // Any trained model will do: these tests are about the files an export writes, not what they hold.
+  ({ runDir, modelDir } = await cachedToyModel(RNN_ATTN_FIXED_UNIFORM_SHORT, { name: 'served' }));
 });
 
 after(async () => {
@@ -40,20 +45,22 @@ async function filesOf(modelDir: string): Promise<Record<string, Buffer>> {
   return Object.fromEntries(await Promise.all(names.map(async (n) => [n, await readFile(join(modelDir, n))] as const)));
 }
 
-const exportCli = (outDir: string, env: Record<string, string> = {}) =>
-  startFrost(['export', runDir, '--out', outDir, '--name', 'served'], env).exited;
+const exportArgs = (outDir: string) => ['export', runDir, '--out', outDir, '--name', 'served'];
+const exportCli = (outDir: string, env: Record<string, string> = {}) => startFrost(exportArgs(outDir), env).exited;
+/** A previous model at `outDir`, as an earlier export named `served` left it. */
+const previousModel = (outDir: string) => copyFixture(modelDir, outDir);
 
 describe('frost export killed with -9 over a served model', { timeout: 400_000 }, () => {
   test('half-way through writing: the previous model is whole, and the next export finishes', async () => {
     const served = join(dir, 'models', 'served');
-    await exportRun(runDir, served, { quiet: true, paritySentences: 2 });
+    await previousModel(served);
     const before = await filesOf(served);
     const killed = await exportCli(served, { FROST_TEST_KILL_AT: 'file:decoder.onnx:1' });
     assert.equal(killed.signal, 'SIGKILL', killed.stderr);
     assert.deepEqual(await filesOf(served), before, 'the previous model, every file of it');
     assert.ok(readdirSync(join(dir, 'models')).some((n) => /^served\.tmp-\d+$/.test(n)));
 
-    const again = await exportCli(served);
+    const again = await frostInProcess(exportArgs(served));
     assert.equal(again.code, 0, again.stderr);
     assert.match(again.stderr, /^removed .*served\.tmp-\d+ \(left by an interrupted export\)$/m);
     assert.deepEqual(readdirSync(join(dir, 'models')), ['served'], 'no leftovers');
@@ -62,13 +69,13 @@ describe('frost export killed with -9 over a served model', { timeout: 400_000 }
 
   test('between the two renames of the swap: the next export puts the previous model back first', async () => {
     const served = join(dir, 'swap', 'served');
-    await exportRun(runDir, served, { quiet: true, paritySentences: 2 });
+    await previousModel(served);
     const killed = await exportCli(served, { FROST_TEST_KILL_AT: 'swap:served:1' });
     assert.equal(killed.signal, 'SIGKILL', killed.stderr);
     const left = readdirSync(join(dir, 'swap')).map((n) => n.replace(/\d+$/, 'PID'));
     assert.deepEqual(left.sort(), ['served.old-PID', 'served.tmp-PID']);
 
-    const again = await exportCli(served);
+    const again = await frostInProcess(exportArgs(served));
     assert.equal(again.code, 0, again.stderr);
     assert.match(again.stderr, /^restored .*served from served\.old-\d+ \(left by an interrupted export\)$/m);
     assert.deepEqual(readdirSync(join(dir, 'swap')), ['served']);
@@ -77,7 +84,7 @@ describe('frost export killed with -9 over a served model', { timeout: 400_000 }
 
   test('over a folder `frost serve --watch` serves: one reload, of the whole new model', async () => {
     const served = join(dir, 'watched', 'served');
-    await exportRun(runDir, served, { quiet: true, paritySentences: 2 });
+    await previousModel(served);
     const reloads: boolean[] = [];
     const logged: string[] = [];
     const server = await startServer({
@@ -103,7 +110,7 @@ describe('frost export killed with -9 over a served model', { timeout: 400_000 }
 
   test('a link to a model folder is followed: its target is replaced, the link stays', async () => {
     const links = join(dir, 'links');
-    await exportRun(runDir, join(links, 'v3'), { quiet: true, paritySentences: 2 });
+    await previousModel(join(links, 'v3'));
     await symlink('v3', join(links, 'current'));
     await exportRun(runDir, join(links, 'current'), { quiet: true, paritySentences: 2, name: 'current' });
     assert.ok(lstatSync(join(links, 'current')).isSymbolicLink());

@@ -9,7 +9,6 @@ import { registerExport } from '../clients/cli/commands/export.ts';
 import { GraphBuilder } from '../core/onnx/graph-builder.ts';
 import { l2NormaliseRows, streamKey, uniformMatrix } from '../core/random.ts';
 import { checkParity, PARITY_TOLERANCE } from '../export/parity.ts';
-import { exportRun } from '../export/export-run.ts';
 import { buildHead, type OutputHead } from '../models/heads/index.ts';
 import { buildModel, resolveArchConfig } from '../models/index.ts';
 import { l2NormaliseRowsOnnx, seededUniformMatrixOnnx } from '../models/heads/seeded-matrix-onnx.ts';
@@ -17,7 +16,8 @@ import { ParamStore } from '../models/params.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { checkModel, runOrt, runOrtWeb, type TensorResult } from './helpers/onnx-check.ts';
 import { optimizedOpTypes } from './helpers/ort-optimized.ts';
-import { trainToyRun } from './helpers/toy-run.ts';
+import { cachedToyModel } from './helpers/toy-fixtures.ts';
+import { RNN_ATTN_FIXED_UNIFORM_SHORT } from './helpers/toy-specs.ts';
 
 const SEED = 5;
 const config = resolveArchConfig('rnn-attn', 'tiny');
@@ -222,11 +222,10 @@ describe('decoder files with regenerated frozen heads', () => {
 
 describe('frost export --store-frozen', () => {
   test('the CLI flag reaches the head: stored matrix, generated = 0; default regenerates it', async () => {
-    const { runDir } = await trainToyRun(dir, {
-      head: 'fixed-uniform',
-      corpus: { seed: 1, train: 120, val: 8, test: 8 },
-      config: { epochs: 1, optim: { learningRate: 1e-3 } },
-    });
+    // A real trained run and its default export, both shared and read-only (the name is browser-seed.test.ts's,
+    // so the two files share one export); the CLI writes its export under `dir`.
+    const seeded = await cachedToyModel(RNN_ATTN_FIXED_UNIFORM_SHORT, { name: 'seeded-fixed-uniform' });
+    const { runDir } = seeded;
 
     const program = new Command().exitOverride();
     registerExport(program);
@@ -236,16 +235,15 @@ describe('frost export --store-frozen', () => {
       { from: 'user' },
     );
     const storedCard = JSON.parse(await readFile(join(storedDir, 'model-card.json'), 'utf8'));
-    const seeded = await exportRun(runDir, join(dir, 'seeded'), { checkpoint: 'last', quiet: true });
     const tgtVocab = seeded.card.target.tokens.length;
 
     assert.equal(storedCard.params.generated, 0);
     assert.equal(seeded.card.params.generated, tgtVocab * d);
     assert.equal(storedCard.params.frozen, seeded.card.params.frozen);
     const storedBytes = (await stat(join(storedDir, 'decoder.onnx'))).size;
-    const seededBytes = (await stat(join(dir, 'seeded', 'decoder.onnx'))).size;
+    const seededBytes = (await stat(join(seeded.modelDir, 'decoder.onnx'))).size;
     assert.equal(storedCard.files['decoder.onnx'].bytes, storedBytes);
     assert.ok(storedBytes - seededBytes >= 0.95 * tgtVocab * d * 4, `${storedBytes} vs ${seededBytes}`);
-    for (const out of [storedDir, join(dir, 'seeded')]) checkModel(join(out, 'decoder.onnx'));
+    for (const out of [storedDir, seeded.modelDir]) checkModel(join(out, 'decoder.onnx'));
   });
 });

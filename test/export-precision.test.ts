@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ort } from '../core/runtime/ort-node.ts';
 import { GraphBuilder } from '../core/onnx/graph-builder.ts';
-import { exportRun, type ExportResult } from '../export/export-run.ts';
+import type { ExportResult } from '../export/export-run.ts';
 import { readGraphInfo } from '../export/inspect-graph.ts';
 import { dequantizeRows, INT8_MAX, quantizeRowsInt8 } from '../export/precision-quantize.ts';
 import { INT8_COMPUTE_WEIGHT_MAX, quantizeColumnsInt8 } from '../export/precision-int8-compute.ts';
@@ -14,27 +12,34 @@ import { decodeModel } from '../core/onnx/proto.ts';
 import { buildModel, resolveArchConfig } from '../models/index.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { decoderStepLogProbs } from './helpers/decoder-step.ts';
-import { checkModel, runOrtWeb } from './helpers/onnx-check.ts';
-import { toyTestBleu, trainToyRun } from './helpers/toy-run.ts';
+import { runOrtWeb } from './helpers/onnx-check.ts';
+import { startOnnxChecker, type OnnxChecker } from './helpers/onnx-checker.ts';
+import { cachedToyExport } from './helpers/toy-exports.ts';
+import { toyTestBleu } from './helpers/toy-run.ts';
+import { RNN_ATTN_LEARNED } from './helpers/toy-specs.ts';
 
-let dir: string;
 let dataDir: string;
-/** One trained toy run, exported once per precision; every end-to-end test below reads these. */
+/** One Python checker for the file's models: a Python start per model cost more than the check. */
+let checker: OnnxChecker;
+/**
+ * One trained toy run (shared with translation-e2e.test.ts), exported once per precision; every end-to-end test
+ * below reads these. Both are cached per content hash of the code that makes them (cached-fixture.ts).
+ */
 const exports: Partial<Record<'fp32' | 'fp16' | 'int8' | 'int8-compute', ExportResult>> = {};
 
 before(async () => {
   await initBackend({ prefer: 'wasm', quiet: true });
-  dir = await mkdtemp(join(tmpdir(), 'frost-precision-'));
-  let runDir: string;
-  ({ dataDir, runDir } = await trainToyRun(dir, { config: { epochs: 4 } }));
-  for (const precision of ['fp32', 'fp16', 'int8', 'int8-compute'] as const) {
-    exports[precision] = await exportRun(runDir, join(dir, `model-${precision}`), { precision, quiet: true });
+  checker = await startOnnxChecker();
+  // fp32 with frost export's defaults, as translation-e2e.test.ts exports it: one build serves both.
+  const fp32 = await cachedToyExport(RNN_ATTN_LEARNED);
+  dataDir = fp32.dataDir;
+  exports.fp32 = fp32;
+  for (const precision of ['fp16', 'int8', 'int8-compute'] as const) {
+    exports[precision] = await cachedToyExport(RNN_ATTN_LEARNED, { precision });
   }
 });
 
-after(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
+after(() => checker.close());
 
 const testBleu = (modelDir: string) => toyTestBleu(modelDir, dataDir);
 
@@ -173,7 +178,7 @@ describe('convertPrecision (a pass over the serialized model)', () => {
             assert.equal(t.elemType, storedType, t.name);
         }
         assert.ok(after.bytes.length < before.length);
-        const report = checkModel(after.bytes);
+        const report = await checker.check(after.bytes);
         assert.deepEqual(report.unchecked, []);
       }
       // The tied embedding is stored once and still feeds both the Gather and the head.
@@ -243,7 +248,7 @@ describe('int8-compute (integer MatMul/Gemm kernels)', () => {
       ['decoder/attention/Ua', 'decoder/init/W', 'encoder/embedding', 'encoder/gru/R', 'encoder/gru/W'].sort(),
     );
     for (const bytes of [enc.bytes, dec.bytes]) {
-      assert.deepEqual(checkModel(bytes).unchecked, []);
+      assert.deepEqual((await checker.check(bytes)).unchecked, []);
       // Float MatMuls left multiply activations (attention) or small vectors (attention's v [att, 1]).
       const floatMatrices = new Set(
         readGraphInfo(bytes)
@@ -280,7 +285,7 @@ describe('int8-compute (integer MatMul/Gemm kernels)', () => {
       ops.includes('MatMulInteger') && ops.filter((o) => o === 'DynamicQuantizeLinear').length === 2,
       ops.join(','),
     );
-    assert.deepEqual(checkModel(out.bytes).unchecked, []);
+    assert.deepEqual((await checker.check(out.bytes)).unchecked, []);
     const feeds = {
       x: new ort.Tensor(
         'float32',
@@ -315,7 +320,7 @@ describe('frost export --precision on a trained toy model', () => {
       assert.equal(r.card.precision, precision);
       // The float32 graphs still had to pass the strict parity check before conversion.
       assert.ok(r.parity.maxScaledDiff <= 1e-4);
-      for (const file of ['encoder.onnx', 'decoder.onnx']) checkModel(join(r.outDir, file));
+      for (const file of ['encoder.onnx', 'decoder.onnx']) await checker.check(join(r.outDir, file));
 
       const ratio = weightBytes(r) / weightBytes(fp32);
       assert.ok(ratio > low && ratio < high, `${precision} weights are ${(100 * ratio).toFixed(1)}% of fp32's`);

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import { before, describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
 import { buildModel, headNames, resolveArchConfig, type Seq2SeqModel } from '../models/index.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { makeBatch, planBatches, type EncodedPair } from '../train/data/batches.ts';
 import { Adam } from '../train/optim/adam.ts';
 import { checkParity, PARITY_TOLERANCE } from '../export/parity.ts';
-import { checkModel } from './helpers/onnx-check.ts';
+import { type OnnxChecker, startOnnxChecker } from './helpers/onnx-checker.ts';
 import { toyWordPairs } from './helpers/toy-pairs.ts';
 
 const SEED = 3;
@@ -14,11 +14,16 @@ let pairs: EncodedPair[];
 let sizes: { srcVocab: number; tgtVocab: number };
 const config = resolveArchConfig('rnn-attn', 'tiny');
 const cfg = config as { embedding: number; hidden: number; encoderHidden: number; attention: number; output: number };
+/** ONNX's checker, one Python process for the 20 graphs of the heads. */
+let checker: OnnxChecker;
 
 before(async () => {
   await initBackend({ prefer: 'wasm', quiet: true });
   ({ pairs, sizes } = toyWordPairs({ seed: 1, train: 600, val: 10, test: 10 }));
+  checker = await startOnnxChecker();
 });
+
+after(() => checker.close());
 
 /** The rnn-attn parameters outside the head, written out from the architecture's equations. */
 function bodyParams(): number {
@@ -110,8 +115,7 @@ describe('output heads', () => {
         const { encoder, decoder } = model.toOnnx();
         const encoderBytes = encoder.toBytes();
         const decoderBytes = decoder.toBytes();
-        checkModel(encoderBytes);
-        checkModel(decoderBytes);
+        await Promise.all([checker.check(encoderBytes), checker.check(decoderBytes)]);
         const samples = pairs.slice(0, 5).map((p) => ({ src: Int32Array.from(p.src), tgt: Int32Array.from(p.tgt) }));
         const parity = await checkParity(model, encoderBytes, decoderBytes, samples, 2, 0);
         assert.ok(

@@ -3,9 +3,9 @@
  * joint BPE vocabulary, with a frozen head and with a shared one, exported with --hf and loaded by
  * transformers.js's `pipeline('translation', dir)` from the local folder (no network), translates the toy test
  * sentences exactly as frost's own runtime does greedily. Models that cannot take the layout are refused.
+ * The trained and exported models are cached fixtures (toy-fixtures.ts): the layout is written from them here.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -19,8 +19,9 @@ import { SPECIALS } from '../core/vocab.ts';
 import { hfRefusal, writeHfLayout } from '../export/hf/hf-layout.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { browserSkipReason } from './helpers/browser.ts';
-import { FROST_BIN } from './helpers/frost-cli.ts';
-import { trainAndExportToyRun, trainToyRun } from './helpers/toy-run.ts';
+import { frostInProcess } from './helpers/frost-in-process.ts';
+import { cachedToyModel, cachedToyRun } from './helpers/toy-fixtures.ts';
+import { RNN_ATTN_FIXED_UNIFORM_SHORT } from './helpers/toy-specs.ts';
 import { openTransformersPage } from './helpers/transformers-page.ts';
 
 const SENTENCES = 12;
@@ -31,6 +32,8 @@ env.allowLocalModels = true;
 
 let dir: string;
 before(async () => {
+  // Should a cached run or its export need building, tfjs runs on wasm, as it trained here before.
+  await initBackend({ prefer: 'wasm', quiet: true });
   dir = await mkdtemp(join(tmpdir(), 'frost-hf-export-'));
 });
 after(async () => {
@@ -50,12 +53,13 @@ interface OrtSession {
   run(feeds: Record<string, unknown>): Promise<Record<string, { data: unknown; dims: number[] }>>;
 }
 
-/** Trains a tiny Transformer with `head` on a joint BPE vocabulary and exports it to `dir/<head>/hf` too. */
+/**
+ * A tiny Transformer with `head` trained on a joint BPE vocabulary and exported (cached, read-only), written
+ * as the Hugging Face layout to `dir/<head>/hf`.
+ */
 async function exportWithHead(head: string): Promise<Exported> {
   const root = join(dir, head);
-  const { modelDir } = await trainAndExportToyRun(
-    root,
-    'toy',
+  const { dataDir, modelDir } = await cachedToyModel(
     {
       head,
       corpus: { seed: 1, train: 600, val: 8, test: SENTENCES },
@@ -80,7 +84,7 @@ async function exportWithHead(head: string): Promise<Exported> {
     hfBytes <= 1.02 * frostBytes,
     `${head}: ${hfBytes} bytes of ONNX in the layout against frost's ${frostBytes}`,
   );
-  const sources = (await readFile(join(root, 'toy', 'test.src'), 'utf8')).trim().split('\n');
+  const sources = (await readFile(join(dataDir, 'test.src'), 'utf8')).trim().split('\n');
   const runtime = await loadModelDir(modelDir);
   const expected = (await runtime.translate(sources, { beam: 1 })).map((t) => t.text);
   await runtime.release();
@@ -177,19 +181,13 @@ describe(
 );
 
 test('frost export --hf on an rnn-attn run: one line that says why, and no Hugging Face folder', async () => {
-  await initBackend({ prefer: 'wasm', quiet: true });
-  const { runDir } = await trainToyRun(join(dir, 'rnn'), {
-    corpus: { seed: 1, train: 40, val: 4, test: 4 },
-    config: { epochs: 1 },
-  });
+  // Any trained rnn-attn run (shared, read-only: it is refused before anything is written).
+  const { runDir } = await cachedToyRun(RNN_ATTN_FIXED_UNIFORM_SHORT);
   const hfDir = join(dir, 'rnn', 'hf');
-  const run = spawnSync(
-    process.execPath,
-    [FROST_BIN, 'export', runDir, '--out', join(dir, 'rnn', 'out'), '--hf', hfDir, '--checkpoint', 'last', '--quiet'],
-    { encoding: 'utf8', timeout: 120_000 },
-  );
+  const out = join(dir, 'rnn', 'out');
+  const run = await frostInProcess(['export', runDir, '--out', out, '--hf', hfDir, '--checkpoint', 'last', '--quiet']);
   const lines = run.stderr.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('tfjs backend:'));
-  assert.equal(run.status, 1, run.stderr);
+  assert.equal(run.code, 1, run.stderr);
   assert.equal(lines.length, 1, run.stderr);
   assert.match(lines[0]!, /--hf: architecture 'rnn-attn' cannot take it .*key\/value caches/);
   assert.equal(existsSync(hfDir), false);

@@ -21,8 +21,8 @@ import { startServer } from '../serve/server.ts';
 import { initBackend } from '../train/backend/select.ts';
 import type { EncodedPair } from '../train/data/batches.ts';
 import { checkModel, openOrt, type Feed, type TensorResult } from './helpers/onnx-check.ts';
+import { cachedToyRun } from './helpers/toy-fixtures.ts';
 import { toyJointPairs } from './helpers/toy-pairs.ts';
-import { trainToyRun } from './helpers/toy-run.ts';
 import { trainSteps } from './helpers/train-steps.ts';
 
 const SEED = 7;
@@ -183,8 +183,9 @@ describe('a trained dynamicconv run through frost export', () => {
   let dataDir: string;
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'frost-lightconv-export-'));
-    // A short run: the exports need real weights, not a good model.
-    ({ runDir, dataDir } = await trainToyRun(dir, {
+    // A short run, trained once per content hash of the code that trains it (cached-fixture.ts) and only read
+    // here: the exports need real weights, not a good model.
+    ({ runDir, dataDir } = await cachedToyRun({
       head: 'fixed-l2',
       corpus: { seed: 2, train: 300, val: 10, test: 10 },
       config: { arch: 'dynamicconv', epochs: 1, optim: { learningRate: 3e-3 } },

@@ -1,24 +1,26 @@
 /**
- * The language-model user flow through the real CLI (bin/frost.js in child processes): `frost
- * train --task lm`, `frost eval` (perplexity by frequency bin, per head) and `frost export`, and
- * the flags that belong to other tasks refused.
+ * The language-model user flow through the CLI: `frost train --task lm`, `frost eval` (perplexity
+ * by frequency bin, per head) and `frost export`, and the flags that belong to other tasks refused.
+ * The commands run in this process, as the CLI registers them (helpers/frost-in-process.ts); one
+ * refusal runs bin/frost.js in a child, for the exit status and stderr the shell sees.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
+import { FROST_BIN } from './helpers/frost-cli.ts';
+import { frostInProcess as frost } from './helpers/frost-in-process.ts';
 import { writeMarkovCorpus } from './helpers/lm-run.ts';
 
-const BIN = fileURLToPath(new URL('../bin/frost.js', import.meta.url));
 let dir: string;
 let dataDir: string;
 
-function frost(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+/** bin/frost.js in a child process. */
+function frostChild(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { timeout: 120_000 }, (err, stdout, stderr) =>
+    execFile(process.execPath, [FROST_BIN, ...args], { timeout: 120_000 }, (err, stdout, stderr) =>
       resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
@@ -36,9 +38,10 @@ after(async () => {
 test('train --task lm, eval two heads side by side, export', async () => {
   const common = ['--task', 'lm', '--preset', 'tiny', '--data', dataDir, '--epochs', '1', '--bptt', '10', '--quiet'];
   const runs = { learned: join(dir, 'lm-learned'), drill: join(dir, 'lm-drill') };
-  const trained = await Promise.all([
-    frost(['train', ...common, '--head', 'learned', '--out', runs.learned]),
-    frost([
+  // One at a time: each captures this process's output while it runs.
+  const trained = [
+    await frost(['train', ...common, '--head', 'learned', '--out', runs.learned]),
+    await frost([
       'train',
       ...common,
       '--head',
@@ -50,7 +53,7 @@ test('train --task lm, eval two heads side by side, export', async () => {
       '--out',
       runs.drill,
     ]),
-  ]);
+  ];
   for (const t of trained) assert.equal(t.code, 0, t.stderr);
   const config = JSON.parse(await readFile(join(runs.drill, 'config.json'), 'utf8')) as Record<string, unknown>;
   assert.deepEqual(config.head, { name: 'drill', options: { layers: 1, dropout: 0.2 } });
@@ -76,7 +79,7 @@ test('train --task lm, eval two heads side by side, export', async () => {
 });
 
 test('flags of other tasks are refused, naming the flag', async () => {
-  const lm = await frost(['train', '--task', 'lm', '--src', 'en', '--data', dataDir, '--out', join(dir, 'x')]);
+  const lm = await frostChild(['train', '--task', 'lm', '--src', 'en', '--data', dataDir, '--out', join(dir, 'x')]);
   assert.notEqual(lm.code, 0);
   assert.match(lm.stderr, /--src is not for --task lm/);
   const mt = await frost(['train', '--bptt', '5', '--data', dataDir, '--out', join(dir, 'y')]);

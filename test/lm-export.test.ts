@@ -15,28 +15,30 @@ import type { LmRuntime } from '../core/runtime/lm.ts';
 import { SPECIALS } from '../core/vocab.ts';
 import { exportRun } from '../export/export-run.ts';
 import { initBackend } from '../train/backend/select.ts';
-import { train } from '../train/trainer.ts';
 import { RunFolder } from '../train/run-folder.ts';
 import { checkModel } from './helpers/onnx-check.ts';
-import { tinyLmConfig, writeMarkovCorpus } from './helpers/lm-run.ts';
+import { cachedLmRun, type LmRunSpec } from './helpers/lm-fixtures.ts';
 
 let dir: string;
 let runDir: string;
 let modelDir: string;
 let runtime: LmRuntime;
 
-before(async () => {
-  await initBackend({ prefer: 'wasm', quiet: true });
-  dir = await mkdtemp(join(tmpdir(), 'frost-lm-export-'));
-  const { dataDir } = await writeMarkovCorpus(dir, { train: 8000, valid: 1500, test: 1500 });
-  runDir = join(dir, 'run');
-  // Two layers and the drill head: the step graph carries h0, c0, h1, c1 and the head's residual MLP.
-  const config = tinyLmConfig(dataDir, {
+/** Two layers and the drill head: the step graph carries h0, c0, h1, c1 and the head's residual MLP. */
+const TWO_LAYER_DRILL: LmRunSpec = {
+  tokens: { train: 8000, valid: 1500, test: 1500 },
+  config: {
     epochs: 2,
     archConfig: { embedding: 24, hidden: 32, layers: 2, dropoutEmbedding: 0.1, dropoutHidden: 0.1, dropout: 0.1 },
     head: { name: 'drill', options: { layers: 2 } },
-  });
-  (await train(config, runDir, { quiet: true })).model.params.dispose();
+  },
+};
+
+before(async () => {
+  await initBackend({ prefer: 'wasm', quiet: true });
+  dir = await mkdtemp(join(tmpdir(), 'frost-lm-export-'));
+  // Exporting only reads the run: the cached one is used in place.
+  ({ runDir } = await cachedLmRun(TWO_LAYER_DRILL));
   modelDir = join(dir, 'model');
 });
 
@@ -173,10 +175,10 @@ describe('lm export', () => {
 
 describe('subword language models', () => {
   test('a BPE run exports its .model file, and the runtime reads text through it', async () => {
-    const { dataDir } = await writeMarkovCorpus(join(dir, 'bpe'), { train: 5000, valid: 800, test: 800 });
-    const bpeRun = join(dir, 'bpe-run');
-    const config = tinyLmConfig(dataDir, { epochs: 1, vocab: { kind: 'bpe', size: 300 }, tokenizer: 'sentencepiece' });
-    (await train(config, bpeRun, { quiet: true })).model.params.dispose();
+    const { runDir: bpeRun } = await cachedLmRun({
+      tokens: { train: 5000, valid: 800, test: 800 },
+      config: { epochs: 1, vocab: { kind: 'bpe', size: 300 }, tokenizer: 'sentencepiece' },
+    });
     const out = join(dir, 'bpe-model');
     const { card, parity } = await exportRun<LmCard>(bpeRun, out, { quiet: true });
     assert.ok(parity.maxScaledDiff <= 1e-4);

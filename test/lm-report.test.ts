@@ -1,46 +1,40 @@
 /**
  * `frost report` on language-model runs: one row per head with `frost eval`'s perplexities (equal
  * numbers), the frequency bins and DRILL's claim, in report.json, report.md and report.html; a
- * current eval.json is reused and a stale one recomputed; mixed lists are refused.
+ * current eval.json is reused and a stale one recomputed; mixed lists are refused. The commands run
+ * in this process (helpers/frost-in-process.ts), on copies of cached runs (they write eval.json).
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { collectLmReport, refuseMixedRuns } from '../report/collect-lm.ts';
+import { refuseMixedRuns } from '../report/choose-report.ts';
+import { collectLmReport } from '../report/collect-lm.ts';
 import type { LmReport } from '../report/lm-schema.ts';
+import { taskReport } from '../report/tasks/index.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { LM_EVAL_FILE, type LmEvaluation } from '../train/lm/lm-eval-run.ts';
-import { train } from '../train/trainer.ts';
-import { tinyLmConfig, writeMarkovCorpus } from './helpers/lm-run.ts';
+import { copyFixture } from './helpers/cached-fixture.ts';
+import { frostInProcess as frost } from './helpers/frost-in-process.ts';
+import { cachedLmRun, SMALL_LM } from './helpers/lm-fixtures.ts';
 import { toyRunConfig } from './helpers/toy-run.ts';
 
-const BIN = fileURLToPath(new URL('../bin/frost.js', import.meta.url));
 let dir: string;
 const runs = { learned: '', drill: '' };
-
-function frost(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { timeout: 120_000 }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
 
 before(async () => {
   await initBackend({ quiet: true });
   dir = await mkdtemp(join(tmpdir(), 'frost-lm-report-'));
-  const { dataDir } = await writeMarkovCorpus(dir, { train: 5000, valid: 800, test: 800 });
-  runs.learned = join(dir, 'lm-learned');
-  runs.drill = join(dir, 'lm-drill');
-  await train(tinyLmConfig(dataDir, { epochs: 1 }), runs.learned, { quiet: true });
-  await train(tinyLmConfig(dataDir, { epochs: 1, head: { name: 'drill', options: { layers: 1 } } }), runs.drill, {
-    quiet: true,
+  const learned = await cachedLmRun(SMALL_LM);
+  const drill = await cachedLmRun({
+    ...SMALL_LM,
+    config: { epochs: 1, head: { name: 'drill', options: { layers: 1 } } },
   });
+  // Reports and evaluations write eval.json into the runs; the folder names are the reports' run ids.
+  runs.learned = await copyFixture(learned.runDir, join(dir, 'lm-learned'));
+  runs.drill = await copyFixture(drill.runDir, join(dir, 'lm-drill'));
 });
 
 after(async () => {
@@ -167,10 +161,11 @@ test('frost report refuses lm runs mixed with translation runs, in one line nami
     new RegExp(`cannot report language-model runs \\(${runs.drill}\\) together with other runs \\(${mt}\\)`),
   );
   assert.equal(existsSync(out), false);
+  const [translation, lm] = [taskReport('translation'), taskReport('lm')];
   assert.throws(
-    () => refuseMixedRuns(['a', 'b'], [false, true]),
+    () => refuseMixedRuns(['a', 'b'], [translation, lm]),
     /language-model runs \(b\) together with other runs \(a\)/,
   );
-  refuseMixedRuns(['a', 'b'], [true, true]);
-  refuseMixedRuns(['a', 'b'], [false, false]);
+  refuseMixedRuns(['a', 'b'], [lm, lm]);
+  refuseMixedRuns(['a', 'b'], [translation, translation]);
 });

@@ -21,7 +21,7 @@ import { makeToyCorpus } from '../train/data/toy-corpus.ts';
 import { excludedTargets } from '../train/output-support.ts';
 import { runConfigSchema } from '../train/run-config.ts';
 import { learnSubwords } from '../train/subwords.ts';
-import { train } from '../train/trainer.ts';
+import { cachedConfigRun, cachedToyData } from './helpers/config-runs.ts';
 import { toyRunConfig, writeToyData } from './helpers/toy-run.ts';
 
 let dir: string;
@@ -126,15 +126,13 @@ test('every head gives excluded targets probability 0 and its learnable paramete
 test('a joint vocabulary whose targets use a fifth of its pieces learns the toy corpus as fast as a small one', async () => {
   // Before excluded targets: 804 of 984 pieces never occur in the toy targets, and a tied model reached 0.8
   // validation BLEU after 3 epochs (77 with them excluded; 86 with a word vocabulary of 224 entries).
-  const dataDir = await writeToyData(join(dir, 'toy'));
-  const runDir = join(dir, 'run');
-  const config = toyRunConfig(dataDir, 'tied', {
+  const config = toyRunConfig(await cachedToyData(), 'tied', {
     epochs: 3,
     tokenizer: 'sentencepiece',
     vocab: { kind: 'bpe', size: 2000, joint: true },
   });
-  const result = await train(config, runDir, { quiet: true });
-  result.model.params.dispose();
+  // Trained once per content hash of the code that trains it (cached-fixture.ts).
+  const runDir = await cachedConfigRun('joint-vocab-tied', config);
   const tgt = JSON.parse(await readFile(join(runDir, 'vocab.tgt.json'), 'utf8')) as { frequencies: number[] };
   const unused = tgt.frequencies.filter((c) => c === 0).length;
   assert.ok(unused > tgt.frequencies.length / 2, `${unused} of ${tgt.frequencies.length} pieces unused`);
@@ -182,16 +180,14 @@ test('frost train excludes unseen pieces by default; --keep-unseen-outputs keeps
 });
 
 test('--smooth-seen-only: label smoothing over the pieces the targets use trains and exports a compact layer', async () => {
-  const dataDir = await writeToyData(join(dir, 'toy-smooth'));
-  const runDir = join(dir, 'run-smooth');
-  const config = toyRunConfig(dataDir, 'fixed-l2', {
+  const config = toyRunConfig(await cachedToyData(), 'fixed-l2', {
     epochs: 3,
     labelSmoothing: 0.1,
     tokenizer: 'sentencepiece',
     vocab: { kind: 'bpe', size: 1000, joint: true, compactOutput: true, smoothSeenOnly: true },
   });
-  const result = await train(config, runDir, { quiet: true });
-  result.model.params.dispose();
+  // Trained once per content hash of the code that trains it (cached-fixture.ts).
+  const runDir = await cachedConfigRun('smooth-seen-only', config);
   const tgt = JSON.parse(await readFile(join(runDir, 'vocab.tgt.json'), 'utf8')) as { frequencies: number[] };
   const kept = tgt.frequencies.filter((c, id) => c > 0 || id === SPECIALS.eos.id).length;
   assert.ok(kept < tgt.frequencies.length / 2, `${kept} of ${tgt.frequencies.length} pieces scored`);

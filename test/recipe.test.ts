@@ -7,9 +7,10 @@
  *  - a run interrupted at an epoch boundary and resumed ends bit-identical to one that was not;
  *  - `--average-last N`: the exported parameters are the mean of the last N epoch checkpoints, the
  *    export passes parity and the card names the checkpoints; too few is refused in one line.
+ * The refusals run `frost` in this process as the CLI registers it (helpers/frost-in-process.ts); the
+ * recipe's 3-epoch run, which the resumed ones must match, is a cached fixture (helpers/toy-fixtures.ts).
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { readdir, readFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,9 +27,13 @@ import { runStatus } from '../report/run-status.ts';
 import { RunFolder } from '../train/run-folder.ts';
 import { createSchedule, inverseSqrtRate, polynomialDecayRate } from '../train/schedules/index.ts';
 import { resume, train } from '../train/trainer.ts';
+import { frostInProcess } from './helpers/frost-in-process.ts';
+import { cachedToyRun } from './helpers/toy-fixtures.ts';
 import { toyRunConfig, toyRunFlags, writeToyData } from './helpers/toy-run.ts';
 
-const BIN = join(import.meta.dirname, '..', 'bin', 'frost.js');
+/** The runs' corpus: the cached run's and this file's own are written alike. */
+const CORPUS = { seed: 4, train: 500, val: 16, test: 16 };
+
 let dir: string;
 let dataDir: string;
 
@@ -48,7 +53,7 @@ registerArch({
 before(async () => {
   await initBackend({ prefer: 'wasm', quiet: true });
   dir = await mkdtemp(join(tmpdir(), 'frost-recipe-'));
-  dataDir = await writeToyData(join(dir, 'toy'), { seed: 4, train: 500, val: 16, test: 16 });
+  dataDir = await writeToyData(join(dir, 'toy'), CORPUS);
 });
 
 after(async () => {
@@ -247,9 +252,8 @@ describe('recipe defaults', () => {
 describe('a run with the Transformer recipe', () => {
   let runDir: string;
   before(async () => {
-    runDir = join(dir, 'run-recipe');
-    const result = await train(toyRunConfig(dataDir, 'fixed-l2', { ...RECIPE, epochs: 3 }), runDir, { quiet: true });
-    result.model.params.dispose();
+    // Built once per change of the code (read-only): the runs below that resume or extend are trained here.
+    ({ runDir } = await cachedToyRun({ head: 'fixed-l2', corpus: CORPUS, config: { ...RECIPE, epochs: 3 } }));
   });
 
   test('logs the NLL beside the smoothed loss, the tokens of each epoch and the warm-up rates', async () => {
@@ -313,13 +317,10 @@ describe('a run with the Transformer recipe', () => {
     assert.match(source.averaged[0]!.sha256, /^[0-9a-f]{64}$/);
   });
 
-  test('frost export --average-last with more checkpoints than kept is refused in one line naming the run', () => {
-    const r = spawnSync(process.execPath, [BIN, 'export', runDir, '--out', join(dir, 'never'), '--average-last', '3'], {
-      encoding: 'utf8',
-      timeout: 120_000,
-    });
+  test('frost export --average-last with more checkpoints than kept is refused in one line naming the run', async () => {
+    const r = await frostInProcess(['export', runDir, '--out', join(dir, 'never'), '--average-last', '3']);
     const lines = r.stderr.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('tfjs backend:'));
-    assert.equal(r.status, 1, r.stderr);
+    assert.equal(r.code, 1, r.stderr);
     assert.ok(lines.length <= 2, r.stderr);
     assert.ok(lines[0]!.includes(runDir), lines[0]);
     assert.match(lines[0]!, /keeps 2 epoch checkpoints \(epochs 2, 3\), fewer than --average-last 3/);
@@ -379,27 +380,37 @@ describe('a run with the Transformer recipe', () => {
   });
 });
 
-test('recipe flags with --resume are refused in one line: the run keeps the recipe it started with', () => {
-  const r = spawnSync(
-    process.execPath,
-    [BIN, 'train', '--resume', join(dir, 'somewhere'), '--label-smoothing', '0.2', '--adam-betas', '0.9,0.98'],
-    { encoding: 'utf8', timeout: 120_000 },
-  );
+test('recipe flags with --resume are refused in one line: the run keeps the recipe it started with', async () => {
+  const r = await frostInProcess([
+    'train',
+    '--resume',
+    join(dir, 'somewhere'),
+    '--label-smoothing',
+    '0.2',
+    '--adam-betas',
+    '0.9,0.98',
+  ]);
   const lines = r.stderr.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('tfjs backend:'));
-  assert.equal(r.status, 1, r.stderr);
+  assert.equal(r.code, 1, r.stderr);
   assert.equal(lines.length, 1, r.stderr);
   assert.match(lines[0]!, /--label-smoothing, --adam-betas: the recipe is fixed when a run starts/);
 });
 
 test('frost train --lr-schedule polynomial-decay without --max-updates is refused in one line, before any data is read', async () => {
   const runDir = join(dir, 'run-poly-refused');
-  const r = spawnSync(
-    process.execPath,
-    [BIN, 'train', '--data', dataDir, '--preset', 'tiny', '--lr-schedule', 'polynomial-decay', '--out', runDir],
-    { encoding: 'utf8', timeout: 120_000 },
-  );
+  const r = await frostInProcess([
+    'train',
+    '--data',
+    dataDir,
+    '--preset',
+    'tiny',
+    '--lr-schedule',
+    'polynomial-decay',
+    '--out',
+    runDir,
+  ]);
   const lines = r.stderr.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('tfjs backend:'));
-  assert.equal(r.status, 1, r.stderr);
+  assert.equal(r.code, 1, r.stderr);
   assert.equal(lines.length, 1, r.stderr);
   assert.match(lines[0]!, /'polynomial-decay' decays to its end at a known update: give --max-updates/);
   const written = await readdir(runDir).catch(() => []);

@@ -1,9 +1,10 @@
 /**
  * The run folder lock (train/run-lock.ts): one trainer per run folder. In-process: taking, refusing,
- * releasing, and taking over stale locks (a dead pid, a reused pid, an unwritten file). Through the real CLI:
- * a second `frost train --resume` (or a new run with the same --out) on a folder being trained is refused
- * with the folder and the trainer's pid and changes nothing there, and a lock left by a dead trainer is taken
- * over so the run still resumes.
+ * releasing, and taking over stale locks (a dead pid, a reused pid, an unwritten file). Through the CLI: while
+ * a `frost train` child trains a folder (and is then stopped by SIGTERM), a second `frost train --resume` (or a
+ * new run with the same --out) is refused with the folder and the trainer's pid and changes nothing there, and
+ * a lock left by a dead trainer is taken over so the run still resumes; those commands run in this process
+ * (helpers/frost-in-process.ts), as the CLI registers them.
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -17,7 +18,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { readCheckpointInfo } from '../train/run-folder.ts';
 import { lockRunFolder, readRunLock, RunFolderLocked, runLockPath, type RunLockHolder } from '../train/run-lock.ts';
-import { frost, processAlive, startFrost } from './helpers/frost-cli.ts';
+import { processAlive, startFrost } from './helpers/frost-cli.ts';
+import { frostInProcess as frost } from './helpers/frost-in-process.ts';
 import { writeToyData } from './helpers/toy-run.ts';
 
 let dir: string;
@@ -162,7 +164,7 @@ describe('the run folder lock', () => {
 
 describe('frost train and the lock', { timeout: 180_000 }, () => {
   test('a second trainer on a folder being trained is refused and changes nothing; a dead one is taken over', async () => {
-    const dataDir = await writeToyData(join(dir, 'toy'), { seed: 1, train: 600, val: 16, test: 4 });
+    const dataDir = await writeToyData(join(dir, 'toy'), { seed: 1, train: 200, val: 16, test: 4 });
     const runDir = join(dir, 'cli-run');
     const common = ['--preset', 'tiny', '--batch-size', '4', '--val-sentences', '16', '--backend', 'wasm'];
     // Far more epochs than the test lasts: it is stopped by the test.

@@ -1,7 +1,8 @@
 /**
- * `frost score` and `frost bleu -t zh` as a user runs them (bin/frost.js in a child process), on
- * inputs from the committed reference vectors so the expected numbers are sacreBLEU's and
- * coco-caption's own.
+ * `frost score` and `frost bleu -t zh` as a user runs them, on inputs from the committed reference vectors so
+ * the expected numbers are sacreBLEU's and coco-caption's own. The commands run in this process as the CLI
+ * registers them (helpers/frost-in-process.ts); bin/frost.js runs in a child where the process is what is
+ * checked: `frost bleu` reading a real pipe, and a refusal's exit status and stderr.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -11,6 +12,8 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
+import { frostInProcess } from './helpers/frost-in-process.ts';
+import { withStdin } from './helpers/piped-stdin.ts';
 
 const BIN = fileURLToPath(new URL('../bin/frost.js', import.meta.url));
 const fixture = (path: string) =>
@@ -43,21 +46,35 @@ function write(name: string, content: string | Buffer): string {
   return path;
 }
 
-function frost(args: string[], input?: string): { status: number | null; stdout: string; stderr: string } {
+interface Exit {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** bin/frost.js in a child process, `input` piped into it. */
+function frostChild(args: string[], input?: string): Exit {
   return spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', input, timeout: 60_000 });
+}
+
+/** The command in this process, `input` as its stdin. */
+async function frost(args: string[], input?: string): Promise<Exit> {
+  const run = () => frostInProcess(args);
+  const { code, stdout, stderr } = await (input === undefined ? run() : withStdin(input, run));
+  return { status: code, stdout, stderr };
 }
 
 /** The sacreBLEU entry with the default options (no lower-casing, exp smoothing, chrF β 2, no eps). */
 const defaults = (entries: Entry[], extra: Record<string, unknown>) =>
   entries.find((e) => Object.entries(extra).every(([k, v]) => e.options[k] === v))!;
 
-test('frost score on text: BLEU, chrF and chrF++ lines with signatures, as sacreBLEU prints them', () => {
+test('frost score on text: BLEU, chrF and chrF++ lines with signatures, as sacreBLEU prints them', async () => {
   const { hyps, refs, bleu, chrf } = sacrebleu.latin;
   // sacreBLEU's inputs may hold U+2028 and U+0085, which are not line breaks for it (it splits on \n only)
   const hyp = write('hyp.txt', `${hyps.join('\n')}\n`);
   const ref1 = write('ref1.txt', `${refs[0]!.join('\n')}\n`);
   const ref2 = write('ref2.txt.gz', gzipSync(`${refs[1]!.join('\n')}\n`));
-  const run = frost(['score', hyp, ref1, ref2]);
+  const run = await frost(['score', hyp, ref1, ref2]);
   assert.equal(run.status, 0, run.stderr);
   const lines = run.stdout.trimEnd().split('\n');
   const b = defaults(bleu, { tokenize: '13a', smooth_method: 'exp', lowercase: false });
@@ -67,7 +84,7 @@ test('frost score on text: BLEU, chrF and chrF++ lines with signatures, as sacre
   assert.equal(lines[1], c.format.replace(/^chrF2 = /, `chrF2|${c.signature} = `));
   assert.equal(lines[2], cpp.format.replace(/^chrF2\+\+ = /, `chrF2++|${cpp.signature} = `));
 
-  const json = frost(['score', '--json', '-', ref1, ref2], `${hyps.join('\n')}\n`);
+  const json = await frost(['score', '--json', '-', ref1, ref2], `${hyps.join('\n')}\n`);
   assert.equal(json.status, 0, json.stderr);
   const parsed = JSON.parse(json.stdout) as {
     bleu: { score: number };
@@ -79,7 +96,7 @@ test('frost score on text: BLEU, chrF and chrF++ lines with signatures, as sacre
   assert.ok(Math.abs(parsed.chrfpp.score - cpp.corpus) < 1e-9);
   assert.equal(parsed.chrfpp.signature, cpp.signature);
 
-  const sentences = frost(['score', '--sentence', '--json', hyp, ref1, ref2]);
+  const sentences = await frost(['score', '--sentence', '--json', hyp, ref1, ref2]);
   assert.equal(sentences.status, 0, sentences.stderr);
   const rows = sentences.stdout
     .trimEnd()
@@ -98,7 +115,7 @@ test('frost bleu -t zh equals sacrebleu -tok zh on Chinese text', () => {
   const { hyps, refs, bleu } = sacrebleu.chinese;
   const ref1 = write('zh1.txt', `${refs[0]!.join('\n')}\n`);
   const ref2 = write('zh2.txt', `${refs[1]!.join('\n')}\n`);
-  const run = frost(['bleu', '-t', 'zh', '--json', ref1, ref2], `${hyps.join('\n')}\n`);
+  const run = frostChild(['bleu', '-t', 'zh', '--json', ref1, ref2], `${hyps.join('\n')}\n`);
   assert.equal(run.status, 0, run.stderr);
   const expected = defaults(bleu, { tokenize: 'zh', smooth_method: 'exp', lowercase: false });
   const got = JSON.parse(run.stdout) as { score: number; signature: string };
@@ -106,7 +123,7 @@ test('frost bleu -t zh equals sacrebleu -tok zh on Chinese text', () => {
   assert.equal(got.signature, expected.signature);
 });
 
-test('frost score on captions: Karpathy JSON with text or COCO results hypotheses, and one-caption-per-line files', () => {
+test('frost score on captions: Karpathy JSON with text or COCO results hypotheses, and one-caption-per-line files', async () => {
   const { hypotheses, references, scores } = coco.synthetic;
   const karpathy = write(
     'dataset_toy.json',
@@ -122,8 +139,8 @@ test('frost score on captions: Karpathy JSON with text or COCO results hypothese
       ],
     }),
   );
-  const expectJson = (args: string[]) => {
-    const run = frost(['score', '--json', ...args]);
+  const expectJson = async (args: string[]) => {
+    const run = await frost(['score', '--json', ...args]);
     assert.equal(run.status, 0, run.stderr);
     const got = JSON.parse(run.stdout) as {
       bleu4: number;
@@ -138,35 +155,35 @@ test('frost score on captions: Karpathy JSON with text or COCO results hypothese
     assert.ok(Math.abs(got.ciderD - scores.ciderD) < 1e-6);
     return got;
   };
-  const fromText = expectJson([write('caps.txt', `${hypotheses.join('\n')}\n`), karpathy]);
+  const fromText = await expectJson([write('caps.txt', `${hypotheses.join('\n')}\n`), karpathy]);
   assert.ok(fromText.vocab.rare, 'a Karpathy file has training captions, so the rare-word share is reported');
   const results = hypotheses.map((caption, i) => ({ image_id: i, caption })).reverse();
-  expectJson([write('results.json', JSON.stringify(results)), karpathy]);
+  await expectJson([write('results.json', JSON.stringify(results)), karpathy]);
 
   // every image here has at least 3 references: three one-caption-per-line files
   const three = [0, 1, 2].map((k) => write(`capref${k}.txt`, `${references.map((rs) => rs[k]!).join('\n')}\n`));
-  const run = frost(['score', '--task', 'caption', write('caps2.txt', `${hypotheses.join('\n')}\n`), ...three]);
+  const run = await frost(['score', '--task', 'caption', write('caps2.txt', `${hypotheses.join('\n')}\n`), ...three]);
   assert.equal(run.status, 0, run.stderr);
   assert.match(run.stdout, /^images 80, references 240/);
   assert.match(run.stdout, /CIDEr-D \d\.\d{4}/);
 });
 
-test('frost score refuses mismatched or malformed inputs with one line naming the file', () => {
+test('frost score refuses mismatched or malformed inputs with one line naming the file', async () => {
   const hyp = write('h.txt', 'a\nb\n');
   const ref = write('r.txt', 'a\n');
-  const mismatch = frost(['score', hyp, ref]);
+  const mismatch = frostChild(['score', hyp, ref]);
   assert.equal(mismatch.status, 1);
   assert.match(mismatch.stderr, /h\.txt has 2 lines, but .*r\.txt has 1/);
-  const bad = frost(['score', hyp, write('bad.json', '{"images": 3}')]);
+  const bad = await frost(['score', hyp, write('bad.json', '{"images": 3}')]);
   assert.equal(bad.status, 1);
   assert.match(bad.stderr, /bad\.json is neither a Karpathy dataset_\*\.json .* nor COCO caption annotations/);
-  const split = frost([
+  const split = await frost([
     'score',
     hyp,
     write('k.json', JSON.stringify({ images: [{ split: 'val', sentences: [{ raw: 'x' }] }] })),
   ]);
   assert.match(split.stderr, /no images in split 'test' \(it has: val\)/);
-  const missing = frost([
+  const missing = await frost([
     'score',
     write('res.json', '[{"image_id": 1, "caption": "x"}]'),
     write('coco.json', JSON.stringify({ annotations: [{ image_id: 2, caption: 'y' }] })),

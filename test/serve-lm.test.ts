@@ -12,18 +12,19 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { CompleteResponse, ModelsResponse, ScoreResponse } from '../core/wire.ts';
 import { loadLmModelDir } from '../core/runtime/load-lm-node.ts';
-import type { Completion, LmScore } from '../core/runtime/lm.ts';
+import type { Completion, CompletionRequest, LmScore } from '../core/runtime/lm.ts';
 import { SPECIALS } from '../core/vocab.ts';
-import { exportRun } from '../export/export-run.ts';
-import type { BatchingOptions } from '../serve/batcher.ts';
+import type { BatchingOptions, BatchObserver, SubmitOptions } from '../serve/batcher.ts';
+import { BatcherPool } from '../serve/batcher-pool.ts';
 import { QueueFullError } from '../serve/decode-errors.ts';
-import { LanguageModels } from '../serve/lm-models.ts';
+import { LM_COMPLETE, LM_SCORE } from '../serve/lm-batch-kinds.ts';
+import { ModelRegistry, type RegistryLoadOptions } from '../serve/model-registry.ts';
 import { startServer, type RunningServer } from '../serve/server.ts';
 import { WorkerRuntime } from '../serve/worker-runtime.ts';
 import { initBackend } from '../train/backend/select.ts';
-import { train } from '../train/trainer.ts';
 import { RunFolder } from '../train/run-folder.ts';
-import { tinyLmConfig, writeMarkovCorpus } from './helpers/lm-run.ts';
+import { copyFixture } from './helpers/cached-fixture.ts';
+import { cachedLmModel, SMALL_LM } from './helpers/lm-fixtures.ts';
 import { writeTinyModelDir } from './helpers/tiny-model.ts';
 
 let root: string;
@@ -33,14 +34,13 @@ let server: RunningServer;
 before(async () => {
   await initBackend({ prefer: 'wasm', quiet: true });
   root = await mkdtemp(join(tmpdir(), 'frost-serve-lm-'));
-  const { dataDir } = await writeMarkovCorpus(root, { train: 6000, valid: 1000, test: 1000 });
-  runDir = join(root, 'run');
-  (await train(tinyLmConfig(dataDir, { epochs: 1 }), runDir, { quiet: true })).model.params.dispose();
-  await exportRun(runDir, join(root, 'models', 'lm-tiny'), { quiet: true });
+  const lm = await cachedLmModel(SMALL_LM);
+  runDir = lm.runDir;
+  // Copied beside a translation model: a models folder holds both.
+  await copyFixture(lm.modelDir, join(root, 'models', 'lm-tiny'));
   // Other weights under the same name, for the --watch reload.
-  const otherRun = join(root, 'run-other');
-  (await train(tinyLmConfig(dataDir, { epochs: 1, seed: 2 }), otherRun, { quiet: true })).model.params.dispose();
-  await exportRun(otherRun, join(root, 'other', 'lm-tiny'), { quiet: true });
+  const other = await cachedLmModel({ ...SMALL_LM, config: { epochs: 1, seed: 2 } });
+  await copyFixture(other.modelDir, join(root, 'other', 'lm-tiny'));
   await writeTinyModelDir(join(root, 'models', 'tiny'), { name: 'tiny' });
   server = await startServer({
     modelsDir: join(root, 'models'),
@@ -77,9 +77,36 @@ async function post(
   };
 }
 
+/**
+ * The language models under `dir` in one registry, batched through one pool, as `frost serve` holds them;
+ * decoded on this thread unless `loader` says otherwise.
+ */
+async function loadLanguageModels(
+  dir: string,
+  opts: Pick<RegistryLoadOptions, 'intraOpNumThreads' | 'loader'> & {
+    batching?: Partial<BatchingOptions>;
+    observer?: (model: string) => BatchObserver;
+  } = {},
+) {
+  const registry = await ModelRegistry.load(dir, { ...opts, family: 'lm' });
+  const pool = new BatcherPool(registry, opts.batching, opts.observer && { observer: opts.observer });
+  const one = <T>(results: Promise<T[]>) => results.then((r) => r[0]);
+  return {
+    get: (name: string) => registry.get(name, 'lm'),
+    score: (name: string, text: string, sub?: SubmitOptions) => one(pool.for(name, LM_SCORE).submit([text], null, sub)),
+    complete: (name: string, request: CompletionRequest, sub?: SubmitOptions) =>
+      one(pool.for(name, LM_COMPLETE).submit([request], null, sub)),
+    idle: () => pool.idle(),
+    async close() {
+      await pool.idle();
+      await registry.close();
+    },
+  };
+}
+
 describe('the per-model queue', () => {
   test('runs at most `concurrency` batches at once, queues up to `maxQueue`, refuses the rest', async () => {
-    const models = await LanguageModels.load(join(root, 'models'), {
+    const models = await loadLanguageModels(join(root, 'models'), {
       intraOpNumThreads: 1,
       batching: { concurrency: 1, maxQueue: 1 },
     });
@@ -95,7 +122,7 @@ describe('the per-model queue', () => {
 describe('cross-request batching', () => {
   test('a request aborted mid-batch is rejected with its reason and its row dropped; the others finish', async () => {
     let finished = 0;
-    const models = await LanguageModels.load(join(root, 'models'), {
+    const models = await loadLanguageModels(join(root, 'models'), {
       intraOpNumThreads: 1,
       batching: { concurrency: 1, maxWaitMs: 50 },
       observer: () => ({ tokens: () => finished++ }),
@@ -168,7 +195,7 @@ describe('cross-request batching', () => {
 
 describe('decode threads', () => {
   const threaded = (workers: number, batching: Partial<BatchingOptions> = {}) =>
-    LanguageModels.load(join(root, 'models'), {
+    loadLanguageModels(join(root, 'models'), {
       loader: (dir) => WorkerRuntime.startLm(dir, { workers, intraOpNumThreads: 1 }),
       batching: { concurrency: workers, ...batching },
     });
@@ -180,7 +207,7 @@ describe('decode threads', () => {
   const texts = ['w3 w7 w1', 'w2', 'w9 w9 w4 w1 w6 w2'];
 
   test('completions and scores in two decode threads, batched, equal the in-process ones made alone; tokens stream from the thread', async () => {
-    const inProcess = await LanguageModels.load(join(root, 'models'), { intraOpNumThreads: 1 });
+    const inProcess = await loadLanguageModels(join(root, 'models'), { intraOpNumThreads: 1 });
     const alone: Completion[] = [];
     for (const r of requests) alone.push(await inProcess.complete('lm-tiny', r));
     const scoredAlone: LmScore[] = [];
@@ -229,7 +256,7 @@ describe('decode threads', () => {
 
   test('a request aborted mid-batch is dropped in its thread; its batch-mates finish unchanged', async () => {
     let finished = 0;
-    const models = await LanguageModels.load(join(root, 'models'), {
+    const models = await loadLanguageModels(join(root, 'models'), {
       loader: (dir) => WorkerRuntime.startLm(dir, { workers: 1, intraOpNumThreads: 1 }),
       batching: { concurrency: 1, maxWaitMs: 50 },
       observer: () => ({ tokens: () => finished++ }),
@@ -276,7 +303,7 @@ describe('decode threads', () => {
 
   test('a crashed thread is replaced; the replacement answers the same', async () => {
     const crashes: string[] = [];
-    const models = await LanguageModels.load(join(root, 'models', 'lm-tiny'), {
+    const models = await loadLanguageModels(join(root, 'models', 'lm-tiny'), {
       loader: (dir) =>
         WorkerRuntime.startLm(dir, { workers: 1, intraOpNumThreads: 1, onCrash: (reason) => crashes.push(reason) }),
     });

@@ -2,36 +2,36 @@
  * Subword vocabularies through the whole system on the toy corpus: training learns a joint BPE model, every
  * head trains on it with one shared embedding matrix, export copies the `.model` beside the graphs, and the
  * runtime, `frost translate` and `frost serve` tokenise with it; hostile text comes back as valid UTF-8 and a
- * corrupt or mismatched model file is refused with its path.
+ * corrupt or mismatched model file is refused with its path. The trained and exported model is a cached
+ * fixture (toy-exports.ts), built once per change of the code: learning the BPE model takes a tenth of a
+ * second, training the model the rest.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { promisify } from 'node:util';
 import * as tf from '@tensorflow/tfjs-core';
 import { loadModelDir } from '../core/runtime/load-node.ts';
 import { trainBpe } from '../core/subword/bpe-trainer.ts';
 import { SPECIALS, Vocabulary } from '../core/vocab.ts';
-import { exportRun } from '../export/export-run.ts';
 import { buildModel, headNames, resolveArchConfig } from '../models/index.ts';
 import { startServer } from '../serve/server.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { makeBatch, planBatches } from '../train/data/batches.ts';
 import { makeToyCorpus } from '../train/data/toy-corpus.ts';
-import type { TranslationRunConfigInput } from '../train/run-config.ts';
 import { RunFolder } from '../train/run-folder.ts';
-import { train } from '../train/trainer.ts';
-import { toyRunConfig, toyTestBleu, writeToyData } from './helpers/toy-run.ts';
+import { copyFixture } from './helpers/cached-fixture.ts';
+import { frostInProcess } from './helpers/frost-in-process.ts';
+import { cachedToyExport } from './helpers/toy-exports.ts';
+import type { ToyRunSpec } from './helpers/toy-fixtures.ts';
+import { toyTestBleu } from './helpers/toy-run.ts';
 import { serverTranslation } from './helpers/translate-request.ts';
 
-const run = promisify(execFile);
-const CLI = join(import.meta.dirname, '..', 'bin', 'frost.js');
-const SUBWORDS: Partial<TranslationRunConfigInput> = {
-  tokenizer: 'sentencepiece',
-  vocab: { kind: 'bpe', size: 420, joint: true },
+/** The tied head, 4 epochs of the full toy corpus on a joint 420-piece BPE vocabulary. */
+const TIED_BPE: ToyRunSpec = {
+  head: 'tied',
+  config: { epochs: 4, tokenizer: 'sentencepiece', vocab: { kind: 'bpe', size: 420, joint: true } },
 };
 /** Every kind of text a user might send: it must come back translated, as valid UTF-8, never as an error. */
 const HOSTILE = [
@@ -44,12 +44,10 @@ const HOSTILE = [
 ];
 
 let dir: string;
-let dataDir: string;
 
 before(async () => {
   await initBackend({ prefer: 'wasm', quiet: true });
   dir = await mkdtemp(join(tmpdir(), 'frost-subword-e2e-'));
-  dataDir = await writeToyData(join(dir, 'toy'));
 });
 after(async () => {
   await rm(dir, { recursive: true, force: true });
@@ -93,15 +91,16 @@ test('every head trains on a joint subword vocabulary with one embedding matrix 
 });
 
 describe('a joint-BPE model from corpus to ONNX answer', () => {
-  let modelDir: string;
+  let dataDir: string;
+  /** The cached run (read-only) and a copy of its export, which the last test breaks. */
   let runDir: string;
+  let modelDir: string;
 
   test('tied head (one matrix for source, target and output): learns the toy corpus, exports, translates', async () => {
-    runDir = join(dir, 'run-tied');
-    const result = await train(toyRunConfig(dataDir, 'tied', { epochs: 4, ...SUBWORDS }), runDir, { quiet: true });
-    result.model.params.dispose();
-    modelDir = join(dir, 'model-tied');
-    const { card, parity } = await exportRun(runDir, modelDir, { quiet: true });
+    const exported = await cachedToyExport(TIED_BPE, { name: 'model-tied' });
+    ({ dataDir, runDir } = exported);
+    const { card, parity } = exported;
+    modelDir = await copyFixture(exported.outDir, join(dir, 'model-tied'));
     assert.ok(parity.maxScaledDiff <= 1e-4);
     assert.equal(card.tokenizer, 'sentencepiece');
     assert.deepEqual(card.subword?.files, { src: 'subword.model', tgt: 'subword.model' });
@@ -152,7 +151,8 @@ describe('a joint-BPE model from corpus to ONNX answer', () => {
 
   test('frost translate prints the detokenised text', async () => {
     const src = (await readFile(join(dataDir, 'test.src'), 'utf8')).trim().split('\n').slice(0, 2);
-    const { stdout } = await run(process.execPath, [CLI, 'translate', modelDir, ...src]);
+    const { code, stdout, stderr } = await frostInProcess(['translate', modelDir, ...src]);
+    assert.equal(code, 0, stderr);
     const runtime = await loadModelDir(modelDir);
     const expected = await runtime.translate(src, { beam: 5 });
     await runtime.release();

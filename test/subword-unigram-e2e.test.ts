@@ -2,26 +2,31 @@
  * `--vocab unigram` through the whole system, as a user runs it: `frost train` learns a joint unigram model on
  * the toy corpus (a few seconds of training), `frost export` copies the `.model` beside the graphs with
  * `subword.kind: unigram` in the card, and `frost translate`, the runtime and `frost serve`'s decode threads
- * tokenise with it. A `.model` of another type is refused at load with its path.
+ * tokenise with it. A `.model` of another type is refused at load with its path. Each command is the CLI's own,
+ * run in this process (frost-in-process.ts); the trained run is a cached fixture (cli-train-fixtures.ts), made
+ * by that same `frost train` once per change of the code.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { promisify } from 'node:util';
 import { loadModelDir, readModelCard } from '../core/runtime/load-node.ts';
 import { decodeModelProto, ModelType } from '../core/subword/sentencepiece-proto.ts';
 import { SubwordModel } from '../core/subword/subword-model.ts';
 import { startServer } from '../serve/server.ts';
 import { makeToyCorpus } from '../train/data/toy-corpus.ts';
 import { learnSubwords, readSubwords, runTokenizer } from '../train/subwords.ts';
-import { writeToyData } from './helpers/toy-run.ts';
+import { cachedCliTrainRun, DATA_DIR, RUN_DIR } from './helpers/cli-train-fixtures.ts';
+import { frostInProcess, type FrostRun } from './helpers/frost-in-process.ts';
 import { serverTranslation } from './helpers/translate-request.ts';
 
-const run = promisify(execFile);
-const CLI = join(import.meta.dirname, '..', 'bin', 'frost.js');
+/** `frost ...args`, which must exit 0. */
+async function frost(args: string[]): Promise<FrostRun> {
+  const run = await frostInProcess(args);
+  assert.equal(run.code, 0, `frost ${args.join(' ')}:\n${run.stderr}`);
+  return run;
+}
 const HOSTILE = [
   'emoji 😀🐕‍🦺 and ZWJ',
   '漢字とひらがな 한국어',
@@ -37,8 +42,6 @@ let modelDir: string;
 
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'frost-unigram-e2e-'));
-  dataDir = await writeToyData(join(dir, 'toy'), { seed: 1, train: 1500, val: 40, test: 40 });
-  runDir = join(dir, 'run');
   modelDir = join(dir, 'model');
 });
 after(async () => {
@@ -75,11 +78,11 @@ test('per-language unigram models: one .model per language, read back and checke
 
 describe('frost train --vocab unigram, export, translate', () => {
   test('frost train learns a joint unigram model and trains on its pieces', async () => {
-    await run(process.execPath, [
-      CLI,
+    // The run is shared and read-only: export only reads it.
+    ({ dataDir, runDir } = await cachedCliTrainRun('unigram-joint', { seed: 1, train: 1500, val: 40, test: 40 }, [
       'train',
       '--data',
-      dataDir,
+      DATA_DIR,
       '--arch',
       'rnn-attn',
       '--head',
@@ -98,9 +101,9 @@ describe('frost train --vocab unigram, export, translate', () => {
       '--backend',
       'wasm',
       '--out',
-      runDir,
+      RUN_DIR,
       '--quiet',
-    ]);
+    ]));
     const config = JSON.parse(await readFile(join(runDir, 'config.json'), 'utf8')) as {
       tokenizer: string;
       vocab: { kind: string; size: number; joint: boolean };
@@ -116,7 +119,7 @@ describe('frost train --vocab unigram, export, translate', () => {
   });
 
   test('frost export copies the .model and the card says subword.kind unigram', async () => {
-    await run(process.execPath, [CLI, 'export', runDir, '--out', modelDir, '--quiet']);
+    await frost(['export', runDir, '--out', modelDir, '--quiet']);
     const card = await readModelCard(modelDir);
     assert.equal(card.tokenizer, 'sentencepiece');
     assert.equal(card.subword?.kind, 'unigram');
@@ -127,7 +130,7 @@ describe('frost train --vocab unigram, export, translate', () => {
   test('frost translate prints what the runtime gives: detokenised, no ▁, no <unk>, hostile text included', async () => {
     const src = (await readFile(join(dataDir, 'test.src'), 'utf8')).trim().split('\n').slice(0, 3);
     const inputs = [...src, ...HOSTILE.slice(0, 2)];
-    const { stdout } = await run(process.execPath, [CLI, 'translate', modelDir, '--beam', '2', ...inputs]);
+    const { stdout } = await frost(['translate', modelDir, '--beam', '2', ...inputs]);
     const runtime = await loadModelDir(modelDir);
     try {
       const expected = await runtime.translate(inputs, { beam: 2 });

@@ -3,7 +3,8 @@
  * FROST_TEST_KILL_AT of train/atomic-write.ts sends the SIGKILL itself, at an exact point) resumes from
  * the newest complete checkpoint, under whatever name the kill left it, and says which; with none it is
  * refused rather than started again from zero; `--checkpoint-minutes` sets how often `last` is saved. A
- * checkpoint save on a full disk names the file that failed and leaves no partial files.
+ * checkpoint save on a full disk names the file that failed and leaves no partial files. The killed trainers
+ * are child processes; what resumes after them is the same `frost train` command run in this process.
  */
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
@@ -14,6 +15,7 @@ import { after, before, describe, test } from 'node:test';
 import { loadCheckpoint, saveCheckpoint } from '../train/checkpoint.ts';
 import { readCheckpointInfo } from '../train/run-folder.ts';
 import { startFrost, tinyTrainArgs } from './helpers/frost-cli.ts';
+import { frostInProcess } from './helpers/frost-in-process.ts';
 import { writeToyData } from './helpers/toy-run.ts';
 import { smallDisk } from './helpers/small-disk.ts';
 
@@ -52,7 +54,7 @@ describe('frost train killed with -9', { timeout: 180_000 }, () => {
     };
     assert.ok(newest.state.step > 0);
 
-    const resumed = await run([
+    const resumed = await frostInProcess([
       'train',
       '--resume',
       runDir,
@@ -84,7 +86,7 @@ describe('frost train killed with -9', { timeout: 180_000 }, () => {
       ['last.tmp-PID'],
     );
     const config = await readFile(join(runDir, 'config.json'), 'utf8');
-    const refused = await run(['train', '--resume', runDir, '--epochs', '3', '--backend', 'wasm']);
+    const refused = await frostInProcess(['train', '--resume', runDir, '--epochs', '3', '--backend', 'wasm']);
     assert.equal(refused.code, 1, refused.stderr);
     assert.match(refused.stderr, new RegExp(`^frost: ${runDir} holds no complete checkpoint to resume from`, 'm'));
     assert.doesNotMatch(refused.stderr, /^epoch 1 batch/m, 'nothing was trained');

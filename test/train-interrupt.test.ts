@@ -4,8 +4,10 @@
  * resume command, and the run resumed twice ends with the same parameters and Adam moments, bit for bit, as
  * the same run left alone (tfjs wasm, its GEMMs in OpenBLAS, and a seeded batch order are deterministic
  * here). No periodic save happens in these runs (they last seconds; checkpointMinutes is 5), so `last` is
- * the signal's save. Also: a language model stopped at a window, and the second signal, which ends the
- * process at once.
+ * the signal's save. The run left alone is a cached fixture (cli-train-fixtures.ts), made by the same
+ * `frost train` command in-process: bit for bit what a child makes, once per change of the code; so is each
+ * run's last session, which no signal stops. Also: a language model stopped at a window, and the second
+ * signal, which ends the process at once.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -16,14 +18,21 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { readCheckpointInfo } from '../train/run-folder.ts';
+import { cachedCliTrainRun, DATA_DIR, RUN_DIR } from './helpers/cli-train-fixtures.ts';
 import { frost, tinyTrainArgs } from './helpers/frost-cli.ts';
+import { frostInProcess } from './helpers/frost-in-process.ts';
 import { writeMarkovCorpus } from './helpers/lm-run.ts';
 import { writeToyData } from './helpers/toy-run.ts';
 
 const BATCHES = 150;
+// 600 pairs in batches of 4: an epoch of 150 updates (1-3 s here), so a signal sent after the first
+// lands mid-epoch even when this process is slow to send it.
+const CORPUS = { seed: 1, train: 600, val: 16, test: 4 };
 let dir: string;
 let dataDir: string;
 let lmDataDir: string;
+/** The interrupted run's twin, left alone. */
+let reference: string;
 
 const trainArgs = (runDir: string) => tinyTrainArgs(dataDir, runDir);
 
@@ -51,10 +60,11 @@ async function metricsLines(runDir: string): Promise<Record<string, unknown>[]> 
 
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'frost-interrupt-'));
-  // 600 pairs in batches of 4: an epoch of 150 updates (1-3 s here), so a signal sent after the first
-  // lands mid-epoch even when this process is slow to send it.
-  dataDir = await writeToyData(join(dir, 'toy'), { seed: 1, train: 600, val: 16, test: 4 });
+  dataDir = await writeToyData(join(dir, 'toy'), CORPUS);
   ({ dataDir: lmDataDir } = await writeMarkovCorpus(dir, { train: 5000, valid: 800, test: 800 }));
+  // Before any child starts, and outside the tests' timeout: a build on a cold cache trains in this process,
+  // which would hold up its reaction to the children's stderr, hence their signals.
+  ({ runDir: reference } = await cachedCliTrainRun('interrupt-reference', CORPUS, tinyTrainArgs(DATA_DIR, RUN_DIR)));
 });
 
 after(async () => {
@@ -63,9 +73,7 @@ after(async () => {
 
 describe('an interrupted frost train saves where it is', { timeout: 180_000 }, () => {
   test('SIGTERM, SIGINT with no stderr reader, SIGINT at the end of the epoch, a resume: as if left alone', async (t) => {
-    const reference = join(dir, 'reference');
     const runDir = join(dir, 'interrupted');
-    const whole = frost(trainArgs(reference));
 
     const first = await frost(trainArgs(runDir), { signal: 'SIGTERM', when: /^epoch 1 batch \d+\//m, runDir });
     assert.equal(first.code, 143, first.stderr);
@@ -108,10 +116,9 @@ describe('an interrupted frost train saves where it is', { timeout: 180_000 }, (
       validated ? [BATCHES] : [],
     );
 
-    const fourth = await frost(resumeArgs);
+    // The last session is not stopped: the same command in this process finishes it.
+    const fourth = await frostInProcess(resumeArgs);
     assert.equal(fourth.code, 0, fourth.stderr);
-    const alone = await whole;
-    assert.equal(alone.code, 0, alone.stderr);
 
     const lastOf = (run: string) => readFile(join(run, 'checkpoints', 'last', 'tensors.bin'));
     assert.ok((await lastOf(runDir)).equals(await lastOf(reference)), 'the same parameters and Adam moments');
@@ -140,7 +147,7 @@ describe('an interrupted frost train saves where it is', { timeout: 180_000 }, (
     const m = /^frost: interrupted by SIGHUP at epoch 1, window (\d+), step (\d+): saved/m.exec(stopped.stderr);
     assert.ok(m && m[1] === m[2] && Number(m[1]) > 0 && Number(m[1]) < 50, stopped.stderr);
 
-    const resumed = await frost(['train', '--resume', runDir, '--backend', 'wasm']);
+    const resumed = await frostInProcess(['train', '--resume', runDir, '--backend', 'wasm']);
     assert.equal(resumed.code, 0, resumed.stderr);
     assert.match(resumed.stderr, new RegExp(`resumed at epoch 1, window ${m[1]}, step ${m[1]}`));
     // Saved before any validation, its best-so-far (Infinity, null in JSON) must not come back as 0.
@@ -151,8 +158,9 @@ describe('an interrupted frost train saves where it is', { timeout: 180_000 }, (
 
   test('a second signal ends the process at once; once the loop is done, signals are fatal again', async () => {
     // In a child of its own: the watch exits the process. Two kill()s back to back would merge into one
-    // pending signal, so the second is sent once the first has been noted.
-    const twice = await script(`
+    // pending signal, so the second is sent once the first has been noted. The three children run at once:
+    // each is mostly tsx starting up.
+    const twiceRun = script(`
       const watch = new InterruptWatch();
       watch.start();
       process.kill(process.pid, 'SIGINT');
@@ -161,13 +169,10 @@ describe('an interrupted frost train saves where it is', { timeout: 180_000 }, (
       process.kill(process.pid, 'SIGINT');
       await new Promise((r) => setTimeout(r, 10_000));
       process.stdout.write('still running\\n');`);
-    assert.deepEqual([twice.code, twice.stdout], [130, 'noted SIGINT\n'], twice.stderr);
-    assert.match(twice.stderr, /^frost: SIGINT: saving where the run is; send it again to stop at once/m);
-    assert.match(twice.stderr, /^frost: second SIGINT: stopped at once, without saving$/m);
 
     // Under frost experiment, which forwards its signals, the copy a terminal sends the whole process group
     // and the forwarded one are one stop: the trainer goes on saving (the experiment escalates by itself).
-    const forwarded = await script(
+    const forwardedRun = script(
       `
       const watch = new InterruptWatch();
       watch.start();
@@ -178,16 +183,23 @@ describe('an interrupted frost train saves where it is', { timeout: 180_000 }, (
       process.stdout.write('still saving\\n');`,
       { FROST_SIGNALS_FORWARDED: String(process.pid) },
     );
-    assert.deepEqual([forwarded.code, forwarded.stdout], [0, 'still saving\n'], forwarded.stderr);
-    assert.match(forwarded.stderr, /^frost: SIGINT again: already saving/m);
 
-    const after = await script(`
+    const afterRun = script(`
       const watch = new InterruptWatch();
       watch.start();
       watch.stop();
       process.kill(process.pid, 'SIGTERM');
       await new Promise((r) => setTimeout(r, 10_000));
       process.stdout.write('still running\\n');`);
+
+    const twice = await twiceRun;
+    assert.deepEqual([twice.code, twice.stdout], [130, 'noted SIGINT\n'], twice.stderr);
+    assert.match(twice.stderr, /^frost: SIGINT: saving where the run is; send it again to stop at once/m);
+    assert.match(twice.stderr, /^frost: second SIGINT: stopped at once, without saving$/m);
+    const forwarded = await forwardedRun;
+    assert.deepEqual([forwarded.code, forwarded.stdout], [0, 'still saving\n'], forwarded.stderr);
+    assert.match(forwarded.stderr, /^frost: SIGINT again: already saving/m);
+    const after = await afterRun;
     assert.deepEqual([after.code, after.signal, after.stdout], [null, 'SIGTERM', '']);
   });
 });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { before, describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
 import { ort } from '../core/runtime/ort-node.ts';
 import { checkParity, PARITY_TOLERANCE } from '../export/parity.ts';
@@ -7,7 +7,7 @@ import type { TransformerModel } from '../models/archs/transformer.ts';
 import { buildModel, headNames, resolveArchConfig, type ModelSizes, type Seq2SeqModel } from '../models/index.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { makeBatch, planBatches, type EncodedPair } from '../train/data/batches.ts';
-import { checkModel } from './helpers/onnx-check.ts';
+import { startOnnxChecker, type OnnxChecker } from './helpers/onnx-checker.ts';
 import { toyJointPairs } from './helpers/toy-pairs.ts';
 import { trainSteps as trainModelSteps } from './helpers/train-steps.ts';
 
@@ -18,11 +18,16 @@ let pairs: EncodedPair[];
 /** One vocabulary over both sides: the source, target and (tied/shared heads) output matrix are one. */
 let joint: ModelSizes;
 let separate: ModelSizes;
+/** One Python checker for the file's models: a Python start per model cost more than the check. */
+let checker: OnnxChecker;
 
 before(async () => {
   await initBackend({ prefer: 'wasm', quiet: true });
   ({ pairs, joint, separate } = toyJointPairs({ seed: 1, train: 400, val: 10, test: 10 }));
+  checker = await startOnnxChecker();
 });
+
+after(() => checker.close());
 
 function samples(n: number) {
   return pairs.slice(0, n).map((p) => ({ src: Int32Array.from(p.src), tgt: Int32Array.from(p.tgt) }));
@@ -37,8 +42,8 @@ async function assertParity(model: Seq2SeqModel): Promise<void> {
   const { encoder, decoder } = model.toOnnx();
   const encoderBytes = encoder.toBytes();
   const decoderBytes = decoder.toBytes();
-  checkModel(encoderBytes);
-  checkModel(decoderBytes);
+  await checker.check(encoderBytes);
+  await checker.check(decoderBytes);
   const parity = await checkParity(model, encoderBytes, decoderBytes, samples(5), BOS, PAD);
   assert.ok(
     parity.maxScaledDiff <= PARITY_TOLERANCE,

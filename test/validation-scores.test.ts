@@ -3,17 +3,14 @@
  * on the same greedy output as the BLEU the schedule follows.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, test } from 'node:test';
-import { trainToyRun } from './helpers/toy-run.ts';
-
-const dir = await mkdtemp(join(tmpdir(), 'frost-val-scores-'));
-after(() => rm(dir, { recursive: true, force: true }));
+import { test } from 'node:test';
+import { cachedToyRun } from './helpers/toy-fixtures.ts';
 
 test('metrics.jsonl: an epoch has valBleu and valScores (cased and lower-cased BLEU, chrF2, chrF2++) on sacreBLEU’s 0..100 scale', async () => {
-  const { runDir } = await trainToyRun(dir, {
+  // Trained once per content hash of the code that trains it (cached-fixture.ts).
+  const { runDir } = await cachedToyRun({
     corpus: { seed: 3, train: 120, val: 8, test: 8 },
     config: { epochs: 1 },
   });

@@ -16,6 +16,7 @@ import { dirname, join } from 'node:path';
 import { encodeModel } from '../../core/onnx/proto.ts';
 import { MODEL_CARD_FILE, parseModelCard, type ModelCard } from '../../core/runtime/model-card.ts';
 import { SubwordModel } from '../../core/subword/subword-model.ts';
+import { archNames, getArch } from '../../models/index.ts';
 import { decoderModel } from './decoder-model.ts';
 import { encoderModel } from './encoder-model.ts';
 import { generationConfig, modelConfig } from './model-config.ts';
@@ -25,11 +26,11 @@ import { tokenizerConfig, tokenizerJson } from './tokenizer-json.ts';
 import { transformerShape } from './transformer-shape.ts';
 
 /**
- * Why `card`'s model cannot take the Hugging Face layout, or undefined when it can. Only the Transformer:
- * transformers.js and Optimum feed an encoder-decoder's decoder per-layer key/value caches that grow by one
- * position a step, and the Transformer's step state is exactly that; rnn-attn and the caption LSTMs carry
- * recurrent state, ConvS2S a window of past layer inputs. And only a joint subword vocabulary: the layout has
- * one tokenizer for source and target ids, and frost's word tokenisers (Moses rules) have no tokenizer.json form.
+ * Why `card`'s model cannot take the Hugging Face layout, or undefined when it can. Only an architecture that
+ * declares `selfAttentionCaches` (models/archs/types.ts): transformers.js and Optimum feed an encoder-decoder's
+ * decoder per-layer key/value caches that grow by one position a step, and such an architecture's step state is
+ * exactly that. And only a joint subword vocabulary: the layout has one tokenizer for source and target ids, and
+ * frost's word tokenisers (Moses rules) have no tokenizer.json form.
  */
 export function hfRefusal(card: ModelCard): string | undefined {
   const refusal = hfRunRefusal(card);
@@ -49,13 +50,19 @@ export function hfRefusal(card: ModelCard): string | undefined {
 /** The part of {@link hfRefusal} a run's config already answers, so `frost export --hf` refuses before exporting. */
 export function hfRunRefusal(model: { task: string; arch: string }): string | undefined {
   if (model.task !== 'translation') return `--hf: a ${model.task} model ${WHY} is for translation models)`;
-  if (model.arch !== 'transformer') {
+  const capable = cachingArchs();
+  if (!capable.includes(model.arch)) {
     return (
       `--hf: architecture '${model.arch}' cannot take it ${WHY} feeds the decoder key/value caches that grow one ` +
-      'position a step, which only the transformer architecture has)'
+      `position a step, which only architectures declaring selfAttentionCaches have: ${capable.join(', ')})`
     );
   }
   return undefined;
+}
+
+/** The architectures whose step state the layout can feed, from the registry (a new one declares it, no edit here). */
+function cachingArchs(): string[] {
+  return archNames({ family: 'seq2seq' }).filter((name) => getArch(name).selfAttentionCaches === true);
 }
 
 const WHY = '(the Hugging Face layout';

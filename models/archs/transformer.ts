@@ -209,6 +209,7 @@ registerArch<TransformerConfig>({
     maxTokens: 4096,
   },
   jointVocabulary: true,
+  selfAttentionCaches: true,
   tasks: ['translation'],
   inputKind: 'tokens',
   presets,

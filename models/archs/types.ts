@@ -191,6 +191,14 @@ export interface ArchDefinition<Config extends object> extends ArchBase<Config> 
    * Not in `recipe`, because `frost train` takes the vocabulary from its own flags. @default false
    */
   jointVocabulary?: boolean;
+  /**
+   * Whether its decoder step's state is each layer's self-attention keys and values (`self_k_<layer>`,
+   * `self_v_<layer>`), growing one position a step (the Transformer's; rnn-attn and the caption LSTMs carry
+   * recurrent state, ConvS2S and LightConv windows of past inputs). That is the state transformers.js and Optimum
+   * feed an encoder-decoder's decoder, so only such an architecture takes the Hugging Face layout (export/hf/).
+   * @default false
+   */
+  selfAttentionCaches?: boolean;
   /** What the architecture's encoder reads. */
   inputKind: InputKind;
   build(

@@ -42,6 +42,11 @@ export interface FixtureSpec {
   settings: unknown;
   /** The test helpers (file names under test/helpers/) whose code decides what is built. */
   helpers: readonly string[];
+  /**
+   * Source folders (relative to the repository) that decide what is built besides core/, models/, train/ and
+   * export/, which every fixture's key hashes: a fixture made by the CLI, an experiment or a report.
+   */
+  sources?: readonly string[];
   /** Fills `dir`, an empty folder that becomes the fixture once this resolves. */
   build(dir: string): Promise<void>;
 }
@@ -69,8 +74,10 @@ export async function copyFixture(from: string, dest: string): Promise<string> {
 }
 
 async function obtain(spec: FixtureSpec): Promise<string> {
-  const key = await cacheKey(spec);
-  const dir = join(FIXTURE_CACHE_DIR, `${spec.name}-${key}`);
+  // Settings get their own part of the name, so that builds of one name with other settings are never
+  // taken for stale builds of this one.
+  const prefix = `${spec.name}-${settingsKey(spec)}`;
+  const dir = join(FIXTURE_CACHE_DIR, `${prefix}-${await cacheKey(spec)}`);
   const lock = `${dir}.lock`;
   await mkdir(FIXTURE_CACHE_DIR, { recursive: true });
   const deadline = Date.now() + WAIT_MS;
@@ -80,7 +87,7 @@ async function obtain(spec: FixtureSpec): Promise<string> {
       try {
         if (!existsSync(done)) {
           await build(spec, dir);
-          await pruneStale(spec.name, dir);
+          await pruneStale(prefix, dir);
         }
       } finally {
         await rm(lock, { recursive: true, force: true });
@@ -111,9 +118,9 @@ async function build(spec: FixtureSpec, dir: string): Promise<void> {
  * Deletes this fixture's builds for older sources (each edit of the sources leaves one behind) once
  * they are {@link STALE_MS} old, unless another process is building it now.
  */
-async function pruneStale(name: string, keep: string): Promise<void> {
+async function pruneStale(prefix: string, keep: string): Promise<void> {
   const cutoff = Date.now() - STALE_MS;
-  const built = new RegExp(`^${name}-[0-9a-f]{16}$`);
+  const built = new RegExp(`^${prefix}-[0-9a-f]{16}$`);
   for (const entry of await readdir(FIXTURE_CACHE_DIR, { withFileTypes: true })) {
     const path = join(FIXTURE_CACHE_DIR, entry.name);
     if (!entry.isDirectory() || path === keep || !built.test(entry.name) || existsSync(`${path}.lock`)) continue;
@@ -149,6 +156,14 @@ function isAlive(pid: number): boolean {
 /** Hashes of the source trees, computed once per process (every fixture of a test file hashes the same files). */
 let sourcesHash: Promise<string> | undefined;
 
+/** SHA-256 (first 8 hex digits) of the fixture's settings. */
+function settingsKey(spec: FixtureSpec): string {
+  return createHash('sha256')
+    .update(JSON.stringify(spec.settings) ?? '')
+    .digest('hex')
+    .slice(0, 8);
+}
+
 /** SHA-256 (first 16 hex digits) of the settings, the model sources and the helpers that build the fixture. */
 async function cacheKey(spec: FixtureSpec): Promise<string> {
   sourcesHash ??= hashSources();
@@ -163,6 +178,13 @@ async function cacheKey(spec: FixtureSpec): Promise<string> {
       .update(helper)
       .update('\0')
       .update(await readFile(join(REPO_ROOT, 'test', 'helpers', helper)));
+  for (const top of spec.sources ?? [])
+    for (const file of await sourceFiles(join(REPO_ROOT, top)))
+      hash
+        .update(relative(REPO_ROOT, file))
+        .update('\0')
+        .update(await readFile(file))
+        .update('\0');
   return hash.digest('hex').slice(0, 16);
 }
 

@@ -38,7 +38,8 @@ export interface CheckReport {
   unchecked: string[];
 }
 
-const CHECK_SCRIPT = String.raw`
+/** The checker: checks the model at sys.argv[1] and prints its CheckReport as JSON (onnx-checker.ts reuses it). */
+export const CHECK_SCRIPT = String.raw`
 import json, sys
 import onnx
 from onnx import helper, numpy_helper, defs
@@ -107,7 +108,7 @@ print(json.dumps(report))
 let python: string | undefined;
 
 /** A Python interpreter that can import onnx ($FROST_PYTHON, then Debian's, then PATH's). */
-function findPython(): string {
+export function findPython(): string {
   if (python !== undefined) return python;
   const candidates = [process.env.FROST_PYTHON, '/usr/bin/python3', 'python3'].filter((p): p is string => !!p);
   for (const candidate of candidates) {

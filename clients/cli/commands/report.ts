@@ -1,12 +1,17 @@
 import type { Command } from 'commander';
 import { basename, resolve } from 'node:path';
 import { RARE_WORD_THRESHOLD } from '../../../core/metrics/word-usage.ts';
-import { collectReport } from '../../../report/collect.ts';
-import { collectLmReport, lmRunFlags, refuseMixedRuns } from '../../../report/collect-lm.ts';
-import { writeLmReport, writeReport } from '../../../report/write-report.ts';
+import { bleuReport } from '../../../report/bleu-report.ts';
+import { chooseReport } from '../../../report/choose-report.ts';
+import { perplexityReport } from '../../../report/perplexity-report.ts';
+import { registerReportInserts, writeReportOf } from '../../../report/report-inserts.ts';
 import { lmReportClaims, reportClaims } from '../../../experiments/claims/report-claims.ts';
 import { initBackend } from '../../../train/backend/select.ts';
 import { intOption } from './serve.ts';
+
+// The papers' claims are experiments/'s, which report/ may not import: each is handed to the report it judges here.
+registerReportInserts(bleuReport, reportClaims);
+registerReportInserts(perplexityReport, lmReportClaims);
 
 interface ReportFlags {
   out: string;
@@ -54,20 +59,20 @@ export function registerReport(program: Command): void {
       await initBackend({ quiet: true });
       const log = flags.quiet ? undefined : (line: string) => process.stderr.write(`${line}\n`);
       const out = resolve(flags.out);
-      const isLm = await lmRunFlags(runs);
-      refuseMixedRuns(runs, isLm);
-      if (isLm.every(Boolean)) {
-        const report = await collectLmReport(runs, { title: flags.title ?? basename(out), bins: flags.bins, log });
-        process.stdout.write(`${(await writeLmReport(report, out, lmReportClaims(report))).html}\n`);
-        return;
-      }
-      const report = await collectReport(runs, {
-        title: flags.title ?? basename(out),
-        beam: flags.beam,
-        rareThreshold: flags.rareThreshold,
-        log,
-      });
-      const written = await writeReport(report, out, reportClaims(report));
+      // Each run's task says which report it goes into (report/tasks/); runs of two reports are refused.
+      const kind = await chooseReport(runs);
+      const written = await writeReportOf(
+        kind,
+        runs,
+        {
+          title: flags.title ?? basename(out),
+          beam: flags.beam,
+          rareThreshold: flags.rareThreshold,
+          bins: flags.bins,
+          log,
+        },
+        out,
+      );
       process.stdout.write(`${written.html}\n`);
     });
 }
