@@ -166,7 +166,7 @@ function settingsKey(spec: FixtureSpec): string {
 
 /** SHA-256 (first 16 hex digits) of the settings, the model sources and the helpers that build the fixture. */
 async function cacheKey(spec: FixtureSpec): Promise<string> {
-  sourcesHash ??= hashSources();
+  sourcesHash ??= treesHash(MODEL_SOURCES);
   const hash = createHash('sha256')
     .update(spec.name)
     .update('\0')
@@ -178,19 +178,14 @@ async function cacheKey(spec: FixtureSpec): Promise<string> {
       .update(helper)
       .update('\0')
       .update(await readFile(join(REPO_ROOT, 'test', 'helpers', helper)));
-  for (const top of spec.sources ?? [])
-    for (const file of await sourceFiles(join(REPO_ROOT, top)))
-      hash
-        .update(relative(REPO_ROOT, file))
-        .update('\0')
-        .update(await readFile(file))
-        .update('\0');
+  if (spec.sources) hash.update(await treesHash(spec.sources));
   return hash.digest('hex').slice(0, 16);
 }
 
-async function hashSources(): Promise<string> {
+/** SHA-256 of every .ts, .js and .json file under `tops` (folders relative to the repository), names and bytes. */
+async function treesHash(tops: readonly string[]): Promise<string> {
   const hash = createHash('sha256');
-  for (const top of MODEL_SOURCES) {
+  for (const top of tops) {
     for (const file of await sourceFiles(join(REPO_ROOT, top))) {
       hash
         .update(relative(REPO_ROOT, file))

@@ -8,7 +8,6 @@ import { join } from 'node:path';
 import { cachedFixture } from './cached-fixture.ts';
 import { DATA_DIR, RUN_DIR } from './cli-train-fixtures.ts';
 import { startFrost } from './frost-cli.ts';
-import { sourceTreesHash } from './source-hash.ts';
 import { type ToyCorpusSize, writeToyData } from './toy-run.ts';
 
 export { DATA_DIR, RUN_DIR };
@@ -30,9 +29,10 @@ export async function cachedTrainChildRun(
   const childEnv = Object.fromEntries(COMPUTE_ENV.map((k) => [k, env[k] ?? process.env[k] ?? null]));
   const dir = await cachedFixture({
     name: `train-child-${name}`,
-    // The command's flags and defaults live in clients/cli, which cached-fixture.ts does not hash.
-    settings: { corpus, args, env: childEnv, cli: await sourceTreesHash(['clients/cli', 'bin']) },
-    helpers: ['train-child-fixtures.ts', 'cli-train-fixtures.ts', 'frost-cli.ts', 'toy-run.ts', 'source-hash.ts'],
+    settings: { corpus, args, env: childEnv },
+    helpers: ['train-child-fixtures.ts', 'cli-train-fixtures.ts', 'frost-cli.ts', 'toy-run.ts'],
+    // The command's flags and defaults live there.
+    sources: ['clients/cli', 'bin'],
     async build(into) {
       const dataDir = await writeToyData(join(into, 'toy'), corpus);
       const runDir = join(into, 'run');
