@@ -8,6 +8,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MODEL_CARD_FILE, type ModelCard } from '../../core/runtime/model-card.ts';
 import { exportRun, type ExportResult } from '../../export/export-run.ts';
+import { initBackend } from '../../train/backend/select.ts';
 import { cachedFixture } from './cached-fixture.ts';
 import { cachedToyRun, type ToyExportOptions, type ToyRunSpec } from './toy-fixtures.ts';
 
@@ -28,6 +29,8 @@ export async function cachedToyExport(spec: ToyRunSpec, exportOpts: ToyExportOpt
     settings: { spec, exportOpts },
     helpers: ['toy-run.ts', 'toy-fixtures.ts', 'toy-exports.ts'],
     async build(into) {
+      // Rebuilding the model for the parity check runs tfjs: on the wasm kernels, as training did.
+      await initBackend({ prefer: 'wasm', quiet: true });
       const { parity, precisionCheck } = await exportRun(runDir, join(into, 'model'), { ...exportOpts, quiet: true });
       const saved: SavedResult = { parity, ...(precisionCheck ? { precisionCheck } : {}) };
       await writeFile(join(into, RESULT_FILE), JSON.stringify(saved));

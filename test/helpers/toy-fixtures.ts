@@ -50,6 +50,8 @@ export async function cachedToyModel(
     settings: { spec, exportOpts },
     helpers: HELPERS,
     async build(into) {
+      // Rebuilding the model for the parity check runs tfjs: on the wasm kernels, as training did.
+      await initBackend({ prefer: 'wasm', quiet: true });
       await exportRun(runDir, join(into, 'models', name), { checkpoint: 'last', ...exportOpts, name, quiet: true });
     },
   });
