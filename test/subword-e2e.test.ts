@@ -28,10 +28,10 @@ import type { ToyRunSpec } from './helpers/toy-fixtures.ts';
 import { toyTestBleu } from './helpers/toy-run.ts';
 import { serverTranslation } from './helpers/translate-request.ts';
 
-/** The tied head, 4 epochs of the full toy corpus on a joint 420-piece BPE vocabulary. */
+/** The tied head, 3 epochs of the full toy corpus on a joint 420-piece BPE vocabulary. */
 const TIED_BPE: ToyRunSpec = {
   head: 'tied',
-  config: { epochs: 4, tokenizer: 'sentencepiece', vocab: { kind: 'bpe', size: 420, joint: true } },
+  config: { epochs: 3, tokenizer: 'sentencepiece', vocab: { kind: 'bpe', size: 420, joint: true } },
 };
 /** Every kind of text a user might send: it must come back translated, as valid UTF-8, never as an error. */
 const HOSTILE = [
@@ -117,8 +117,8 @@ describe('a joint-BPE model from corpus to ONNX answer', () => {
     assert.equal(rebuilt.params.counts().learnable, card.params.learnable, 'one embedding matrix, as trained');
     rebuilt.params.dispose();
     const bleu = await toyTestBleu(modelDir, dataDir);
-    // Measured 66 at this size and budget before pieces the targets never use were excluded from the output layer
-    // (test/output-mask.test.ts has the before and after): well above chance, the tiny model is still learning.
+    // 79.6 after these 3 epochs (validation BLEU 85.5; a 4th epoch, a third more of the fixture's build, takes it
+    // to 99.8): the bar asks for well above chance from a tiny model that is still learning, not a converged one.
     assert.ok(bleu >= 40, `test BLEU ${bleu.toFixed(2)} < 40`);
     const lines = (await readFile(join(runDir, 'metrics.jsonl'), 'utf8')).trim().split('\n');
     const metrics = lines.map((l) => JSON.parse(l) as { valBleu: number; valScores: Record<string, number> });
