@@ -264,24 +264,33 @@ export class Batcher<In, Out, Opts, R = ModelRuntime> {
     });
   }
 
+  /**
+   * Decodes the inputs of `jobs` not yet done as one batch. A batch that fails may have failed for one request's
+   * input alone (a token its graph cannot take), so no request fails because of another: the requests still
+   * waiting are split in halves and each half decodes again, down to single requests, and only a request that
+   * fails on its own gets the error. One bad request among n costs about 2·log2(n) extra decodes.
+   */
   private async decode(runtime: R, jobs: Job<In, Out, Opts>[]): Promise<void> {
-    // Flatten: input b of the batch is input `offset[b]` of job `owner[b]`.
+    // Flatten: input b of the batch is input `offset[b]` of job `owner[b]`. An input already done (by a batch
+    // that failed after it) keeps its result: `results` starts as holes, filled by onDone.
     const inputs: In[] = [];
     const owner: Job<In, Out, Opts>[] = [];
     const offset: number[] = [];
     const prefixInputs = new Set<number>();
     const cancelListeners: Array<(input: number) => void> = [];
     for (const job of jobs) {
-      const first = inputs.length;
-      job.cancelled = () => {
-        for (let b = first; b < first + job.inputs.length; b++) for (const listener of cancelListeners) listener(b);
-      };
+      const rows: number[] = [];
       job.inputs.forEach((input, i) => {
+        if (i in job.results) return;
         if (job.onPrefix) prefixInputs.add(inputs.length);
+        rows.push(inputs.length);
         inputs.push(input);
         owner.push(job);
         offset.push(i);
       });
+      job.cancelled = () => {
+        for (const b of rows) for (const listener of cancelListeners) listener(b);
+      };
     }
     try {
       await this.kind.decode(runtime, inputs, jobs[0].options, {
@@ -301,7 +310,20 @@ export class Batcher<In, Out, Opts, R = ModelRuntime> {
         },
       });
     } catch (err) {
-      for (const job of jobs) job.reject(err);
+      for (const job of jobs) job.cancelled = undefined;
+      const waiting = jobs.filter((job) => !job.settled);
+      if (waiting.length <= 1) {
+        for (const job of waiting) job.reject(err);
+        return;
+      }
+      const half = Math.ceil(waiting.length / 2);
+      for (const part of [waiting.slice(0, half), waiting.slice(half)]) {
+        this.observer.batch?.(
+          part.reduce((n, job) => n + job.remaining, 0),
+          part.length,
+        );
+        await this.decode(runtime, part);
+      }
     } finally {
       for (const job of jobs) job.cancelled = undefined;
     }
