@@ -310,7 +310,6 @@ export class Batcher<In, Out, Opts, R = ModelRuntime> {
         },
       });
     } catch (err) {
-      for (const job of jobs) job.cancelled = undefined;
       const waiting = jobs.filter((job) => !job.settled);
       if (waiting.length <= 1) {
         for (const job of waiting) job.reject(err);
