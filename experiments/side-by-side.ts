@@ -1,8 +1,7 @@
-import { existsSync, readdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { StopSignal } from '../train/interrupt.ts';
-import { RUN_FILES } from '../train/run-config.ts';
+import { holdsResumableCheckpoint } from '../train/resume-checkpoint.ts';
 import { readCheckpointInfo } from '../train/run-folder.ts';
 import { holderState, readRunLock, RunFolderLocked } from '../train/run-lock.ts';
 import { type RunBudget, runStatus } from '../report/run-status.ts';
@@ -98,9 +97,9 @@ export async function trainSideBySide(runs: SideBySideRun[], opts: SideBySideOpt
     if (status.kind !== 'missing') await opts.check?.(run);
     if (status.kind === 'finished') {
       log(`${run.dir}: finished (${status.reason}), reused`);
-    } else if (status.kind === 'unfinished' && !savedAnyCheckpoint(run.dir)) {
-      // Killed before its first save: `--resume` refuses such a folder rather than start it from zero, and
-      // here starting from zero is what the grid wants. Only the config and metrics are lost, no training.
+    } else if (status.kind === 'unfinished' && !holdsResumableCheckpoint(run.dir)) {
+      // Killed before its first save completed: `--resume` refuses such a folder rather than start it from zero,
+      // and here starting from zero is what the grid wants. Only the config, metrics and a torn save are lost.
       log(`${run.dir}: no checkpoint saved yet, started anew`);
       todo.push({ run, argv: [...run.newRunArgv, ...common], startAnew: true });
     } else if (status.kind === 'unfinished') {
@@ -169,12 +168,6 @@ export async function finishedRuns<R extends { dir: string }>(
     if (status.kind === 'finished') finished.push(run);
   }
   return finished;
-}
-
-/** Whether a save ever began in `runDir`: any checkpoint, whole or left under a temporary name by a kill. */
-function savedAnyCheckpoint(runDir: string): boolean {
-  const root = join(runDir, RUN_FILES.checkpoints);
-  return existsSync(root) && readdirSync(root).length > 0;
 }
 
 /** @throws Error naming the folder and the trainer when a live one holds the run's lock (train/run-lock.ts) */

@@ -282,4 +282,39 @@ describe('a grid run killed before its first checkpoint', () => {
       logged.join('\n'),
     );
   });
+
+  test('a save torn by the kill counts as none; a whole one under a temporary name is resumed', async () => {
+    const out = join(dir, 'torn-grid');
+    const torn = await fakeRun('torn-grid/src-tgt-learned', { metrics: [] });
+    // Killed while writing its first `last`: the manifest is there, tensors.bin is short of its bytes.
+    const tmp = join(torn, 'checkpoints', 'last.tmp-4242');
+    await mkdir(tmp, { recursive: true });
+    await writeFile(join(tmp, 'checkpoint.json'), JSON.stringify({ bytes: 64, state: { step: 10 } }));
+    await writeFile(join(tmp, 'tensors.bin'), Buffer.alloc(16));
+    const logged: string[] = [];
+    await assert.rejects(trainGrid(toyGrid(out, ['learned'], (line) => logged.push(line))), (err: Error) => {
+      assert.doesNotMatch(err.message, /--resume/);
+      return true;
+    });
+    assert.ok(
+      logged.some((l) => /src-tgt-learned: no checkpoint saved yet, started anew/.test(l)),
+      logged.join('\n'),
+    );
+
+    // The same save, whole: the run resumes from it (and fails there, the corpus being absent).
+    await rm(torn, { recursive: true, force: true });
+    await fakeRun('torn-grid/src-tgt-learned', { metrics: [] });
+    await mkdir(tmp, { recursive: true });
+    await writeFile(join(tmp, 'checkpoint.json'), JSON.stringify({ bytes: 16, state: { step: 10 } }));
+    await writeFile(join(tmp, 'tensors.bin'), Buffer.alloc(16));
+    logged.length = 0;
+    await assert.rejects(trainGrid(toyGrid(out, ['learned'], (line) => logged.push(line))), (err: Error) => {
+      assert.match(err.message, /--resume/);
+      return true;
+    });
+    assert.ok(
+      logged.some((l) => /src-tgt-learned: resuming at/.test(l)),
+      logged.join('\n'),
+    );
+  });
 });

@@ -48,6 +48,18 @@ function completeStep(dir: string): number | null {
 }
 
 /**
+ * Whether `runDir` holds a checkpoint {@link resumeCheckpoint} would start from: a whole `last` or `best`, under its
+ * own name or a temporary one. Reads only; a save killed half-way (a torn `last.tmp-PID`) does not count.
+ */
+export function holdsResumableCheckpoint(runDir: string): boolean {
+  const root = join(runDir, RUN_FILES.checkpoints);
+  if (!existsSync(root)) return false;
+  return readdirSync(root).some(
+    (name) => RESUMABLE.includes(tempSiblingOf(name)?.base ?? name) && completeStep(join(root, name)) !== null,
+  );
+}
+
+/**
  * Puts the newest complete one of a name's checkpoints (`last`, `last.old-4242`, `last.tmp-4242`) under
  * the name and removes the others; returns it, or null when none is complete.
  */
