@@ -4,10 +4,10 @@
  * swap. One reading of them for the writer's recovery, the resume's checkpoint finder and the server's
  * folder finder (which must never serve one under its own name).
  */
-const TEMP_SIBLING = /^(.+)\.(tmp|old)-\d+$/;
+const TEMP_SIBLING = /^(.+)\.(tmp|old)-(\d+)$/;
 
-/** What `name` is a temporary sibling of, and which kind; null for any other name. */
-export function tempSiblingOf(name: string): { base: string; kind: 'tmp' | 'old' } | null {
+/** What `name` is a temporary sibling of, which kind, and the pid that wrote it; null for any other name. */
+export function tempSiblingOf(name: string): { base: string; kind: 'tmp' | 'old'; pid: number } | null {
   const m = TEMP_SIBLING.exec(name);
-  return m ? { base: m[1]!, kind: m[2] as 'tmp' | 'old' } : null;
+  return m ? { base: m[1]!, kind: m[2] as 'tmp' | 'old', pid: Number(m[3]) } : null;
 }

@@ -100,7 +100,7 @@ export async function exportRun<Card = ModelCard>(
     ...built.files,
     [MODEL_CARD_FILE]: `${JSON.stringify(built.card, null, 1)}\n`,
   });
-  if (!opts.quiet) for (const line of recovered) process.stderr.write(`${line} (left by an interrupted export)\n`);
+  if (!opts.quiet) for (const line of recovered) process.stderr.write(`${line}\n`);
   await built.finish?.();
   const card = built.card as Card & { params: { learnable: number } };
   if (!opts.quiet)

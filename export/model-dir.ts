@@ -2,15 +2,17 @@ import { existsSync, lstatSync, readdirSync, readlinkSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, extname, join, resolve } from 'node:path';
 import { MODEL_CARD_FILE } from '../core/runtime/model-card.ts';
-import { recoverDir, replaceDir, writeDurable } from '../train/atomic-write.ts';
+import { recoverSwap } from '../core/interrupted-swap.ts';
+import { replaceDir, writeDurable } from '../train/atomic-write.ts';
 
 /**
  * Writes an exported model's folder (`frost export --out`) whole, or not at all (issue #39): every file
  * goes into a temporary sibling (`NAME.tmp-PID`), fsynced, and the folder is swapped in for the old one
  * (train/atomic-write.ts). A kill or a full disk during the export leaves the previous model serving;
  * `frost serve --watch` sees the swap as one change (its debounce spans the two renames). What an
- * interrupted export left (a temporary folder; the previous model under `NAME.old-PID` when the kill
- * fell between the two renames) is cleaned up, or put back, by the next export to the same folder.
+ * interrupted export left (a temporary folder; both versions when the kill fell between the two renames)
+ * is cleaned up, or its swap finished, by the next export to the same folder or the next `frost serve`
+ * (core/interrupted-swap.ts); what a running export is writing is left alone.
  */
 
 /** What a model folder may hold before it is replaced: its card, graphs, vocabularies and subword models. */
@@ -28,7 +30,7 @@ export async function writeModelDir(outDir: string, files: Record<string, string
   const target = lstatSync(outDir, { throwIfNoEntry: false })?.isSymbolicLink()
     ? resolve(dirname(outDir), readlinkSync(outDir))
     : outDir;
-  const recovered = recoverDir(target);
+  const recovered = recoverSwap(target);
   if (existsSync(target)) checkReplaceable(target, outDir);
   await mkdir(dirname(target), { recursive: true });
   await replaceDir(target, async (dir) => {

@@ -164,6 +164,12 @@ export function toHttpError(err: unknown): HttpError {
   return new HttpError('FROST_ERR_INTERNAL', {}, { cause: err });
 }
 
+/**
+ * The most characters of a model folder's refusal kept for `/readyz`, `/v1/models` and the log line: the reason
+ * names the file and the field, and a hostile file must not make every health check megabytes long.
+ */
+export const REFUSAL_CHARS = 1000;
+
 /** A client's string as it may appear in a message or a log line: 64 characters at most. */
 export function clip(text: string, max = 64): string {
   return text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`;

@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { readdir, realpath, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import {
   type AnyCard,
   type CardKind,
@@ -15,6 +15,7 @@ import {
 } from '../core/runtime/card-kinds.ts';
 import { MODEL_CARD_FILE } from '../core/runtime/model-card.ts';
 import { readModelFile } from '../core/runtime/model-files.ts';
+import { recoverSwap, swappedNames } from '../core/interrupted-swap.ts';
 import { tempSiblingOf } from '../core/temp-sibling.ts';
 
 /** A model folder whose card has been read and checked against its kind's schema. */
@@ -56,6 +57,20 @@ export function mayHoldModel(name: string): boolean {
   return tempSiblingOf(name) === null;
 }
 
+/** Puts right the interrupted swaps of the folders `names` in `parent`, logging each step and each failure. */
+function recoverSwaps(parent: string, names: string[], log: (line: string) => void): void {
+  for (const name of names) {
+    const target = join(parent, name);
+    try {
+      for (const line of recoverSwap(target)) log(line);
+    } catch (err) {
+      log(
+        `cannot put right the interrupted export of ${target} (${(err as Error).message}); run the export again, or move its ${name}.tmp-PID folder to ${name}`,
+      );
+    }
+  }
+}
+
 /** Whether `dir` holds a model card (what makes a folder a model folder). */
 export function hasModelCard(dir: string): boolean {
   return existsSync(join(dir, MODEL_CARD_FILE));
@@ -65,9 +80,13 @@ export function hasModelCard(dir: string): boolean {
  * `dir` itself when it is a model directory, else its subdirectories that are, sorted. Links are
  * followed (`models/en-de -> /srv/models/en-de/v3`, `models/current -> v3`: how versioned
  * deployments are laid out); two entries that are the same folder are loaded once, under the name
- * of the link.
+ * of the link. First, what an export killed part-way left is put right (core/interrupted-swap.ts), for
+ * `dir` itself and for each folder in it, each step passed to `log`: a kill between the swap's two renames
+ * must not leave a folder the server cannot start from. A swap that cannot be put right (a read-only
+ * folder) is logged, and its folder is not served.
  */
-export async function findModelDirs(dir: string): Promise<string[]> {
+export async function findModelDirs(dir: string, log: (line: string) => void = () => undefined): Promise<string[]> {
+  recoverSwaps(dirname(dir), [basename(dir)], log);
   let info;
   try {
     info = await stat(dir);
@@ -77,6 +96,7 @@ export async function findModelDirs(dir: string): Promise<string[]> {
   if (!info.isDirectory())
     throw new Error(`${dir}: not a directory (--models takes a model directory or a directory of them)`);
   if (hasModelCard(dir)) return [dir];
+  recoverSwaps(dir, swappedNames(dir), log);
   const entries = await readdir(dir, { withFileTypes: true });
   const candidates = entries
     .filter((e) => mayHoldModel(e.name))

@@ -6,6 +6,7 @@ import type { ModelFamily } from '../core/runtime/card-kinds.ts';
 import type { LmCard } from '../core/runtime/lm-card.ts';
 import type { Device } from '../core/runtime/load-node.ts';
 import type { ModelCard } from '../core/runtime/model-card.ts';
+import { clip, REFUSAL_CHARS } from './errors.ts';
 import type { Logger } from './logger.ts';
 import type { ServeMetrics } from './metrics.ts';
 import { findModelDirs, readModelFolder } from './model-folders.ts';
@@ -72,12 +73,12 @@ export async function loadServedModels(
   const refused: Array<{ dir: string; reason: string }> = [];
   let models: ServedModels;
   try {
-    for (const dir of await findModelDirs(modelsDir)) {
+    for (const dir of await findModelDirs(modelsDir, (line) => opts.logger.warn({ dir: modelsDir }, line))) {
       try {
         const runtime = await loadFolder(dir, load);
         loaded.push({ name: runtime.card.name, dir, runtime });
       } catch (err) {
-        const reason = (err as Error)?.message ?? String(err);
+        const reason = clip((err as Error)?.message ?? String(err), REFUSAL_CHARS);
         opts.logger.error({ dir, err: reason }, 'model folder refused; the other models are served');
         refused.push({ dir, reason });
       }

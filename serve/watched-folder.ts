@@ -7,6 +7,7 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { realpath } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
+import { clip, REFUSAL_CHARS } from './errors.ts';
 import { hasModelCard } from './model-folders.ts';
 import type { ReloadableRuntime, WatchedModels, WatchOptions } from './watch.ts';
 
@@ -160,7 +161,8 @@ export class WatchedFolder<R extends ReloadableRuntime> {
   }
 
   /** Not served: logged and reported with `reason`; the previous version, if any, keeps serving. */
-  private refuse(model: string | undefined, reason: string, clash = false): void {
+  private refuse(model: string | undefined, why: string, clash = false): void {
+    const reason = clip(why, REFUSAL_CHARS);
     this.scope.opts.logger.error(
       { model, dir: this.dir, err: reason },
       this.name === undefined

@@ -7,7 +7,7 @@
  * process, and each previous model is a copy of a cached export (toy-fixtures.ts).
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { lstatSync, readdirSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -62,24 +62,80 @@ describe('frost export killed with -9 over a served model', { timeout: 400_000 }
 
     const again = await frostInProcess(exportArgs(served));
     assert.equal(again.code, 0, again.stderr);
-    assert.match(again.stderr, /^removed .*served\.tmp-\d+ \(left by an interrupted export\)$/m);
+    assert.match(again.stderr, /^removed .*served\.tmp-\d+, left by an interrupted write$/m);
     assert.deepEqual(readdirSync(join(dir, 'models')), ['served'], 'no leftovers');
     assert.deepEqual(Object.keys(await filesOf(served)), Object.keys(before));
   });
 
-  test('between the two renames of the swap: the next export puts the previous model back first', async () => {
-    const served = join(dir, 'swap', 'served');
+  /** An export of `served` killed between the two renames of its swap: the folder gone, both versions beside it. */
+  async function killedMidSwap(served: string): Promise<void> {
     await previousModel(served);
     const killed = await exportCli(served, { FROST_TEST_KILL_AT: 'swap:served:1' });
     assert.equal(killed.signal, 'SIGKILL', killed.stderr);
-    const left = readdirSync(join(dir, 'swap')).map((n) => n.replace(/\d+$/, 'PID'));
+    const left = readdirSync(join(served, '..')).map((n) => n.replace(/\d+$/, 'PID'));
     assert.deepEqual(left.sort(), ['served.old-PID', 'served.tmp-PID']);
+  }
 
+  test('between the two renames of the swap: the next export finishes the swap first, and says so', async () => {
+    const served = join(dir, 'swap', 'served');
+    await killedMidSwap(served);
     const again = await frostInProcess(exportArgs(served));
     assert.equal(again.code, 0, again.stderr);
-    assert.match(again.stderr, /^restored .*served from served\.old-\d+ \(left by an interrupted export\)$/m);
+    assert.match(
+      again.stderr,
+      /^finished the interrupted swap of .*served: moved in the new version from served\.tmp-\d+$/m,
+    );
+    assert.match(again.stderr, /^removed .*served\.old-\d+, left by an interrupted write$/m);
     assert.deepEqual(readdirSync(join(dir, 'swap')), ['served']);
     assert.ok((await filesOf(served))['model-card.json']);
+  });
+
+  test('between the two renames of the swap: `frost serve` finishes the swap, says so, and serves the model', async () => {
+    const models = join(dir, 'serve-after-swap');
+    await killedMidSwap(join(models, 'served'));
+    const logged: string[] = [];
+    const server = await startServer({
+      modelsDir: models,
+      port: 0,
+      intraOpNumThreads: 1,
+      workers: 1,
+      log: (line) => logged.push(line),
+    });
+    try {
+      assert.ok(
+        logged.some((l) => /finished the interrupted swap of .*served: moved in the new version/.test(l)),
+        logged.join('\n'),
+      );
+      assert.deepEqual(readdirSync(models), ['served']);
+      const list = (await (await fetch(`${server.url}/v1/models`)).json()) as { models: Array<{ name: string }> };
+      assert.deepEqual(
+        list.models.map((m) => m.name),
+        ['served'],
+      );
+    } finally {
+      await server.close();
+    }
+  });
+
+  test("a second export to the same folder leaves the first one's work in progress alone", async () => {
+    const served = join(dir, 'two-exports', 'served');
+    await previousModel(served);
+    // The first export, part-way: its temporary folder, named by its live pid.
+    const first = spawn('sleep', ['60']);
+    try {
+      const inProgress = `${served}.tmp-${first.pid}`;
+      await previousModel(inProgress);
+      const second = await frostInProcess(exportArgs(served));
+      assert.equal(second.code, 0, second.stderr);
+      assert.match(
+        second.stderr,
+        new RegExp(`left .*served\\.tmp-${first.pid} alone: pid ${first.pid}, which is writing it, still runs`),
+      );
+      assert.ok((await filesOf(inProgress))['model-card.json'], 'the first export keeps its temporary folder');
+      assert.ok((await filesOf(served))['model-card.json']);
+    } finally {
+      first.kill('SIGKILL');
+    }
   });
 
   test('over a folder `frost serve --watch` serves: one reload, of the whole new model', async () => {

@@ -6,6 +6,7 @@ import { GraphBuilder } from '../core/onnx/graph-builder.ts';
 import type { ExportResult } from '../export/export-run.ts';
 import { readGraphInfo } from '../export/inspect-graph.ts';
 import { dequantizeRows, INT8_MAX, quantizeRowsInt8 } from '../export/precision-quantize.ts';
+import { gatheredTables } from '../core/onnx/gathered-rows.ts';
 import { INT8_COMPUTE_WEIGHT_MAX, quantizeColumnsInt8 } from '../export/precision-int8-compute.ts';
 import { convertPrecision, weightNameOf } from '../export/precision.ts';
 import { decodeModel } from '../core/onnx/proto.ts';
@@ -178,6 +179,15 @@ describe('convertPrecision (a pass over the serialized model)', () => {
             assert.equal(t.elemType, storedType, t.name);
         }
         assert.ok(after.bytes.length < before.length);
+        // The source embedding is still sized through its conversion, for the card check at load (card-checks.ts).
+        if (role === 'encoder') {
+          const rows = gatheredTables(before, 'src_ids').map((t) => t.rows);
+          assert.equal(rows.length, 1);
+          assert.deepEqual(
+            gatheredTables(after.bytes, 'src_ids').map((t) => t.rows),
+            rows,
+          );
+        }
         const report = await checker.check(after.bytes);
         assert.deepEqual(report.unchecked, []);
       }
@@ -232,6 +242,10 @@ describe('int8-compute (integer MatMul/Gemm kernels)', () => {
     model.params.dispose();
     const enc = convertPrecision(fp32.encoder, 'int8-compute');
     const dec = convertPrecision(fp32.decoder, 'int8-compute');
+    assert.deepEqual(
+      gatheredTables(enc.bytes, 'src_ids').map((t) => t.rows),
+      gatheredTables(fp32.encoder, 'src_ids').map((t) => t.rows),
+    );
     const integerWeights = (bytes: Uint8Array) =>
       nodesOf(bytes)
         .filter((n) => n.op === 'MatMulInteger')

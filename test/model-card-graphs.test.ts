@@ -15,7 +15,7 @@ import { MODEL_CARD_FILE } from '../core/runtime/model-card.ts';
 import { startServer } from '../serve/server.ts';
 import { TINY_LM_STEP_FILE, writeTinyLmDir } from './helpers/tiny-lm.ts';
 import { assertRefusedToStart } from './helpers/refused-start.ts';
-import { writeTinyModelDir } from './helpers/tiny-model.ts';
+import { TINY_SOURCE_WORDS, writeTinyModelDir } from './helpers/tiny-model.ts';
 
 /** The tiny models' vocabularies: 4 specials and 16 words, so `log_probs` is 20 wide. */
 const WIDTH = 20;
@@ -31,6 +31,7 @@ after(async () => {
 });
 
 type Card = {
+  source?: { tokens: string[] };
   target: { tokens: string[] };
   graphs: Record<string, Record<string, unknown>>;
 };
@@ -90,6 +91,36 @@ describe('the target vocabulary against the width of log_probs', () => {
   test('the unchanged cards load', async () => {
     await (await loadModelDir(await writeTinyModelDir(join(root, 'good', 'tiny')), { intraOpNumThreads: 1 })).release();
     await (await loadLmModelDir(await writeTinyLmDir(join(root, 'good', 'lm')), { intraOpNumThreads: 1 })).release();
+  });
+});
+
+describe("the source vocabulary against the encoder's embedding (issue #51, item 1)", () => {
+  const rows = 4 + TINY_SOURCE_WORDS.length;
+  // More tokens: an added word's id is past the table (500 mid-request, and its batch-mates with it); fewer: every
+  // id still in range, so words silently read other words' rows.
+  for (const size of [rows + 5, rows - 3]) {
+    test(`a card with ${size} source tokens for a ${rows}-row embedding is refused, naming both numbers`, async () => {
+      const dir = await writeTinyModelDir(join(root, `src-${size}`, 'tiny'));
+      await editCard(dir, (card) => (card.source!.tokens = resize(card.source!.tokens, size)));
+      await assert.rejects(loadModelDir(dir, { intraOpNumThreads: 1 }), (err: Error) => {
+        assert.equal(
+          err.message,
+          `${join(dir, 'encoder.onnx')}: the source embedding 'encoder/embedding' has ${rows} rows in the graph, ` +
+            `but the model card's source vocabulary (source.tokens) has ${size} tokens`,
+        );
+        return true;
+      });
+    });
+  }
+
+  test('frost serve refuses to start with such a model', async () => {
+    const models = join(root, 'serve-src');
+    const dir = await writeTinyModelDir(join(models, 'tiny'));
+    await editCard(dir, (card) => (card.source!.tokens = resize(card.source!.tokens, rows + 5000)));
+    await assertRefusedToStart(
+      startServer({ modelsDir: models, port: 0, intraOpNumThreads: 1, workers: 1, log: () => undefined }),
+      new RegExp(`encoder\\.onnx: the source embedding .* has ${rows} rows in the graph, .* has ${rows + 5000} tokens`),
+    );
   });
 });
 

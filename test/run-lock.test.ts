@@ -123,6 +123,39 @@ describe('the run folder lock', () => {
     },
   );
 
+  test('trainers that find the same stale lock at once: one takes it over, the others are refused naming it', async () => {
+    const runDir = await newFolder();
+    const dead = deadPid();
+    await writeFile(runLockPath(runDir), JSON.stringify(holder({ pid: dead })));
+    // Each finds the lock stale, then pauses there (the test hook), so that all have judged it before any removes it.
+    const source = `import { lockRunFolder } from ${JSON.stringify(fileURLToPath(new URL('../train/run-lock.ts', import.meta.url)))};
+      try {
+        const lock = lockRunFolder(${JSON.stringify(runDir)}, () => undefined);
+        process.stdout.write('won ' + process.pid);
+        await new Promise((r) => setTimeout(r, 1500));
+        lock.release();
+      } catch (err) {
+        process.stdout.write('refused ' + err.message);
+      }`;
+    const contenders = Array.from({ length: 4 }, () => {
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', source], {
+        env: { ...process.env, FROST_TEST_PAUSE_AT: 'lock-takeover:700' },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      return new Promise<string>((done) => child.on('close', () => done(out)));
+    });
+    const outcomes = await Promise.all(contenders);
+    const winners = outcomes.filter((o) => o.startsWith('won '));
+    assert.equal(winners.length, 1, outcomes.join('\n'));
+    const winner = winners[0]!.slice('won '.length);
+    for (const o of outcomes.filter((o) => !o.startsWith('won ')))
+      assert.match(o, new RegExp(`^refused .* is being trained by pid ${winner} since`), outcomes.join('\n'));
+    assert.ok(!existsSync(runLockPath(runDir)), 'the winner released its lock');
+    assert.ok(!existsSync(`${runLockPath(runDir)}.takeover`), 'no takeover marker is left');
+  });
+
   test('an unreadable lock is refused while it may be being written, taken over once it is old', async () => {
     const runDir = await newFolder();
     await writeFile(runLockPath(runDir), '');

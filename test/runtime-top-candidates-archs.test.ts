@@ -15,6 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import { ort } from '../core/runtime/ort-node.ts';
 import { writeBenchModel, type BenchModel } from '../bench/decode-model.ts';
 import { generate } from '../core/decode/generate.ts';
+import { gatheredTables } from '../core/onnx/gathered-rows.ts';
 import { decodeModel } from '../core/onnx/proto.ts';
 import { SeededRandom } from '../core/random.ts';
 import { CaptionRuntime } from '../core/runtime/caption.ts';
@@ -63,6 +64,26 @@ function encoder(rt: Seq2SeqRuntime): (n: number) => Promise<DecoderState> {
 }
 
 describe('every registered architecture', () => {
+  it('reading text: src_ids index one stored table of |V_src| rows, which a card is checked against at load', () => {
+    for (const arch of archNames({ family: 'seq2seq' })) {
+      const def = getArch(arch);
+      if (def.inputKind === 'image') continue;
+      const preset = 'tiny' in def.presets ? 'tiny' : Object.keys(def.presets)[0]!;
+      const sizes = { srcVocab: SRC_VOCAB, tgtVocab: TGT_VOCAB };
+      const model = buildModel(arch, resolveArchConfig(arch, preset), sizes, { name: 'learned' }, 1);
+      try {
+        const tables = gatheredTables(model.toOnnx().encoder.toBytes(), 'src_ids');
+        assert.deepEqual(
+          tables.map((t) => t.rows),
+          [SRC_VOCAB],
+          arch,
+        );
+      } finally {
+        model.params.dispose();
+      }
+    }
+  });
+
   it('exports the top-k outputs, and its card names them (k = min(16, |V|)), so none decodes from whole rows', () => {
     for (const arch of archNames({ family: 'seq2seq' })) {
       const def = getArch(arch);

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm, stat, symlink, truncate, writeFile } from 'node:fs/promises';
 import { get as httpGet } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -150,6 +150,25 @@ describe('graphs and cards are checked before they are read', () => {
       await (await load(kind, dir)).release();
     });
 
+    test(`${kind} model: a graph of another size than the card records is refused unread (issue #51, 4)`, async () => {
+      const dir = await KINDS.find((k) => k.kind === kind)!.write(join(root, `sparse-${kind}`, name));
+      // 1 GiB that takes no disk (sparse): read whole, it would take 1 GiB of memory before its size was compared.
+      const size = 2 ** 30;
+      await truncate(join(dir, graph), size);
+      const peakBefore = process.resourceUsage().maxRSS;
+      await assert.rejects(load(kind, dir), (err: Error) => {
+        assert.match(
+          err.message,
+          new RegExp(
+            `^${join(dir, graph)}: ${size} bytes, but the model card records \\d+ \\(files\\['${graph}'\\]\\.bytes\\)`,
+          ),
+        );
+        return true;
+      });
+      const grewKiB = process.resourceUsage().maxRSS - peakBefore;
+      assert.ok(grewKiB < 256 * 1024, `peak RSS grew by ${grewKiB} KiB: the graph was read`);
+    });
+
     test(`${kind} model: a card over ${MODEL_FILE_LIMITS.card} bytes is refused unread`, async () => {
       const dir = await KINDS.find((k) => k.kind === kind)!.write(join(root, `big-card-${kind}`, name));
       const path = join(dir, MODEL_CARD_FILE);
@@ -170,6 +189,83 @@ describe('graphs and cards are checked before they are read', () => {
       );
     });
   }
+});
+
+describe('a card bounded in shape, not only in bytes (issue #51, item 3)', () => {
+  /** The card's text edited as `edit` says, written back as compact JSON (a hostile card need not be pretty). */
+  async function editCardText(dir: string, edit: (card: Record<string, unknown>) => string): Promise<void> {
+    const path = join(dir, MODEL_CARD_FILE);
+    await writeFile(path, edit(JSON.parse(await readFile(path, 'utf8')) as Record<string, unknown>));
+  }
+  const CASES = [
+    {
+      what: '600,000 files entries',
+      edit: (card: Record<string, unknown>) => {
+        const files = card.files as Record<string, unknown>;
+        for (let i = 0; i < 600_000; i++) files[i] = 0; // 7 MB, within the byte limit
+        return JSON.stringify(card);
+      },
+      reason: /not a valid model card \(files: 60000\d entries, over the limit of 256\)$/,
+    },
+    {
+      what: 'a 100 kB string in config',
+      edit: (card: Record<string, unknown>) =>
+        JSON.stringify({ ...card, config: { ...(card.config as object), note: 'x'.repeat(100_000) } }),
+      reason: /not a valid model card \(config\.note: a string of 100000 characters, over the limit of 4096\)$/,
+    },
+    {
+      what: 'a config nested a million deep',
+      edit: (card: Record<string, unknown>) =>
+        JSON.stringify({ ...card, config: {} }).replace(
+          '"config":{}',
+          `"config":{"x":${'['.repeat(1e6)}${']'.repeat(1e6)}}`,
+        ),
+      reason: /not a model card \(nested deeper than 32 levels\)$/,
+    },
+    {
+      what: 'config of 70 kB in short strings',
+      edit: (card: Record<string, unknown>) =>
+        JSON.stringify({
+          ...card,
+          config: Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`k${i}`, 'y'.repeat(350)])),
+        }),
+      reason: /not a valid model card \(config: \d+ bytes of JSON, over the limit of 65536\)$/,
+    },
+  ];
+  for (const { kind, name } of KINDS) {
+    for (const c of CASES) {
+      test(`${kind} model: ${c.what} refused, naming the card and the field`, async () => {
+        const dir = await KINDS.find((k) => k.kind === kind)!.write(join(root, `shape-${kind}-${c.what.length}`, name));
+        await editCardText(dir, c.edit);
+        await assert.rejects(load(kind, dir), (err: Error) => {
+          assert.ok(err.message.startsWith(`${join(dir, MODEL_CARD_FILE)}: `), err.message.slice(0, 200));
+          assert.match(err.message, c.reason);
+          return true;
+        });
+      });
+    }
+  }
+
+  test('beside a good model: /readyz and /v1/models list the refusal in under 1 kB each', async () => {
+    const models = join(root, 'shape-serve');
+    await writeTinyModelDir(join(models, 'good'));
+    const bad = await writeTinyModelDir(join(models, 'bad'));
+    await editCardText(bad, CASES[0]!.edit);
+    const server = await serve(models);
+    try {
+      for (const path of ['/readyz', '/v1/models']) {
+        const { text } = await get(server, path);
+        const refused = (JSON.parse(text) as { refused: Array<{ folder: string; reason: string }> }).refused;
+        assert.deepEqual(
+          refused.map((r) => r.folder),
+          ['bad'],
+        );
+        assert.ok(JSON.stringify(refused).length < 1024, `${path}: ${JSON.stringify(refused).length} bytes`);
+      }
+    } finally {
+      await server.close();
+    }
+  });
 });
 
 describe('a model folder under a dot-folder', () => {

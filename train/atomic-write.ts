@@ -1,7 +1,6 @@
-import { existsSync, fsyncSync, openSync, closeSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, fsyncSync, openSync, closeSync, renameSync } from 'node:fs';
 import { mkdir, open, rm } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
-import { tempSiblingOf } from '../core/temp-sibling.ts';
+import { basename, dirname } from 'node:path';
 
 /**
  * Writes that survive kill -9, a power cut and a full disk (issue #39): checkpoints (train/), exported
@@ -12,7 +11,7 @@ import { tempSiblingOf } from '../core/temp-sibling.ts';
  *
  * A folder cannot be renamed over a non-empty folder, so {@link replaceDir} swaps in two renames,
  * back to back: `target` → `target.old-PID`, `target.tmp-PID` → `target`. A process killed between
- * them leaves the old version whole under `.old-PID`; {@link recoverDir} puts it back at the next start.
+ * them leaves both versions whole; core/interrupted-swap.ts finishes the swap at the next start.
  * Node-only; the lowest layer that saves a model (train/), so export/ and report/ import it from here.
  */
 
@@ -132,40 +131,4 @@ export async function replaceDir(target: string, fill: (dir: string) => Promise<
     throw new WriteFailed(target, `${target} is the previous version; the new one is in ${tmp}`, err);
   }
   await rm(old, { recursive: true, force: true });
-}
-
-/**
- * The temporary siblings of `target` that an interrupted write left (`NAME.tmp-PID`, `NAME.old-PID`),
- * whatever process wrote them.
- */
-export function leftoversOf(target: string): string[] {
-  const parent = dirname(target);
-  if (!existsSync(parent)) return [];
-  const name = basename(target);
-  return readdirSync(parent)
-    .filter((n) => tempSiblingOf(n)?.base === name)
-    .sort()
-    .map((name) => join(parent, name));
-}
-
-/**
- * Finishes what an interrupted {@link replaceDir} of `target` left: a `target` missing while a
- * `target.old-PID` holds the previous version (killed between the two renames) gets it back; every
- * other leftover (a partial or unswapped `.tmp-PID`, an `.old-PID` already replaced) is removed.
- * @returns what it did, for a log line; empty when there was nothing to do
- */
-export function recoverDir(target: string): string[] {
-  const done: string[] = [];
-  const leftovers = leftoversOf(target);
-  const old = leftovers.filter((p) => tempSiblingOf(basename(p))?.kind === 'old').at(-1);
-  if (old && !existsSync(target)) {
-    renameSync(old, target);
-    done.push(`restored ${target} from ${basename(old)}`);
-  }
-  for (const p of leftovers) {
-    if (p === old && done.length > 0) continue;
-    rmSync(p, { recursive: true, force: true });
-    done.push(`removed ${p}`);
-  }
-  return done;
 }

@@ -1,4 +1,4 @@
-import { closeSync, existsSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { RUN_FILES } from './run-config.ts';
@@ -9,7 +9,8 @@ import { interruptWatchActive, signalExitStatus, STOP_SIGNALS, type StopSignal }
  * runs: created exclusively (`wx`), holding the trainer's pid, host and start time, removed when it exits
  * (normally, on an error, or on a signal). A second trainer on the folder is refused, naming the holder,
  * instead of writing the same checkpoints and metrics. A lock whose process is gone (a trainer killed with
- * SIGKILL, a machine that rebooted) is taken over with a warning, so such a run still resumes.
+ * SIGKILL, a machine that rebooted) is taken over with a warning, so such a run still resumes; by one trainer only,
+ * when several find it at once (`removeStaleLock`).
  *
  * Only trainers take it: export, report and `frost experiment` read run folders without looking at it.
  * It lives beside config.json, outside `checkpoints/`, and nothing copies a run folder whole.
@@ -71,13 +72,12 @@ export function holderState(holder: RunLockHolder): 'alive' | 'dead' | 'unknown'
  * (a trainer between creating and writing it, or one killed there).
  */
 export function readRunLock(runDir: string): RunLockHolder | 'malformed' | null {
-  let text: string;
-  try {
-    text = readFileSync(runLockPath(runDir), 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw err;
-  }
+  const text = readLockText(runLockPath(runDir));
+  return text === null ? null : parseRunLock(text);
+}
+
+/** A lock file's holder, or `malformed` when its text does not parse. */
+function parseRunLock(text: string): RunLockHolder | 'malformed' {
   try {
     const json = JSON.parse(text) as Partial<RunLockHolder>;
     if (typeof json.pid === 'number' && typeof json.host === 'string' && typeof json.startedAt === 'string')
@@ -159,26 +159,24 @@ export function lockRunFolder(runDir: string, warn: (line: string) => void): Run
       .map((a, i) => (i === 0 ? a.replace(/^.*\//, '').replace(/^frost\.js$/, 'frost') : a))
       .join(' '),
   };
-  // Two rounds: a stale lock removed, then created; a trainer that wins the race in between is refused below.
-  for (let attempt = 0; attempt < 2; attempt++) {
+  // Rounds: a stale lock taken over (removed, then created), or a contender's won lock read and refused.
+  for (let attempt = 0; attempt < 3; attempt++) {
     let fd: number;
     try {
       fd = openSync(file, 'wx');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const other = readRunLock(runDir);
-      if (other === null) continue; // released between the two calls
-      if (attempt > 0 || !isStale(file, other)) throw new RunFolderLocked(runDir, other);
+      const text = readLockText(file);
+      if (text === null) continue; // released between the two calls
+      const other = parseRunLock(text);
+      if (attempt === 2 || !isStale(file, other)) throw new RunFolderLocked(runDir, other);
+      testPause('lock-takeover');
+      if (!removeStaleLock(file, text)) continue; // another trainer took it over: the next round names it
       warn(
         other === 'malformed'
           ? `${runDir}: taking over an unreadable lock left by a trainer that stopped while writing it`
-          : `${runDir}: taking over the lock of pid ${other.pid} (started ${other.startedAt}), which no longer runs; its run is resumed from its last checkpoint`,
+          : `${runDir}: taking over the lock of pid ${other.pid} (started ${other.startedAt}), which no longer runs`,
       );
-      try {
-        unlinkSync(file);
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-      }
       continue;
     }
     try {
@@ -190,6 +188,78 @@ export function lockRunFolder(runDir: string, warn: (line: string) => void): Run
   }
   const other = readRunLock(runDir);
   throw new RunFolderLocked(runDir, other ?? 'malformed');
+}
+
+/**
+ * Removes the stale lock `file`, which read `stale`, unless another trainer has meanwhile taken it over: of
+ * several trainers that found the same stale lock, one removes it (whoever creates `file.takeover` exclusively),
+ * and only while it still reads `stale`, so a lock a contender has just created is never removed. The others wait
+ * for the winner, then read its lock and are refused, naming it.
+ * @returns whether the stale lock is gone (the caller may create its own); false when another took it over
+ */
+function removeStaleLock(file: string, stale: string): boolean {
+  const marker = `${file}.takeover`;
+  let fd: number;
+  try {
+    fd = openSync(marker, 'wx');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    waitForTakeover(marker);
+    return false;
+  }
+  try {
+    writeSync(fd, `${process.pid}\n`);
+    closeSync(fd);
+    // Under the marker no other trainer removes the lock, and a dead holder cannot: what reads `stale` now is it.
+    const now = readLockText(file);
+    if (now === null) return true;
+    if (now !== stale) return false;
+    unlinkSync(file);
+    return true;
+  } finally {
+    unlinkSync(marker);
+  }
+}
+
+/**
+ * Waits, at most a few seconds, for the trainer that holds `marker` to finish taking the lock over; a marker whose
+ * trainer died while holding it (between two system calls) is removed.
+ */
+function waitForTakeover(marker: string): void {
+  const wait = new Int32Array(new SharedArrayBuffer(4));
+  for (let i = 0; i < 250 && existsSync(marker); i++) {
+    let pid: number;
+    try {
+      pid = Number(readFileSync(marker, 'utf8').trim());
+    } catch {
+      return; // gone: the takeover is done
+    }
+    const age = Date.now() - (statSync(marker, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+    if (pid > 0 && age > 1000 && holderState({ pid, host: hostname(), startedAt: '', command: '' }) === 'dead') {
+      rmSync(marker, { force: true });
+      return;
+    }
+    Atomics.wait(wait, 0, 0, 20);
+  }
+}
+
+/**
+ * Test hook (`FROST_TEST_PAUSE_AT=point:ms`): sleeps `ms` at `point`, to widen a race a test provokes (`lock-takeover`:
+ * between finding a lock stale and removing it, where two trainers once both took one over).
+ */
+function testPause(point: string): void {
+  const [at, ms] = (process.env.FROST_TEST_PAUSE_AT ?? '').split(':');
+  if (at === point) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, Number(ms));
+}
+
+/** The lock file's text; null when there is none. */
+function readLockText(file: string): string | null {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
 }
 
 function isStale(file: string, holder: RunLockHolder | 'malformed'): boolean {

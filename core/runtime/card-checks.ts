@@ -3,6 +3,7 @@
  * from its graphs, so a mismatched export fails at load time naming the file rather than
  * mid-request with an ORT feed error.
  */
+import { gatheredTables } from '../onnx/gathered-rows.ts';
 import { stateOutput } from './append-cache.ts';
 import type { InferenceSession } from 'onnxruntime-common';
 import { SPECIALS, Vocabulary } from '../vocab.ts';
@@ -107,6 +108,31 @@ export function checkGraphs(
   if (graphs.decoder.top) {
     const { k } = graphs.decoder.top;
     for (const name of top) checkWidth(decWhere, decoder, name, k, `the model card's graphs.decoder.top.k is ${k}`);
+  }
+}
+
+/**
+ * Checks a translation card's source vocabulary against the encoder's source embedding, the table `src_ids` index
+ * (read from the graph's bytes: a session's metadata does not say): an id past its rows fails mid-request, failing
+ * every request that carries the word, and a table with more rows than the card has tokens silently gives words the
+ * wrong rows. An embedding the graph computes rather than stores cannot be sized, and is not checked.
+ * @throws Error naming the graph (`where`), the table and both numbers of a mismatch
+ */
+export function checkSourceVocabulary(card: ModelCard, encoderBytes: Uint8Array, where: string): void {
+  if (card.task !== 'translation') return;
+  let tables;
+  try {
+    tables = gatheredTables(encoderBytes, 'src_ids');
+  } catch {
+    return; // not decodable here: onnxruntime opened it, and the sessions' checks still apply
+  }
+  const section = card.source ? 'source' : 'target';
+  const size = (card.source ?? card.target).tokens.length;
+  for (const t of tables) {
+    if (t.rows !== size)
+      throw new Error(
+        `${where}: the source embedding '${t.initializer}' has ${t.rows} rows in the graph, but the model card's ${section} vocabulary (${section}.tokens) has ${size} tokens`,
+      );
   }
 }
 

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { subwordSpecSchema } from '../subword/subword-spec.ts';
 import { paramCountsSchema, specialsSchema, vocabularySchema } from './model-card.ts';
 import { describeIssues } from '../zod-issues.ts';
+import { parseCardJson } from './card-json.ts';
 
 /**
  * A language model's card (`task: 'lm'`), in the same model-card.json beside its one graph. A
@@ -44,15 +45,10 @@ export type LmCardInput = z.input<typeof lmCardSchema>;
 
 /** Parses an LM card's JSON text; the error names `where`. */
 export function parseLmCard(text: string, where: string): LmCard {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (err) {
-    throw new Error(`${where}: not a model card (invalid JSON: ${(err as Error).message})`, { cause: err });
-  }
+  const json = parseCardJson(text, where);
   const parsed = lmCardSchema.safeParse(json);
   if (!parsed.success) {
-    throw new Error(`${where}: not a valid language-model card (${describeIssues(parsed.error.issues)})`);
+    throw new Error(`${where}: not a valid language-model card (${describeIssues(parsed.error.issues, { max: 5 })})`);
   }
   return parsed.data;
 }

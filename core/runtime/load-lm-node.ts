@@ -32,10 +32,7 @@ export async function loadLmModelDir(dir: string, opts: { intraOpNumThreads?: nu
   const card = await readLmCard(dir);
   const stepPath = inside(dir, card.graphs.step.file, 'graphs.step.file');
   await checkModelFiles(dir, cardFiles(card));
-  const step = await readModelFile(dir, card.graphs.step.file, 'graph');
-  const expected = card.files[card.graphs.step.file]?.bytes;
-  if (expected !== undefined && expected !== step.length)
-    throw new Error(`${stepPath}: ${step.length} bytes, but the model card records ${expected}: truncated or replaced`);
+  const step = await readModelFile(dir, card.graphs.step.file, 'graph', card.files[card.graphs.step.file]?.bytes);
   return LmRuntime.create({
     ort,
     card,
@@ -49,7 +46,7 @@ export async function loadLmModelDir(dir: string, opts: { intraOpNumThreads?: nu
         });
       }
     },
-    files: (file) => readModelFile(dir, file, 'file'),
+    files: (file) => readModelFile(dir, file, 'file', card.files[file]?.bytes),
     locate: (file) => join(dir, file),
   });
 }

@@ -76,19 +76,11 @@ async function readCardFile(dir: string, card: ModelCard, file: string): Promise
   if (file === '' || isAbsolute(file) || rel.startsWith('..') || isAbsolute(rel)) {
     throw new Error(`'${file}' is not a file inside the model directory`);
   }
-  let bytes: Uint8Array;
   try {
-    bytes = await readModelFile(dir, file, 'file');
+    return await readModelFile(dir, file, 'file', card.files[file]?.bytes);
   } catch (err) {
     throw new Error(err instanceof ModelFileError ? err.why : (err as Error).message, { cause: err });
   }
-  const expected = card.files[file]?.bytes;
-  if (expected !== undefined && expected !== bytes.length) {
-    throw new Error(
-      `${bytes.length} bytes, but the model card records ${expected}: the file is truncated or does not belong to this card`,
-    );
-  }
-  return bytes;
 }
 
 /**
@@ -124,18 +116,9 @@ function graphPath(dir: string, card: ModelCard, role: 'encoder' | 'decoder'): s
   return join(dir, file);
 }
 
-/** Reads a graph; when the card records its size, a different size means a truncated or replaced file. */
-async function readGraph(dir: string, card: ModelCard, file: string): Promise<Uint8Array> {
-  const path = join(dir, file);
-  const bytes = await readModelFile(dir, file, 'graph');
-  const expected = card.files[file]?.bytes;
-  if (expected !== undefined && expected !== bytes.length) {
-    throw new Error(
-      `${path}: ${bytes.length} bytes, but the model card records ${expected} (files['${file}'].bytes): ` +
-        'the file is truncated or does not belong to this card',
-    );
-  }
-  return bytes;
+/** Reads a graph; when the card records its size, a file of another size is refused unread (truncated or replaced). */
+function readGraph(dir: string, card: ModelCard, file: string): Promise<Uint8Array> {
+  return readModelFile(dir, file, 'graph', card.files[file]?.bytes);
 }
 
 /**

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { subwordSpecSchema } from '../subword/subword-spec.ts';
 import { describeIssues } from '../zod-issues.ts';
+import { parseCardJson } from './card-json.ts';
 
 /**
  * The model card: plain JSON beside the ONNX files of an exported model. Everything a runtime needs
@@ -171,15 +172,10 @@ export const MODEL_CARD_FILE = 'model-card.json';
 
 /** Parses card JSON text; the error names `where` (a path or URL) so a corrupt file is easy to find. */
 export function parseModelCard(text: string, where: string): ModelCard {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (err) {
-    throw new Error(`${where}: not a model card (invalid JSON: ${(err as Error).message})`, { cause: err });
-  }
+  const json = parseCardJson(text, where);
   const parsed = modelCardSchema.safeParse(json);
   if (!parsed.success) {
-    throw new Error(`${where}: not a valid model card (${describeIssues(parsed.error.issues)})`);
+    throw new Error(`${where}: not a valid model card (${describeIssues(parsed.error.issues, { max: 5 })})`);
   }
   return parsed.data;
 }

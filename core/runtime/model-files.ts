@@ -141,12 +141,23 @@ export async function openModelFile(
 }
 
 /**
- * Reads a checked file whole.
- * @throws ModelFileError as {@link checkModelFile}
+ * Reads a checked file whole. With `recorded` (the card's `files[file].bytes`), a file of another size is refused
+ * before a byte of it is read: a 2 GiB file swapped in for a 10 MB graph costs a stat, not 2 GiB of memory.
+ * @throws ModelFileError as {@link checkModelFile}, or naming both sizes when the file's differs from `recorded`
  */
-export async function readModelFile(dir: string, file: string, kind: ModelFileKind): Promise<Uint8Array> {
+export async function readModelFile(
+  dir: string,
+  file: string,
+  kind: ModelFileKind,
+  recorded?: number,
+): Promise<Uint8Array> {
   const { file: checked, handle } = await openModelFile(dir, file, kind);
   try {
+    if (recorded !== undefined && checked.size !== recorded)
+      throw new ModelFileError(
+        checked.path,
+        `${checked.size} bytes, but the model card records ${recorded} (files['${file}'].bytes): the file is truncated or does not belong to this card`,
+      );
     const bytes = new Uint8Array(checked.size);
     let at = 0;
     while (at < bytes.length) {

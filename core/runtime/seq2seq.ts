@@ -10,7 +10,7 @@ import type { Tokenizer } from '../text/tokenize.ts';
 import type { Vocabulary } from '../vocab.ts';
 import { appendPosition, stateOutput } from './append-cache.ts';
 import { BufferPool } from './buffer-pool.ts';
-import { checkGraphs, readVocabularies } from './card-checks.ts';
+import { checkGraphs, checkSourceVocabulary, readVocabularies } from './card-checks.ts';
 import { cardTokenizer } from './card-tokenizer.ts';
 import type { ModelCard } from './model-card.ts';
 import {
@@ -139,13 +139,23 @@ export class Seq2SeqRuntime {
       } else {
         bytes = init.graphs[role];
       }
+      let session: InferenceSession;
       try {
-        return await createSession(bytes, role);
+        session = await createSession(bytes, role);
       } catch (err) {
         throw new Error(`${locate(file)}: not a loadable ONNX ${role} graph (${(err as Error).message})`, {
           cause: err,
         });
       }
+      if (role === 'encoder') {
+        try {
+          checkSourceVocabulary(card, bytes, locate(file));
+        } catch (err) {
+          await session.release().catch(() => undefined);
+          throw err;
+        }
+      }
+      return session;
     };
     const encoder = await open('encoder');
     let decoder: InferenceSession;
