@@ -1,5 +1,6 @@
 import { basename } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { tempSiblingOf } from '../core/temp-sibling.ts';
 import { SPECIALS } from '../core/vocab.ts';
 import type { LanguageModel } from '../models/index.ts';
 import type { ExportSource } from './task-parts.ts';
@@ -37,5 +38,11 @@ export function checkpointCard(source: ExportSource): Record<string, unknown> {
         epoch: state.epoch,
         averaged: source.averaged.map((c) => ({ epoch: c.epoch, dir: basename(c.dir), sha256: c.sha256 })),
       }
-    : { which: basename(source.dir), step: state.step, epoch: state.epoch };
+    : { which: checkpointName(source.dir), step: state.step, epoch: state.epoch };
+}
+
+/** The checkpoint a folder holds, by its name: `best` for `best`, and for `best.old-4242` that a killed save left. */
+export function checkpointName(dir: string): string {
+  const name = basename(dir);
+  return tempSiblingOf(name)?.base ?? name;
 }

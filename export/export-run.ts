@@ -1,6 +1,7 @@
 import { basename } from 'node:path';
 import { MODEL_CARD_FILE, type ModelCard } from '../core/runtime/model-card.ts';
-import { checkpointSha256, RunFolder } from '../train/run-folder.ts';
+import { checkpointSha256, readCheckpointInfo, RunFolder } from '../train/run-folder.ts';
+import { checkpointName } from './card-fields.ts';
 import { writeModelDir } from './model-dir.ts';
 import type { ParityReport } from './parity.ts';
 import type { PrecisionCheck } from './precision-check.ts';
@@ -66,12 +67,19 @@ export interface ExportResult<Card = ModelCard> {
 async function loadSource(run: RunFolder, opts: ExportOptions): Promise<ExportSource> {
   if (opts.averageLast === undefined) {
     const dir = run.findCheckpoint(opts.checkpoint ?? 'best');
-    return { checkpoint: await run.loadCheckpoint(dir), dir };
+    const name = checkpointName(dir);
+    if (!opts.quiet && name !== basename(dir))
+      process.stderr.write(`exporting ${name} from ${dir}, where a save interrupted between its two renames left it\n`);
+    const checkpoint = await run.loadCheckpoint(dir);
+    const best = await readCheckpointInfo(run.dir, 'best').catch(() => null);
+    const step = Number(checkpoint.state.step ?? 0);
+    return { checkpoint, dir, validated: name === 'best' || (best !== null && best.step === step) };
   }
   const { checkpoint, averaged } = await run.averageLast(opts.averageLast);
   const sums = await Promise.all(averaged.map((c) => checkpointSha256(c.dir)));
   return {
     checkpoint,
+    validated: false,
     // Named in errors about the averaged tensors: the newest of them.
     dir: averaged[averaged.length - 1]!.dir,
     averaged: averaged.map((c, i) => ({ ...c, sha256: sums[i]! })),

@@ -118,9 +118,9 @@ export const lmExport: TaskExport<LmCard> = {
             steps: parity.steps,
           },
         },
-        // An average was never validated: no perplexity is claimed for it.
+        // The best perplexity belongs to the best checkpoint's weights: not to a later `last`, nor to an average.
         metrics:
-          !source.averaged && Number.isFinite(state.bestValPerplexity)
+          source.validated && Number.isFinite(state.bestValPerplexity)
             ? { valPerplexity: state.bestValPerplexity as number }
             : {},
         created: new Date().toISOString(),

@@ -1,9 +1,9 @@
-import { existsSync, lstatSync, readdirSync, readlinkSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readlinkSync, rmSync, statSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, extname, join, resolve } from 'node:path';
 import { MODEL_CARD_FILE } from '../core/runtime/model-card.ts';
 import { recoverSwap } from '../core/interrupted-swap.ts';
-import { replaceDir, writeDurable } from '../train/atomic-write.ts';
+import { replaceDir, writeDurable, writeFileAtomic } from '../train/atomic-write.ts';
 
 /**
  * Writes an exported model's folder (`frost export --out`) whole, or not at all (issue #39): every file
@@ -33,6 +33,7 @@ export async function writeModelDir(outDir: string, files: Record<string, string
   const recovered = recoverSwap(target);
   if (existsSync(target)) checkReplaceable(target, outDir);
   await mkdir(dirname(target), { recursive: true });
+  if (isMountPoint(target)) return [...recovered, ...(await replaceFilesIn(target, files))];
   await replaceDir(target, async (dir) => {
     for (const [file, bytes] of Object.entries(files)) {
       if (file !== MODEL_CARD_FILE) await writeDurable(join(dir, file), bytes);
@@ -42,6 +43,31 @@ export async function writeModelDir(outDir: string, files: Record<string, string
     if (card !== undefined) await writeDurable(join(dir, MODEL_CARD_FILE), card);
   });
   return recovered;
+}
+
+/** Whether `dir` is a mount point (a container's volume): it cannot be renamed, so it cannot be swapped whole. */
+function isMountPoint(dir: string): boolean {
+  const here = statSync(dir, { throwIfNoEntry: false });
+  const parent = statSync(dirname(resolve(dir)), { throwIfNoEntry: false });
+  return here !== undefined && parent !== undefined && here.dev !== parent.dev;
+}
+
+/**
+ * A model written into a mount point, which cannot be renamed: each file replaced atomically in place (a temporary
+ * sibling inside the mount, renamed over), the card last, then the previous model's other files removed. A server
+ * reloading in between sees a card whose recorded sizes its graphs do not all have yet, refuses that version and
+ * keeps the previous one, until the card arrives.
+ * @returns a line saying so, for the log
+ */
+async function replaceFilesIn(dir: string, files: Record<string, string | Uint8Array>): Promise<string[]> {
+  const names = Object.keys(files).filter((f) => f !== MODEL_CARD_FILE);
+  for (const file of names) await writeFileAtomic(join(dir, file), files[file]!);
+  const card = files[MODEL_CARD_FILE];
+  if (card !== undefined) await writeFileAtomic(join(dir, MODEL_CARD_FILE), card);
+  const kept = new Set(Object.keys(files));
+  for (const e of readdirSync(dir, { withFileTypes: true }))
+    if (e.isFile() && !kept.has(e.name) && MODEL_FILE.has(extname(e.name))) rmSync(join(dir, e.name));
+  return [`${dir} is a mount point, which cannot be swapped whole: its files were replaced one by one, the card last`];
 }
 
 /** Refuses to replace a folder that is not a model folder: `--out .` must not delete the working directory. */

@@ -245,8 +245,8 @@ async function cardInput(
         decoder: builders.decoder.initializerBytesByScope(),
       },
     },
-    // An average was never validated as such: the run's best BLEU belongs to another model.
-    metrics: !source.averaged && Number.isFinite(state.bestBleu) ? { valBleu: state.bestBleu as number } : {},
+    // The run's best BLEU belongs to the best checkpoint's weights: not to a later `last`, nor to an average.
+    metrics: source.validated && Number.isFinite(state.bestBleu) ? { valBleu: state.bestBleu as number } : {},
     created: new Date().toISOString(),
   };
 }

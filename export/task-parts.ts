@@ -14,6 +14,11 @@ export interface ExportSource {
   /** Its folder; for an average, the newest averaged one (errors about the averaged tensors name it). */
   dir: string;
   averaged?: { epoch: number; dir: string; sha256: string }[];
+  /**
+   * Whether these are the weights the run's best validation score was measured on (`best`, or a checkpoint at its
+   * step): only then does the card claim that score.
+   */
+  validated: boolean;
 }
 
 /** A task's export, built and checked, before anything is written: export-run.ts writes it the same way for all. */

@@ -51,6 +51,8 @@ export interface AppOptions {
   web?: WebClient;
   /** Model folders that could not be loaded, listed by `/readyz` and `/v1/models` when there are any. @default none */
   refused?: () => readonly FolderRefusal[];
+  /** Whether a served model's folder now holds a version that was refused (its files are not the served ones). */
+  refusedOnDisk?: (dir: string) => boolean;
   /**
    * Folder served as static files under /reports/ (`frost report --out reports/NAME`). @default `reports` in the
    * working directory
@@ -93,7 +95,7 @@ export function createApp(opts: AppOptions): Express {
   app.use(lmRouter({ registry, pool, limits, onInternal, onStreamCancelled }));
   // Reports (issue #7): `reports/NAME/report.html` at /reports/NAME/; what is not there falls through to the JSON 404.
   app.use('/reports', reportsRouter(opts.reportsDir ?? resolve('reports')));
-  app.use(webRouter({ registry, web: opts.web }));
+  app.use(webRouter({ registry, web: opts.web, refusedOnDisk: opts.refusedOnDisk }));
   app.use(notFoundHandler());
   app.use(
     errorHandler(onInternal, (err, reqId) =>

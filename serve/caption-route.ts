@@ -19,6 +19,7 @@ import type { BatcherPool } from './batcher-pool.ts';
 import { kindFamily } from './batcher.ts';
 import { imagePreprocessThread } from './image-preprocess-thread.ts';
 import { type ErrorCode, HttpError } from './errors.ts';
+import { MODEL_VERSION_HEADER, modelVersion } from './model-version.ts';
 import { sendJson } from './json-response.ts';
 import type { ModelRegistry } from './model-registry.ts';
 import { requestDeadline } from './request-deadline.ts';
@@ -84,6 +85,7 @@ export function captionRouter({ registry, pool, limits, budget = new UploadBudge
       bytes.release();
     }
     const { model, upload, image, pixels } = prepared;
+    res.setHeader(MODEL_VERSION_HEADER, modelVersion(model.runtime.card));
 
     const deadline = requestDeadline(res, limits.timeoutMs);
     try {

@@ -10,6 +10,7 @@ import type { CompletionRequest } from '../core/runtime/lm.ts';
 import type { CompleteResponse, ScoreResponse } from '../core/wire.ts';
 import { toHttpError } from './errors.ts';
 import { jsonBody } from './json-body.ts';
+import { MODEL_VERSION_HEADER, modelVersion } from './model-version.ts';
 import { sendJson } from './json-response.ts';
 import type { BatcherPool } from './batcher-pool.ts';
 import { kindFamily } from './batcher.ts';
@@ -43,6 +44,7 @@ export function lmRouter({ registry, pool, limits, onInternal, onStreamCancelled
     const started = res.locals.startedAt as number;
     const request = parseCompleteRequest(req.body, limits, () => randomInt(0, 2 ** 32));
     const model = registry.get(request.model, kindFamily(LM_COMPLETE));
+    res.setHeader(MODEL_VERSION_HEADER, modelVersion(model.runtime.card));
     const deadline = requestDeadline(res, limits.timeoutMs);
     const streamed = req.query.stream === '1' || req.query.stream === 'true';
     let index = 0;
@@ -88,6 +90,7 @@ export function lmRouter({ registry, pool, limits, onInternal, onStreamCancelled
     const started = res.locals.startedAt as number;
     const request = parseScoreRequest(req.body, limits);
     const model = registry.get(request.model, kindFamily(LM_SCORE));
+    res.setHeader(MODEL_VERSION_HEADER, modelVersion(model.runtime.card));
     const deadline = requestDeadline(res, limits.timeoutMs);
     try {
       const batcher = pool.for(model.name, LM_SCORE);

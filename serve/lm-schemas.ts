@@ -35,7 +35,6 @@ export function completeBodySchema(limits: RequestLimits) {
       /** Sampling when given (at least MIN_TEMPERATURE: below it, greedy in all but name); greedy without it. */
       temperature: z
         .number()
-        .gt(0, 'must be > 0 (leave temperature out for greedy decoding)')
         .min(MIN_TEMPERATURE, `must be at least ${MIN_TEMPERATURE} (leave temperature out for greedy decoding)`)
         .max(100)
         .optional(),

@@ -22,12 +22,37 @@ export interface ServedModel {
 /** Files change when a model is reloaded: revalidate (by ETag) on every load. */
 const REVALIDATE = 'no-cache';
 
-/** Sends `req.params.file` of `model`; a file its card does not name is the JSON 404 of an unknown route. */
-export async function sendModelFile(req: Request, res: Response, next: NextFunction, model: ServedModel) {
+/**
+ * Sends `req.params.file` of `model`; a file its card does not name is the JSON 404 of an unknown route. When the
+ * folder now holds a version `--watch` refused (`refusedOnDisk`), the files on disk are not the served model's: the
+ * card is the served one, from memory, and the other files are unavailable until a good version loads.
+ */
+export async function sendModelFile(
+  req: Request,
+  res: Response,
+  next: NextFunction,
+  model: ServedModel,
+  refusedOnDisk = false,
+) {
   const name = String(req.params.file);
   const kind: ModelFileKind | undefined = cardFiles(model.runtime.card).get(name);
   if (model.dir === undefined || kind === undefined) {
     next(new HttpError('FROST_ERR_NOT_FOUND', { method: req.method, path: req.path }));
+    return;
+  }
+  if (refusedOnDisk && kind === 'card') {
+    res.setHeader('Cache-Control', REVALIDATE);
+    res.type('application/json').send(JSON.stringify(model.runtime.card));
+    return;
+  }
+  if (refusedOnDisk) {
+    next(
+      new HttpError('FROST_ERR_MODEL_FILE_UNAVAILABLE', {
+        model: model.name,
+        file: clip(name),
+        reason: 'the folder holds a new version that was refused; the served version is not on disk',
+      }),
+    );
     return;
   }
   let opened: Awaited<ReturnType<typeof openModelFile>>;

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { DEFAULT_MAX_PIXELS, DEFAULT_MAX_SIDE } from '../core/image/sniff.ts';
 import type { SearchOptions } from '../core/decode/types.ts';
 import { describeIssues } from '../core/zod-issues.ts';
+import { clip } from './errors.ts';
 import { HttpError } from './errors.ts';
 
 /** Per-request limits, so one request cannot hold the decoder for minutes. */
@@ -110,9 +111,21 @@ export function translateBodySchema(limits: RequestLimits) {
     });
 }
 
-/** A request's zod issues as one line naming each offending field, e.g. `texts.1: must be a non-empty string`. */
+/**
+ * A request's zod issues as one line naming each offending field, e.g. `texts.1: must be a non-empty string`. The
+ * client's own strings in it (unknown keys) are clipped and counted, so that a 900 kB key gets an answer under 1 kB.
+ */
 export const formatIssues = (issues: readonly z.core.$ZodIssue[]): string =>
-  describeIssues(issues, { whole: '(body)' });
+  describeIssues(issues.slice(0, 8).map(withClippedKeys), { whole: '(body)' }) +
+  (issues.length > 8 ? ` (and ${issues.length - 8} more)` : '');
+
+/** An unknown-keys issue names at most 3 keys, each clipped; any other issue is as zod wrote it. */
+function withClippedKeys(issue: z.core.$ZodIssue): z.core.$ZodIssue {
+  if (issue.code !== 'unrecognized_keys') return issue;
+  const named = issue.keys.slice(0, 3).map((k) => `'${clip(k)}'`);
+  const more = issue.keys.length > 3 ? ` and ${issue.keys.length - 3} more` : '';
+  return { ...issue, message: `unknown key${issue.keys.length > 1 ? 's' : ''} ${named.join(', ')}${more}` };
+}
 
 /** Schemas are built once per limits object, not per request. */
 const schemaCache = new WeakMap<RequestLimits, ReturnType<typeof translateBodySchema>>();

@@ -64,6 +64,11 @@ export class ServedModels {
     this.refusals.set(dir, { folder, reason: told });
   }
 
+  /** Whether `dir`'s contents on disk are a version that was refused (the model it served, if any, still serves). */
+  refusedOnDisk(dir: string): boolean {
+    return this.refusals.has(dir);
+  }
+
   /** The family of the model loaded from `dir`, which a reload of it must keep. */
   familyAt(dir: string): ModelFamily | undefined {
     const model = this.registry.list().find((m) => m.dir === dir);

@@ -124,6 +124,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     web: opts.web,
     pool: models.pool,
     refused: () => models.refused,
+    refusedOnDisk: (dir) => models.refusedOnDisk(dir),
     metrics,
     logger,
     notReady: () => {

@@ -31,6 +31,8 @@ export interface WebRouterOptions {
   registry: ModelRegistry;
   /** The page and its runtime files. @default none: only the model files are served */
   web?: WebClient;
+  /** Whether a served model's folder now holds a version that was refused. @default never */
+  refusedOnDisk?: (dir: string) => boolean;
 }
 
 /** Page files change when the server restarts with new code: revalidate (by ETag) on every load. */
@@ -86,7 +88,10 @@ export function webRouter(opts: WebRouterOptions): Router {
   });
 
   router.get('/v1/models/:name/files/:file', (req, res, next) => {
-    sendModelFile(req, res, next, registry.get(req.params.name)).catch(next);
+    const model = registry.get(req.params.name);
+    sendModelFile(req, res, next, model, model.dir !== undefined && (opts.refusedOnDisk?.(model.dir) ?? false)).catch(
+      next,
+    );
   });
 
   return router;

@@ -12,6 +12,7 @@ import type { BatcherPool } from './batcher-pool.ts';
 import { kindFamily } from './batcher.ts';
 import { HttpError, toHttpError } from './errors.ts';
 import { jsonBody } from './json-body.ts';
+import { MODEL_VERSION_HEADER, modelVersion } from './model-version.ts';
 import { sendJson } from './json-response.ts';
 import type { ModelRegistry } from './model-registry.ts';
 import { requestDeadline } from './request-deadline.ts';
@@ -45,6 +46,7 @@ export function translateRouter({
     if (task !== TRANSLATION.task)
       throw new HttpError('FROST_ERR_NOT_A_TRANSLATION_MODEL', { model: model.name, task });
     const batcher = pool.for(model.name, TRANSLATION);
+    res.setHeader(MODEL_VERSION_HEADER, modelVersion(model.runtime.card));
 
     const deadline = requestDeadline(res, limits.timeoutMs);
     const answer = (translations: Translation[]): TranslateResponse => ({

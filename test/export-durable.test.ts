@@ -8,8 +8,8 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { lstatSync, readdirSync } from 'node:fs';
-import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { existsSync, lstatSync, readdirSync } from 'node:fs';
+import { cp, mkdir, mkdtemp, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -184,6 +184,48 @@ describe('frost export killed with -9 over a served model', { timeout: 400_000 }
       /home holds notes\.txt, which is not part of an exported model/,
     );
     assert.equal(await readFile(join(notModel, 'notes.txt'), 'utf8'), 'mine');
+  });
+});
+
+describe('frost export --checkpoint best after a save killed between its two renames (issue #51, 8)', () => {
+  test('exports best from where the kill left it, says so, and the card claims its score', async () => {
+    const run = await copyFixture(runDir, join(dir, 'best-left', 'run'));
+    const best = JSON.parse(await readFile(join(run, 'checkpoints', 'best', 'checkpoint.json'), 'utf8')) as {
+      state: { step: number; bestBleu: number };
+    };
+    await rename(join(run, 'checkpoints', 'best'), join(run, 'checkpoints', 'best.old-4242'));
+    const out = join(dir, 'best-left', 'model');
+    const exported = await frostInProcess(['export', run, '--out', out, '--checkpoint', 'best']);
+    assert.equal(exported.code, 0, exported.stderr);
+    assert.match(exported.stderr, /^exporting best from .*checkpoints\/best\.old-4242, where a save interrupted/m);
+    const card = JSON.parse(await readFile(join(out, 'model-card.json'), 'utf8')) as {
+      config: { checkpoint: { which: string; step: number } };
+      metrics: { valBleu?: number };
+    };
+    assert.deepEqual(card.config.checkpoint.which, 'best');
+    assert.equal(card.config.checkpoint.step, best.state.step);
+    assert.equal(card.metrics.valBleu, best.state.bestBleu);
+    assert.ok(existsSync(join(run, 'checkpoints', 'best.old-4242')), 'the run folder is read, not tidied');
+  });
+});
+
+describe('frost export --out onto a mount point (a container volume; issue #51, 8)', () => {
+  const volume = smallDisk(() => dir, 'volume', '64m');
+
+  test('writes the model into it file by file, card last, and replaces a previous one the same way', async (t) => {
+    if (volume.skipped(t)) return;
+    const first = await frostInProcess(exportArgs(volume.path));
+    assert.equal(first.code, 0, first.stderr);
+    assert.match(first.stderr, /is a mount point, which cannot be swapped whole: its files were replaced one by one/);
+    const exported = await filesOf(volume.path);
+    assert.ok(exported['model-card.json'] && exported['decoder.onnx']);
+    // A file of an older model that the new one does not have goes; the new model's files are all there.
+    await writeFile(join(volume.path, 'old-graph.onnx'), 'stale');
+    const again = await frostInProcess(exportArgs(volume.path));
+    assert.equal(again.code, 0, again.stderr);
+    assert.deepEqual(readdirSync(volume.path).sort(), Object.keys(exported).sort(), 'no leftovers, no stale file');
+    // The same files as an export into an ordinary folder.
+    assert.deepEqual(Object.keys(exported).sort(), Object.keys(await filesOf(modelDir)).sort());
   });
 });
 

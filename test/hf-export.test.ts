@@ -6,8 +6,9 @@
  * The trained and exported models are cached fixtures (toy-fixtures.ts): the layout is written from them here.
  */
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -20,6 +21,7 @@ import { hfRefusal, writeHfLayout } from '../export/hf/hf-layout.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { browserSkipReason } from './helpers/browser.ts';
 import { frostInProcess } from './helpers/frost-in-process.ts';
+import { smallDisk } from './helpers/small-disk.ts';
 import { cachedToyModel, cachedToyRun } from './helpers/toy-fixtures.ts';
 import { RNN_ATTN_FIXED_UNIFORM_SHORT } from './helpers/toy-specs.ts';
 import { openTransformersPage } from './helpers/transformers-page.ts';
@@ -53,13 +55,9 @@ interface OrtSession {
   run(feeds: Record<string, unknown>): Promise<Record<string, { data: unknown; dims: number[] }>>;
 }
 
-/**
- * A tiny Transformer with `head` trained on a joint BPE vocabulary and exported (cached, read-only), written
- * as the Hugging Face layout to `dir/<head>/hf`.
- */
-async function exportWithHead(head: string): Promise<Exported> {
-  const root = join(dir, head);
-  const { dataDir, modelDir } = await cachedToyModel(
+/** A tiny Transformer with `head` trained on a joint BPE vocabulary and exported (a cached fixture, read-only). */
+const hfModel = (head: string) =>
+  cachedToyModel(
     {
       head,
       corpus: { seed: 1, train: 600, val: 8, test: SENTENCES },
@@ -73,6 +71,14 @@ async function exportWithHead(head: string): Promise<Exported> {
     },
     { decoderCache: 'concat' },
   );
+
+/**
+ * A tiny Transformer with `head` trained on a joint BPE vocabulary and exported (cached, read-only), written
+ * as the Hugging Face layout to `dir/<head>/hf`.
+ */
+async function exportWithHead(head: string): Promise<Exported> {
+  const root = join(dir, head);
+  const { dataDir, modelDir } = await hfModel(head);
   await writeHfLayout(modelDir, join(root, 'hf'));
   // Frozen heads keep their matrix regenerated in the graph: the layout is as small as frost's own export.
   const onnxBytes = (folder: string) =>
@@ -227,4 +233,50 @@ test('an architecture without a key/value cache, or a vocabulary tokenizer.json 
   };
   assert.match(hfRefusal(separate)!, /separate source and target vocabularies .* one tokenizer for both/);
   assert.equal(hfRefusal({ ...separate, subword: { ...separate.subword, joint: true } }), undefined);
+});
+
+describe('--hf writes its folder as --out is written (issue #51, item 7)', () => {
+  const readOnly = smallDisk(() => dir, 'read-only', '1m');
+
+  test("a folder that is not a frost --hf export is refused, and the user's files are kept", async () => {
+    const { modelDir } = await hfModel('tied');
+    const mine = join(dir, 'mine');
+    await mkdir(join(mine, 'onnx'), { recursive: true });
+    await writeFile(join(mine, 'config.json'), '{"model_type": "mine"}');
+    await writeFile(join(mine, 'notes.txt'), 'mine');
+    await assert.rejects(writeHfLayout(modelDir, mine), /^Error: --hf .*mine: it holds notes\.txt, which is not part/);
+    await rm(join(mine, 'notes.txt'));
+    await assert.rejects(writeHfLayout(modelDir, mine), /mine: its config\.json was not written by frost/);
+    assert.equal(await readFile(join(mine, 'config.json'), 'utf8'), '{"model_type": "mine"}');
+  });
+
+  test('a previous --hf export is replaced whole: no stray file of another version survives', async () => {
+    const { modelDir } = await hfModel('tied');
+    const out = join(dir, 'again');
+    const files = await writeHfLayout(modelDir, out);
+    await writeFile(join(out, 'onnx', 'decoder_with_past_model.onnx'), 'stale');
+    assert.deepEqual(await writeHfLayout(modelDir, out), files);
+    assert.deepEqual(readdirSync(join(out, 'onnx')).sort(), ['decoder_model_merged.onnx', 'encoder_model.onnx']);
+    assert.deepEqual(
+      readdirSync(dir).filter((n) => n.startsWith('again')),
+      ['again'],
+      'no temporary folder left',
+    );
+  });
+
+  test('a read-only folder: the error names the path, and nothing is written', async (t) => {
+    if (readOnly.skipped(t)) return;
+    const { modelDir } = await hfModel('tied');
+    execFileSync('mount', ['-o', 'remount,ro', readOnly.path]);
+    try {
+      const out = join(readOnly.path, 'hf');
+      await assert.rejects(writeHfLayout(modelDir, out), (err: Error) => {
+        assert.match(err.message, new RegExp(`^cannot write ${out}\\.tmp-\\d+: EROFS`));
+        return true;
+      });
+      assert.deepEqual(readdirSync(readOnly.path), []);
+    } finally {
+      execFileSync('mount', ['-o', 'remount,rw', readOnly.path]);
+    }
+  });
 });

@@ -525,8 +525,19 @@ describe('language models on frost serve', () => {
       /min_new_tokens: must not exceed max_new_tokens/,
     ],
     ['min_new_tokens above the default 32', '/v1/complete', { text: 'w1', min_new_tokens: 33 }, /min_new_tokens/],
-    ['temperature 0', '/v1/complete', { text: 'w1', temperature: 0 }, /temperature: must be > 0/],
-    ['temperature < 0', '/v1/complete', { text: 'w1', temperature: -0.5 }, /temperature: must be > 0/],
+    // One message for the one field (issue #51, 8: there were two).
+    [
+      'temperature 0',
+      '/v1/complete',
+      { text: 'w1', temperature: 0 },
+      /^Invalid request: temperature: must be at least 0\.001 \(leave temperature out for greedy decoding\)$/,
+    ],
+    [
+      'temperature < 0',
+      '/v1/complete',
+      { text: 'w1', temperature: -0.5 },
+      /^Invalid request: temperature: must be at least 0\.001 \(leave temperature out for greedy decoding\)$/,
+    ],
     ['top_p 0', '/v1/complete', { text: 'w1', top_p: 0 }, /top_p: must be in \(0, 1\]/],
     ['top_p > 1', '/v1/complete', { text: 'w1', top_p: 1.2 }, /top_p: must be in \(0, 1\]/],
     ['a seed out of range', '/v1/complete', { text: 'w1', temperature: 1, seed: -3 }, /seed/],

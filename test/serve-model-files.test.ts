@@ -112,6 +112,48 @@ describe('a card listing a link out of its folder', () => {
   }
 });
 
+test('after a refused --watch reload, the files route hands out the served card, not the refused one (issue #51, 8)', async () => {
+  const models = join(root, 'refused-reload');
+  const dir = await writeTinyModelDir(join(models, 'tiny'));
+  const path = join(dir, MODEL_CARD_FILE);
+  const good = await readFile(path, 'utf8');
+  const reloads: boolean[] = [];
+  let notify: (() => void) | undefined;
+  const server = await serve(models, {
+    watch: true,
+    onReload: (_model, ok) => {
+      reloads.push(ok);
+      notify?.();
+    },
+  });
+  try {
+    // A new card whose target vocabulary does not fit the decoder: refused, the old version keeps serving.
+    const bad = JSON.parse(good) as { target: { tokens: string[] } };
+    bad.target.tokens = bad.target.tokens.slice(0, 10);
+    let reloaded = new Promise<void>((resolve) => (notify = resolve));
+    await writeFile(path, JSON.stringify(bad));
+    await reloaded;
+    assert.deepEqual(reloads, [false]);
+    const card = await get(server, `/v1/models/tiny-en-de/files/${MODEL_CARD_FILE}`);
+    assert.equal(card.status, 200);
+    const served = JSON.parse(card.text) as { target: { tokens: string[] } };
+    assert.equal(served.target.tokens.length, (JSON.parse(good) as typeof bad).target.tokens.length);
+    const graph = await get(server, '/v1/models/tiny-en-de/files/decoder.onnx');
+    assert.equal(graph.status, 404);
+    assert.match(graph.text, /FROST_ERR_MODEL_FILE_UNAVAILABLE.*a new version that was refused/);
+
+    // The good card back: it loads, and the files are the folder's again, byte for byte.
+    reloaded = new Promise<void>((resolve) => (notify = resolve));
+    await writeFile(path, good);
+    await reloaded;
+    assert.deepEqual(reloads, [false, true]);
+    assert.equal((await get(server, `/v1/models/tiny-en-de/files/${MODEL_CARD_FILE}`)).text, good);
+    assert.equal((await get(server, '/v1/models/tiny-en-de/files/decoder.onnx')).status, 200);
+  } finally {
+    await server.close();
+  }
+});
+
 describe('graphs and cards are checked before they are read', () => {
   for (const { kind, name, graph } of KINDS) {
     test(`${kind} model: a graph linked out of the folder is refused, even one of the recorded size`, async () => {

@@ -106,6 +106,12 @@ describe('translate bodies', () => {
     assert.equal((await translate({ text: 'a\u200bman' })).status, 200);
   });
 
+  test('a huge unknown key is not echoed whole (issue #51, 8)', async () => {
+    const a = await translate({ text: 'a man .', ['k'.repeat(900_000)]: 1, colour: 'red' });
+    assertRefused(a, 400, 'FROST_ERR_INVALID_REQUEST', /unknown keys 'k{64}… \(900000 characters\)', 'colour'/);
+    assert.ok(a.text.length < 1000, `answer of ${a.text.length} characters`);
+  });
+
   test('a huge unknown model name is not echoed whole', async () => {
     const name = 'm'.repeat(100_000);
     const a = await translate({ model: name, text: 'a man .' });

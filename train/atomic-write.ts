@@ -109,7 +109,9 @@ export async function replaceDir(target: string, fill: (dir: string) => Promise<
   const old = oldSibling(target);
   await rm(tmp, { recursive: true, force: true });
   try {
-    await mkdir(tmp, { recursive: true });
+    await mkdir(dirname(tmp), { recursive: true });
+    // Not recursive: a recursive mkdir on a read-only file system reports ENOENT, which names the wrong problem.
+    await mkdir(tmp);
     await fill(tmp);
     syncDir(tmp);
   } catch (err) {

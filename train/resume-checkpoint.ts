@@ -60,6 +60,24 @@ export function holdsResumableCheckpoint(runDir: string): boolean {
 }
 
 /**
+ * The newest whole save of checkpoint `base` (`best`, `last`) among its own folder and the temporary ones an
+ * interrupted save left (`best.old-4242`), without tidying anything (an export reads a folder a trainer may be
+ * writing); null when none is whole.
+ */
+export function newestWholeSave(runDir: string, base: string): string | null {
+  const root = join(runDir, RUN_FILES.checkpoints);
+  if (!existsSync(root)) return null;
+  let newest: { dir: string; step: number } | null = null;
+  for (const name of readdirSync(root).sort()) {
+    if ((tempSiblingOf(name)?.base ?? name) !== base) continue;
+    const step = completeStep(join(root, name));
+    if (step !== null && (newest === null || step > newest.step || name === base))
+      newest = { dir: join(root, name), step };
+  }
+  return newest?.dir ?? null;
+}
+
+/**
  * Puts the newest complete one of a name's checkpoints (`last`, `last.old-4242`, `last.tmp-4242`) under
  * the name and removes the others; returns it, or null when none is complete.
  */

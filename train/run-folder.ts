@@ -15,6 +15,7 @@ import { inferenceTensors } from './optim/parameter-average.ts';
 import { averageCheckpoints, loadCheckpoint, restoreTensors, type LoadedCheckpoint } from './checkpoint.ts';
 import { expectTask, readRunConfig, RUN_FILES, type RunConfig, type TaskName } from './run-config.ts';
 import { checkOutputRows, outputRows } from './output-support.ts';
+import { newestWholeSave } from './resume-checkpoint.ts';
 import { readSubwords, runTokenizer } from './subwords.ts';
 
 /**
@@ -92,14 +93,19 @@ export class RunFolder<Config extends RunConfig = RunConfig> {
 
   /**
    * The folder of the checkpoint to export: `which`, or `last` when `best` was asked for and
-   * no validation score ever improved enough to save one.
+   * no validation score ever improved enough to save one. A save killed between its two renames leaves
+   * the checkpoint whole under a temporary name (`best.old-4242`): that folder is the checkpoint.
    * @throws Error naming the folder looked for when the run has no checkpoint yet
    */
   findCheckpoint(which: CheckpointName = 'best'): string {
-    let dir = this.checkpointDir(which);
-    if (!existsSync(dir) && which === 'best') dir = this.checkpointDir('last');
-    if (!existsSync(dir)) throw new Error(`${this.dir} has no checkpoint yet (looked for ${dir})`);
-    return dir;
+    const names: CheckpointName[] = which === 'best' ? ['best', 'last'] : ['last'];
+    for (const name of names) {
+      const dir = this.checkpointDir(name);
+      if (existsSync(dir)) return dir;
+      const saved = newestWholeSave(this.dir, name);
+      if (saved) return saved;
+    }
+    throw new Error(`${this.dir} has no checkpoint yet (looked for ${this.checkpointDir(which)})`);
   }
 
   /** The kept epoch checkpoints (`--keep-last`), oldest first. */

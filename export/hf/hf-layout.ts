@@ -11,12 +11,15 @@
  * same graphs frost serves, frozen heads regenerated in the graph as there. What cannot take the layout is
  * refused in one line that says why (see {@link hfRefusal}).
  */
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { recoverSwap } from '../../core/interrupted-swap.ts';
 import { encodeModel } from '../../core/onnx/proto.ts';
 import { MODEL_CARD_FILE, parseModelCard, type ModelCard } from '../../core/runtime/model-card.ts';
 import { SubwordModel } from '../../core/subword/subword-model.ts';
 import { archNames, getArch } from '../../models/index.ts';
+import { replaceDir, syncDir, writeDurable } from '../../train/atomic-write.ts';
 import { decoderModel } from './decoder-model.ts';
 import { encoderModel } from './encoder-model.ts';
 import { generationConfig, modelConfig } from './model-config.ts';
@@ -69,11 +72,15 @@ const WHY = '(the Hugging Face layout';
 
 const MIN_OPSET = 13;
 
-async function writeJson(path: string, value: unknown): Promise<void> {
-  await writeFile(path, `${JSON.stringify(value, null, 2)}\n`);
-}
-
-/** Writes the Hugging Face layout of the frost model in `modelDir` to `outDir`; returns the files written. */
+/**
+ * Writes the Hugging Face layout of the frost model in `modelDir` to `outDir`, as `--out` is written
+ * (export/model-dir.ts): into a temporary sibling, fsynced, and swapped in whole, so that a kill or a full disk
+ * leaves the previous layout as it was and no file of another version (a stray `decoder_with_past_model.onnx`)
+ * survives. A folder that holds anything but a previous frost --hf export is refused, not replaced.
+ * @returns the files written
+ * @throws Error naming the folder and the entry that is not part of a frost --hf export
+ * @throws WriteFailed naming the path that failed (a full disk, a read-only folder)
+ */
 export async function writeHfLayout(modelDir: string, outDir: string): Promise<string[]> {
   const cardPath = join(modelDir, MODEL_CARD_FILE);
   const card = parseModelCard(await readFile(cardPath, 'utf8'), cardPath);
@@ -100,11 +107,42 @@ export async function writeHfLayout(modelDir: string, outDir: string): Promise<s
     'tokenizer.json': tokenizerJson(subword),
     'tokenizer_config.json': tokenizerConfig(config.max_position_embeddings as number),
   };
-  for (const [file, content] of Object.entries(files)) {
-    const path = join(outDir, file);
-    await mkdir(dirname(path), { recursive: true });
-    if (content instanceof Uint8Array) await writeFile(path, content);
-    else await writeJson(path, content);
-  }
+  for (const line of recoverSwap(outDir)) process.stderr.write(`${line}\n`);
+  if (existsSync(outDir)) checkHfReplaceable(outDir);
+  await mkdir(dirname(outDir), { recursive: true });
+  await replaceDir(outDir, async (dir) => {
+    for (const [file, content] of Object.entries(files)) {
+      const path = join(dir, file);
+      await mkdir(dirname(path), { recursive: true });
+      await writeDurable(path, content instanceof Uint8Array ? content : `${JSON.stringify(content, null, 2)}\n`);
+    }
+    syncDir(join(dir, dirname(ENCODER_FILE)));
+  });
   return Object.keys(files);
+}
+
+/** The entries a frost --hf folder holds: its JSON files and its `onnx/` folder of graphs. */
+const HF_ENTRY = /^(?:[\w.-]+\.json|onnx)$/;
+
+/**
+ * Refuses a folder `--hf` would replace that is not a previous frost --hf export (its config.json names the frost
+ * model it came from): a user's own folder is never overwritten.
+ */
+function checkHfReplaceable(dir: string): void {
+  const entries = readdirSync(dir);
+  if (entries.length === 0) return;
+  const refuse = (why: string) => {
+    throw new Error(
+      `--hf ${dir}: ${why}; --hf replaces its folder whole, so give a new or empty folder, or a previous frost --hf export`,
+    );
+  };
+  const other = entries.find((e) => !HF_ENTRY.test(e));
+  if (other !== undefined) refuse(`it holds ${other}, which is not part of a frost --hf export`);
+  let config: { frost?: unknown } | undefined;
+  try {
+    config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as { frost?: unknown };
+  } catch {
+    refuse('it has no config.json that frost wrote');
+  }
+  if (typeof config?.frost !== 'object' || config.frost === null) refuse('its config.json was not written by frost');
 }

@@ -9,27 +9,28 @@ import { join } from 'node:path';
 import { after, before, type TestContext } from 'node:test';
 
 export interface SmallDisk {
-  /** The mount point: `<parent>/small`. */
+  /** The mount point: `<parent>/<name>`. */
   readonly path: string;
   readonly mounted: boolean;
   /** Skips `t` (true) when no disk could be mounted. */
   skipped(t: TestContext): boolean;
 }
 
-export function smallDisk(parent: () => string): SmallDisk {
+/** A tmpfs of `size` mounted at `<parent>/<name>` for the suite. */
+export function smallDisk(parent: () => string, name = 'small', size = '5m'): SmallDisk {
   const disk = {
     path: '',
     mounted: false,
     skipped(t: TestContext) {
-      if (!disk.mounted) t.skip('cannot mount a 5 MB tmpfs here (needs root)');
+      if (!disk.mounted) t.skip(`cannot mount a ${size} tmpfs here (needs root)`);
       return !disk.mounted;
     },
   };
   before(async () => {
-    disk.path = join(parent(), 'small');
+    disk.path = join(parent(), name);
     await mkdir(disk.path, { recursive: true });
     try {
-      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=5m', 'tmpfs', disk.path], { stdio: 'pipe' });
+      execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', disk.path], { stdio: 'pipe' });
       disk.mounted = true;
     } catch {
       /* not root, or no mount: each test says so and skips */
