@@ -42,6 +42,14 @@ try {
     intraOpNumThreads,
     log: (message) => post({ type: 'log', message }),
   });
+  try {
+    await family.warm(runtime);
+  } catch (err) {
+    await runtime.release().catch(() => undefined);
+    throw new Error(`${dir}: loaded, but its first decode failed: ${(err as Error)?.message ?? String(err)}`, {
+      cause: err,
+    });
+  }
   loaded = { family, runtime };
   post({ type: 'ready', card: runtime.card });
 } catch (err) {

@@ -13,6 +13,9 @@ registerServedFamily<LmRuntime>('lm', {
   noun: 'a language model',
   // A language model's sessions run on the CPU: its step graph is small, and one row per request.
   load: (dir, { intraOpNumThreads }) => loadLmModelDir(dir, { intraOpNumThreads }),
+  warm: async (runtime) => {
+    await runtime.scoreEach(['a']);
+  },
   batches: {
     score: (runtime, msg, thread) => {
       const { id } = msg;

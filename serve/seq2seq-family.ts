@@ -10,6 +10,11 @@ import { registerServedFamily } from './served-family.ts';
 registerServedFamily<InProcessRuntime>('seq2seq', {
   noun: 'a translation or caption model',
   load: (dir, opts) => InProcessRuntime.load(dir, opts),
+  warm: async (runtime) => {
+    const size = runtime.card.image?.size;
+    if (size === undefined) await runtime.translateEach(['a'], { beam: 1, maxLen: 2 });
+    else await runtime.captionEach([new Float32Array(3 * size * size)], { beam: 1, maxLength: 1 });
+  },
   batches: {
     translate: (runtime, msg, thread) => {
       const { id } = msg;

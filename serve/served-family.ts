@@ -38,6 +38,12 @@ export interface ServedFamily<R extends AnyRuntime = AnyRuntime> {
   readonly noun: string;
   /** Loads one model folder of the family on the calling thread: a decode thread's, or an in-process registry's. */
   load(dir: string, opts: LoadModelOptions): Promise<R>;
+  /**
+   * One short decode, which a decode thread runs before it says it is ready: onnxruntime allocates and plans on a
+   * session's first run, and a model that loads but cannot decode is refused at start-up rather than failing its
+   * first requests. A server is ready only once every thread of every model has warmed up.
+   */
+  warm(runtime: R): Promise<void>;
   readonly batches: BatchHandlers<R>;
   /** How `/v1/models` and `/readyz` list the family's models. */
   readonly listing: {

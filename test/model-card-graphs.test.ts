@@ -9,6 +9,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { decodeModel, encodeModel, type ModelProtoObject, TensorDataType } from '../core/onnx/proto.ts';
 import { loadLmModelDir } from '../core/runtime/load-lm-node.ts';
 import { loadModelDir } from '../core/runtime/load-node.ts';
 import { MODEL_CARD_FILE } from '../core/runtime/model-card.ts';
@@ -150,5 +151,44 @@ describe("the card's graphs section against the graphs", () => {
       card.graphs.encoder!.outputs = ['state', 'enc_out', 'src_mask', 'attention'];
     });
     await assert.rejects(loadModelDir(dir, { intraOpNumThreads: 1 }), /encoder has no output 'attention'/);
+  });
+});
+
+describe('ready means warmed up (issue #51): each decode thread decodes once before the server is ready', () => {
+  test('a model that loads but cannot decode is refused at start-up, naming its folder', async () => {
+    const models = join(root, 'undecodable');
+    const dir = await writeTinyModelDir(join(models, 'tiny'));
+    // log_probs through a reshape to rows of 7: loadable (the batch is symbolic), but one row of 20 cannot run.
+    const path = join(dir, 'decoder.onnx');
+    const model = decodeModel(await readFile(path)) as unknown as {
+      graph: {
+        node: Array<{ input: string[]; output: string[]; op_type: string }>;
+        initializer: Array<Record<string, unknown>>;
+      };
+    };
+    const last = model.graph.node.find((n) => n.output.includes('log_probs'))!;
+    last.output = last.output.map((o) => (o === 'log_probs' ? 'log_probs_raw' : o));
+    const shape = (name: string, dims: number[]) => ({
+      name,
+      data_type: TensorDataType.INT64,
+      dims: [dims.length],
+      raw_data: new Uint8Array(BigInt64Array.from(dims.map(BigInt)).buffer),
+    });
+    model.graph.initializer.push(shape('rows_of_7', [-1, 7]), shape('rows_of_20', [-1, WIDTH]));
+    model.graph.node.push(
+      { op_type: 'Reshape', input: ['log_probs_raw', 'rows_of_7'], output: ['log_probs_7'] },
+      { op_type: 'Reshape', input: ['log_probs_7', 'rows_of_20'], output: ['log_probs'] },
+    );
+    const bytes = encodeModel(model as unknown as ModelProtoObject);
+    await writeFile(path, bytes);
+    await editCard(
+      dir,
+      (card) =>
+        ((card as unknown as { files: Record<string, { bytes: number }> }).files['decoder.onnx']!.bytes = bytes.length),
+    );
+    await assertRefusedToStart(
+      startServer({ modelsDir: models, port: 0, intraOpNumThreads: 1, workers: 1, log: () => undefined }),
+      /tiny: loaded, but its first decode failed: .*Reshape/,
+    );
   });
 });
