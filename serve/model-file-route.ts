@@ -45,16 +45,6 @@ export async function sendModelFile(
     res.type('application/json').send(JSON.stringify(model.runtime.card));
     return;
   }
-  if (refusedOnDisk) {
-    next(
-      new HttpError('FROST_ERR_MODEL_FILE_UNAVAILABLE', {
-        model: model.name,
-        file: clip(name),
-        reason: 'the folder holds a new version that was refused; the served version is not on disk',
-      }),
-    );
-    return;
-  }
   let opened: Awaited<ReturnType<typeof openModelFile>>;
   try {
     opened = await openModelFile(model.dir, name, kind);
@@ -66,6 +56,19 @@ export async function sendModelFile(
     return;
   }
   const { file, handle } = opened;
+  if (refusedOnDisk) {
+    // The file itself passed its checks (a hostile one is refused for what it is, above), but it is the refused
+    // version's, not the served model's.
+    await handle.close();
+    next(
+      new HttpError('FROST_ERR_MODEL_FILE_UNAVAILABLE', {
+        model: model.name,
+        file: clip(name),
+        reason: 'the folder holds a new version that was refused; the served version is not on disk',
+      }),
+    );
+    return;
+  }
   // Set directly: res.set would add a charset to the JSON card, which is bytes here.
   res.setHeader('Content-Type', name.endsWith('.json') ? 'application/json' : 'application/octet-stream');
   res.setHeader('Content-Length', String(file.size));

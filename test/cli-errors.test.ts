@@ -11,6 +11,9 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { Command } from 'commander';
+import { commands } from '../clients/cli/commands/index.ts';
+import { commandLoaders, commandsFor } from '../clients/cli/commands/loaders.ts';
 import { frostInProcess } from './helpers/frost-in-process.ts';
 
 const BIN = join(import.meta.dirname, '..', 'bin', 'frost.js');
@@ -108,4 +111,24 @@ test('frost caption M missing.jpg names the file', async () => {
     new RegExp(`${join(root, 'missing.jpg')}: no such file$`),
   );
   assertOneLine(await frost('caption', root, root), new RegExp(`${root}: a directory, not an image file$`));
+});
+
+test('bin/frost.js loads only the command it runs, and every command when it runs none (help)', async () => {
+  // The loaders are the in-process helper's commands, in the same order: neither list can miss one.
+  const all = new Command();
+  for (const register of commands) register(all);
+  assert.deepEqual(
+    commandLoaders.map(([name]) => name),
+    all.commands.map((c) => c.name()),
+  );
+  for (const [name] of commandLoaders) {
+    const one = new Command();
+    for (const register of await commandsFor(['node', 'frost', name, '--help'])) register(one);
+    assert.deepEqual(
+      one.commands.map((c) => c.name()),
+      [name],
+    );
+  }
+  assert.equal((await commandsFor(['node', 'frost', '--help'])).length, commands.length);
+  assert.equal((await commandsFor(['node', 'frost', 'nosuch'])).length, commands.length);
 });

@@ -1,13 +1,13 @@
 import { Command } from 'commander';
 import { ExperimentInterrupted } from '../../experiments/live-children.ts';
 import { TrainingInterrupted } from '../../train/interrupt.ts';
-import { commands } from './commands/index.ts';
+import { commandsFor } from './commands/loaders.ts';
 
 const program = new Command('frost')
   .description('Train text generators with frozen output layers, export them to ONNX, serve them.')
   .showHelpAfterError('(frost --help, or frost COMMAND --help, for usage)');
 
-for (const register of commands) register(program);
+for (const register of await commandsFor(process.argv)) register(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   const message = err instanceof Error ? err.message : String(err);
