@@ -30,6 +30,8 @@ export interface DecodeThreadOptions {
   log?(message: string): void;
   /** The thread ended without being released; its batches have been failed already. */
   onCrash?(reason: string, thread: DecodeThread): void;
+  /** The model's graphs, read once by this process and shared (serve/shared-graphs.ts). @default read by the thread */
+  graphs?: ReadonlyMap<string, Uint8Array>;
 }
 
 /** A batch in the thread; its results arrive one input at a time. */
@@ -78,6 +80,7 @@ export class DecodeThread {
       dir,
       device: opts.device ?? 'cpu',
       intraOpNumThreads: opts.intraOpNumThreads ?? 0,
+      ...(opts.graphs ? { graphs: opts.graphs } : {}),
     };
     const worker = new Worker(BOOT, { workerData: { ...workerData, entry: ENTRY } });
     return new Promise<DecodeThread>((resolve, reject) => {

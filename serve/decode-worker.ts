@@ -19,7 +19,7 @@ import type { BatchMessage, DecodeWorkerData, FromWorker, ToWorker } from './wor
 if (!parentPort) throw new Error('serve/decode-worker.ts runs as a worker thread (see serve/decode-thread.ts)');
 const port = parentPort;
 const post = (msg: FromWorker) => port.postMessage(msg);
-const { dir, device, intraOpNumThreads } = workerData as DecodeWorkerData;
+const { dir, device, intraOpNumThreads, graphs } = workerData as DecodeWorkerData;
 
 /** Rows dropped from each batch in flight that asked for them (its requests gone), by batch id. */
 const cancelled = new Map<number, Set<number>>();
@@ -40,6 +40,7 @@ try {
   const runtime = await family.load(dir, {
     device,
     intraOpNumThreads,
+    graphs,
     log: (message) => post({ type: 'log', message }),
   });
   try {

@@ -12,7 +12,7 @@ import { registerServedFamily } from './served-family.ts';
 registerServedFamily<LmRuntime>('lm', {
   noun: 'a language model',
   // A language model's sessions run on the CPU: its step graph is small, and one row per request.
-  load: (dir, { intraOpNumThreads }) => loadLmModelDir(dir, { intraOpNumThreads }),
+  load: (dir, { intraOpNumThreads, graphs }) => loadLmModelDir(dir, { intraOpNumThreads, graphs }),
   warm: async (runtime) => {
     await runtime.scoreEach(['a']);
   },

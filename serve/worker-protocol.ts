@@ -19,6 +19,8 @@ export interface DecodeWorkerData {
   dir: string;
   device: Device;
   intraOpNumThreads: number;
+  /** The model's graphs in shared memory, read once by the main thread (serve/shared-graphs.ts). */
+  graphs?: ReadonlyMap<string, Uint8Array>;
 }
 
 /** Search options as they cross the thread boundary: plain values only (no logits processors). */

@@ -19,6 +19,7 @@ import type { TranslateHooks, Translation } from '../core/runtime/seq2seq.ts';
 import { DecodeThread, type DecodeThreadOptions } from './decode-thread.ts';
 import type { LmCompleteHooks, LmServeHooks } from './lm-model-runtime.ts';
 import { servedFamily } from './served-families.ts';
+import { readSharedGraphs } from './shared-graphs.ts';
 
 /** Options of {@link WorkerRuntime.start}. */
 export interface WorkerRuntimeOptions {
@@ -97,7 +98,9 @@ export class WorkerRuntime<C extends AnyCard = ModelCard> {
     if (!Number.isInteger(intra) || intra < 0)
       throw new RangeError(`intraOpNumThreads must be an integer >= 0, got ${String(intra)}`);
     let runtime: WorkerRuntime<C> | undefined;
+    const graphs = await readSharedGraphs(dir);
     const threadOptions: DecodeThreadOptions = {
+      graphs,
       device: options.device,
       // Several threads each letting ORT take every core would oversubscribe the machine.
       intraOpNumThreads: intra === 0 && workers > 1 ? Math.max(1, Math.floor(cores / workers)) : intra,

@@ -177,6 +177,30 @@ describe('decoding in worker threads', () => {
     assert.ok(logged.some((l) => l.msg === 'decode thread restarted'));
   });
 
+  test('the graphs are read once and shared: a thread restarted after a crash decodes even with the file gone bad', async () => {
+    const dir = await writeTinyModelDir(join(root, 'shared-graphs'));
+    const runtime = await WorkerRuntime.start(dir, { workers: 1, intraOpNumThreads: 1 });
+    try {
+      const text = 'a red dog runs on the house';
+      const [before] = await runtime.translateEach([text]);
+      // The decoder on disk is no graph any more: a thread that read it now could not start.
+      await writeFile(join(dir, 'decoder.onnx'), 'not a graph');
+      const [thread] = runtime.threads;
+      thread!.worker.postMessage({ type: 'no-such-message' });
+      // Its replacement starts from the shared graphs; one that read the file again would fail, and retry, for ever.
+      for (let i = 0; i < 200 && !(runtime.threads[0] !== undefined && runtime.threads[0] !== thread); i++)
+        await new Promise((r) => setTimeout(r, 50));
+      assert.notEqual(runtime.threads[0], undefined, 'no thread replaced the crashed one within 10 s');
+      assert.notEqual(runtime.threads[0], thread);
+      for (let i = 0; i < 4; i++) {
+        const [again] = await runtime.translateEach([text]);
+        assert.equal(again!.text, before!.text);
+      }
+    } finally {
+      await runtime.release();
+    }
+  });
+
   test('with two threads, two batches in flight decode one in each', async () => {
     const server = await serve(2);
     const runtime = server.registry.get(undefined).runtime;

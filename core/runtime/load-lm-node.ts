@@ -5,6 +5,7 @@
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { parseLmCard, type LmCard } from './lm-card.ts';
 import { LmRuntime } from './lm.ts';
+import { readGraph } from './load-node.ts';
 import { MODEL_CARD_FILE } from './model-card.ts';
 import { cardFiles, checkModelFiles, readModelFile } from './model-files.ts';
 import { createNodeSession, ort } from './ort-node.ts';
@@ -28,11 +29,14 @@ export async function readLmCard(dir: string): Promise<LmCard> {
  * @throws Error naming the path of a missing or corrupt card or graph (a graph whose size differs
  *   from the card's record is refused before onnxruntime reads it)
  */
-export async function loadLmModelDir(dir: string, opts: { intraOpNumThreads?: number } = {}): Promise<LmRuntime> {
+export async function loadLmModelDir(
+  dir: string,
+  opts: { intraOpNumThreads?: number; graphs?: ReadonlyMap<string, Uint8Array> } = {},
+): Promise<LmRuntime> {
   const card = await readLmCard(dir);
   const stepPath = inside(dir, card.graphs.step.file, 'graphs.step.file');
   await checkModelFiles(dir, cardFiles(card));
-  const step = await readModelFile(dir, card.graphs.step.file, 'graph', card.files[card.graphs.step.file]?.bytes);
+  const step = await readGraph(dir, card, card.graphs.step.file, opts.graphs);
   return LmRuntime.create({
     ort,
     card,

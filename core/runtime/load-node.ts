@@ -22,6 +22,12 @@ export interface LoadModelOptions {
   intraOpNumThreads?: number;
   /** Where notes go (the CUDA fallback of `auto`). @default a line on stderr */
   log?: (message: string) => void;
+  /**
+   * Graphs already read from the folder, by file name, used instead of reading them again: a server's decode
+   * threads share the bytes their process read once (serve/worker-runtime.ts). Each is still checked against the
+   * size the card records. @default every graph read from the folder
+   */
+  graphs?: ReadonlyMap<string, Uint8Array>;
 }
 
 /** What ORT needs besides onnxruntime-node's npm package to run on CUDA; part of the error for `--device cuda`. */
@@ -49,8 +55,8 @@ export async function loadModelDir(dir: string, opts: LoadModelOptions = {}): Pr
   const encoderPath = graphPath(dir, card, 'encoder');
   graphPath(dir, card, 'decoder');
   await checkModelFiles(dir, cardFiles(card));
-  const encoder = await readGraph(dir, card, card.graphs.encoder.file);
-  const decoder = await readGraph(dir, card, card.graphs.decoder.file);
+  const encoder = await readGraph(dir, card, card.graphs.encoder.file, opts.graphs);
+  const decoder = await readGraph(dir, card, card.graphs.decoder.file, opts.graphs);
 
   const base: NodeSessionOptions = { intraOpNumThreads: threads };
   const { providers, encoderSession } = await chooseProviders(device, encoder, encoderPath, base, log);
@@ -116,9 +122,26 @@ function graphPath(dir: string, card: ModelCard, role: 'encoder' | 'decoder'): s
   return join(dir, file);
 }
 
-/** Reads a graph; when the card records its size, a file of another size is refused unread (truncated or replaced). */
-function readGraph(dir: string, card: ModelCard, file: string): Promise<Uint8Array> {
-  return readModelFile(dir, file, 'graph', card.files[file]?.bytes);
+/**
+ * Reads a graph, or takes it from `read` (the bytes a process read once); when the card records its size, a file of
+ * another size is refused unread (truncated or replaced).
+ */
+export async function readGraph(
+  dir: string,
+  card: { files: Readonly<Record<string, { bytes: number }>> },
+  file: string,
+  read?: ReadonlyMap<string, Uint8Array>,
+  allocate?: (bytes: number) => Uint8Array,
+): Promise<Uint8Array> {
+  const recorded = card.files[file]?.bytes;
+  const bytes = read?.get(file);
+  if (bytes === undefined) return readModelFile(dir, file, 'graph', recorded, allocate);
+  if (recorded !== undefined && bytes.length !== recorded)
+    throw new Error(
+      `${join(dir, file)}: ${bytes.length} bytes, but the model card records ${recorded} (files['${file}'].bytes): the file is truncated or does not belong to this card`,
+    );
+  // onnxruntime-node takes a model from an ArrayBuffer only: shared bytes are copied (memory, not another read).
+  return bytes.buffer instanceof ArrayBuffer ? bytes : bytes.slice();
 }
 
 /**

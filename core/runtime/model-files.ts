@@ -150,6 +150,7 @@ export async function readModelFile(
   file: string,
   kind: ModelFileKind,
   recorded?: number,
+  allocate: (bytes: number) => Uint8Array = (bytes) => new Uint8Array(bytes),
 ): Promise<Uint8Array> {
   const { file: checked, handle } = await openModelFile(dir, file, kind);
   try {
@@ -158,7 +159,7 @@ export async function readModelFile(
         checked.path,
         `${checked.size} bytes, but the model card records ${recorded} (files['${file}'].bytes): the file is truncated or does not belong to this card`,
       );
-    const bytes = new Uint8Array(checked.size);
+    const bytes = allocate(checked.size);
     let at = 0;
     while (at < bytes.length) {
       const { bytesRead } = await handle.read(bytes, at, bytes.length - at, at);
