@@ -84,6 +84,8 @@ describe('the run folder lock', () => {
       warnings[0]!,
       new RegExp(`taking over the lock of pid ${dead} \\(started 2026-01-01T00:00:00.000Z\\)`),
     );
+    // Whether the run resumes, and from where, is the trainer's to say (issue #51, 8: it promised a checkpoint).
+    assert.doesNotMatch(warnings[0]!, /resumed|checkpoint/);
     assert.equal((readRunLock(runDir) as RunLockHolder).pid, process.pid);
     lock.release();
 
