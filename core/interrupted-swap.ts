@@ -1,5 +1,6 @@
-import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { processRuns } from './process-state.ts';
 import { tempSiblingOf } from './temp-sibling.ts';
 
 /**
@@ -34,23 +35,10 @@ export function leftoversOf(target: string): Leftover[] {
 
 /**
  * Whether `pid` is a process running on this machine, other than this one: its leftovers are then a write in
- * progress. A zombie has exited. (A pid of another machine sharing the folder cannot be seen from here.)
+ * progress. (A pid of another machine sharing the folder cannot be seen from here.)
  */
 export function writerRuns(pid: number): boolean {
-  if (pid === process.pid) return false;
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    // EPERM: the pid exists but belongs to another user; only ESRCH says it is gone.
-    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return true;
-  }
+  return pid !== process.pid && processRuns(pid);
 }
 
 /**

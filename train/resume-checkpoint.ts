@@ -52,29 +52,28 @@ function completeStep(dir: string): number | null {
  * own name or a temporary one. Reads only; a save killed half-way (a torn `last.tmp-PID`) does not count.
  */
 export function holdsResumableCheckpoint(runDir: string): boolean {
-  const root = join(runDir, RUN_FILES.checkpoints);
-  if (!existsSync(root)) return false;
-  return readdirSync(root).some(
-    (name) => RESUMABLE.includes(tempSiblingOf(name)?.base ?? name) && completeStep(join(root, name)) !== null,
-  );
+  return RESUMABLE.some((base) => newestWholeSave(runDir, base) !== null);
 }
 
 /**
  * The newest whole save of checkpoint `base` (`best`, `last`) among its own folder and the temporary ones an
- * interrupted save left (`best.old-4242`), without tidying anything (an export reads a folder a trainer may be
- * writing); null when none is whole.
+ * interrupted save left (`best.old-4242`), as {@link resumeCheckpoint} would choose it but without tidying anything
+ * (an export reads a folder a trainer may be writing); null when none is whole.
  */
 export function newestWholeSave(runDir: string, base: string): string | null {
   const root = join(runDir, RUN_FILES.checkpoints);
-  if (!existsSync(root)) return null;
-  let newest: { dir: string; step: number } | null = null;
-  for (const name of readdirSync(root).sort()) {
+  const complete: Candidate[] = [];
+  for (const name of existsSync(root) ? readdirSync(root) : []) {
     if ((tempSiblingOf(name)?.base ?? name) !== base) continue;
     const step = completeStep(join(root, name));
-    if (step !== null && (newest === null || step > newest.step || name === base))
-      newest = { dir: join(root, name), step };
+    if (step !== null) complete.push({ dir: join(root, name), from: join(root, name), base, step });
   }
-  return newest?.dir ?? null;
+  return complete.length === 0 ? null : newestOf(complete, join(root, base)).dir;
+}
+
+/** The newest of a name's complete checkpoints; on a tie, the one already under its name (`target`). */
+function newestOf(complete: Candidate[], target: string): Candidate {
+  return complete.reduce((a, b) => (b.step > a.step || (b.step === a.step && b.dir === target) ? b : a));
 }
 
 /**
@@ -93,8 +92,7 @@ function tidyGroup(root: string, base: string, dirs: string[], removed: string[]
     }
   }
   if (complete.length === 0) return null;
-  // The newest; on a tie, the one already under its name.
-  const newest = complete.reduce((a, b) => (b.step > a.step || (b.step === a.step && b.dir === target) ? b : a));
+  const newest = newestOf(complete, target);
   for (const c of complete) {
     if (c === newest || c.dir === target) continue;
     rmSync(c.dir, { recursive: true, force: true });

@@ -1,6 +1,7 @@
 import { closeSync, existsSync, openSync, readFileSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { processRuns, processStat } from '../core/process-state.ts';
 import { RUN_FILES } from './run-config.ts';
 import { interruptWatchActive, signalExitStatus, STOP_SIGNALS, type StopSignal } from './interrupt.ts';
 
@@ -35,34 +36,14 @@ export function runLockPath(runDir: string): string {
   return join(runDir, RUN_FILES.lock);
 }
 
-/** `pid`'s state letter and start time from /proc/PID/stat (Linux; undefined elsewhere or when there is none). */
-function processStat(pid: number | 'self'): { state: string; start: string } | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name (which may hold spaces and parentheses): state is field 3, starttime 22.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { state: fields[0]!, start: fields[19]! };
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * Whether the lock's holder still runs: 'alive', 'dead', or 'unknown' when it is on another host (its
  * pid means nothing here). A pid now used by a process that started at another time counts as dead.
  */
 export function holderState(holder: RunLockHolder): 'alive' | 'dead' | 'unknown' {
   if (holder.host !== hostname()) return 'unknown';
-  try {
-    process.kill(holder.pid, 0);
-  } catch (err) {
-    // EPERM: the pid exists but belongs to another user; only ESRCH says it is gone.
-    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return 'dead';
-  }
+  if (!processRuns(holder.pid)) return 'dead';
   const now = processStat(holder.pid);
-  // A zombie has exited and only waits to be reaped: after `kill -9` of a grid and its trainers that can take a
-  // while on a busy machine, and a rerun must not wait for it.
-  if (now?.state === 'Z' || now?.state === 'X') return 'dead';
   if (holder.procStart !== undefined && now !== undefined && now.start !== holder.procStart) return 'dead';
   return 'alive';
 }
@@ -235,7 +216,7 @@ function waitForTakeover(marker: string): void {
       return; // gone: the takeover is done
     }
     const age = Date.now() - (statSync(marker, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
-    if (pid > 0 && age > 1000 && holderState({ pid, host: hostname(), startedAt: '', command: '' }) === 'dead') {
+    if (pid > 0 && age > 1000 && !processRuns(pid)) {
       rmSync(marker, { force: true });
       return;
     }

@@ -6,7 +6,7 @@ import { isAbsolute, join, relative, resolve } from 'node:path';
 import type { InferenceSession } from 'onnxruntime-common';
 import { MODEL_CARD_FILE, parseModelCard, type ModelCard } from './model-card.ts';
 import { CaptionRuntime } from './caption.ts';
-import { cardFiles, checkModelFiles, ModelFileError, readModelFile } from './model-files.ts';
+import { cardFiles, checkModelFiles, ModelFileError, readModelFile, sizeMismatch } from './model-files.ts';
 import { createNodeSession, listedExecutionProviders, ort, type NodeSessionOptions } from './ort-node.ts';
 import { Seq2SeqRuntime } from './seq2seq.ts';
 
@@ -137,9 +137,7 @@ export async function readGraph(
   const bytes = read?.get(file);
   if (bytes === undefined) return readModelFile(dir, file, 'graph', recorded, allocate);
   if (recorded !== undefined && bytes.length !== recorded)
-    throw new Error(
-      `${join(dir, file)}: ${bytes.length} bytes, but the model card records ${recorded} (files['${file}'].bytes): the file is truncated or does not belong to this card`,
-    );
+    throw new ModelFileError(join(dir, file), sizeMismatch(file, bytes.length, recorded));
   // onnxruntime-node takes a model from an ArrayBuffer only: shared bytes are copied (memory, not another read).
   return bytes.buffer instanceof ArrayBuffer ? bytes : bytes.slice();
 }

@@ -155,10 +155,7 @@ export async function readModelFile(
   const { file: checked, handle } = await openModelFile(dir, file, kind);
   try {
     if (recorded !== undefined && checked.size !== recorded)
-      throw new ModelFileError(
-        checked.path,
-        `${checked.size} bytes, but the model card records ${recorded} (files['${file}'].bytes): the file is truncated or does not belong to this card`,
-      );
+      throw new ModelFileError(checked.path, sizeMismatch(file, checked.size, recorded));
     const bytes = allocate(checked.size);
     let at = 0;
     while (at < bytes.length) {
@@ -173,6 +170,11 @@ export async function readModelFile(
 }
 
 const NOT_FOUND = 'file not found';
+
+/** Why a file of `size` bytes is refused when its card records another size. */
+export function sizeMismatch(file: string, size: number, recorded: number): string {
+  return `${size} bytes, but the model card records ${recorded} (files['${file}'].bytes): the file is truncated or does not belong to this card`;
+}
 
 /** The reason without the paths Node's message has (clients read reasons); the message keeps them. */
 function fsError(path: string, err: unknown): ModelFileError {
