@@ -114,7 +114,7 @@ test('frost caption M missing.jpg names the file', async () => {
 });
 
 test('bin/frost.js loads only the command it runs, and every command when it runs none (help)', async () => {
-  // The loaders are the in-process helper's commands, in the same order: neither list can miss one.
+  // The loaders' names are the commands they register, in order.
   const all = new Command();
   for (const register of commands) register(all);
   assert.deepEqual(

@@ -1,9 +1,11 @@
-import type { RegisterCommand } from './index.ts';
+import type { Command } from 'commander';
+
+/** Each command lives in its own file and adds itself to the program. */
+export type RegisterCommand = (program: Command) => void;
 
 /**
  * Each command's file, loaded on demand: `frost serve` loads serve's alone (no tfjs, no trainer), `frost train`
- * no server, and `frost --help` all of them. The same commands, in the same order, as index.ts's `commands`
- * (test/cli-loaders.test.ts holds them equal), which the in-process test helper registers all at once.
+ * no server, and `frost --help` all of them, in this order. index.ts loads them all for the in-process test helper.
  */
 export const commandLoaders: ReadonlyArray<readonly [string, () => Promise<RegisterCommand>]> = [
   ['demo', async () => (await import('./demo.ts')).registerDemo],
