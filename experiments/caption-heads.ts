@@ -20,7 +20,17 @@ import {
 import { gridBudget, sideBySideThreads } from './grid.ts';
 import { checkArch, type ExperimentDefinition, type ExperimentOptions, registerExperiment } from './registry.ts';
 import { budgetSuffix, checkBudget, describeBudget, finishedRuns } from './side-by-side.ts';
-import { type CaptionRun, checkSameRun, exampleImages, keptRuns, scoredRun, trainRuns } from './caption-runs.ts';
+import {
+  type CaptionRun,
+  checkSameRun,
+  exampleImages,
+  keptRuns,
+  type ReportedRun,
+  scoredRun,
+  trainRuns,
+} from './caption-runs.ts';
+import { withBleu4Intervals } from './caption-intervals.ts';
+import { readReportedCaptions } from './reported-runs.ts';
 
 const DEFAULTS = {
   arch: 'show-tell,show-attend-tell',
@@ -152,13 +162,20 @@ const CAPTION_HEADS: ExperimentDefinition = {
     // Only the finished runs are reported, in the grid's order; when training, trainSideBySide finishes them all.
     const reported = grid.filter((r) => kept.has(r.dir) || (finished?.has(r.dir) ?? true));
     const scoring = { out, test, cache, beam, trainCounts: captionWordCounts(dataset), examples, log };
-    const rows: CaptionRow[] = [];
+    const scored: ReportedRun[] = [];
     const exampleCaptions = new Map<string, Record<string, string>>();
     for (const run of reported) {
-      const { row, captions } = kept.get(run.dir) ?? (await scoredRun(run, scoring));
-      rows.push(row);
-      exampleCaptions.set(run.name, captions);
+      const one = kept.get(run.dir) ?? (await scoredRun(run, scoring));
+      scored.push(one);
+      exampleCaptions.set(run.name, one.captions);
     }
+    // The committed rows (keptRuns read them too): their intervals stand for the same two checkpoints.
+    const { results: committed } = await readReportedCaptions(reportDir);
+    const rows: CaptionRow[] = withBleu4Intervals(
+      scored,
+      test.map((im) => im.captions),
+      (row) => committed?.rows.find((r) => r.arch === row.arch && r.head === row.head),
+    );
 
     // The example images stay in the data set, linked from the report, never copied beside it: a report is
     // committed, and the images are not ours to redistribute.

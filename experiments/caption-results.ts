@@ -38,6 +38,27 @@ const runBudgetSchema = z.object({
   updates: z.number().int().positive().optional(),
 }) satisfies z.ZodType<RunBudget>;
 
+/**
+ * A frozen head's test BLEU-4 against the `learned` row of the same architecture, resampled: the paired bootstrap
+ * of sacreBLEU's `--paired-bs` (core/metrics/paired-bootstrap.ts) over both runs' per-image coco-caption BLEU
+ * statistics, on the verdicts' scale (×100).
+ */
+export const bleu4IntervalSchema = z.object({
+  /** The 95% interval of this row's BLEU-4 minus learned's: the 2.5th and 97.5th percentiles of the resamples. */
+  lo: z.number(),
+  hi: z.number(),
+  /** sacreBLEU's paired-bootstrap p-value. */
+  p: z.number(),
+  resamples: count,
+  seed: count,
+  /**
+   * The checkpoints (SHA-256) of this row's run and of the learned run it was computed for: a grid that scores one
+   * of them again keeps the interval only for the same two.
+   */
+  checkpoints: z.object({ run: z.string(), learned: z.string() }),
+});
+export type Bleu4Interval = z.infer<typeof bleu4IntervalSchema>;
+
 export const captionRowSchema = z.object({
   arch: z.string(),
   head: z.string(),
@@ -64,6 +85,11 @@ export const captionRowSchema = z.object({
    */
   lastGain: z.number().nullable().optional(),
   scores: captionScoresSchema,
+  /**
+   * Frozen heads: the interval of their BLEU-4 against learned's (`bleu4IntervalSchema`); null where the results
+   * did not have both runs' test captions. Absent on `learned` rows and in results from before intervals.
+   */
+  bleu4Interval: bleu4IntervalSchema.nullable().optional(),
   decodeSeconds: z.number().nonnegative(),
   /** When the test images were captioned (ISO 8601), as `decodeSeconds` depends on that session's machine and load. */
   decodedAt: z.string().optional(),

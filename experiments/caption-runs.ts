@@ -32,18 +32,18 @@ const evalSchema = z.object({
   decodedAt: z.string(),
 });
 
-/** Exports a finished run (once per checkpoint) and captions the test images with beam search. */
+/** Exports a finished run (once per checkpoint) and captions the test images with beam search; and that checkpoint. */
 async function evaluateRun(
   runDir: string,
   modelDir: string,
   test: CaptionDataset['images'],
   cache: ImageCache,
   beam: number,
-): Promise<z.infer<typeof evalSchema>> {
+): Promise<z.infer<typeof evalSchema> & { checkpoint: string }> {
   const best = (await readCheckpointInfo(runDir, 'best')) ?? (await readCheckpointInfo(runDir, 'last'));
   if (!best) throw new Error(`${runDir} has no checkpoint to evaluate`);
   const key = { checkpoint: best.sha256, beam, images: test.length, first: test[0]?.id ?? '' };
-  return cachedJson(join(runDir, 'eval', `caption-test-beam${beam}.json`), key, evalSchema, async () => {
+  const evaluated = cachedJson(join(runDir, 'eval', `caption-test-beam${beam}.json`), key, evalSchema, async () => {
     await runFrost(
       ['export', runDir, '--out', modelDir, '--quiet'],
       {},
@@ -81,6 +81,7 @@ async function evaluateRun(
       await runtime.release();
     }
   });
+  return { ...(await evaluated), checkpoint: best.sha256 };
 }
 
 /** One run of the grid, in `<out>/<arch>-<head>/`; its model name (`<arch>-<head>`) names its captions. */
@@ -112,6 +113,12 @@ export function exampleImages(test: CaptionDataset['images']): ExampleImage[] {
 export interface ReportedRun {
   row: CaptionRow;
   captions: Record<string, string>;
+  /**
+   * Every test image's caption, in the split's order, and the checkpoint they were decoded from: a run scored here
+   * has them, a row kept from results not.
+   */
+  testCaptions?: string[];
+  checkpoint?: string;
 }
 
 /** Model `name`'s captions of the example images in `results`, by file; null when it lacks one (other images). */
@@ -266,5 +273,10 @@ export async function scoredRun(
     decodeSeconds: ev.decodeSeconds,
     decodedAt: ev.decodedAt,
   };
-  return { row, captions: Object.fromEntries(ctx.examples.map((ex) => [ex.file, ev.captions[ex.index] ?? ''])) };
+  return {
+    row,
+    captions: Object.fromEntries(ctx.examples.map((ex) => [ex.file, ev.captions[ex.index] ?? ''])),
+    testCaptions: ev.captions,
+    checkpoint: ev.checkpoint,
+  };
 }

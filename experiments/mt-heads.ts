@@ -14,7 +14,14 @@ import {
   type GridSpec,
   trainGrid,
 } from './grid.ts';
-import { asCollected, keepReportedRuns, readReportedRuns, rowMismatch, type WantedRun } from './reported-runs.ts';
+import {
+  asCollected,
+  keepReportedRuns,
+  readReportedRuns,
+  type ReportedRuns,
+  rowMismatch,
+  type WantedRun,
+} from './reported-runs.ts';
 import { budgetSuffix } from './side-by-side.ts';
 import { checkArch, type ExperimentDefinition, type ExperimentOptions, registerExperiment } from './registry.ts';
 
@@ -80,7 +87,8 @@ const MT_HEADS: ExperimentDefinition = {
       log,
     };
     const beam = options.beam ?? DEFAULTS.beam;
-    const kept = await keptRuns(spec, { beam, trainFlags }, reportDir, log);
+    const committed = await readReportedRuns(reportDir);
+    const kept = keptRuns(spec, { beam, trainFlags }, committed, log);
     const skip = new Set(kept.keys());
     const grid = gridRuns(spec);
     // Only the finished runs are reported, in the grid's order; when training, trainGrid finishes them all.
@@ -100,6 +108,7 @@ const MT_HEADS: ExperimentDefinition = {
         parityTolerance: options.parityTolerance,
         exportDirFor: (runDir) => join(out, 'artifacts', basename(runDir)),
         reported: (runDir) => kept.get(runDir),
+        earlier: (id) => committed.rows.get(id),
         log,
       },
     );
@@ -114,16 +123,15 @@ const MT_HEADS: ExperimentDefinition = {
 registerExperiment(MT_HEADS);
 
 /**
- * The grid's runs that have no folder here but a finished row in the report at `reportDir` (a report committed in
- * another checkout): reused, not trained again (reported-runs.ts).
+ * The grid's runs that have no folder here but a finished row in the committed report (one from another
+ * checkout): reused, not trained again (reported-runs.ts).
  */
-async function keptRuns(
+function keptRuns(
   spec: Omit<GridSpec, 'log'>,
   settings: Pick<WantedRun, 'beam' | 'trainFlags'>,
-  reportDir: string,
+  { path, rows }: ReportedRuns,
   log: (line: string) => void,
-): Promise<Map<string, CollectedRun>> {
-  const { path, rows } = await readReportedRuns(reportDir);
+): Map<string, CollectedRun> {
   const budget = gridBudget(spec);
   const { arch, preset, seed } = spec;
   return keepReportedRuns<GridRun, CollectedRun>(

@@ -161,7 +161,10 @@ export function keepReportedRuns<R extends { dir: string }, K>(
   return kept;
 }
 
-/** A row as collectRun gives it: its comparison with a baseline is made again among the new report's runs. */
+/**
+ * A row as collectRun gives it: its comparison with a baseline is made again among the new report's runs. It keeps
+ * its BLEU interval, which the comparison keeps only beside the baseline checkpoint it was computed against.
+ */
 export function asCollected(row: RunReport): CollectedRun {
   const { baseline: _baseline, learnableDecrease: _decrease, bleuDelta: _delta, ...run } = row;
   return run;

@@ -3,7 +3,15 @@ import { isSubwordKind } from '../core/subword/subword-spec.ts';
 import { readCheckpointInfo, RunFolder } from '../train/run-folder.ts';
 import { inspectTrainedModel } from './collect-model.ts';
 import { measureSpeed } from './collect-speed.ts';
-import { loadTestSet, loadTrainingTargets, scoreTest, testHypotheses, wordCounts } from './collect-test.ts';
+import {
+  loadTestSet,
+  loadTrainingTargets,
+  scoreTest,
+  testHypotheses,
+  testSegments,
+  type TestSegments,
+  wordCounts,
+} from './collect-test.ts';
 import { lastGain, validationCurve } from './convergence.ts';
 import { ensureExport } from './find-export.ts';
 import { readMetrics, stopKindOf } from './run-status.ts';
@@ -25,14 +33,23 @@ export interface CollectRunOptions {
 /** The test translations' beam, as the paper's Table 2 decodes. */
 export const DEFAULT_TEST_BEAM = 5;
 
-/** A run's row of the report, before it is compared with the other runs (baseline, decrease). */
+/**
+ * A run's row of the report, before it is compared with the other runs (baseline, decrease). A row taken from a
+ * committed report keeps its `bleuDeltaInterval`, which the comparison keeps only beside the same baseline.
+ */
 export type CollectedRun = Omit<RunReport, 'baseline' | 'learnableDecrease' | 'bleuDelta'>;
+
+/** A run folder's row, and its test translations' BLEU statistics, from which its comparisons are resampled. */
+export interface CollectedFolder {
+  run: CollectedRun;
+  segments: TestSegments;
+}
 
 /**
  * Everything the report says about one run folder: exports it if needed, translates the test set
  * (cached), times the export, and reads the trained model's parameters and target vectors.
  */
-export async function collectRun(runDir: string, opts: CollectRunOptions): Promise<CollectedRun> {
+export async function collectRun(runDir: string, opts: CollectRunOptions): Promise<CollectedFolder> {
   const beam = opts.beam ?? DEFAULT_TEST_BEAM;
   // `frost report` hands a run of another report (a language model's) to that report's collector
   // (choose-report.ts); here it is refused as not a translation run.
@@ -71,7 +88,7 @@ export async function collectRun(runDir: string, opts: CollectRunOptions): Promi
   // A run that never validated saved bestBleu = -Infinity, which JSON wrote as null.
   const bestBleu = typeof last.state.bestBleu === 'number' ? last.state.bestBleu : NaN;
   const valBleuCurve = validationCurve(await readMetrics(runDir), last.step);
-  return {
+  const row: CollectedRun = {
     id: basename(runDir),
     runDir,
     modelDir: exp.modelDir,
@@ -113,4 +130,5 @@ export async function collectRun(runDir: string, opts: CollectRunOptions): Promi
     matrix: findings.matrix,
     ...(findings.matrixNote ? { matrixNote: findings.matrixNote } : {}),
   };
+  return { run: row, segments: testSegments(hyps, set) };
 }

@@ -1,7 +1,13 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { bleuSignature, corpusBleu, tokenize13a } from '../core/metrics/bleu.ts';
+import {
+  type BleuSegmentStats,
+  bleuSegmentStats,
+  bleuSignature,
+  corpusBleu,
+  tokenize13a,
+} from '../core/metrics/bleu.ts';
 import { chrfSignature, corpusChrf } from '../core/metrics/chrf.ts';
 import { rareWordRate, vocabularyUsage } from '../core/metrics/word-usage.ts';
 import { loadModelDir } from '../core/runtime/load-node.ts';
@@ -96,6 +102,21 @@ export async function testHypotheses(
   if (hyps.texts.length !== set.sources.length)
     throw new Error(`${path}: ${hyps.texts.length} translations for ${set.sources.length} test sentences`);
   return hyps;
+}
+
+/**
+ * What a run's BLEU comparisons resample (report/bleu-interval.ts): the lower-cased test BLEU statistics of its
+ * translations, sentence by sentence, and the test set they were scored on.
+ */
+export interface TestSegments {
+  /** The test set's fingerprint: two runs' sentences pair up only on the same one. */
+  testSet: string;
+  stats: BleuSegmentStats;
+}
+
+/** The per-sentence statistics behind `scoreTest`'s lower-cased BLEU. */
+export function testSegments(hyps: Hypotheses, set: TestSet): TestSegments {
+  return { testSet: set.fingerprint, stats: bleuSegmentStats(hyps.texts, [set.references], BLEU_OPTIONS) };
 }
 
 const SPECIAL_TOKENS: ReadonlySet<string> = new Set(Object.values(SPECIALS).map((s) => s.token));

@@ -132,6 +132,34 @@ export type MatrixAnalysis = z.infer<typeof matrixAnalysisSchema>;
 export const stopKindSchema = z.enum(['plateau', 'epochs', 'time', 'updates']);
 export type StopKind = z.infer<typeof stopKindSchema>;
 
+/** One system's test BLEU over the bootstrap's resamples: its 95% interval. */
+const resampledBleuSchema = z.object({ lo: z.number(), hi: z.number() });
+
+/**
+ * A run's test BLEU against its baseline's, resampled: the paired bootstrap of sacreBLEU's `--paired-bs`
+ * (core/metrics/paired-bootstrap.ts) over both runs' lower-cased test BLEU statistics, sentence by sentence, as
+ * `bleuDelta` compares them.
+ */
+export const bleuIntervalSchema = z.object({
+  /** The 95% interval of run − baseline: the 2.5th and 97.5th percentiles of the resampled differences. */
+  lo: z.number(),
+  hi: z.number(),
+  /** sacreBLEU's paired-bootstrap p-value (at least 1 / (resamples + 1)). */
+  p: z.number(),
+  /** Each one's own 95% interval over the same resamples. */
+  run: resampledBleuSchema,
+  baseline: resampledBleuSchema,
+  resamples: z.number().int().positive(),
+  /** The seed of frost's generator (core/random.ts) that drew the resampled sentences. */
+  seed: count,
+  /**
+   * The baseline's checkpoint (SHA-256) it was computed against: a grid that reuses this row keeps the interval only
+   * beside that same baseline.
+   */
+  baselineCheckpoint: z.string(),
+});
+export type BleuInterval = z.infer<typeof bleuIntervalSchema>;
+
 export const runReportSchema = z.object({
   /** The run folder's name ('de-en-learned'). */
   id: z.string(),
@@ -181,6 +209,12 @@ export const runReportSchema = z.object({
   learnableDecrease: maybe,
   /** Test BLEU minus the baseline's. */
   bleuDelta: maybe,
+  /**
+   * `bleuDelta`'s paired bootstrap (`bleuIntervalSchema`). Null where there is none: no baseline, the baseline
+   * itself, or a run or baseline whose test translations the report did not have (a row taken from a committed
+   * report, against a baseline other than the one it was computed with). Absent in reports from before intervals.
+   */
+  bleuDeltaInterval: bleuIntervalSchema.nullable().optional(),
   onnx: z.object({ fp32: onnxSizeSchema, fp16: onnxSizeSchema, int8: onnxSizeSchema }),
   latency: latencySchema,
   test: testResultSchema,

@@ -11,6 +11,7 @@ import {
   MISSING,
 } from './format.ts';
 import type { Report, RunReport } from './schema.ts';
+import { formatMeanSd, seedGroups } from './seeds.ts';
 import { formatTimedAt, timedApart } from './timed-apart.ts';
 
 /**
@@ -55,17 +56,31 @@ function bleuTable(report: Report): Table {
   return {
     id: 'bleu',
     title: `Test BLEU, beam ${report.settings.beam}`,
-    note: "The layout of the paper's Table 2. sacreBLEU 13a on detokenised, lower-cased output against the raw references.",
+    note: "The layout of the paper's Table 2. sacreBLEU 13a on detokenised, lower-cased output against the raw references. A head with runs of several seeds on a pair shows their mean ± standard deviation.",
     header: ['head', ...pairs],
     numeric: [false, ...pairs.map(() => true)],
-    rows: heads.map((head) => [
-      plain(head),
-      ...pairs.map((pair) => {
-        const i = report.runs.findIndex((r) => r.head === head && pairLabel(r) === pair);
-        return i < 0 ? plain(MISSING) : value(report, i, 'test.bleu', formatFixed2);
-      }),
-    ]),
+    rows: heads.map((head) => [plain(head), ...pairs.map((pair) => bleuCell(report, head, pair))]),
   };
+}
+
+/**
+ * A head's test BLEU on a pair: its run's, or where it has runs of several seeds their mean ± standard deviation
+ * (report/seeds.ts), which names no single value of report.json.
+ */
+export function bleuCell(report: Report, head: string, pair: string, runs?: readonly number[]): Cell {
+  const at = (runs ?? report.runs.map((_, i) => i)).filter((i) => {
+    const r = report.runs[i]!;
+    return r.head === head && pairLabel(r) === pair;
+  });
+  if (at.length === 0) return plain(MISSING);
+  // The first run's, and its other seeds' (a run of another architecture or preset is not another seed).
+  const [seeds] = seedGroups(at.map((i) => report.runs[i]!));
+  if (seeds!.length === 1) return value(report, at[0]!, 'test.bleu', formatFixed2);
+  const text = formatMeanSd(
+    seeds!.map((r) => r.test.bleu),
+    formatFixed2,
+  );
+  return plain(`${text} (${seeds!.length} seeds)`);
 }
 
 /** Cased BLEU (sacreBLEU's default, the headline for models that keep case) beside the lower-cased figure. */

@@ -5,7 +5,11 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { type CaptionRow, formatResults } from '../experiments/caption-results.ts';
+import { withBleu4Intervals } from '../experiments/caption-intervals.ts';
 import { captionClaimVerdicts, captionVerdictSentences } from '../experiments/claims/caption-verdicts.ts';
+import { captionBleuStats } from '../core/metrics/caption-eval.ts';
+import { cocoBleuFromStats } from '../core/metrics/coco-bleu.ts';
+import { pairedBootstrap } from '../core/metrics/paired-bootstrap.ts';
 
 interface RowSpec {
   arch?: string;
@@ -16,6 +20,8 @@ interface RowSpec {
   rareShare?: number;
   stopKind?: CaptionRow['stopKind'];
   lastGain?: number | null;
+  /** The BLEU-4 difference's 95% interval against learned (×100); null: none. */
+  interval?: [number, number] | null;
 }
 
 function row(spec: RowSpec): CaptionRow {
@@ -43,6 +49,17 @@ function row(spec: RowSpec): CaptionRow {
       },
       count: 1000,
     },
+    ...(spec.interval === undefined
+      ? {}
+      : {
+          bleu4Interval:
+            spec.interval === null
+              ? null
+              : {
+                  ...{ lo: spec.interval[0], hi: spec.interval[1], p: 0.2, resamples: 1000, seed: 12345 },
+                  checkpoints: { run: 'ab'.repeat(32), learned: 'cd'.repeat(32) },
+                },
+        }),
     decodeSeconds: 60,
   };
 }
@@ -186,5 +203,66 @@ describe('caption claims', () => {
       }),
       /claims here/,
     );
+  });
+
+  test('BLEU-4 from its 95% interval: within, beyond, or both sides of the margin (not settled by this data)', () => {
+    const rows = (interval: [number, number] | null, bleu4: number) => [
+      row({ head: 'learned', bleu4: 0.2 }),
+      row({ head: 'fixed-uniform', bleu4, interval }),
+    ];
+    const held = verdictOf(rows([-0.4, 0.1], 0.1985), /BLEU-4/);
+    assert.equal(held.verdict, 'held');
+    assert.match(
+      held.sentence,
+      /\(BLEU-4 against learned, with its 95% interval: show-tell fixed-uniform -0\.15 \[-0\.40, \+0\.10\]\)\.$/,
+    );
+    // -0.15 alone would hold it; the interval reaches below -0.5.
+    const open = verdictOf(rows([-0.9, 0.5], 0.1985), /BLEU-4/);
+    assert.equal(open.verdict, 'not settled');
+    assert.match(
+      open.sentence,
+      /: not settled by this data \(.*\): the 95% interval of show-tell fixed-uniform \[-0\.90, \+0\.50\] reaches both sides of -0\.50\.$/,
+    );
+    const beyond = verdictOf(rows([-1.6, -0.6], 0.189), /BLEU-4/);
+    assert.equal(beyond.verdict, 'did not hold');
+    // Without an interval the difference decides, as before, and the sentence says why there is none.
+    const none = verdictOf(rows(null, 0.1985), /BLEU-4/);
+    assert.equal(none.verdict, 'held');
+    assert.match(none.sentence, /show-tell fixed-uniform -0\.15; no interval: hypotheses not stored\)\.$/);
+  });
+
+  test("a grid's BLEU-4 intervals: both runs captioned here, or computed before for the same two checkpoints", () => {
+    const refs = Array.from({ length: 30 }, (_, i) => [
+      `a dog runs on the grass ${i % 4}`,
+      `a brown dog is running ${i % 5}`,
+      'a dog in a field',
+    ]);
+    const learnedCaptions = refs.map((r) => r[0]!);
+    const fixedCaptions = refs.map((r, i) => (i % 2 === 0 ? r[1]! : 'a cat sits on a mat'));
+    const learned = { row: row({ head: 'learned' }), testCaptions: learnedCaptions, checkpoint: 'cd'.repeat(32) };
+    const fixed = { row: row({ head: 'fixed-uniform' }), testCaptions: fixedCaptions, checkpoint: 'ab'.repeat(32) };
+    const [l, f] = withBleu4Intervals([learned, fixed], refs);
+    assert.equal(l!.bleu4Interval, undefined, 'learned rows have none');
+    const expected = pairedBootstrap(
+      captionBleuStats(fixedCaptions, refs),
+      captionBleuStats(learnedCaptions, refs),
+      (sums) => 100 * cocoBleuFromStats(sums).bleu[3]!,
+    );
+    assert.deepEqual(f!.bleu4Interval, {
+      ...{ lo: expected.lo, hi: expected.hi, p: expected.p, resamples: 1000, seed: 12345 },
+      checkpoints: { run: 'ab'.repeat(32), learned: 'cd'.repeat(32) },
+    });
+    assert.ok(expected.hi < 0, `fixed-uniform is worse: [${expected.lo}, ${expected.hi}]`);
+    // Both rows kept from committed results: the kept interval stands.
+    const kept = withBleu4Intervals([{ row: l! }, { row: f! }], refs);
+    assert.deepEqual(kept[1]!.bleu4Interval, f!.bleu4Interval);
+    // The learned row kept, fixed-uniform captioned again from the same checkpoint: its committed row's interval.
+    const earlier = (r: CaptionRow) => [l!, f!].find((x) => x.head === r.head);
+    const again = { ...fixed, row: row({ head: 'fixed-uniform' }) };
+    assert.deepEqual(withBleu4Intervals([{ row: l! }, again], refs, earlier)[1]!.bleu4Interval, f!.bleu4Interval);
+    // ... or from another checkpoint (trained further): none, and none without the committed row.
+    const further = { ...again, checkpoint: 'ef'.repeat(32) };
+    assert.equal(withBleu4Intervals([{ row: l! }, further], refs, earlier)[1]!.bleu4Interval, null);
+    assert.equal(withBleu4Intervals([{ row: l! }, again], refs)[1]!.bleu4Interval, null);
   });
 });

@@ -3,16 +3,20 @@
  * seed 003's Table 3 (Transformer), Figure 2 at convergence, and the verdicts generated from the data.
  */
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { compareWithBaselines } from '../report/collect.ts';
 import type { CollectedRun } from '../report/collect-run.ts';
 import { reportLayout } from '../report/layout.ts';
+import { reportTables } from '../report/tables.ts';
 import { reportClaims } from '../experiments/claims/report-claims.ts';
 import { figure2Sentence, figure2Table } from '../experiments/paper/figure2.ts';
 import { paperBleu, paperTables, PAPER_RESULTS } from '../experiments/paper/index.ts';
 import { lastGain } from '../report/convergence.ts';
 import { type Report, reportSchema } from '../report/schema.ts';
 import { claimVerdicts, verdictSentences } from '../experiments/claims/verdicts.ts';
+import { claimTable } from '../experiments/claims/claim.ts';
 import { assertShows } from './helpers/report-check.ts';
 import { fixtureRun } from './helpers/report-fixture.ts';
 
@@ -165,7 +169,7 @@ describe('Figure 2 and the verdicts', () => {
     assert.equal(bleu!.verdict, 'held');
     assert.match(
       bleu!.sentence,
-      /fixed-l2 de→en \+0\.20, fixed-l2 en→de \+0\.20; each of these runs stopped by the stopping rule\)\.$/,
+      /fixed-l2 de→en \+0\.20, fixed-l2 en→de \+0\.20; no interval: hypotheses not stored; each of these runs stopped by the stopping rule\)\.$/,
     );
     assert.match(norms!.sentence, /; each of these runs stopped by the stopping rule\)\.$/);
     assert.equal(params!.verdict, 'held', '30% is inside 19–33%');
@@ -195,7 +199,7 @@ describe('Figure 2 and the verdicts', () => {
     assert.equal(cappedRuns.verdict, 'not settled');
     assert.equal(
       cappedRuns.sentence,
-      'Fixed target vectors lose at most 0.5 test BLEU against learned ones: not settled (BLEU against learned: fixed-l2 de→en +0.20, fixed-l2 en→de +0.20): not every run stopped by the stopping rule (4 at the epoch cap).',
+      'Fixed target vectors lose at most 0.5 test BLEU against learned ones: not settled (BLEU against learned: fixed-l2 de→en +0.20, fixed-l2 en→de +0.20; no interval: hypotheses not stored): not every run stopped by the stopping rule (4 at the epoch cap).',
     );
     const budgeted = claimVerdicts(grid({ training: { ...converged, stopKind: 'updates' } }))[0]!;
     assert.equal(budgeted.verdict, 'not settled');
@@ -233,7 +237,7 @@ describe('Figure 2 and the verdicts', () => {
     assert.equal(bleu!.verdict, 'held');
     assert.match(
       bleu!.sentence,
-      /\(BLEU against learned: fixed-l2 de→en \+0\.20, fixed-l2 en→de \+0\.20; each of these runs gained under 0\.5 validation BLEU in its last 5 epochs\)\.$/,
+      /\(BLEU against learned: fixed-l2 de→en \+0\.20, fixed-l2 en→de \+0\.20; no interval: hypotheses not stored; each of these runs gained under 0\.5 validation BLEU in its last 5 epochs\)\.$/,
     );
     assert.equal(norms!.verdict, 'held');
     assert.match(norms!.sentence, /each of these runs gained under 0\.5 validation BLEU in its last 5 epochs\)\.$/);
@@ -309,5 +313,158 @@ describe('Figure 2 and the verdicts', () => {
     const matrix = layout.sections.find((s) => s.id === 'output-matrix')!;
     assert.equal(matrix.blocks[0]!.kind, 'text');
     assert.equal(matrix.blocks[1]!.kind === 'table' && matrix.blocks[1]!.table.id, 'paper-figure2');
+  });
+});
+
+describe('verdicts from 95% intervals', () => {
+  /** Gives run `id` of `report` the difference `delta` and its interval [lo, hi] (null: none). */
+  function withInterval(report: Report, id: string, delta: number, interval: [number, number] | null): Report {
+    const r = report.runs.find((x) => x.id === id)!;
+    r.bleuDelta = delta;
+    r.bleuDeltaInterval =
+      interval === null
+        ? null
+        : {
+            lo: interval[0],
+            hi: interval[1],
+            p: 0.04,
+            run: { lo: 29, hi: 31 },
+            baseline: { lo: 29, hi: 31 },
+            resamples: 1000,
+            seed: 12345,
+            baselineCheckpoint: 'ab'.repeat(32),
+          };
+    return report;
+  }
+  const both = (de: [number, [number, number] | null], en: [number, [number, number] | null], report = grid()) =>
+    withInterval(withInterval(report, 'de-en-fixed-l2', ...de), 'en-de-fixed-l2', ...en);
+
+  test('held when every interval lies within the margin; the sentence gives each difference with its interval', () => {
+    const [bleu] = claimVerdicts(both([0.2, [-0.3, 0.7]], [-0.1, [-0.45, 0.25]]));
+    assert.equal(bleu!.verdict, 'held');
+    assert.equal(
+      bleu!.sentence,
+      'Fixed target vectors lose at most 0.5 test BLEU against learned ones: held (BLEU against learned, with its 95% interval: fixed-l2 de→en +0.20 [-0.30, +0.70], fixed-l2 en→de -0.10 [-0.45, +0.25]; each of these runs stopped by the stopping rule).',
+    );
+  });
+
+  test('an interval reaching both sides of the margin: not settled by this data, whatever the difference says', () => {
+    // -0.30 alone would hold the claim, as it did before intervals.
+    const [open] = claimVerdicts(both([0.2, [-0.3, 0.7]], [-0.3, [-0.8, 0.2]]));
+    assert.equal(open!.verdict, 'not settled');
+    assert.equal(
+      open!.sentence,
+      'Fixed target vectors lose at most 0.5 test BLEU against learned ones: not settled by this data (BLEU against learned, with its 95% interval: fixed-l2 de→en +0.20 [-0.30, +0.70], fixed-l2 en→de -0.30 [-0.80, +0.20]; each of these runs stopped by the stopping rule): the 95% interval of fixed-l2 en→de [-0.80, +0.20] reaches both sides of -0.50.',
+    );
+    // -0.60 alone would refute it.
+    assert.equal(claimVerdicts(both([0.2, [-0.3, 0.7]], [-0.6, [-1.1, -0.1]]))[0]!.verdict, 'not settled');
+  });
+
+  test('did not hold when a converged interval lies wholly beyond the margin, the open ones named beside it', () => {
+    const [refuted] = claimVerdicts(both([-0.3, [-0.8, 0.2]], [-0.9, [-1.4, -0.6]]));
+    assert.equal(refuted!.verdict, 'did not hold');
+    assert.match(
+      refuted!.sentence,
+      /: did not hold \(.*\): fixed-l2 en→de converged more than 0\.5 behind; the 95% interval of fixed-l2 de→en \[-0\.80, \+0\.20\] reaches both sides of -0\.50\.$/,
+    );
+    // Not converged, the same interval refutes nothing: the claim waits for the run, and the data's doubt is named too.
+    const gaining = grid({ training: capped(FLAT), trainingOf: { 'en-de-fixed-l2': capped(GAINING) } });
+    const [open] = claimVerdicts(both([-0.3, [-0.8, 0.2]], [-0.9, [-1.4, -0.6]], gaining));
+    assert.equal(open!.verdict, 'not settled');
+    assert.match(
+      open!.sentence,
+      /: not settled \(.*\): fixed-l2 en→de gained 1\.12 validation BLEU in its last 5 epochs; the 95% interval of fixed-l2 de→en \[-0\.80, \+0\.20\] reaches both sides of -0\.50\.$/,
+    );
+  });
+
+  test('a run without stored translations is judged by its difference, and says so', () => {
+    const [mixed] = claimVerdicts(both([0.2, [-0.3, 0.7]], [-0.6, null]));
+    assert.equal(mixed!.verdict, 'did not hold');
+    assert.match(
+      mixed!.sentence,
+      /fixed-l2 de→en \+0\.20 \[-0\.30, \+0\.70\], fixed-l2 en→de -0\.60 \(no interval: hypotheses not stored\);/,
+    );
+  });
+
+  test('runs of several seeds: mean ± sd over the seeds, and a verdict only where every seed agrees', () => {
+    const seeds = [1, 2, 3];
+    const runs = seeds.flatMap((seed) =>
+      ['learned', 'fixed-l2'].map((head) => {
+        const r = fixtureRun(
+          `de-en-${head}-seed${seed}`,
+          head,
+          ['de', 'en'],
+          {
+            learnable: head === 'learned' ? 10_000 : 7000,
+            bleu: head === 'learned' ? 30 + seed / 10 : 30 + seed / 10 + [0.1, 0.2, 0.3][seed - 1]!,
+            bytes: 4_000_000,
+            spearman: head === 'learned' ? 0.7 : null,
+          },
+          { training: converged },
+        );
+        return { ...r, seed };
+      }),
+    );
+    const report = reportSchema.parse({ ...grid(), runs: compareWithBaselines(runs) });
+    // Each seed against the learned run of its own seed.
+    assert.deepEqual(
+      report.runs.filter((r) => r.head === 'fixed-l2').map((r) => [r.baseline, r.bleuDelta!.toFixed(2)]),
+      [
+        ['de-en-learned-seed1', '0.10'],
+        ['de-en-learned-seed2', '0.20'],
+        ['de-en-learned-seed3', '0.30'],
+      ],
+    );
+    const interval = (lo: number, hi: number) => ({
+      lo,
+      hi,
+      p: 0.5,
+      run: { lo: 29, hi: 31 },
+      baseline: { lo: 29, hi: 31 },
+      resamples: 1000,
+      seed: 12345,
+      baselineCheckpoint: 'ab'.repeat(32),
+    });
+    const fixed = report.runs.filter((r) => r.head === 'fixed-l2');
+    fixed.forEach((r, k) => (r.bleuDeltaInterval = interval(-0.4 + k / 10, 0.6 + k / 10)));
+    const [bleu] = claimVerdicts(report);
+    assert.equal(bleu!.verdict, 'held');
+    assert.match(
+      bleu!.sentence,
+      /\(BLEU against learned, with its 95% interval: fixed-l2 de→en \+0\.20 ± 0\.10 over 3 seeds \(seed 1: \+0\.10 \[-0\.40, \+0\.60\], seed 2: \+0\.20 \[-0\.30, \+0\.70\], seed 3: \+0\.30 \[-0\.20, \+0\.80\]\); /,
+    );
+    assert.match(verdictSentences(report).at(-1)!, /, 3 seeds, beam 5,/);
+    // One seed's interval reaches below the margin: the seeds do not agree, and the data does not settle it.
+    fixed[0]!.bleuDeltaInterval = interval(-0.9, 0.6);
+    const [open] = claimVerdicts(report);
+    assert.equal(open!.verdict, 'not settled');
+    assert.match(
+      open!.sentence,
+      /: not settled by this data \(.*\): fixed-l2 de→en's 3 seeds do not all fall on one side of -0\.50\.$/,
+    );
+    // The tables: Table 2's cell and the claim table's row for the seeds.
+    assert.deepEqual(texts(report, 'paper-table2')[1]!.slice(0, 3), ['fixed-l2', 'fixed', '30.40 ± 0.20 (3 seeds)']);
+    const bleuTable = reportTables(report).find((t) => t.id === 'bleu')!;
+    assert.deepEqual(
+      bleuTable.rows.map((row) => row.map((c) => c.text)),
+      [
+        ['learned', '30.20 ± 0.10 (3 seeds)'],
+        ['fixed-l2', '30.40 ± 0.20 (3 seeds)'],
+      ],
+    );
+    const claim = claimTable(report)!;
+    assert.deepEqual(
+      claim.rows.at(-1)!.map((c) => c.text),
+      ['fixed-l2 de→en, seeds 1, 2 and 3', 'mean ± sd', '+0.20 ± 0.10', '', '', '', 'open', '30.0%', 'yes'],
+    );
+  });
+
+  test('the committed Table 2 report (from before intervals) loads, and its verdicts say it has none', async () => {
+    const path = fileURLToPath(new URL('../docs/reports/mt-heads-converged/report.json', import.meta.url));
+    const report = reportSchema.parse(JSON.parse(await readFile(path, 'utf8')));
+    assert.ok(report.runs.every((r) => r.bleuDeltaInterval === undefined));
+    const [bleu] = claimVerdicts(report);
+    assert.equal(bleu!.verdict, 'did not hold');
+    assert.match(bleu!.sentence, /fixed-l2 de→en \+0\.34, .*; no interval: hypotheses not stored\): hadamard de→en, /);
   });
 });

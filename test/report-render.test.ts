@@ -4,6 +4,8 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { bleuSegmentStats, corpusBleu } from '../core/metrics/bleu.ts';
+import { pairedBleuBootstrap } from '../core/metrics/paired-bootstrap.ts';
 import { getTokenizer } from '../core/text/tokenize.ts';
 import { trainBpe } from '../core/subword/bpe-trainer.ts';
 import { SubwordTokenizer, subwordVocabulary } from '../core/subword/subword-tokenizer.ts';
@@ -67,6 +69,146 @@ describe('comparison with the learned baseline', () => {
       t.rows.map((r) => r.map((c) => c.text)),
       [['de-en-fixed-l2', 'de-en-learned', '-0.45', 'yes', '30.0%', 'yes']],
     );
+  });
+});
+
+describe("the BLEU difference's interval", () => {
+  // Three systems on one set of references: learned and fixed-l2 a few words off, a third of another test set.
+  const refs = Array.from({ length: 120 }, (_, i) =>
+    ['a dog runs on the grass', 'two men play ball in a park', 'the girl in red jumps'][i % 3]!.replace('a', `a${i}`),
+  );
+  const off = (k: number) =>
+    refs.map((s) =>
+      s
+        .split(' ')
+        .map((w, i) => (i % k === k - 1 ? 'x' : w))
+        .join(' '),
+    );
+  const learnedHyps = off(4);
+  const fixedHyps = off(3);
+  const segments = (hyps: string[], testSet = 't') => ({
+    testSet,
+    stats: bleuSegmentStats(hyps, [refs], { lowercase: true }),
+  });
+  const runs = () => [
+    run('de-en-learned', 'learned', ['de', 'en'], {
+      learnable: 1000,
+      bleu: corpusBleu(learnedHyps, [refs], { lowercase: true }).score,
+      bytes: 4_000_000,
+      spearman: 0.8,
+    }),
+    run('de-en-fixed-l2', 'fixed-l2', ['de', 'en'], {
+      learnable: 700,
+      bleu: corpusBleu(fixedHyps, [refs], { lowercase: true }).score,
+      bytes: 2_800_000,
+      spearman: null,
+    }),
+  ];
+
+  test("computed from both runs' test translations: the paired bootstrap of the same BLEU as bleuDelta", () => {
+    const bySegments = new Map([
+      ['de-en-learned', segments(learnedHyps)],
+      ['de-en-fixed-l2', segments(fixedHyps)],
+    ]);
+    const [learned, fixed] = compareWithBaselines(runs(), { segments: bySegments });
+    assert.equal(learned!.bleuDeltaInterval, null, 'the baseline has no interval against itself');
+    const expected = pairedBleuBootstrap(fixedHyps, learnedHyps, [refs], { lowercase: true });
+    assert.ok(Math.abs(fixed!.bleuDelta! - expected.delta) < 1e-9);
+    assert.deepEqual(fixed!.bleuDeltaInterval, {
+      lo: expected.lo,
+      hi: expected.hi,
+      p: expected.p,
+      run: { lo: expected.system.lo, hi: expected.system.hi },
+      baseline: { lo: expected.baseline.lo, hi: expected.baseline.hi },
+      resamples: 1000,
+      seed: 12345,
+      baselineCheckpoint: learned!.checkpoint.sha256,
+    });
+    assert.ok(fixed!.bleuDeltaInterval!.hi < -0.5, 'fixed-l2 is further off on every sentence');
+    // No translations of one of them, or translations of another test set: no interval, and the report says why.
+    assert.equal(
+      compareWithBaselines(runs(), { segments: new Map([['de-en-fixed-l2', segments(fixedHyps)]]) })[1]!
+        .bleuDeltaInterval,
+      null,
+    );
+    const otherSet = new Map([
+      ['de-en-learned', segments(learnedHyps, 'other')],
+      ['de-en-fixed-l2', segments(fixedHyps)],
+    ]);
+    assert.equal(compareWithBaselines(runs(), { segments: otherSet })[1]!.bleuDeltaInterval, null);
+    assert.equal(compareWithBaselines(runs())[1]!.bleuDeltaInterval, null);
+  });
+
+  test("a committed row's interval is kept for the same two checkpoints only", () => {
+    const bySegments = new Map([
+      ['de-en-learned', segments(learnedHyps)],
+      ['de-en-fixed-l2', segments(fixedHyps)],
+    ]);
+    const reported = compareWithBaselines(runs(), { segments: bySegments });
+    const interval = reported[1]!.bleuDeltaInterval;
+    // A later report takes both rows from the committed report (asCollected keeps the interval).
+    const kept = reported.map(({ baseline: _b, learnableDecrease: _d, bleuDelta: _x, ...row }) => row);
+    assert.deepEqual(compareWithBaselines(kept)[1]!.bleuDeltaInterval, interval);
+    // The learned run's folder is gone (its row kept), fixed-l2's is here: the committed row of fixed-l2 still
+    // holds the interval of these two checkpoints.
+    const earlier = (id: string) => reported.find((r) => r.id === id);
+    const fresh = [kept[0]!, runs()[1]!];
+    const onlyFixed = { segments: new Map([['de-en-fixed-l2', segments(fixedHyps)]]), earlier };
+    assert.deepEqual(compareWithBaselines(fresh, onlyFixed)[1]!.bleuDeltaInterval, interval);
+    // fixed-l2 was trained further since: its committed row's interval is of another checkpoint.
+    const further = [kept[0]!, { ...runs()[1]!, checkpoint: { ...runs()[1]!.checkpoint, sha256: 'ef'.repeat(32) } }];
+    assert.equal(compareWithBaselines(further, onlyFixed)[1]!.bleuDeltaInterval, null);
+    // The baseline was trained again: another checkpoint, so the interval is not this comparison's.
+    kept[0]!.checkpoint = { ...kept[0]!.checkpoint, sha256: 'cd'.repeat(32) };
+    assert.equal(compareWithBaselines(kept)[1]!.bleuDeltaInterval, null);
+  });
+
+  test('the claim table shows the interval and p, each naming its report.json value, and decides from the interval', () => {
+    const bySegments = new Map([
+      ['de-en-learned', segments(learnedHyps)],
+      ['de-en-fixed-l2', segments(fixedHyps)],
+    ]);
+    const report = reportSchema.parse({ ...fixture(), runs: compareWithBaselines(runs(), { segments: bySegments }) });
+    const t = claimTable(report)!;
+    assert.deepEqual(t.header, [
+      'run',
+      'baseline',
+      'BLEU vs learned',
+      '95% low',
+      '95% high',
+      'p',
+      'within 0.5',
+      'fewer learnable',
+      'at least 19%',
+    ]);
+    const [row] = t.rows;
+    for (const c of row!) if (c.path) assertShows(report, c.path, c.text);
+    assert.deepEqual(
+      row!.map((c) => c.path ?? c.text),
+      [
+        'de-en-fixed-l2',
+        'de-en-learned',
+        'runs.1.bleuDelta',
+        'runs.1.bleuDeltaInterval.lo',
+        'runs.1.bleuDeltaInterval.hi',
+        'runs.1.bleuDeltaInterval.p',
+        'no',
+        'runs.1.learnableDecrease',
+        'yes',
+      ],
+    );
+    // An interval reaching both sides of -0.5 is open, whatever the difference itself says.
+    report.runs[1]!.bleuDelta = -0.3;
+    report.runs[1]!.bleuDeltaInterval = { ...report.runs[1]!.bleuDeltaInterval!, lo: -0.8, hi: 0.2 };
+    assert.equal(claimTable(report)!.rows[0]![6]!.text, 'open');
+    report.runs[1]!.bleuDeltaInterval = { ...report.runs[1]!.bleuDeltaInterval!, lo: -0.45, hi: 0.2 };
+    assert.equal(claimTable(report)!.rows[0]![6]!.text, 'yes');
+    // Without one the difference decides, and a table where no run has one has no interval columns.
+    report.runs[1]!.bleuDeltaInterval = null;
+    const none = claimTable(report)!;
+    assert.equal(none.header.length, 6, 'reports from before intervals read as before');
+    assert.equal(none.rows[0]![3]!.text, 'yes', '-0.30 is within 0.5');
+    assert.match(none.note!, /No run has a 95% interval \(no interval: hypotheses not stored\)/);
   });
 });
 

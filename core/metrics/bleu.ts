@@ -268,6 +268,64 @@ function makeScore(
 }
 
 /**
+ * Each segment's sufficient statistics, as sacreBLEU's `_extract_corpus_statistics`: one row per segment,
+ * `[hypLen, refLen, correct_1..N, total_1..N]` (N = maxNgramOrder). Corpus BLEU is {@link bleuFromStats} of the
+ * rows' column sums; a paired bootstrap (./paired-bootstrap.ts) resamples the rows.
+ */
+export interface BleuSegmentStats {
+  /** Values per segment: 2 + 2·maxNgramOrder. */
+  readonly width: number;
+  /** Segments. */
+  readonly count: number;
+  /** Segment i's statistics at [i·width, (i+1)·width). */
+  readonly rows: Float64Array;
+}
+
+/**
+ * The per-segment statistics of {@link corpusBleu}: the same arguments, the same checks.
+ *
+ * @param hypotheses one detokenised line per segment
+ * @param references reference streams: `references[k][i]` is the k-th reference of segment i. A
+ *   `null`/`undefined` entry means segment i has fewer references.
+ */
+export function bleuSegmentStats(
+  hypotheses: readonly string[],
+  references: readonly (readonly (string | null | undefined)[])[],
+  options: BleuOptions = {},
+): BleuSegmentStats {
+  return segmentRows(hypotheses, references, resolve(options, false));
+}
+
+function segmentRows(
+  hypotheses: readonly string[],
+  references: readonly (readonly (string | null | undefined)[])[],
+  r: Resolved,
+): BleuSegmentStats {
+  if (references.length === 0) throw new Error('bleu: no reference streams given');
+  references.forEach((stream, k) => {
+    if (stream.length !== hypotheses.length) {
+      throw new Error(
+        `bleu: reference stream ${k + 1} has ${stream.length} lines, hypotheses have ${hypotheses.length}`,
+      );
+    }
+  });
+
+  const width = 2 + 2 * r.maxNgramOrder;
+  const rows = new Float64Array(hypotheses.length * width);
+  for (let i = 0; i < hypotheses.length; i++) {
+    const refs: string[] = [];
+    for (const stream of references) {
+      const ref = stream[i];
+      if (ref !== null && ref !== undefined) refs.push(ref);
+    }
+    // sacreBLEU fails on a segment with no reference at all; say which one
+    if (refs.length === 0) throw new Error(`bleu: segment ${i + 1} has no reference`);
+    rows.set(segmentStats(hypotheses[i]!, referenceInfo(refs, r), r), i * width);
+  }
+  return { width, count: hypotheses.length, rows };
+}
+
+/**
  * Corpus BLEU, as `sacrebleu.corpus_bleu` (exp smoothing, no effective order by default).
  *
  * @param hypotheses one detokenised line per segment
@@ -280,28 +338,23 @@ export function corpusBleu(
   options: BleuOptions = {},
 ): BleuScore {
   const r = resolve(options, false);
-  if (references.length === 0) throw new Error('bleu: no reference streams given');
-  references.forEach((stream, k) => {
-    if (stream.length !== hypotheses.length) {
-      throw new Error(
-        `bleu: reference stream ${k + 1} has ${stream.length} lines, hypotheses have ${hypotheses.length}`,
-      );
-    }
-  });
-
-  const sums = new Array<number>(2 + 2 * r.maxNgramOrder).fill(0);
-  for (let i = 0; i < hypotheses.length; i++) {
-    const refs: string[] = [];
-    for (const stream of references) {
-      const ref = stream[i];
-      if (ref !== null && ref !== undefined) refs.push(ref);
-    }
-    // sacreBLEU fails on a segment with no reference at all; say which one
-    if (refs.length === 0) throw new Error(`bleu: segment ${i + 1} has no reference`);
-    const stats = segmentStats(hypotheses[i]!, referenceInfo(refs, r), r);
-    for (let j = 0; j < sums.length; j++) sums[j]! += stats[j]!;
-  }
+  const { width, count, rows } = segmentRows(hypotheses, references, r);
+  const sums = new Array<number>(width).fill(0);
+  for (let i = 0; i < count; i++) for (let j = 0; j < width; j++) sums[j]! += rows[i * width + j]!;
   return statsToScore(sums, r);
+}
+
+/**
+ * Corpus BLEU from summed segment statistics ({@link bleuSegmentStats}'s layout), with corpus BLEU's
+ * defaults: sacreBLEU's `_compute_score_from_stats`, which its bootstrap scores each resample with.
+ */
+export function bleuFromStats(sums: ArrayLike<number>, options: BleuOptions = {}): BleuScore {
+  const r = resolve(options, false);
+  if (sums.length !== 2 + 2 * r.maxNgramOrder)
+    throw new RangeError(
+      `bleu: ${sums.length} statistics given; order ${r.maxNgramOrder} needs ${2 + 2 * r.maxNgramOrder}`,
+    );
+  return statsToScore(Array.from(sums), r);
 }
 
 /**

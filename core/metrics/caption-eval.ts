@@ -13,7 +13,7 @@ import { getTokenizer } from '../text/tokenize.ts';
 import { SPECIALS } from '../vocab.ts';
 import { cocoTokenizeCaptions } from './ptb-tokenize.ts';
 import { ciderD } from './cider-d.ts';
-import { cocoBleu } from './coco-bleu.ts';
+import { cocoBleu, cocoBleuStats } from './coco-bleu.ts';
 import { rougeL } from './rouge-l.ts';
 import { type TrainCounts, type VocabUsage, vocabUsage } from './vocab-usage.ts';
 
@@ -67,6 +67,17 @@ export function evaluateCaptions(
     ),
     count: hyps.length,
   };
+}
+
+/**
+ * Each image's BLEU statistics as {@link evaluateCaptions} scores them (coco-caption's tokenisation, then
+ * ./coco-bleu.ts's `cocoBleuStats`): what a paired bootstrap of BLEU-4 resamples (./paired-bootstrap.ts).
+ */
+export function captionBleuStats(
+  hyps: readonly string[],
+  refs: readonly (readonly string[])[],
+): ReturnType<typeof cocoBleuStats> {
+  return cocoBleuStats(cocoTokenizeCaptions(hyps), regroup(cocoTokenizeCaptions(refs.flat()), refs));
 }
 
 /** Splits a flat list back into the shape of `groups`. */

@@ -36,17 +36,30 @@ const SMALL = 1e-9;
 const TINY = 1e-15;
 
 /**
- * Corpus BLEU of `hyps[i]` against `refs[i]`; sentences given as text are split on whitespace,
- * as the reference's `precook` does (`str.split()`).
+ * Each image's statistics, in the order coco-caption sums them: one row per image of
+ * `[testLen, refLen, correct_1..n, guess_1..n]`; {@link cocoBleuFromStats} of their column sums is
+ * {@link cocoBleu}, and a paired bootstrap (./paired-bootstrap.ts) resamples the rows.
  * @param n highest n-gram order @default 4
  */
-export function cocoBleu(hyps: readonly Sentence[], refs: readonly (readonly Sentence[])[], n = 4): CocoBleu {
-  assertAligned('cocoBleu', hyps, refs);
-  const correct = new Array<number>(n).fill(0);
-  const guess = new Array<number>(n).fill(0);
-  let testLen = 0;
-  let refLen = 0;
+export function cocoBleuStats(
+  hyps: readonly Sentence[],
+  refs: readonly (readonly Sentence[])[],
+  n = 4,
+): { width: number; count: number; rows: Float64Array } {
+  return imageRows('cocoBleuStats', hyps, refs, n);
+}
+
+function imageRows(
+  fn: string,
+  hyps: readonly Sentence[],
+  refs: readonly (readonly Sentence[])[],
+  n: number,
+): { width: number; count: number; rows: Float64Array } {
+  assertAligned(fn, hyps, refs);
+  const width = 2 + 2 * n;
+  const rows = new Float64Array(hyps.length * width);
   hyps.forEach((hyp, i) => {
+    const row = rows.subarray(i * width, (i + 1) * width);
     // cook_refs: per-n-gram maximum count over this image's references.
     const maxCounts = new Map<string, number>();
     const refLens: number[] = [];
@@ -59,17 +72,30 @@ export function cocoBleu(hyps: readonly Sentence[], refs: readonly (readonly Sen
     // cook_test
     const words = pythonSplit(hyp);
     const { counts, order } = countNgrams(words, n);
-    for (let k = 1; k <= n; k++) guess[k - 1]! += Math.max(0, words.length - k + 1);
-    for (const [key, count] of counts) correct[order.get(key)! - 1]! += Math.min(maxCounts.get(key) ?? 0, count);
-    testLen += words.length;
+    for (let k = 1; k <= n; k++) row[2 + n + k - 1] = Math.max(0, words.length - k + 1);
+    for (const [key, count] of counts) row[2 + order.get(key)! - 1]! += Math.min(maxCounts.get(key) ?? 0, count);
+    row[0] = words.length;
     // _single_reflen(option='closest'): min over (|l − c|, l) tuples.
-    refLen += refLens.reduce((best, l) => {
+    row[1] = refLens.reduce((best, l) => {
       const d = Math.abs(l - words.length);
       const bd = Math.abs(best - words.length);
       return d < bd || (d === bd && l < best) ? l : best;
     });
   });
+  return { width, count: hyps.length, rows };
+}
 
+/**
+ * coco-caption's BLEU-1..n from statistics summed over images ({@link cocoBleuStats}'s layout).
+ * @param n highest n-gram order @default 4
+ */
+export function cocoBleuFromStats(sums: ArrayLike<number>, n = 4): CocoBleu {
+  if (sums.length !== 2 + 2 * n)
+    throw new RangeError(`cocoBleuFromStats: ${sums.length} statistics given; order ${n} needs ${2 + 2 * n}`);
+  const testLen = sums[0]!;
+  const refLen = sums[1]!;
+  const correct = Array.from({ length: n }, (_, k) => sums[2 + k]!);
+  const guess = Array.from({ length: n }, (_, k) => sums[2 + n + k]!);
   const ratio = (testLen + TINY) / (refLen + SMALL);
   const bleu: number[] = [];
   for (let nn = 1; nn <= n; nn++) {
@@ -80,4 +106,16 @@ export function cocoBleu(hyps: readonly Sentence[], refs: readonly (readonly Sen
     bleu.push(score);
   }
   return { bleu, testLen, refLen, correct, guess };
+}
+
+/**
+ * Corpus BLEU of `hyps[i]` against `refs[i]`; sentences given as text are split on whitespace,
+ * as the reference's `precook` does (`str.split()`).
+ * @param n highest n-gram order @default 4
+ */
+export function cocoBleu(hyps: readonly Sentence[], refs: readonly (readonly Sentence[])[], n = 4): CocoBleu {
+  const { width, count, rows } = imageRows('cocoBleu', hyps, refs, n);
+  const sums = new Float64Array(width);
+  for (let i = 0; i < count; i++) for (let j = 0; j < width; j++) sums[j]! += rows[i * width + j]!;
+  return cocoBleuFromStats(sums, n);
 }

@@ -1,17 +1,29 @@
 import { headIsFrozen } from '../../models/index.ts';
 import type { CaptionRow } from '../caption-results.ts';
-import { bleuHolds, PAPER_CLAIM } from './claim.ts';
+import { PAPER_CLAIM } from './claim.ts';
 import { convergenceOf, isConverged } from '../../report/convergence.ts';
-import { formatCount, formatPercent, formatSigned2 } from '../../report/format.ts';
+import { formatCount, formatPercent } from '../../report/format.ts';
 import { PAPER_RESULTS } from '../paper/results.ts';
-import { type ClaimVerdict, decreaseVerdict, gainingClause, marginVerdict, type Verdict } from './verdicts.ts';
+import {
+  type ClaimVerdict,
+  type Compared,
+  comparedNumbers,
+  comparedStanding,
+  decreaseVerdict,
+  gainingClause,
+  marginVerdict,
+  seedCount,
+  type Verdict,
+} from './verdicts.ts';
 
 /**
  * The captioning claims of the paper frost follows, judged on a caption-heads grid's rows as verdicts.ts
  * judges the translation ones and with the same rules: held, did not hold, or not settled, with the numbers. A score
  * claim is settled only by runs that converged (the stopping rule, or a budget stop after a flat validation curve),
- * or refuted by a converged comparison beyond the margin; runs still gaining are named with their gain. Then where
- * frost's setting differs from the paper's.
+ * or refuted by a converged comparison beyond the margin; runs still gaining are named with their gain. The BLEU-4
+ * claim is decided by each difference's 95% paired-bootstrap interval where the row has one (`bleu4Interval`), and
+ * is not settled by this data when an interval reaches both sides of the margin. Then where frost's setting differs
+ * from the paper's.
  */
 
 /** A frozen head's row beside the `learned` row of the same architecture. */
@@ -103,19 +115,28 @@ function rareWordVerdict(compared: readonly Comparison[]): ClaimVerdict | null {
 
 function bleuVerdict(compared: readonly Comparison[]): ClaimVerdict {
   const delta = (c: Comparison) => 100 * (c.fixed.scores.bleu4 - c.learned.scores.bleu4);
-  const refuting = compared.filter((c) => !bleuHolds(delta(c)) && converged(c.fixed) && converged(c.learned));
-  const { verdict, why } = marginVerdict({
+  // One grid, one seed: each comparison is one run against one baseline.
+  const numbers = compared.map((c): Compared => ({
+    who: who(c.fixed),
+    seeds: [{ seed: c.fixed.seed, delta: delta(c), interval: c.fixed.bleu4Interval }],
+  }));
+  const { standing, uncertain } = comparedStanding(numbers);
+  const refuting = compared.filter(
+    (c, k) => standing(numbers[k]!) === 'did not hold' && converged(c.fixed) && converged(c.learned),
+  );
+  const { verdict, words, why } = marginVerdict({
     refuting: refuting.map((c) => who(c.fixed)),
-    holds: compared.every((c) => bleuHolds(delta(c))),
+    holds: numbers.every((c) => standing(c) === 'held'),
     open: unsettled(compared),
+    uncertain,
   });
-  const numbers = compared.map((c) => `${who(c.fixed)} ${formatSigned2(delta(c))}`).join(', ');
+  const intervals = compared.some((c) => c.fixed.bleu4Interval) ? ', with its 95% interval' : '';
   return {
     claim: `fixed target vectors lose at most ${PAPER_CLAIM.maxBleuLoss} BLEU-4 against learned ones`,
     verdict,
     sentence:
-      `Fixed target vectors lose at most ${PAPER_CLAIM.maxBleuLoss} test BLEU-4 against learned ones: ${verdict} ` +
-      `(BLEU-4 against learned: ${numbers})${why}.`,
+      `Fixed target vectors lose at most ${PAPER_CLAIM.maxBleuLoss} test BLEU-4 against learned ones: ${words} ` +
+      `(BLEU-4 against learned${intervals}: ${comparedNumbers(numbers)})${why}.`,
   };
 }
 
@@ -161,7 +182,7 @@ export function captionVerdictSentences(
   return [
     ...verdicts.map((v) => v.sentence),
     `Where frost's setting differs: ${setting.data} (${setting.testImages} test images) rather than ` +
-      `${PAPER_RESULTS.table1.data}, the ${setting.preset} preset ${encoder}, ${setting.budget} per model, one seed, ` +
+      `${PAPER_RESULTS.table1.data}, the ${setting.preset} preset ${encoder}, ${setting.budget} per model, ${seedCount(rows)}, ` +
       `beam ${setting.beam}.`,
   ];
 }

@@ -1,10 +1,19 @@
 import { headIsFrozen } from '../../models/index.ts';
-import { bleuHolds, decreaseHolds, decreaseReaches, PAPER_CLAIM } from './claim.ts';
+import {
+  bleuStanding,
+  decreaseHolds,
+  decreaseReaches,
+  NO_INTERVAL,
+  PAPER_CLAIM,
+  seedsStanding,
+  type Standing,
+} from './claim.ts';
 import { CONVERGENCE_WINDOW, convergenceOf, isConverged } from '../../report/convergence.ts';
 import { formatCount, formatFixed2, formatPercent, formatSigned2 } from '../../report/format.ts';
 import { paperBleu } from '../paper/index.ts';
 import { PAPER_RESULTS } from '../paper/results.ts';
 import type { Report, RunReport } from '../../report/schema.ts';
+import { formatMeanSd, seedGroups } from '../../report/seeds.ts';
 import { pairLabel } from '../../report/tables.ts';
 
 /**
@@ -12,7 +21,10 @@ import { pairLabel } from '../../report/tables.ts';
  * with the numbers, and a last sentence on where frost's setting differs from the paper's. A BLEU or
  * norm claim is settled only by converged runs (report/convergence.ts): stopped by the stopping rule, or
  * stopped by an epoch cap, update or time budget with a validation curve that gained less than the claim's
- * margin in its last epochs. Runs still gaining are named with their gain.
+ * margin in its last epochs. Runs still gaining are named with their gain. The BLEU claim is then decided by
+ * each difference's 95% paired-bootstrap interval (claim.ts's `bleuStanding`), not by the difference alone: an
+ * interval on both sides of the margin leaves it "not settled by this data". Runs that differ only by seed are
+ * given as their mean ± standard deviation, and decide the claim only where every seed agrees.
  */
 export type Verdict = 'held' | 'did not hold' | 'not settled';
 
@@ -61,19 +73,85 @@ export function gainingClause(gaining: readonly { who: string; gain: number | nu
 
 /**
  * A claim that a frozen head loses at most the margin, from its comparisons: one that converged (with its
- * baseline) beyond the margin refutes it whatever runs still gain; otherwise it is open while any run gains (`open`
- * says why), and settled by all of them when none does.
+ * baseline) beyond the margin, its whole 95% interval beyond it where it has one, refutes it whatever runs still
+ * gain; otherwise it is open while any run gains (`open` says why), and then while a comparison's interval reaches
+ * both sides of the margin (`uncertain` says which): not settled by this data. Settled by all of them when neither.
+ * `words` is the verdict as the sentence says it.
  */
-export function marginVerdict(o: { refuting: readonly string[]; holds: boolean; open: string | null }): {
-  verdict: Verdict;
-  why: string;
-} {
+export function marginVerdict(o: {
+  refuting: readonly string[];
+  holds: boolean;
+  open: string | null;
+  uncertain?: string | null;
+}): { verdict: Verdict; words: string; why: string } {
+  const uncertain = o.uncertain ?? null;
+  const reasons = [o.open, uncertain].filter((x) => x !== null);
   if (o.refuting.length > 0) {
     const behind = `${o.refuting.join(', ')} converged more than ${PAPER_CLAIM.maxBleuLoss} behind`;
-    return { verdict: 'did not hold', why: o.open === null ? '' : `: ${behind}; ${o.open}` };
+    return {
+      verdict: 'did not hold',
+      words: 'did not hold',
+      why: reasons.length === 0 ? '' : `: ${[behind, ...reasons].join('; ')}`,
+    };
   }
-  if (o.open !== null) return { verdict: 'not settled', why: `: ${o.open}` };
-  return { verdict: o.holds ? 'held' : 'did not hold', why: '' };
+  if (o.open !== null) return { verdict: 'not settled', words: 'not settled', why: `: ${reasons.join('; ')}` };
+  if (uncertain !== null) return { verdict: 'not settled', words: NOT_SETTLED_BY_DATA, why: `: ${uncertain}` };
+  const verdict = o.holds ? 'held' : 'did not hold';
+  return { verdict, words: verdict, why: '' };
+}
+
+/** The verdict of a claim whose runs converged but whose intervals reach both sides of its line. */
+export const NOT_SETTLED_BY_DATA = 'not settled by this data';
+
+/** '[-0.21, +0.88]' */
+export const formatInterval = (i: { lo: number; hi: number }) => `[${formatSigned2(i.lo)}, ${formatSigned2(i.hi)}]`;
+
+/** One comparison of the BLEU claim, or several that differ only by seed, as its verdict sentence reads them. */
+export interface Compared {
+  who: string;
+  /** Per seed: the difference against the baseline and its 95% interval (null: none). */
+  seeds: { seed: number | undefined; delta: number; interval: { lo: number; hi: number } | null | undefined }[];
+}
+
+/** How the comparisons stand: each one's standing (the seeds' agreed one), and the open ones in words. */
+export function comparedStanding(compared: readonly Compared[]): {
+  standing: (c: Compared) => Standing;
+  uncertain: string | null;
+} {
+  const standing = (c: Compared) => seedsStanding(c.seeds.map((s) => bleuStanding(s.delta, s.interval)));
+  const open = compared.filter((c) => standing(c) === 'open');
+  const line = formatSigned2(-PAPER_CLAIM.maxBleuLoss);
+  const words = open.map((c) =>
+    c.seeds.length === 1 ? `${c.who} ${formatInterval(c.seeds[0]!.interval!)}` : `${c.who}'s ${c.seeds.length} seeds`,
+  );
+  const uncertain =
+    open.length === 0
+      ? null
+      : open.every((c) => c.seeds.length === 1)
+        ? `the 95% interval of ${words.join(', ')} reaches both sides of ${line}`
+        : `${words.join(', ')} do not all fall on one side of ${line}`;
+  return { standing, uncertain };
+}
+
+/**
+ * The differences as the verdict sentence gives them: each with its 95% interval, or several seeds' mean ± sd with
+ * every seed's; and, when no comparison has an interval, that once at the end.
+ */
+export function comparedNumbers(compared: readonly Compared[]): string {
+  const all = compared.flatMap((c) => c.seeds);
+  const none = all.every((s) => !s.interval);
+  const one = (s: Compared['seeds'][number]) =>
+    `${formatSigned2(s.delta)}${none ? '' : ` ${s.interval ? formatInterval(s.interval) : `(${NO_INTERVAL})`}`}`;
+  const numbers = compared.map((c) => {
+    if (c.seeds.length === 1) return `${c.who} ${one(c.seeds[0]!)}`;
+    const spread = formatMeanSd(
+      c.seeds.map((s) => s.delta),
+      formatSigned2,
+    );
+    const bySeed = c.seeds.map((s) => `seed ${s.seed}: ${one(s)}`).join(', ');
+    return `${c.who} ${spread} over ${c.seeds.length} seeds (${bySeed})`;
+  });
+  return `${numbers.join(', ')}${none ? `; ${NO_INTERVAL}` : ''}`;
 }
 
 /**
@@ -100,22 +178,30 @@ function bleuVerdict(report: Report): ClaimVerdict | null {
   if (frozen.length === 0) return null;
   const baselineOf = (r: RunReport) => report.runs.find((b) => b.id === r.baseline);
   const involved = report.runs.filter((r) => frozen.includes(r) || frozen.some((f) => f.baseline === r.id));
-  const refuting = frozen.filter((r) => {
+  const groups = seedGroups(frozen);
+  const compared = groups.map((g): Compared => ({
+    who: who(g[0]!),
+    seeds: g.map((r) => ({ seed: r.seed, delta: r.bleuDelta!, interval: r.bleuDeltaInterval })),
+  }));
+  const { standing, uncertain } = comparedStanding(compared);
+  const converged = (r: RunReport) => {
     const baseline = baselineOf(r);
-    return !bleuHolds(r.bleuDelta!) && isConverged(r) && baseline !== undefined && isConverged(baseline);
-  });
+    return isConverged(r) && baseline !== undefined && isConverged(baseline);
+  };
+  const refuting = groups.filter((g, k) => standing(compared[k]!) === 'did not hold' && g.every(converged));
   const settled = involved.every(isConverged);
-  const { verdict, why } = marginVerdict({
-    refuting: refuting.map(who),
-    holds: frozen.every((r) => bleuHolds(r.bleuDelta!)),
+  const { verdict, words, why } = marginVerdict({
+    refuting: refuting.map((g) => who(g[0]!)),
+    holds: compared.every((c) => standing(c) === 'held'),
     open: settled ? null : unsettledBecause(involved),
+    uncertain,
   });
-  const numbers = frozen.map((r) => `${who(r)} ${formatSigned2(r.bleuDelta)}`).join(', ');
+  const intervals = frozen.some((r) => r.bleuDeltaInterval) ? ', with its 95% interval' : '';
   const basis = settled ? `; ${settledBy(involved)}` : '';
   return {
     claim: `fixed target vectors lose at most ${PAPER_CLAIM.maxBleuLoss} BLEU against learned ones`,
     verdict,
-    sentence: `Fixed target vectors lose at most ${PAPER_CLAIM.maxBleuLoss} test BLEU against learned ones: ${verdict} (BLEU against learned: ${numbers}${basis})${why}.`,
+    sentence: `Fixed target vectors lose at most ${PAPER_CLAIM.maxBleuLoss} test BLEU against learned ones: ${words} (BLEU against learned${intervals}: ${comparedNumbers(compared)}${basis})${why}.`,
   };
 }
 
@@ -181,6 +267,12 @@ function range(xs: number[], show: (x: number) => string): string {
   return lo === hi ? lo : `${lo}–${hi}`;
 }
 
+/** 'one seed', '3 seeds' */
+export function seedCount(runs: readonly { seed?: number | undefined }[]): string {
+  const seeds = new Set(runs.map((r) => r.seed));
+  return seeds.size <= 1 ? 'one seed' : `${seeds.size} seeds`;
+}
+
 /** Where frost's setting differs from the paper's: model, training, decoding and scoring, from the data. */
 function settingSentence(report: Report): string | null {
   const compared = report.runs.filter((r) => paperBleu(r) !== null);
@@ -200,7 +292,7 @@ function settingSentence(report: Report): string | null {
       minutes.map((m) => m / 60),
       formatFixed2,
     )} h each on ${report.machine.cores} cores; ` +
-    `${stopSummary(compared)}), one seed, beam ${report.settings.beam}, and BLEU as ${PAPER_RESULTS.table2.scoring}; ` +
+    `${stopSummary(compared)}), ${seedCount(compared)}, beam ${report.settings.beam}, and BLEU as ${PAPER_RESULTS.table2.scoring}; ` +
     `against the paper's own figures: ${gaps.join(', ')}.`
   );
 }

@@ -1,7 +1,7 @@
 import { headIsFrozen } from '../../models/index.ts';
 import { formatCount, formatFixed2, formatPercent, MISSING } from '../../report/format.ts';
 import type { Report, RunReport } from '../../report/schema.ts';
-import { type Cell, pairLabel, plain, type Table, unique, value } from '../../report/tables.ts';
+import { bleuCell, type Cell, pairLabel, plain, type Table, unique, value } from '../../report/tables.ts';
 import { registerPaperLayout } from './registry.ts';
 import { PAPER_RESULTS } from './results.ts';
 
@@ -33,7 +33,7 @@ function table2(report: Report, runs: number[]): Table {
   return {
     id: 'paper-table2',
     title: `The paper's Table 2: test BLEU, frost beside the paper (beam ${report.settings.beam})`,
-    note: `Paper: ${t.source}, ${t.data}; its "fixed" row (fixed random target vectors) stands beside every frozen head. Scoring: ${t.scoring}. Learnable parameters and their reduction against the \`learned\` run of the same direction; epochs, wall time and why each run stopped are in the Runs table.`,
+    note: `Paper: ${t.source}, ${t.data}; its "fixed" row (fixed random target vectors) stands beside every frozen head. Scoring: ${t.scoring}. Learnable parameters and their reduction against the \`learned\` run of the same direction; epochs, wall time and why each run stopped are in the Runs table. A head with runs of several seeds shows their mean ± standard deviation.`,
     header: [
       'head',
       "paper's row",
@@ -48,7 +48,7 @@ function table2(report: Report, runs: number[]): Table {
         if (i === undefined) return [plain(MISSING), plain(MISSING), plain(MISSING), plain(MISSING)];
         const r = report.runs[i]!;
         return [
-          value(report, i, 'test.bleu', formatFixed2),
+          bleuCell(report, head, pair, runs),
           plain(formatFixed2(paperBleu(r))),
           value(report, i, 'params.learnable', formatCount),
           r.head === 'learned' ? plain('baseline') : value(report, i, 'learnableDecrease', formatPercent),
