@@ -215,6 +215,7 @@ async function cardInput(
     specials,
     tokenizer: parts.card.tokenizer,
     ...(parts.card.subword ? { subword: parts.card.subword } : {}),
+    ...(parts.card.marian ? { marian: parts.card.marian } : {}),
     graphs,
     params: paramCounts(model, storeFrozen),
     files: fileSizes(files),

@@ -18,6 +18,7 @@ export async function translationExportParts(run: RunFolder<TranslationRunConfig
   const tgtVocab = await run.vocab('tgt');
   const tokenizer = await run.tokenizer({ [src]: srcVocab, [tgt]: tgtVocab });
   const subwords = await run.subwords([src, tgt]);
+  const marian = config.task === 'translation' ? await run.marianFiles() : undefined;
   return {
     sizes: {
       srcVocab: srcVocab.size,
@@ -35,9 +36,12 @@ export async function translationExportParts(run: RunFolder<TranslationRunConfig
       target: { lang: tgt, tokens: tgtVocab.toJSON() },
       tokenizer: config.tokenizer,
       ...(subwords ? { subword: subwords.spec } : {}),
+      ...(marian ? { marian: marian.spec } : {}),
       data: { kind: config.data.kind, src, tgt },
+      // Where an imported model's weights came from (train/import/): format, source folder, file hashes.
+      ...(config.imported ? { extra: { imported: config.imported } } : {}),
     },
-    files: subwords?.files ?? {},
+    files: { ...subwords?.files, ...marian?.files },
     precisionPairs: (max) => validationPairs(config, max),
   };
 }

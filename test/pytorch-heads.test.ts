@@ -12,11 +12,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
-import { getHeadDefinition, headNames, readTargetMatrix } from '../models/index.ts';
+import { getHeadDefinition, headNames } from '../models/index.ts';
 import { buildHead } from '../models/heads/index.ts';
 import { ParamStore } from '../models/params.ts';
 import { SeededRandom } from '../core/random.ts';
 import { initBackend } from '../train/backend/select.ts';
+import { frostMatrix } from './helpers/frost-matrix.ts';
 import { findTorchPython } from './helpers/torch-python.ts';
 
 const PYTHON_DIR = join(import.meta.dirname, '..', 'python');
@@ -120,20 +121,6 @@ function frostForward(c: ForwardCase, out: string): { frost: Forward; job: objec
     made = { frost: { logits: logits.slice(), initial }, job };
   });
   return made!;
-}
-
-/** frost's head's target matrix [|V|, d], row-major, as the head built it from the seed. */
-function frostMatrix(c: MatrixCase): Float32Array {
-  const params = new ParamStore(c.seed);
-  try {
-    const embedding = params.variable('decoder/embedding', [c.vocab, 4], { kind: 'zeros' });
-    buildHead(c.head, { vocabSize: c.vocab, inputDim: c.dim, embedding, params, seed: c.seed, dropout: 0 }, c.options);
-    const m = readTargetMatrix(c.head, params);
-    assert.ok(m, `${c.head} has a target matrix`);
-    return m.data;
-  } finally {
-    params.dispose();
-  }
 }
 
 interface BatchResult {

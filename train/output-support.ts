@@ -1,3 +1,4 @@
+import { MARIAN_TOKENIZER } from '../core/subword/marian-tokenizer.ts';
 import { isSubwordKind } from '../core/subword/subword-spec.ts';
 import { SPECIALS, type Vocabulary } from '../core/vocab.ts';
 import type { ModelSizes } from '../models/archs/types.ts';
@@ -10,6 +11,9 @@ import type { TranslationRunConfig } from './run-config.ts';
  * joint 8,000-piece model, the 3,858 German-only pieces and unused bytes), `</s>` always kept. Training,
  * export and the report derive them from the saved target vocabulary's counts, so all three build the same model.
  *
+ * An imported Marian vocabulary (train/import/marian.ts) says the same with its counts: 0 for the `<s>` row frost's
+ * decoder starts from, which Marian never predicts.
+ *
  * None for word vocabularies (every word was kept for its count; `<unk>` stands for the rest), with
  * `vocab.maskUnseen` false, or with label smoothing, whose ε is spread over every entry of the vocabulary, unless
  * `vocab.smoothSeenOnly` spreads it over the pieces the targets use (the loss smooths over the logits it is given).
@@ -17,7 +21,7 @@ import type { TranslationRunConfig } from './run-config.ts';
 export function excludedTargets(config: TranslationRunConfig, tgtVocab: Vocabulary): number[] {
   const counts = tgtVocab.frequencies;
   if (
-    !isSubwordKind(config.vocab.kind) ||
+    !(isSubwordKind(config.vocab.kind) || config.vocab.kind === MARIAN_TOKENIZER) ||
     !config.vocab.maskUnseen ||
     (config.labelSmoothing > 0 && config.vocab.smoothSeenOnly !== true) ||
     counts === undefined

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_IMAGE_SPEC } from '../core/image/preprocess.ts';
 import { imageSpecSchema } from '../core/runtime/model-card.ts';
+import { marianSpecSchema, MARIAN_TOKENIZER } from '../core/subword/marian-tokenizer.ts';
 import { isSubwordKind, SUBWORD_KINDS } from '../core/subword/subword-spec.ts';
 import { describeIssues } from '../core/zod-issues.ts';
 import { writeFileAtomic } from './atomic-write.ts';
@@ -68,7 +69,8 @@ const common = {
 const vocabSchema = (minFreq: number) =>
   z
     .object({
-      kind: z.enum(['word', ...SUBWORD_KINDS]).default('word'),
+      /** `marian`: an imported Marian model's vocabulary (train/import/marian.ts), with the run's `marian` block. */
+      kind: z.enum(['word', ...SUBWORD_KINDS, MARIAN_TOKENIZER]).default('word'),
       /** word: keep words seen at least this often. */
       minFreq: z.number().int().positive().default(minFreq),
       /** word: cap on the vocabulary size, specials included. */
@@ -96,7 +98,7 @@ const vocabSchema = (minFreq: number) =>
        */
       smoothSeenOnly: z.boolean().optional(),
     })
-    .refine((v) => isSubwordKind(v.kind) || !v.joint, {
+    .refine((v) => isSubwordKind(v.kind) || v.kind === MARIAN_TOKENIZER || !v.joint, {
       message: `a joint vocabulary needs a subword kind (${SUBWORD_KINDS.join(', ')})`,
       path: ['joint'],
     })
@@ -118,6 +120,20 @@ const optim = (learningRate: number) =>
       epsilon: z.number().positive().default(1e-8),
     })
     .default({ learningRate, clipNorm: 5, betas: [0.9, 0.999], epsilon: 1e-8 });
+
+/**
+ * The provenance of an imported run (train/import/): the format read, the folder it was read from, and the SHA-256
+ * of every file that went into the run, by name.
+ */
+export const importedSchema = z.object({
+  format: z.string(),
+  from: z.string(),
+  files: z.record(z.string(), z.object({ sha256: z.string(), bytes: z.number().int().nonnegative() })),
+  /** What the import changed and why (the vocabulary's order, the decoder's start row). */
+  notes: z.array(z.string()).default([]),
+  at: z.string(),
+});
+export type ImportedProvenance = z.infer<typeof importedSchema>;
 
 export const translationConfigSchema = z.object({
   task: z.literal('translation').default('translation'),
@@ -143,6 +159,10 @@ export const translationConfigSchema = z.object({
   optim: optim(1e-3),
   /** Validation sentences decoded for BLEU each epoch (the first N of the val split). */
   valSentences: z.number().int().positive().optional(),
+  /** Imported runs (`frost import marian`): Marian's SentencePiece files in the run folder, by language. */
+  marian: marianSpecSchema.optional(),
+  /** Where an imported run's weights came from (`frost import`): the model card repeats it. */
+  imported: importedSchema.optional(),
 });
 
 /**

@@ -16,7 +16,7 @@ import { averageCheckpoints, loadCheckpoint, restoreTensors, type LoadedCheckpoi
 import { expectTask, readRunConfig, RUN_FILES, type RunConfig, type TaskName } from './run-config.ts';
 import { checkOutputRows, outputRows } from './output-support.ts';
 import { newestWholeSave } from './resume-checkpoint.ts';
-import { readSubwords, runTokenizer } from './subwords.ts';
+import { readMarianFiles, readSubwords, runTokenizer } from './subwords.ts';
 
 /**
  * A training run's folder as everything after training reads it (export, report, experiments):
@@ -80,6 +80,11 @@ export class RunFolder<Config extends RunConfig = RunConfig> {
   /** The tokeniser the run trained with: a word tokeniser by name, or its subword models checked against `vocabs`. */
   tokenizer(vocabs: Readonly<Record<string, Vocabulary>>): Promise<Tokenizer> {
     return runTokenizer(this.config, this.dir, vocabs);
+  }
+
+  /** Imported Marian runs: the card's `marian` block and the SentencePiece files to export; undefined otherwise. */
+  marianFiles(): ReturnType<typeof readMarianFiles> {
+    return readMarianFiles(this.config, this.dir);
   }
 
   /** Subword runs: the card's `subword` block and the `.model` files to export; undefined for word runs. */

@@ -6,6 +6,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { trainBpe } from '../core/subword/bpe-trainer.ts';
+import { loadMarianTokenizer, MARIAN_TOKENIZER, type MarianSpec } from '../core/subword/marian-tokenizer.ts';
 import { NORMALIZATION } from '../core/subword/normalize.ts';
 import type { SubwordModel } from '../core/subword/subword-model.ts';
 import { isSubwordKind, subwordFileName, type SubwordKind, type SubwordSpec } from '../core/subword/subword-spec.ts';
@@ -19,6 +20,8 @@ import type { VocabConfig } from './run-config.ts';
 export interface TextConfig {
   tokenizer: string;
   vocab: VocabConfig;
+  /** Imported Marian runs: the SentencePiece files by language (core/subword/marian-tokenizer.ts). */
+  marian?: MarianSpec;
 }
 
 /** The trainer of each subword kind: the same sentences and `--vocab-size` give a model of that kind. */
@@ -80,6 +83,13 @@ export async function runTokenizer(
   runDir: string,
   vocabs: Readonly<Record<string, Vocabulary>>,
 ): Promise<Tokenizer> {
+  if (config.tokenizer === MARIAN_TOKENIZER) {
+    return loadMarianTokenizer(
+      marianSpec(config, runDir),
+      async (file) => new Uint8Array(await readFile(join(runDir, file))),
+      (file) => join(runDir, file),
+    );
+  }
   if (!isSubwordKind(config.vocab.kind)) return getTokenizer(config.tokenizer);
   const spec = subwordSpec(config.vocab.kind, config.vocab, Object.keys(vocabs));
   const tokens = Object.fromEntries(Object.entries(vocabs).map(([lang, v]) => [lang, v.tokens]));
@@ -100,6 +110,27 @@ export async function readSubwords(
 ): Promise<{ spec: SubwordSpec; files: Record<string, Uint8Array> } | undefined> {
   if (!isSubwordKind(config.vocab.kind)) return undefined;
   const spec = subwordSpec(config.vocab.kind, config.vocab, langs);
+  const files: Record<string, Uint8Array> = {};
+  for (const file of new Set(Object.values(spec.files)))
+    files[file] = new Uint8Array(await readFile(join(runDir, file)));
+  return { spec, files };
+}
+
+/** An imported Marian run's `marian` block; a run config that names the tokeniser without one is refused. */
+function marianSpec(config: TextConfig, runDir: string): MarianSpec {
+  if (config.marian === undefined) {
+    throw new Error(`${runDir}: config.json names tokenizer '${MARIAN_TOKENIZER}' but has no 'marian' block`);
+  }
+  return config.marian;
+}
+
+/** Imported Marian runs: the card's `marian` block and the SentencePiece files' bytes by name; undefined otherwise. */
+export async function readMarianFiles(
+  config: TextConfig,
+  runDir: string,
+): Promise<{ spec: MarianSpec; files: Record<string, Uint8Array> } | undefined> {
+  if (config.tokenizer !== MARIAN_TOKENIZER) return undefined;
+  const spec = marianSpec(config, runDir);
   const files: Record<string, Uint8Array> = {};
   for (const file of new Set(Object.values(spec.files)))
     files[file] = new Uint8Array(await readFile(join(runDir, file)));

@@ -5,6 +5,7 @@
  *
  * Isomorphic: files come through the caller's loader (fs in Node, fetch in the browser).
  */
+import { loadMarianTokenizer, MARIAN_TOKENIZER } from '../subword/marian-tokenizer.ts';
 import { loadSubwordTokenizer, SUBWORD_TOKENIZER } from '../subword/subword-tokenizer.ts';
 import { getTokenizer, type Tokenizer } from '../text/tokenize.ts';
 import type { ModelCard } from './model-card.ts';
@@ -15,10 +16,11 @@ import type { ModelCard } from './model-card.ts';
  * @throws Error naming the card (unknown tokeniser, subword card without a loader) or the model file at fault
  */
 export async function cardTokenizer(
-  card: Pick<ModelCard, 'name' | 'subword' | 'tokenizer' | 'target' | 'source'>,
+  card: Pick<ModelCard, 'name' | 'subword' | 'tokenizer' | 'target' | 'source' | 'marian'>,
   read: ((file: string) => Promise<Uint8Array>) | undefined,
   locate: (file: string) => string,
 ): Promise<Tokenizer> {
+  if (card.tokenizer === MARIAN_TOKENIZER || card.marian !== undefined) return marianTokenizer(card, read, locate);
   if (card.subword === undefined) {
     try {
       return getTokenizer(card.tokenizer);
@@ -44,4 +46,28 @@ export async function cardTokenizer(
     }
   }
   return loadSubwordTokenizer(card.subword.files, vocabularies, read, locate, card.subword.kind);
+}
+
+/** An imported Marian model's tokeniser: its `marian` block's SentencePiece files (docs/import.md). */
+async function marianTokenizer(
+  card: Pick<ModelCard, 'name' | 'tokenizer' | 'marian' | 'source' | 'target'>,
+  read: ((file: string) => Promise<Uint8Array>) | undefined,
+  locate: (file: string) => string,
+): Promise<Tokenizer> {
+  if (card.tokenizer !== MARIAN_TOKENIZER || card.marian === undefined) {
+    throw new Error(
+      `model card '${card.name}': tokenizer '${MARIAN_TOKENIZER}' and a 'marian' block go together (tokenizer is '${card.tokenizer}', marian is ${card.marian ? 'there' : 'missing'})`,
+    );
+  }
+  if (read === undefined) {
+    throw new Error(
+      `model card '${card.name}': its SentencePiece models (${Object.values(card.marian.files).join(', ')}) need a file loader`,
+    );
+  }
+  for (const lang of [card.target.lang, ...(card.source ? [card.source.lang] : [])]) {
+    if (card.marian.files[lang] === undefined) {
+      throw new Error(`model card '${card.name}': marian.files has no model for '${lang}'`);
+    }
+  }
+  return loadMarianTokenizer(card.marian, read, locate);
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { marianSpecSchema } from '../subword/marian-tokenizer.ts';
 import { subwordSpecSchema } from '../subword/subword-spec.ts';
 import { describeIssues } from '../zod-issues.ts';
 import { parseCardJson } from './card-json.ts';
@@ -150,6 +151,8 @@ export const modelCardSchema = z
     tokenizer: z.string(),
     /** Subword models (tokenizer 'sentencepiece'): the `.model` files beside the card and the normalisation. */
     subword: subwordSpecSchema.optional(),
+    /** Marian's tokenisation (tokenizer 'marian', an imported opus-mt model): its SentencePiece files. */
+    marian: marianSpecSchema.optional(),
     graphs: graphsSchema,
     params: paramCountsSchema.extend({ byComponent: z.record(z.string(), z.number().int()) }),
     files: z.record(z.string(), z.object({ bytes: z.number().int(), gzipBytes: z.number().int().optional() })),

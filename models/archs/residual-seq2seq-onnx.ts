@@ -11,7 +11,7 @@ import {
 import { positionVectorsOnnx } from '../layers/positional-encoding.ts';
 import { tensorValue } from '../onnx-values.ts';
 import { emitStepLogProbs } from './graph-spec.ts';
-import type { ResidualConfig, ResidualWeights } from './residual-seq2seq.ts';
+import { embeddingFactor, type ResidualConfig, type ResidualWeights } from './residual-seq2seq.ts';
 
 /**
  * The graph pieces of what residual-seq2seq.ts's models share (the Transformer's transformer-onnx.ts, LightConv's
@@ -39,13 +39,12 @@ export function residualOnnx(
 
 /**
  * The encoder's inputs `src_ids` [batch, src_len] and `src_lengths` [batch] (int64), its padding mask [B, S]
- * (1 at a real token) and the embedded source √d · E[src] + P[0 … S−1] [B, S, d].
+ * (1 at a real token) and the embedded source s · E[src] + P[0 … S−1] [B, S, d] (s: √d, or 1 with embeddingScale=none).
  */
 export function sourceEmbeddingOnnx(
   g: GraphBuilder,
   model: ResidualOnnxModel,
 ): { ids: string; x: string; mask: string } {
-  const d = model.cfg.model;
   const w = model.w;
   const ids = g.input('src_ids', 'int64', ['batch', 'src_len']);
   const lengths = g.input('src_lengths', 'int64', ['batch']);
@@ -55,10 +54,16 @@ export function sourceEmbeddingOnnx(
   const mask = g.cast(g.op('Less', [g.unsqueeze(positions, [0]), g.unsqueeze(lengths, [1])]), 'float32');
   const E = g.initializer(w.joint ? 'decoder/embedding' : 'encoder/embedding', tensorValue(w.srcEmbedding));
   const x = g.op('Add', [
-    g.op('Mul', [g.op('Gather', [E, ids]), g.constFloat(Math.sqrt(d))]),
+    scaleEmbeddingOnnx(g, model.cfg, g.op('Gather', [E, ids])),
     positionVectorsOnnx(g, w.srcPositions, 'encoder/positions', positions),
   ]);
   return { ids, x, mask };
+}
+
+/** Embedding rows times the model's embedding scale (√d, or no node at all for a scale of 1). */
+function scaleEmbeddingOnnx(g: GraphBuilder, cfg: ResidualConfig, rows: string): string {
+  const scale = embeddingFactor(cfg);
+  return scale === 1 ? rows : g.op('Mul', [rows, g.constFloat(scale)]);
 }
 
 /**
@@ -127,7 +132,7 @@ export function targetEmbeddingOnnx(
   const embedding = shared?.matrix ?? g.initializer('decoder/embedding', tensorValue(model.w.tgtEmbedding));
   const e = shared ? shared.lookup(prev) : g.op('Gather', [embedding, prev]);
   const x = g.op('Add', [
-    g.op('Mul', [e, g.constFloat(Math.sqrt(model.cfg.model))]),
+    scaleEmbeddingOnnx(g, model.cfg, e),
     positionVectorsOnnx(g, model.w.tgtPositions, 'decoder/positions', position),
   ]);
   return { x, embedding };

@@ -27,6 +27,19 @@ export interface ResidualConfig {
   positions: PositionKind;
   /** Rows of a learned position table. */
   maxPositions: number;
+  /**
+   * What the token embeddings are multiplied by before the positions are added: √d (Vaswani et al.; absent means
+   * this) or 1 (`none`: Marian's `scale_embedding: false`).
+   */
+  embeddingScale?: EmbeddingScale;
+}
+
+/** The embedding scale setting: `sqrt-d` multiplies by √d, `none` by 1. */
+export type EmbeddingScale = 'sqrt-d' | 'none';
+
+/** The factor {@link ResidualConfig.embeddingScale} names, the same in tfjs and in the graphs. */
+export function embeddingFactor(cfg: Pick<ResidualConfig, 'model' | 'embeddingScale'>): number {
+  return cfg.embeddingScale === 'none' ? 1 : Math.sqrt(cfg.model);
 }
 
 /** An encoder layer: a block that mixes positions (ln1, the architecture's own), then a feed-forward block (ln2). */
@@ -165,12 +178,14 @@ export abstract class ResidualSeq2Seq<Config extends ResidualConfig, Weights ext
     return training && rate > 0 ? seededDropout(x, rate, this.dropoutRng.nextUint32()) : x;
   }
 
-  /** √d · E[ids] + positions for ids [B, L]; `positions` broadcasts to [B, L, d]. */
+  /** s · E[ids] + positions for ids [B, L] (s: √d, or 1 with embeddingScale none); positions broadcast to [B, L, d]. */
   protected embed(E: tf.Tensor, ids: tf.Tensor2D, positions: tf.Tensor, training: boolean): tf.Tensor3D {
     const [B, L] = ids.shape;
     const d = this.cfg.model;
     const x = tf.reshape(tf.gather(E, tf.reshape(ids, [-1])), [B, L, d]);
-    return this.dropout(tf.add(tf.mul(x, Math.sqrt(d)), positions) as tf.Tensor3D, this.cfg.dropout, training);
+    const scale = embeddingFactor(this.cfg);
+    const scaled = scale === 1 ? x : tf.mul(x, scale);
+    return this.dropout(tf.add(scaled, positions) as tf.Tensor3D, this.cfg.dropout, training);
   }
 
   /** A residual block: post-norm LN(x + drop(F(x))), or pre-norm x + drop(F(LN(x))). */

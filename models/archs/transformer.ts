@@ -30,15 +30,25 @@ const settings = z.strictObject({
   /** Dropout on the feed-forward blocks' hidden activations. */
   activationDropout: z.number().min(0).lt(1),
   norm: z.enum(['post', 'pre']),
-  activation: z.enum(['relu', 'gelu']),
+  /** The feed-forward blocks' activation: ReLU, exact GELU, or swish (SiLU, x·σ(x): Marian's). */
+  activation: z.enum(['relu', 'gelu', 'swish']),
+  /**
+   * Sinusoidal positions are frost's concatenated layout (sin in the first half, cos in the second, from position 0),
+   * which is also Marian's (Hugging Face's MarianSinusoidalPositionalEmbedding).
+   */
   positions: z.enum(['sinusoidal', 'learned']),
   /** Rows of a learned position table (the longest source or output); sinusoidal positions have no limit. */
   maxPositions: z.number().int().positive(),
+  /**
+   * The token embeddings' scale before the positions are added: `sqrt-d` (Vaswani et al., what absent means) or
+   * `none` (Marian's `scale_embedding: false`).
+   */
+  embeddingScale: z.enum(['sqrt-d', 'none']).optional(),
 });
 
 /**
  * The encoder-decoder Transformer of Vaswani et al. (2017).
- *   embed:   x = √d · E[token] + P[position]                       (dropout)
+ *   embed:   x = √d · E[token] + P[position]  (√d: 1 with embeddingScale=none)  (dropout)
  *   encoder: N × [self-attention, feed-forward], each a residual block
  *   decoder: N × [causal self-attention, attention over the encoder output, feed-forward]
  *   f = the last decoder layer's output (layer-normalised with norm=pre) → the output head scores f.

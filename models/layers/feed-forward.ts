@@ -4,7 +4,8 @@ import { tensorValue } from '../onnx-values.ts';
 import type { ParamStore } from '../params.ts';
 import { addBiasOver } from './bias-add.ts';
 
-export type FeedForwardActivation = 'relu' | 'gelu';
+/** ReLU; GELU (exact erf form); swish = SiLU, x·σ(x) (Marian's and Hugging Face's `swish`). */
+export type FeedForwardActivation = 'relu' | 'gelu' | 'swish';
 
 /** The Transformer's position-wise feed-forward block: act(x W1 + b1) W2 + b2, over the last axis. */
 export interface FeedForwardWeights {
@@ -58,11 +59,18 @@ function gelu(x: tf.Tensor): tf.Tensor {
   return tf.mul(tf.mul(x, 0.5), tf.add(tf.erf(tf.mul(x, Math.SQRT1_2)), 1));
 }
 
+/** swish(x) = SiLU(x) = x · σ(x), as PyTorch's nn.SiLU and Marian's `swish`. */
+function swish(x: tf.Tensor): tf.Tensor {
+  return tf.mul(x, tf.sigmoid(x));
+}
+
+const ACTIVATIONS: Readonly<Record<FeedForwardActivation, (x: tf.Tensor) => tf.Tensor>> = { relu, gelu, swish };
+
 /** `dropout` applies to the hidden activations while training (fairseq's activation dropout). */
 export function feedForward<T extends tf.Tensor>(w: FeedForwardWeights, x: T, dropout: (h: tf.Tensor) => tf.Tensor): T {
   return tf.tidy(() => {
     const pre = dense(x, w.W1, w.b1);
-    const h = w.activation === 'gelu' ? gelu(pre) : relu(pre);
+    const h = ACTIVATIONS[w.activation](pre);
     return dense(dropout(h), w.W2, w.b2) as T;
   });
 }
@@ -77,6 +85,9 @@ export function feedForwardOnnx(g: GraphBuilder, w: FeedForwardWeights, x: strin
     // 0.5 x (1 + erf(x / √2)); opset 18 has no Gelu op, and onnxruntime fuses this pattern into its own.
     const erf = g.op('Erf', [g.op('Mul', [pre, g.constFloat(Math.SQRT1_2)])]);
     h = g.op('Mul', [g.op('Mul', [pre, g.constFloat(0.5)]), g.op('Add', [erf, g.constFloat(1)])]);
+  } else if (w.activation === 'swish') {
+    // x · σ(x); opset 18 has no Swish/SiLU op, and onnxruntime fuses Sigmoid + Mul into its QuickGelu-like kernel.
+    h = g.op('Mul', [pre, g.op('Sigmoid', [pre])]);
   } else {
     h = g.op('Relu', [pre]);
   }

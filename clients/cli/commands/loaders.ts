@@ -11,6 +11,7 @@ export const commandLoaders: ReadonlyArray<readonly [string, () => Promise<Regis
   ['demo', async () => (await import('./demo.ts')).registerDemo],
   ['data', async () => (await import('./data.ts')).registerData],
   ['train', async () => (await import('./train.ts')).registerTrain],
+  ['import', async () => (await import('./import.ts')).registerImport],
   ['eval', async () => (await import('./eval.ts')).registerEval],
   ['export', async () => (await import('./export.ts')).registerExport],
   ['inspect', async () => (await import('./inspect.ts')).registerInspect],

@@ -1,0 +1,47 @@
+import { type Command, Option } from 'commander';
+import { resolve } from 'node:path';
+import { importMarian } from '../../../train/import/marian.ts';
+
+interface ImportMarianFlags {
+  out: string;
+  src?: string;
+  tgt?: string;
+  data?: string;
+  dataKind: 'multi30k' | 'plain';
+  quiet?: boolean;
+}
+
+/**
+ * `frost import marian DIR --out RUN`: a Hugging Face Marian folder (an opus-mt model) as a frost run folder, which
+ * `frost export`, `translate`, `serve` and `report` then take like any Transformer run (docs/import.md).
+ */
+export function registerImport(program: Command): void {
+  const command = program
+    .command('import')
+    .description('bring a model trained elsewhere in as a frost run folder (see docs/import.md)');
+  command
+    .command('marian')
+    .description('import a Hugging Face Marian (opus-mt) folder: config.json, model.safetensors, *.spm, vocab.json')
+    .argument('<dir>', 'the Hugging Face model folder, as downloaded')
+    .requiredOption('--out <run>', 'run folder to write (must not exist)')
+    .option('--src <lang>', "source language (default: tokenizer_config.json's source_lang)")
+    .option('--tgt <lang>', "target language (default: tokenizer_config.json's target_lang)")
+    .option('--data <dir>', "a corpus for export's parity and precision checks (default: none, synthetic inputs)")
+    .addOption(new Option('--data-kind <kind>', 'layout of --data').choices(['multi30k', 'plain']).default('multi30k'))
+    .option('--quiet', 'no summary line')
+    .action(async (dir: string, flags: ImportMarianFlags) => {
+      const result = await importMarian({
+        from: resolve(dir),
+        out: resolve(flags.out),
+        ...(flags.src ? { src: flags.src } : {}),
+        ...(flags.tgt ? { tgt: flags.tgt } : {}),
+        ...(flags.data ? { data: { dir: resolve(flags.data), kind: flags.dataKind } } : {}),
+      });
+      if (!flags.quiet) {
+        const { src, tgt } = result.config.data;
+        process.stdout.write(
+          `imported ${src}→${tgt} Marian model: ${result.parameters} parameters, ${result.vocabSize} tokens → ${result.out}\n`,
+        );
+      }
+    });
+}

@@ -1,0 +1,149 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import * as tf from '@tensorflow/tfjs-core';
+import { checkParity, PARITY_TOLERANCE } from '../export/parity.ts';
+import { feedForward, type FeedForwardWeights } from '../models/layers/feed-forward.ts';
+import { buildModel, resolveArchConfig, type ModelSizes, type Seq2SeqModel } from '../models/index.ts';
+import { initBackend } from '../train/backend/select.ts';
+import type { EncodedPair } from '../train/data/batches.ts';
+import { startOnnxChecker, type OnnxChecker } from './helpers/onnx-checker.ts';
+import { uniformTensors } from './helpers/random-tensors.ts';
+import { toyJointPairs } from './helpers/toy-pairs.ts';
+import { trainSteps } from './helpers/train-steps.ts';
+
+/**
+ * The Transformer settings that Marian's conventions are (docs/import.md): the swish (SiLU) feed-forward activation
+ * and the embedding scale (`embeddingScale: 'none'` for `scale_embedding: false`), in tfjs and in the ONNX graphs.
+ * Marian's sinusoidal positions are frost's `sinusoidal` layout; test/import-marian.test.ts checks a whole imported
+ * model against a PyTorch reference.
+ */
+
+const SEED = 7;
+const BOS = 2;
+const PAD = 0;
+const rand = uniformTensors(43, 'marian-settings');
+let pairs: EncodedPair[];
+let joint: ModelSizes;
+let separate: ModelSizes;
+let checker: OnnxChecker;
+
+before(async () => {
+  await initBackend({ prefer: 'wasm', quiet: true });
+  ({ pairs, joint, separate } = toyJointPairs({ seed: 3, train: 200, val: 10, test: 10 }));
+  checker = await startOnnxChecker();
+});
+
+after(() => checker.close());
+
+function samples(n: number) {
+  return pairs.slice(0, n).map((p) => ({ src: Int32Array.from(p.src), tgt: Int32Array.from(p.tgt) }));
+}
+
+async function assertParity(model: Seq2SeqModel): Promise<void> {
+  const { encoder, decoder } = model.toOnnx();
+  const [encoderBytes, decoderBytes] = [encoder.toBytes(), decoder.toBytes()];
+  await checker.check(encoderBytes);
+  await checker.check(decoderBytes);
+  const parity = await checkParity(model, encoderBytes, decoderBytes, samples(5), BOS, PAD);
+  assert.ok(parity.maxScaledDiff <= PARITY_TOLERANCE, `parity ${parity.maxScaledDiff}`);
+}
+
+describe('transformer settings for Marian: swish, embedding scale', () => {
+  test('swish: the feed-forward block is fc2(x·σ(x)) of fc1, and its gradients are the plain ops’', () => {
+    tf.tidy(() => {
+      const [d, inner] = [6, 10];
+      const w = {
+        name: 'ff',
+        activation: 'swish',
+        W1: rand([d, inner]),
+        b1: rand([inner]),
+        W2: rand([inner, d]),
+        b2: rand([d]),
+      } as unknown as FeedForwardWeights;
+      const x = rand([2, 3, d]);
+      const plain = (v: FeedForwardWeights, h: tf.Tensor) => {
+        const pre = tf.add(tf.matMul(tf.reshape(h, [6, d]) as tf.Tensor2D, v.W1 as tf.Tensor2D), v.b1);
+        const act = tf.div(pre, tf.add(tf.exp(tf.neg(pre)), 1));
+        return tf.reshape(tf.add(tf.matMul(act as tf.Tensor2D, v.W2 as tf.Tensor2D), v.b2), h.shape);
+      };
+      const ours = (v: FeedForwardWeights, h: tf.Tensor) => feedForward(v, h, (a) => a);
+      const loss = (block: typeof plain) => (h: tf.Tensor, W1: tf.Tensor) =>
+        tf.sum(tf.square(block({ ...w, W1 } as unknown as FeedForwardWeights, h)));
+      const largest = (a: tf.Tensor, b: tf.Tensor) => Math.max(...tf.sub(a, b).abs().dataSync());
+      assert.ok(largest(ours(w, x), plain(w, x)) < 1e-5, 'forward');
+      const [gOurs, gPlain] = [ours, plain].map((block) => tf.grads(loss(block))([x, w.W1]));
+      for (const [i, g] of gOurs!.entries()) assert.ok(largest(g, gPlain![i]!) < 1e-5, `gradient ${i}`);
+    });
+  });
+
+  test("embeddingScale 'none' adds E[token] unscaled: equal to 'sqrt-d' over a √d-scaled embedding", async () => {
+    const sqrt = resolveArchConfig('transformer', 'tiny', { norm: 'post' });
+    const none = resolveArchConfig('transformer', 'tiny', { norm: 'post', embeddingScale: 'none' });
+    const a = buildModel('transformer', sqrt, separate, { name: 'learned' }, SEED);
+    const b = buildModel('transformer', none, separate, { name: 'learned' }, SEED);
+    try {
+      const d = sqrt.model as number;
+      for (const [name, v] of a.params.learnable) {
+        const target = b.params.learnable.get(name)!;
+        target.assign(name.endsWith('/embedding') ? tf.mul(v, Math.sqrt(d)) : v);
+      }
+      const s = samples(3);
+      const S = Math.max(...s.map((p) => p.src.length));
+      const T = Math.max(...s.map((p) => p.tgt.length)) + 1;
+      const src = new Int32Array(3 * S).fill(PAD);
+      const tgtIn = new Int32Array(3 * T).fill(PAD);
+      s.forEach((p, i) => {
+        src.set(p.src, i * S);
+        tgtIn[i * T] = BOS;
+        tgtIn.set(p.tgt, i * T + 1);
+      });
+      const run = (m: Seq2SeqModel) =>
+        tf.tidy(() =>
+          (m as unknown as { forcedLogProbs: (...t: tf.Tensor[]) => tf.Tensor }).forcedLogProbs(
+            tf.tensor2d(src, [3, S], 'int32'),
+            tf.tensor1d(
+              Int32Array.from(s, (p) => p.src.length),
+              'int32',
+            ),
+            tf.tensor2d(tgtIn, [3, T], 'int32'),
+          ),
+        );
+      const [la, lb] = [run(a), run(b)];
+      const diff = tf.tidy(() => tf.max(tf.abs(tf.sub(la, lb))).dataSync()[0]!);
+      tf.dispose([la, lb]);
+      assert.ok(diff < 1e-4, `log-probabilities differ by ${diff}`);
+      // And the scale changes something: the same weights without the √d give other outputs.
+      const c = buildModel('transformer', none, separate, { name: 'learned' }, SEED);
+      try {
+        for (const [name, v] of a.params.learnable) c.params.learnable.get(name)!.assign(v);
+        const [l1, l2] = [run(a), run(c)];
+        const apart = tf.tidy(() => tf.max(tf.abs(tf.sub(l1, l2))).dataSync()[0]!);
+        tf.dispose([l1, l2]);
+        assert.ok(apart > 1e-3, `embeddingScale changed nothing (${apart})`);
+      } finally {
+        c.params.dispose();
+      }
+    } finally {
+      a.params.dispose();
+      b.params.dispose();
+    }
+  });
+
+  test("Marian's settings (post-norm, swish, unscaled or √d embedding, tied head): ONNX parity after training", async () => {
+    for (const embeddingScale of ['none', 'sqrt-d']) {
+      const config = resolveArchConfig('transformer', 'tiny', { norm: 'post', activation: 'swish', embeddingScale });
+      const model = buildModel('transformer', config, joint, { name: 'tied' }, SEED);
+      try {
+        trainSteps(model, pairs, 3, { learningRate: 2e-3, maxSentences: 32 });
+        await assertParity(model);
+      } finally {
+        model.params.dispose();
+      }
+    }
+  });
+
+  test('settings are checked: an unknown activation or embedding scale is refused, naming the choices', () => {
+    assert.throws(() => resolveArchConfig('transformer', 'tiny', { activation: 'silu' }), /activation/);
+    assert.throws(() => resolveArchConfig('transformer', 'tiny', { embeddingScale: 'sqrt' }), /embeddingScale/);
+  });
+});
