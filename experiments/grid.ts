@@ -1,14 +1,16 @@
-import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { RunFolder } from '../train/run-folder.ts';
 import type { RunBudget } from '../report/run-status.ts';
 import { refuseOtherArguments, refuseOtherRun } from './run-identity.ts';
-import { checkBudget, finishedRuns, trainSideBySide, trainingGroups } from './side-by-side.ts';
+import type { ExecutionOutcome, GridExecutor } from './executors/executor.ts';
+import { localExecutor } from './executors/local.ts';
+import { checkBudget, finishedRuns } from './side-by-side.ts';
 
 export { describeBudget } from './side-by-side.ts';
+export { sideBySideThreads, threadsPerRun } from './grid-threads.ts';
 
 /**
- * A grid of training runs: every head on every language pair, with one budget and one seed. The budget is
+ * A grid of training runs: every head on every language pair and every seed, with one budget. The budget is
  * a time budget (`budgetMinutes`), an epoch cap (`maxEpochs`), both (whichever comes first), or neither:
  * then every run trains until its schedule's stopping rule (`stopAfter` epochs without a validation gain,
  * which report/stopping-rule.ts states from the run's config).
@@ -18,7 +20,10 @@ export interface GridSpec {
   dataDir: string;
   arch: string;
   preset: string;
-  seed: number;
+  /** The seed of a grid of one seed. @default 1 */
+  seed?: number;
+  /** The seed axis: every run of the grid once per seed. @default [seed] */
+  seeds?: readonly number[];
   budgetMinutes?: number;
   maxEpochs?: number;
   /** Optimizer updates per run: equal work for every run whatever the machine's load. */
@@ -42,36 +47,30 @@ export interface GridRun {
   head: string;
   src: string;
   tgt: string;
+  seed: number;
 }
 
-/** The run folders of a grid, pair by pair: `<out>/<src>-<tgt>-<head>/`. */
-export function gridRuns(spec: Pick<GridSpec, 'out' | 'pairs' | 'heads'>): GridRun[] {
+/** The grid's seeds: `seeds`, or the one `seed` (default 1). */
+export function gridSeeds(spec: Pick<GridSpec, 'seed' | 'seeds'>): readonly number[] {
+  const seeds = spec.seeds ?? [spec.seed ?? 1];
+  if (seeds.length === 0) throw new RangeError('a grid needs at least one seed');
+  if (new Set(seeds).size !== seeds.length) throw new RangeError(`seeds repeat: ${seeds.join(', ')}`);
+  return seeds;
+}
+
+/**
+ * The run folders of a grid, pair by pair, each head's seeds together: `<out>/<src>-<tgt>-<head>/`, or with more than
+ * one seed `<out>/<src>-<tgt>-<head>-seed<seed>/` (a grid of one seed keeps the names it always had).
+ */
+export function gridRuns(spec: Pick<GridSpec, 'out' | 'pairs' | 'heads' | 'seed' | 'seeds'>): GridRun[] {
+  const seeds = gridSeeds(spec);
+  const name = (src: string, tgt: string, head: string, seed: number) =>
+    `${src}-${tgt}-${head}${seeds.length === 1 ? '' : `-seed${seed}`}`;
   return spec.pairs.flatMap(({ src, tgt }) =>
-    spec.heads.map((head) => ({ dir: join(spec.out, `${src}-${tgt}-${head}`), head, src, tgt })),
+    spec.heads.flatMap((head) =>
+      seeds.map((seed) => ({ dir: join(spec.out, name(src, tgt, head, seed)), head, src, tgt, seed })),
+    ),
   );
-}
-
-/**
- * wasm threads per run when the heads of a pair train side by side: the cores shared out, at least
- * one each. Fixed by the number of heads, not of runs still training, so a resumed run trains under
- * the same conditions as the runs that finished before the interruption.
- */
-export function threadsPerRun(heads: number, cores = availableParallelism()): number {
-  return Math.max(1, Math.floor(cores / heads));
-}
-
-/**
- * The environment of one of `together` trainers side by side: both its thread pools get its share of the cores.
- * Two runs each with an OpenMP BLAS as wide as the machine spin against each other (half the CPU went to the kernel,
- * a lightconv step took twice as long). `wasmThreads` overrides the wasm pool's; an explicit
- * FROST_NATIVE_GEMM_THREADS wins (other work on the machine).
- */
-export function sideBySideThreads(together: number, wasmThreads?: number): Record<string, string> {
-  const share = threadsPerRun(together);
-  return {
-    FROST_WASM_THREADS: String(wasmThreads ?? share),
-    FROST_NATIVE_GEMM_THREADS: process.env.FROST_NATIVE_GEMM_THREADS ?? String(share),
-  };
 }
 
 /** The grid's budget as run-status.ts reads it. */
@@ -96,7 +95,7 @@ async function checkSameRun(run: GridRun, spec: Omit<GridSpec, 'log'>): Promise<
     throw new Error(
       `${run.dir} was trained with an epoch cap of ${c.epochs}; this grid trains until the stopping rule: give --max-epochs ${c.epochs} or more, or choose another --out`,
     );
-  const want = { arch: spec.arch, preset: spec.preset, head: run.head, seed: spec.seed, src: run.src, tgt: run.tgt };
+  const want = { arch: spec.arch, preset: spec.preset, head: run.head, seed: run.seed, src: run.src, tgt: run.tgt };
   const have = { arch: c.arch, preset: c.preset, head: c.head.name, seed: c.seed, src: c.data.src, tgt: c.data.tgt };
   refuseOtherRun(run.dir, have, want);
   refuseOtherArguments(run.dir, c.argv, newRunArguments(run, spec));
@@ -106,45 +105,63 @@ async function checkSameRun(run: GridRun, spec: Omit<GridSpec, 'log'>): Promise<
 function newRunArguments(run: GridRun, spec: Omit<GridSpec, 'log'>): string[] {
   return [
     ...['--arch', spec.arch, '--head', run.head, '--data', spec.dataDir, '--src', run.src, '--tgt', run.tgt],
-    ...['--preset', spec.preset, '--seed', String(spec.seed), '--out', run.dir],
+    ...['--preset', spec.preset, '--seed', String(run.seed), '--out', run.dir],
     ...(spec.trainFlags ?? []),
   ];
 }
 
+/** Where a grid trains: the executor, its scheduler's flags, and the command that reports the grid. */
+export interface GridExecutorChoice {
+  /** @default the local executor */
+  executor?: GridExecutor;
+  /** Flags for its scheduler (`--sbatch`). @default none */
+  schedulerFlags?: readonly string[];
+  /**
+   * The `frost` arguments that report the grid's finished runs: an executor that returns before they finish
+   * (slurm) runs them once they have. @default none
+   */
+  reportArgv?: readonly string[];
+}
+
 /**
- * Trains what the grid still lacks, the heads of each pair side by side (they share the machine's
- * noise), pairs one after another; or, with `jobs`, the whole grid `jobs` runs at a time. Finished
- * runs are left alone; unfinished ones are resumed with `frost train --resume`, which keeps their
- * elapsed time, so an interrupted grid resumes where it stopped and a larger budget extends the runs
- * already there.
+ * Trains what the grid still lacks, through `executor` (executors/): the local one trains the heads of each pair side
+ * by side (they share the machine's noise), pairs one after another, or with `jobs` the whole grid `jobs` runs at a
+ * time, and resolves once every run has finished; Slurm's submits the runs as one job array and resolves at once.
+ * Finished runs are left alone; unfinished ones are resumed with `frost train --resume`, which keeps their elapsed
+ * time, so an interrupted grid resumes where it stopped and a larger budget extends the runs already there.
  */
-export async function trainGrid(spec: GridSpec): Promise<GridRun[]> {
+export async function trainGrid(
+  spec: GridSpec,
+  how: GridExecutorChoice = {},
+): Promise<{ runs: GridRun[]; outcome: ExecutionOutcome }> {
+  const executor = how.executor ?? localExecutor;
   const all = gridRuns(spec);
   const runs = all.filter((r) => !spec.skip?.has(r.dir));
   const budget = gridBudget(spec);
   checkBudget(budget);
-  for (const group of trainingGroups(runs, (r) => `${r.src}-${r.tgt}`, spec.jobs)) {
-    await trainSideBySide(
-      group.map((run) => ({
-        dir: run.dir,
-        name: `${run.src}-${run.tgt}-${run.head}`,
-        newRunArgv: ['train', ...newRunArguments(run, spec)],
-      })),
-      {
-        budget,
-        logsDir: join(spec.out, 'logs'),
-        env: sideBySideThreads(spec.jobs ?? spec.heads.length),
-        ...(spec.jobs === undefined ? {} : { jobs: spec.jobs }),
-        check: (r) =>
-          checkSameRun(
-            group.find((p) => p.dir === r.dir)!,
-            spec,
-          ),
-        log: spec.log,
-      },
-    );
-  }
-  return all;
+  const seeds = gridSeeds(spec);
+  const outcome = await executor.execute({
+    out: spec.out,
+    cells: runs.map((run) => ({
+      dir: run.dir,
+      name: basename(run.dir),
+      group: `${run.src}-${run.tgt}`,
+      newRunArgv: ['train', ...newRunArguments(run, spec)],
+    })),
+    budget,
+    logsDir: join(spec.out, 'logs'),
+    together: spec.jobs ?? spec.heads.length * seeds.length,
+    ...(spec.jobs === undefined ? {} : { jobs: spec.jobs }),
+    check: (cell) =>
+      checkSameRun(
+        runs.find((r) => r.dir === cell.dir)!,
+        spec,
+      ),
+    schedulerFlags: how.schedulerFlags ?? [],
+    reportArgv: how.reportArgv ?? [],
+    log: spec.log,
+  });
+  return { runs: all, outcome };
 }
 
 /**

@@ -22,6 +22,7 @@ import {
   rowMismatch,
   type WantedRun,
 } from './reported-runs.ts';
+import { getExecutor } from './executors/index.ts';
 import { budgetSuffix } from './side-by-side.ts';
 import { checkArch, type ExperimentDefinition, type ExperimentOptions, registerExperiment } from './registry.ts';
 
@@ -45,6 +46,7 @@ const MT_HEADS: ExperimentDefinition = {
   archList: false,
   data: 'multi30k',
   defaults: DEFAULTS,
+  gridAxes: true,
   async run(options: ExperimentOptions) {
     if (options.budgetMinutes !== undefined && !(options.budgetMinutes > 0))
       throw new RangeError(`budgetMinutes must be a positive number, got ${options.budgetMinutes}`);
@@ -76,7 +78,7 @@ const MT_HEADS: ExperimentDefinition = {
       dataDir: source.dir,
       arch,
       preset,
-      seed: options.seed ?? 1,
+      seeds: options.seeds ?? [options.seed ?? 1],
       budgetMinutes: options.budgetMinutes,
       maxEpochs: options.maxEpochs,
       maxUpdates: options.maxUpdates,
@@ -91,12 +93,22 @@ const MT_HEADS: ExperimentDefinition = {
     const kept = keptRuns(spec, { beam, trainFlags }, committed, log);
     const skip = new Set(kept.keys());
     const grid = gridRuns(spec);
-    // Only the finished runs are reported, in the grid's order; when training, trainGrid finishes them all.
-    const finished = new Set(
-      options.reportOnly
-        ? [...skip, ...(await finishedGridRuns({ ...spec, skip })).map((r) => r.dir)]
-        : (await trainGrid({ ...spec, skip })).map((r) => r.dir),
-    );
+    const executor = getExecutor(options.executor ?? 'local');
+    if (executor.name !== 'local' && !options.reportOnly && options.reportArgv === undefined)
+      throw new Error(`the ${executor.name} executor needs the command that reports the grid (reportArgv)`);
+    // Only the finished runs are reported, in the grid's order; when training here, trainGrid finishes them all.
+    let finished: Set<string>;
+    if (options.reportOnly) {
+      finished = new Set([...skip, ...(await finishedGridRuns({ ...spec, skip })).map((r) => r.dir)]);
+    } else {
+      const trained = await trainGrid(
+        { ...spec, skip },
+        { executor, schedulerFlags: options.sbatch ?? [], reportArgv: options.reportArgv ?? [] },
+      );
+      if (trained.outcome.kind === 'submitted')
+        return { runDirs: grid.map((r) => r.dir), summary: trained.outcome.summary };
+      finished = new Set(trained.runs.map((r) => r.dir));
+    }
     const reported = grid.filter((r) => finished.has(r.dir));
     if (reported.length === 0) throw new Error(`no run of ${out} has finished yet: nothing to report`);
     const missing = grid.length - reported.length;
@@ -133,7 +145,7 @@ function keptRuns(
   log: (line: string) => void,
 ): Map<string, CollectedRun> {
   const budget = gridBudget(spec);
-  const { arch, preset, seed } = spec;
+  const { arch, preset } = spec;
   return keepReportedRuns<GridRun, CollectedRun>(
     gridRuns(spec),
     path,
@@ -142,7 +154,7 @@ function keptRuns(
       if (row === undefined) return undefined;
       const mismatch = rowMismatch(
         row,
-        { arch, preset, head: run.head, seed, src: run.src, tgt: run.tgt, ...settings },
+        { arch, preset, head: run.head, seed: run.seed, src: run.src, tgt: run.tgt, ...settings },
         budget,
       );
       if (mismatch !== null) return { mismatch };

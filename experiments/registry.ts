@@ -32,8 +32,22 @@ export interface ExperimentOptions {
   arch?: string;
   /** @default the experiment's */
   preset?: string;
-  /** @default 1 */
+  /** The seed of every run, in a grid of one seed. @default 1 */
   seed?: number;
+  /**
+   * The seed axis (mt-heads): every run once per seed, in `<out>/<src>-<tgt>-<head>-seed<seed>/` when there is more
+   * than one. @default [seed]
+   */
+  seeds?: number[];
+  /** Where the runs train (experiments/executors/): 'local' or 'slurm'. @default 'local' */
+  executor?: string;
+  /** sbatch flags for both of the grid's Slurm jobs (partition, time, CPUs, memory, GPUs). @default none */
+  sbatch?: string[];
+  /**
+   * The `frost` arguments that write this grid's report from its finished runs (`frost experiment NAME ...
+   * --report-only`): the job an executor that returns before the runs finish (slurm) submits to run after them.
+   */
+  reportArgv?: string[];
   /**
    * Grid folder: runs in `<out>/<src>-<tgt>-<head>/`, exports in `<out>/artifacts/<same>/`. @default the experiment's
    */
@@ -68,7 +82,7 @@ export interface ExperimentResult {
   runDirs: string[];
   /** The report file to open (printed by `frost experiment`). */
   summary: string;
-  /** mt-heads: the report's files. */
+  /** mt-heads: the report's files (none when the runs were submitted to a cluster rather than trained). */
   report?: WrittenReport;
 }
 
@@ -83,6 +97,8 @@ export interface ExperimentDefinition {
   /** The `--data` source of the paper's data for it, for `frost experiment --help` ('multi30k'). */
   data: string;
   defaults: { arch: string; heads: string[]; preset: string; out: string; beam: number };
+  /** Whether it takes a seed axis (`seeds`) and an executor other than the local one. @default false */
+  gridAxes?: boolean;
   run(options: ExperimentOptions): Promise<ExperimentResult>;
 }
 

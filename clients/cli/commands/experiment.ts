@@ -1,12 +1,14 @@
 import type { Command } from 'commander';
 import { archChoices, type ExperimentDefinition, experimentNames, getExperiment } from '../../../experiments/index.ts';
+import { executorNames, getExecutor } from '../../../experiments/executors/index.ts';
 import { ExperimentInterrupted, liveChildren } from '../../../experiments/live-children.ts';
 import { initBackend } from '../../../train/backend/select.ts';
 import { MAX_PARITY_TOLERANCE, PARITY_TOLERANCE, parityTolerance } from '../../../export/parity.ts';
 import { intOption } from './serve.ts';
+import { registerExperimentSlurm } from './experiment-slurm.ts';
 
 interface ExperimentFlags {
-  data: string;
+  data?: string;
   pairs?: string;
   heads?: string;
   budgetMinutes?: number;
@@ -15,7 +17,10 @@ interface ExperimentFlags {
   converge?: boolean;
   arch?: string;
   preset?: string;
-  seed: number;
+  seed?: number;
+  seeds?: number[];
+  executor: string;
+  sbatch?: string;
   out?: string;
   reportOut?: string;
   trainFlags?: string;
@@ -36,6 +41,29 @@ const positiveNumber = (v: string) => {
   return n;
 };
 
+/** `--seeds 1,2,3`: distinct integers. */
+const seedList = (v: string) => {
+  const seeds = list(v).map(Number);
+  if (seeds.length === 0 || !seeds.every((n) => Number.isInteger(n) && n >= 0))
+    throw new Error(`--seeds takes a comma-separated list of integers, got '${v}'`);
+  return seeds;
+};
+
+/**
+ * The command line of this experiment's report alone (`--report-only`), for an executor that reports once the runs
+ * have trained elsewhere: this one without the flags that choose where they train.
+ */
+function reportOnlyArgv(): string[] {
+  const argv = process.argv.slice(2);
+  const kept: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--executor' || a === '--sbatch') i++;
+    else if (!a.startsWith('--executor=') && !a.startsWith('--sbatch=') && a !== '--report-only') kept.push(a);
+  }
+  return [...kept, '--report-only'];
+}
+
 /** This process's command line as `frost ...`, each argument quoted for a POSIX shell when it needs to be. */
 function commandLine(): string {
   const quote = (a: string) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replaceAll("'", "'\\''")}'`);
@@ -55,15 +83,15 @@ function eachExperiment(phrase: (e: ExperimentDefinition) => string, separator =
  * SIGTERM are forwarded to the trainers, which save; it then exits 130/143 naming the runs it stopped.
  */
 export function registerExperiment(program: Command): void {
-  program
+  const command = program
     .command('experiment')
     .description(
       `train, export, evaluate and report a grid of runs (${experimentNames()
         .map((n) => `${n}: ${getExperiment(n).summary}`)
         .join('; ')})`,
     )
-    .argument('<name>', `experiment: ${experimentNames().join(', ')}`)
-    .requiredOption(
+    .argument('<name>', `experiment: ${experimentNames().join(', ')}; or status, cell (below)`)
+    .option(
       '--data <source>',
       `${eachExperiment((e) => `'${e.data}' (${e.name})`)}, 'toy' (a synthetic set under --out), or a data folder`,
     )
@@ -92,7 +120,23 @@ export function registerExperiment(program: Command): void {
       )})`,
     )
     .option('--preset <name>', "architecture preset (default: the experiment's)")
-    .option('--seed <n>', 'seed of every run', intOption('--seed', 0), 1)
+    .option('--seed <n>', 'seed of every run (default: 1)', intOption('--seed', 0))
+    .option(
+      '--seeds <list>',
+      "a seed axis (mt-heads): every run once per seed, e.g. '1,2,3', in <out>/<src>-<tgt>-<head>-seed<n>/ when more than one",
+      seedList,
+    )
+    .option(
+      '--executor <name>',
+      `where the runs train: ${executorNames()
+        .map((n) => `${n} (${getExecutor(n).summary})`)
+        .join('; ')}; both write the same run folders`,
+      'local',
+    )
+    .option(
+      '--sbatch <flags>',
+      "sbatch flags for --executor slurm, e.g. '--partition=gpu --time=4:00:00 --cpus-per-task=4 --mem=8G --gres=gpu:1'",
+    )
     .option(
       '--out <dir>',
       "grid folder: runs in <out>/<src>-<tgt>-<head>/, exports in <out>/artifacts/ (default: the experiment's)",
@@ -123,6 +167,12 @@ export function registerExperiment(program: Command): void {
     )
     .action(async (name: string, flags: ExperimentFlags) => {
       const experiment = getExperiment(name);
+      if (flags.data === undefined) throw new Error("required option '--data <source>' not specified");
+      if (flags.seed !== undefined && flags.seeds !== undefined) throw new Error('give --seed or --seeds, not both');
+      getExecutor(flags.executor);
+      if (experiment.gridAxes !== true && (flags.seeds !== undefined || flags.executor !== 'local'))
+        throw new Error(`${name} trains on the local executor with one seed: --seeds and --executor are for mt-heads`);
+      if (flags.sbatch !== undefined && flags.executor !== 'slurm') throw new Error('--sbatch is for --executor slurm');
       if (
         flags.budgetMinutes === undefined &&
         flags.maxEpochs === undefined &&
@@ -151,6 +201,10 @@ export function registerExperiment(program: Command): void {
           arch: flags.arch,
           preset: flags.preset,
           seed: flags.seed,
+          ...(flags.seeds === undefined ? {} : { seeds: flags.seeds }),
+          executor: flags.executor,
+          ...(flags.sbatch === undefined ? {} : { sbatch: flags.sbatch.split(/\s+/).filter((s) => s !== '') }),
+          ...(flags.executor === 'local' ? {} : { reportArgv: reportOnlyArgv() }),
           out: flags.out,
           reportOut: flags.reportOut,
           trainFlags:
@@ -170,4 +224,5 @@ export function registerExperiment(program: Command): void {
         .finally(() => liveChildren.unwatch());
       process.stdout.write(`${result.summary}\n`);
     });
+  registerExperimentSlurm(command);
 }
