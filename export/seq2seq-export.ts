@@ -216,6 +216,7 @@ async function cardInput(
     tokenizer: parts.card.tokenizer,
     ...(parts.card.subword ? { subword: parts.card.subword } : {}),
     ...(parts.card.marian ? { marian: parts.card.marian } : {}),
+    ...(parts.card.fairseq ? { fairseq: parts.card.fairseq } : {}),
     graphs,
     params: paramCounts(model, storeFrozen),
     files: fileSizes(files),

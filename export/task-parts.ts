@@ -60,7 +60,10 @@ export interface ExportParts {
   /** Inputs the parity check runs, `count` of them. */
   parityInputs(count: number, pad: number): Promise<ParityInputs>;
   /** The card's task-specific fields. */
-  card: Pick<ModelCardInput, 'task' | 'source' | 'target' | 'tokenizer' | 'image' | 'subword' | 'marian'> & {
+  card: Pick<
+    ModelCardInput,
+    'task' | 'source' | 'target' | 'tokenizer' | 'image' | 'subword' | 'marian' | 'fairseq'
+  > & {
     data: Record<string, unknown>;
     extra?: Record<string, unknown>;
   };

@@ -19,6 +19,7 @@ export async function translationExportParts(run: RunFolder<TranslationRunConfig
   const tokenizer = await run.tokenizer({ [src]: srcVocab, [tgt]: tgtVocab });
   const subwords = await run.subwords([src, tgt]);
   const marian = config.task === 'translation' ? await run.marianFiles() : undefined;
+  const fairseq = config.task === 'translation' ? await run.fairseqFiles() : undefined;
   return {
     sizes: {
       srcVocab: srcVocab.size,
@@ -37,11 +38,12 @@ export async function translationExportParts(run: RunFolder<TranslationRunConfig
       tokenizer: config.tokenizer,
       ...(subwords ? { subword: subwords.spec } : {}),
       ...(marian ? { marian: marian.spec } : {}),
+      ...(fairseq ? { fairseq: fairseq.spec } : {}),
       data: { kind: config.data.kind, src, tgt },
       // Where an imported model's weights came from (train/import/): format, source folder, file hashes.
       ...(config.imported ? { extra: { imported: config.imported } } : {}),
     },
-    files: { ...subwords?.files, ...marian?.files },
+    files: { ...subwords?.files, ...marian?.files, ...fairseq?.files },
     precisionPairs: (max) => validationPairs(config, max),
   };
 }

@@ -3,22 +3,29 @@
  * for Debian's torch 1.13 on Python 3.11) trains a tiny fairseq-layout Transformer whose output layer is frost's
  * frozen `fixed-l2` head, with DistributedDataParallel, on Multi30k. The ranks hold equal parameters after every
  * step; the checkpoint, converted to safetensors and JSON (frost_torch.convert_checkpoint), holds fairseq's keys
- * and no frozen matrix; the matrix the model trained with is frost's own from the seed, bit for bit.
+ * and no frozen matrix; the matrix the model trained with is frost's own from the seed, bit for bit; `frost import
+ * fairseq` brings it in, `frost export` stores no frozen matrix, and frost's greedy and beam-4 decodes equal a PyTorch
+ * reference's token for token.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
+import { decodeModel } from '../core/onnx/proto.ts';
+import { loadModelDir } from '../core/runtime/load-node.ts';
 import { readSafetensors, type SafetensorsFile } from '../core/safetensors/node-file.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { multi30kDirOrNull } from './helpers/data-dir.ts';
+import { frostInProcess } from './helpers/frost-in-process.ts';
 import { frostMatrix } from './helpers/frost-matrix.ts';
 import { findTorchPython } from './helpers/torch-python.ts';
 
 const PYTHON_DIR = join(import.meta.dirname, '..', 'python');
+const REFERENCE = join(import.meta.dirname, 'helpers', 'fairseq', 'fairseq_reference.py');
 const STEPS = 6;
 const DIM = 32;
 const HEAD_SEED = 5;
@@ -138,6 +145,63 @@ describe('DDP training of a frost-headed Transformer with torchrun', { skip: dat
       const theirs = new Uint32Array(Uint8Array.from(readFileSync(dump)).buffer);
       assert.equal(theirs.length, frost.length);
       assert.ok(Buffer.from(theirs.buffer).equals(Buffer.from(frost.buffer, frost.byteOffset, frost.byteLength)));
+    });
+
+    test('imports into frost, exports with no frozen matrix stored, and decodes as the PyTorch model does', async () => {
+      const converted = join(dir, 'converted');
+      const run = join(dir, 'frost-run');
+      const imported = await frostInProcess([
+        'import',
+        'fairseq',
+        converted,
+        '--out',
+        run,
+        '--dicts',
+        join(dir, 'run'),
+      ]);
+      assert.equal(imported.code, 0, imported.stderr);
+      const model = join(dir, 'model');
+      const exported = await frostInProcess(['export', run, '--out', model, '--quiet']);
+      assert.equal(exported.code, 0, exported.stderr);
+      // The decoder's only |V| x d initializer is the target input embedding: the frozen matrix is regenerated.
+      const graph = (
+        decodeModel(readFileSync(join(model, 'decoder.onnx'))) as {
+          graph: { initializer: { name: string; dims?: number[]; data_type?: number }[] };
+        }
+      ).graph;
+      const large = graph.initializer.filter(
+        (t) => t.data_type === 1 && (t.dims ?? []).map(Number).reduce((n, d) => n * d, 1) >= tgtVocab * DIM,
+      );
+      assert.deepEqual(
+        large.map((t) => t.name),
+        ['decoder/embedding'],
+      );
+      // The PyTorch reference (test/helpers/fairseq, written from fairseq's equations) on 20 test sentences.
+      for (const lang of ['de', 'en'])
+        cpSync(join(dir, 'run', `dict.${lang}.txt`), join(converted, `dict.${lang}.txt`));
+      const sentences = gunzipSync(readFileSync(join(data!, 'test_2016_flickr.de.gz')))
+        .toString('utf8')
+        .split('\n')
+        .slice(0, 20);
+      writeFileSync(join(dir, 'sentences.de'), sentences.join('\n') + '\n');
+      const runtime = await loadModelDir(model, { intraOpNumThreads: 1 });
+      try {
+        for (const beam of [1, 4]) {
+          const reference = runPython([REFERENCE, converted, join(dir, 'sentences.de'), '--beam', String(beam)]);
+          assert.equal(reference.status, 0, reference.stderr);
+          const want = reference.stdout
+            .trim()
+            .split('\n')
+            .map((l) => JSON.parse(l) as { tokens: string[]; log_prob: number });
+          const done = await runtime.translate(sentences, { beam, allowUnk: true });
+          done.forEach((t, i) => {
+            assert.deepEqual(t.tokens, want[i]!.tokens, `beam ${beam}, sentence ${i}`);
+            assert.ok(Math.abs(t.logProb - want[i]!.log_prob) < 1e-3 * Math.max(1, Math.abs(want[i]!.log_prob)));
+          });
+        }
+      } finally {
+        await runtime.release();
+      }
     });
   });
 });

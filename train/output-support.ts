@@ -1,3 +1,4 @@
+import { FAIRSEQ_TOKENIZER } from '../core/subword/fairseq-tokenizer.ts';
 import { MARIAN_TOKENIZER } from '../core/subword/marian-tokenizer.ts';
 import { isSubwordKind } from '../core/subword/subword-spec.ts';
 import { SPECIALS, type Vocabulary } from '../core/vocab.ts';
@@ -12,7 +13,7 @@ import type { TranslationRunConfig } from './run-config.ts';
  * export and the report derive them from the saved target vocabulary's counts, so all three build the same model.
  *
  * An imported Marian vocabulary (train/import/marian.ts) says the same with its counts: 0 for the `<s>` row frost's
- * decoder starts from, which Marian never predicts.
+ * decoder starts from, which Marian never predicts; an imported fairseq vocabulary (train/import/fairseq.ts) likewise.
  *
  * None for word vocabularies (every word was kept for its count; `<unk>` stands for the rest), with
  * `vocab.maskUnseen` false, or with label smoothing, whose ε is spread over every entry of the vocabulary, unless
@@ -21,7 +22,11 @@ import type { TranslationRunConfig } from './run-config.ts';
 export function excludedTargets(config: TranslationRunConfig, tgtVocab: Vocabulary): number[] {
   const counts = tgtVocab.frequencies;
   if (
-    !(isSubwordKind(config.vocab.kind) || config.vocab.kind === MARIAN_TOKENIZER) ||
+    !(
+      isSubwordKind(config.vocab.kind) ||
+      config.vocab.kind === MARIAN_TOKENIZER ||
+      config.vocab.kind === FAIRSEQ_TOKENIZER
+    ) ||
     !config.vocab.maskUnseen ||
     (config.labelSmoothing > 0 && config.vocab.smoothSeenOnly !== true) ||
     counts === undefined

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_IMAGE_SPEC } from '../core/image/preprocess.ts';
 import { imageSpecSchema } from '../core/runtime/model-card.ts';
+import { fairseqSpecSchema, FAIRSEQ_TOKENIZER } from '../core/subword/fairseq-tokenizer.ts';
 import { marianSpecSchema, MARIAN_TOKENIZER } from '../core/subword/marian-tokenizer.ts';
 import { isSubwordKind, SUBWORD_KINDS } from '../core/subword/subword-spec.ts';
 import { describeIssues } from '../core/zod-issues.ts';
@@ -70,7 +71,7 @@ const vocabSchema = (minFreq: number) =>
   z
     .object({
       /** `marian`: an imported Marian model's vocabulary (train/import/marian.ts), with the run's `marian` block. */
-      kind: z.enum(['word', ...SUBWORD_KINDS, MARIAN_TOKENIZER]).default('word'),
+      kind: z.enum(['word', ...SUBWORD_KINDS, MARIAN_TOKENIZER, FAIRSEQ_TOKENIZER]).default('word'),
       /** word: keep words seen at least this often. */
       minFreq: z.number().int().positive().default(minFreq),
       /** word: cap on the vocabulary size, specials included. */
@@ -98,7 +99,7 @@ const vocabSchema = (minFreq: number) =>
        */
       smoothSeenOnly: z.boolean().optional(),
     })
-    .refine((v) => isSubwordKind(v.kind) || v.kind === MARIAN_TOKENIZER || !v.joint, {
+    .refine((v) => isSubwordKind(v.kind) || v.kind === MARIAN_TOKENIZER || v.kind === FAIRSEQ_TOKENIZER || !v.joint, {
       message: `a joint vocabulary needs a subword kind (${SUBWORD_KINDS.join(', ')})`,
       path: ['joint'],
     })
@@ -161,6 +162,8 @@ export const translationConfigSchema = z.object({
   valSentences: z.number().int().positive().optional(),
   /** Imported runs (`frost import marian`): Marian's SentencePiece files in the run folder, by language. */
   marian: marianSpecSchema.optional(),
+  /** Imported fairseq runs (`frost import fairseq`): the BPE and its file in the run folder. */
+  fairseq: fairseqSpecSchema.optional(),
   /** Where an imported run's weights came from (`frost import`): the model card repeats it. */
   imported: importedSchema.optional(),
 });

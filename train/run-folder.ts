@@ -16,7 +16,7 @@ import { averageCheckpoints, loadCheckpoint, restoreTensors, type LoadedCheckpoi
 import { expectTask, readRunConfig, RUN_FILES, type RunConfig, type TaskName } from './run-config.ts';
 import { checkOutputRows, outputRows } from './output-support.ts';
 import { newestWholeSave } from './resume-checkpoint.ts';
-import { readMarianFiles, readSubwords, runTokenizer } from './subwords.ts';
+import { readFairseqFiles, readMarianFiles, readSubwords, runTokenizer } from './subwords.ts';
 
 /**
  * A training run's folder as everything after training reads it (export, report, experiments):
@@ -85,6 +85,11 @@ export class RunFolder<Config extends RunConfig = RunConfig> {
   /** Imported Marian runs: the card's `marian` block and the SentencePiece files to export; undefined otherwise. */
   marianFiles(): ReturnType<typeof readMarianFiles> {
     return readMarianFiles(this.config, this.dir);
+  }
+
+  /** Imported fairseq runs: the card's `fairseq` block and its BPE file to export; undefined otherwise. */
+  fairseqFiles(): ReturnType<typeof readFairseqFiles> {
+    return readFairseqFiles(this.config, this.dir);
   }
 
   /** Subword runs: the card's `subword` block and the `.model` files to export; undefined for word runs. */

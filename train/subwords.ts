@@ -6,6 +6,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { trainBpe } from '../core/subword/bpe-trainer.ts';
+import { FAIRSEQ_TOKENIZER, loadFairseqTokenizer, type FairseqSpec } from '../core/subword/fairseq-tokenizer.ts';
 import { loadMarianTokenizer, MARIAN_TOKENIZER, type MarianSpec } from '../core/subword/marian-tokenizer.ts';
 import { NORMALIZATION } from '../core/subword/normalize.ts';
 import type { SubwordModel } from '../core/subword/subword-model.ts';
@@ -22,6 +23,8 @@ export interface TextConfig {
   vocab: VocabConfig;
   /** Imported Marian runs: the SentencePiece files by language (core/subword/marian-tokenizer.ts). */
   marian?: MarianSpec;
+  /** Imported fairseq runs: the BPE and its file (core/subword/fairseq-tokenizer.ts). */
+  fairseq?: FairseqSpec;
 }
 
 /** The trainer of each subword kind: the same sentences and `--vocab-size` give a model of that kind. */
@@ -90,6 +93,13 @@ export async function runTokenizer(
       (file) => join(runDir, file),
     );
   }
+  if (config.tokenizer === FAIRSEQ_TOKENIZER) {
+    return loadFairseqTokenizer(
+      fairseqSpec(config, runDir),
+      async (file) => new Uint8Array(await readFile(join(runDir, file))),
+      (file) => join(runDir, file),
+    );
+  }
   if (!isSubwordKind(config.vocab.kind)) return getTokenizer(config.tokenizer);
   const spec = subwordSpec(config.vocab.kind, config.vocab, Object.keys(vocabs));
   const tokens = Object.fromEntries(Object.entries(vocabs).map(([lang, v]) => [lang, v.tokens]));
@@ -134,5 +144,25 @@ export async function readMarianFiles(
   const files: Record<string, Uint8Array> = {};
   for (const file of new Set(Object.values(spec.files)))
     files[file] = new Uint8Array(await readFile(join(runDir, file)));
+  return { spec, files };
+}
+
+/** An imported fairseq run's `fairseq` block; a run config that names the tokeniser without one is refused. */
+function fairseqSpec(config: TextConfig, runDir: string): FairseqSpec {
+  if (config.fairseq === undefined) {
+    throw new Error(`${runDir}: config.json names tokenizer '${FAIRSEQ_TOKENIZER}' but has no 'fairseq' block`);
+  }
+  return config.fairseq;
+}
+
+/** Imported fairseq runs: the card's `fairseq` block and its BPE file's bytes by name; undefined otherwise. */
+export async function readFairseqFiles(
+  config: TextConfig,
+  runDir: string,
+): Promise<{ spec: FairseqSpec; files: Record<string, Uint8Array> } | undefined> {
+  if (config.tokenizer !== FAIRSEQ_TOKENIZER) return undefined;
+  const spec = fairseqSpec(config, runDir);
+  const files: Record<string, Uint8Array> = {};
+  if (spec.file !== undefined) files[spec.file] = new Uint8Array(await readFile(join(runDir, spec.file)));
   return { spec, files };
 }

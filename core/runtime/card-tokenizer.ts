@@ -5,6 +5,7 @@
  *
  * Isomorphic: files come through the caller's loader (fs in Node, fetch in the browser).
  */
+import { FAIRSEQ_TOKENIZER, loadFairseqTokenizer } from '../subword/fairseq-tokenizer.ts';
 import { loadMarianTokenizer, MARIAN_TOKENIZER } from '../subword/marian-tokenizer.ts';
 import { loadSubwordTokenizer, SUBWORD_TOKENIZER } from '../subword/subword-tokenizer.ts';
 import { getTokenizer, type Tokenizer } from '../text/tokenize.ts';
@@ -16,11 +17,19 @@ import type { ModelCard } from './model-card.ts';
  * @throws Error naming the card (unknown tokeniser, subword card without a loader) or the model file at fault
  */
 export async function cardTokenizer(
-  card: Pick<ModelCard, 'name' | 'subword' | 'tokenizer' | 'target' | 'source' | 'marian'>,
+  card: Pick<ModelCard, 'name' | 'subword' | 'tokenizer' | 'target' | 'source' | 'marian' | 'fairseq'>,
   read: ((file: string) => Promise<Uint8Array>) | undefined,
   locate: (file: string) => string,
 ): Promise<Tokenizer> {
   if (card.tokenizer === MARIAN_TOKENIZER || card.marian !== undefined) return marianTokenizer(card, read, locate);
+  if (card.tokenizer === FAIRSEQ_TOKENIZER || card.fairseq !== undefined) {
+    if (card.tokenizer !== FAIRSEQ_TOKENIZER || card.fairseq === undefined) {
+      throw new Error(
+        `model card '${card.name}': tokenizer '${FAIRSEQ_TOKENIZER}' and a 'fairseq' block go together (tokenizer is '${card.tokenizer}', fairseq is ${card.fairseq ? 'there' : 'missing'})`,
+      );
+    }
+    return loadFairseqTokenizer(card.fairseq, read, locate);
+  }
   if (card.subword === undefined) {
     try {
       return getTokenizer(card.tokenizer);

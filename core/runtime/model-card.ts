@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { fairseqSpecSchema } from '../subword/fairseq-tokenizer.ts';
 import { marianSpecSchema } from '../subword/marian-tokenizer.ts';
 import { subwordSpecSchema } from '../subword/subword-spec.ts';
 import { describeIssues } from '../zod-issues.ts';
@@ -153,6 +154,8 @@ export const modelCardSchema = z
     subword: subwordSpecSchema.optional(),
     /** Marian's tokenisation (tokenizer 'marian', an imported opus-mt model): its SentencePiece files. */
     marian: marianSpecSchema.optional(),
+    /** fairseq's tokenisation (tokenizer 'fairseq', an imported fairseq model): its BPE and that BPE's file. */
+    fairseq: fairseqSpecSchema.optional(),
     graphs: graphsSchema,
     params: paramCountsSchema.extend({ byComponent: z.record(z.string(), z.number().int()) }),
     files: z.record(z.string(), z.object({ bytes: z.number().int(), gzipBytes: z.number().int().optional() })),

@@ -17,8 +17,8 @@
 import { z } from 'zod';
 import type { Tokenizer } from '../text/tokenize.ts';
 import { segmenters, SPACE_MARK, type Segmenter } from './segmenter.ts';
-import { decodeModelProto, ModelType, PieceType, type ModelProtoObject } from './sentencepiece-proto.ts';
-import { SubwordModelError } from './subword-model.ts';
+import { ModelType, PieceType, type ModelProtoObject } from './sentencepiece-proto.ts';
+import { readModelProto, SubwordModelError } from './subword-model.ts';
 import './unigram-segmenter.ts';
 
 /** The tokeniser name a card or run config gives for Marian's tokenisation. */
@@ -92,14 +92,7 @@ export class MarianSentencePiece {
 
   /** Reads a `.model` file; refuses, naming `label`, bytes that are not one or a model frost cannot segment. */
   static fromBytes(bytes: Uint8Array, label: string): MarianSentencePiece {
-    let proto: ModelProtoObject;
-    try {
-      proto = decodeModelProto(bytes);
-    } catch (err) {
-      throw new SubwordModelError(label, `not a SentencePiece model (${(err as Error).message})`, { cause: err });
-    }
-    if (proto.pieces.length === 0) throw new SubwordModelError(label, 'not a SentencePiece model (no pieces)');
-    return new MarianSentencePiece(proto, label);
+    return new MarianSentencePiece(readModelProto(bytes, label), label);
   }
 
   /** The normaliser's rule, then SentencePiece's whitespace handling (extra spaces removed, one `▁` in front). */

@@ -34,6 +34,18 @@ export class SubwordModelError extends Error {
   }
 }
 
+/** A `.model` file's proto, with at least one piece; anything else is refused naming `label`. */
+export function readModelProto(bytes: Uint8Array, label: string): ModelProtoObject {
+  let proto: ModelProtoObject;
+  try {
+    proto = decodeModelProto(bytes);
+  } catch (err) {
+    throw new SubwordModelError(label, `not a SentencePiece model (${(err as Error).message})`, { cause: err });
+  }
+  if (proto.pieces.length === 0) throw new SubwordModelError(label, 'not a SentencePiece model (no pieces)');
+  return proto;
+}
+
 /**
  * An encoder/decoder over a SentencePiece piece list whose first four ids are frost's specials
  * (`<pad>`=0, `<unk>`=1, `<s>`=2, `</s>`=3), so the ids are a frost vocabulary's ids.
@@ -110,13 +122,7 @@ export class SubwordModel {
    * (`identity`, dummy prefix, whitespace escaped), or specials at other ids than frost's.
    */
   static fromBytes(bytes: Uint8Array, label: string): SubwordModel {
-    let proto: ModelProtoObject;
-    try {
-      proto = decodeModelProto(bytes);
-    } catch (err) {
-      throw new SubwordModelError(label, `not a SentencePiece model (${(err as Error).message})`, { cause: err });
-    }
-    if (proto.pieces.length === 0) throw new SubwordModelError(label, 'not a SentencePiece model (no pieces)');
+    const proto = readModelProto(bytes, label);
     const { trainer_spec: trainer, normalizer_spec: normalizer } = proto;
     const kind = kindOfModelType(trainer.model_type);
     if (kind === undefined) {

@@ -53,10 +53,11 @@ export function sourceEmbeddingOnnx(
   const positions = g.op('Range', [g.constInt64(0), S, g.constInt64(1)]);
   const mask = g.cast(g.op('Less', [g.unsqueeze(positions, [0]), g.unsqueeze(lengths, [1])]), 'float32');
   const E = g.initializer(w.joint ? 'decoder/embedding' : 'encoder/embedding', tensorValue(w.srcEmbedding));
-  const x = g.op('Add', [
+  const sum = g.op('Add', [
     scaleEmbeddingOnnx(g, model.cfg, g.op('Gather', [E, ids])),
     positionVectorsOnnx(g, w.srcPositions, 'encoder/positions', positions),
   ]);
+  const x = w.encoderEmbeddingNorm ? layerNormOnnx(g, w.encoderEmbeddingNorm, sum) : sum;
   return { ids, x, mask };
 }
 
@@ -131,11 +132,12 @@ export function targetEmbeddingOnnx(
   const shared = model.head.sharedEmbeddingOnnx?.(g);
   const embedding = shared?.matrix ?? g.initializer('decoder/embedding', tensorValue(model.w.tgtEmbedding));
   const e = shared ? shared.lookup(prev) : g.op('Gather', [embedding, prev]);
-  const x = g.op('Add', [
+  const sum = g.op('Add', [
     scaleEmbeddingOnnx(g, model.cfg, e),
     positionVectorsOnnx(g, model.w.tgtPositions, 'decoder/positions', position),
   ]);
-  return { x, embedding };
+  const norm = model.w.decoderEmbeddingNorm;
+  return { x: norm ? layerNormOnnx(g, norm, sum) : sum, embedding };
 }
 
 /** The step's end: the decoder output f [rows, d], the closing norm (pre-norm), the head, `log_probs` and top-k. */

@@ -32,6 +32,8 @@ export interface ResidualConfig {
    * this) or 1 (`none`: Marian's `scale_embedding: false`).
    */
   embeddingScale?: EmbeddingScale;
+  /** A layer norm over each stack's embedded tokens, before dropout (fairseq's `layernorm_embedding`). */
+  layernormEmbedding?: boolean;
 }
 
 /** The embedding scale setting: `sqrt-d` multiplies by √d, `none` by 1. */
@@ -74,6 +76,9 @@ export interface ResidualWeights {
   /** With norm=pre: the layer norms that end each stack. */
   encoderNorm?: LayerNormWeights;
   decoderNorm?: LayerNormWeights;
+  /** With layernormEmbedding: the layer norms over each stack's embedded tokens. */
+  encoderEmbeddingNorm?: LayerNormWeights;
+  decoderEmbeddingNorm?: LayerNormWeights;
 }
 
 /**
@@ -103,6 +108,13 @@ export function createResidualWeights<Layers extends Pick<ResidualWeights, 'enco
     ...stacks,
     ...(cfg.norm === 'pre'
       ? { encoderNorm: createLayerNorm(p, 'encoder/norm', d), decoderNorm: createLayerNorm(p, 'decoder/norm', d) }
+      : {}),
+    // Made last, so models without it keep every other parameter's initial values.
+    ...(cfg.layernormEmbedding
+      ? {
+          encoderEmbeddingNorm: createLayerNorm(p, 'encoder/embedding_norm', d),
+          decoderEmbeddingNorm: createLayerNorm(p, 'decoder/embedding_norm', d),
+        }
       : {}),
   };
 }
@@ -178,14 +190,24 @@ export abstract class ResidualSeq2Seq<Config extends ResidualConfig, Weights ext
     return training && rate > 0 ? seededDropout(x, rate, this.dropoutRng.nextUint32()) : x;
   }
 
-  /** s · E[ids] + positions for ids [B, L] (s: √d, or 1 with embeddingScale none); positions broadcast to [B, L, d]. */
-  protected embed(E: tf.Tensor, ids: tf.Tensor2D, positions: tf.Tensor, training: boolean): tf.Tensor3D {
+  /**
+   * s · E[ids] + positions for ids [B, L] (s: √d, or 1 with embeddingScale none); positions broadcast to [B, L, d];
+   * then `norm` (layernormEmbedding) where given.
+   */
+  protected embed(
+    E: tf.Tensor,
+    ids: tf.Tensor2D,
+    positions: tf.Tensor,
+    training: boolean,
+    norm?: LayerNormWeights,
+  ): tf.Tensor3D {
     const [B, L] = ids.shape;
     const d = this.cfg.model;
     const x = tf.reshape(tf.gather(E, tf.reshape(ids, [-1])), [B, L, d]);
     const scale = embeddingFactor(this.cfg);
     const scaled = scale === 1 ? x : tf.mul(x, scale);
-    return this.dropout(tf.add(scaled, positions) as tf.Tensor3D, this.cfg.dropout, training);
+    const sum = tf.add(scaled, positions) as tf.Tensor3D;
+    return this.dropout(norm ? layerNorm(norm, sum) : sum, this.cfg.dropout, training);
   }
 
   /** A residual block: post-norm LN(x + drop(F(x))), or pre-norm x + drop(F(LN(x))). */

@@ -34,9 +34,10 @@ const settings = z.strictObject({
   activation: z.enum(['relu', 'gelu', 'swish']),
   /**
    * Sinusoidal positions are frost's concatenated layout (sin in the first half, cos in the second, from position 0),
-   * which is also Marian's (Hugging Face's MarianSinusoidalPositionalEmbedding).
+   * which is also Marian's (Hugging Face's MarianSinusoidalPositionalEmbedding); `sinusoidal-fairseq` is fairseq's
+   * (ω_i = 10000^(−i/(d/2−1)), the first token at position 2: models/layers/positional-encoding.ts).
    */
-  positions: z.enum(['sinusoidal', 'learned']),
+  positions: z.enum(['sinusoidal', 'sinusoidal-fairseq', 'learned']),
   /** Rows of a learned position table (the longest source or output); sinusoidal positions have no limit. */
   maxPositions: z.number().int().positive(),
   /**
@@ -44,11 +45,16 @@ const settings = z.strictObject({
    * `none` (Marian's `scale_embedding: false`).
    */
   embeddingScale: z.enum(['sqrt-d', 'none']).optional(),
+  /**
+   * A layer norm over the embedded tokens (after the positions are added, before dropout), one per stack: fairseq's
+   * `layernorm_embedding`. Absent: none.
+   */
+  layernormEmbedding: z.boolean().optional(),
 });
 
 /**
  * The encoder-decoder Transformer of Vaswani et al. (2017).
- *   embed:   x = √d · E[token] + P[position]  (√d: 1 with embeddingScale=none)  (dropout)
+ *   embed:   x = √d · E[token] + P[position]  (√d: 1 with embeddingScale=none)  (LN with layernormEmbedding)  (dropout)
  *   encoder: N × [self-attention, feed-forward], each a residual block
  *   decoder: N × [causal self-attention, attention over the encoder output, feed-forward]
  *   f = the last decoder layer's output (layer-normalised with norm=pre) → the output head scores f.
@@ -136,7 +142,13 @@ export class TransformerModel extends ResidualSeq2Seq<TransformerConfig, Transfo
     const S = ids.shape[1];
     const mask = this.sourceMask(S, lengths);
     const bias = keyPaddingBias(mask);
-    const x = this.embed(this.w.srcEmbedding, ids, positionVectors(this.w.srcPositions, 0, S), training);
+    const x = this.embed(
+      this.w.srcEmbedding,
+      ids,
+      positionVectors(this.w.srcPositions, 0, S),
+      training,
+      this.w.encoderEmbeddingNorm,
+    );
     const selfAttention: Mixer = (h, l) => {
       const self = this.w.encoder[l].self;
       const k = projectHeads(self, 'k', h);
@@ -158,7 +170,13 @@ export class TransformerModel extends ResidualSeq2Seq<TransformerConfig, Transfo
     const { out, mask } = this.encoderStack(src, srcLen, training);
     const memory = { ...this.crossKeysValues(out), src_mask: mask };
     const T = tgtIn.shape[1];
-    const y = this.embed(this.w.tgtEmbedding, tgtIn, positionVectors(this.w.tgtPositions, 0, T), training);
+    const y = this.embed(
+      this.w.tgtEmbedding,
+      tgtIn,
+      positionVectors(this.w.tgtPositions, 0, T),
+      training,
+      this.w.decoderEmbeddingNorm,
+    );
     const selfKv: SelfKeysValues = (h, l) => [
       projectHeads(this.w.decoder[l].self, 'k', h),
       projectHeads(this.w.decoder[l].self, 'v', h),
@@ -184,7 +202,13 @@ export class TransformerModel extends ResidualSeq2Seq<TransformerConfig, Transfo
       const N = prev.shape[0];
       const position = inputs.self_k_0.shape[2] as number;
       const positions = positionVectors(this.w.tgtPositions, position, 1);
-      const x = this.embed(this.w.tgtEmbedding, tf.reshape(prev, [N, 1]), positions, false);
+      const x = this.embed(
+        this.w.tgtEmbedding,
+        tf.reshape(prev, [N, 1]),
+        positions,
+        false,
+        this.w.decoderEmbeddingNorm,
+      );
       const state: NamedTensors = {};
       const selfKv: SelfKeysValues = (h, l) => {
         const self = this.w.decoder[l].self;

@@ -43,7 +43,11 @@ def convert(checkpoint: str, out: str) -> dict:
     os.makedirs(out, exist_ok=True)
     tensors = {k: v for k, v in state["model"].items() if torch.is_tensor(v) and v.is_floating_point()}
     write_safetensors(os.path.join(out, "model.safetensors"), tensors, {"format": "pt", "source": "fairseq"})
+    bpe = cfg.get("bpe") or args.get("bpe")
+    bpe = bpe.get("_name") if isinstance(bpe, dict) else bpe
     meta = {"model": model_args, "task": task, "source": os.path.basename(checkpoint)}
+    if bpe:
+        meta["bpe"] = bpe
     tmp = os.path.join(out, f"fairseq.json.tmp-{os.getpid()}")
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(meta, f, indent=2, sort_keys=True)

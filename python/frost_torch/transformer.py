@@ -6,6 +6,9 @@ equations and parameter names rather than imported, so that a checkpoint it writ
 shapes a fairseq `frost_transformer` checkpoint has (python/fairseq_frost): `encoder.embed_tokens.weight`,
 `encoder.layers.0.self_attn.k_proj.weight`, ..., the head's parameters under `decoder.output_projection.`.
 The frozen matrix of a frozen head is a non-persistent buffer: it is never in the checkpoint.
+
+With `frost_head` empty the output layer is plain fairseq's: `decoder.output_projection`, an nn.Linear without bias,
+its weight the decoder's embedding when share_decoder_input_output_embed (or share_all_embeddings) is set.
 """
 
 import math
@@ -34,6 +37,7 @@ class TransformerArgs:
     share_all_embeddings: bool = False
     share_decoder_input_output_embed: bool = False
     no_scale_embedding: bool = False
+    layernorm_embedding: bool = False
     activation_fn: str = "relu"
     dropout: float = 0.1
     attention_dropout: float = 0.0
@@ -45,7 +49,7 @@ class TransformerArgs:
     frost_head_options: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
-        return {"arch": "frost_transformer", **asdict(self)}
+        return {"arch": "frost_transformer" if self.frost_head else "transformer", **asdict(self)}
 
 
 def sinusoidal_table(num: int, dim: int, padding_idx: int) -> torch.Tensor:
@@ -144,10 +148,13 @@ class Stack(nn.Module):
         ffn, heads = getattr(args, f"{pre}_ffn_embed_dim"), getattr(args, f"{pre}_attention_heads")
         self.layers = nn.ModuleList(Layer(dim, ffn, heads, args, decoder) for _ in range(getattr(args, f"{pre}_layers")))
         self.layer_norm = nn.LayerNorm(dim) if getattr(args, f"{pre}_normalize_before") else None
+        self.layernorm_embedding = nn.LayerNorm(dim) if args.layernorm_embedding else None
 
     def forward(self, tokens, enc=None, enc_pad_mask=None):
         pad = tokens.eq(self.padding_idx)
         x = self.embed_scale * self.embed_tokens(tokens) + self.embed_positions(tokens)
+        if self.layernorm_embedding is not None:
+            x = self.layernorm_embedding(x)
         x = F.dropout(x, self.args.dropout, self.training)
         for layer in self.layers:
             x = layer(x, None if self.decoder else pad, enc, enc_pad_mask)
@@ -173,6 +180,14 @@ class FrostTransformer(nn.Module):
             nn.init.zeros_(embed.weight[padding_idx])
         self.encoder = Stack(args, enc_embed, padding_idx, decoder=False)
         self.decoder = Stack(args, dec_embed, padding_idx, decoder=True)
+        if not args.frost_head:
+            # fairseq's own output layer (TransformerDecoder.build_output_projection).
+            self.decoder.output_projection = nn.Linear(args.decoder_embed_dim, tgt_vocab, bias=False)
+            if args.share_all_embeddings or args.share_decoder_input_output_embed:
+                self.decoder.output_projection.weight = dec_embed.weight
+            else:
+                nn.init.normal_(self.decoder.output_projection.weight, mean=0, std=args.decoder_embed_dim**-0.5)
+            return
         self.decoder.output_projection = build_head(
             args.frost_head,
             vocab_size=tgt_vocab,
@@ -187,6 +202,8 @@ class FrostTransformer(nn.Module):
         enc = self.encoder(src_tokens)
         f = self.decoder(prev_output_tokens, enc, pad)
         head = self.decoder.output_projection
+        if isinstance(head, nn.Linear):
+            return head(f)
         return head(f, self.decoder.embed_tokens.weight if head.uses_embedding else None)
 
     def checkpoint_tensors(self) -> dict:

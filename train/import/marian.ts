@@ -19,31 +19,25 @@
  * config that contradicts the tensors is refused with one line naming the key and both shapes, before anything is
  * written. The run folder is written whole under a temporary name and renamed into place (train/atomic-write.ts).
  */
-import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { readSafetensors, type SafetensorsFile } from '../../core/safetensors/node-file.ts';
+import type { SafetensorsFile } from '../../core/safetensors/node-file.ts';
 import { MARIAN_EOS, MarianSentencePiece, MARIAN_TOKENIZER } from '../../core/subword/marian-tokenizer.ts';
 import { SPECIALS, Vocabulary } from '../../core/vocab.ts';
-import { describeIssues } from '../../core/zod-issues.ts';
-import { replaceDir, writeDurable } from '../atomic-write.ts';
-import { saveCheckpoint, type CheckpointTensor } from '../checkpoint.ts';
+import type { CheckpointTensor } from '../checkpoint.ts';
+import { translationConfigSchema, type ImportedProvenance, type TranslationRunConfig } from '../run-config.ts';
 import {
-  RUN_FILES,
-  translationConfigSchema,
-  type ImportedProvenance,
-  type TranslationRunConfig,
-} from '../run-config.ts';
-
-/** A folder frost will not import, and why, in one line. */
-export class ImportRefused extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ImportRefused';
-  }
-}
+  fileHash,
+  ImportRefused,
+  parseWith,
+  readCheckedSafetensors,
+  readJsonFile,
+  shapeText,
+  writeImportedRun,
+} from './import-files.ts';
+import { reorderRows, TensorMapper } from './transformer-tensors.ts';
 
 export interface MarianImportOptions {
   /** The Hugging Face folder. */
@@ -113,21 +107,6 @@ const REQUIRED = ['config.json', 'model.safetensors', 'source.spm', 'target.spm'
 const OPTIONAL = ['generation_config.json', 'tokenizer_config.json'] as const;
 /** The SentencePiece files' names in the run and model folders: `.model`, as every subword model frost exports. */
 const RUN_SPM: Readonly<Record<string, string>> = { 'source.spm': 'source.model', 'target.spm': 'target.model' };
-
-async function readJson(dir: string, file: string): Promise<unknown> {
-  const path = join(dir, file);
-  try {
-    return JSON.parse(await readFile(path, 'utf8'));
-  } catch (err) {
-    throw new ImportRefused(`${path}: not valid JSON (${(err as Error).message})`);
-  }
-}
-
-function parseWith<T>(schema: z.ZodType<T>, json: unknown, where: string): T {
-  const parsed = schema.safeParse(json);
-  if (!parsed.success) throw new ImportRefused(`${where}: ${describeIssues(parsed.error.issues, { max: 3 })}`);
-  return parsed.data;
-}
 
 /** Refuses what frost's Transformer cannot be, each with the config field that says it. */
 function checkConfig(c: MarianConfig, where: string): void {
@@ -253,8 +232,6 @@ function expectedTensors(c: MarianConfig): Map<string, { shape: number[]; from: 
 const TIED_COPIES = ['lm_head.weight', 'model.encoder.embed_tokens.weight', 'model.decoder.embed_tokens.weight'];
 const POSITION_TABLES = ['model.encoder.embed_positions.weight', 'model.decoder.embed_positions.weight'];
 
-const shapeText = (shape: readonly number[]) => `[${shape.join(', ')}]`;
-
 /** Checks every tensor's name and shape against config.json; returns the tensors, decoded, by name. */
 function checkTensors(file: SafetensorsFile, c: MarianConfig): Map<string, Float32Array> {
   const where = file.path;
@@ -332,12 +309,6 @@ function maxSinusoidDiff(table: Float32Array, rows: number, d: number): number {
 }
 
 /** A [rows, cols] matrix transposed (nn.Linear stores [out, in]; frost's dense layers [in, out]). */
-function transpose(data: Float32Array, rows: number, cols: number): Float32Array {
-  const out = new Float32Array(rows * cols);
-  for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) out[c * rows + r] = data[r * cols + c]!;
-  return out;
-}
-
 /** frost's checkpoint tensors from Marian's, under frost's parameter names (models/archs/transformer-weights.ts). */
 function frostTensors(t: Map<string, Float32Array>, c: MarianConfig, order: Int32Array): CheckpointTensor[] {
   const d = c.d_model;
@@ -345,48 +316,10 @@ function frostTensors(t: Map<string, Float32Array>, c: MarianConfig, order: Int3
   const V = order.length;
   const out: CheckpointTensor[] = [];
   const E = t.get('model.shared.weight')!;
-  const embedding = new Float32Array(V * d);
-  order.forEach((m, i) => embedding.set(E.subarray(m * d, (m + 1) * d), i * d));
-  out.push({ name: 'decoder/embedding', shape: [V, d], data: embedding });
+  out.push({ name: 'decoder/embedding', shape: [V, d], data: reorderRows(E, d, order) });
   const bias = t.get('final_logits_bias')!;
   out.push({ name: 'head/b', shape: [V], data: Float32Array.from(order, (m) => bias[m]!) });
-  const linear = (hf: string, W: string, b: string, rows: number, cols: number) => {
-    out.push({ name: W, shape: [cols, rows], data: transpose(t.get(`${hf}.weight`)!, rows, cols) });
-    out.push({ name: b, shape: [rows], data: t.get(`${hf}.bias`)! });
-  };
-  const attention = (hf: string, frost: string) => {
-    for (const [proj, x] of [
-      ['q_proj', 'q'],
-      ['k_proj', 'k'],
-      ['v_proj', 'v'],
-      ['out_proj', 'o'],
-    ] as const)
-      linear(`${hf}.${proj}`, `${frost}/W${x}`, `${frost}/b${x}`, d, d);
-  };
-  const norm = (hf: string, frost: string) => {
-    out.push({ name: `${frost}/gamma`, shape: [d], data: t.get(`${hf}.weight`)! });
-    out.push({ name: `${frost}/beta`, shape: [d], data: t.get(`${hf}.bias`)! });
-  };
-  const feedForward = (hf: string, frost: string) => {
-    linear(`${hf}.fc1`, `${frost}/W1`, `${frost}/b1`, ff, d);
-    linear(`${hf}.fc2`, `${frost}/W2`, `${frost}/b2`, d, ff);
-  };
-  for (let l = 0; l < c.encoder_layers; l++) {
-    const [hf, frost] = [`model.encoder.layers.${l}`, `encoder/layer${l}`];
-    attention(`${hf}.self_attn`, `${frost}/self`);
-    norm(`${hf}.self_attn_layer_norm`, `${frost}/ln1`);
-    feedForward(hf, `${frost}/ff`);
-    norm(`${hf}.final_layer_norm`, `${frost}/ln2`);
-  }
-  for (let l = 0; l < c.decoder_layers; l++) {
-    const [hf, frost] = [`model.decoder.layers.${l}`, `decoder/layer${l}`];
-    attention(`${hf}.self_attn`, `${frost}/self`);
-    norm(`${hf}.self_attn_layer_norm`, `${frost}/ln1`);
-    attention(`${hf}.encoder_attn`, `${frost}/cross`);
-    norm(`${hf}.encoder_attn_layer_norm`, `${frost}/ln2`);
-    feedForward(hf, `${frost}/ff`);
-    norm(`${hf}.final_layer_norm`, `${frost}/ln3`);
-  }
+  new TensorMapper(t, out, d, ff).layers('model.encoder', c.encoder_layers, 'model.decoder', c.decoder_layers);
   return out;
 }
 
@@ -401,7 +334,7 @@ async function languages(dir: string, opts: MarianImportOptions): Promise<{ src:
         target_lang: z.string().nullish(),
         separate_vocabs: z.boolean().nullish(),
       }),
-      await readJson(dir, 'tokenizer_config.json'),
+      await readJsonFile(join(dir, 'tokenizer_config.json')),
       join(dir, 'tokenizer_config.json'),
     );
     if (tc.separate_vocabs)
@@ -434,11 +367,11 @@ export async function importMarian(opts: MarianImportOptions): Promise<MarianImp
   if (existsSync(out)) throw new ImportRefused(`${out} already exists; frost import writes a new run folder`);
 
   const configWhere = join(dir, 'config.json');
-  const c = parseWith(marianConfigSchema, await readJson(dir, 'config.json'), configWhere);
+  const c = parseWith(marianConfigSchema, await readJsonFile(join(dir, 'config.json')), configWhere);
   checkConfig(c, configWhere);
   if (existsSync(join(dir, 'generation_config.json'))) {
     const where = join(dir, 'generation_config.json');
-    const g = parseWith(generationSchema, await readJson(dir, 'generation_config.json'), where);
+    const g = parseWith(generationSchema, await readJsonFile(join(dir, 'generation_config.json')), where);
     const agree = (key: 'decoder_start_token_id' | 'pad_token_id', value: number | null | undefined) => {
       if (value != null && value !== c[key])
         throw new ImportRefused(`${where}: ${key} is ${value}, but config.json says ${c[key]}`);
@@ -452,19 +385,14 @@ export async function importMarian(opts: MarianImportOptions): Promise<MarianImp
       );
     checkBadWords(g.bad_words_ids, c.pad_token_id, where);
   }
-  const marianTokens = parseVocab(await readJson(dir, 'vocab.json'), c, join(dir, 'vocab.json'));
+  const marianTokens = parseVocab(await readJsonFile(join(dir, 'vocab.json')), c, join(dir, 'vocab.json'));
   const { src, tgt } = await languages(dir, opts);
   const spm: Record<string, Uint8Array> = {};
   for (const file of ['source.spm', 'target.spm']) {
     spm[file] = new Uint8Array(await readFile(join(dir, file)));
     MarianSentencePiece.fromBytes(spm[file], join(dir, file)); // refused here, not when the run is first used
   }
-  let file: SafetensorsFile;
-  try {
-    file = await readSafetensors(join(dir, 'model.safetensors'));
-  } catch (err) {
-    throw new ImportRefused((err as Error).message);
-  }
+  const file = await readCheckedSafetensors(join(dir, 'model.safetensors'));
   const tensors = checkTensors(file, c);
 
   // frost's ids: <pad>, <unk>, <s> (the decoder start's row), </s>, then Marian's other tokens in Marian's order.
@@ -495,11 +423,8 @@ export async function importMarian(opts: MarianImportOptions): Promise<MarianImp
   const checkpoint = frostTensors(tensors, c, order);
 
   const hashes: ImportedProvenance['files'] = {};
-  for (const name of [...REQUIRED, ...OPTIONAL]) {
-    if (!existsSync(join(dir, name))) continue;
-    const bytes = await readFile(join(dir, name));
-    hashes[name] = { sha256: createHash('sha256').update(bytes).digest('hex'), bytes: bytes.length };
-  }
+  for (const name of [...REQUIRED, ...OPTIONAL])
+    if (existsSync(join(dir, name))) hashes[name] = await fileHash(join(dir, name));
   const imported: ImportedProvenance = {
     format: 'huggingface-marian',
     from: dir,
@@ -538,19 +463,12 @@ export async function importMarian(opts: MarianImportOptions): Promise<MarianImp
     imported,
   });
 
-  const state = { step: 0, epoch: 0, done: true, stopReason: 'imported', imported: imported.format };
-  await replaceDir(out, async (tmp) => {
-    for (const [name, bytes] of Object.entries(spm)) await writeDurable(join(tmp, RUN_SPM[name]!), bytes);
-    const vocabJson = JSON.stringify({ tokens: vocab.toJSON(), frequencies: vocab.frequencies });
-    await writeDurable(join(tmp, RUN_FILES.srcVocab), vocabJson);
-    await writeDurable(join(tmp, RUN_FILES.tgtVocab), vocabJson);
-    await writeDurable(join(tmp, RUN_FILES.config), `${JSON.stringify(config, null, 2)}\n`);
-    await saveCheckpoint(join(tmp, RUN_FILES.best), checkpoint, state);
-  });
+  const files = Object.fromEntries(Object.entries(spm).map(([name, bytes]) => [RUN_SPM[name]!, bytes]));
+  const parameters = await writeImportedRun(out, { config, srcVocab: vocab, tgtVocab: vocab, checkpoint, files });
   return {
     out,
     config,
     vocabSize: vocab.size,
-    parameters: checkpoint.reduce((n, t) => n + t.data.length, 0),
+    parameters,
   };
 }

@@ -1,5 +1,7 @@
 import { type Command, Option } from 'commander';
 import { resolve } from 'node:path';
+import { FAIRSEQ_BPE, type FairseqBpe } from '../../../core/subword/fairseq-tokenizer.ts';
+import { importFairseq } from '../../../train/import/fairseq.ts';
 import { importMarian } from '../../../train/import/marian.ts';
 
 interface ImportMarianFlags {
@@ -9,6 +11,13 @@ interface ImportMarianFlags {
   data?: string;
   dataKind: 'multi30k' | 'plain';
   quiet?: boolean;
+}
+
+interface ImportFairseqFlags extends Omit<ImportMarianFlags, 'out'> {
+  out: string;
+  dicts?: string;
+  bpe?: FairseqBpe;
+  bpeFile?: string;
 }
 
 /**
@@ -41,6 +50,46 @@ export function registerImport(program: Command): void {
         const { src, tgt } = result.config.data;
         process.stdout.write(
           `imported ${src}→${tgt} Marian model: ${result.parameters} parameters, ${result.vocabSize} tokens → ${result.out}\n`,
+        );
+      }
+    });
+  command
+    .command('fairseq')
+    .description(
+      "import a fairseq transformer checkpoint converted by 'python3 -m frost_torch.convert_checkpoint' (model.safetensors, fairseq.json) with its dict.*.txt",
+    )
+    .argument('<checkpoint>', 'the converted folder (a .pt file is refused: frost reads no pickles)')
+    .requiredOption('--out <run>', 'run folder to write (must not exist)')
+    .option('--dicts <dir>', 'where dict.SRC.txt and dict.TGT.txt are (default: the checkpoint folder)')
+    .option('--src <lang>', "source language (default: fairseq.json's task.source_lang)")
+    .option('--tgt <lang>', "target language (default: fairseq.json's task.target_lang)")
+    .addOption(
+      new Option('--bpe <kind>', "the BPE the model was trained with (default: fairseq.json's, else none)").choices([
+        ...FAIRSEQ_BPE,
+      ]),
+    )
+    .option(
+      '--bpe-file <file>',
+      'subword_nmt codes or SentencePiece model (default: bpecodes / sentencepiece.bpe.model)',
+    )
+    .option('--data <dir>', "a corpus for export's parity and precision checks (default: none, synthetic inputs)")
+    .addOption(new Option('--data-kind <kind>', 'layout of --data').choices(['multi30k', 'plain']).default('multi30k'))
+    .option('--quiet', 'no summary line')
+    .action(async (checkpoint: string, flags: ImportFairseqFlags) => {
+      const result = await importFairseq({
+        from: resolve(checkpoint),
+        out: resolve(flags.out),
+        ...(flags.dicts ? { dicts: resolve(flags.dicts) } : {}),
+        ...(flags.src ? { src: flags.src } : {}),
+        ...(flags.tgt ? { tgt: flags.tgt } : {}),
+        ...(flags.bpe ? { bpe: flags.bpe } : {}),
+        ...(flags.bpeFile ? { bpeFile: resolve(flags.bpeFile) } : {}),
+        ...(flags.data ? { data: { dir: resolve(flags.data), kind: flags.dataKind } } : {}),
+      });
+      if (!flags.quiet) {
+        const { src, tgt } = result.config.data;
+        process.stdout.write(
+          `imported ${src}→${tgt} fairseq transformer (${result.head} head): ${result.parameters} parameters, ${result.srcVocab}/${result.tgtVocab} tokens → ${result.out}\n`,
         );
       }
     });

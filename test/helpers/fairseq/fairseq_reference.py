@@ -1,0 +1,111 @@
+"""
+A reference fairseq translator in PyTorch, independent of frost's TypeScript: it reads the converted folder itself
+(model.safetensors parsed here, fairseq.json, dict.SRC.txt and dict.TGT.txt) and runs the model as fairseq does,
+restated in python/frost_torch/transformer.py (fairseq 0.12's equations and key names; frost's heads from
+python/frost_heads, whose frozen matrices are rebuilt from the seed):
+
+  source ids  = dict[tokenize_line(line)] (unknown words → <unk> = 3) + [</s> = 2]     (Dictionary.encode_line)
+  decoder     = from </s> (prev_output_tokens start with eos; sequence_generator's bos is eos)
+  positions   = fairseq's sinusoids from padding_idx + 1 = 2 (make_positions)
+  search      = log_softmax over the whole dictionary, then <pad> → −inf (sequence_generator)
+
+Search is frost's documented search (the Marian reference's, core/decode), so that the comparison is of the model,
+token for token. Prints one JSON line per sentence: {"source": [ids], "tokens": [symbols], "log_prob": float};
+fairseq's own <s> (id 0) is printed as frost names it, '<s>@fairseq'.
+
+Usage: fairseq_reference.py FOLDER SENTENCES_FILE --beam K [--max-len N]
+"""
+
+import argparse
+import json
+import math
+import os
+import re
+import sys
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "marian"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "python"))
+from marian_reference import beam_search, greedy, read_safetensors  # noqa: E402
+from frost_torch.transformer import build, load_args  # noqa: E402
+
+torch.set_num_threads(1)
+SPECIALS = ["<s>", "<pad>", "</s>", "<unk>"]
+BOS, PAD, EOS, UNK = range(4)
+
+
+def read_dict(path):
+    with open(path, encoding="utf-8") as f:
+        return SPECIALS + [line.rstrip().rsplit(" ", 1)[0] for line in f if line.strip()]
+
+
+class Fairseq:
+    def __init__(self, folder):
+        with open(os.path.join(folder, "fairseq.json")) as f:
+            meta = json.load(f)
+        src, tgt = meta["task"]["source_lang"], meta["task"]["target_lang"]
+        self.src_words = read_dict(os.path.join(folder, f"dict.{src}.txt"))
+        self.tgt_words = read_dict(os.path.join(folder, f"dict.{tgt}.txt"))
+        self.src_index = {w: i for i, w in enumerate(self.src_words)}
+        args = load_args(meta["model"])
+        self.model = build(args, len(self.src_words), len(self.tgt_words), PAD)
+        tensors = read_safetensors(os.path.join(folder, "model.safetensors"))
+        tensors = {k: v for k, v in tensors.items() if not re.search(r"\.(version|_float_tensor)$", k)}
+        self.model.load_state_dict(tensors, strict=True)
+        self.model.eval()
+        self.start = EOS
+        self.eos = EOS
+
+    def source_ids(self, line):
+        words = re.sub(r"\s+", " ", line).strip().split()
+        return [self.src_index.get(w, UNK) for w in words] + [EOS]
+
+    def encode(self, ids):
+        src = torch.tensor([ids])
+        return (src, self.model.encoder(src))
+
+    def next_log_probs(self, enc, prefix):
+        src, out = enc
+        rows = prefix.shape[0]
+        f = self.model.decoder(prefix, out.expand(rows, -1, -1), src.eq(PAD).expand(rows, -1))
+        head = self.model.decoder.output_projection
+        last = f[:, -1]
+        if isinstance(head, torch.nn.Linear):
+            logits = head(last)
+        else:
+            logits = head(last, self.model.decoder.embed_tokens.weight if head.uses_embedding else None)
+        lp = torch.log_softmax(logits.double(), dim=-1)
+        lp[:, PAD] = -math.inf
+        return lp
+
+    def symbol(self, i):
+        return "<s>@fairseq" if i == BOS else self.tgt_words[i]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("folder")
+    ap.add_argument("sentences")
+    ap.add_argument("--beam", type=int, default=1)
+    ap.add_argument("--max-len", type=int, default=200)
+    args = ap.parse_args()
+    m = Fairseq(args.folder)
+    with open(args.sentences, encoding="utf-8") as f:
+        sentences = [line.rstrip("\n") for line in f]
+    with torch.no_grad():
+        for line in sentences:
+            ids = m.source_ids(line)
+            enc = m.encode(ids)
+            cap = max(0, min(args.max_len, math.floor(2 * len(ids) + 10)))
+            if args.beam == 1:
+                out, logp = greedy(m, enc, cap, [])
+            else:
+                out, logp = beam_search(m, enc, args.beam, cap, [], 1.0)
+            print(json.dumps({"source": ids, "tokens": [m.symbol(i) for i in out], "log_prob": logp}, ensure_ascii=False))
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,286 @@
+/**
+ * `frost import fairseq` (train/import/fairseq.ts, docs/import.md): three tiny fairseq transformers with random
+ * weights, built by python/frost_torch/transformer.py and saved as fairseq-train saves a checkpoint
+ * (test/helpers/fairseq/tiny_fairseq.py), converted by frost_torch.convert_checkpoint (frost never unpickles),
+ * imported, exported and translating 50 Multi30k sentences token for token as a PyTorch reference that reads the
+ * converted folder itself (test/helpers/fairseq/fairseq_reference.py), greedy and beam 4:
+ *
+ * - post-norm, separate embeddings, fairseq's own output_projection.weight (no bias), relu;
+ * - pre-norm, share_all_embeddings (one dictionary, the output layer is the embedding), gelu, layernorm_embedding,
+ *   no_scale_embedding;
+ * - frost's fixed-l2 head (frost_head, frost_head_seed), whose export stores no |V|×d matrix.
+ *
+ * Hostile folders are refused with one line each and write nothing.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { gunzipSync } from 'node:zlib';
+import { decodeModel } from '../core/onnx/proto.ts';
+import { loadModelDir } from '../core/runtime/load-node.ts';
+import { parseModelCard } from '../core/runtime/model-card.ts';
+import { serialiseSafetensors } from '../core/safetensors/format.ts';
+import { readSafetensors } from '../core/safetensors/node-file.ts';
+import { importFairseq } from '../train/import/fairseq.ts';
+import { ImportRefused } from '../train/import/import-files.ts';
+import { multi30kDirOrNull } from './helpers/data-dir.ts';
+import { frostInProcess } from './helpers/frost-in-process.ts';
+import { findTorchPython } from './helpers/torch-python.ts';
+
+const HELPERS = join(import.meta.dirname, 'helpers', 'fairseq');
+const PYTHON_DIR = join(import.meta.dirname, '..', 'python');
+const SENTENCES = 50;
+const PARITY = ['--parity-tolerance', '1e-3'];
+const data = multi30kDirOrNull();
+
+/** Each model, and how strongly its random weights lean towards `</s>` (so that outputs end at different lengths). */
+const KINDS = { 'post-learned': 10.5, 'pre-shared': 20, 'frost-head': 9 } as const;
+type Kind = keyof typeof KINDS;
+const MODES = { greedy: 1, 'beam 4': 4 } as const;
+
+interface Reference {
+  source: number[];
+  tokens: string[];
+  log_prob: number;
+}
+
+let tmp: string;
+let python: string;
+let sentences: string[];
+const converted: Partial<Record<Kind, string>> = {};
+const reference: Record<string, Reference[]> = {};
+
+function runPython(args: string[]): string {
+  const r = spawnSync(python, args, {
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+    env: { ...process.env, PYTHONPATH: PYTHON_DIR, PYTHONDONTWRITEBYTECODE: '1' },
+  });
+  if (r.status !== 0) throw new Error(`${args.join(' ')} failed (${r.status}): ${r.stderr}`);
+  return r.stdout;
+}
+
+before(() => {
+  if (data === null) return;
+  python = findTorchPython();
+  tmp = mkdtempSync(join(tmpdir(), 'frost-import-fairseq-'));
+  sentences = gunzipSync(readFileSync(join(data, 'test_2016_flickr.de.gz')))
+    .toString('utf8')
+    .split('\n')
+    .slice(0, SENTENCES);
+  const file = join(tmp, 'sentences.de');
+  writeFileSync(file, sentences.join('\n') + '\n');
+  for (const [kind, boost] of Object.entries(KINDS) as [Kind, number][]) {
+    const trained = join(tmp, `${kind}-fairseq`);
+    runPython([join(HELPERS, 'tiny_fairseq.py'), trained, data, '--kind', kind, '--eos-boost', String(boost)]);
+    const dir = join(tmp, kind);
+    runPython(['-m', 'frost_torch.convert_checkpoint', join(trained, 'checkpoint_best.pt'), dir]);
+    for (const lang of ['de', 'en']) cpSync(join(trained, `dict.${lang}.txt`), join(dir, `dict.${lang}.txt`));
+    converted[kind] = dir;
+    for (const [mode, beam] of Object.entries(MODES)) {
+      const out = runPython([join(HELPERS, 'fairseq_reference.py'), dir, file, '--beam', String(beam)]);
+      reference[`${kind}, ${mode}`] = out
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Reference);
+    }
+  }
+});
+
+after(() => {
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+});
+
+/** Float initializers of at least `values` values, by name and shape. */
+function largeInitializers(bytes: Uint8Array, values: number): string[] {
+  const graph = (
+    decodeModel(bytes) as { graph: { initializer: { name: string; dims?: number[]; data_type?: number }[] } }
+  ).graph;
+  return graph.initializer
+    .filter((t) => t.data_type === 1 && (t.dims ?? []).map(Number).reduce((a, b) => a * b, 1) >= values)
+    .map((t) => `${t.name} [${(t.dims ?? []).join(', ')}]`);
+}
+
+for (const kind of Object.keys(KINDS) as Kind[]) {
+  describe(`frost import fairseq: ${kind}`, { skip: data === null ? 'no Multi30k (FROST_DATA)' : false }, () => {
+    let model: string;
+    let run: string;
+
+    before(async () => {
+      if (data === null) return;
+      run = join(tmp, `${kind}-run`);
+      const imported = await frostInProcess(['import', 'fairseq', converted[kind]!, '--out', run, '--data', data]);
+      assert.equal(imported.code, 0, imported.stderr);
+      assert.match(imported.stdout, /imported de→en fairseq transformer/);
+      model = join(tmp, `${kind}-model`);
+      const exported = await frostInProcess(['export', run, '--out', model, '--quiet', ...PARITY]);
+      assert.equal(exported.code, 0, exported.stderr);
+    });
+
+    for (const [mode, beam] of Object.entries(MODES)) {
+      test(`${mode}: frost's translations of 50 Multi30k sentences equal the PyTorch reference's token for token`, async () => {
+        const runtime = await loadModelDir(model, { intraOpNumThreads: 1 });
+        try {
+          const done = await runtime.translate(sentences, { beam, allowUnk: true });
+          const want = reference[`${kind}, ${mode}`]!;
+          assert.equal(want.length, SENTENCES);
+          done.forEach((t, i) => {
+            assert.deepEqual(t.tokens, want[i]!.tokens, `sentence ${i}: ${sentences[i]}`);
+            const lp = want[i]!.log_prob;
+            assert.ok(Math.abs(t.logProb - lp) < 1e-3 * Math.max(1, Math.abs(lp)), `sentence ${i}: ${t.logProb} ${lp}`);
+          });
+          assert.ok(new Set(done.map((t) => t.text)).size > 10, 'the outputs differ between sentences');
+        } finally {
+          await runtime.release();
+        }
+      });
+    }
+
+    test("the model card says where the weights came from: format, source folder, each file's SHA-256", () => {
+      const card = parseModelCard(readFileSync(join(model, 'model-card.json'), 'utf8'), model);
+      assert.equal(card.tokenizer, 'fairseq');
+      assert.deepEqual(card.fairseq, { bpe: 'none', source: 'de' });
+      const imported = card.config.imported as {
+        format: string;
+        from: string;
+        files: Record<string, { sha256: string }>;
+      };
+      assert.equal(imported.format, 'fairseq-transformer');
+      assert.equal(imported.from, converted[kind]);
+      for (const file of ['model.safetensors', 'fairseq.json', 'dict.de.txt', 'dict.en.txt']) {
+        const sha = createHash('sha256')
+          .update(readFileSync(join(converted[kind]!, file)))
+          .digest('hex');
+        assert.equal(imported.files[file]?.sha256, sha, file);
+      }
+    });
+
+    if (kind === 'frost-head') {
+      test("the export stores no frozen matrix: the decoder's only |V|×d initializer is the input embedding", () => {
+        const card = parseModelCard(readFileSync(join(model, 'model-card.json'), 'utf8'), model);
+        const V = card.target.tokens.length;
+        const d = (card.config.archConfig as { model: number }).model;
+        assert.deepEqual(largeInitializers(readFileSync(join(model, 'decoder.onnx')), (V - 1) * d), [
+          `decoder/embedding [${V}, ${d}]`,
+        ]);
+        assert.equal(card.head.name, 'fixed-l2');
+        assert.ok((card.params.generated ?? 0) >= (V - 1) * d, `generated ${card.params.generated}`);
+      });
+    }
+  });
+}
+
+/** The import of `dir` is refused with one line matching `pattern`, and writes nothing. */
+async function assertRefused(dir: string, pattern: RegExp): Promise<string> {
+  const out = join(tmp, `run-${Math.random().toString(36).slice(2)}`);
+  const err = await importFairseq({ from: dir, out }).then(
+    () => assert.fail('the import was not refused'),
+    (e: unknown) => e,
+  );
+  assert.ok(err instanceof ImportRefused, `not an ImportRefused: ${String(err)}`);
+  assert.match(err.message, pattern);
+  assert.ok(!err.message.includes('\n'), `more than one line: ${err.message}`);
+  assert.ok(!existsSync(out), 'the refused import wrote its run folder');
+  return err.message;
+}
+
+function copyOf(kind: Kind, name: string): string {
+  const dir = join(tmp, name);
+  cpSync(converted[kind]!, dir, { recursive: true });
+  return dir;
+}
+
+async function editTensors(
+  dir: string,
+  edit: (t: Record<string, { shape: readonly number[]; data: Float32Array }>) => void,
+): Promise<void> {
+  const file = await readSafetensors(join(dir, 'model.safetensors'));
+  const tensors: Record<string, { shape: readonly number[]; data: Float32Array }> = {};
+  for (const name of file.entries.keys()) tensors[name] = file.tensor(name);
+  edit(tensors);
+  writeFileSync(join(dir, 'model.safetensors'), serialiseSafetensors(tensors, { format: 'pt' }));
+}
+
+describe(
+  'frost import fairseq: hostile checkpoints are refused with one line each and write nothing',
+  { skip: data === null ? 'no Multi30k (FROST_DATA)' : false },
+  () => {
+    test('fairseq.json whose encoder_embed_dim contradicts the tensors: the key and both shapes', async () => {
+      const dir = copyOf('post-learned', 'bad-dim');
+      const meta = JSON.parse(readFileSync(join(dir, 'fairseq.json'), 'utf8')) as { model: Record<string, unknown> };
+      meta.model = { ...meta.model, encoder_embed_dim: 64, decoder_embed_dim: 64 };
+      writeFileSync(join(dir, 'fairseq.json'), JSON.stringify(meta));
+      await assertRefused(
+        dir,
+        /'encoder\.embed_tokens\.weight' is \[\d+, 32\], but fairseq\.json's dict\.de\.txt's \d+ words, encoder_embed_dim 64 imply \[\d+, 64\]/,
+      );
+    });
+
+    test('a missing tensor: its key and the shape fairseq.json implies', async () => {
+      const dir = copyOf('post-learned', 'missing-key');
+      await editTensors(dir, (t) => delete t['decoder.layers.1.fc2.bias']);
+      await assertRefused(
+        dir,
+        /no tensor 'decoder\.layers\.1\.fc2\.bias' \(fairseq\.json's encoder_embed_dim 32 imply \[32\]\)/,
+      );
+    });
+
+    test('an extra tensor: its key and shape', async () => {
+      const dir = copyOf('post-learned', 'extra-key');
+      await editTensors(dir, (t) => {
+        t['encoder.layers.0.adapter.weight'] = { shape: [4, 32], data: new Float32Array(128) };
+      });
+      await assertRefused(dir, /unexpected tensor 'encoder\.layers\.0\.adapter\.weight' \[4, 32\]/);
+    });
+
+    test('a tensor of the wrong shape: the key, its shape and the shape fairseq.json implies', async () => {
+      const dir = copyOf('post-learned', 'wrong-shape');
+      await editTensors(dir, (t) => {
+        const w = t['encoder.layers.1.fc1.weight']!;
+        t['encoder.layers.1.fc1.weight'] = { shape: [w.shape[1]!, w.shape[0]!], data: w.data };
+      });
+      await assertRefused(
+        dir,
+        /'encoder\.layers\.1\.fc1\.weight' is \[32, 64\], but fairseq\.json's encoder_ffn_embed_dim 64, encoder_embed_dim 32 imply \[64, 32\]/,
+      );
+    });
+
+    test('a config that contradicts the tensors: pre-norm declared for a post-norm checkpoint', async () => {
+      const dir = copyOf('post-learned', 'pre-norm-claimed');
+      const meta = JSON.parse(readFileSync(join(dir, 'fairseq.json'), 'utf8')) as { model: Record<string, unknown> };
+      meta.model = { ...meta.model, encoder_normalize_before: true, decoder_normalize_before: true };
+      writeFileSync(join(dir, 'fairseq.json'), JSON.stringify(meta));
+      await assertRefused(
+        dir,
+        /no tensor 'encoder\.layer_norm\.weight' \(fairseq\.json's encoder_embed_dim 32 imply \[32\]\)/,
+      );
+    });
+
+    test('a frost head declared but its parameter missing, or a frost head in a plain checkpoint', async () => {
+      const dir = copyOf('post-learned', 'frost-head-claimed');
+      const meta = JSON.parse(readFileSync(join(dir, 'fairseq.json'), 'utf8')) as { model: Record<string, unknown> };
+      meta.model = { ...meta.model, frost_head: 'fixed-l2' };
+      writeFileSync(join(dir, 'fairseq.json'), JSON.stringify(meta));
+      await assertRefused(dir, /unexpected tensor 'decoder\.output_projection\.weight' \[\d+, 32\]/);
+    });
+
+    test('a .pt checkpoint: frost reads no pickles, and the line names the converter', async () => {
+      const pt = join(tmp, 'post-learned-fairseq', 'checkpoint_best.pt');
+      await assertRefused(pt, /PyTorch pickle.*python3 -m frost_torch\.convert_checkpoint checkpoint_best\.pt DIR/);
+    });
+
+    test('the CLI prints the refusal as one line and exits 1', async () => {
+      const dir = copyOf('frost-head', 'cli-refused');
+      rmSync(join(dir, 'dict.en.txt'));
+      const out = join(tmp, 'cli-refused-run');
+      const r = await frostInProcess(['import', 'fairseq', dir, '--out', out]);
+      assert.equal(r.code, 1);
+      assert.match(r.stderr, /^frost: .*dict\.en\.txt: no such file.*\n$/);
+      assert.ok(!existsSync(out));
+    });
+  },
+);
