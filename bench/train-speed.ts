@@ -17,7 +17,7 @@
  *     when `/usr/bin/python3 -c "import torch"` works) the same steps; frost first in odd rounds,
  *     PyTorch first in even ones, so that a burst of load on this shared machine hits both sides,
  *     and each round's ratio is printed;
- *     --gemm picks what runs frost's large GEMMs: native (the first provider that loads), blas,
+ *     --gemm picks what runs frost's large GEMMs: native (per shape class, the probe's choice), blas,
  *     mlas or xnnpack (train/backend/kernels/native-gemm.ts); frost's decoder skips target padding
  *     (models/packed-steps.ts), the peer's computes it as PyTorch NMT code usually does, or, with
  *     --peer-targets packed, skips it too; the lightconv/dynamicconv peer runs fairseq's band-matrix
@@ -25,6 +25,15 @@
  *  3. each frost child then trains the tiny preset for --leak-steps steps on the same batches and
  *     checks that the tensor count did not grow (and the small preset's measured steps too);
  *  4. prints a Markdown table, and writes results.json and results.md under --out.
+ *
+ * The machine's true GEMM peak (issue #52): before the rounds a child (this file with --peak) times the best large
+ * square product through every runner frost can use (each native provider of gemm-providers.ts as the environment
+ * configures it, and XNNPACK) and names the fastest; the report prints it beside the CPU's ISA (AVX2, AVX-512, VNNI)
+ * and the kernels each side's BLAS reports (openblas_get_corename through frost's FFI and through the peer's ctypes;
+ * torch.__config__.show()'s BLAS lines). The peer runs PyTorch as its users run it: OpenBLAS on the CPU's own
+ * kernels, OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE removed from its environment only (an image may pin them to
+ * older kernels); --peer-env image keeps them, to reproduce figures taken before. frost's environment is left as
+ * it is: its per-shape probe (train/backend/kernels/gemm-probe.ts) picks the fastest runner per product.
  *
  * Figures: target tokens/s = Σ tokens / Σ step time over the measured steps; step time median and
  * p90; CPU seconds per step (all threads of the process: on a shared machine the share of the
@@ -46,6 +55,9 @@ import { parseArgs } from 'node:util';
 import * as tf from '@tensorflow/tfjs-core';
 import { buildModel, getArch, resolveArchConfig } from '../models/index.ts';
 import { initBackend, type BackendInfo } from '../train/backend/select.ts';
+import { GEMM_PROVIDERS } from '../train/backend/kernels/gemm-providers.ts';
+import { choiceSummary, cpuIsa, type GemmChoiceRecord } from '../train/backend/kernels/gemm-probe.ts';
+import { nativeGemm, setNativeGemm } from '../train/backend/kernels/native-gemm.ts';
 import { transposeCache } from '../train/backend/kernels/transpose.ts';
 import { asWasmBackend } from '../train/backend/kernels/wasm-internals.ts';
 import { REPO_ROOT } from '../train/data/paths.ts';
@@ -57,7 +69,7 @@ const USAGE = `
 npm run bench:train [-- --arch A] [--heads learned,tied,fixed-l2,hadamard,drill] [--steps 10] [--warmup 2]
                     [--rounds 4] [--threads 2] [--gemm native|blas|mlas|xnnpack,...] [--preset small]
                     [--max-tokens N] [--joint auto|on|off] [--batch N] [--peer auto|on|off]
-                    [--peer-targets padded|packed] [--out reports/train-speed]`;
+                    [--peer-targets padded|packed] [--peer-env native|image] [--out reports/train-speed]`;
 
 const { values: args } = parseArgs({
   options: {
@@ -82,11 +94,15 @@ const { values: args } = parseArgs({
     tgt: { type: 'string', default: 'en' },
     peer: { type: 'string', default: 'auto' },
     'peer-targets': { type: 'string', default: 'padded' },
+    /** native: the peer's OpenBLAS on the CPU's own kernels (OPENBLAS_CORETYPE/L2_SIZE unset for it); image: as set. */
+    'peer-env': { type: 'string', default: 'native' },
     python: { type: 'string', default: '/usr/bin/python3' },
     out: { type: 'string', default: 'reports/train-speed' },
     seed: { type: 'string', default: '1' },
     // worker mode (one frost measurement in a child process)
     worker: { type: 'boolean', default: false },
+    /** worker mode: the GEMM peak of every runner instead of training. */
+    peak: { type: 'boolean', default: false },
     batches: { type: 'string' },
     head: { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
@@ -129,6 +145,10 @@ const BATCH_LABEL = [
 // A convolutional decoder has no steps to skip: the whole target runs as one tensor on both sides.
 if (ARCH === 'convs2s' && args['peer-targets'] !== 'padded')
   throw new Error('--peer-targets packed is not for convs2s: frost scores its every padded target position too');
+/** What the peer's environment loses (--peer-env native): the variables that pin OpenBLAS's kernels and caches. */
+const IMAGE_BLAS_ENV = ['OPENBLAS_CORETYPE', 'OPENBLAS_L2_SIZE'];
+if (!['native', 'image'].includes(args['peer-env']!))
+  throw new Error(`--peer-env takes native or image; got '${args['peer-env']}'`);
 if (!(args['peer-targets']! in PEER_TARGETS))
   throw new Error(`--peer-targets takes ${Object.keys(PEER_TARGETS).join(' or ')}; got '${args['peer-targets']}'`);
 
@@ -155,10 +175,21 @@ interface SideResult {
   flops?: { total: number; outputLayer: number; tokens: number };
   /** The best rate of one large square product through the same GEMM, in the same process after the steps. */
   gemmPeak?: { flopsPerSecond: number; shape: string };
+  /** frost: the kernels its BLAS reports ('OpenBLAS core Haswell'); with the probe, which runner took how many. */
+  gemmKernel?: string;
+  gemmChoice?: string;
   // pytorch only
   torch?: string;
   blas?: string[];
   blasConfig?: string;
+  /** torch.__config__.show()'s BLAS and LAPACK lines. */
+  blasConfigLines?: string[];
+  /** openblas_get_corename / openblas_get_config of the OpenBLAS torch loaded (ctypes), and its path. */
+  blasCorename?: string;
+  openblasConfig?: string;
+  openblasLibrary?: string;
+  /** The OPENBLAS_* variables the peer ran with. */
+  openblasEnv?: Record<string, string>;
   /** How the peer ran its convolutions (bench/peer/lightconv.py: 'dynamic expanded', FROST_PEER_CONV picks). */
   conv?: string;
   error?: string;
@@ -198,9 +229,10 @@ function pooled(rounds: SideResult[]): SideResult {
   };
 }
 
-/** What ran frost's large GEMMs, short: 'OpenBLAS 2T', 'MLAS 2T', 'XNNPACK, 1T'. */
+/** What ran frost's large GEMMs: 'probe 2T (mlas 15, blas 6, xnnpack 3)', 'OpenBLAS 2T', 'MLAS 2T', 'XNNPACK, 1T'. */
 function gemmLabel(r: SideResult): string {
   if (r.gemm == null || r.gemm.startsWith('XNNPACK')) return `XNNPACK, ${r.wasmThreads ?? r.threads}T`;
+  if (r.gemm.startsWith('per shape class')) return `probe ${r.threads}T${r.gemmChoice ? ` (${r.gemmChoice})` : ''}`;
   if (r.gemm.startsWith('BLAS ')) return `${r.gemm.split(' ')[1]} ${r.threads}T`;
   return `MLAS ${r.threads}T`;
 }
@@ -384,6 +416,8 @@ async function worker(): Promise<void> {
     frozen: counts.frozen,
     backend: info.name,
     gemm: info.gemm ?? info.package,
+    ...(nativeGemm()?.kernel != null ? { gemmKernel: nativeGemm()!.kernel } : {}),
+    ...(info.gemmChoice != null ? { gemmChoice: choiceSummary(info.gemmChoice) } : {}),
     wasmThreads: info.threads,
     wasmHeapBytes: heapPeak || undefined,
     tensorGrowth,
@@ -393,6 +427,65 @@ async function worker(): Promise<void> {
     gemmPeak,
   };
   process.stdout.write(`${JSON.stringify(result)}\n`);
+}
+
+/** One runner's GEMM peak (the --peak worker). */
+interface RunnerPeak {
+  runner: string;
+  description?: string;
+  kernel?: string;
+  flopsPerSecond?: number;
+  shape?: string;
+  error?: string;
+}
+
+/** The --peak worker's answer: every runner frost can use, at the same threads, and the environment it ran in. */
+interface PeakReport {
+  threads: number;
+  runners: RunnerPeak[];
+  env: Record<string, string>;
+  /** frost's per-shape choice, probed afresh (FROST_GEMM_PROBE=refresh) for the workers that follow. */
+  probe?: { summary: string; loadPerCore: number; classes: GemmChoiceRecord['classes'] };
+  error?: string;
+}
+
+/**
+ * The true GEMM peak: each native provider that loads (as the environment configures it: OPENBLAS_CORETYPE and the
+ * like are frost's users' to set) and XNNPACK, the best of [1024³] and [2048³] products through tf.matMul (XNNPACK,
+ * 5-20× slower, only [1024³]).
+ */
+async function peakWorker(): Promise<void> {
+  const threads = Number(args.threads);
+  const info = await initBackend({ quiet: true, wasmThreads: Number(args['wasm-threads']), nativeGemm: false });
+  const runners: RunnerPeak[] = [];
+  const best = (sizes: number[]) =>
+    sizes.map((n) => measureGemmPeak(n, 4)).reduce((a, b) => (b.flopsPerSecond > a.flopsPerSecond ? b : a));
+  for (const provider of GEMM_PROVIDERS) {
+    const r = provider.load(threads);
+    if (r instanceof Error) {
+      runners.push({ runner: provider.name, error: r.message.split('\n')[0] });
+      continue;
+    }
+    setNativeGemm({ ...r, minMacs: 0 });
+    runners.push({ runner: provider.name, description: r.description, kernel: r.kernel, ...best([1024, 2048]) });
+    setNativeGemm(null);
+  }
+  runners.push({ runner: 'xnnpack', description: `XNNPACK (wasm, ${info.threads ?? 1} thread)`, ...best([1024]) });
+  // The per-shape choice the frost workers will read from the cache, measured now (runPeak sets FROST_GEMM_PROBE).
+  const probed = await initBackend({ quiet: true, wasmThreads: Number(args['wasm-threads']), nativeGemm: 'auto' });
+  const choice = probed.gemmChoice;
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => /^(OPENBLAS_|OMP_|GOMP_|FROST_BLAS$)/.test(k)),
+  ) as Record<string, string>;
+  const report: PeakReport = {
+    threads,
+    runners,
+    env,
+    ...(choice != null
+      ? { probe: { summary: choiceSummary(choice), loadPerCore: choice.loadPerCore, classes: choice.classes } }
+      : {}),
+  };
+  process.stdout.write(`${JSON.stringify(report)}\n`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -413,20 +506,32 @@ function cpuTimes(): { steal: number; total: number } | null {
  * Runs one side and returns its result, with the share of the machine's CPU time stolen by the
  * host while it ran: on a VM, the noise no load average shows.
  */
-async function runChild(cmd: string, argv: string[], env: Record<string, string>): Promise<SideResult> {
+async function runChild(
+  cmd: string,
+  argv: string[],
+  env: Record<string, string>,
+  unset: readonly string[] = [],
+): Promise<SideResult> {
   const before = cpuTimes();
-  const result = await runChildProcess(cmd, argv, env);
+  const result = await runChildProcess(cmd, argv, env, unset);
   const after = cpuTimes();
   if (before != null && after != null && after.total > before.total)
     result.stealShare = (after.steal - before.steal) / (after.total - before.total);
   return result;
 }
 
-function runChildProcess(cmd: string, argv: string[], env: Record<string, string>): Promise<SideResult> {
+function runChildProcess(
+  cmd: string,
+  argv: string[],
+  env: Record<string, string>,
+  unset: readonly string[] = [],
+): Promise<SideResult> {
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
+  for (const name of unset) delete childEnv[name];
   return new Promise((resolvePromise) => {
     const child = spawn(cmd, argv, {
       cwd: REPO_ROOT,
-      env: { ...process.env, ...env },
+      env: childEnv,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -576,12 +681,32 @@ async function runFrost(
   return { ...r, gemm: r.gemm ?? gemm, threads };
 }
 
+/** The --peak worker: every runner's best large square product, at `threads` threads. */
+async function runPeak(threads: number): Promise<PeakReport | null> {
+  const argv = ['--import', 'tsx', join(REPO_ROOT, 'bench/train-speed.ts'), '--peak', '--threads', String(threads)];
+  argv.push('--wasm-threads', args['wasm-threads']!);
+  const r = (await runChildProcess(process.execPath, argv, {
+    FROST_NATIVE_GEMM_THREADS: String(threads),
+    FROST_GEMM_PROBE: 'refresh',
+  })) as unknown as PeakReport;
+  if (r.error != null) {
+    log(`GEMM peak failed: ${r.error}`);
+    return r;
+  }
+  const best = truePeakOf(r);
+  log(
+    `GEMM peak, ${threads}T: ${r.runners.map((x) => `${x.runner} ${x.flopsPerSecond != null ? `${(x.flopsPerSecond / 1e9).toFixed(1)} GFLOP/s` : 'n/a'}${x.kernel ? ` (${x.kernel})` : ''}`).join(', ')}; best: ${best?.runner ?? 'none'}`,
+  );
+  return r;
+}
+
 /** The PyTorch peer for a head and thread count, with the architecture's config and recipe. */
 async function runPeer(
   batchFile: string,
   cfg: Record<string, unknown>,
   head: string,
   threads: number,
+  gemmPeak: boolean,
 ): Promise<SideResult> {
   const r = await runChild(
     args.python!,
@@ -609,8 +734,10 @@ async function runPeer(
       args.seed!,
       '--targets',
       args['peer-targets']!,
+      ...(gemmPeak ? ['--gemm-peak'] : []),
     ],
     { OMP_NUM_THREADS: String(threads) },
+    args['peer-env'] === 'native' ? IMAGE_BLAS_ENV : [],
   );
   r.head ??= head;
   r.threads ??= threads;
@@ -647,7 +774,7 @@ async function measureCell(
         frostRounds[g].push(await runFrost(batchFile, head, threads, gemm, round === 0 ? LEAK_STEPS : 0));
     };
     const peerSide = async () => {
-      if (torchVersion != null) peerRounds.push(await runPeer(batchFile, cfg, head, threads));
+      if (torchVersion != null) peerRounds.push(await runPeer(batchFile, cfg, head, threads, round === 0));
     };
     if (round % 2 === 0) {
       await frostSide();
@@ -727,21 +854,96 @@ function frozenHeadLines(ok: SideResult[]): string[] {
  * MatMul kernels of a step, forward and backward), the rate the step achieved on them, and that rate's share of the
  * GEMM peak measured in the same process. 100% would be a step that is nothing but large GEMMs at full speed.
  */
-function gemmLimitLines(ok: SideResult[]): string[] {
+function gemmLimitLines(ok: SideResult[], truePeak: RunnerPeak | null): string[] {
   return ok
-    .filter((r) => r.flops != null && r.gemmPeak != null)
+    .filter((r) => r.flops != null && (r.gemmPeak != null || truePeak != null))
     .map((r) => {
       const f = r.flops!;
       const flopsPerToken = f.total / f.tokens;
       const achieved = flopsPerToken * tps(r);
-      const peak = r.gemmPeak!.flopsPerSecond;
+      // The machine's true peak (the best runner), else the peak through the worker's own runner.
+      const peak = truePeak?.flopsPerSecond ?? r.gemmPeak!.flopsPerSecond;
+      const which = truePeak != null ? `the machine's GEMM peak, ${truePeak.runner}'s` : 'the GEMM peak';
+      const own =
+        truePeak != null && r.gemmPeak != null
+          ? ` (through the worker's own runner ${(r.gemmPeak.flopsPerSecond / 1e9).toFixed(1)} GFLOP/s: ${((100 * achieved) / r.gemmPeak.flopsPerSecond).toFixed(0)}%)`
+          : '';
       return (
         `- ${r.head} (${gemmLabel(r)}): ${fmtInt(flopsPerToken / 2)} multiply-adds per target token in a training step ` +
         `(output layer ${((100 * f.outputLayer) / f.total).toFixed(0)}%); achieved ${(achieved / 1e9).toFixed(1)} GFLOP/s ` +
-        `= ${((100 * achieved) / peak).toFixed(0)}% of the GEMM peak ${(peak / 1e9).toFixed(1)} GFLOP/s (${r.gemmPeak!.shape}); ` +
+        `= ${((100 * achieved) / peak).toFixed(0)}% of ${which} ${(peak / 1e9).toFixed(1)} GFLOP/s (${truePeak?.shape ?? r.gemmPeak!.shape})${own}; ` +
         `at the peak a step of ${fmtInt(f.tokens)} tokens would take ${fmtMs(f.total / peak)} ms, it took ${fmtMs(median(r.stepSeconds))} (median)`
       );
     });
+}
+
+/** The best runner of a peak report, or null. */
+function truePeakOf(peak: PeakReport | null): RunnerPeak | null {
+  const ok = (peak?.runners ?? []).filter((r) => r.flopsPerSecond != null);
+  return ok.length === 0 ? null : ok.reduce((a, b) => (b.flopsPerSecond! > a.flopsPerSecond! ? b : a));
+}
+
+const fmtEnv = (env: Record<string, string> | undefined, names: readonly string[]) => {
+  const set = names.filter((n) => env?.[n] != null).map((n) => `${n}=${env![n]}`);
+  return set.length > 0 ? set.join(' ') : `${names.join(', ')} unset`;
+};
+
+/**
+ * The machine's GEMM peak, per runner frost can use, beside the CPU's ISA, and what kernels each side's BLAS runs:
+ * what a ratio against PyTorch means.
+ */
+function peakLines(peak: PeakReport | null, peer: SideResult[]): string[] {
+  const { model, isa } = cpuIsa();
+  const lines = [
+    "## The machine's GEMM peak",
+    '',
+    `CPU: ${model} ×${availableParallelism()}; ISA: ${isa.join(', ') || 'none of AVX2, AVX-512, VNNI'} (/proc/cpuinfo).`,
+    '',
+  ];
+  const best = truePeakOf(peak);
+  if (peak == null || peak.error != null) lines.push(`Peak: not measured (${peak?.error ?? 'no report'}).`, '');
+  else {
+    lines.push(
+      `The best large square product (tf.matMul through frost's wasm BatchMatMul) through each runner frost can use, ${peak.threads} thread${peak.threads === 1 ? '' : 's'} (XNNPACK: the wasm build's):`,
+      '',
+      '| runner | what | kernels | product | GFLOP/s |',
+      '|---|---|---|---|---:|',
+      ...peak.runners.map((r) => {
+        const mark = r === best ? '**' : '';
+        return r.error != null
+          ? `| ${r.runner} | not available: ${r.error} | | | – |`
+          : `| ${mark}${r.runner}${mark} | ${r.description} | ${r.kernel ?? '–'} | ${r.shape} | ${mark}${(r.flopsPerSecond! / 1e9).toFixed(1)}${mark} |`;
+      }),
+      '',
+      best != null
+        ? `True GEMM peak: **${(best.flopsPerSecond! / 1e9).toFixed(1)} GFLOP/s, set by ${best.runner}** (${best.description}).`
+        : 'True GEMM peak: no runner measured.',
+    );
+    if (peak.probe != null)
+      lines.push(
+        `frost's per-shape choice (24 classes, probed afresh at the start of this run, load ${peak.probe.loadPerCore} a core): ${peak.probe.summary}; each class's times are in results.json (gemmPeak.probe).`,
+      );
+  }
+  const p = peer.find((x) => x.error == null && (x.blasCorename != null || x.blasConfigLines != null));
+  const pp = peer.find((x) => x.error == null && x.gemmPeak != null)?.gemmPeak;
+  const blasRunner = peak?.runners.find((r) => r.runner === 'blas');
+  lines.push(
+    '',
+    `BLAS kernels: frost's ${blasRunner?.description?.split(' (')[0] ?? 'BLAS: none loaded'}${blasRunner?.kernel ? `, ${blasRunner.kernel}` : ''} ` +
+      `(${fmtEnv(peak?.env, IMAGE_BLAS_ENV)} in frost's environment, left as it is); ` +
+      (p != null
+        ? `PyTorch's ${p.openblasConfig?.split(' ').slice(0, 2).join(' ') ?? 'BLAS'}${p.blasCorename ? `, OpenBLAS core ${p.blasCorename}` : ''} (${p.openblasLibrary ?? (p.blas ?? []).join(', ')}; ${fmtEnv(p.openblasEnv, IMAGE_BLAS_ENV)} in its environment: --peer-env ${args['peer-env']}); torch.__config__.show(): ${(p.blasConfigLines ?? []).join('; ') || '?'}.`
+        : 'PyTorch: no peer ran.'),
+  );
+  if (pp != null)
+    lines.push(
+      `PyTorch's own GEMM peak (torch.mm, ${pp.shape}, same threads, its environment): ${(pp.flopsPerSecond / 1e9).toFixed(1)} GFLOP/s` +
+        (best?.flopsPerSecond != null
+          ? `, ${(pp.flopsPerSecond / best.flopsPerSecond).toFixed(2)}× frost's true peak.`
+          : '.'),
+    );
+  lines.push('');
+  return lines;
 }
 
 /** What the report says of the run around its tables. */
@@ -761,7 +963,7 @@ const loadAverages = () =>
     .join(' / ');
 
 /** The Markdown report (results.md, and what the bench prints). */
-function reportMarkdown(measured: Measured, leaks: SideResult[], ctx: ReportContext): string {
+function reportMarkdown(measured: Measured, leaks: SideResult[], ctx: ReportContext, peak: PeakReport | null): string {
   const { frost, peer, roundRatios } = measured;
   const { data, meanTokens, targetPadding } = ctx.batches;
   const { heads, threadsList, gemms } = ctx.grid;
@@ -782,6 +984,7 @@ function reportMarkdown(measured: Measured, leaks: SideResult[], ctx: ReportCont
       ? `PyTorch ${ctx.torchVersion} (${args.python}), ${peer.find((p) => p.threads)?.threads ?? '?'} threads${peerConv ? `, convolutions ${peerConv} (FROST_PEER_CONV=expanded|unfold)` : ''}, ${ARCH === 'convs2s' ? 'both decoders computing every padded target position (a convolutional decoder runs the whole target at once)' : PEER_TARGETS[args['peer-targets']!]}; BLAS loaded in its process: ${blas.join(', ') || 'unknown'} (torch's ${/BLAS_INFO=\w+/.exec(peer.find((p) => p.blasConfig)?.blasConfig ?? '')?.[0] ?? 'BLAS_INFO=?'}: it calls whatever libblas.so.3 the system's alternatives point to).`
       : 'PyTorch: not available here, no ratios.',
     '',
+    ...peakLines(peak, peer),
     ...resultsTable(measured),
     '',
     ...(roundRatios.size > 0 && ROUNDS > 1
@@ -792,7 +995,10 @@ function reportMarkdown(measured: Measured, leaks: SideResult[], ctx: ReportCont
       : []),
     '## Distance to the GEMM limit',
     '',
-    ...gemmLimitLines(frost.filter((r) => r.error == null)),
+    ...gemmLimitLines(
+      frost.filter((r) => r.error == null),
+      truePeakOf(peak),
+    ),
     '',
     '## Frozen heads vs learned (same run)',
     '',
@@ -800,7 +1006,7 @@ function reportMarkdown(measured: Measured, leaks: SideResult[], ctx: ReportCont
     '',
     `Tensor leaks: ${leaks.length === 0 ? `none (growth 0 over the ${STEPS} measured steps of each head, and over ${LEAK_STEPS} steps of the tiny preset)` : `GROWTH in ${leaks.map((r) => r.head).join(', ')}`}.`,
     '',
-    `Command: \`npm run bench:train -- ${ARCH === DEFAULT_BENCH_ARCH ? '' : `--arch ${ARCH} `}--steps ${STEPS} --warmup ${WARMUP} --rounds ${ROUNDS} --heads ${heads.join(',')} --threads ${threadsList.join(',')} --gemm ${gemms.join(',')}${args['peer-targets'] === 'padded' ? '' : ` --peer-targets ${args['peer-targets']}`}\` (${((Date.now() - ctx.started) / 60000).toFixed(1)} min).`,
+    `Command: \`npm run bench:train -- ${ARCH === DEFAULT_BENCH_ARCH ? '' : `--arch ${ARCH} `}--steps ${STEPS} --warmup ${WARMUP} --rounds ${ROUNDS} --heads ${heads.join(',')} --threads ${threadsList.join(',')} --gemm ${gemms.join(',')}${args['peer-targets'] === 'padded' ? '' : ` --peer-targets ${args['peer-targets']}`}${args['peer-env'] === 'native' ? '' : ` --peer-env ${args['peer-env']}`}\` (${((Date.now() - ctx.started) / 60000).toFixed(1)} min).`,
   ].join('\n');
 }
 
@@ -813,6 +1019,7 @@ async function orchestrate(): Promise<void> {
   const batches = await prepareBatches(outDir);
   const torchVersion = findPeer();
   const cfg = resolveArchConfig(ARCH, args.preset!);
+  const peak = await runPeak(Math.max(...grid.threadsList));
 
   const measured: Measured = { frost: [], peer: [], roundRatios: new Map() };
   for (const head of grid.heads)
@@ -824,16 +1031,17 @@ async function orchestrate(): Promise<void> {
   const leaks = frost.filter(
     (r) => r.error == null && ((r.tensorGrowth ?? 0) !== 0 || (r.leak?.tensorGrowth ?? 0) !== 0),
   );
-  const md = reportMarkdown(measured, leaks, { grid, batches, cfg, torchVersion, machine, loadStart, started });
+  const md = reportMarkdown(measured, leaks, { grid, batches, cfg, torchVersion, machine, loadStart, started }, peak);
   const { data, meanTokens, targetPadding } = batches;
   await writeFile(
     join(outDir, 'results.json'),
-    `${JSON.stringify({ machine, args, source: data.source, vocab: [data.srcVocab, data.tgtVocab], meanTokens, targetPadding, frost, peer, roundRatios: Object.fromEntries(roundRatios) }, null, 2)}\n`,
+    `${JSON.stringify({ machine, isa: cpuIsa().isa, gemmPeak: peak, args, source: data.source, vocab: [data.srcVocab, data.tgtVocab], meanTokens, targetPadding, frost, peer, roundRatios: Object.fromEntries(roundRatios) }, null, 2)}\n`,
   );
   await writeFile(join(outDir, 'results.md'), `${md}\n`);
   process.stdout.write(`${md}\n`);
   if (leaks.length > 0 || frost.some((r) => r.error != null)) process.exitCode = 1;
 }
 
-if (args.worker) await worker();
+if (args.peak) await peakWorker();
+else if (args.worker) await worker();
 else await orchestrate();

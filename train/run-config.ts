@@ -270,6 +270,12 @@ export const RUN_FILES = {
   checkpoints: 'checkpoints',
   /** Held while a trainer runs on the folder (train/run-lock.ts); never a checkpoint, never exported. */
   lock: 'train.lock',
+  /**
+   * What ran the GEMMs of the latest training session (gemmRunRecord in train/backend/kernels/native-gemm.ts: the
+   * backend, the native runner and, with the per-shape probe, each shape class's choice and timings); rewritten at
+   * each start.
+   */
+  gemm: 'gemm.json',
 } as const;
 
 /** Reads a run folder's config, of any task. */

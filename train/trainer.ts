@@ -1,6 +1,8 @@
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { getBackend } from '@tensorflow/tfjs-core';
+import { gemmRunRecord } from './backend/kernels/native-gemm.ts';
 import type { LoadedCheckpoint } from './checkpoint.ts';
 import { TrainingProgress } from './progress.ts';
 import { RUN_FILES, readRunConfig, writeRunConfig, type LmRunConfig, type RunConfig } from './run-config.ts';
@@ -98,6 +100,11 @@ async function runTraining<R>(
   });
   const { model } = training;
   progress.log(modelLine(config, model));
+  // What runs this session's GEMMs (a resumed run may run elsewhere): a record, never read back by frost.
+  await writeFile(
+    join(runDir, RUN_FILES.gemm),
+    `${JSON.stringify({ recordedAt: new Date().toISOString(), ...gemmRunRecord(getBackend()) }, null, 2)}\n`,
+  );
   const optimizer = createOptimizer(model, config.optim);
   const state = await runEpochs<LoopState, unknown, object>({
     runDir,

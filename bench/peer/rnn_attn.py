@@ -52,6 +52,49 @@ def loaded_blas():
     return libs
 
 
+def blas_kernels(torch):
+    """
+    What BLAS torch runs here: the BLAS/LAPACK lines of torch.__config__.show(), and for OpenBLAS the kernels it
+    chose for this CPU (openblas_get_corename, which OPENBLAS_CORETYPE overrides) and its build (openblas_get_config),
+    read through ctypes from the library this process loaded.
+    """
+    import ctypes
+    lines = []
+    for line in torch.__config__.show().splitlines():
+        line = line.strip()
+        if line.startswith('- Build settings:'):  # only its BLAS, LAPACK and MKL settings, not the compiler flags
+            settings = [kv.strip() for kv in line[len('- Build settings:'):].split(',')]
+            lines += [kv for kv in settings if re.match(r'\w*(BLAS|LAPACK|MKL)\w*=', kv)]
+        elif 'BLAS' in line or 'LAPACK' in line:
+            lines.append(line.lstrip('- '))
+    info = {'blasConfigLines': lines}
+    for path in loaded_blas():
+        try:
+            lib = ctypes.CDLL(path)
+            corename, config = lib.openblas_get_corename, lib.openblas_get_config
+        except (OSError, AttributeError):
+            continue
+        corename.restype = config.restype = ctypes.c_char_p
+        info.update(blasCorename=corename().decode(), openblasConfig=config().decode(), openblasLibrary=path)
+        break
+    return info
+
+
+def gemm_peak(torch, sizes=(1024, 2048), reps=4):
+    """The best rate of a large square torch.mm at the set threads: PyTorch's GEMM peak on this machine."""
+    best = None
+    for n in sizes:
+        a, b = torch.rand(n, n) * 2 - 1, torch.rand(n, n) * 2 - 1
+        torch.mm(a, b)  # warm-up
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            torch.mm(a, b)
+            rate = 2 * n ** 3 / (time.perf_counter() - t0)
+            if best is None or rate > best['flopsPerSecond']:
+                best = {'flopsPerSecond': rate, 'shape': f'[{n}×{n}]·[{n}×{n}]'}
+    return best
+
+
 def read_batches(path):
     with open(path, 'rb') as f:
         buf = f.read()
@@ -179,6 +222,8 @@ def main(build=build):
     ap.add_argument('--seed', type=int, default=1)
     ap.add_argument('--targets', choices=['padded', 'packed'], default='padded',
                     help='padded: the decoder runs every row at every step; packed: finished sentences drop out')
+    ap.add_argument('--gemm-peak', action='store_true',
+                    help='after the steps, also time large square torch.mm products (the GEMM peak)')
     a = ap.parse_args()
 
     import torch
@@ -225,6 +270,7 @@ def main(build=build):
         losses.append(loss)
     cpu = time.process_time() - cpu0
     frozen = sum(b.numel() for b in model.buffers())
+    peak = {'gemmPeak': gemm_peak(torch)} if a.gemm_peak else {}
     print(json.dumps({
         'side': 'pytorch',
         'head': a.head,
@@ -233,6 +279,9 @@ def main(build=build):
         'threads': torch.get_num_threads(),
         'blas': loaded_blas(),
         'blasConfig': next((l.strip() for l in torch.__config__.show().splitlines() if 'BLAS_INFO' in l), ''),
+        **blas_kernels(torch),
+        **peak,
+        'openblasEnv': {k: v for k, v in os.environ.items() if k.startswith('OPENBLAS_')},
         'learnable': sum(p.numel() for p in params),
         'frozen': frozen,
         'stepSeconds': times,

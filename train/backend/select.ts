@@ -8,10 +8,10 @@
  * only when asked for by name (tests of tiny things). A native package that is installed but fails
  * to load is reported (one line on stderr) before falling back.
  *
- * Large GEMMs on wasm: native code, the system's optimised BLAS when there is one, else
- * onnxruntime-node's MLAS (kernels/native-gemm.ts; FROST_NATIVE_GEMM=blas|mlas picks one, =0 or
- * nativeGemm: false keeps them in XNNPACK). It is consulted only by frost's wasm BatchMatMul
- * kernel: the native 'tensorflow' backend has fast GEMMs of its own.
+ * Large GEMMs on wasm: native code, per shape class the fastest of the system's optimised BLAS, onnxruntime-node's
+ * MLAS and XNNPACK in a short probe cached per machine (kernels/gemm-probe.ts; FROST_NATIVE_GEMM=blas|mlas picks
+ * one, =first the first that loads, =0 or nativeGemm: false keeps them in XNNPACK). It is consulted only by frost's
+ * wasm BatchMatMul kernel: the native 'tensorflow' backend has fast GEMMs of its own.
  *
  * wasm threads: stock tfjs loads the single-threaded SIMD build in Node. The threaded SIMD build
  * runs too, through wasm-threaded.ts, with FROST_WASM_THREADS=N (or the wasmThreads option), N ≤ 8.
@@ -22,8 +22,21 @@
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
-import { loadNativeGemm } from './kernels/gemm-providers.ts';
-import { nativeGemm, resolveNativeGemm, setNativeGemm, type NativeGemmSetting } from './kernels/native-gemm.ts';
+import { GEMM_PROVIDERS, loadNativeGemm } from './kernels/gemm-providers.ts';
+import {
+  chooseRunners,
+  makeDispatcher,
+  type GemmChoiceRecord,
+  type ProbeShape,
+  type TimeProduct,
+} from './kernels/gemm-probe.ts';
+import {
+  nativeGemm,
+  resolveNativeGemm,
+  setNativeGemm,
+  type NativeGemm,
+  type NativeGemmSetting,
+} from './kernels/native-gemm.ts';
 
 export type BackendPreference = 'auto' | 'tensorflow' | 'wasm' | 'cpu';
 
@@ -33,8 +46,9 @@ export interface InitBackendOptions {
   /** XNNPACK threads for wasm; 1 selects the single-threaded SIMD build. Default: FROST_WASM_THREADS or auto. */
   wasmThreads?: number | 'auto';
   /**
-   * wasm only: run large GEMMs natively (kernels/native-gemm.ts): 'blas', 'mlas', 'auto' (the first
-   * that loads) or false. Default: FROST_NATIVE_GEMM, else 'auto'.
+   * wasm only: run large GEMMs natively (kernels/native-gemm.ts): 'auto' (per shape class, the fastest in a probe:
+   * kernels/gemm-probe.ts), 'first' (the first provider that loads), 'blas', 'mlas' or false. Default:
+   * FROST_NATIVE_GEMM, else 'auto'.
    */
   nativeGemm?: NativeGemmSetting;
 }
@@ -48,6 +62,8 @@ export interface BackendInfo {
   threads?: number;
   /** wasm only: what runs the large GEMMs ('XNNPACK (wasm)' or the native runner's description). */
   gemm?: string;
+  /** wasm with the per-shape probe: which runner each shape class goes to, and the probe's timings. */
+  gemmChoice?: GemmChoiceRecord;
 }
 
 interface Candidate {
@@ -107,7 +123,77 @@ async function loadWasm(opts: InitBackendOptions): Promise<BackendInfo> {
   registerWasmKernels();
   await activate('wasm');
   const gemm = configureNativeGemm(opts.nativeGemm, opts.quiet === true);
-  return { name: 'wasm', package: pkg, threads: wasm.getThreadsCount(), gemm };
+  return {
+    name: 'wasm',
+    package: pkg,
+    threads: wasm.getThreadsCount(),
+    gemm,
+    ...(nativeGemm()?.provider === 'probe' && gemmChoice != null ? { gemmChoice } : {}),
+  };
+}
+
+/** The probe's record behind the current dispatcher (null: no dispatcher). */
+let gemmChoice: GemmChoiceRecord | null = null;
+
+/**
+ * Times one call of a probe's product through frost's wasm BatchMatMul (tf.matMul), with the candidate as the
+ * only runner (null: XNNPACK): what a training step pays, the kernel's own work included. Operands are made once
+ * per class; `dispose` frees them and puts back the runner that was current.
+ */
+function matMulTimer(): { time: TimeProduct; dispose: () => void } {
+  const operands = new Map<string, [tf.Tensor, tf.Tensor]>();
+  const previous = nativeGemm();
+  const forced = new Map<NativeGemm, NativeGemm>();
+  const time: TimeProduct = (candidate, s: ProbeShape) => {
+    let ab = operands.get(s.class);
+    if (ab == null) {
+      ab = [
+        tf.randomUniform(s.tA ? [s.K, s.M] : [s.M, s.K], -1, 1, 'float32', 1),
+        tf.randomUniform(s.tB ? [s.N, s.K] : [s.K, s.N], -1, 1, 'float32', 2),
+      ];
+      operands.set(s.class, ab);
+    }
+    const r = candidate.runner;
+    let runner: NativeGemm | null = null;
+    if (r != null) {
+      runner = forced.get(r) ?? { ...r, minMacs: 0, minEntryMacs: 0, accepts: undefined };
+      forced.set(r, runner);
+    }
+    setNativeGemm(runner);
+    const t0 = performance.now();
+    const y = tf.matMul(ab[0], ab[1], s.tA, s.tB);
+    const ms = performance.now() - t0;
+    y.dispose();
+    return ms;
+  };
+  const dispose = () => {
+    setNativeGemm(previous);
+    for (const [a, b] of operands.values()) tf.dispose([a, b]);
+  };
+  return { time, dispose };
+}
+
+/**
+ * Every provider that loads, behind a dispatcher that sends each shape class to the runner the probe (or its
+ * cache) found fastest; an Error when none loads.
+ */
+function loadProbedGemm(threads: number): { runner: NativeGemm; record: GemmChoiceRecord } | Error {
+  const runners: NativeGemm[] = [];
+  const reasons: string[] = [];
+  for (const provider of GEMM_PROVIDERS) {
+    const loaded = provider.load(threads);
+    if (loaded instanceof Error) reasons.push(`${provider.name}: ${loaded.message.split('\n')[0]}`);
+    else runners.push(loaded);
+  }
+  if (runners.length === 0) return new Error(reasons.join('; '));
+  const timer = matMulTimer();
+  let record: GemmChoiceRecord;
+  try {
+    record = chooseRunners(threads, runners, timer.time);
+  } finally {
+    timer.dispose();
+  }
+  return { runner: makeDispatcher(runners, record), record };
 }
 
 /** Turns the native GEMM runner on or off as asked; returns what will run large GEMMs. */
@@ -118,9 +204,21 @@ function configureNativeGemm(option: NativeGemmSetting | undefined, quiet: boole
     setNativeGemm(null)?.dispose();
     return 'XNNPACK (wasm)';
   }
-  if (current != null && current.threads === threads && (which === 'auto' || current.provider === which))
-    return current.description;
-  const loaded = loadNativeGemm(threads, which);
+  const same =
+    which === 'auto'
+      ? current?.provider === 'probe'
+      : which === 'first'
+        ? current != null && current.provider !== 'probe'
+        : current?.provider === which;
+  if (current != null && current.threads === threads && same) return current.description;
+  let loaded: NativeGemm | Error;
+  if (which === 'auto') {
+    // Off the current runner first: the probe installs each candidate in turn, then puts back what was there.
+    setNativeGemm(null)?.dispose();
+    const probed = loadProbedGemm(threads);
+    gemmChoice = probed instanceof Error ? null : probed.record;
+    loaded = probed instanceof Error ? probed : probed.runner;
+  } else loaded = loadNativeGemm(threads, which === 'first' ? 'auto' : which);
   setNativeGemm(loaded instanceof Error ? null : loaded)?.dispose();
   if (loaded instanceof Error) {
     if (!quiet || explicit)

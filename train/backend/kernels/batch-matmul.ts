@@ -227,6 +227,8 @@ function nativeMatMul(
   if (d.batchB !== 1 || (d.batchA !== 1 && tA)) return null;
   const M = d.batchA * d.M;
   if (M * d.K * d.N < native.minMacs) return null;
+  // A per-shape dispatcher (gemm-probe.ts) leaves the classes XNNPACK was fastest on to XNNPACK.
+  if (native.accepts?.(M, d.K, d.N, tA, tB, false) === false) return null;
   const out = backend.makeOutput(d.outShape, 'float32');
   try {
     // Views after makeOutput (it may grow the heap).
@@ -258,6 +260,7 @@ function nativeBatchedMatMul(
 ): TensorInfo | null {
   const { M, K, N, batchShape, outShape } = d;
   if (M * K * N < native.minEntryMacs) return null;
+  if (native.accepts?.(M, K, N, tA, tB, true) === false) return null;
   const aIdx = broadcastIndices(a.shape.slice(0, -2), batchShape);
   const bIdx = broadcastIndices(b.shape.slice(0, -2), batchShape);
   const out = backend.makeOutput(outShape, 'float32');

@@ -89,6 +89,11 @@ interface OpenedBlas {
   sgemm: Sgemm;
   /** e.g. "OpenBLAS 0.3.21 … USE_OPENMP Cooperlake", "MKL", "Accelerate". */
   flavour: string;
+  /**
+   * The kernels OpenBLAS runs on this CPU (openblas_get_corename: "Haswell", "SkylakeX", "Cooperlake", …), which
+   * OPENBLAS_CORETYPE overrides; null for other libraries.
+   */
+  corename: string | null;
   setThreads: ((n: number) => void) | null;
 }
 
@@ -104,6 +109,7 @@ function open(koffi: Koffi, path: string): OpenedBlas {
     throw new Error(`${path} has no cblas_sgemm`);
   }
   const openblasConfig = optional(lib, 'const char *openblas_get_config()');
+  const openblasCorename = optional(lib, 'const char *openblas_get_corename()');
   const openblasThreads = optional(lib, 'void openblas_set_num_threads(int n)');
   const mklThreads = optional(lib, 'int MKL_Set_Num_Threads(int n)');
   const flavour =
@@ -115,7 +121,8 @@ function open(koffi: Koffi, path: string): OpenedBlas {
           ? 'Accelerate'
           : path;
   const setter = openblasThreads ?? mklThreads;
-  return { path, sgemm, flavour, setThreads: setter == null ? null : (n) => void setter(n) };
+  const corename = openblasCorename == null ? null : String(openblasCorename()).trim() || null;
+  return { path, sgemm, flavour, corename, setThreads: setter == null ? null : (n) => void setter(n) };
 }
 
 function loadBlasGemm(threads: number): NativeGemm | Error {
@@ -145,7 +152,8 @@ function loadBlasGemm(threads: number): NativeGemm | Error {
       minMacs: BLAS_MIN_MACS,
       // ≈ 2-4 µs a call (koffi and OpenBLAS's set-up): 780 attention entries of 21×21×64 took 5 ms against 60.
       minEntryMacs: 4096,
-      description: `BLAS ${blas.flavour.split(' ').slice(0, 2).join(' ')} (${blas.path}), ${n} thread${n === 1 ? '' : 's'}`,
+      description: `BLAS ${blas.flavour.split(' ').slice(0, 2).join(' ')}${blas.corename ? ` ${blas.corename}` : ''} (${blas.path}), ${n} thread${n === 1 ? '' : 's'}`,
+      ...(blas.corename ? { kernel: `OpenBLAS core ${blas.corename}` } : {}),
       gemm(A, B, Y, M, K, N, tA, tB) {
         sgemm(
           ROW_MAJOR,

@@ -1,6 +1,7 @@
 /**
- * The native GEMM providers in order of preference (native-gemm.ts describes the contract). A new
- * one is a file that exports a GemmProvider, plus its line here.
+ * The native GEMM providers (native-gemm.ts describes the contract). By default every one that loads is timed per
+ * shape class and the fastest runs each class (gemm-probe.ts); the order here is only FROST_NATIVE_GEMM=first's. A
+ * new one is a file that exports a GemmProvider, plus its line here.
  */
 import { blasProvider } from './gemm-blas.ts';
 import { mlasProvider } from './gemm-mlas.ts';

@@ -9,19 +9,37 @@
  *    is a frost dependency.
  * Only frost's wasm BatchMatMul consults it; the native 'tensorflow' backend has GEMMs of its own.
  *
- * Settings: FROST_NATIVE_GEMM = auto (default: the first provider that loads) | blas | mlas | 0
+ * Which runs a product: by default ('auto', or 'probe') each product goes to the runner that was fastest for its
+ * shape class (size bucket × transposes) in a short measured probe of every provider that loads and XNNPACK
+ * (gemm-probe.ts), cached per machine, so the choice follows the CPU and the libraries' kernels, not which library
+ * happens to be installed. 'first' is the older rule: the first provider of gemm-providers.ts that loads.
+ *
+ * Settings: FROST_NATIVE_GEMM = auto | probe (default: per shape class, measured) | first | blas | mlas | 0
  * (XNNPACK only), or initBackend({ nativeGemm }); threads with FROST_NATIVE_GEMM_THREADS (default:
  * os.availableParallelism(), capped at 8).
  */
 import { availableParallelism } from 'node:os';
 
 export type GemmProviderName = 'blas' | 'mlas';
+/** What can run a product: a native provider, or XNNPACK (frost's wasm BatchMatMul without a native runner). */
+export type GemmRunnerName = GemmProviderName | 'xnnpack';
 
 export interface NativeGemm {
-  readonly provider: GemmProviderName;
+  /** The provider, or 'probe' for the per-shape-class dispatcher over several (gemm-probe.ts). */
+  readonly provider: GemmProviderName | 'probe';
   readonly threads: number;
   /** One line for logs: what runs the GEMMs. */
   readonly description: string;
+  /** The kernels the library runs on this CPU, where it says (OpenBLAS: openblas_get_corename). */
+  readonly kernel?: string;
+  /**
+   * Whether this runner takes a product of this shape (a dispatcher leaves the classes XNNPACK won to XNNPACK);
+   * `batched`: one entry of a batched product (minEntryMacs applies, not minMacs). Absent: every product above the
+   * thresholds.
+   */
+  accepts?(M: number, K: number, N: number, tA: boolean, tB: boolean, batched: boolean): boolean;
+  /** A dispatcher's choice per shape class and the probe's timings (gemm-probe.ts' GemmChoiceRecord), for records. */
+  readonly choice?: object;
   /** Smaller products (multiply-adds) stay in XNNPACK: this runner's fixed cost per call outweighs its speed. */
   readonly minMacs: number;
   /**
@@ -64,11 +82,14 @@ export function gemmThreads(requested: number): number {
   return Math.max(1, Math.min(8, Math.floor(requested)));
 }
 
-export type NativeGemmSetting = boolean | 'auto' | GemmProviderName;
+export type NativeGemmSetting = boolean | 'auto' | 'probe' | 'first' | GemmProviderName;
 
 export interface ResolvedNativeGemm {
-  /** false: XNNPACK only; 'auto': the first provider that loads; or one provider by name. */
-  which: false | 'auto' | GemmProviderName;
+  /**
+   * false: XNNPACK only; 'auto': per shape class, the runner a measured probe found fastest (gemm-probe.ts);
+   * 'first': the first provider that loads; or one provider by name.
+   */
+  which: false | 'auto' | 'first' | GemmProviderName;
   /** true when asked for explicitly (a failure to load is then worth a warning even when quiet). */
   explicit: boolean;
   threads: number;
@@ -76,19 +97,19 @@ export interface ResolvedNativeGemm {
 
 function parseSetting(raw: string | undefined): NativeGemmSetting | undefined {
   const v = raw?.trim().toLowerCase();
-  if (v == null || v === '' || v === 'auto') return undefined;
+  if (v == null || v === '' || v === 'auto' || v === 'probe') return undefined;
   if (v === '0' || v === 'false' || v === 'off') return false;
-  if (v === 'blas' || v === 'mlas') return v;
+  if (v === 'blas' || v === 'mlas' || v === 'first') return v;
   if (v === '1' || v === 'true' || v === 'on') return true;
-  throw new Error(`FROST_NATIVE_GEMM must be auto, blas, mlas or 0, got '${raw}'`);
+  throw new Error(`FROST_NATIVE_GEMM must be auto, probe, first, blas, mlas or 0, got '${raw}'`);
 }
 
 export function resolveNativeGemm(option: NativeGemmSetting | undefined): ResolvedNativeGemm {
   const wanted = option ?? parseSetting(process.env.FROST_NATIVE_GEMM) ?? 'auto';
   const threadsEnv = Number(process.env.FROST_NATIVE_GEMM_THREADS);
   const threads = gemmThreads(Number.isFinite(threadsEnv) && threadsEnv >= 1 ? threadsEnv : availableParallelism());
-  const which = wanted === true ? 'auto' : wanted;
-  return { which, explicit: wanted !== 'auto', threads };
+  const which = wanted === true || wanted === 'probe' ? 'auto' : wanted;
+  return { which, explicit: wanted !== 'auto' && wanted !== 'probe', threads };
 }
 
 let current: NativeGemm | null = null;
@@ -103,4 +124,20 @@ export function setNativeGemm(gemm: NativeGemm | null): NativeGemm | null {
   const previous = current;
   current = gemm;
   return previous;
+}
+
+/**
+ * What runs a training run's GEMMs, for its folder (gemm.json, written by the trainer): the tfjs backend, the
+ * runner's description and, with the per-shape probe, each shape class's choice and the probe's timings.
+ */
+export function gemmRunRecord(backend: string): Record<string, unknown> {
+  if (backend !== 'wasm') return { backend, gemm: backend === 'tensorflow' ? "libtensorflow's own" : 'tfjs kernels' };
+  const native = current;
+  return {
+    backend,
+    gemm: native?.description ?? 'XNNPACK (wasm)',
+    ...(native != null ? { threads: native.threads } : {}),
+    ...(native?.kernel != null ? { kernel: native.kernel } : {}),
+    ...(native?.choice != null ? { probe: native.choice } : {}),
+  };
 }
