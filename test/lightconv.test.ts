@@ -122,6 +122,13 @@ describe('step-by-step decoding equals the teacher-forced decoder', () => {
   const variants: [string, Record<string, unknown>, () => ModelSizes][] = [
     ['post-norm, sinusoidal, no GLU, joint vocabulary', { norm: 'post', glu: false }, () => joint],
     ['pre-norm, learned positions, GLU, separate vocabularies', { positions: 'learned' }, () => separate],
+    // fairseq's positions (imported fairseq lightconv models: train/import/fairseq-lightconv.ts): the step's position
+    // state counts from 0 and the vectors from fairseq's first position, 2.
+    [
+      "post-norm, fairseq's sinusoids, GLU, separate vocabularies",
+      { norm: 'post', positions: 'sinusoidal-fairseq' },
+      () => separate,
+    ],
   ];
   for (const arch of ARCHS)
     for (const [name, set, sizes] of variants) {

@@ -44,7 +44,12 @@ const settings = z
     /** Dropout on the feed-forward blocks' hidden activations. */
     activationDropout: rate,
     norm: z.enum(['post', 'pre']),
-    positions: z.enum(['sinusoidal', 'learned']),
+    /**
+     * `sinusoidal` (frost's frequencies, from position 0), `sinusoidal-fairseq` (fairseq's
+     * SinusoidalPositionalEmbedding: its frequencies, the first token at position 2; imported fairseq lightconv
+     * models) or `learned`.
+     */
+    positions: z.enum(['sinusoidal', 'sinusoidal-fairseq', 'learned']),
     /** Rows of a learned position table (the longest source or output); sinusoidal positions have no limit. */
     maxPositions: z.number().int().positive(),
   })

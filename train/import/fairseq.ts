@@ -1,5 +1,6 @@
 /**
- * `frost import fairseq DIR --out RUN`: a fairseq `transformer` checkpoint, converted by
+ * `frost import fairseq DIR --out RUN`: a fairseq `transformer` or `lightconv` (LightConv, DynamicConv: frost's
+ * lightconv / dynamicconv, whose layers fairseq-lightconv.ts maps) checkpoint, converted by
  * `python3 -m frost_torch.convert_checkpoint checkpoint.pt DIR` (model.safetensors + fairseq.json: frost never
  * unpickles) with fairseq's dictionaries (dict.SRC.txt, dict.TGT.txt) beside it, as a frost run folder, which
  * `frost export`, `translate`, `serve` and the page then take like any Transformer run. docs/import.md says what is
@@ -50,6 +51,16 @@ import {
   shapeText,
   writeImportedRun,
 } from './import-files.ts';
+import {
+  isLightconvArch,
+  lightconvArchConfig,
+  lightconvExpected,
+  lightconvLayers,
+  lightconvShape,
+  unusedLightconvTensor,
+  type ExpectedTensor,
+  type LightconvShape,
+} from './fairseq-lightconv.ts';
 import { reorderRows, TensorMapper, transpose } from './transformer-tensors.ts';
 
 export interface FairseqImportOptions {
@@ -138,19 +149,23 @@ const FROST_HEADS: Readonly<Record<string, (V: number, d: number) => Record<stri
   hadamard: () => ({ scale: [1] }),
 };
 
-/** Refuses what frost's Transformer cannot be, each with the field that says it. */
+/**
+ * Refuses what frost's Transformer (or LightConv: fairseq-lightconv.ts checks the rest) cannot be, each with the
+ * field that says it.
+ */
 function checkArgs(a: FairseqArgs, where: string): void {
   const no = (what: string) => refuse(`${where}: ${what}`);
-  if (/^(lightconv|dynamicconv)/.test(a.arch) || a.arch.includes('lightconv'))
-    no(`arch '${a.arch}': frost imports fairseq's transformer only (lightconv/dynamicconv not yet)`);
-  if (!/transformer/.test(a.arch)) no(`arch '${a.arch}' is not a fairseq transformer`);
+  const lightconv = isLightconvArch(a.arch);
+  if (/_lm\b|_lm_/.test(a.arch)) no(`arch '${a.arch}' is a language model; frost imports fairseq's translation models`);
+  if (!lightconv && !/transformer/.test(a.arch))
+    no(`arch '${a.arch}' is not a fairseq transformer or lightconv (frost imports those two)`);
+  const model = lightconv ? "frost's LightConv" : "frost's Transformer";
   const pairs = [
     ['encoder_embed_dim', 'decoder_embed_dim'],
     ['encoder_ffn_embed_dim', 'decoder_ffn_embed_dim'],
     ['encoder_attention_heads', 'decoder_attention_heads'],
   ] as const;
-  for (const [e, d] of pairs)
-    if (a[e] !== a[d]) no(`${e} ${a[e]} and ${d} ${a[d]} differ; frost's Transformer has one of each`);
+  for (const [e, d] of pairs) if (a[e] !== a[d]) no(`${e} ${a[e]} and ${d} ${a[d]} differ; ${model} has one of each`);
   const d = a.encoder_embed_dim;
   for (const key of ['decoder_output_dim', 'decoder_input_dim'] as const)
     if (a[key] != null && a[key] !== d) no(`${key} ${a[key]} differs from decoder_embed_dim ${d}`);
@@ -159,9 +174,10 @@ function checkArgs(a: FairseqArgs, where: string): void {
   if (d % 2 !== 0 || d < 4) no(`encoder_embed_dim ${d}: sinusoidal positions need an even size of at least 4`);
   if (Boolean(a.encoder_normalize_before) !== Boolean(a.decoder_normalize_before))
     no(
-      `encoder_normalize_before ${Boolean(a.encoder_normalize_before)} and decoder_normalize_before ${Boolean(a.decoder_normalize_before)} differ; frost's Transformer is pre-norm or post-norm throughout`,
+      `encoder_normalize_before ${Boolean(a.encoder_normalize_before)} and decoder_normalize_before ${Boolean(a.decoder_normalize_before)} differ; ${model} is pre-norm or post-norm throughout`,
     );
-  const activation = a.activation_fn ?? 'relu';
+  // fairseq's lightconv has no activation_fn (its feed-forward blocks are ReLU), nor the embedding flags.
+  const activation = lightconv ? 'relu' : (a.activation_fn ?? 'relu');
   if (activation !== 'relu' && activation !== 'gelu')
     no(`activation_fn '${activation}' is not one frost has (relu, gelu)`);
   const unsupported: [keyof FairseqArgs, string][] = [
@@ -226,17 +242,24 @@ function sourceRows(V: number) {
   return { rows: V, moved: { '0': V, '1': 0, '2': 3, '3': 1 } };
 }
 
-interface Expected {
-  shape: number[];
-  from: string;
-}
+type Expected = ExpectedTensor;
 
-/** The tensors fairseq.json implies, with their shapes and the fields and files each shape comes from. */
-function expectedTensors(a: FairseqArgs, Vs: number, Vt: number, dicts: { src: string; tgt: string }) {
+/**
+ * The tensors fairseq.json implies, with their shapes and the fields and files each shape comes from; `lc`: a
+ * lightconv model's (fairseq-lightconv.ts says its layers').
+ */
+function expectedTensors(
+  a: FairseqArgs,
+  Vs: number,
+  Vt: number,
+  dicts: { src: string; tgt: string },
+  lc: LightconvShape | undefined,
+) {
   const d = a.encoder_embed_dim;
   const ff = a.encoder_ffn_embed_dim;
   const out = new Map<string, Expected>();
-  const add = (name: string, shape: number[], from: string) => out.set(name, { shape, from });
+  const add = (name: string, shape: number[], from: string, also?: number[]) =>
+    out.set(name, { shape, from, ...(also ? { also } : {}) });
   const dim = `encoder_embed_dim ${d}`;
   add('encoder.embed_tokens.weight', [Vs, d], `${dicts.src}'s ${Vs - 4} words, ${dim}`);
   add('decoder.embed_tokens.weight', [Vt, d], `${dicts.tgt}'s ${Vt - 4} words, ${dim}`);
@@ -257,14 +280,15 @@ function expectedTensors(a: FairseqArgs, Vs: number, Vt: number, dicts: { src: s
     add(`${p}.fc2.weight`, [d, ff], both);
     add(`${p}.fc2.bias`, [d], dim);
   };
-  for (let l = 0; l < a.encoder_layers; l++) {
+  if (lc) lightconvExpected(lc, ff, add);
+  for (let l = 0; !lc && l < a.encoder_layers; l++) {
     const p = `encoder.layers.${l}`;
     attention(`${p}.self_attn`);
     norm(`${p}.self_attn_layer_norm`);
     feedForward(p);
     norm(`${p}.final_layer_norm`);
   }
-  for (let l = 0; l < a.decoder_layers; l++) {
+  for (let l = 0; !lc && l < a.decoder_layers; l++) {
     const p = `decoder.layers.${l}`;
     attention(`${p}.self_attn`);
     norm(`${p}.self_attn_layer_norm`);
@@ -277,7 +301,7 @@ function expectedTensors(a: FairseqArgs, Vs: number, Vt: number, dicts: { src: s
     norm('encoder.layer_norm');
     norm('decoder.layer_norm');
   }
-  if (a.layernorm_embedding) {
+  if (a.layernorm_embedding && !lc) {
     norm('encoder.layernorm_embedding');
     norm('decoder.layernorm_embedding');
   }
@@ -296,17 +320,23 @@ const tiedOutput = (a: FairseqArgs) => Boolean(a.share_all_embeddings || a.share
 /** Buffers fairseq saves that hold no weights. */
 const HARMLESS = /^(encoder|decoder)\.(version|embed_positions\._float_tensor)$/;
 
-function checkTensors(file: SafetensorsFile, expected: Map<string, Expected>, a: FairseqArgs) {
+function checkTensors(
+  file: SafetensorsFile,
+  expected: Map<string, Expected>,
+  a: FairseqArgs,
+  unused: (name: string, shape: readonly number[]) => boolean,
+) {
   const where = file.path;
-  for (const [name, { shape, from }] of expected) {
+  for (const [name, { shape, from, also }] of expected) {
     const entry = file.entries.get(name);
     if (entry === undefined) refuse(`${where}: no tensor '${name}' (fairseq.json's ${from} imply ${shapeText(shape)})`);
-    if (shapeText(entry.shape) !== shapeText(shape))
+    if (shapeText(entry.shape) !== shapeText(shape) && !(also && shapeText(entry.shape) === shapeText(also)))
       refuse(`${where}: '${name}' is ${shapeText(entry.shape)}, but fairseq.json's ${from} imply ${shapeText(shape)}`);
   }
   const tiedCopy = !a.frost_head && tiedOutput(a) ? 'decoder.output_projection.weight' : undefined;
+  const skipped = (name: string) => HARMLESS.test(name) || unused(name, file.entries.get(name)!.shape);
   for (const [name, entry] of file.entries) {
-    if (expected.has(name) || HARMLESS.test(name)) continue;
+    if (expected.has(name) || skipped(name)) continue;
     if (name === tiedCopy) {
       const want = expected.get('decoder.embed_tokens.weight')!.shape;
       if (shapeText(entry.shape) !== shapeText(want))
@@ -319,11 +349,11 @@ function checkTensors(file: SafetensorsFile, expected: Map<string, Expected>, a:
       refuse(
         `${where}: unexpected tensor '${name}' ${shapeText(entry.shape)}: a frost head's, but fairseq.json names no frost_head`,
       );
-    refuse(`${where}: unexpected tensor '${name}' ${shapeText(entry.shape)}, not part of this fairseq transformer`);
+    refuse(`${where}: unexpected tensor '${name}' ${shapeText(entry.shape)}, not part of this fairseq ${a.arch} model`);
   }
   const tensors = new Map<string, Float32Array>();
   for (const name of file.entries.keys()) {
-    if (HARMLESS.test(name)) continue;
+    if (skipped(name)) continue;
     const { data } = file.tensor(name);
     const bad = data.findIndex((x) => !Number.isFinite(x));
     if (bad >= 0) refuse(`${where}: '${name}' holds ${data[bad]} at element ${bad}`);
@@ -340,8 +370,18 @@ function checkTensors(file: SafetensorsFile, expected: Map<string, Expected>, a:
   return tensors;
 }
 
-/** frost's checkpoint tensors from fairseq's, under frost's names (models/archs/transformer-weights.ts). */
-function frostTensors(t: Map<string, Float32Array>, a: FairseqArgs, Vs: number, Vt: number, joint: boolean) {
+/**
+ * frost's checkpoint tensors from fairseq's, under frost's names (models/archs/transformer-weights.ts, or
+ * lightconv-weights.ts for a lightconv model `lc`).
+ */
+function frostTensors(
+  t: Map<string, Float32Array>,
+  a: FairseqArgs,
+  Vs: number,
+  Vt: number,
+  joint: boolean,
+  lc: LightconvShape | undefined,
+) {
   const d = a.encoder_embed_dim;
   const ff = a.encoder_ffn_embed_dim;
   const out: CheckpointTensor[] = [];
@@ -356,12 +396,13 @@ function frostTensors(t: Map<string, Float32Array>, a: FairseqArgs, Vs: number, 
     out.push({ name: 'encoder/embedding', shape: [Vs + 1, d], data: reorderRows(E, d, frostOrder(Vs)) });
   }
   const map = new TensorMapper(t, out, d, ff);
-  map.layers('encoder', a.encoder_layers, 'decoder', a.decoder_layers);
+  if (lc) lightconvLayers(lc, map);
+  else map.layers('encoder', a.encoder_layers, 'decoder', a.decoder_layers);
   if (a.encoder_normalize_before) {
     map.norm('encoder.layer_norm', 'encoder/norm');
     map.norm('decoder.layer_norm', 'decoder/norm');
   }
-  if (a.layernorm_embedding) {
+  if (a.layernorm_embedding && !lc) {
     map.norm('encoder.layernorm_embedding', 'encoder/embedding_norm');
     map.norm('decoder.layernorm_embedding', 'decoder/embedding_norm');
   }
@@ -412,6 +453,26 @@ function headOptions(a: FairseqArgs, where: string): Record<string, unknown> {
   refuse(`${where}: frost_head_options ${JSON.stringify(raw)} is not a JSON object`);
 }
 
+/** The run config's archConfig of frost's Transformer for a fairseq transformer. */
+function transformerArchConfig(a: FairseqArgs, maxPositions: number) {
+  return {
+    encoderLayers: a.encoder_layers,
+    decoderLayers: a.decoder_layers,
+    model: a.encoder_embed_dim,
+    heads: a.encoder_attention_heads,
+    ff: a.encoder_ffn_embed_dim,
+    dropout: 0,
+    attentionDropout: 0,
+    activationDropout: 0,
+    norm: a.encoder_normalize_before ? 'pre' : 'post',
+    activation: a.activation_fn ?? 'relu',
+    positions: 'sinusoidal-fairseq',
+    maxPositions,
+    embeddingScale: a.no_scale_embedding ? 'none' : 'sqrt-d',
+    ...(a.layernorm_embedding ? { layernormEmbedding: true } : {}),
+  };
+}
+
 /** Checks the checkpoint folder whole, then writes the run folder `out`; writes nothing when refused. */
 export async function importFairseq(opts: FairseqImportOptions): Promise<FairseqImportResult> {
   const from = resolve(opts.from);
@@ -430,6 +491,7 @@ export async function importFairseq(opts: FairseqImportOptions): Promise<Fairseq
   const meta = parseWith(metaSchema, await readJsonFile(metaWhere), metaWhere);
   const a = parseWith(argsSchema, meta.model, `${metaWhere}: model`);
   checkArgs(a, metaWhere);
+  const lc = isLightconvArch(a.arch) ? lightconvShape(meta.model, metaWhere) : undefined;
   const src = opts.src ?? meta.task?.source_lang ?? undefined;
   const tgt = opts.tgt ?? meta.task?.target_lang ?? undefined;
   if (!src || !tgt) refuse(`${metaWhere}: which languages? its task names none; give --src and --tgt`);
@@ -466,13 +528,14 @@ export async function importFairseq(opts: FairseqImportOptions): Promise<Fairseq
   const file = await readCheckedSafetensors(join(from, 'model.safetensors'));
   const tensors = checkTensors(
     file,
-    expectedTensors(a, Vs, Vt, { src: basename(dictFiles.src), tgt: basename(dictFiles.tgt) }),
+    expectedTensors(a, Vs, Vt, { src: basename(dictFiles.src), tgt: basename(dictFiles.tgt) }, lc),
     a,
+    (name, shape) => lc !== undefined && unusedLightconvTensor(lc, name, shape),
   );
   const joint = Boolean(a.share_all_embeddings);
   const srcVocab = frostVocabulary(srcWords, dictFiles.src);
   const tgtVocab = joint ? srcVocab : frostVocabulary(tgtWords, dictFiles.tgt);
-  const checkpoint = frostTensors(tensors, a, Vs, Vt, joint);
+  const checkpoint = frostTensors(tensors, a, Vs, Vt, joint, lc);
   const headName = a.frost_head || (tiedOutput(a) ? 'tied' : 'learned');
   const head = {
     name: headName,
@@ -486,36 +549,24 @@ export async function importFairseq(opts: FairseqImportOptions): Promise<Fairseq
   files[basename(dictFiles.tgt)] = await fileHash(dictFiles.tgt);
   if (bpePath) files[basename(bpePath)] = await fileHash(bpePath);
   const imported: ImportedProvenance = {
-    format: 'fairseq-transformer',
+    format: lc ? 'fairseq-lightconv' : 'fairseq-transformer',
     from,
     files,
     notes: [
-      `converted from ${meta.source ?? 'a fairseq checkpoint'} (arch ${a.arch}) by frost_torch.convert_checkpoint`,
+      `converted from ${meta.source ?? 'a fairseq checkpoint'} (arch ${a.arch}${lc ? `, ${lc.conv} convolutions` : ''}) by frost_torch.convert_checkpoint`,
       "frost ids 0-3 are fairseq's 1 (<pad>), 3 (<unk>), 2 (</s>, where fairseq's decoder starts, as <s>) and 2 (</s>); 4… are fairseq's 4…; fairseq's <s> (0) is the last id",
       `output layer: ${a.frost_head ? `frost's '${a.frost_head}' head (seed ${a.frost_head_seed ?? 1})` : tiedOutput(a) ? 'tied to the decoder embedding, no bias' : 'decoder.output_projection.weight, no bias'}, over fairseq's rows in fairseq's order`,
     ],
     at: new Date().toISOString(),
   };
+  const maxPositions = Math.max(a.max_source_positions ?? 1024, a.max_target_positions ?? 1024);
   const config = translationConfigSchema.parse({
     task: 'translation',
-    arch: 'transformer',
+    arch: lc?.arch ?? 'transformer',
     preset: 'imported',
-    archConfig: {
-      encoderLayers: a.encoder_layers,
-      decoderLayers: a.decoder_layers,
-      model: a.encoder_embed_dim,
-      heads: a.encoder_attention_heads,
-      ff: a.encoder_ffn_embed_dim,
-      dropout: 0,
-      attentionDropout: 0,
-      activationDropout: 0,
-      norm: a.encoder_normalize_before ? 'pre' : 'post',
-      activation: a.activation_fn ?? 'relu',
-      positions: 'sinusoidal-fairseq',
-      maxPositions: Math.max(a.max_source_positions ?? 1024, a.max_target_positions ?? 1024),
-      embeddingScale: a.no_scale_embedding ? 'none' : 'sqrt-d',
-      ...(a.layernorm_embedding ? { layernormEmbedding: true } : {}),
-    },
+    archConfig: lc
+      ? lightconvArchConfig(lc, { ...a, pre: Boolean(a.encoder_normalize_before), maxPositions })
+      : transformerArchConfig(a, maxPositions),
     head,
     seed: a.frost_head_seed ?? 1,
     data: { dir: opts.data?.dir ?? '', kind: opts.data?.kind ?? 'plain', src, tgt },

@@ -29,8 +29,18 @@ export class TensorMapper {
 
   /** A PyTorch Linear `[rows, cols]` (out, in) as frost's W [cols, rows] and b [rows]. */
   linear(from: string, W: string, b: string, rows: number, cols: number): void {
-    this.out.push({ name: W, shape: [cols, rows], data: transpose(this.t.get(`${from}.weight`)!, rows, cols) });
+    this.matrix(`${from}.weight`, W, rows, cols);
     this.out.push({ name: b, shape: [rows], data: this.t.get(`${from}.bias`)! });
+  }
+
+  /** A PyTorch weight `[rows, cols]` (out, in) as frost's [cols, rows] (a Linear without bias). */
+  matrix(from: string, W: string, rows: number, cols: number): void {
+    this.out.push({ name: W, shape: [cols, rows], data: transpose(this.t.get(from)!, rows, cols) });
+  }
+
+  /** A tensor as it is, under frost's name and shape (the same values in the same order). */
+  copy(from: string, to: string, shape: number[]): void {
+    this.out.push({ name: to, shape, data: this.t.get(from)! });
   }
 
   norm(from: string, frost: string): void {

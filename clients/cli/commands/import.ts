@@ -56,7 +56,7 @@ export function registerImport(program: Command): void {
   command
     .command('fairseq')
     .description(
-      "import a fairseq transformer checkpoint converted by 'python3 -m frost_torch.convert_checkpoint' (model.safetensors, fairseq.json) with its dict.*.txt",
+      "import a fairseq transformer or lightconv (LightConv, DynamicConv) checkpoint converted by 'python3 -m frost_torch.convert_checkpoint' (model.safetensors, fairseq.json) with its dict.*.txt",
     )
     .argument('<checkpoint>', 'the converted folder (a .pt file is refused: frost reads no pickles)')
     .requiredOption('--out <run>', 'run folder to write (must not exist)')
@@ -89,7 +89,7 @@ export function registerImport(program: Command): void {
       if (!flags.quiet) {
         const { src, tgt } = result.config.data;
         process.stdout.write(
-          `imported ${src}→${tgt} fairseq transformer (${result.head} head): ${result.parameters} parameters, ${result.srcVocab}/${result.tgtVocab} tokens → ${result.out}\n`,
+          `imported ${src}→${tgt} fairseq ${result.config.arch} (${result.head} head): ${result.parameters} parameters, ${result.srcVocab}/${result.tgtVocab} tokens → ${result.out}\n`,
         );
       }
     });

@@ -1,13 +1,16 @@
 """
 A reference fairseq translator in PyTorch, independent of frost's TypeScript: it reads the converted folder itself
 (model.safetensors parsed here, fairseq.json, dict.SRC.txt and dict.TGT.txt) and runs the model as fairseq does,
-restated in python/frost_torch/transformer.py (fairseq 0.12's equations and key names; frost's heads from
-python/frost_heads, whose frozen matrices are rebuilt from the seed):
+restated in python/frost_torch/transformer.py or, for fairseq.json's arch `lightconv*`, lightconv.py (fairseq 0.12's
+equations and key names; frost's heads from python/frost_heads, whose frozen matrices are rebuilt from the seed):
 
   source ids  = dict[tokenize_line(line)] (unknown words → <unk> = 3) + [</s> = 2]     (Dictionary.encode_line)
   decoder     = from </s> (prev_output_tokens start with eos; sequence_generator's bos is eos)
   positions   = fairseq's sinusoids from padding_idx + 1 = 2 (make_positions)
   search      = log_softmax over the whole dictionary, then <pad> → −inf (sequence_generator)
+  lightconv   = the decoder run one step at a time with each convolution's input buffer, as fairseq-generate runs
+                it (incremental_state: the softmax over all K taps, then only the taps that have an input), each
+                hypothesis's buffers kept under its prefix
 
 Search is frost's documented search (the Marian reference's, core/decode), so that the comparison is of the model,
 token for token. Prints one JSON line per sentence: {"source": [ids], "tokens": [symbols], "log_prob": float};
@@ -29,6 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "marian"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "python"))
 from marian_reference import beam_search, greedy, read_safetensors  # noqa: E402
+from frost_torch import lightconv  # noqa: E402
 from frost_torch.transformer import build, load_args  # noqa: E402
 
 torch.set_num_threads(1)
@@ -49,11 +53,17 @@ class Fairseq:
         self.src_words = read_dict(os.path.join(folder, f"dict.{src}.txt"))
         self.tgt_words = read_dict(os.path.join(folder, f"dict.{tgt}.txt"))
         self.src_index = {w: i for i, w in enumerate(self.src_words)}
-        args = load_args(meta["model"])
-        self.model = build(args, len(self.src_words), len(self.tgt_words), PAD)
         tensors = read_safetensors(os.path.join(folder, "model.safetensors"))
         tensors = {k: v for k, v in tensors.items() if not re.search(r"\.(version|_float_tensor)$", k)}
-        self.model.load_state_dict(tensors, strict=True)
+        self.incremental = str(meta["model"]["arch"]).startswith("lightconv")
+        if self.incremental:
+            args = lightconv.load_args(meta["model"])
+            self.model = lightconv.build(args, len(self.src_words), len(self.tgt_words), PAD)
+            self.model.load_checkpoint_tensors(tensors)
+        else:
+            args = load_args(meta["model"])
+            self.model = build(args, len(self.src_words), len(self.tgt_words), PAD)
+            self.model.load_state_dict(tensors, strict=True)
         self.model.eval()
         self.start = EOS
         self.eos = EOS
@@ -64,14 +74,30 @@ class Fairseq:
 
     def encode(self, ids):
         src = torch.tensor([ids])
+        self.buffers = {(): None}  # lightconv: each prefix's convolution input buffers, per layer
         return (src, self.model.encoder(src))
+
+    def step(self, prefix, out, pad):
+        """lightconv's decoder output for the last token of each row, from the buffers of the row's prefix."""
+        states = [self.buffers[tuple(r[:-1].tolist())] for r in prefix]
+        layers = len(self.model.decoder.layers)
+        buffers = None
+        if states[0] is not None:
+            buffers = [None if states[0][l] is None else torch.cat([s[l] for s in states]) for l in range(layers)]
+        f, new = self.model.decoder.step(prefix, out, pad, buffers)
+        for i, r in enumerate(prefix):
+            self.buffers[tuple(r.tolist())] = [None if b is None else b[i : i + 1] for b in new]
+        return f
 
     def next_log_probs(self, enc, prefix):
         src, out = enc
         rows = prefix.shape[0]
-        f = self.model.decoder(prefix, out.expand(rows, -1, -1), src.eq(PAD).expand(rows, -1))
+        memory, pad = out.expand(rows, -1, -1), src.eq(PAD).expand(rows, -1)
+        if self.incremental:
+            last = self.step(prefix, memory, pad)[:, -1]
+        else:
+            last = self.model.decoder(prefix, memory, pad)[:, -1]
         head = self.model.decoder.output_projection
-        last = f[:, -1]
         if isinstance(head, torch.nn.Linear):
             logits = head(last)
         else:
