@@ -135,7 +135,7 @@ describe('frost experiment --executor slurm', { timeout: 300_000 }, () => {
     const slurmLog = await readFile(join(out, 'logs', `slurm-${array}_${SIGNALLED}.out`), 'utf8');
     t.diagnostic(slurmLog);
     assert.match(slurmLog, /SIGUSR1: the time limit is near; stopping src-tgt-learned-seed1 to requeue it/);
-    assert.match(slurmLog, new RegExp(`requeued job ${taskJob}; it resumes from its checkpoint`));
+    assert.match(slurmLog, new RegExp(`requeueing job ${taskJob}; it resumes from its checkpoint`));
     assert.match(slurmLog, /src-tgt-learned-seed1: resuming at/);
     const trainLog = await readFile(join(out, 'logs', 'src-tgt-learned-seed1.train.log'), 'utf8');
     assert.match(trainLog, /interrupted by SIGTERM at epoch \d, batch \d+, step \d+: saved/);

@@ -64,6 +64,7 @@ export async function runCell(cellsFile: string, index: number, log: (line: stri
 
 async function requeueTask(jobId: string | undefined, log: (line: string) => void): Promise<void> {
   if (jobId === undefined) throw new Error('SLURM_JOB_ID is not set: not in a Slurm job, nothing to requeue');
+  // Said first: Slurm ends this job (SIGTERM, then SIGKILL) as it takes the requeue, often before `scontrol` returns.
+  log(`frost experiment cell: requeueing job ${jobId}; it resumes from its checkpoint when it starts again`);
   await requeue(jobId);
-  log(`frost experiment cell: requeued job ${jobId}; it resumes from its checkpoint when it starts again`);
 }
