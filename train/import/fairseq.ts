@@ -31,17 +31,11 @@ import { readFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { SafetensorsFile } from '../../core/safetensors/node-file.ts';
-import {
-  FAIRSEQ_BOS,
-  FAIRSEQ_BPE,
-  FAIRSEQ_TOKENIZER,
-  fairseqBpe,
-  type FairseqBpe,
-} from '../../core/subword/fairseq-tokenizer.ts';
-import { SPECIALS, Vocabulary } from '../../core/vocab.ts';
+import { FAIRSEQ_BPE, FAIRSEQ_TOKENIZER, fairseqBpe, type FairseqBpe } from '../../core/subword/fairseq-tokenizer.ts';
 import { SOURCE_ROWS_OPTION } from '../../models/heads/registry.ts';
 import type { CheckpointTensor } from '../checkpoint.ts';
 import { translationConfigSchema, type ImportedProvenance, type TranslationRunConfig } from '../run-config.ts';
+import { frostOrder, frostVocabulary, readDictionary, sourceRows } from './fairseq-dictionary.ts';
 import {
   fileHash,
   parseWith,
@@ -87,9 +81,6 @@ export interface FairseqImportResult {
   head: string;
 }
 
-/** fairseq's special symbols, by fairseq id. */
-const FAIRSEQ_SPECIALS = ['<s>', '<pad>', '</s>', '<unk>'] as const;
-/** fairseq id → frost id of the specials (fairseq's `<s>` goes last: see {@link frostOrder}). */
 const BPE_FILES: Readonly<Record<Exclude<FairseqBpe, 'none'>, { file: string; run: string }>> = {
   subword_nmt: { file: 'bpecodes', run: 'bpecodes' },
   sentencepiece: { file: 'sentencepiece.bpe.model', run: 'sentencepiece.bpe.model' },
@@ -195,51 +186,6 @@ function checkArgs(a: FairseqArgs, where: string): void {
     if (a[key] != null && a[key] !== '') no(`${key} is set (layer dropping), which frost does not import`);
   if (a.frost_head && FROST_HEADS[a.frost_head] === undefined)
     no(`frost_head '${a.frost_head}': frost imports ${Object.keys(FROST_HEADS).join(', ')} (not yet the others)`);
-}
-
-/** fairseq's Dictionary.add_from_file: "word count" lines (a `#fairseq:overwrite` flag allowed). */
-async function readDictionary(path: string): Promise<string[]> {
-  if (!existsSync(path)) refuse(`${path}: no such file (fairseq's dictionary of that language)`);
-  const words: string[] = [];
-  const seen = new Set<string>(FAIRSEQ_SPECIALS);
-  const lines = (await readFile(path, 'utf8')).split('\n');
-  lines.forEach((raw, i) => {
-    const line = raw.trimEnd();
-    if (line === '' && i === lines.length - 1) return;
-    let cut = line.lastIndexOf(' ');
-    let field = line.slice(cut + 1);
-    let rest = line.slice(0, Math.max(cut, 0));
-    const overwrite = field === '#fairseq:overwrite';
-    if (overwrite) {
-      cut = rest.lastIndexOf(' ');
-      field = rest.slice(cut + 1);
-      rest = rest.slice(0, Math.max(cut, 0));
-    }
-    if (cut <= 0 || !/^\d+$/.test(field))
-      refuse(`${path}: line ${i + 1} is not 'word count' (fairseq's dict format): '${line.slice(0, 80)}'`);
-    if (seen.has(rest)) {
-      if (overwrite) return;
-      refuse(`${path}: line ${i + 1}: duplicate word '${rest}' (fairseq refuses it too)`);
-    }
-    if (rest === FAIRSEQ_BOS || [SPECIALS.pad, SPECIALS.unk, SPECIALS.bos, SPECIALS.eos].some((s) => s.token === rest))
-      refuse(`${path}: line ${i + 1}: the word '${rest}' is a name frost reserves`);
-    seen.add(rest);
-    words.push(rest);
-  });
-  return words;
-}
-
-/**
- * frost's ids as fairseq ids: frost id i holds fairseq row order[i]. `<pad>` ← 1, `<unk>` ← 3, `<s>` ← 2 (the
- * decoder's start row: fairseq starts from `</s>`), `</s>` ← 2, then 4… unchanged, and fairseq's `<s>` (0) last.
- */
-function frostOrder(V: number): Int32Array {
-  return Int32Array.from([1, 3, 2, 2, ...Array.from({ length: V - 4 }, (_, i) => i + 4), 0]);
-}
-
-/** The `sourceRows` head option: fairseq's V rows, and frost's id of each that is not at its own. */
-function sourceRows(V: number) {
-  return { rows: V, moved: { '0': V, '1': 0, '2': 3, '3': 1 } };
 }
 
 type Expected = ExpectedTensor;
@@ -417,26 +363,6 @@ function frostTensors(
     out.push({ name: 'head/b', shape: [Vt], data: new Float32Array(Vt) });
   }
   return out;
-}
-
-/** frost's vocabulary of a fairseq dictionary (see {@link frostOrder}); `<s>`'s count 0 pins its logit. */
-function frostVocabulary(words: readonly string[], where: string): Vocabulary {
-  const tokens = [
-    SPECIALS.pad.token,
-    SPECIALS.unk.token,
-    SPECIALS.bos.token,
-    SPECIALS.eos.token,
-    ...words,
-    FAIRSEQ_BOS,
-  ];
-  try {
-    return Vocabulary.fromJSON(
-      tokens,
-      tokens.map((_, id) => (id === SPECIALS.bos.id ? 0 : 1)),
-    );
-  } catch (err) {
-    refuse(`${where}: ${(err as Error).message}`);
-  }
 }
 
 function headOptions(a: FairseqArgs, where: string): Record<string, unknown> {
