@@ -78,6 +78,8 @@ describe('imported models in Chromium', { skip, timeout: 300_000 }, () => {
       const input = sentences();
       await openPage(web.page, web.serverUrl);
       await loadModelInPage(web.page, model);
+      // Both read German: the page offers a German sentence, not its English default.
+      assert.equal(await web.page.inputValue('#source'), 'Ein Mann läuft.');
       const runtime = await loadModelDir(join(models, model), { intraOpNumThreads: 1 });
       try {
         for (const beam of [1, 4]) {

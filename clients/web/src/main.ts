@@ -17,6 +17,7 @@ import { describeBackend, loadOrt, webGpuAvailable, wasmThreads, type BackendCho
 import { ProgressBar } from './progress-bar.ts';
 import { renderResults, showServerColumns, type ResultRow } from './results-table.ts';
 import { listServerModels, serverModelFolder, translateOnServer, type ServerModels } from './server-api.ts';
+import { sampleFor } from './sample-sentences.ts';
 
 const ui = {
   environment: byId('environment', HTMLParagraphElement),
@@ -159,6 +160,7 @@ async function onLoad(): Promise<void> {
     progress.hide();
     // Each task has its own form; only the one the model can do is shown.
     ui.translateSection.hidden = model.captioner !== undefined;
+    ui.source.value = sampleFor(model.card.source?.lang, ui.source.value);
     captionPanel.use(model);
     renderModels([...loaded.values()], active);
     setState('ready', `${model.card.name} is loaded and runs on ${describeBackend(model)}.`);
