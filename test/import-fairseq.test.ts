@@ -96,18 +96,33 @@ before(() => {
   writeFileSync(file, sentences.join('\n') + '\n');
   for (const [kind, boost] of Object.entries(KINDS) as [Kind, number][]) {
     const trained = join(tmp, `${kind}-fairseq`);
-    runPython([join(HELPERS, 'tiny_fairseq.py'), trained, data, '--kind', kind, '--eos-boost', String(boost)]);
     const dir = join(tmp, kind);
-    runPython(['-m', 'frost_torch.convert_checkpoint', join(trained, 'checkpoint_best.pt'), dir]);
-    for (const lang of ['de', 'en']) cpSync(join(trained, `dict.${lang}.txt`), join(dir, `dict.${lang}.txt`));
+    // Built and converted (frost_torch.convert_checkpoint's convert) in one process; its CLI: test/pytorch-ddp.test.ts.
+    runPython([
+      join(HELPERS, 'tiny_fairseq.py'),
+      trained,
+      data,
+      '--kind',
+      kind,
+      '--eos-boost',
+      String(boost),
+      '--convert',
+      dir,
+    ]);
     converted[kind] = dir;
-    for (const [mode, beam] of Object.entries(MODES)) {
-      const out = runPython([join(HELPERS, 'fairseq_reference.py'), dir, file, '--beam', String(beam)]);
-      reference[`${kind}, ${mode}`] = out
-        .trim()
-        .split('\n')
-        .map((l) => JSON.parse(l) as Reference);
-    }
+    // Every beam width in one reference process: torch starts once per model.
+    const rows = runPython([
+      join(HELPERS, 'fairseq_reference.py'),
+      dir,
+      file,
+      '--beams',
+      Object.values(MODES).join(','),
+    ])
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Reference & { beam: number });
+    for (const [mode, beam] of Object.entries(MODES))
+      reference[`${kind}, ${mode}`] = rows.filter((r) => r.beam === beam);
   }
 });
 

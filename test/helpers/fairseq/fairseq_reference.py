@@ -115,23 +115,28 @@ def main():
     ap.add_argument("folder")
     ap.add_argument("sentences")
     ap.add_argument("--beam", type=int, default=1)
+    ap.add_argument("--beams", help="several beam widths in one process (torch starts once), e.g. 1,4; each line says its beam")
     ap.add_argument("--max-len", type=int, default=200)
     args = ap.parse_args()
+    beams = [int(b) for b in args.beams.split(",")] if args.beams else [args.beam]
     m = Fairseq(args.folder)
     with open(args.sentences, encoding="utf-8") as f:
         sentences = [line.rstrip("\n") for line in f]
     with torch.no_grad():
-        for line in sentences:
-            ids = m.source_ids(line)
-            enc = m.encode(ids)
-            cap = max(0, min(args.max_len, math.floor(2 * len(ids) + 10)))
-            if args.beam == 1:
-                out, logp = greedy(m, enc, cap, [])
-            else:
-                out, logp = beam_search(m, enc, args.beam, cap, [], 1.0)
-            print(json.dumps({"source": ids, "tokens": [m.symbol(i) for i in out], "log_prob": logp}, ensure_ascii=False))
-            sys.stdout.flush()
-
+        for beam in beams:
+            for line in sentences:
+                ids = m.source_ids(line)
+                enc = m.encode(ids)
+                cap = max(0, min(args.max_len, math.floor(2 * len(ids) + 10)))
+                if beam == 1:
+                    out, logp = greedy(m, enc, cap, [])
+                else:
+                    out, logp = beam_search(m, enc, beam, cap, [], 1.0)
+                row = {"source": ids, "tokens": [m.symbol(i) for i in out], "log_prob": logp}
+                if args.beams:
+                    row["beam"] = beam
+                print(json.dumps(row, ensure_ascii=False))
+                sys.stdout.flush()
 
 if __name__ == "__main__":
     main()

@@ -14,7 +14,9 @@ Usage: tiny_fairseq.py OUT_DIR MULTI30K_DIR --kind KIND [--seed N] [--lines N], 
   dynamicconv:  fairseq's `lightconv` arch with dynamic convolutions (conv type `dynamic`, its default): post-norm,
                 GLU, separate embeddings, a separate output_projection.weight; kernels 3, 7 (encoder), 4, 9 (decoder)
   lightconv:    lightweight convolutions: pre-norm, no GLU, share_all_embeddings; kernels 5, 3 / 3, 6
-Writes OUT_DIR/checkpoint_best.pt, OUT_DIR/dict.de.txt, OUT_DIR/dict.en.txt.
+Writes OUT_DIR/checkpoint_best.pt, OUT_DIR/dict.de.txt, OUT_DIR/dict.en.txt; with --convert DIR also what
+frost_torch.convert_checkpoint writes from it (model.safetensors, fairseq.json) and the dictionaries, into DIR, in the
+same process (torch starts once).
 """
 
 import argparse
@@ -29,6 +31,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "py
 from frost_torch.dictionary import EOS, PAD, Dictionary  # noqa: E402
 from frost_torch import lightconv  # noqa: E402
 from frost_torch.transformer import TransformerArgs, build  # noqa: E402
+from frost_torch.convert_checkpoint import convert  # noqa: E402
 
 CONV_KINDS = {"dynamicconv": "dynamic", "lightconv": "lightweight"}
 
@@ -48,6 +51,7 @@ def main():
     ap.add_argument("--d", type=int, default=32)
     ap.add_argument("--sharpen", type=float, default=3.0, help="the decoder's last layer norm's gain")
     ap.add_argument("--eos-boost", type=float, default=6.0)
+    ap.add_argument("--convert", metavar="DIR", help="also convert the checkpoint into DIR, with the dictionaries")
     args = ap.parse_args()
     torch.manual_seed(args.seed)
     src = read_lines(os.path.join(args.data, "train.de.gz"), args.lines)
@@ -156,6 +160,10 @@ def main():
     torch.save({"cfg": cfg, "args": None, "model": state}, os.path.join(args.out, "checkpoint_best.pt"))
     src_dict.save(os.path.join(args.out, "dict.de.txt"))
     tgt_dict.save(os.path.join(args.out, "dict.en.txt"))
+    if args.convert:
+        convert(os.path.join(args.out, "checkpoint_best.pt"), args.convert)
+        src_dict.save(os.path.join(args.convert, "dict.de.txt"))
+        tgt_dict.save(os.path.join(args.convert, "dict.en.txt"))
 
 
 if __name__ == "__main__":
