@@ -234,23 +234,36 @@ def main():
     ap.add_argument("--max-len", type=int, default=200)
     ap.add_argument("--length-penalty", type=float, default=1.0)
     ap.add_argument("--forbid-unk", action="store_true")
+    ap.add_argument(
+        "--runs",
+        help="several decodes in one process (torch starts once): BEAM:unk|nounk,... e.g. 1:unk,4:nounk; each line"
+        " then says its beam and whether <unk> was forbidden",
+    )
     args = ap.parse_args()
     m = Marian(args.model)
     with open(args.sentences, encoding="utf-8") as f:
         sentences = [line.rstrip("\n") for line in f]
-    banned = [m.unk] if args.forbid_unk else []
+    runs = (
+        [(int(b), u == "nounk") for b, u in (r.split(":") for r in args.runs.split(","))]
+        if args.runs
+        else [(args.beam, args.forbid_unk)]
+    )
     with torch.no_grad():
-        for pieces in m.source_pieces(sentences):
-            ids = m.source_ids(pieces)
-            enc = m.encode(torch.tensor([ids]))
-            cap = max(0, min(args.max_len, math.floor(2 * len(ids) + 10)))
-            if args.beam == 1:
-                out, logp = greedy(m, enc, cap, banned)
-            else:
-                out, logp = beam_search(m, enc, args.beam, cap, banned, args.length_penalty)
-            print(json.dumps({"source": pieces, "pieces": [m.pieces[i] for i in out], "log_prob": logp}, ensure_ascii=False))
-            sys.stdout.flush()
-
+        for beam, forbid in runs:
+            banned = [m.unk] if forbid else []
+            for pieces in m.source_pieces(sentences):
+                ids = m.source_ids(pieces)
+                enc = m.encode(torch.tensor([ids]))
+                cap = max(0, min(args.max_len, math.floor(2 * len(ids) + 10)))
+                if beam == 1:
+                    out, logp = greedy(m, enc, cap, banned)
+                else:
+                    out, logp = beam_search(m, enc, beam, cap, banned, args.length_penalty)
+                row = {"source": pieces, "pieces": [m.pieces[i] for i in out], "log_prob": logp}
+                if args.runs:
+                    row.update(beam=beam, forbid_unk=forbid)
+                print(json.dumps(row, ensure_ascii=False))
+                sys.stdout.flush()
 
 if __name__ == "__main__":
     main()
