@@ -18,13 +18,11 @@ import { corpusBleu } from '../core/metrics/bleu.ts';
 import { loadModelDir } from '../core/runtime/load-node.ts';
 import { parseModelCard } from '../core/runtime/model-card.ts';
 import type { Seq2SeqRuntime } from '../core/runtime/seq2seq.ts';
-import { serialiseSafetensors } from '../core/safetensors/format.ts';
-import { readSafetensors } from '../core/safetensors/node-file.ts';
 import { loadMarianTokenizer, MARIAN_EOS } from '../core/subword/marian-tokenizer.ts';
-import { ImportRefused } from '../train/import/import-files.ts';
 import { importMarian } from '../train/import/marian.ts';
 import { multi30kDirOrNull } from './helpers/data-dir.ts';
 import { frostInProcess } from './helpers/frost-in-process.ts';
+import { assertImportRefused, editTensors } from './helpers/import-checks.ts';
 import { findTorchPython } from './helpers/torch-python.ts';
 
 const HELPERS = join(import.meta.dirname, 'helpers', 'marian');
@@ -94,32 +92,14 @@ function copyOfModel(name: string): string {
   return dir;
 }
 
-/** Rewrites a copy's model.safetensors through `edit` (name → tensor). */
-async function editTensors(
-  dir: string,
-  edit: (t: Record<string, { shape: readonly number[]; data: Float32Array }>) => void,
-): Promise<void> {
-  const file = await readSafetensors(join(dir, 'model.safetensors'));
-  const tensors: Record<string, { shape: readonly number[]; data: Float32Array }> = {};
-  for (const name of file.entries.keys()) tensors[name] = file.tensor(name);
-  edit(tensors);
-  writeFileSync(join(dir, 'model.safetensors'), serialiseSafetensors(tensors, { format: 'pt' }));
-}
-
 /** The import of `dir` is refused with one line matching `pattern`, and writes nothing. */
-async function assertRefused(dir: string, pattern: RegExp): Promise<string> {
-  const out = join(tmp, `run-${Math.random().toString(36).slice(2)}`);
-  const err = await importMarian({ from: dir, out }).then(
-    () => assert.fail('the import was not refused'),
-    (e: unknown) => e,
+const assertRefused = (dir: string, pattern: RegExp) =>
+  assertImportRefused(
+    (from, out) => importMarian({ from, out }),
+    dir,
+    join(tmp, `run-${Math.random().toString(36).slice(2)}`),
+    pattern,
   );
-  assert.ok(err instanceof ImportRefused, `not an ImportRefused: ${String(err)}`);
-  assert.match(err.message, pattern);
-  assert.ok(!err.message.includes('\n'), `more than one line: ${err.message}`);
-  assert.ok(!existsSync(out), 'the refused import wrote its run folder');
-  assert.ok(!existsSync(`${out}.tmp-${process.pid}`), 'the refused import left a temporary folder');
-  return err.message;
-}
 
 describe('frost import marian', { skip: data === null ? 'no Multi30k (FROST_DATA)' : false }, () => {
   let run: string;

@@ -88,15 +88,15 @@ export async function runTokenizer(
 ): Promise<Tokenizer> {
   if (config.tokenizer === MARIAN_TOKENIZER) {
     return loadMarianTokenizer(
-      marianSpec(config, runDir),
-      async (file) => new Uint8Array(await readFile(join(runDir, file))),
+      importedBlock(config, runDir, 'marian'),
+      (file) => readRunFile(runDir, file),
       (file) => join(runDir, file),
     );
   }
   if (config.tokenizer === FAIRSEQ_TOKENIZER) {
     return loadFairseqTokenizer(
-      fairseqSpec(config, runDir),
-      async (file) => new Uint8Array(await readFile(join(runDir, file))),
+      importedBlock(config, runDir, 'fairseq'),
+      (file) => readRunFile(runDir, file),
       (file) => join(runDir, file),
     );
   }
@@ -120,49 +120,40 @@ export async function readSubwords(
 ): Promise<{ spec: SubwordSpec; files: Record<string, Uint8Array> } | undefined> {
   if (!isSubwordKind(config.vocab.kind)) return undefined;
   const spec = subwordSpec(config.vocab.kind, config.vocab, langs);
-  const files: Record<string, Uint8Array> = {};
-  for (const file of new Set(Object.values(spec.files)))
-    files[file] = new Uint8Array(await readFile(join(runDir, file)));
-  return { spec, files };
+  return { spec, files: await readRunFiles(runDir, Object.values(spec.files)) };
 }
 
-/** An imported Marian run's `marian` block; a run config that names the tokeniser without one is refused. */
-function marianSpec(config: TextConfig, runDir: string): MarianSpec {
-  if (config.marian === undefined) {
-    throw new Error(`${runDir}: config.json names tokenizer '${MARIAN_TOKENIZER}' but has no 'marian' block`);
-  }
-  return config.marian;
-}
-
-/** Imported Marian runs: the card's `marian` block and the SentencePiece files' bytes by name; undefined otherwise. */
-export async function readMarianFiles(
+/** An imported run's config block for its tokenizer; a config that names the tokenizer without it is refused. */
+function importedBlock<K extends 'marian' | 'fairseq'>(
   config: TextConfig,
   runDir: string,
-): Promise<{ spec: MarianSpec; files: Record<string, Uint8Array> } | undefined> {
-  if (config.tokenizer !== MARIAN_TOKENIZER) return undefined;
-  const spec = marianSpec(config, runDir);
-  const files: Record<string, Uint8Array> = {};
-  for (const file of new Set(Object.values(spec.files)))
-    files[file] = new Uint8Array(await readFile(join(runDir, file)));
-  return { spec, files };
+  block: K,
+): NonNullable<TextConfig[K]> {
+  const spec = config[block];
+  if (spec === undefined)
+    throw new Error(`${runDir}: config.json names tokenizer '${config.tokenizer}' but has no '${block}' block`);
+  return spec as NonNullable<TextConfig[K]>;
 }
 
-/** An imported fairseq run's `fairseq` block; a run config that names the tokeniser without one is refused. */
-function fairseqSpec(config: TextConfig, runDir: string): FairseqSpec {
-  if (config.fairseq === undefined) {
-    throw new Error(`${runDir}: config.json names tokenizer '${FAIRSEQ_TOKENIZER}' but has no 'fairseq' block`);
-  }
-  return config.fairseq;
+/** The bytes of files of the run folder, by name. */
+async function readRunFiles(runDir: string, names: Iterable<string>): Promise<Record<string, Uint8Array>> {
+  const files: Record<string, Uint8Array> = {};
+  for (const file of new Set(names)) files[file] = await readRunFile(runDir, file);
+  return files;
+}
+
+const readRunFile = async (runDir: string, file: string) => new Uint8Array(await readFile(join(runDir, file)));
+
+/** Imported Marian runs: the card's `marian` block and the SentencePiece files' bytes by name; undefined otherwise. */
+export async function readMarianFiles(config: TextConfig, runDir: string) {
+  if (config.tokenizer !== MARIAN_TOKENIZER) return undefined;
+  const spec: MarianSpec = importedBlock(config, runDir, 'marian');
+  return { spec, files: await readRunFiles(runDir, Object.values(spec.files)) };
 }
 
 /** Imported fairseq runs: the card's `fairseq` block and its BPE file's bytes by name; undefined otherwise. */
-export async function readFairseqFiles(
-  config: TextConfig,
-  runDir: string,
-): Promise<{ spec: FairseqSpec; files: Record<string, Uint8Array> } | undefined> {
+export async function readFairseqFiles(config: TextConfig, runDir: string) {
   if (config.tokenizer !== FAIRSEQ_TOKENIZER) return undefined;
-  const spec = fairseqSpec(config, runDir);
-  const files: Record<string, Uint8Array> = {};
-  if (spec.file !== undefined) files[spec.file] = new Uint8Array(await readFile(join(runDir, spec.file)));
-  return { spec, files };
+  const spec: FairseqSpec = importedBlock(config, runDir, 'fairseq');
+  return { spec, files: await readRunFiles(runDir, spec.file === undefined ? [] : [spec.file]) };
 }

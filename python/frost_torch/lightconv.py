@@ -39,8 +39,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from frost_heads import build_head
-
+from .embeddings import build_embeddings, build_output_layer, output_logits
 from .transformer import MultiheadAttention, SinusoidalPositions
 
 
@@ -301,40 +300,15 @@ class LightConvModel(nn.Module):
         for pre in ("encoder", "decoder"):
             if getattr(args, f"{pre}_conv_dim") != getattr(args, f"{pre}_embed_dim"):
                 raise ValueError(f"{pre}_conv_dim must be {pre}_embed_dim here")
-        enc_embed = nn.Embedding(src_vocab, args.encoder_embed_dim, padding_idx=padding_idx)
         if args.share_all_embeddings:
-            if src_vocab != tgt_vocab:
-                raise ValueError("share_all_embeddings needs one dictionary for source and target")
-            dec_embed = enc_embed
-            args.share_decoder_input_output_embed = True
-        else:
-            dec_embed = nn.Embedding(tgt_vocab, args.decoder_embed_dim, padding_idx=padding_idx)
-        for embed in {id(enc_embed): enc_embed, id(dec_embed): dec_embed}.values():
-            nn.init.normal_(embed.weight, mean=0, std=embed.embedding_dim**-0.5)
-            nn.init.zeros_(embed.weight[padding_idx])
+            args.share_decoder_input_output_embed = True  # fairseq's LightConvModel.build_model sets it so
+        enc_embed, dec_embed = build_embeddings(args, src_vocab, tgt_vocab, padding_idx)
         self.encoder = Stack(args, enc_embed, padding_idx, decoder=False)
         self.decoder = Stack(args, dec_embed, padding_idx, decoder=True)
-        if not args.frost_head:
-            self.decoder.output_projection = nn.Linear(args.decoder_embed_dim, tgt_vocab, bias=False)
-            if args.share_decoder_input_output_embed:
-                self.decoder.output_projection.weight = dec_embed.weight
-            else:
-                nn.init.normal_(self.decoder.output_projection.weight, mean=0, std=args.decoder_embed_dim**-0.5)
-            return
-        self.decoder.output_projection = build_head(
-            args.frost_head,
-            vocab_size=tgt_vocab,
-            input_dim=args.decoder_embed_dim,
-            embedding_dim=args.decoder_embed_dim,
-            seed=args.frost_head_seed,
-            options=args.frost_head_options,
-        )
+        self.decoder.output_projection = build_output_layer(args, dec_embed, tgt_vocab)
 
     def logits(self, f):
-        head = self.decoder.output_projection
-        if isinstance(head, nn.Linear):
-            return head(f)
-        return head(f, self.decoder.embed_tokens.weight if head.uses_embedding else None)
+        return output_logits(self.decoder, f)
 
     def forward(self, src_tokens, prev_output_tokens):
         pad = src_tokens.eq(self.encoder.padding_idx)

@@ -14,7 +14,7 @@
  * sets: it is ignored, as are fairseq's bookkeeping buffers.
  */
 import { z } from 'zod';
-import { parseWith, refuse } from './import-files.ts';
+import { parseWith, refuse, size } from './import-files.ts';
 import type { TensorMapper } from './transformer-tensors.ts';
 
 /** fairseq's lightconv arch names (`lightconv`, `lightconv_iwslt_de_en`, `lightconv_wmt_en_de_big`, …). */
@@ -24,12 +24,12 @@ const kernelList = z.union([z.array(z.number().int()), z.string()]);
 const bool = z.boolean().nullish();
 /** The lightconv settings of fairseq.json's model args, under fairseq's names. */
 const lightconvArgsSchema = z.looseObject({
-  encoder_embed_dim: z.number().int().positive(),
-  encoder_layers: z.number().int().positive(),
-  decoder_layers: z.number().int().positive(),
-  encoder_attention_heads: z.number().int().positive(),
-  encoder_conv_dim: z.number().int().positive().nullish(),
-  decoder_conv_dim: z.number().int().positive().nullish(),
+  encoder_embed_dim: size(),
+  encoder_layers: size(),
+  decoder_layers: size(),
+  encoder_attention_heads: size(),
+  encoder_conv_dim: size().nullish(),
+  decoder_conv_dim: size().nullish(),
   encoder_kernel_size_list: kernelList.nullish(),
   decoder_kernel_size_list: kernelList.nullish(),
   encoder_glu: bool,

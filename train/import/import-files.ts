@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { readSafetensors, type SafetensorsFile } from '../../core/safetensors/node-file.ts';
 import type { Vocabulary } from '../../core/vocab.ts';
 import { describeIssues } from '../../core/zod-issues.ts';
@@ -26,6 +26,9 @@ export class ImportRefused extends Error {
 export function refuse(message: string): never {
   throw new ImportRefused(message);
 }
+
+/** A size in a stranger's config: a whole number above 0. */
+export const size = () => z.number().int().positive();
 
 export const shapeText = (shape: readonly number[]) => `[${shape.join(', ')}]`;
 

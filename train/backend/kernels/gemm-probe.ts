@@ -388,14 +388,21 @@ export function choiceSummary(record: GemmChoiceRecord): string {
  */
 export function makeDispatcher(runners: readonly NativeGemm[], record: GemmChoiceRecord): NativeGemm {
   const byName = new Map(runners.map((r) => [r.provider, r]));
-  const chosen = new Map<string, NativeGemm | null>(
-    record.classes.map((c) => [c.class, c.chosen === 'xnnpack' ? null : (byName.get(c.chosen) ?? null)]),
-  );
-  const used = [...new Set([...chosen.values()].filter((r): r is NativeGemm => r != null))];
+  // Indexed by transposes and size bucket, not by the class's name: this runs on every product of a training step.
+  const buckets = BUCKET_LIMITS.length + 1;
+  const slot = (tA: boolean, tB: boolean, bucket: number) => ((tA ? 2 : 0) + (tB ? 1 : 0)) * buckets + bucket;
+  const chosen: (NativeGemm | null | undefined)[] = new Array<undefined>(4 * buckets).fill(undefined);
+  for (const c of record.classes) {
+    const m = /^([nt])([nt]):(\d+)$/.exec(c.class);
+    if (m == null) continue;
+    chosen[slot(m[1] === 't', m[2] === 't', Number(m[3]))] =
+      c.chosen === 'xnnpack' ? null : (byName.get(c.chosen) ?? null);
+  }
+  const used = [...new Set(chosen.filter((r): r is NativeGemm => r != null))];
   const fallback = used[0] ?? runners[0];
   if (fallback == null) throw new Error('makeDispatcher: no runner');
   const runnerFor = (M: number, K: number, N: number, tA: boolean, tB: boolean) =>
-    chosen.get(shapeClass(M, K, N, tA, tB));
+    chosen[slot(tA, tB, sizeBucket(M * K * N))];
   const threads = Math.max(...runners.map((r) => r.threads));
   return {
     provider: 'probe',
