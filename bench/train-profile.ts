@@ -8,9 +8,10 @@
  *     label smoothing and ≤ 4096-token batches, as bench/train-speed.ts --arch transformer trains it)
  *   node --import tsx bench/train-profile.ts --ab unfused --steps 8   (A/B: see below)
  *
- * Kernel times are the wall and CPU times of the synchronous kernel calls (every registered kernel
- * is wrapped with a timer and process.cpuUsage), so they include the JS side of each kernel;
- * "outside kernels" is step time minus their sum: the engine's bookkeeping, the gradient tape and
+ * Kernel times are the wall and CPU self times of the synchronous kernel calls (every registered kernel
+ * is wrapped with a timer and process.cpuUsage: bench/kernel-timers.ts; a kernel another calls through the
+ * registry, such as the BatchMatMul of a Conv2D gradient, is charged as itself), so they include the JS side
+ * of each kernel; "outside kernels" is step time minus their sum: the engine's bookkeeping, the gradient tape and
  * JS between kernels. On a shared machine sort by CPU (the default): wall times of the kernels that
  * get preempted, and of the multi-threaded GEMMs, swing with the machine's load. CPU counts every
  * thread of the process (the native GEMM's threads included).
@@ -28,6 +29,7 @@ import { setFusedMode, type FusedMode } from '../models/layers/fused.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { Adam } from '../train/optim/adam.ts';
 import { archHelp, archsReading, DEFAULT_BENCH_ARCH, jointByDefault, pickArchs } from './archs.ts';
+import { timeKernels } from './kernel-timers.ts';
 import { prepareBenchData, readBenchData } from './train-speed-data.ts';
 
 const USAGE = `
@@ -149,41 +151,17 @@ const add = (m: Map<string, Row>, k: string, ms: number, cpu: number) => {
   m.set(k, r);
 };
 
-/**
- * Every kernel registered for the backend, wrapped with a timer. Not tf.profile: that reads back
- * every output (a copy of each) and inflates small kernels; this adds one performance.now() pair.
- * A kernel that calls another through the registry would count twice (none of frost's does on the
- * paths a training step takes).
- */
-const backendName = tf.getBackend();
-let depth = 0;
-for (const config of tf.getKernelsForBackend(backendName)) {
-  const inner = config.kernelFunc;
-  const timed: tf.KernelFunc = (a) => {
-    if (depth > 0) return inner(a);
-    depth++;
-    const c0 = recording ? process.cpuUsage() : null;
-    const t0 = performance.now();
-    try {
-      return inner(a);
-    } finally {
-      depth--;
-      if (recording && c0 != null) {
-        const ms = performance.now() - t0;
-        const c = process.cpuUsage(c0);
-        const cpu = (c.user + c.system) / 1000;
-        add(byName, config.kernelName, ms, cpu);
-        const shapes = Object.values(a.inputs).map(
-          (t) => `[${(t as tf.TensorInfo | undefined)?.shape.join(',') ?? ''}]`,
-        );
-        add(byShape, `${config.kernelName} ${shapes.join(' ')}`, ms, cpu);
-      }
-    }
-  };
-  tf.unregisterKernel(config.kernelName, backendName);
-  tf.registerKernel({ ...config, kernelFunc: timed });
-}
+// Self times (bench/kernel-timers.ts): a kernel another one calls through the registry is charged as itself, once.
 let recording = false;
+const timers = timeKernels(
+  ({ kernelName, inputs, selfMs, selfCpuMs }) => {
+    if (!recording) return;
+    add(byName, kernelName, selfMs, selfCpuMs!);
+    const shapes = Object.values(inputs).map((t) => `[${(t as tf.TensorInfo | undefined)?.shape.join(',') ?? ''}]`);
+    add(byShape, `${kernelName} ${shapes.join(' ')}`, selfMs, selfCpuMs!);
+  },
+  { cpu: true },
+);
 
 let wall = 0;
 let cpu = 0;
@@ -199,6 +177,7 @@ for (let i = 1; i <= steps; i++) {
   recording = false;
   tokens += data.batches[i % data.batches.length].tokens;
 }
+timers.restore();
 const total = [...byName.values()].reduce((a, r) => a + r.ms, 0);
 const totalCpu = [...byName.values()].reduce((a, r) => a + r.cpu, 0);
 const key = (r: Row) => (args.sort === 'wall' ? r.ms : r.cpu);

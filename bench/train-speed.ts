@@ -26,6 +26,12 @@
  *     checks that the tensor count did not grow (and the small preset's measured steps too);
  *  4. prints a Markdown table, and writes results.json and results.md under --out.
  *
+ * Where each frost step's time goes (bench/step-phases.ts, bench/step-phase-report.ts): the measured steps' phases
+ * (data, forward, backward, optimizer, other) are timed at their boundaries only, which costs them nothing measurable;
+ * then --phase-steps more steps (default 2, 0: none) on the first measured steps' batches run with every kernel timed,
+ * for each phase's GEMM share and the non-GEMM kernels that cost most. Those run after the measured steps, so the
+ * tokens/s figures never include the kernel timers; the report prints one table per frost configuration.
+ *
  * The machine's true GEMM peak (issue #52): before the rounds a child (this file with --peak) times the best large
  * square product through every runner frost can use (each native provider of gemm-providers.ts as the environment
  * configures it, and XNNPACK) and names the fastest; the report prints it beside the CPU's ISA (AVX2, AVX-512, VNNI)
@@ -63,13 +69,17 @@ import { asWasmBackend } from '../train/backend/kernels/wasm-internals.ts';
 import { REPO_ROOT } from '../train/data/paths.ts';
 import { Adam } from '../train/optim/adam.ts';
 import { archHelp, archsReading, DEFAULT_BENCH_ARCH, jointByDefault, pickArchs, trainPeerScript } from './archs.ts';
+import { timeKernels } from './kernel-timers.ts';
+import { mergeStepPhases, stepPhaseLines, type StepPhases } from './step-phase-report.ts';
+import { StepPhaseRecorder } from './step-phases.ts';
 import { prepareBenchData, readBenchData, writeBenchData, type BenchData } from './train-speed-data.ts';
 
 const USAGE = `
 npm run bench:train [-- --arch A] [--heads learned,tied,fixed-l2,hadamard,drill] [--steps 10] [--warmup 2]
                     [--rounds 4] [--threads 2] [--gemm native|blas|mlas|xnnpack,...] [--preset small]
                     [--max-tokens N] [--joint auto|on|off] [--batch N] [--peer auto|on|off]
-                    [--peer-targets padded|packed] [--peer-env native|image] [--out reports/train-speed]`;
+                    [--peer-targets padded|packed] [--peer-env native|image] [--phase-steps 2]
+                    [--out reports/train-speed]`;
 
 const { values: args } = parseArgs({
   options: {
@@ -99,6 +109,8 @@ const { values: args } = parseArgs({
     python: { type: 'string', default: '/usr/bin/python3' },
     out: { type: 'string', default: 'reports/train-speed' },
     seed: { type: 'string', default: '1' },
+    /** Steps after the measured ones with every kernel timed, for the phase table's GEMM and kernel columns. */
+    'phase-steps': { type: 'string', default: '2' },
     // worker mode (one frost measurement in a child process)
     worker: { type: 'boolean', default: false },
     /** worker mode: the GEMM peak of every runner instead of training. */
@@ -116,6 +128,7 @@ if (args.help) {
 const STEPS = Number(args.steps);
 const WARMUP = Number(args.warmup);
 const LEAK_STEPS = Number(args['leak-steps']);
+const PHASE_STEPS = Math.max(0, Math.floor(Number(args['phase-steps'])));
 const ROUNDS = Math.max(1, Math.floor(Number(args.rounds)));
 const GEMMS = ['native', 'blas', 'mlas', 'xnnpack'] as const;
 /** How the peer's decoder treats target padding (frost's skips it: models/packed-steps.ts). */
@@ -173,6 +186,8 @@ interface SideResult {
   dataIdGrowth?: number;
   leak?: { preset: string; steps: number; tensorGrowth: number; dataIdGrowth: number; seconds: number };
   flops?: { total: number; outputLayer: number; tokens: number };
+  /** Where the steps' time went: phases, and with --phase-steps their GEMM share and top kernels. */
+  phases?: StepPhases;
   /** The best rate of one large square product through the same GEMM, in the same process after the steps. */
   gemmPeak?: { flopsPerSecond: number; shape: string };
   /** frost: the kernels its BLAS reports ('OpenBLAS core Haswell'); with the probe, which runner took how many. */
@@ -217,6 +232,7 @@ function pooled(rounds: SideResult[]): SideResult {
     tensorGrowth: growth('tensorGrowth'),
     dataIdGrowth: growth('dataIdGrowth'),
     leak: rounds.find((r) => r.leak != null)?.leak,
+    phases: mergeStepPhases(rounds.flatMap((r) => (r.phases != null ? [r.phases] : []))),
     gemmPeak: rounds
       .flatMap((r) => (r.gemmPeak == null ? [] : [r.gemmPeak]))
       .reduce<SideResult['gemmPeak']>(
@@ -254,42 +270,29 @@ const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 
 /** Counts 2·M·N·K of every MatMul kernel run inside fn; `isOutput` picks the output layer's. */
 function countMatMulFlops(fn: () => void, vocab: number): { total: number; outputLayer: number } {
-  const backendName = tf.getBackend();
-  const counted = ['BatchMatMul', '_FusedMatMul'];
-  const originals = counted.map((name) => tf.getKernel(name, backendName)).filter((k) => k != null);
   let total = 0;
   let outputLayer = 0;
-  for (const config of originals) {
-    const inner = config.kernelFunc;
-    tf.unregisterKernel(config.kernelName, backendName);
-    tf.registerKernel({
-      ...config,
-      kernelFunc: (a) => {
-        const { a: x, b: y } = a.inputs as { a: tf.TensorInfo; b: tf.TensorInfo };
-        const { transposeA = false, transposeB = false } = a.attrs as { transposeA?: boolean; transposeB?: boolean };
-        const rx = x.shape.length;
-        const ry = y.shape.length;
-        const M = transposeA ? x.shape[rx - 1] : x.shape[rx - 2];
-        const K = transposeA ? x.shape[rx - 2] : x.shape[rx - 1];
-        const N = transposeB ? y.shape[ry - 2] : y.shape[ry - 1];
-        const batch = Math.max(
-          x.shape.slice(0, -2).reduce((p, n) => p * n, 1),
-          y.shape.slice(0, -2).reduce((p, n) => p * n, 1),
-        );
-        const flops = 2 * batch * M * N * K;
-        total += flops;
-        if (M === vocab || N === vocab || K === vocab) outputLayer += flops;
-        return inner(a);
-      },
-    });
-  }
+  const timers = timeKernels(({ kernelName, inputs, attrs }) => {
+    if (kernelName !== 'BatchMatMul' && kernelName !== '_FusedMatMul') return;
+    const { a: x, b: y } = inputs as { a: tf.TensorInfo; b: tf.TensorInfo };
+    const { transposeA = false, transposeB = false } = attrs as { transposeA?: boolean; transposeB?: boolean };
+    const rx = x.shape.length;
+    const ry = y.shape.length;
+    const M = transposeA ? x.shape[rx - 1] : x.shape[rx - 2];
+    const K = transposeA ? x.shape[rx - 2] : x.shape[rx - 1];
+    const N = transposeB ? y.shape[ry - 2] : y.shape[ry - 1];
+    const batch = Math.max(
+      x.shape.slice(0, -2).reduce((p, n) => p * n, 1),
+      y.shape.slice(0, -2).reduce((p, n) => p * n, 1),
+    );
+    const flops = 2 * batch * M * N * K;
+    total += flops;
+    if (M === vocab || N === vocab || K === vocab) outputLayer += flops;
+  });
   try {
     fn();
   } finally {
-    for (const config of originals) {
-      tf.unregisterKernel(config.kernelName, backendName);
-      tf.registerKernel(config);
-    }
+    timers.restore();
   }
   return { total, outputLayer };
 }
@@ -326,6 +329,22 @@ function dataIds(): number {
   const b = tf.backend() as unknown as { wasm?: unknown };
   const kept = b.wasm != null ? transposeCache(asWasmBackend(b)).size : 0;
   return tf.engine().backend.numDataIds() - kept;
+}
+
+/**
+ * The measured steps' phases (`measured`, recorded as they ran), and PHASE_STEPS more steps with every kernel timed,
+ * on the batches of the first measured steps (`stepSeconds`: those steps' times, to compare).
+ */
+function profileSteps(step: (i: number) => number, measured: StepPhaseRecorder, stepSeconds: number[]): StepPhases {
+  const { steps, ms } = measured.totals();
+  if (PHASE_STEPS === 0 || STEPS === 0) return { measured: { steps, ms } };
+  const profiler = new StepPhaseRecorder({ kernels: true });
+  let sameBatchesMeasuredMs = 0;
+  for (let k = 0; k < PHASE_STEPS; k++) {
+    profiler.step(() => step(WARMUP + (k % STEPS)));
+    sameBatchesMeasuredMs += stepSeconds[k % STEPS] * 1000;
+  }
+  return { measured: { steps, ms }, profiled: { ...profiler.totals(), sameBatchesMeasuredMs } };
 }
 
 async function worker(): Promise<void> {
@@ -367,10 +386,11 @@ async function worker(): Promise<void> {
   const tokens: number[] = [];
   const losses: number[] = [];
   let heapPeak = wasmHeapBytes() ?? 0;
+  const phases = new StepPhaseRecorder();
   const cpu0 = process.cpuUsage();
   for (let i = WARMUP; i < WARMUP + STEPS; i++) {
     const t0 = performance.now();
-    losses.push(run.step(i));
+    losses.push(phases.step(() => run.step(i)));
     stepSeconds.push((performance.now() - t0) / 1000);
     tokens.push(data.batches[i % data.batches.length].tokens);
     heapPeak = Math.max(heapPeak, wasmHeapBytes() ?? 0);
@@ -378,6 +398,7 @@ async function worker(): Promise<void> {
   const cpu = process.cpuUsage(cpu0);
   const tensorGrowth = tf.memory().numTensors - tensorsBefore;
   const dataIdGrowth = dataIds() - idsBefore;
+  const stepPhases = profileSteps(run.step, phases, stepSeconds);
   const counts = run.model.params.counts();
   const gemmPeak = measureGemmPeak();
   run.adam.dispose();
@@ -423,6 +444,7 @@ async function worker(): Promise<void> {
     tensorGrowth,
     dataIdGrowth,
     leak,
+    phases: stepPhases,
     flops,
     gemmPeak,
   };
@@ -671,6 +693,8 @@ async function runFrost(
     args.seed!,
     '--joint',
     JOINT ? 'on' : 'off',
+    '--phase-steps',
+    String(PHASE_STEPS),
   ];
   const r = await runChild(process.execPath, argv, { FROST_NATIVE_GEMM_THREADS: String(threads) });
   r.head ??= head;
@@ -822,6 +846,21 @@ function resultsTable({ frost, peer }: Measured): string[] {
     '| head | frost GEMM | frost tok/s | PyTorch tok/s | frost/PyTorch: tok/s / median step | frost ms/step median / p90 | PyTorch ms/step median / p90 | CPU/wall frost / PyTorch | peak MiB: frost RSS / wasm heap / PyTorch RSS | tensor growth: small / tiny |',
     '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rows.map((cells) => `| ${cells.join(' | ')} |`),
+  ];
+}
+
+/** One phase table per frost head/GEMM/threads that ran (bench/step-phase-report.ts). */
+function stepPhaseSection(ok: SideResult[]): string[] {
+  const profiled = ok.filter((r) => r.phases != null);
+  if (profiled.length === 0) return [];
+  return [
+    "## Where frost's step goes: phases, GEMM share, the costliest other kernels",
+    '',
+    'data: tensors made from JS values (the batch, scalar constants); forward: the loss; backward: the tape walk; ' +
+      'optimizer: gradient norm, clipping, Adam, freeing the gradients; other: the rest of the step. ' +
+      "GEMM kernels: BatchMatMul, _FusedMatMul and Conv2D, self time (less the kernels they call); outside kernels: the engine's bookkeeping, the tape, disposal, JS.",
+    '',
+    ...profiled.flatMap((r) => stepPhaseLines(`${r.head}, ${gemmLabel(r)}`, r.phases!)),
   ];
 }
 
@@ -1000,13 +1039,14 @@ function reportMarkdown(measured: Measured, leaks: SideResult[], ctx: ReportCont
       truePeakOf(peak),
     ),
     '',
+    ...stepPhaseSection(frost.filter((r) => r.error == null)),
     '## Frozen heads vs learned (same run)',
     '',
     ...frozenHeadLines(frost.filter((r) => r.error == null)),
     '',
     `Tensor leaks: ${leaks.length === 0 ? `none (growth 0 over the ${STEPS} measured steps of each head, and over ${LEAK_STEPS} steps of the tiny preset)` : `GROWTH in ${leaks.map((r) => r.head).join(', ')}`}.`,
     '',
-    `Command: \`npm run bench:train -- ${ARCH === DEFAULT_BENCH_ARCH ? '' : `--arch ${ARCH} `}--steps ${STEPS} --warmup ${WARMUP} --rounds ${ROUNDS} --heads ${heads.join(',')} --threads ${threadsList.join(',')} --gemm ${gemms.join(',')}${args['peer-targets'] === 'padded' ? '' : ` --peer-targets ${args['peer-targets']}`}${args['peer-env'] === 'native' ? '' : ` --peer-env ${args['peer-env']}`}\` (${((Date.now() - ctx.started) / 60000).toFixed(1)} min).`,
+    `Command: \`npm run bench:train -- ${ARCH === DEFAULT_BENCH_ARCH ? '' : `--arch ${ARCH} `}--steps ${STEPS} --warmup ${WARMUP} --rounds ${ROUNDS} --heads ${heads.join(',')} --threads ${threadsList.join(',')} --gemm ${gemms.join(',')}${args['peer-targets'] === 'padded' ? '' : ` --peer-targets ${args['peer-targets']}`}${args['peer-env'] === 'native' ? '' : ` --peer-env ${args['peer-env']}`}${PHASE_STEPS === 2 ? '' : ` --phase-steps ${PHASE_STEPS}`}\` (${((Date.now() - ctx.started) / 60000).toFixed(1)} min).`,
   ].join('\n');
 }
 
