@@ -77,6 +77,8 @@ export interface BenchModel {
   archConfig: Record<string, unknown>;
   /** Source words of the card's vocabulary (no specials), to make request texts from; none for a caption model. */
   sourceWords: string[];
+  /** The folder of the parameters as a frost checkpoint (train/checkpoint.ts), when written: what a peer maps. */
+  params?: string;
 }
 
 /** The image preprocessing written into a bench caption model's card (any values do for an untrained model). */
@@ -151,7 +153,7 @@ export async function writeBenchModel(root: string, opts: BenchModelOptions): Pr
   await writeFile(join(dir, graphs.encoder.file), enc);
   await writeFile(join(dir, graphs.decoder.file), dec);
   await writeFile(join(dir, MODEL_CARD_FILE), `${JSON.stringify(card, null, 1)}\n`);
-  return { dir, card, archConfig, sourceWords };
+  return { dir, card, archConfig, sourceWords, ...(params ? { params: join(dir, PARAMS_DIR) } : {}) };
 }
 
 /** Moves every learnable parameter by seeded uniform noise in ±`scale` (see {@link BenchModelOptions.noise}). */

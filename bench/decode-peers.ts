@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Precision } from '../export/precision.ts';
 import { REPO_ROOT } from '../train/data/paths.ts';
+import { cpuIsa } from '../train/backend/kernels/gemm-probe.ts';
+import { IMAGE_BLAS_ENV } from './blas-env.ts';
 import type { BenchModel } from './decode-model.ts';
 
 export interface DecodePeerSpec {
@@ -18,8 +20,8 @@ export interface DecodePeerSpec {
   /** Repository-relative script, run with `--python`. */
   script: string;
   args(threads: number): string[];
-  /** Environment added to the bench's for the child. */
-  env?(): Record<string, string>;
+  /** Environment added to the bench's for the child, and the variables removed from it. */
+  env?(settings: PeerSettings): { set?: Record<string, string>; unset?: readonly string[] };
   /** The first request; its answer is the settings line printed for the peer. */
   probe: Record<string, unknown>;
   /** What to install when it cannot start, for the message that skips it. */
@@ -71,6 +73,19 @@ const torchRnnAttn: DecodePeerSpec = {
  */
 export const CT2_LIB_ENV = 'FROST_CT2_LIB';
 
+/** How a peer is configured: as it configures itself (`default`), or tuned as its users tune it (`best`). */
+export interface PeerSettings {
+  ct2: 'best' | 'default';
+}
+
+/**
+ * The widest ISA CTranslate2 has code for that the CPU runs: CTranslate2 picks AVX2 on AMD CPUs with AVX-512 unless
+ * CT2_FORCE_CPU_ISA says otherwise (src/cpu/cpu_info.cc).
+ */
+export function widestCt2Isa(isa: readonly string[] = cpuIsa().isa): string {
+  return isa.includes('avx512f') && isa.includes('avx512bw') ? 'AVX512' : isa.includes('avx2') ? 'AVX2' : 'GENERIC';
+}
+
 /**
  * bench/peer/ctranslate2_decode.py: frost's Transformer weights written as a CTranslate2 model. frost's int8 and
  * int8-compute are both timed against CTranslate2's int8 compute types (int8, int8_float32: the faster of the two).
@@ -80,11 +95,19 @@ const ctranslate2Transformer: DecodePeerSpec = {
   label: 'CTranslate2',
   script: 'bench/peer/ctranslate2_decode.py',
   args: () => [],
-  env: () => {
+  env: ({ ct2 }) => {
     const lib = process.env[CT2_LIB_ENV];
     const path = [lib, process.env.LD_LIBRARY_PATH].filter(Boolean).join(':');
-    // CT2_VERBOSE=1: CTranslate2 logs its CPU, ISA and GEMM backends when it loads a model.
-    return { CT2_VERBOSE: '1', ...(path ? { LD_LIBRARY_PATH: path } : {}) };
+    return {
+      set: {
+        // CT2_VERBOSE=1: CTranslate2 logs its CPU, ISA and GEMM backends when it loads a model.
+        CT2_VERBOSE: '1',
+        ...(path ? { LD_LIBRARY_PATH: path } : {}),
+        // At its best: the widest ISA forced (a user's own CT2_FORCE_CPU_ISA is kept), OpenBLAS on the CPU's kernels.
+        ...(ct2 === 'best' ? { CT2_FORCE_CPU_ISA: process.env.CT2_FORCE_CPU_ISA ?? widestCt2Isa() } : {}),
+      },
+      unset: ct2 === 'best' ? IMAGE_BLAS_ENV : [],
+    };
   },
   probe: { cmd: 'info' },
   hint: `pip install ctranslate2, or build it and set ${CT2_LIB_ENV} to the folder of libctranslate2.so`,
@@ -93,6 +116,7 @@ const ctranslate2Transformer: DecodePeerSpec = {
     cmd: 'model',
     key: `${head}/${precision}`,
     dir: model.dir,
+    params: model.params,
     head,
     config: model.archConfig,
     tokens: { source: model.card.source!.tokens, target: model.card.target.tokens },
@@ -117,7 +141,7 @@ const torchTransformer: DecodePeerSpec = {
   modelRequest: (model, head, precision) => ({
     cmd: 'model',
     key: `${head}/${precision}`,
-    dir: model.dir,
+    params: model.params,
     head,
     config: model.archConfig,
     int8: precision !== 'fp32',
@@ -155,24 +179,29 @@ export class DecodePeer {
     spec: DecodePeerSpec,
     python: string,
     threads: number,
+    settings: PeerSettings,
   ): Promise<{ peer: DecodePeer; settings: Record<string, unknown> } | { skipped: string }> {
+    const { set = {}, unset = [] } = spec.env?.(settings) ?? {};
+    // OpenMP's pool at the peer's thread count: Debian's OpenBLAS (openmp) under torch and CTranslate2 otherwise
+    // sizes its own by the cores, and under torch.set_num_threads(1) a GRU's sgemm then spun in exec_blas for
+    // minutes on a loaded 2-core machine.
+    const env: NodeJS.ProcessEnv = { ...process.env, OMP_NUM_THREADS: String(threads), ...set };
+    for (const name of unset) delete env[name];
     const child = spawn(python, [join(REPO_ROOT, spec.script), ...spec.args(threads)], {
       stdio: ['pipe', 'pipe', 'inherit'],
-      // OpenMP's pool at the peer's thread count: Debian's OpenBLAS (openmp) under torch and CTranslate2 otherwise
-      // sizes its own by the cores, and under torch.set_num_threads(1) a GRU's sgemm then spun in exec_blas for
-      // minutes on a loaded 2-core machine.
-      env: { ...process.env, OMP_NUM_THREADS: String(threads), ...spec.env?.() },
+      env,
     });
     let spawnError: Error | undefined;
     child.on('error', (err) => (spawnError = err));
     const peer = new DecodePeer(spec, child);
     try {
-      const settings = await peer.ask<Record<string, unknown>>(spec.probe);
-      if (typeof settings.unavailable === 'string') {
+      const info = await peer.ask<Record<string, unknown>>(spec.probe);
+      if (typeof info.unavailable === 'string') {
         peer.stop();
-        return { skipped: `${settings.unavailable} (${spec.hint})` };
+        return { skipped: `${info.unavailable} (${spec.hint})` };
       }
-      return { peer, settings };
+      const changed = [...Object.entries(set).map(([k, v]) => `${k}=${v}`), ...unset.map((k) => `${k} unset`)];
+      return { peer, settings: { ...info, env: changed.join(' ') } };
     } catch (err) {
       peer.stop();
       return { skipped: spawnError ? `${python}: ${spawnError.message}` : (err as Error).message };

@@ -8,6 +8,8 @@
  *   npm run bench:decode -- --write-models DIR --heads learned,fixed-l2 --precisions fp32   # for bench:web
  *   npm run bench:decode -- --modes 'greedy b64,beam5 b16' --compare-whole-rows --no-http  # top-k vs whole-row steps
  *   npm run bench:decode -- --arch transformer --len 20 --src-len 20 --rounds 2 --no-http  # against CTranslate2
+ *   npm run bench:decode -- --opus-mt-shape --precisions fp32,int8-compute --len 20 --src-len 20 --no-http
+ *   npm run bench:decode -- --marian ~/opus-mt-de-en     # an opus-mt folder, imported; --run RUN: any frost run
  *
  * Both sides decode the same source ids (lengths 8-20, like Multi30k, or `--src-len` each) with the same search
  * and are forced to the same output length (`--len` tokens, then </s>), so they run the same number of decoder
@@ -28,6 +30,13 @@
  *   greedy and beam 5, in fp32 (bench/decode-check.ts). frost's int8 and int8-compute are timed against
  *   CTranslate2's int8 compute types (int8, int8_float32, the faster of the two, named in the peer column).
  *
+ * A run instead (bench/decode-run.ts): `--run RUN` times a frost run folder of the architecture, trained or imported
+ * (`frost import`), exported per precision as `frost export` exports it, with the run's own head and vocabulary;
+ * `--marian DIR` imports a Hugging Face Marian folder (an opus-mt model) and times that; `--opus-mt-shape` writes a
+ * random Marian folder of opus-mt-de-en's shape (6+6 layers, d 512, 8 heads, ff 2048, vocabulary 58,101, swish) and
+ * times its import: the model users deploy, at its size, without its weights. The peers decode the run's
+ * checkpoint.
+ *
  * Precisions: fp32 against the peer's float32; `int8` (weight-only, computes in float32) and `int8-compute`
  * (integer MatMuls) against the peer's int8.
  *
@@ -40,13 +49,23 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SeededRandom } from '../core/random.ts';
+import { multi30kDir } from '../train/data/paths.ts';
 import { loadModelDir } from '../core/runtime/load-node.ts';
 import { NODE_SESSION_OPTIONS, nodeRuntimeVersion } from '../core/runtime/ort-node.ts';
 import type { Seq2SeqRuntime } from '../core/runtime/seq2seq.ts';
+import { MAX_PARITY_TOLERANCE, PARITY_TOLERANCE } from '../export/parity.ts';
 import { PRECISIONS, type Precision } from '../export/precision.ts';
 import { archHelp, archsReading, DEFAULT_BENCH_ARCH, jointByDefault, pickArchs } from './archs.ts';
 import { frostHypotheses, hypothesisMismatches, type Hypotheses } from './decode-check.ts';
 import { DEFAULT_VOCAB, JOINT_VOCAB, writeBenchModel, type BenchModel } from './decode-model.ts';
+import {
+  importMarianRun,
+  runFolderArch,
+  runFolderHead,
+  runShape,
+  writeOpusMtShape,
+  writeRunModel,
+} from './decode-run.ts';
 import { DecodePeer, decodePeers } from './decode-peers.ts';
 import {
   chunks,
@@ -62,12 +81,13 @@ const USAGE = `
 npm run bench:decode [-- --arch rnn-attn] [--heads learned,fixed-l2,hadamard] [--precisions fp32,int8,int8-compute]
                      [--modes 'greedy b1,greedy b64,beam5 b1,beam5 b16'] [--len 14] [--src-len N] [--rounds 3]
                      [--threads 1] [--check-sentences 4] [--python /usr/bin/python3]
-                     [--compare-whole-rows] [--whole-rows] [--no-http | --http-only] [--write-models DIR]`;
+                     [--compare-whole-rows] [--whole-rows] [--no-http | --http-only] [--write-models DIR]
+                     [--run RUN | --marian HF_DIR | --opus-mt-shape] [--parity-tolerance 1e-4] [--ct2 best|default]`;
 
 const { values: args } = parseArgs({
   options: {
     /** The architecture (a translation one of the registry); its peers are bench/decode-peers.ts's. */
-    arch: { type: 'string', default: DEFAULT_BENCH_ARCH },
+    arch: { type: 'string' },
     /** Default: rnn-attn's three heads of the paper; `learned` for the others (the one CTranslate2 maps). */
     heads: { type: 'string' },
     precisions: { type: 'string', default: 'fp32,int8,int8-compute' },
@@ -100,6 +120,24 @@ const { values: args } = parseArgs({
     'http-only': { type: 'boolean', default: false },
     /** Only write the bench models here (a folder per head and precision), e.g. for `bench:web --models DIR`. */
     'write-models': { type: 'string' },
+    /** A frost run folder (trained or imported) to export and time instead of models built from initialisation. */
+    run: { type: 'string' },
+    /** A Hugging Face Marian folder (an opus-mt model): imported, then timed as `--run`. */
+    marian: { type: 'string' },
+    /** A random Marian folder of opus-mt-de-en's shape (bench/decode-run.ts), imported, then timed as `--run`. */
+    'opus-mt-shape': { type: 'boolean', default: false },
+    /**
+     * The exports' parity bar for `--run` models (export/parity.ts's, 1e-4, by default); `--opus-mt-shape`'s random
+     * weights are large (peaked distributions, so both engines' choices are clear), which puts tfjs and onnxruntime
+     * up to ≈ 2e-3 apart where trained weights stay within 1e-4: its default is the largest bar export takes, 1e-2.
+     */
+    'parity-tolerance': { type: 'string' },
+    /**
+     * CTranslate2 `best`: as a user tuning it runs it, its widest ISA forced (CT2_FORCE_CPU_ISA=AVX512 on a CPU with
+     * AVX-512, where it picks AVX2 on AMD by itself) and OpenBLAS on the CPU's own kernels (the image's
+     * OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset for it); `default`: as it configures itself.
+     */
+    ct2: { type: 'string', default: 'best' },
     python: { type: 'string', default: '/usr/bin/python3' },
     help: { type: 'boolean', short: 'h', default: false },
   },
@@ -110,13 +148,24 @@ if (args.help) {
   process.stdout.write(archHelp(USAGE, '--arch', translationArchs));
   process.exit(0);
 }
-const [arch] = pickArchs(args.arch, translationArchs) as [string];
-if (args.arch!.includes(',')) throw new RangeError('--arch takes one architecture');
+const runSources = [args.run, args.marian, args['opus-mt-shape'] ? 'opus-mt-shape' : undefined].filter(Boolean);
+if (runSources.length > 1) throw new RangeError('--run, --marian and --opus-mt-shape: give one');
+/** The run's own architecture for `--run` (its config.json), the Transformer for a Marian import. */
+const runArch =
+  args.run !== undefined ? runFolderArch(resolve(args.run)) : runSources.length > 0 ? 'transformer' : undefined;
+if (runArch !== undefined && args.arch !== undefined && args.arch !== runArch)
+  throw new RangeError(`--arch ${args.arch}: the run is a ${runArch} model`);
+if (runArch !== undefined && (args['compare-whole-rows'] || args['write-models'] !== undefined))
+  throw new RangeError('--compare-whole-rows and --write-models build models from initialisation: not with a run');
+const [arch] = pickArchs(args.arch ?? runArch ?? DEFAULT_BENCH_ARCH, translationArchs) as [string];
+if (arch.includes(',')) throw new RangeError('--arch takes one architecture');
 const joint = jointByDefault(arch);
 const peerSpecs = decodePeers(arch);
 /** frost's weights go to the peers that decode them, moved off their constant initial values (decode-model.ts). */
 const sameWeights = peerSpecs.some((p) => p.sameWeights);
 const srcLen = args['src-len'] === undefined ? undefined : Number(args['src-len']);
+const ct2Setting = args.ct2 as 'best' | 'default';
+if (!['best', 'default'].includes(ct2Setting)) throw new RangeError(`--ct2 takes best or default; got '${args.ct2}'`);
 
 const selectedModes = () => selectModes(args.modes, ['greedy b1', 'greedy b64', 'beam5 b1', 'beam5 b16']);
 
@@ -167,6 +216,7 @@ async function loadInPeers(
  * difference stops the bench (bench/decode-check.ts).
  */
 async function checkSameTokens(rt: Seq2SeqRuntime, pm: PeerModel, model: BenchModel, len: number): Promise<string> {
+  const beams = args['opus-mt-shape'] ? 'best' : 'all';
   const count = Number(args['check-sentences']);
   const sources = sourceIds(count, model.card.source!.tokens.length, 7, srcLen);
   const { label } = pm.peer.spec;
@@ -180,13 +230,17 @@ async function checkSameTokens(rt: Seq2SeqRuntime, pm: PeerModel, model: BenchMo
       tokens: len,
       specials: model.card.specials,
     });
-    const bad = hypothesisMismatches(frost, peer.hypotheses, beam, label);
+    const bad = hypothesisMismatches(frost, peer.hypotheses, beam, label, beams);
     if (bad.length > 0)
       throw new Error(
         `frost and ${label} decode different tokens from the same weights (${model.card.name}):\n  ${bad.join('\n  ')}`,
       );
   }
-  return `${label}: the same tokens as frost on ${count} sentences (one batch), greedy and beam 5, ${model.card.name}`;
+  const compared =
+    beams === 'best'
+      ? "greedy and beam 5's best (a random deep model's other beams are near-ties)"
+      : 'greedy and beam 5';
+  return `${label}: the same tokens as frost on ${count} sentences (one batch), ${compared}, ${model.card.name}`;
 }
 
 interface Row {
@@ -379,8 +433,33 @@ async function httpOverhead(model: BenchModel, threads: number, count: number): 
   );
 }
 
+/** The run folder `--run`, `--marian` or `--opus-mt-shape` names, imported under `root` for the latter two. */
+async function runToTime(root: string): Promise<string | undefined> {
+  if (args.run !== undefined) return resolve(args.run);
+  if (args.marian === undefined && !args['opus-mt-shape']) return undefined;
+  const data = multi30kDir();
+  let from = args.marian === undefined ? undefined : resolve(args.marian);
+  if (from === undefined) {
+    from = join(root, 'opus-mt-de-en-shape');
+    writeOpusMtShape(from, data, args.python!);
+  }
+  return importMarianRun(from, join(root, 'run'), data);
+}
+
 async function main(): Promise<void> {
-  const heads = (args.heads ?? (arch === 'rnn-attn' ? 'learned,fixed-l2,hadamard' : 'learned')).split(',');
+  const root = await mkdtemp(join(tmpdir(), 'frost-decode-bench-'));
+  try {
+    await benchAll(root, await runToTime(root));
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+async function benchAll(root: string, run: string | undefined): Promise<void> {
+  const runHead = run === undefined ? undefined : runFolderHead(run);
+  if (runHead !== undefined && args.heads !== undefined && args.heads !== runHead)
+    throw new RangeError(`--heads ${args.heads}: the run's head is ${runHead}`);
+  const heads = (runHead ?? args.heads ?? (arch === 'rnn-attn' ? 'learned,fixed-l2,hadamard' : 'learned')).split(',');
   const precisions = args.precisions!.split(',') as Precision[];
   for (const p of precisions) {
     if (!PRECISIONS.includes(p)) throw new Error(`--precisions: '${p}' is not one of ${PRECISIONS.join(', ')}`);
@@ -394,13 +473,24 @@ async function main(): Promise<void> {
   const len = Number(args.len);
   const rounds = Number(args.rounds);
   const threads = Number(args.threads);
-  const root = await mkdtemp(join(tmpdir(), 'frost-decode-bench-'));
+  const benchModel = (head: string, precision: Precision) =>
+    run === undefined
+      ? writeModel(root, head, precision)
+      : writeRunModel(root, run, {
+          precision,
+          parityTolerance:
+            args['parity-tolerance'] !== undefined
+              ? Number(args['parity-tolerance'])
+              : args['opus-mt-shape']
+                ? MAX_PARITY_TOLERANCE
+                : PARITY_TOLERANCE,
+        });
   const peers: DecodePeer[] = [];
   try {
     const settings: string[] = [];
     if (!args['http-only']) {
       for (const spec of peerSpecs) {
-        const started = await DecodePeer.start(spec, args.python!, threads);
+        const started = await DecodePeer.start(spec, args.python!, threads, { ct2: ct2Setting });
         if ('skipped' in started) {
           settings.push(`${spec.name} (${spec.label}): skipped: ${started.skipped}`);
           continue;
@@ -411,10 +501,23 @@ async function main(): Promise<void> {
         );
       }
     }
-    const vocab = joint ? `joint vocab ${JOINT_VOCAB}` : `vocab ${DEFAULT_VOCAB.src}/${DEFAULT_VOCAB.tgt}`;
+    const models = new Map<string, { model: BenchModel; peers: PeerModel[] }>();
+    for (const head of heads) {
+      for (const precision of precisions) {
+        const model = await benchModel(head, precision);
+        models.set(`${head}/${precision}`, { model, peers: [] });
+        if (args['http-only']) break;
+      }
+      if (args['http-only']) break;
+    }
+    const first = models.values().next().value!.model;
+    const what =
+      run === undefined
+        ? `${arch} small, ${joint ? `joint vocab ${JOINT_VOCAB}` : `vocab ${DEFAULT_VOCAB.src}/${DEFAULT_VOCAB.tgt}`}`
+        : `${run}: ${runShape(first)}`;
     const sources = srcLen === undefined ? 'sources of 8-20 tokens' : `sources of ${srcLen} tokens`;
     process.stdout.write(
-      `decode speed: ${arch} small, ${vocab}, ${sources}, ${len} tokens + </s> per sentence, ${rounds} rounds\n` +
+      `decode speed: ${what}, ${sources}, ${len} tokens + </s> per sentence, ${rounds} rounds\n` +
         `machine: ${cpus().length} × ${cpus()[0]?.model}, load ${loadavg()
           .map((x) => x.toFixed(1))
           .join(' ')}\n` +
@@ -423,16 +526,11 @@ async function main(): Promise<void> {
         `${args['whole-rows'] ? 'whole-row steps (--whole-rows)' : 'top-k steps'}, precisions ${precisions.join(', ')}\n` +
         settings.map((line) => `${line}\n`).join(''),
     );
-    const models = new Map<string, { model: BenchModel; peers: PeerModel[] }>();
-    for (const head of heads) {
-      for (const precision of precisions) {
-        const model = await writeModel(root, head, precision);
-        const loaded = args['http-only'] ? [] : await loadInPeers(peers, model, head, precision, threads);
-        models.set(`${head}/${precision}`, { model, peers: loaded });
-        if (args['http-only']) break;
+    if (!args['http-only'])
+      for (const [key, entry] of models) {
+        const [head, precision] = key.split('/') as [string, Precision];
+        entry.peers = await loadInPeers(peers, entry.model, head, precision, threads);
       }
-      if (args['http-only']) break;
-    }
     // Same tokens first, for every fp32 model a peer decodes with frost's weights.
     for (const [key, { model, peers: loaded }] of models) {
       if (!key.endsWith('/fp32')) continue;
@@ -479,14 +577,13 @@ async function main(): Promise<void> {
     if (!args['no-http'] && httpModel) {
       const preset = args['http-preset']!;
       const model =
-        preset === httpModel.card.preset
+        preset === httpModel.card.preset || run !== undefined
           ? httpModel
           : await writeModel(join(root, 'http'), heads[0]!, precisions[0]!, preset);
       await httpOverhead(model, threads, Number(args['http-sentences']));
     }
   } finally {
     for (const peer of peers) peer.stop();
-    await rm(root, { recursive: true, force: true });
   }
 }
 

@@ -4,6 +4,7 @@
  *
  *   node --import tsx bench/decode-step-profile.ts --head learned --batch 64 --beam 1
  *   node --import tsx bench/decode-step-profile.ts --head learned --batch 16 --beam 5
+ *   node --import tsx bench/decode-step-profile.ts --model artifacts/opus-mt-de-en --batch 64   (an exported model)
  *
  * 1. core/decode's `generate` (forced to --len tokens, as bench:decode does), split into the encoder
  *    run, the time inside the model's step calls, and the rest (search in JS: argmax/top-k,
@@ -23,6 +24,9 @@ import { SeededRandom } from '../core/random.ts';
 import { loadModelDir } from '../core/runtime/load-node.ts';
 import { createNodeSession, ort } from '../core/runtime/ort-node.ts';
 import type { DecoderState } from '../core/runtime/row-state.ts';
+import type { ModelCard } from '../core/runtime/model-card.ts';
+import { Seq2SeqRuntime } from '../core/runtime/seq2seq.ts';
+import type { InferenceSession } from 'onnxruntime-common';
 import { writeBenchModel } from './decode-model.ts';
 
 const { values: args } = parseArgs({
@@ -33,6 +37,8 @@ const { values: args } = parseArgs({
     beam: { type: 'string', default: '1' },
     len: { type: 'string', default: '14' },
     rounds: { type: 'string', default: '5' },
+    /** An exported model folder to profile instead of the seeded rnn-attn. */
+    model: { type: 'string' },
   },
 });
 const batch = Number(args.batch);
@@ -71,62 +77,56 @@ function printNodes(nodes: Map<string, number>, perRun: number, top = 14): void 
   process.stdout.write(`  ${ms(total / perRun / 1000)} ms  kernels in all\n`);
 }
 
-const root = await mkdtemp(join(tmpdir(), 'frost-step-profile-'));
-try {
-  const model = await writeBenchModel(root, { head: args.head!, preset: args.preset, precision: 'fp32' });
-  const rng = new SeededRandom(1, 'decode-step-profile');
-  const srcVocab = model.card.source!.tokens.length;
-  const srcs = Array.from({ length: batch }, () =>
-    Array.from({ length: 8 + Math.floor(rng.next() * 13) }, () => 4 + Math.floor(rng.next() * (srcVocab - 4))),
-  );
-  process.stdout.write(
-    `rnn-attn ${args.preset} ${args.head}, batch ${batch}, beam ${beam}, ${len} tokens + </s>, onnxruntime-node 1 thread\n\n`,
-  );
-
-  // 1. generate, split by part.
-  const rt = await loadModelDir(model.dir, { intraOpNumThreads: 1 });
-  const parts: Record<string, { total: number[]; encode: number[]; step: number[]; steps: number }> = {};
-  for (let r = 0; r < rounds + 1; r++) {
-    for (const whole of [false, true]) {
-      let inStep = 0;
-      let steps = 0;
-      const timed =
-        <A extends unknown[], R>(f: (...a: A) => Promise<R>) =>
-        async (...a: A): Promise<R> => {
-          const t0 = performance.now();
-          const out = await f(...a);
-          inStep += performance.now() - t0;
-          steps++;
-          return out;
-        };
-      const m: StepModel<DecoderState> = {
-        ...rt.stepModel,
-        step: timed(rt.stepModel.step),
-        ...(whole ? { stepTop: undefined, topK: undefined } : { stepTop: timed(rt.stepModel.stepTop!) }),
-      };
-      const t0 = performance.now();
-      const state = await rt.encode(srcs);
-      const tEnc = performance.now() - t0;
-      await generate(m, state, batch, { beam, minLen: len, maxLen: len });
-      if (r === 0) continue; // warm-up
-      const p = (parts[whole ? 'whole-row steps' : 'top-k steps'] ??= { total: [], encode: [], step: [], steps });
-      p.total.push(performance.now() - t0);
-      p.encode.push(tEnc);
-      p.step.push(inStep);
-    }
-  }
-  process.stdout.write(
-    `generate, median of ${rounds} interleaved rounds, ms per decoder step (encoder spread over the steps):\n`,
-  );
-  for (const [name, p] of Object.entries(parts)) {
-    const [total, enc, step] = [median(p.total), median(p.encode), median(p.step)];
-    process.stdout.write(
-      `  ${name.padEnd(16)} total ${ms(total / p.steps)}  encoder ${ms(enc / p.steps)}  step calls ${ms(step / p.steps)}  ` +
-        `search (JS) ${ms((total - enc - step) / p.steps)}   (${p.steps} steps, ${ms(total)} ms a batch)\n`,
+/**
+ * 2 and 3 for a decoder with key/value caches (the Transformer's): the step's feeds (caches, their length) are the
+ * runtime's to build, so both graphs are profiled through `generate` itself, `rounds` batches.
+ */
+async function profileThroughGenerate(model: { dir: string; card: ModelCard }, srcs: number[][]): Promise<void> {
+  const sessions: InferenceSession[] = [];
+  const rt = await Seq2SeqRuntime.create({
+    ort,
+    card: model.card,
+    graphs: (file) => readFile(join(model.dir, file)),
+    createSession: async (bytes, role) => {
+      const session = await createNodeSession(bytes, { intraOpNumThreads: 1, profileFilePrefix: join(root, role) });
+      sessions.push(session);
+      return session;
+    },
+    locate: (file) => join(model.dir, file),
+  });
+  let steps = 0;
+  const counted: StepModel<DecoderState> = {
+    ...rt.stepModel,
+    stepTop: async (...a) => {
+      steps++;
+      return rt.stepModel.stepTop!(...a);
+    },
+  };
+  for (let r = 0; r < rounds; r++)
+    await generate(counted, await rt.encode(srcs), batch, { beam, minLen: len, maxLen: len });
+  for (const session of sessions) await session.endProfiling();
+  const files = await readdir(root);
+  const profile = async (role: string) =>
+    readProfile(
+      join(
+        root,
+        files.find((f) => f.startsWith(role) && f.endsWith('.json'))!,
+      ),
     );
-  }
+  const dec = await profile('decoder');
+  process.stdout.write(
+    `\ndecoder steps inside generate (${steps} steps over ${rounds} batches): onnxruntime's model_run ` +
+      `${(dec.runs / steps / 1000).toFixed(2)} ms a step. Kernels per step:\n`,
+  );
+  printNodes(dec.nodes, steps);
+  const enc = await profile('encoder');
+  process.stdout.write(`\nencoder at batch ${batch}, kernels per run:\n`);
+  printNodes(enc.nodes, rounds, 6);
   await rt.release();
+}
 
+/** 2 and 3: the decoder step alone, fed the encoder's state, and the encoder, each with onnxruntime's profile. */
+async function profileStepAlone(model: { dir: string; card: ModelCard }, srcs: number[][]): Promise<void> {
   // 2. the decoder step alone, with onnxruntime's profile.
   // createNodeSession folds a seeded head's constants first, as loadModelDir's sessions do.
   const read = (role: 'encoder' | 'decoder') => readFile(join(model.dir, model.card.graphs[role].file));
@@ -197,6 +197,72 @@ try {
   const encProfile = await readProfile(join(root, encFile));
   process.stdout.write(`\nencoder at batch ${batch} (source length ${S}), kernels per run:\n`);
   printNodes(encProfile.nodes, encRuns + 1, 6);
+}
+
+const root = await mkdtemp(join(tmpdir(), 'frost-step-profile-'));
+try {
+  const model =
+    args.model === undefined
+      ? await writeBenchModel(root, { head: args.head!, preset: args.preset, precision: 'fp32' })
+      : await loadModelDir(args.model, { intraOpNumThreads: 1 }).then(async (rt) => {
+          await rt.release();
+          return { dir: args.model!, card: rt.card };
+        });
+  const rng = new SeededRandom(1, 'decode-step-profile');
+  const srcVocab = model.card.source!.tokens.length;
+  const srcs = Array.from({ length: batch }, () =>
+    Array.from({ length: 8 + Math.floor(rng.next() * 13) }, () => 4 + Math.floor(rng.next() * (srcVocab - 4))),
+  );
+  process.stdout.write(
+    `${args.model ?? `rnn-attn ${args.preset} ${args.head}`}, batch ${batch}, beam ${beam}, ${len} tokens + </s>, onnxruntime-node 1 thread\n\n`,
+  );
+
+  // 1. generate, split by part.
+  const rt = await loadModelDir(model.dir, { intraOpNumThreads: 1 });
+  const parts: Record<string, { total: number[]; encode: number[]; step: number[]; steps: number }> = {};
+  for (let r = 0; r < rounds + 1; r++) {
+    for (const whole of [false, true]) {
+      let inStep = 0;
+      let steps = 0;
+      const timed =
+        <A extends unknown[], R>(f: (...a: A) => Promise<R>) =>
+        async (...a: A): Promise<R> => {
+          const t0 = performance.now();
+          const out = await f(...a);
+          inStep += performance.now() - t0;
+          steps++;
+          return out;
+        };
+      const m: StepModel<DecoderState> = {
+        ...rt.stepModel,
+        step: timed(rt.stepModel.step),
+        ...(whole ? { stepTop: undefined, topK: undefined } : { stepTop: timed(rt.stepModel.stepTop!) }),
+      };
+      const t0 = performance.now();
+      const state = await rt.encode(srcs);
+      const tEnc = performance.now() - t0;
+      await generate(m, state, batch, { beam, minLen: len, maxLen: len });
+      if (r === 0) continue; // warm-up
+      const p = (parts[whole ? 'whole-row steps' : 'top-k steps'] ??= { total: [], encode: [], step: [], steps });
+      p.total.push(performance.now() - t0);
+      p.encode.push(tEnc);
+      p.step.push(inStep);
+    }
+  }
+  process.stdout.write(
+    `generate, median of ${rounds} interleaved rounds, ms per decoder step (encoder spread over the steps):\n`,
+  );
+  for (const [name, p] of Object.entries(parts)) {
+    const [total, enc, step] = [median(p.total), median(p.encode), median(p.step)];
+    process.stdout.write(
+      `  ${name.padEnd(16)} total ${ms(total / p.steps)}  encoder ${ms(enc / p.steps)}  step calls ${ms(step / p.steps)}  ` +
+        `search (JS) ${ms((total - enc - step) / p.steps)}   (${p.steps} steps, ${ms(total)} ms a batch)\n`,
+    );
+  }
+  await rt.release();
+
+  if (model.card.graphs.decoder.cache === undefined) await profileStepAlone(model, srcs);
+  else await profileThroughGenerate(model, srcs);
 } finally {
   await rm(root, { recursive: true, force: true });
 }

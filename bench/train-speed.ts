@@ -68,6 +68,7 @@ import { transposeCache } from '../train/backend/kernels/transpose.ts';
 import { asWasmBackend } from '../train/backend/kernels/wasm-internals.ts';
 import { REPO_ROOT } from '../train/data/paths.ts';
 import { Adam } from '../train/optim/adam.ts';
+import { IMAGE_BLAS_ENV } from './blas-env.ts';
 import { archHelp, archsReading, DEFAULT_BENCH_ARCH, jointByDefault, pickArchs, trainPeerScript } from './archs.ts';
 import { timeKernels } from './kernel-timers.ts';
 import { mergeStepPhases, stepPhaseLines, type StepPhases } from './step-phase-report.ts';
@@ -158,8 +159,6 @@ const BATCH_LABEL = [
 // A convolutional decoder has no steps to skip: the whole target runs as one tensor on both sides.
 if (ARCH === 'convs2s' && args['peer-targets'] !== 'padded')
   throw new Error('--peer-targets packed is not for convs2s: frost scores its every padded target position too');
-/** What the peer's environment loses (--peer-env native): the variables that pin OpenBLAS's kernels and caches. */
-const IMAGE_BLAS_ENV = ['OPENBLAS_CORETYPE', 'OPENBLAS_L2_SIZE'];
 if (!['native', 'image'].includes(args['peer-env']!))
   throw new Error(`--peer-env takes native or image; got '${args['peer-env']}'`);
 if (!(args['peer-targets']! in PEER_TARGETS))

@@ -3,17 +3,24 @@
  * judges the peer's tokens, without the peer: the parameters written beside a bench model are the ones its exported
  * graphs run (by frost's names, the shapes the peer's mapping reads, the joint vocabulary's one embedding), moved
  * off their constant initial values so the token check covers every bias and layer norm; and the check's
- * comparison (greedy exact, beam as the set of hypotheses).
+ * comparison (greedy exact, beam as the set of hypotheses, or only the best ones for a degenerate random model); and
+ * the peers' sinusoidal tables, which must be frost's for both of its layouts (its own and fairseq's).
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test, before, after } from 'node:test';
 import { decodeModel, type ModelProtoObject } from '../core/onnx/proto.ts';
 import { hypothesisMismatches } from '../bench/decode-check.ts';
+import { decodePeers, widestCt2Isa } from '../bench/decode-peers.ts';
 import { PARAMS_DIR, writeBenchModel, type BenchModel } from '../bench/decode-model.ts';
+import * as tf from '@tensorflow/tfjs-core';
 import { loadCheckpoint } from '../train/checkpoint.ts';
+import { createPositionalEncoding, positionVectors } from '../models/layers/positional-encoding.ts';
+import { ParamStore } from '../models/params.ts';
+import { REPO_ROOT } from '../train/data/paths.ts';
 
 describe('bench:decode: the weights a peer reads', () => {
   let root: string;
@@ -142,7 +149,116 @@ describe('bench:decode: comparing a peer’s hypotheses with frost’s', () => {
     );
   });
 
+  test("'best': each side's best hypothesis among the other's, the near-tied rest not compared", () => {
+    const frost = [
+      [
+        [1, 1, 1],
+        [2, 1, 1],
+      ],
+    ];
+    const swapped = [
+      [
+        [1, 1, 1],
+        [1, 2, 1],
+      ],
+    ];
+    assert.equal(hypothesisMismatches(frost, swapped, 2, 'ct2').length, 1);
+    assert.deepEqual(hypothesisMismatches(frost, swapped, 2, 'ct2', 'best'), []);
+    // The best ranked second on the other side still counts (the forced </s> reorders the closed beams)...
+    assert.deepEqual(
+      hypothesisMismatches(
+        frost,
+        [
+          [
+            [2, 1, 1],
+            [1, 1, 1],
+          ],
+        ],
+        2,
+        'ct2',
+        'best',
+      ),
+      [],
+    );
+    // ...a best the other side never found does not.
+    assert.equal(
+      hypothesisMismatches(
+        frost,
+        [
+          [
+            [3, 1, 1],
+            [1, 2, 1],
+          ],
+        ],
+        2,
+        'ct2',
+        'best',
+      ).length,
+      1,
+    );
+    assert.equal(hypothesisMismatches(frost, [[]], 2, 'ct2', 'best').length, 1);
+  });
+
   test('a different number of sources is a mismatch', () => {
     assert.equal(hypothesisMismatches([[[1]]], [], 1, 'ct2').length, 1);
+  });
+});
+
+describe("bench:decode's peers: sinusoidal positions", () => {
+  for (const kind of ['sinusoidal', 'sinusoidal-fairseq'] as const)
+    test(`${kind}: the table the peers give CTranslate2 and PyTorch is frost's`, () => {
+      const [d, rows] = [16, 12];
+      const r = spawnSync(
+        '/usr/bin/python3',
+        [
+          '-c',
+          `import json, sys; sys.path.insert(0, 'bench/peer'); sys.dont_write_bytecode = True
+from ctranslate2_decode import sinusoids
+print(json.dumps(sinusoids(${rows}, ${d}, '${kind}').tolist()))`,
+        ],
+        { cwd: REPO_ROOT, encoding: 'utf8' },
+      );
+      assert.equal(r.status, 0, r.stderr);
+      const peer = JSON.parse(r.stdout) as number[][];
+      const p = new ParamStore(1);
+      const frost = tf.tidy(() =>
+        positionVectors(createPositionalEncoding(p, 'pos', kind, d, 64), 0, rows).arraySync(),
+      );
+      assert.equal(peer.length, rows);
+      for (let i = 0; i < rows; i++)
+        for (let j = 0; j < d; j++)
+          assert.ok(
+            Math.abs(peer[i]![j]! - frost[i]![j]!) < 1e-5,
+            `${kind} row ${i} column ${j}: ${peer[i]![j]} vs ${frost[i]![j]}`,
+          );
+    });
+});
+
+describe("bench:decode's CTranslate2 at its best", () => {
+  test('the widest ISA CTranslate2 has code for', () => {
+    assert.equal(widestCt2Isa(['avx2', 'fma', 'avx512f', 'avx512bw', 'avx512_vnni']), 'AVX512');
+    assert.equal(widestCt2Isa(['avx2', 'fma', 'avx512f']), 'AVX2');
+    assert.equal(widestCt2Isa(['avx2', 'fma']), 'AVX2');
+    assert.equal(widestCt2Isa(['neon']), 'GENERIC');
+  });
+
+  test('best forces that ISA and frees OpenBLAS from the image; default changes neither', () => {
+    const ct2 = decodePeers('transformer').find((p) => p.name === 'ct2')!;
+    const saved = process.env.CT2_FORCE_CPU_ISA;
+    delete process.env.CT2_FORCE_CPU_ISA;
+    try {
+      const best = ct2.env!({ ct2: 'best' });
+      assert.equal(best.set?.CT2_FORCE_CPU_ISA, widestCt2Isa());
+      assert.deepEqual([...(best.unset ?? [])], ['OPENBLAS_CORETYPE', 'OPENBLAS_L2_SIZE']);
+      const plain = ct2.env!({ ct2: 'default' });
+      assert.equal(plain.set?.CT2_FORCE_CPU_ISA, undefined);
+      assert.deepEqual([...(plain.unset ?? [])], []);
+      // A user's own choice of ISA is kept.
+      process.env.CT2_FORCE_CPU_ISA = 'AVX2';
+      assert.equal(ct2.env!({ ct2: 'best' }).set?.CT2_FORCE_CPU_ISA, 'AVX2');
+    } finally {
+      if (saved === undefined) delete process.env.CT2_FORCE_CPU_ISA;
+      else process.env.CT2_FORCE_CPU_ISA = saved;
+    }
   });
 });

@@ -12,32 +12,37 @@ skips it with that reason. CT2_VERBOSE=1 (set by the bench) makes CTranslate2 lo
 GEMM backends (float32, int8) to stderr.
 
 Weights: the bench writes the model's parameters as a frost checkpoint (train/checkpoint.ts:
-`params/checkpoint.json` with names, shapes and offsets, `params/tensors.bin` float32) beside the
-exported ONNX graphs. The checkpoint rather than the ONNX initializers: it holds frost's parameters
-under their own names and in float32 whatever the export's precision, so one mapping serves fp32 and
-int8 (CTranslate2 quantises on load), and reading it takes numpy alone (no onnx module). The mapping
-(frost's models/archs/transformer-weights.ts to ctranslate2/specs/transformer_spec.py):
+`checkpoint.json` with names, shapes and offsets, `tensors.bin` float32), the `params` folder of each
+model request: beside the exported ONNX graphs for a model built from initialisation, or the run's own
+checkpoint for a run or an imported model (bench/decode-run.ts). The checkpoint rather than the ONNX
+initializers: it holds frost's parameters under their own names and in float32 whatever the export's
+precision, so one mapping serves fp32 and int8 (CTranslate2 quantises on load), and reading it takes
+numpy alone (no onnx module). The mapping (frost's models/archs/transformer-weights.ts to
+ctranslate2/specs/transformer_spec.py):
   embeddings    encoder/embedding (decoder/embedding when the vocabulary is joint) and
-                decoder/embedding, scaled by sqrt(d) (scale_embeddings)
-  positions     sinusoidal: frost's [sin(p w) | cos(p w)] table, w_i = 10000^(-2i/d), given
-                explicitly (position_encodings.encodings); learned: frost's table
+                decoder/embedding, scaled by sqrt(d) (scale_embeddings) unless embeddingScale is 'none'
+  positions     sinusoidal (frost's and Marian's layout) or sinusoidal-fairseq: frost's own table
+                (models/layers/positional-encoding.ts), given explicitly (position_encodings.encodings);
+                learned: frost's table
   attention     frost's x W + b with W [d_in, d_out]; CTranslate2's Linear is W^T [d_out, d_in].
                 Self-attention: linear[0] = [Wq; Wk; Wv] fused, linear[1] = Wo. Attention over the
                 source: linear[0] = Wq, linear[1] = [Wk; Wv], linear[2] = Wo
   layer norms   ln1 -> self_attention.layer_norm, ln2 -> attention.layer_norm (decoder) or
                 ffn.layer_norm (encoder), ln3 -> ffn.layer_norm (decoder); pre_norm as frost's
-                `norm`, and with norm=pre encoder/norm and decoder/norm end the stacks; epsilon 1e-5
-  feed-forward  W1, b1 -> ffn.linear_0; W2, b2 -> ffn.linear_1 (relu or exact gelu)
-  head          `learned` (logits = f W + b): decoder.projection = W^T, b. Other heads are refused
-                (a tied head would map as the projection sharing the target embedding, a fixed head as
-                its frozen matrix; neither is written here)
+                `norm`, and with norm=pre encoder/norm and decoder/norm end the stacks; layernormEmbedding
+                -> layernorm_embedding; epsilon 1e-5
+  feed-forward  W1, b1 -> ffn.linear_0; W2, b2 -> ffn.linear_1 (relu, exact gelu or swish)
+  head          `learned` (logits = f W + b): decoder.projection = W^T, b; `tied` (logits = f E^T + b, the
+                head of imported Marian and fairseq models): decoder.projection = the target embedding E,
+                unscaled, and the head's bias where it has one. Other heads are refused (a fixed head would
+                map as its frozen matrix, which is not written here)
 
 Protocol: one JSON object per line on stdin, one JSON answer per line on stdout (as rnn_attn_decode.py).
   {"cmd": "info"} -> {"ctranslate2": version, "computeTypes": [...], ...}
-  {"cmd": "model", "key": K, "dir": model folder, "config": archConfig, "head": H,
+  {"cmd": "model", "key": K, "dir": model folder, "params": checkpoint folder, "config": archConfig, "head": H,
    "tokens": {"source": [...], "target": [...]}, "specials": {"pad": 0, "unk": 1, "bos": 2, "eos": 3},
    "computeTypes": ["float32"] | ["int8", "int8_float32"], "threads": n}
-      writes DIR/ctranslate2 (once per folder) and loads one Translator per compute type (intra_threads n,
+      writes DIR/ctranslate2 (once per checkpoint) and loads one Translator per compute type (intra_threads n,
       inter_threads 1); compute types that resolve to the same one are loaded once. Answers the resolved
       types.
   {"cmd": "decode", "key": K, "chunks": [[[ids...], ...], ...], "beam": k, "tokens": n}
@@ -68,9 +73,8 @@ LAYER_NORM_EPS = 1e-5
 SINUSOID_ROWS = 1024
 
 
-def load_params(model_dir):
-    """A frost checkpoint (train/checkpoint.ts) as {name: float32 array}."""
-    folder = os.path.join(model_dir, 'params')
+def load_params(folder):
+    """A frost checkpoint (train/checkpoint.ts) in `folder` as {name: float32 array}."""
     with open(os.path.join(folder, 'checkpoint.json')) as f:
         manifest = json.load(f)
     if manifest.get('format') != 'frost-checkpoint':
@@ -81,10 +85,18 @@ def load_params(model_dir):
     return {t['name']: flat[t['offset']:t['offset'] + t['length']].reshape(t['shape']) for t in manifest['tensors']}
 
 
-def sinusoids(rows, d):
-    """frost's sinusoidal positions (models/layers/positional-encoding.ts), float32 as its graphs compute them."""
-    omega = np.power(10000.0, -2.0 * np.arange(d // 2) / d).astype(np.float32)
-    angles = np.arange(rows, dtype=np.float32)[:, None] * omega[None, :]
+def sinusoids(rows, d, kind='sinusoidal'):
+    """frost's sinusoidal positions (models/layers/positional-encoding.ts), float32 as its graphs compute them:
+    its own frequencies from position 0, or fairseq's (step log(10000) / (d/2 - 1)) from position 2."""
+    half = d // 2
+    if kind == 'sinusoidal-fairseq':
+        step = np.float32(np.log(10000.0) / (half - 1))
+        omega = np.exp(np.arange(half, dtype=np.float32) * -step).astype(np.float32)
+        first = 2
+    else:
+        omega = np.power(10000.0, -2.0 * np.arange(half) / d).astype(np.float32)
+        first = 0
+    angles = np.arange(first, first + rows, dtype=np.float32)[:, None] * omega[None, :]
     return np.concatenate([np.sin(angles), np.cos(angles)], 1).astype(np.float32)
 
 
@@ -120,24 +132,29 @@ def set_positions(spec, t, name, cfg):
     if cfg['positions'] == 'learned':
         spec.encodings = t[f'{name}/table']
     else:
-        spec.encodings = sinusoids(max(SINUSOID_ROWS, cfg['maxPositions']), cfg['model'])
+        spec.encodings = sinusoids(max(SINUSOID_ROWS, cfg['maxPositions']), cfg['model'], cfg['positions'])
 
 
 def transformer_spec(ct2, t, cfg, head, tokens, specials):
-    """A TransformerSpec holding frost's Transformer (models/archs/transformer.ts) with its `learned` head."""
+    """A TransformerSpec holding frost's Transformer (models/archs/transformer.ts) with a `learned` or `tied` head."""
     from ctranslate2.specs import common_spec, transformer_spec as ts
 
-    if head != 'learned':
-        raise ValueError(f"head '{head}': only 'learned' (a projection with bias) is mapped to CTranslate2")
-    activation = {'relu': common_spec.Activation.RELU, 'gelu': common_spec.Activation.GELU}[cfg['activation']]
+    if head not in ('learned', 'tied'):
+        raise ValueError(f"head '{head}': only 'learned' and 'tied' (a projection with bias) are mapped to CTranslate2")
+    activation = {'relu': common_spec.Activation.RELU, 'gelu': common_spec.Activation.GELU,
+                  'swish': common_spec.Activation.SWISH}[cfg['activation']]
     pre = cfg['norm'] == 'pre'
     spec = ts.TransformerSpec.from_config((cfg['encoderLayers'], cfg['decoderLayers']), cfg['heads'],
-                                          pre_norm=pre, activation=activation)
+                                          pre_norm=pre, activation=activation,
+                                          layernorm_embedding=bool(cfg.get('layernormEmbedding')))
     enc, dec = spec.encoder, spec.decoder
     joint = 'encoder/embedding' not in t
     enc.embeddings[0].weight = t['decoder/embedding' if joint else 'encoder/embedding']
     dec.embeddings.weight = t['decoder/embedding']
-    enc.scale_embeddings = dec.scale_embeddings = True
+    enc.scale_embeddings = dec.scale_embeddings = cfg.get('embeddingScale', 'sqrt-d') == 'sqrt-d'
+    if cfg.get('layernormEmbedding'):
+        set_layer_norm(enc.layernorm_embedding, t, 'encoder/embedding_norm')
+        set_layer_norm(dec.layernorm_embedding, t, 'decoder/embedding_norm')
     set_positions(enc.position_encodings, t, 'encoder/positions', cfg)
     set_positions(dec.position_encodings, t, 'decoder/positions', cfg)
     for l, layer in enumerate(enc.layer):
@@ -155,7 +172,12 @@ def transformer_spec(ct2, t, cfg, head, tokens, specials):
     if pre:
         set_layer_norm(enc.layer_norm, t, 'encoder/norm')
         set_layer_norm(dec.layer_norm, t, 'decoder/norm')
-    set_linear(dec.projection, t['head/W'], t['head/b'])
+    if head == 'learned':
+        set_linear(dec.projection, t['head/W'], t['head/b'])
+    else:
+        E = t['decoder/embedding']
+        dec.projection.weight = E
+        dec.projection.bias = t.get('head/b', np.zeros(E.shape[0], np.float32))
     spec.register_source_vocabulary(tokens['source'])
     spec.register_target_vocabulary(tokens['target'])
     target = tokens['target']
@@ -171,7 +193,7 @@ class Peer:
     def __init__(self, ct2):
         self.ct2 = ct2
         self.models = {}
-        self.written = set()
+        self.written = {}
 
     def info(self, _req):
         ct2 = self.ct2
@@ -179,15 +201,17 @@ class Peer:
                 'computeTypes': sorted(ct2.get_supported_compute_types('cpu'))}
 
     def model(self, req):
-        out = os.path.join(req['dir'], 'ctranslate2')
-        if out not in self.written:
-            spec = transformer_spec(self.ct2, load_params(req['dir']), req['config'], req['head'], req['tokens'],
+        # One float32 CTranslate2 model per parameter set, whatever precisions of it are timed.
+        out = self.written.get(req['params'])
+        if out is None:
+            out = os.path.join(req['dir'], 'ctranslate2')
+            spec = transformer_spec(self.ct2, load_params(req['params']), req['config'], req['head'], req['tokens'],
                                     req['specials'])
             spec.validate()
             spec.optimize(quantization=None)  # float32 on disk; each Translator quantises on load
             os.makedirs(out, exist_ok=True)
             spec.save(out)
-            self.written.add(out)
+            self.written[req['params']] = out
         translators = {}
         for ct in req['computeTypes']:
             tr = self.ct2.Translator(out, device='cpu', compute_type=ct, inter_threads=1, intra_threads=req['threads'])

@@ -9,9 +9,10 @@ follow beams (rnn_attn_decode.py's search).
 
     OMP_NUM_THREADS=1 /usr/bin/python3 bench/peer/transformer_decode.py --threads 1
 
-Weights: frost's parameters from the bench model's `params/` checkpoint (ctranslate2_decode.py's load_params; x W
+Weights: frost's parameters from the request's `params` checkpoint (ctranslate2_decode.py's load_params; x W
 + b with W [in, out] is nn.Linear's weight W^T), so the bench checks that both produce the same tokens before it
-times them. Only the `learned` head (a projection with bias) is mapped.
+times them. The `learned` and `tied` heads (a projection with bias) are mapped, with relu, gelu or swish, as
+ctranslate2_decode.py maps them.
 
 Protocol: ctranslate2_decode.py's (one JSON object per line each way), with
   {"cmd": "info"} -> torch's version, threads, BLAS libraries and int8 engine
@@ -26,6 +27,8 @@ import math
 import sys
 import time
 
+import numpy as np
+
 sys.dont_write_bytecode = True  # the peers import each other; leave no __pycache__ in the tree
 from ctranslate2_decode import LAYER_NORM_EPS, load_params, serve, sinusoids  # noqa: E402
 from rnn_attn import loaded_blas  # noqa: E402
@@ -34,13 +37,16 @@ from rnn_attn_decode import search, source_batch  # noqa: E402
 MASKED_KEY_BIAS = -1e9  # frost's (models/layers/multi-head-attention.ts)
 
 
-def build(torch, nn, cfg, t):
+def build(torch, nn, cfg, t, head):
     """frost's Transformer at inference, its parameters `t` (name -> array) loaded."""
     F = nn.functional
     d, h = cfg['model'], cfg['heads']
     dk = d // h
     pre = cfg['norm'] == 'pre'
-    act = F.relu if cfg['activation'] == 'relu' else F.gelu
+    act = {'relu': F.relu, 'gelu': F.gelu, 'swish': F.silu}[cfg['activation']]
+    scale = math.sqrt(d) if cfg.get('embeddingScale', 'sqrt-d') == 'sqrt-d' else 1.0
+    if cfg.get('layernormEmbedding'):
+        raise ValueError('layernormEmbedding is not mapped to the PyTorch peer')
 
     def linear(name_w, name_b):
         m = nn.Linear(*t[name_w].shape)
@@ -98,20 +104,26 @@ def build(torch, nn, cfg, t):
             self.src_emb = (self.tgt_emb if 'encoder/embedding' not in t
                             else nn.Embedding.from_pretrained(torch.from_numpy(t['encoder/embedding'].copy())))
             table = (lambda n: torch.from_numpy(t[f'{n}/table'].copy())) if cfg['positions'] == 'learned' else (
-                lambda n: torch.from_numpy(sinusoids(1024, d)))
+                lambda n: torch.from_numpy(sinusoids(1024, d, cfg['positions'])))
             self.register_buffer('src_pos', table('encoder/positions'))
             self.register_buffer('tgt_pos', table('decoder/positions'))
             self.enc = nn.ModuleList([Layer(f'encoder/layer{l}', False) for l in range(cfg['encoderLayers'])])
             self.dec = nn.ModuleList([Layer(f'decoder/layer{l}', True) for l in range(cfg['decoderLayers'])])
             self.enc_norm = norm('encoder/norm') if pre else nn.Identity()
             self.dec_norm = norm('decoder/norm') if pre else nn.Identity()
-            self.head = linear('head/W', 'head/b')
+            if head == 'learned':
+                self.head = linear('head/W', 'head/b')
+            else:  # tied: the target embedding scores, with the head's bias where it has one
+                E = t['decoder/embedding']
+                self.head = nn.Linear(d, E.shape[0])
+                self.head.weight.data = torch.from_numpy(E.copy())
+                self.head.bias.data = torch.from_numpy(t.get('head/b', np.zeros(E.shape[0], np.float32)).copy())
 
         def encode(self, src, src_len):
             """Per decoder layer the source keys and values [B, h, S, dk], and the padding bias [B, 1, 1, S]."""
             S = src.shape[1]
             bias = ((torch.arange(S)[None, :] >= src_len[:, None]).float() * MASKED_KEY_BIAS)[:, None, None, :]
-            x = self.src_emb(src) * math.sqrt(d) + self.src_pos[:S][None]
+            x = self.src_emb(src) * scale + self.src_pos[:S][None]
             for layer in self.enc:
                 x = residual(x, layer.ln1, lambda y: layer.self_attn(y, layer.self_attn.heads(y, layer.self_attn.k),
                                                                      layer.self_attn.heads(y, layer.self_attn.v), bias))
@@ -123,7 +135,7 @@ def build(torch, nn, cfg, t):
         def step(self, y, cache, cross, bias):
             """Log-probabilities [N, |V|] for the previous tokens y [N]; `cache` (per layer [k, v]) grows by one."""
             position = cache[0][0].shape[2] if cache[0][0] is not None else 0
-            x = (self.tgt_emb(y) * math.sqrt(d) + self.tgt_pos[position])[:, None, :]
+            x = (self.tgt_emb(y) * scale + self.tgt_pos[position])[:, None, :]
             for layer, kv, (ck, cv) in zip(self.dec, cache, cross):
                 def self_attn(z):
                     k, v = layer.self_attn.heads(z, layer.self_attn.k), layer.self_attn.heads(z, layer.self_attn.v)
@@ -168,9 +180,9 @@ class Peer:
 
     def model(self, req):
         torch, nn = self.torch, self.nn
-        if req['head'] != 'learned':
-            raise ValueError(f"head '{req['head']}': only 'learned' (a projection with bias) is mapped")
-        model = build(torch, nn, req['config'], load_params(req['dir']))
+        if req['head'] not in ('learned', 'tied'):
+            raise ValueError(f"head '{req['head']}': only 'learned' and 'tied' (a projection with bias) are mapped")
+        model = build(torch, nn, req['config'], load_params(req['params']), req['head'])
         model.eval()
         if req.get('int8'):
             # Debian's torch has no fbgemm; qnnpack is its int8 CPU engine.
