@@ -3,6 +3,10 @@ import type { EncoderInput, NamedTensors, Seq2SeqModel } from '../models/index.t
 import { appendPosition, type AppendCacheSpec } from '../core/runtime/append-cache.ts';
 import { createNodeSession, ort } from '../core/runtime/ort-node.ts';
 import type { HostTensor } from '../core/runtime/row-state.ts';
+import { EXCLUDED_LOGIT } from '../models/heads/output-mask.ts';
+
+/** Log-probabilities below this are pinned ones (an excluded target's), not the model's: never compared. */
+const PINNED = EXCLUDED_LOGIT / 2;
 
 export interface ParityReport {
   sentences: number;
@@ -22,7 +26,8 @@ export interface ParityReport {
 
 /**
  * Compares one step's rows, [rows, V] log-probabilities from tfjs (`expected`) and onnxruntime (`actual`), into
- * `report`, skipping rows `reached` says no decoder reads. Each side is renormalised in float64 first: tfjs's own
+ * `report`, skipping rows `reached` says no decoder reads, and entries both sides pin below {@link PINNED} (targets the
+ * output layer excludes: the graph adds the offset to the logit, tfjs replaces the logit by it). Each side is renormalised in float64 first: tfjs's own
  * log-softmax normalised a trained Transformer's rows only to within ~1e-4 (`maxReferenceNormError` in its card,
  * against onnxruntime's `maxNormError` of ~1e-5), a shift of the whole row that no search sees; the graph's own
  * normalisation is held to the bar separately, so a graph that returns logits instead of log-probabilities is
@@ -46,6 +51,8 @@ export function compareStep(
     for (let v = 0; v < V; v++) {
       const i = r * V + v;
       const e = expected[i]! - lseE;
+      // A target the output layer excludes (models/heads/output-mask.ts) in both engines: probability 0 either way.
+      if (e < PINNED && actual[i]! - lseA < PINNED) continue;
       const diff = Math.abs(e - (actual[i]! - lseA));
       const scaled = diff / Math.max(1, Math.abs(e));
       if (!(scaled <= report.maxScaledDiff) || Number.isNaN(diff)) {

@@ -13,9 +13,14 @@
  * - a B computed from initializers alone (a seeded head's matrix, regenerated at session creation)
  *   is quantised inside the graph with DynamicQuantizeLinear (uint8, per tensor); onnxruntime folds
  *   that at session creation, so the download stays small and steps read a uint8 matrix;
- * - weights read by anything else (an embedding's Gather, the encoder's GRU, a tied head's shared
- *   matrix) are left to the weight-only `int8` pass (export/precision.ts): stored int8, computed in
- *   float32.
+ * - a tied head's shared matrix E [|V|, d], read by the embedding's Gather and as the transposed B of the
+ *   head's Gemm, is stored once, int8 with one scale per row (per output column of the Gemm): the Gemm
+ *   multiplies Transpose(E_q), which onnxruntime folds at session creation (an int8 [d, |V|] copy in
+ *   memory), and the Gather dequantises only the rows it reads. The output layer is the largest product
+ *   of a step (for opus-mt-de-en's 58,101 pieces, more than half of its multiply-adds), so it runs as
+ *   integers too;
+ * - weights read by anything else (an embedding's Gather alone, the encoder's GRU) are left to the
+ *   weight-only `int8` pass (export/precision.ts): stored int8, computed in float32.
  * Weights are 7-bit (±63, onnxruntime's `reduce_range`): on x86 CPUs without VNNI, onnxruntime's U8S8
  * kernel multiplies with VPMADDUBSW, whose int16 sums of two uint8 × int8 products saturate beyond
  * ±32767. With ±127 weights a model's output then depended on the CPU serving it: a non-VNNI server and
@@ -129,6 +134,56 @@ export function quantizeMatMulsInGraph(graph: Graph, weights: WeightAccess, conv
     attribute,
   });
 
+  /**
+   * A tied matrix `w` [V, d] as int8 rows (7-bit, one scale per row): `${w.name}.int8` [V, d], its scales `.scale`
+   * [V] for the Gemm's output columns and `.row_scale` [V, 1] for the gathered rows.
+   */
+  const storedTied = new Map<string, { q: string; scale: string; rowScale: string }>();
+  const storeTied = (w: Tensor) => {
+    const have = storedTied.get(w.name);
+    if (have) return have;
+    const [V, d] = [w.dims![0]!, w.dims![1]!];
+    const values = float32Values(w);
+    // Per row of E = per column of Eᵀ [d, V]: the Gemm's scales, quantised as every other B is.
+    const t = new Float32Array(values.length);
+    for (let r = 0; r < V; r++) for (let c = 0; c < d; c++) t[c * V + r] = values[r * d + c]!;
+    const { q: qt, scales } = quantizeColumnsInt8(t, d, V);
+    const q = new Int8Array(qt.length);
+    let maxAbsError = 0;
+    for (let r = 0; r < V; r++)
+      for (let c = 0; c < d; c++) {
+        q[r * d + c] = qt[c * V + r]!;
+        maxAbsError = Math.max(maxAbsError, Math.abs(q[r * d + c]! * scales[r]! - values[r * d + c]!));
+      }
+    const names = { q: `${w.name}.int8`, scale: `${w.name}.scale`, rowScale: `${w.name}.row_scale` };
+    added.push({ name: names.q, dims: [V, d], data_type: TensorDataType.INT8, raw_data: raw(q) });
+    added.push({ name: names.scale, dims: [V], data_type: TensorDataType.FLOAT, raw_data: raw(scales) });
+    added.push({ name: names.rowScale, dims: [V, 1], data_type: TensorDataType.FLOAT, raw_data: raw(scales) });
+    converted.push({
+      name: w.name,
+      dims: [V, d],
+      bytesBefore: values.length * 4,
+      bytesAfter: q.byteLength + 2 * scales.byteLength,
+      maxAbsError,
+    });
+    storedTied.set(w.name, names);
+    replaced.add(w.name);
+    return names;
+  };
+  /** Transpose(E_q) for the Gemm, emitted before the first Gemm that reads it. */
+  const transposedTied = new Set<string>();
+  const tiedB = (w: Tensor) => {
+    const names = storeTied(w);
+    const bq = `${w.name}.T.int8`;
+    if (!transposedTied.has(w.name)) {
+      transposedTied.add(w.name);
+      out.push(
+        node('Transpose', [names.q], [bq], `${w.name}/transpose_int8`, [{ name: 'perm', type: 7, ints: [1, 0] }]),
+      );
+    }
+    return { q: bq, scale: names.scale };
+  };
+
   /** The int8 copy of initializer `w` as the MatMul's [K, N] B (transposed first for transB). */
   const storeWeight = (w: Tensor, transB: boolean) => {
     const key = `${w.name}${transB ? '^T' : ''}`;
@@ -162,10 +217,47 @@ export function quantizeMatMulsInGraph(graph: Graph, weights: WeightAccess, conv
     return names;
   };
 
+  const isTransBGemm = (n: Node) => n.op_type === 'Gemm' && (attr(n, 'transB')?.i ?? 0) === 1;
+  /** Initializers read only by Gathers (as their table) and as the transposed B of Gemms, at least one of each. */
+  const tied = new Set(
+    [...inits.values()]
+      .filter((t) => {
+        const readers = consumers.get(t.name) ?? [];
+        const gathers = readers.filter((c) => c.op_type === 'Gather' && c.input[0] === t.name && c.input[1] !== t.name);
+        const gemms = readers.filter(
+          (c) => isQuantizableMatMul(c) && isTransBGemm(c) && c.input[1] === t.name && c.input[0] !== t.name,
+        );
+        return (
+          !inputs.has(t.name) &&
+          (t.dims?.length ?? 0) === 2 &&
+          isConvertibleWeight(t.data_type, t.dims ?? []) &&
+          gathers.length > 0 &&
+          gemms.length > 0 &&
+          gathers.length + gemms.length === readers.length &&
+          gathers.every((g) => (attr(g, 'axis')?.i ?? 0) === 0)
+        );
+      })
+      .map((t) => t.name),
+  );
+
   for (const n of nodes) {
+    if (n.op_type === 'Gather' && tied.has(n.input[0]!)) {
+      // The rows read, dequantised: q[ids] · scale[ids].
+      const { q, rowScale } = storeTied(inits.get(n.input[0]!)!);
+      const p = n.name || n.output[0]!;
+      const ids = n.input[1]!;
+      out.push(node('Gather', [q, ids], [`${p}/rows_q`], `${p}/gather_int8`));
+      out.push(
+        node('Cast', [`${p}/rows_q`], [`${p}/rows`], `${p}/cast`, [{ name: 'to', type: 2, i: TensorDataType.FLOAT }]),
+      );
+      out.push(node('Gather', [rowScale, ids], [`${p}/row_scales`], `${p}/gather_scales`));
+      out.push(node('Mul', [`${p}/rows`, `${p}/row_scales`], [n.output[0]!], `${p}/dequantize`));
+      continue;
+    }
     const b = n.input[1];
     const init = b === undefined ? undefined : inits.get(b);
-    const transB = n.op_type === 'Gemm' && (attr(n, 'transB')?.i ?? 0) === 1;
+    const transB = isTransBGemm(n);
+    const tiedProduct = init !== undefined && tied.has(init.name) && isQuantizableMatMul(n);
     const offline =
       init !== undefined &&
       !inputs.has(init.name) &&
@@ -175,7 +267,7 @@ export function quantizeMatMulsInGraph(graph: Graph, weights: WeightAccess, conv
         (c) => isQuantizableMatMul(c) && c.input[1] === init.name && c.input[0] !== init.name,
       );
     const inGraph = !offline && b !== undefined && init === undefined && constant.has(b) && !constant.has(n.input[0]!);
-    if (!isQuantizableMatMul(n) || !(offline || inGraph)) {
+    if (!isQuantizableMatMul(n) || !(offline || inGraph || tiedProduct)) {
       out.push(n);
       continue;
     }
@@ -185,7 +277,9 @@ export function quantizeMatMulsInGraph(graph: Graph, weights: WeightAccess, conv
     let bq: string;
     let bScale: string;
     let bZero: string | undefined;
-    if (offline) {
+    if (tiedProduct) {
+      ({ q: bq, scale: bScale } = tiedB(init!));
+    } else if (offline) {
       ({ q: bq, scale: bScale } = storeWeight(init!, transB));
     } else {
       let bf = b!;

@@ -205,6 +205,35 @@ describe('convertPrecision (a pass over the serialized model)', () => {
       web.forEach((v, i) => assert.ok(Math.abs(v - actual[i]!) < 1e-4, `web vs node at ${i}: ${v} vs ${actual[i]}`));
     });
   }
+
+  test('int8-compute, tied head: one int8 copy of the shared matrix, gathered by rows and the head Gemm on integers', async () => {
+    const enc = convertPrecision(fp32.encoder, 'int8-compute');
+    const dec = convertPrecision(fp32.decoder, 'int8-compute');
+    assert.equal(dec.converted.filter((c) => c.name === 'decoder/embedding').length, 1);
+    const nodes = nodesOf(dec.bytes);
+    // The head's product reads the stored rows transposed (folded by onnxruntime at session creation)...
+    assert.ok(
+      nodes.some((n) => n.op === 'MatMulInteger' && n.inputs[1] === 'decoder/embedding.T.int8'),
+      nodes.map((n) => `${n.op}(${n.inputs.join(',')})`).join(' '),
+    );
+    assert.ok(nodes.some((n) => n.op === 'Transpose' && n.inputs[0] === 'decoder/embedding.int8'));
+    // ...and the embedding's Gather reads the same int8 rows: no float copy of the matrix is stored.
+    assert.ok(nodes.some((n) => n.op === 'Gather' && n.inputs[0] === 'decoder/embedding.int8'));
+    const stored = readGraphInfo(dec.bytes).initializers.filter((t) => t.name.startsWith('decoder/embedding'));
+    assert.deepEqual(stored.map((t) => `${t.name} ${t.elemType}`).sort(), [
+      'decoder/embedding.int8 int8',
+      'decoder/embedding.row_scale float32',
+      'decoder/embedding.scale float32',
+    ]);
+    assert.deepEqual((await checker.check(dec.bytes)).unchecked, []);
+    const reference = await logProbs(fp32);
+    const actual = await logProbs({ encoder: enc.bytes, decoder: dec.bytes });
+    let maxDiff = 0;
+    reference.forEach((v, i) => (maxDiff = Math.max(maxDiff, Math.abs(v - actual[i]!))));
+    assert.ok(maxDiff < 0.2 && maxDiff > 0, `max |Δ log p| ${maxDiff}`);
+    const web = await logProbsWeb({ encoder: enc.bytes, decoder: dec.bytes });
+    web.forEach((v, i) => assert.ok(Math.abs(v - actual[i]!) < 1e-4, `web vs node at ${i}: ${v} vs ${actual[i]}`));
+  });
 });
 
 /** Node op types of a serialized model's main graph, and which initializer each node reads as input 1. */

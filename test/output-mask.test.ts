@@ -15,6 +15,10 @@ import { SPECIALS } from '../core/vocab.ts';
 import { buildHead, getHeadDefinition, headNames } from '../models/heads/index.ts';
 import { sharedEmbeddingRows } from '../models/heads/target-matrix.ts';
 import { EXCLUDED_LOGIT } from '../models/heads/output-mask.ts';
+import { GraphBuilder } from '../core/onnx/graph-builder.ts';
+import { decodeModel } from '../core/onnx/proto.ts';
+import { tensorValue } from '../models/onnx-values.ts';
+import { runOrt } from './helpers/onnx-check.ts';
 import { ParamStore } from '../models/params.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { makeToyCorpus } from '../train/data/toy-corpus.ts';
@@ -200,4 +204,54 @@ test('--smooth-seen-only: label smoothing over the pieces the targets use trains
   const { card, parity } = await exportRun(runDir, join(dir, 'model-smooth'), { quiet: true });
   assert.ok(parity.maxScaledDiff <= 1e-4);
   assert.deepEqual(card.head.compactOutput, { rows: kept, vocabulary: tgt.frequencies.length });
+});
+
+test('the exported graph: kept logits as tfjs computes them, excluded ones pushed below any real logit, no pass over the logits after a biased Gemm', async () => {
+  const [V, d, N] = [40, 8, 3];
+  const excluded = [0, 1, 2, 7, 20, 39];
+  const f = tf.randomUniform([N, d], -1, 1, 'float32', 4) as tf.Tensor2D;
+  const fData = f.dataSync() as Float32Array;
+  const graphOf = (name: string, excludedTargets: number[]) => {
+    const params = new ParamStore(1);
+    const embedding = params.variable('decoder/embedding', [V, d], { kind: 'uniform', limit: 0.5 });
+    const head = buildHead(name, {
+      vocabSize: V,
+      inputDim: d,
+      embedding,
+      params,
+      seed: 1,
+      dropout: 0,
+      excludedTargets,
+    });
+    const g = new GraphBuilder('head', { opset: 18 });
+    const input = g.input('f', 'float32', ['N', d]);
+    const shared = head.sharedEmbeddingOnnx?.(g);
+    const table = shared?.matrix ?? g.initializer('decoder/embedding', tensorValue(embedding));
+    g.output(
+      g.scope('head', () => head.toOnnx(g, input, { embedding: table, storeFrozen: false })),
+      'logits',
+      'float32',
+      ['N', V],
+    );
+    const tfjs = tf.tidy(() => head.logits(f, false).arraySync());
+    params.dispose();
+    const bytes = g.toBytes();
+    return { bytes, tfjs, nodes: (decodeModel(bytes) as { graph: { node: { op_type: string }[] } }).graph.node };
+  };
+  for (const name of headNames()) {
+    const plain = graphOf(name, []);
+    const masked = graphOf(name, excluded);
+    const added = masked.nodes.map((n) => n.op_type);
+    for (const op of plain.nodes.map((n) => n.op_type)) added.splice(added.indexOf(op), added.includes(op) ? 1 : 0);
+    // One Add at most, none where the head ends in a Gemm with a bias of its own (the offsets joined it).
+    assert.ok(added.length <= 1 && added.every((op) => op === 'Add'), `${name}: ${added.join(',')}`);
+    if (name === 'learned' || name === 'tied') assert.deepEqual(added, [], `${name}: offsets folded into the bias`);
+    const out = (await runOrt(masked.bytes, { f: { data: fData, dims: [N, d] } })).logits!.data as Float32Array;
+    for (let i = 0; i < N; i++)
+      for (let id = 0; id < V; id++) {
+        const [got, want] = [out[i * V + id]!, masked.tfjs[i]![id]!];
+        if (excluded.includes(id)) assert.ok(got < EXCLUDED_LOGIT / 2, `${name}: id ${id} at ${got}`);
+        else assert.ok(Math.abs(got - want) < 1e-4, `${name}: id ${id}: ${got} vs tfjs ${want}`);
+      }
+  }
 });

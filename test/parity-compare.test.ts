@@ -48,3 +48,17 @@ test('a changed logit is a difference, reported where it is; unreached rows and 
   assert.equal(nan.maxScaledDiff, Infinity);
   assert.equal(nan.maxNormError, Infinity);
 });
+
+test('an excluded target, pinned far below every real log-probability on both sides, is not compared', () => {
+  // tfjs pins the logit at −10⁴; the graph adds −10⁴ to it (models/heads/output-mask.ts).
+  const tfjs = logSoftmax([3, 1, 0.5, -1e4, 0]);
+  const graph = logSoftmax([3, 1, 0.5, -1e4 + 7.25, 0]);
+  const report = fresh();
+  compareStep(report, 0, rows(tfjs), rows(graph), V, all);
+  assert.ok(report.maxScaledDiff < 1e-6, `${report.maxScaledDiff}`);
+  assert.equal(report.maxAbsDiff < 1e-5, true);
+  // Pinned on one side only is a difference like any other.
+  const unpinned = fresh();
+  compareStep(unpinned, 0, rows(tfjs), rows(logSoftmax([3, 1, 0.5, -2, 0])), V, all);
+  assert.ok(unpinned.maxScaledDiff > 0.5, `${unpinned.maxScaledDiff}`);
+});

@@ -226,6 +226,37 @@ export class GraphBuilder {
     return this.emit(opType, inputs, attrs, nodeName, outputs, opts.domain ?? '');
   }
 
+  /**
+   * Adds the constant row `row` to the bias of the Gemm that produced `value`, instead of emitting an Add over its
+   * output: an elementwise pass over an [N, |V|] output layer saved every step. Only where that is the same
+   * computation: `value` is a plain Gemm's (alpha = beta = 1) output that nothing reads yet, and its bias an
+   * initializer of this graph, float32, of `row`'s length, read by that Gemm alone. Where `row` is 0 the sum is the
+   * bias bit for bit.
+   * @returns `value` when the bias took the row; undefined when the caller must add it itself
+   */
+  addToGemmBias(value: string, row: Float32Array): string | undefined {
+    const gemm = this.nodes.find((n) => n.output[0] === value);
+    if (gemm?.op_type !== 'Gemm' || (gemm.domain ?? '') !== '' || gemm.input.length < 3) return undefined;
+    const plain = (gemm.attribute ?? []).every(
+      (a) => !['alpha', 'beta'].includes(a.name ?? '') || (a as { f?: number }).f === 1,
+    );
+    const bias = gemm.input[2]!;
+    const readers = this.nodes.filter((n) => n.input.includes(bias) || n.input.includes(value));
+    const index = this.initializers.findIndex((t) => t.name === bias);
+    const stored = this.initializers[index];
+    if (!plain || readers.length !== 1 || readers[0] !== gemm || stored === undefined) return undefined;
+    if (this.outputs.some((o) => o.name === value || o.name === bias)) return undefined;
+    if (stored.data_type !== onnxDataType('float32') || elementCount((stored.dims ?? []).map(Number)) !== row.length)
+      return undefined;
+    const raw = stored.raw_data!;
+    const current = new Float32Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.byteLength));
+    const sum = Float32Array.from(current, (b, i) => b + row[i]!);
+    const proto = encodeTensor({ dtype: 'float32', dims: (stored.dims ?? []).map(Number), data: sum }, bias);
+    this.initializers[index] = proto;
+    this.shared.initializerBytes.set(bias, tensorBytes(proto));
+    return value;
+  }
+
   /** Same as `node(...)[0]`, for single-output ops. */
   op(
     opType: string,

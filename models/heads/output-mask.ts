@@ -8,8 +8,8 @@ import type { HeadContext, OutputHead } from './types.ts';
 export const EXCLUDED_LOGIT = -1e4;
 
 /**
- * `head` with the logits of `ctx.excludedTargets` pinned to {@link EXCLUDED_LOGIT}, in training and in the exported
- * graph (a Mul and an Add of constant [1, |V|] rows).
+ * `head` with the logits of `ctx.excludedTargets` pinned to {@link EXCLUDED_LOGIT} in training, and pushed there in
+ * the exported graph.
  *
  * Why: a joint subword vocabulary holds thousands of pieces the target language never uses (Multi30k de-en,
  * joint 8k: 3,858 of 8,000 never occur in the English text). Left in the softmax they take probability mass the
@@ -19,8 +19,11 @@ export const EXCLUDED_LOGIT = -1e4;
  */
 export function maskedHead(head: OutputHead, ctx: HeadContext): OutputHead {
   const V = ctx.vocabSize;
-  // z · keep + offset, not z + offset: an excluded logit is exactly EXCLUDED_LOGIT (no rounding of z − 10⁴ that
-  // would differ between tfjs and ONNX Runtime and blur the export's parity check), and its gradient is exactly 0.
+  // Training: z · keep + offset, so that an excluded logit is exactly EXCLUDED_LOGIT and its gradient exactly 0.
+  // The graph: z + offset, the offsets folded into the head's own bias where it ends in a Gemm with one (no pass over
+  // the [N, |V|] logits at all; otherwise one Add). An excluded logit is then z − 10⁴ rather than −10⁴: a probability
+  // of 0 in float32 either way, and the export's parity check leaves entries both engines pin that low alone
+  // (export/parity.ts). A Mul by the keep row cost a decoder step at opus-mt's 58,101 targets 5% at batch 64.
   const keep = new Float32Array(V).fill(1);
   const offsets = new Float32Array(V);
   for (const id of ctx.excludedTargets ?? []) {
@@ -36,10 +39,9 @@ export function maskedHead(head: OutputHead, ctx: HeadContext): OutputHead {
   return {
     ...head,
     logits: (f, training) => tf.tidy(() => tf.add(tf.mul(head.logits(f, training), keepRow), offsetRow)),
-    toOnnx: (g, f, onnx) =>
-      g.op('Add', [
-        g.op('Mul', [head.toOnnx(g, f, onnx), g.initializer('kept', row(keep))]),
-        g.initializer('excluded', row(offsets)),
-      ]),
+    toOnnx: (g, f, onnx) => {
+      const z = head.toOnnx(g, f, onnx);
+      return g.addToGemmBias(z, offsets) ?? g.op('Add', [z, g.initializer('excluded', row(offsets))]);
+    },
   };
 }
