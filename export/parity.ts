@@ -26,12 +26,12 @@ export interface ParityReport {
 
 /**
  * Compares one step's rows, [rows, V] log-probabilities from tfjs (`expected`) and onnxruntime (`actual`), into
- * `report`, skipping rows `reached` says no decoder reads, and entries both sides pin below {@link PINNED} (targets the
- * output layer excludes: the graph adds the offset to the logit, tfjs replaces the logit by it). Each side is
- * renormalised in float64 first: tfjs's own log-softmax normalised a trained Transformer's rows only to within ~1e-4 (`maxReferenceNormError` in its card,
- * against onnxruntime's `maxNormError` of ~1e-5), a shift of the whole row that no search sees; the graph's own
- * normalisation is held to the bar separately, so a graph that returns logits instead of log-probabilities is
- * still refused.
+ * `report`, skipping rows `reached` says no decoder reads, and entries both sides pin below {@link PINNED} (targets
+ * the output layer excludes: the graph adds the offset to the logit, tfjs replaces the logit by it). Each side is
+ * renormalised in float64 first: tfjs's own log-softmax normalised a trained Transformer's rows only to within
+ * ~1e-4 (`maxReferenceNormError` in its card, against onnxruntime's `maxNormError` of ~1e-5), a shift of the whole
+ * row that no search sees; the graph's own normalisation is held to the bar separately, so a graph that returns
+ * logits instead of log-probabilities is still refused.
  */
 export function compareStep(
   report: ParityReport,
