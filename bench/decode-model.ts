@@ -84,7 +84,8 @@ export interface BenchModel {
 /** The image preprocessing written into a bench caption model's card (any values do for an untrained model). */
 const BENCH_IMAGE = { mean: [0.5, 0.5, 0.5], std: [0.25, 0.25, 0.25] } as const;
 
-const SPECIAL_TOKENS = [SPECIALS.pad.token, SPECIALS.unk.token, SPECIALS.bos.token, SPECIALS.eos.token];
+/** frost's special tokens, in id order. */
+export const SPECIAL_TOKENS = [SPECIALS.pad.token, SPECIALS.unk.token, SPECIALS.bos.token, SPECIALS.eos.token];
 
 /** Builds, exports and writes one bench model under `root`. */
 export async function writeBenchModel(root: string, opts: BenchModelOptions): Promise<BenchModel> {

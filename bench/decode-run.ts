@@ -8,15 +8,13 @@
  * weights' values (the bench forces every output to one length), only on the shape.
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SPECIALS } from '../core/vocab.ts';
 import { exportRun } from '../export/export-run.ts';
 import type { Precision } from '../export/precision.ts';
 import { importMarian } from '../train/import/marian.ts';
 import { REPO_ROOT } from '../train/data/paths.ts';
 import { RunFolder } from '../train/run-folder.ts';
-import type { BenchModel } from './decode-model.ts';
+import { SPECIAL_TOKENS, type BenchModel } from './decode-model.ts';
 
 /** opus-mt-de-en's shape (Helsinki-NLP/opus-mt-de-en's config.json), as tiny_marian.py's arguments. */
 export const OPUS_MT_DE_EN_SHAPE = {
@@ -32,7 +30,9 @@ export const OPUS_MT_DE_EN_SHAPE = {
 export function writeOpusMtShape(dir: string, data: string, python: string): void {
   const args = Object.entries(OPUS_MT_DE_EN_SHAPE).flatMap(([k, v]) => [`--${k}`, String(v)]);
   const script = join(REPO_ROOT, 'test', 'helpers', 'marian', 'tiny_marian.py');
-  const r = spawnSync(python, [script, dir, data, ...args], { encoding: 'utf8' });
+  // It imports marian_files.py beside it: no __pycache__ left in the tree.
+  const env = { ...process.env, PYTHONDONTWRITEBYTECODE: '1' };
+  const r = spawnSync(python, [script, dir, data, ...args], { encoding: 'utf8', env });
   if (r.status !== 0) throw new Error(`${script} failed (${r.status ?? r.signal}): ${r.stderr || r.error?.message}`);
 }
 
@@ -41,21 +41,6 @@ export async function importMarianRun(from: string, out: string, data: string | 
   await importMarian({ from, out, ...(data ? { data: { dir: data, kind: 'multi30k' } } : {}) });
   return out;
 }
-
-/** What a run folder's config.json says of its model, read before anything is built. */
-function runConfig(runDir: string): { arch: string; head: { name: string } } {
-  const path = join(runDir, 'config.json');
-  const config = JSON.parse(readFileSync(path, 'utf8')) as { arch?: unknown; head?: { name?: unknown } };
-  if (typeof config.arch !== 'string' || typeof config.head?.name !== 'string')
-    throw new Error(`${path}: not a frost run's config (no arch or head)`);
-  return config as { arch: string; head: { name: string } };
-}
-
-/** The architecture of the run at `runDir`. */
-export const runFolderArch = (runDir: string): string => runConfig(runDir).arch;
-
-/** The output head of the run at `runDir`. */
-export const runFolderHead = (runDir: string): string => runConfig(runDir).head.name;
 
 /** A run model's shape in one line: layers, d, heads, feed-forward, vocabularies, activation. */
 export function runShape(model: BenchModel): string {
@@ -89,7 +74,7 @@ export async function writeRunModel(root: string, runDir: string, opts: RunModel
     ...(opts.parityTolerance === undefined ? {} : { parityTolerance: opts.parityTolerance }),
     precisionSentences: opts.precisionSentences ?? 50,
   });
-  const specials = new Set<string>([SPECIALS.pad.token, SPECIALS.unk.token, SPECIALS.bos.token, SPECIALS.eos.token]);
+  const specials = new Set<string>(SPECIAL_TOKENS);
   const config = run.config as { archConfig?: Record<string, unknown> };
   if (!config.archConfig) throw new Error(`${runDir}: not a run of an architecture with an archConfig`);
   return {

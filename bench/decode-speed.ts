@@ -50,6 +50,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SeededRandom } from '../core/random.ts';
 import { multi30kDir } from '../train/data/paths.ts';
+import { RunFolder } from '../train/run-folder.ts';
 import { loadModelDir } from '../core/runtime/load-node.ts';
 import { NODE_SESSION_OPTIONS, nodeRuntimeVersion } from '../core/runtime/ort-node.ts';
 import type { Seq2SeqRuntime } from '../core/runtime/seq2seq.ts';
@@ -58,14 +59,7 @@ import { PRECISIONS, type Precision } from '../export/precision.ts';
 import { archHelp, archsReading, DEFAULT_BENCH_ARCH, jointByDefault, pickArchs } from './archs.ts';
 import { frostHypotheses, hypothesisMismatches, type Hypotheses } from './decode-check.ts';
 import { DEFAULT_VOCAB, JOINT_VOCAB, writeBenchModel, type BenchModel } from './decode-model.ts';
-import {
-  importMarianRun,
-  runFolderArch,
-  runFolderHead,
-  runShape,
-  writeOpusMtShape,
-  writeRunModel,
-} from './decode-run.ts';
+import { importMarianRun, runShape, writeOpusMtShape, writeRunModel } from './decode-run.ts';
 import { DecodePeer, decodePeers } from './decode-peers.ts';
 import {
   chunks,
@@ -152,7 +146,11 @@ const runSources = [args.run, args.marian, args['opus-mt-shape'] ? 'opus-mt-shap
 if (runSources.length > 1) throw new RangeError('--run, --marian and --opus-mt-shape: give one');
 /** The run's own architecture for `--run` (its config.json), the Transformer for a Marian import. */
 const runArch =
-  args.run !== undefined ? runFolderArch(resolve(args.run)) : runSources.length > 0 ? 'transformer' : undefined;
+  args.run !== undefined
+    ? (await RunFolder.open(resolve(args.run))).config.arch
+    : runSources.length > 0
+      ? 'transformer'
+      : undefined;
 if (runArch !== undefined && args.arch !== undefined && args.arch !== runArch)
   throw new RangeError(`--arch ${args.arch}: the run is a ${runArch} model`);
 if (runArch !== undefined && (args['compare-whole-rows'] || args['write-models'] !== undefined))
@@ -456,7 +454,7 @@ async function main(): Promise<void> {
 }
 
 async function benchAll(root: string, run: string | undefined): Promise<void> {
-  const runHead = run === undefined ? undefined : runFolderHead(run);
+  const runHead = run === undefined ? undefined : (await RunFolder.open(run)).config.head.name;
   if (runHead !== undefined && args.heads !== undefined && args.heads !== runHead)
     throw new RangeError(`--heads ${args.heads}: the run's head is ${runHead}`);
   const heads = (runHead ?? args.heads ?? (arch === 'rnn-attn' ? 'learned,fixed-l2,hadamard' : 'learned')).split(',');

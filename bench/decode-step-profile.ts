@@ -21,7 +21,7 @@ import { parseArgs } from 'node:util';
 import { generate } from '../core/decode/generate.ts';
 import type { StepModel } from '../core/decode/types.ts';
 import { SeededRandom } from '../core/random.ts';
-import { loadModelDir } from '../core/runtime/load-node.ts';
+import { loadModelDir, readModelCard } from '../core/runtime/load-node.ts';
 import { createNodeSession, ort } from '../core/runtime/ort-node.ts';
 import type { DecoderState } from '../core/runtime/row-state.ts';
 import type { ModelCard } from '../core/runtime/model-card.ts';
@@ -204,10 +204,7 @@ try {
   const model =
     args.model === undefined
       ? await writeBenchModel(root, { head: args.head!, preset: args.preset, precision: 'fp32' })
-      : await loadModelDir(args.model, { intraOpNumThreads: 1 }).then(async (rt) => {
-          await rt.release();
-          return { dir: args.model!, card: rt.card };
-        });
+      : { dir: args.model, card: await readModelCard(args.model) };
   const rng = new SeededRandom(1, 'decode-step-profile');
   const srcVocab = model.card.source!.tokens.length;
   const srcs = Array.from({ length: batch }, () =>

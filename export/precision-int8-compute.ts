@@ -30,6 +30,7 @@
  */
 import { TensorDataType } from '../core/onnx/proto.ts';
 import type { ConvertedWeight } from './precision.ts';
+import { quantizeRowsInt8 } from './precision-quantize.ts';
 
 /** The parts of a decoded ModelProto's graph the rewrite reads and writes. */
 export interface Tensor {
@@ -135,8 +136,9 @@ export function quantizeMatMulsInGraph(graph: Graph, weights: WeightAccess, conv
   });
 
   /**
-   * A tied matrix `w` [V, d] as int8 rows (7-bit, one scale per row): `${w.name}.int8` [V, d], its scales `.scale`
-   * [V] for the Gemm's output columns and `.row_scale` [V, 1] for the gathered rows.
+   * A tied matrix `w` [V, d] as int8 rows (7-bit, one scale per row, which is one per output column of the Gemm):
+   * `${w.name}.int8` [V, d], its scales `.scale` [V] for the Gemm's output columns and `.row_scale` [V, 1] for the
+   * gathered rows.
    */
   const storedTied = new Map<string, { q: string; scale: string; rowScale: string }>();
   const storeTied = (w: Tensor) => {
@@ -144,17 +146,10 @@ export function quantizeMatMulsInGraph(graph: Graph, weights: WeightAccess, conv
     if (have) return have;
     const [V, d] = [w.dims![0]!, w.dims![1]!];
     const values = float32Values(w);
-    // Per row of E = per column of Eᵀ [d, V]: the Gemm's scales, quantised as every other B is.
-    const t = new Float32Array(values.length);
-    for (let r = 0; r < V; r++) for (let c = 0; c < d; c++) t[c * V + r] = values[r * d + c]!;
-    const { q: qt, scales } = quantizeColumnsInt8(t, d, V);
-    const q = new Int8Array(qt.length);
+    const { q, scales } = quantizeRowsInt8(values, V, d, INT8_COMPUTE_WEIGHT_MAX);
     let maxAbsError = 0;
-    for (let r = 0; r < V; r++)
-      for (let c = 0; c < d; c++) {
-        q[r * d + c] = qt[c * V + r]!;
-        maxAbsError = Math.max(maxAbsError, Math.abs(q[r * d + c]! * scales[r]! - values[r * d + c]!));
-      }
+    for (let i = 0; i < q.length; i++)
+      maxAbsError = Math.max(maxAbsError, Math.abs(q[i]! * scales[Math.floor(i / d)]! - values[i]!));
     const names = { q: `${w.name}.int8`, scale: `${w.name}.scale`, rowScale: `${w.name}.row_scale` };
     added.push({ name: names.q, dims: [V, d], data_type: TensorDataType.INT8, raw_data: raw(q) });
     added.push({ name: names.scale, dims: [V], data_type: TensorDataType.FLOAT, raw_data: raw(scales) });

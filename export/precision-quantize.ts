@@ -13,12 +13,12 @@ export interface RowQuantized {
 }
 
 /**
- * Quantises a row-major `[rows, cols]` matrix to int8 with a per-row scale `max|row| / 127`
- * (round to nearest). Per row rather than per tensor because rows of a weight matrix (one token's
- * embedding, one GRU unit's input weights) differ in magnitude, and one outlier row would otherwise
- * crush the resolution of all the others. An all-zero row gets scale 1 so dequantising stays exact.
+ * Quantises a row-major `[rows, cols]` matrix to int8 with a per-row scale `max|row| / limit` (round to nearest;
+ * `limit` 127, or int8-compute's 63). Per row rather than per tensor because rows of a weight matrix (one token's
+ * embedding, one GRU unit's input weights) differ in magnitude, and one outlier row would otherwise crush the
+ * resolution of all the others. An all-zero row gets scale 1 so dequantising stays exact.
  */
-export function quantizeRowsInt8(data: Float32Array, rows: number, cols: number): RowQuantized {
+export function quantizeRowsInt8(data: Float32Array, rows: number, cols: number, limit = INT8_MAX): RowQuantized {
   if (rows * cols !== data.length) throw new Error(`quantizeRowsInt8: ${data.length} values are not ${rows}×${cols}`);
   const q = new Int8Array(data.length);
   const scales = new Float32Array(rows);
@@ -27,11 +27,11 @@ export function quantizeRowsInt8(data: Float32Array, rows: number, cols: number)
     let max = 0;
     for (let c = 0; c < cols; c++) max = Math.max(max, Math.abs(data[off + c]!));
     if (!Number.isFinite(max)) throw new Error(`quantizeRowsInt8: row ${r} holds a non-finite value`);
-    const scale = max === 0 ? 1 : Math.fround(max / INT8_MAX);
+    const scale = max === 0 ? 1 : Math.fround(max / limit);
     scales[r] = scale;
     for (let c = 0; c < cols; c++) {
       const v = Math.round(data[off + c]! / scale);
-      q[off + c] = v > INT8_MAX ? INT8_MAX : v < -INT8_MAX ? -INT8_MAX : v;
+      q[off + c] = v > limit ? limit : v < -limit ? -limit : v;
     }
   }
   return { q, scales };

@@ -14,14 +14,13 @@ import { initBackend } from '../train/backend/select.ts';
 import { GEMM_PROVIDERS } from '../train/backend/kernels/gemm-providers.ts';
 import {
   BUCKET_SHAPES,
-  chooseRunners,
-  makeDispatcher,
   probeShapes,
   shapeClass,
-  type GemmChoiceRecord,
   type ProbeCandidate,
   type ProbeShape,
-} from '../train/backend/kernels/gemm-probe.ts';
+} from '../train/backend/kernels/gemm-classes.ts';
+import { makeDispatcher } from '../train/backend/kernels/gemm-dispatch.ts';
+import { chooseRunners, type GemmChoiceRecord } from '../train/backend/kernels/gemm-probe.ts';
 import {
   nativeGemm,
   setNativeGemm,

@@ -18,13 +18,10 @@
  * fairseq-generate does. Hostile folders are refused with one line each and write nothing.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { gunzipSync } from 'node:zlib';
 import { corpusBleu } from '../core/metrics/bleu.ts';
 import { decodeModel } from '../core/onnx/proto.ts';
 import { loadModelDir } from '../core/runtime/load-node.ts';
@@ -32,7 +29,13 @@ import { parseModelCard } from '../core/runtime/model-card.ts';
 import { importFairseq } from '../train/import/fairseq.ts';
 import { multi30kDirOrNull } from './helpers/data-dir.ts';
 import { frostInProcess } from './helpers/frost-in-process.ts';
-import { assertImportRefused, editTensors } from './helpers/import-checks.ts';
+import {
+  assertImportRefused,
+  assertProvenance,
+  editTensors,
+  flickrSentences,
+  runTorchPython,
+} from './helpers/import-checks.ts';
 import { findTorchPython } from './helpers/torch-python.ts';
 
 const HELPERS = join(import.meta.dirname, 'helpers', 'fairseq');
@@ -68,28 +71,13 @@ let references: string[];
 const converted: Partial<Record<Kind, string>> = {};
 const reference: Record<string, Reference[]> = {};
 
-function runPython(args: string[]): string {
-  const r = spawnSync(python, args, {
-    encoding: 'utf8',
-    maxBuffer: 64 << 20,
-    env: { ...process.env, PYTHONPATH: PYTHON_DIR, PYTHONDONTWRITEBYTECODE: '1' },
-  });
-  if (r.status !== 0) throw new Error(`${args.join(' ')} failed (${r.status}): ${r.stderr}`);
-  return r.stdout;
-}
+const runPython = (args: string[]) => runTorchPython(python, args, { PYTHONPATH: PYTHON_DIR });
 
 before(() => {
   if (data === null) return;
   python = findTorchPython();
   tmp = mkdtempSync(join(tmpdir(), 'frost-import-fairseq-'));
-  sentences = gunzipSync(readFileSync(join(data, 'test_2016_flickr.de.gz')))
-    .toString('utf8')
-    .split('\n')
-    .slice(0, SENTENCES);
-  references = gunzipSync(readFileSync(join(data, 'test_2016_flickr.en.gz')))
-    .toString('utf8')
-    .split('\n')
-    .slice(0, SENTENCES);
+  ({ sentences, references } = flickrSentences(data, SENTENCES));
   const file = join(tmp, 'sentences.de');
   writeFileSync(file, sentences.join('\n') + '\n');
   for (const [kind, boost] of Object.entries(KINDS) as [Kind, number][]) {
@@ -177,20 +165,9 @@ for (const kind of Object.keys(KINDS) as Kind[]) {
       const card = parseModelCard(readFileSync(join(model, 'model-card.json'), 'utf8'), model);
       assert.equal(card.tokenizer, 'fairseq');
       assert.deepEqual(card.fairseq, { bpe: 'none', source: 'de' });
-      const imported = card.config.imported as {
-        format: string;
-        from: string;
-        files: Record<string, { sha256: string }>;
-      };
-      assert.equal(imported.format, FORMAT(kind));
       assert.equal(card.arch, FROST_ARCH[kind]);
-      assert.equal(imported.from, converted[kind]);
-      for (const file of ['model.safetensors', 'fairseq.json', 'dict.de.txt', 'dict.en.txt']) {
-        const sha = createHash('sha256')
-          .update(readFileSync(join(converted[kind]!, file)))
-          .digest('hex');
-        assert.equal(imported.files[file]?.sha256, sha, file);
-      }
+      const files = ['model.safetensors', 'fairseq.json', 'dict.de.txt', 'dict.en.txt'];
+      assertProvenance(card.config.imported, FORMAT(kind), converted[kind]!, files);
     });
 
     if (kind === 'dynamicconv') {

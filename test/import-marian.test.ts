@@ -7,13 +7,10 @@
  * each and write nothing.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { gunzipSync } from 'node:zlib';
 import { corpusBleu } from '../core/metrics/bleu.ts';
 import { loadModelDir } from '../core/runtime/load-node.ts';
 import { parseModelCard } from '../core/runtime/model-card.ts';
@@ -22,7 +19,13 @@ import { loadMarianTokenizer, MARIAN_EOS } from '../core/subword/marian-tokenize
 import { importMarian } from '../train/import/marian.ts';
 import { multi30kDirOrNull } from './helpers/data-dir.ts';
 import { frostInProcess } from './helpers/frost-in-process.ts';
-import { assertImportRefused, editTensors } from './helpers/import-checks.ts';
+import {
+  assertImportRefused,
+  assertProvenance,
+  editTensors,
+  flickrSentences,
+  runTorchPython,
+} from './helpers/import-checks.ts';
 import { findTorchPython } from './helpers/torch-python.ts';
 
 const HELPERS = join(import.meta.dirname, 'helpers', 'marian');
@@ -49,13 +52,7 @@ const MODES = ['greedy', 'beam'] as const;
 const BEAMS = { greedy: 1, beam: 4 } as const;
 const reference: Record<string, Reference[]> = {};
 
-function runPython(args: string[]): string {
-  const r = spawnSync(python, args, { encoding: 'utf8', maxBuffer: 64 << 20 });
-  if (r.status !== 0) throw new Error(`${args[0]} failed (${r.status}): ${r.stderr}`);
-  return r.stdout;
-}
-
-const lines = (path: string) => gunzipSync(readFileSync(path)).toString('utf8').split('\n');
+const runPython = (args: string[]) => runTorchPython(python, args);
 
 before(() => {
   if (data === null) return;
@@ -63,8 +60,7 @@ before(() => {
   tmp = mkdtempSync(join(tmpdir(), 'frost-import-marian-'));
   hf = join(tmp, 'opus-mt-tiny');
   runPython([join(HELPERS, 'tiny_marian.py'), hf, data, '--seed', '3']);
-  sentences = lines(join(data, 'test_2016_flickr.de.gz')).slice(0, SENTENCES);
-  references = lines(join(data, 'test_2016_flickr.en.gz')).slice(0, SENTENCES);
+  ({ sentences, references } = flickrSentences(data, SENTENCES));
   const file = join(tmp, 'sentences.de');
   writeFileSync(file, sentences.join('\n') + '\n');
   // Every decode the tests compare with, in one reference process: torch starts once.
@@ -156,19 +152,8 @@ describe('frost import marian', { skip: data === null ? 'no Multi30k (FROST_DATA
     const card = parseModelCard(readFileSync(join(model, 'model-card.json'), 'utf8'), model);
     assert.equal(card.tokenizer, 'marian');
     assert.deepEqual(card.marian, { files: { de: 'source.model', en: 'target.model' }, source: 'de' });
-    const imported = card.config.imported as {
-      format: string;
-      from: string;
-      files: Record<string, { sha256: string }>;
-    };
-    assert.equal(imported.format, 'huggingface-marian');
-    assert.equal(imported.from, hf);
-    for (const file of ['config.json', 'model.safetensors', 'source.spm', 'target.spm', 'vocab.json']) {
-      const sha = createHash('sha256')
-        .update(readFileSync(join(hf, file)))
-        .digest('hex');
-      assert.equal(imported.files[file]?.sha256, sha, file);
-    }
+    const files = ['config.json', 'model.safetensors', 'source.spm', 'target.spm', 'vocab.json'];
+    assertProvenance(card.config.imported, 'huggingface-marian', hf, files);
     assert.equal((card.config.archConfig as { activation: string }).activation, 'swish');
   });
 

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
-import { checkParity, PARITY_TOLERANCE } from '../export/parity.ts';
 import { buildHead } from '../models/heads/index.ts';
 import { feedForward, type FeedForwardWeights } from '../models/layers/feed-forward.ts';
 import { createPositionalEncoding, positionVectors, positionVectorsAt } from '../models/layers/positional-encoding.ts';
@@ -10,6 +9,7 @@ import { buildModel, resolveArchConfig, type ModelSizes, type Seq2SeqModel } fro
 import { initBackend } from '../train/backend/select.ts';
 import type { EncodedPair } from '../train/data/batches.ts';
 import { startOnnxChecker, type OnnxChecker } from './helpers/onnx-checker.ts';
+import { assertOnnxParity } from './helpers/onnx-parity.ts';
 import { uniformTensors } from './helpers/random-tensors.ts';
 import { toyJointPairs } from './helpers/toy-pairs.ts';
 import { trainSteps } from './helpers/train-steps.ts';
@@ -44,13 +44,14 @@ function samples(n: number) {
   return pairs.slice(0, n).map((p) => ({ src: Int32Array.from(p.src), tgt: Int32Array.from(p.tgt) }));
 }
 
-async function assertParity(model: Seq2SeqModel): Promise<void> {
-  const { encoder, decoder } = model.toOnnx();
-  const [encoderBytes, decoderBytes] = [encoder.toBytes(), decoder.toBytes()];
-  await checker.check(encoderBytes);
-  await checker.check(decoderBytes);
-  const parity = await checkParity(model, encoderBytes, decoderBytes, samples(5), BOS, PAD);
-  assert.ok(parity.maxScaledDiff <= PARITY_TOLERANCE, `parity ${parity.maxScaledDiff}`);
+/** Trains `steps` steps (none: checks the model as built), checks ONNX parity, and disposes the model. */
+async function assertParity(model: Seq2SeqModel, steps = 0): Promise<void> {
+  try {
+    if (steps > 0) trainSteps(model, pairs, steps, { learningRate: 2e-3, maxSentences: 32 });
+    await assertOnnxParity(checker, model, samples(5), BOS, PAD);
+  } finally {
+    model.params.dispose();
+  }
 }
 
 describe('transformer settings for Marian: swish, embedding scale', () => {
@@ -137,13 +138,7 @@ describe('transformer settings for Marian: swish, embedding scale', () => {
   test("Marian's settings (post-norm, swish, unscaled or √d embedding, tied head): ONNX parity after training", async () => {
     for (const embeddingScale of ['none', 'sqrt-d']) {
       const config = resolveArchConfig('transformer', 'tiny', { norm: 'post', activation: 'swish', embeddingScale });
-      const model = buildModel('transformer', config, joint, { name: 'tied' }, SEED);
-      try {
-        trainSteps(model, pairs, 3, { learningRate: 2e-3, maxSentences: 32 });
-        await assertParity(model);
-      } finally {
-        model.params.dispose();
-      }
+      await assertParity(buildModel('transformer', config, joint, { name: 'tied' }, SEED), 3);
     }
   });
 
@@ -186,14 +181,9 @@ describe('transformer settings for fairseq: positions, layernormEmbedding, sourc
         embeddingScale: norm === 'pre' ? 'none' : 'sqrt-d',
       });
       const model = buildModel('transformer', config, norm === 'pre' ? joint : separate, { name: 'tied' }, SEED);
-      try {
-        const names = [...model.params.learnable.keys()];
-        assert.ok(names.includes('encoder/embedding_norm/gamma') && names.includes('decoder/embedding_norm/beta'));
-        trainSteps(model, pairs, 3, { learningRate: 2e-3, maxSentences: 32 });
-        await assertParity(model);
-      } finally {
-        model.params.dispose();
-      }
+      const names = [...model.params.learnable.keys()];
+      assert.ok(names.includes('encoder/embedding_norm/gamma') && names.includes('decoder/embedding_norm/beta'));
+      await assertParity(model, 3);
     }
   });
 
@@ -233,11 +223,7 @@ describe('transformer settings for fairseq: positions, layernormEmbedding, sourc
         { name: head, options: { sourceRows: { rows, moved: { '0': 1, '1': 0 } } } },
         SEED,
       );
-      try {
-        await assertParity(model);
-      } finally {
-        model.params.dispose();
-      }
+      await assertParity(model);
     }
   });
 

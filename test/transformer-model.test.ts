@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
 import { ort } from '../core/runtime/ort-node.ts';
-import { checkParity, PARITY_TOLERANCE } from '../export/parity.ts';
 import type { TransformerModel } from '../models/archs/transformer.ts';
 import { buildModel, headNames, resolveArchConfig, type ModelSizes, type Seq2SeqModel } from '../models/index.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { makeBatch, planBatches, type EncodedPair } from '../train/data/batches.ts';
 import { startOnnxChecker, type OnnxChecker } from './helpers/onnx-checker.ts';
+import { assertOnnxParity } from './helpers/onnx-parity.ts';
 import { toyJointPairs } from './helpers/toy-pairs.ts';
 import { trainSteps as trainModelSteps } from './helpers/train-steps.ts';
 
@@ -39,16 +39,7 @@ function trainSteps(model: Seq2SeqModel, steps: number): number[] {
 }
 
 async function assertParity(model: Seq2SeqModel): Promise<void> {
-  const { encoder, decoder } = model.toOnnx();
-  const encoderBytes = encoder.toBytes();
-  const decoderBytes = decoder.toBytes();
-  await checker.check(encoderBytes);
-  await checker.check(decoderBytes);
-  const parity = await checkParity(model, encoderBytes, decoderBytes, samples(5), BOS, PAD);
-  assert.ok(
-    parity.maxScaledDiff <= PARITY_TOLERANCE,
-    `parity ${parity.maxScaledDiff} at ${JSON.stringify(parity.worst)}`,
-  );
+  await assertOnnxParity(checker, model, samples(5), BOS, PAD);
 }
 
 describe('transformer: every head trains and exports with parity (joint vocabulary)', () => {

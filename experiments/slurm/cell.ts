@@ -1,4 +1,5 @@
 import { runStatus } from '../../report/run-status.ts';
+import { threadPools } from '../grid-threads.ts';
 import { ExperimentInterrupted, liveChildren } from '../live-children.ts';
 import { trainSideBySide } from '../side-by-side.ts';
 import { requeue } from './commands.ts';
@@ -15,8 +16,8 @@ import { readCells } from './records.ts';
 /** The trainer's thread pools: the task's CPUs (`--cpus-per-task`), one without it. */
 export function cellThreads(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
   const cpus = Number(env.SLURM_CPUS_PER_TASK);
-  const threads = String(Number.isInteger(cpus) && cpus > 0 ? cpus : 1);
-  return { FROST_WASM_THREADS: threads, FROST_NATIVE_GEMM_THREADS: env.FROST_NATIVE_GEMM_THREADS ?? threads };
+  const threads = Number.isInteger(cpus) && cpus > 0 ? cpus : 1;
+  return threadPools(threads, threads, env);
 }
 
 export interface CellOutcome {

@@ -183,7 +183,7 @@ export class LightConvModel extends ResidualSeq2Seq<LightConvConfig, LightConvWe
   private encoderStack(ids: tf.Tensor2D, lengths: tf.Tensor1D, training: boolean) {
     const S = ids.shape[1];
     const mask = this.sourceMask(S, lengths);
-    const x = this.embed(this.w.srcEmbedding, ids, positionVectors(this.w.srcPositions, 0, S), training);
+    const x = this.embedSource(ids, training);
     const conv: Mixer = (h, l) => {
       const block = this.w.encoder[l].conv;
       return convBlock(block, h, encoderPadLeft(block.width), mask, this.dropConnect(training));
@@ -194,7 +194,7 @@ export class LightConvModel extends ResidualSeq2Seq<LightConvConfig, LightConvWe
   protected forcedOutputs(src: tf.Tensor2D, srcLen: tf.Tensor1D, tgtIn: tf.Tensor2D, training: boolean): tf.Tensor3D {
     const { out, mask } = this.encoderStack(src, srcLen, training);
     const memory = { ...this.crossKeysValues(out), src_mask: mask };
-    const y = this.embed(this.w.tgtEmbedding, tgtIn, positionVectors(this.w.tgtPositions, 0, tgtIn.shape[1]), training);
+    const y = this.embedTarget(tgtIn, positionVectors(this.w.tgtPositions, 0, tgtIn.shape[1]), training);
     const conv: Mixer = (h, l) => {
       const block = this.w.decoder[l].conv;
       return convBlock(block, h, block.width - 1, null, this.dropConnect(training));
@@ -223,7 +223,7 @@ export class LightConvModel extends ResidualSeq2Seq<LightConvConfig, LightConvWe
       const d = this.cfg.model;
       const position = inputs.position as tf.Tensor1D;
       const positions = tf.expandDims(positionVectorsAt(this.w.tgtPositions, position), 1);
-      const x = this.embed(this.w.tgtEmbedding, tf.reshape(prev, [N, 1]), positions, false);
+      const x = this.embedTarget(tf.reshape(prev, [N, 1]), positions, false);
       const state: NamedTensors = { position: tf.add(position, tf.scalar(1, 'int32')) };
       const conv: Mixer = (h, l) => {
         const name = `conv_window_${l}`;

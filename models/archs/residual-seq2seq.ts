@@ -11,7 +11,12 @@ import {
   projectHeads,
   type MultiHeadAttentionWeights,
 } from '../layers/multi-head-attention.ts';
-import { createPositionalEncoding, type PositionalEncoding, type PositionKind } from '../layers/positional-encoding.ts';
+import {
+  createPositionalEncoding,
+  positionVectors,
+  type PositionalEncoding,
+  type PositionKind,
+} from '../layers/positional-encoding.ts';
 import { headCrossEntropySum, type TokenLossOptions } from '../loss.ts';
 import { ParamStore } from '../params.ts';
 import { expectBatch, type ModelBatch, type ModelSizes, type NamedTensors } from './types.ts';
@@ -190,11 +195,22 @@ export abstract class ResidualSeq2Seq<Config extends ResidualConfig, Weights ext
     return training && rate > 0 ? seededDropout(x, rate, this.dropoutRng.nextUint32()) : x;
   }
 
+  /** The embedded source ids [B, S]: s · E[ids] + P[0 … S−1], then the encoder's embedding norm where it has one. */
+  protected embedSource(ids: tf.Tensor2D, training: boolean): tf.Tensor3D {
+    const P = positionVectors(this.w.srcPositions, 0, ids.shape[1]);
+    return this.embed(this.w.srcEmbedding, ids, P, training, this.w.encoderEmbeddingNorm);
+  }
+
+  /** The embedded target ids [B, T] at `positions` (broadcasting to [B, T, d]), then the decoder's embedding norm. */
+  protected embedTarget(ids: tf.Tensor2D, positions: tf.Tensor, training: boolean): tf.Tensor3D {
+    return this.embed(this.w.tgtEmbedding, ids, positions, training, this.w.decoderEmbeddingNorm);
+  }
+
   /**
    * s · E[ids] + positions for ids [B, L] (s: √d, or 1 with embeddingScale none); positions broadcast to [B, L, d];
    * then `norm` (layernormEmbedding) where given.
    */
-  protected embed(
+  private embed(
     E: tf.Tensor,
     ids: tf.Tensor2D,
     positions: tf.Tensor,

@@ -142,13 +142,7 @@ export class TransformerModel extends ResidualSeq2Seq<TransformerConfig, Transfo
     const S = ids.shape[1];
     const mask = this.sourceMask(S, lengths);
     const bias = keyPaddingBias(mask);
-    const x = this.embed(
-      this.w.srcEmbedding,
-      ids,
-      positionVectors(this.w.srcPositions, 0, S),
-      training,
-      this.w.encoderEmbeddingNorm,
-    );
+    const x = this.embedSource(ids, training);
     const selfAttention: Mixer = (h, l) => {
       const self = this.w.encoder[l].self;
       const k = projectHeads(self, 'k', h);
@@ -170,13 +164,7 @@ export class TransformerModel extends ResidualSeq2Seq<TransformerConfig, Transfo
     const { out, mask } = this.encoderStack(src, srcLen, training);
     const memory = { ...this.crossKeysValues(out), src_mask: mask };
     const T = tgtIn.shape[1];
-    const y = this.embed(
-      this.w.tgtEmbedding,
-      tgtIn,
-      positionVectors(this.w.tgtPositions, 0, T),
-      training,
-      this.w.decoderEmbeddingNorm,
-    );
+    const y = this.embedTarget(tgtIn, positionVectors(this.w.tgtPositions, 0, T), training);
     const selfKv: SelfKeysValues = (h, l) => [
       projectHeads(this.w.decoder[l].self, 'k', h),
       projectHeads(this.w.decoder[l].self, 'v', h),
@@ -202,13 +190,7 @@ export class TransformerModel extends ResidualSeq2Seq<TransformerConfig, Transfo
       const N = prev.shape[0];
       const position = inputs.self_k_0.shape[2] as number;
       const positions = positionVectors(this.w.tgtPositions, position, 1);
-      const x = this.embed(
-        this.w.tgtEmbedding,
-        tf.reshape(prev, [N, 1]),
-        positions,
-        false,
-        this.w.decoderEmbeddingNorm,
-      );
+      const x = this.embedTarget(tf.reshape(prev, [N, 1]), positions, false);
       const state: NamedTensors = {};
       const selfKv: SelfKeysValues = (h, l) => {
         const self = this.w.decoder[l].self;

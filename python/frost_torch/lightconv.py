@@ -40,7 +40,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .embeddings import build_embeddings, build_output_layer, output_logits
-from .transformer import MultiheadAttention, SinusoidalPositions
+from .transformer import MultiheadAttention, SinusoidalPositions, residual
 
 
 @dataclass
@@ -178,12 +178,6 @@ class ConvBlock(nn.Module):
         return u
 
 
-def _residual(x, norm, pre_norm, fn, dropout, training):
-    if pre_norm:
-        return x + F.dropout(fn(norm(x)), dropout, training)
-    return norm(x + F.dropout(fn(x), dropout, training))
-
-
 class EncoderLayer(nn.Module):
     def __init__(self, args: LightConvArgs, K: int):
         super().__init__()
@@ -197,9 +191,9 @@ class EncoderLayer(nn.Module):
         a, pre = self.args, self.args.encoder_normalize_before
         b = self.block
         conv = lambda y: b.linear2(b.conv(b.project_in(y, pad)))  # noqa: E731
-        x = _residual(x, self.layer_norm1, pre, conv, a.dropout, self.training)
+        x = residual(x, self.layer_norm1, pre, conv, a.dropout, self.training)
         ffn = lambda y: self.fc2(F.relu(self.fc1(y)))  # noqa: E731
-        return _residual(x, self.layer_norm2, pre, ffn, a.dropout, self.training)
+        return residual(x, self.layer_norm2, pre, ffn, a.dropout, self.training)
 
 
 class DecoderLayer(nn.Module):
@@ -216,16 +210,16 @@ class DecoderLayer(nn.Module):
 
     def _rest(self, x, enc, enc_pad):
         a, pre = self.args, self.args.decoder_normalize_before
-        x = _residual(
+        x = residual(
             x, self.encoder_attn_layer_norm, pre, lambda y: self.encoder_attn(y, enc, enc_pad), a.dropout, self.training
         )
         ffn = lambda y: self.fc2(F.relu(self.fc1(y)))  # noqa: E731
-        return _residual(x, self.final_layer_norm, pre, ffn, a.dropout, self.training)
+        return residual(x, self.final_layer_norm, pre, ffn, a.dropout, self.training)
 
     def forward(self, x, enc, enc_pad):
         b, pre = self.block, self.args.decoder_normalize_before
         conv = lambda y: b.linear2(b.conv(b.project_in(y)))  # noqa: E731
-        x = _residual(x, self.conv_layer_norm, pre, conv, self.args.dropout, self.training)
+        x = residual(x, self.conv_layer_norm, pre, conv, self.args.dropout, self.training)
         return self._rest(x, enc, enc_pad)
 
     def step(self, x, enc, enc_pad, buffer):
@@ -236,7 +230,7 @@ class DecoderLayer(nn.Module):
             z, out["buffer"] = b.conv.step(b.project_in(y), buffer)
             return b.linear2(z)
 
-        x = _residual(x, self.conv_layer_norm, pre, conv, self.args.dropout, self.training)
+        x = residual(x, self.conv_layer_norm, pre, conv, self.args.dropout, self.training)
         return self._rest(x, enc, enc_pad), out["buffer"]
 
 

@@ -103,6 +103,13 @@ class MultiheadAttention(nn.Module):
         return self.out_proj((weights @ v).transpose(1, 2).reshape(B, Tq, D))
 
 
+def residual(x, norm, pre_norm, fn, dropout, training):
+    """A sublayer `fn` with its residual and layer norm: pre-norm x + F(LN(x)) or post-norm LN(x + F(x))."""
+    if pre_norm:
+        return x + F.dropout(fn(norm(x)), dropout, training)
+    return norm(x + F.dropout(fn(x), dropout, training))
+
+
 class Layer(nn.Module):
     """One encoder or decoder layer; post-norm LN(x + F(x)) as in the paper, or pre-norm x + F(LN(x))."""
 
@@ -119,10 +126,7 @@ class Layer(nn.Module):
         self.final_layer_norm = nn.LayerNorm(dim)
 
     def _block(self, x, norm, fn):
-        drop = lambda y: F.dropout(y, self.args.dropout, self.training)  # noqa: E731
-        if self.pre_norm:
-            return x + drop(fn(norm(x)))
-        return norm(x + drop(fn(x)))
+        return residual(x, norm, self.pre_norm, fn, self.args.dropout, self.training)
 
     def forward(self, x, pad_mask, enc=None, enc_pad_mask=None):
         x = self._block(x, self.self_attn_layer_norm, lambda y: self.self_attn(y, y, pad_mask, causal=self.decoder))

@@ -22,14 +22,10 @@
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
-import { GEMM_PROVIDERS, loadNativeGemm } from './kernels/gemm-providers.ts';
-import {
-  chooseRunners,
-  makeDispatcher,
-  type GemmChoiceRecord,
-  type ProbeShape,
-  type TimeProduct,
-} from './kernels/gemm-probe.ts';
+import { loadAllNativeGemms, loadNativeGemm } from './kernels/gemm-providers.ts';
+import type { ProbeShape, TimeProduct } from './kernels/gemm-classes.ts';
+import { makeDispatcher } from './kernels/gemm-dispatch.ts';
+import { chooseRunners, type GemmChoiceRecord } from './kernels/gemm-probe.ts';
 import {
   nativeGemm,
   resolveNativeGemm,
@@ -123,17 +119,16 @@ async function loadWasm(opts: InitBackendOptions): Promise<BackendInfo> {
   registerWasmKernels();
   await activate('wasm');
   const gemm = configureNativeGemm(opts.nativeGemm, opts.quiet === true);
+  const native = nativeGemm();
   return {
     name: 'wasm',
     package: pkg,
     threads: wasm.getThreadsCount(),
     gemm,
-    ...(nativeGemm()?.provider === 'probe' && gemmChoice != null ? { gemmChoice } : {}),
+    // A dispatcher carries the probe's record it was made from (gemm-dispatch.ts).
+    ...(native?.provider === 'probe' && native.choice != null ? { gemmChoice: native.choice as GemmChoiceRecord } : {}),
   };
 }
-
-/** The probe's record behind the current dispatcher (null: no dispatcher). */
-let gemmChoice: GemmChoiceRecord | null = null;
 
 /**
  * Times one call of a probe's product through frost's wasm BatchMatMul (tf.matMul), with the candidate as the
@@ -177,15 +172,9 @@ function matMulTimer(): { time: TimeProduct; dispose: () => void } {
  * Every provider that loads, behind a dispatcher that sends each shape class to the runner the probe (or its
  * cache) found fastest; an Error when none loads.
  */
-function loadProbedGemm(threads: number): { runner: NativeGemm; record: GemmChoiceRecord } | Error {
-  const runners: NativeGemm[] = [];
-  const reasons: string[] = [];
-  for (const provider of GEMM_PROVIDERS) {
-    const loaded = provider.load(threads);
-    if (loaded instanceof Error) reasons.push(`${provider.name}: ${loaded.message.split('\n')[0]}`);
-    else runners.push(loaded);
-  }
-  if (runners.length === 0) return new Error(reasons.join('; '));
+function loadProbedGemm(threads: number): NativeGemm | Error {
+  const runners = loadAllNativeGemms(threads);
+  if (runners instanceof Error) return runners;
   const timer = matMulTimer();
   let record: GemmChoiceRecord;
   try {
@@ -193,7 +182,7 @@ function loadProbedGemm(threads: number): { runner: NativeGemm; record: GemmChoi
   } finally {
     timer.dispose();
   }
-  return { runner: makeDispatcher(runners, record), record };
+  return makeDispatcher(runners, record);
 }
 
 /** Turns the native GEMM runner on or off as asked; returns what will run large GEMMs. */
@@ -215,9 +204,7 @@ function configureNativeGemm(option: NativeGemmSetting | undefined, quiet: boole
   if (which === 'auto') {
     // Off the current runner first: the probe installs each candidate in turn, then puts back what was there.
     setNativeGemm(null)?.dispose();
-    const probed = loadProbedGemm(threads);
-    gemmChoice = probed instanceof Error ? null : probed.record;
-    loaded = probed instanceof Error ? probed : probed.runner;
+    loaded = loadProbedGemm(threads);
   } else loaded = loadNativeGemm(threads, which === 'first' ? 'auto' : which);
   setNativeGemm(loaded instanceof Error ? null : loaded)?.dispose();
   if (loaded instanceof Error) {

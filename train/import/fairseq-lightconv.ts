@@ -15,7 +15,7 @@
  */
 import { z } from 'zod';
 import { parseWith, refuse, size } from './import-files.ts';
-import type { TensorMapper } from './transformer-tensors.ts';
+import type { ExpectedShapes, TensorMapper } from './transformer-tensors.ts';
 
 /** fairseq's lightconv arch names (`lightconv`, `lightconv_iwslt_de_en`, `lightconv_wmt_en_de_big`, …). */
 export const isLightconvArch = (arch: string) => /^lightconv/.test(arch);
@@ -122,57 +122,33 @@ export function lightconvShape(model: Record<string, unknown>, where: string): L
   };
 }
 
-/** A tensor fairseq.json implies: its shape (or a second layout fairseq also saves), and what the shape comes from. */
-export interface ExpectedTensor {
-  shape: number[];
-  from: string;
-  also?: number[];
-}
-type Add = (name: string, shape: number[], from: string, also?: number[]) => void;
-
-/** Adds the tensors of every lightconv layer, as `add` takes them (fairseq.ts's expected tensors). */
-export function lightconvExpected(s: LightconvShape, ff: number, add: Add): void {
+/** Passes the tensors of every lightconv layer to `shapes` (fairseq.ts's expected tensors). */
+export function lightconvExpected(s: LightconvShape, shapes: ExpectedShapes): void {
   const { d, heads: H } = s;
   const dim = `encoder_embed_dim ${d}`;
-  const norm = (p: string) => {
-    add(`${p}.weight`, [d], dim);
-    add(`${p}.bias`, [d], dim);
-  };
-  const linear = (p: string, rows: number, cols: number, from: string) => {
-    add(`${p}.weight`, [rows, cols], from);
-    add(`${p}.bias`, [rows], from);
-  };
   const convBlock = (stack: 'encoder' | 'decoder', l: number, K: number) => {
     const p = `${stack}.layers.${l}`;
-    const inner = s.glu ? 2 * d : d;
-    linear(`${p}.linear1`, inner, d, `${stack}_glu ${s.glu}, ${dim}`);
+    shapes.linear(`${p}.linear1`, s.glu ? 2 * d : d, d, `${stack}_glu ${s.glu}, ${dim}`);
     const from = `${stack}_kernel_size_list[${l}] ${K}, ${stack}_attention_heads ${H}`;
-    if (s.conv === 'lightweight') add(`${p}.conv.weight`, [H, 1, K], from, [H, K]);
-    else add(`${p}.conv.weight_linear.weight`, [H * K, d], `${from}, ${dim}`);
-    linear(`${p}.linear2`, d, d, dim);
-  };
-  const feedForward = (p: string) => {
-    const both = `encoder_ffn_embed_dim ${ff}, ${dim}`;
-    add(`${p}.fc1.weight`, [ff, d], both);
-    add(`${p}.fc1.bias`, [ff], `encoder_ffn_embed_dim ${ff}`);
-    add(`${p}.fc2.weight`, [d, ff], both);
-    add(`${p}.fc2.bias`, [d], dim);
+    if (s.conv === 'lightweight') shapes.add(`${p}.conv.weight`, [H, 1, K], from, [H, K]);
+    else shapes.add(`${p}.conv.weight_linear.weight`, [H * K, d], `${from}, ${dim}`);
+    shapes.linear(`${p}.linear2`, d, d, dim);
   };
   s.encoderKernels.forEach((K, l) => {
     const p = `encoder.layers.${l}`;
     convBlock('encoder', l, K);
-    norm(`${p}.layer_norm1`);
-    feedForward(p);
-    norm(`${p}.layer_norm2`);
+    shapes.norm(`${p}.layer_norm1`);
+    shapes.feedForward(p);
+    shapes.norm(`${p}.layer_norm2`);
   });
   s.decoderKernels.forEach((K, l) => {
     const p = `decoder.layers.${l}`;
     convBlock('decoder', l, K);
-    norm(`${p}.conv_layer_norm`);
-    for (const proj of ['q_proj', 'k_proj', 'v_proj', 'out_proj']) linear(`${p}.encoder_attn.${proj}`, d, d, dim);
-    norm(`${p}.encoder_attn_layer_norm`);
-    feedForward(p);
-    norm(`${p}.final_layer_norm`);
+    shapes.norm(`${p}.conv_layer_norm`);
+    shapes.attention(`${p}.encoder_attn`);
+    shapes.norm(`${p}.encoder_attn_layer_norm`);
+    shapes.feedForward(p);
+    shapes.norm(`${p}.final_layer_norm`);
   });
 }
 

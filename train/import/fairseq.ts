@@ -37,6 +37,8 @@ import type { CheckpointTensor } from '../checkpoint.ts';
 import { translationConfigSchema, type ImportedProvenance, type TranslationRunConfig } from '../run-config.ts';
 import { frostOrder, frostVocabulary, readDictionary, sourceRows } from './fairseq-dictionary.ts';
 import {
+  checkImplied,
+  decodeFinite,
   fileHash,
   parseWith,
   readCheckedSafetensors,
@@ -53,10 +55,9 @@ import {
   lightconvLayers,
   lightconvShape,
   unusedLightconvTensor,
-  type ExpectedTensor,
   type LightconvShape,
 } from './fairseq-lightconv.ts';
-import { reorderRows, TensorMapper, transpose } from './transformer-tensors.ts';
+import { ExpectedShapes, reorderRows, TensorMapper, transpose } from './transformer-tensors.ts';
 
 export interface FairseqImportOptions {
   /** The converted folder (model.safetensors, fairseq.json), or a .pt checkpoint, which is refused. */
@@ -82,9 +83,10 @@ export interface FairseqImportResult {
   head: string;
 }
 
-const BPE_FILES: Readonly<Record<Exclude<FairseqBpe, 'none'>, { file: string; run: string }>> = {
-  subword_nmt: { file: 'bpecodes', run: 'bpecodes' },
-  sentencepiece: { file: 'sentencepiece.bpe.model', run: 'sentencepiece.bpe.model' },
+/** Each BPE's file: its default name beside the checkpoint, and its name in the run folder. */
+const BPE_FILES: Readonly<Record<Exclude<FairseqBpe, 'none'>, string>> = {
+  subword_nmt: 'bpecodes',
+  sentencepiece: 'sentencepiece.bpe.model',
 };
 
 const bool = z.boolean().nullish();
@@ -189,7 +191,12 @@ function checkArgs(a: FairseqArgs, where: string): void {
     no(`frost_head '${a.frost_head}': frost imports ${Object.keys(FROST_HEADS).join(', ')} (not yet the others)`);
 }
 
-type Expected = ExpectedTensor;
+/** A tensor fairseq.json implies: its shape (or a second layout fairseq also saves), and what the shape comes from. */
+interface Expected {
+  shape: number[];
+  from: string;
+  also?: number[];
+}
 
 /**
  * The tensors fairseq.json implies, with their shapes and the fields and files each shape comes from; `lc`: a
@@ -210,47 +217,16 @@ function expectedTensors(
   const dim = `encoder_embed_dim ${d}`;
   add('encoder.embed_tokens.weight', [Vs, d], `${dicts.src}'s ${Vs - 4} words, ${dim}`);
   add('decoder.embed_tokens.weight', [Vt, d], `${dicts.tgt}'s ${Vt - 4} words, ${dim}`);
-  const attention = (p: string) => {
-    for (const proj of ['q_proj', 'k_proj', 'v_proj', 'out_proj']) {
-      add(`${p}.${proj}.weight`, [d, d], dim);
-      add(`${p}.${proj}.bias`, [d], dim);
-    }
-  };
-  const norm = (p: string) => {
-    add(`${p}.weight`, [d], dim);
-    add(`${p}.bias`, [d], dim);
-  };
-  const feedForward = (p: string) => {
-    const both = `encoder_ffn_embed_dim ${ff}, ${dim}`;
-    add(`${p}.fc1.weight`, [ff, d], both);
-    add(`${p}.fc1.bias`, [ff], `encoder_ffn_embed_dim ${ff}`);
-    add(`${p}.fc2.weight`, [d, ff], both);
-    add(`${p}.fc2.bias`, [d], dim);
-  };
-  if (lc) lightconvExpected(lc, ff, add);
-  for (let l = 0; !lc && l < a.encoder_layers; l++) {
-    const p = `encoder.layers.${l}`;
-    attention(`${p}.self_attn`);
-    norm(`${p}.self_attn_layer_norm`);
-    feedForward(p);
-    norm(`${p}.final_layer_norm`);
-  }
-  for (let l = 0; !lc && l < a.decoder_layers; l++) {
-    const p = `decoder.layers.${l}`;
-    attention(`${p}.self_attn`);
-    norm(`${p}.self_attn_layer_norm`);
-    attention(`${p}.encoder_attn`);
-    norm(`${p}.encoder_attn_layer_norm`);
-    feedForward(p);
-    norm(`${p}.final_layer_norm`);
-  }
+  const shapes = new ExpectedShapes(add, d, ff, { d: dim, ff: `encoder_ffn_embed_dim ${ff}` });
+  if (lc) lightconvExpected(lc, shapes);
+  else shapes.layers('encoder', a.encoder_layers, 'decoder', a.decoder_layers);
   if (a.encoder_normalize_before) {
-    norm('encoder.layer_norm');
-    norm('decoder.layer_norm');
+    shapes.norm('encoder.layer_norm');
+    shapes.norm('decoder.layer_norm');
   }
   if (a.layernorm_embedding && !lc) {
-    norm('encoder.layernorm_embedding');
-    norm('decoder.layernorm_embedding');
+    shapes.norm('encoder.layernorm_embedding');
+    shapes.norm('decoder.layernorm_embedding');
   }
   if (a.frost_head) {
     for (const [name, shape] of Object.entries(FROST_HEADS[a.frost_head]!(Vt, d)))
@@ -274,12 +250,7 @@ function checkTensors(
   unused: (name: string, shape: readonly number[]) => boolean,
 ) {
   const where = file.path;
-  for (const [name, { shape, from, also }] of expected) {
-    const entry = file.entries.get(name);
-    if (entry === undefined) refuse(`${where}: no tensor '${name}' (fairseq.json's ${from} imply ${shapeText(shape)})`);
-    if (shapeText(entry.shape) !== shapeText(shape) && !(also && shapeText(entry.shape) === shapeText(also)))
-      refuse(`${where}: '${name}' is ${shapeText(entry.shape)}, but fairseq.json's ${from} imply ${shapeText(shape)}`);
-  }
+  checkImplied(file, expected, 'fairseq.json');
   const tiedCopy = !a.frost_head && tiedOutput(a) ? 'decoder.output_projection.weight' : undefined;
   const skipped = (name: string) => HARMLESS.test(name) || unused(name, file.entries.get(name)!.shape);
   for (const [name, entry] of file.entries) {
@@ -298,14 +269,7 @@ function checkTensors(
       );
     refuse(`${where}: unexpected tensor '${name}' ${shapeText(entry.shape)}, not part of this fairseq ${a.arch} model`);
   }
-  const tensors = new Map<string, Float32Array>();
-  for (const name of file.entries.keys()) {
-    if (skipped(name)) continue;
-    const { data } = file.tensor(name);
-    const bad = data.findIndex((x) => !Number.isFinite(x));
-    if (bad >= 0) refuse(`${where}: '${name}' holds ${data[bad]} at element ${bad}`);
-    tensors.set(name, data);
-  }
+  const tensors = decodeFinite(file, skipped);
   const same = (x: string, y: string, why: string) => {
     const [p, q] = [tensors.get(x)!, tensors.get(y)!];
     if (p.length !== q.length || p.some((v, i) => v !== q[i])) refuse(`${where}: '${x}' differs from '${y}' (${why})`);
@@ -433,7 +397,7 @@ export async function importFairseq(opts: FairseqImportOptions): Promise<Fairseq
   let bpeBytes: Uint8Array | undefined;
   let bpePath: string | undefined;
   if (bpe !== 'none') {
-    bpePath = resolve(opts.bpeFile ?? join(from, BPE_FILES[bpe].file));
+    bpePath = resolve(opts.bpeFile ?? join(from, BPE_FILES[bpe]));
     if (!existsSync(bpePath)) refuse(`${bpePath}: no such file (bpe '${bpe}' needs it; give --bpe-file)`);
     bpeBytes = new Uint8Array(await readFile(bpePath));
     try {
@@ -499,11 +463,11 @@ export async function importFairseq(opts: FairseqImportOptions): Promise<Fairseq
     data: { dir: opts.data?.dir ?? '', kind: opts.data?.kind ?? 'plain', src, tgt },
     tokenizer: FAIRSEQ_TOKENIZER,
     vocab: { kind: FAIRSEQ_TOKENIZER, joint, maskUnseen: true, size: Math.max(261, tgtVocab.size) },
-    fairseq: { bpe, ...(bpe !== 'none' ? { file: BPE_FILES[bpe].run } : {}), source: src },
+    fairseq: { bpe, ...(bpe !== 'none' ? { file: BPE_FILES[bpe] } : {}), source: src },
     imported,
   });
 
-  const copied = bpe !== 'none' ? { [BPE_FILES[bpe].run]: bpeBytes! } : {};
+  const copied = bpe !== 'none' ? { [BPE_FILES[bpe]]: bpeBytes! } : {};
   const parameters = await writeImportedRun(out, { config, srcVocab, tgtVocab, checkpoint, files: copied });
   return {
     out,

@@ -55,6 +55,37 @@ export async function readCheckedSafetensors(path: string): Promise<SafetensorsF
   }
 }
 
+/**
+ * Refuses a file without a tensor `expected` names, or with one in another shape (`also`: a second layout accepted);
+ * `config` (`config.json`) is the file whose fields each `from` names.
+ */
+export function checkImplied(
+  file: SafetensorsFile,
+  expected: ReadonlyMap<string, { shape: number[]; from: string; also?: number[] }>,
+  config: string,
+): void {
+  for (const [name, { shape, from, also }] of expected) {
+    const entry = file.entries.get(name);
+    if (entry === undefined)
+      refuse(`${file.path}: no tensor '${name}' (${config}'s ${from} imply ${shapeText(shape)})`);
+    if (shapeText(entry.shape) !== shapeText(shape) && !(also && shapeText(entry.shape) === shapeText(also)))
+      refuse(`${file.path}: '${name}' is ${shapeText(entry.shape)}, but ${config}'s ${from} imply ${shapeText(shape)}`);
+  }
+}
+
+/** The file's tensors decoded, by name, but those `skipped` says are not read; one holding a NaN or ±∞ is refused. */
+export function decodeFinite(file: SafetensorsFile, skipped = (_name: string) => false): Map<string, Float32Array> {
+  const tensors = new Map<string, Float32Array>();
+  for (const name of file.entries.keys()) {
+    if (skipped(name)) continue;
+    const { data } = file.tensor(name);
+    const bad = data.findIndex((x) => !Number.isFinite(x));
+    if (bad >= 0) refuse(`${file.path}: '${name}' holds ${data[bad]} at element ${bad}`);
+    tensors.set(name, data);
+  }
+  return tensors;
+}
+
 /** A source file as the card records it. */
 export async function fileHash(path: string): Promise<ImportedProvenance['files'][string]> {
   const bytes = await readFile(path);

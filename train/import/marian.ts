@@ -29,6 +29,8 @@ import { SPECIALS, Vocabulary } from '../../core/vocab.ts';
 import type { CheckpointTensor } from '../checkpoint.ts';
 import { translationConfigSchema, type ImportedProvenance, type TranslationRunConfig } from '../run-config.ts';
 import {
+  checkImplied,
+  decodeFinite,
   fileHash,
   ImportRefused,
   parseWith,
@@ -38,7 +40,7 @@ import {
   size,
   writeImportedRun,
 } from './import-files.ts';
-import { reorderRows, TensorMapper } from './transformer-tensors.ts';
+import { ExpectedShapes, reorderRows, TensorMapper } from './transformer-tensors.ts';
 
 export interface MarianImportOptions {
   /** The Hugging Face folder. */
@@ -194,38 +196,12 @@ function expectedTensors(c: MarianConfig): Map<string, { shape: number[]; from: 
   const add = (name: string, shape: number[], from: string) => out.set(name, { shape, from });
   add('model.shared.weight', [V, d], `vocab_size ${V}, d_model ${d}`);
   add('final_logits_bias', [1, V], `vocab_size ${V}`);
-  const attention = (p: string) => {
-    for (const proj of ['q_proj', 'k_proj', 'v_proj', 'out_proj']) {
-      add(`${p}.${proj}.weight`, [d, d], `d_model ${d}`);
-      add(`${p}.${proj}.bias`, [d], `d_model ${d}`);
-    }
-  };
-  const norm = (p: string) => {
-    add(`${p}.weight`, [d], `d_model ${d}`);
-    add(`${p}.bias`, [d], `d_model ${d}`);
-  };
-  const feedForward = (p: string) => {
-    add(`${p}.fc1.weight`, [ff, d], `ffn_dim ${ff}, d_model ${d}`);
-    add(`${p}.fc1.bias`, [ff], `ffn_dim ${ff}`);
-    add(`${p}.fc2.weight`, [d, ff], `d_model ${d}, ffn_dim ${ff}`);
-    add(`${p}.fc2.bias`, [d], `d_model ${d}`);
-  };
-  for (let l = 0; l < c.encoder_layers; l++) {
-    const p = `model.encoder.layers.${l}`;
-    attention(`${p}.self_attn`);
-    norm(`${p}.self_attn_layer_norm`);
-    feedForward(p);
-    norm(`${p}.final_layer_norm`);
-  }
-  for (let l = 0; l < c.decoder_layers; l++) {
-    const p = `model.decoder.layers.${l}`;
-    attention(`${p}.self_attn`);
-    norm(`${p}.self_attn_layer_norm`);
-    attention(`${p}.encoder_attn`);
-    norm(`${p}.encoder_attn_layer_norm`);
-    feedForward(p);
-    norm(`${p}.final_layer_norm`);
-  }
+  new ExpectedShapes(add, d, ff, { d: `d_model ${d}`, ff: `ffn_dim ${ff}` }).layers(
+    'model.encoder',
+    c.encoder_layers,
+    'model.decoder',
+    c.decoder_layers,
+  );
   return out;
 }
 
@@ -237,15 +213,7 @@ const POSITION_TABLES = ['model.encoder.embed_positions.weight', 'model.decoder.
 function checkTensors(file: SafetensorsFile, c: MarianConfig): Map<string, Float32Array> {
   const where = file.path;
   const expected = expectedTensors(c);
-  for (const [name, { shape, from }] of expected) {
-    const entry = file.entries.get(name);
-    if (entry === undefined)
-      throw new ImportRefused(`${where}: no tensor '${name}' (config.json's ${from} imply ${shapeText(shape)})`);
-    if (shapeText(entry.shape) !== shapeText(shape))
-      throw new ImportRefused(
-        `${where}: '${name}' is ${shapeText(entry.shape)}, but config.json's ${from} imply ${shapeText(shape)}`,
-      );
-  }
+  checkImplied(file, expected, 'config.json');
   const shared = { shape: [c.vocab_size, c.d_model], from: `vocab_size ${c.vocab_size}, d_model ${c.d_model}` };
   for (const [name, entry] of file.entries) {
     if (expected.has(name)) continue;
@@ -266,13 +234,7 @@ function checkTensors(file: SafetensorsFile, c: MarianConfig): Map<string, Float
         `${where}: '${name}' is ${shapeText(entry.shape)}, but config.json's ${optional.from} imply ${shapeText(optional.shape)}`,
       );
   }
-  const tensors = new Map<string, Float32Array>();
-  for (const name of file.entries.keys()) {
-    const { data } = file.tensor(name);
-    const bad = data.findIndex((x) => !Number.isFinite(x));
-    if (bad >= 0) throw new ImportRefused(`${where}: '${name}' holds ${data[bad]} at element ${bad}`);
-    tensors.set(name, data);
-  }
+  const tensors = decodeFinite(file);
   const E = tensors.get('model.shared.weight')!;
   for (const name of TIED_COPIES) {
     const copy = tensors.get(name);
@@ -309,7 +271,6 @@ function maxSinusoidDiff(table: Float32Array, rows: number, d: number): number {
   return worst;
 }
 
-/** A [rows, cols] matrix transposed (nn.Linear stores [out, in]; frost's dense layers [in, out]). */
 /** frost's checkpoint tensors from Marian's, under frost's parameter names (models/archs/transformer-weights.ts). */
 function frostTensors(t: Map<string, Float32Array>, c: MarianConfig, order: Int32Array): CheckpointTensor[] {
   const d = c.d_model;

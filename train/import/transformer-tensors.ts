@@ -1,7 +1,8 @@
 /**
  * A Transformer's layer weights from the names Hugging Face's Marian and fairseq both use
  * (`<stack>.layers.N.self_attn.q_proj.weight`, `fc1`, `final_layer_norm`, ...) to frost's
- * (models/archs/transformer-weights.ts): PyTorch's Linear stores W as [out, in], frost as [in, out].
+ * (models/archs/transformer-weights.ts): PyTorch's Linear stores W as [out, in], frost as [in, out]; and the shapes
+ * those tensors must have, which an importer checks the file against before it reads a tensor.
  */
 import type { CheckpointTensor } from '../checkpoint.ts';
 
@@ -18,14 +19,91 @@ export function reorderRows(E: Float32Array, d: number, order: Int32Array): Floa
   return out;
 }
 
+/**
+ * A Transformer's layers, part by part, each under its PyTorch name (`from`) and frost's: walked once here both to
+ * say which tensors a file must hold (ExpectedShapes) and to map them (TensorMapper), so the two cannot disagree.
+ */
+abstract class TransformerParts {
+  abstract attention(from: string, frost: string): void;
+  abstract norm(from: string, frost: string): void;
+  abstract feedForward(from: string, frost: string): void;
+
+  /**
+   * Every encoder and decoder layer: `encoder`/`decoder` are the stacks' prefixes (`model.encoder`, `encoder`).
+   * Both conventions name a layer's parts alike; frost's ln1/ln2(/ln3) follow the sublayers' order.
+   */
+  layers(encoder: string, encoderLayers: number, decoder: string, decoderLayers: number): void {
+    for (let l = 0; l < encoderLayers; l++) {
+      const [from, frost] = [`${encoder}.layers.${l}`, `encoder/layer${l}`];
+      this.attention(`${from}.self_attn`, `${frost}/self`);
+      this.norm(`${from}.self_attn_layer_norm`, `${frost}/ln1`);
+      this.feedForward(from, `${frost}/ff`);
+      this.norm(`${from}.final_layer_norm`, `${frost}/ln2`);
+    }
+    for (let l = 0; l < decoderLayers; l++) {
+      const [from, frost] = [`${decoder}.layers.${l}`, `decoder/layer${l}`];
+      this.attention(`${from}.self_attn`, `${frost}/self`);
+      this.norm(`${from}.self_attn_layer_norm`, `${frost}/ln1`);
+      this.attention(`${from}.encoder_attn`, `${frost}/cross`);
+      this.norm(`${from}.encoder_attn_layer_norm`, `${frost}/ln2`);
+      this.feedForward(from, `${frost}/ff`);
+      this.norm(`${from}.final_layer_norm`, `${frost}/ln3`);
+    }
+  }
+}
+
+/** A tensor a stranger's config implies: its PyTorch name, its shape (or a second layout also accepted) and why. */
+export type ExpectTensor = (name: string, shape: number[], from: string, also?: number[]) => void;
+
+/**
+ * The PyTorch tensors TensorMapper reads and their shapes, each passed to `add` with the config fields the shape
+ * comes from (`sizes.d`, `sizes.ff`: e.g. `d_model 512`), so a refusal names them.
+ */
+export class ExpectedShapes extends TransformerParts {
+  constructor(
+    readonly add: ExpectTensor,
+    private readonly d: number,
+    private readonly ff: number,
+    private readonly sizes: { d: string; ff: string },
+  ) {
+    super();
+  }
+
+  /** A Linear `[rows, cols]` (out, in) and its bias [rows]. */
+  linear(from: string, rows: number, cols: number, why: string): void {
+    this.add(`${from}.weight`, [rows, cols], why);
+    this.add(`${from}.bias`, [rows], why);
+  }
+
+  norm(from: string): void {
+    this.add(`${from}.weight`, [this.d], this.sizes.d);
+    this.add(`${from}.bias`, [this.d], this.sizes.d);
+  }
+
+  attention(from: string): void {
+    for (const proj of ['q_proj', 'k_proj', 'v_proj', 'out_proj'])
+      this.linear(`${from}.${proj}`, this.d, this.d, this.sizes.d);
+  }
+
+  feedForward(from: string): void {
+    const { d, ff } = this.sizes;
+    this.add(`${from}.fc1.weight`, [this.ff, this.d], `${ff}, ${d}`);
+    this.add(`${from}.fc1.bias`, [this.ff], ff);
+    this.add(`${from}.fc2.weight`, [this.d, this.ff], `${d}, ${ff}`);
+    this.add(`${from}.fc2.bias`, [this.d], d);
+  }
+}
+
 /** Appends frost's tensors to `out`, each read from the stranger's tensors `t` by its PyTorch name. */
-export class TensorMapper {
+export class TensorMapper extends TransformerParts {
   constructor(
     private readonly t: ReadonlyMap<string, Float32Array>,
     readonly out: CheckpointTensor[],
     private readonly d: number,
     private readonly ff: number,
-  ) {}
+  ) {
+    super();
+  }
 
   /** A PyTorch Linear `[rows, cols]` (out, in) as frost's W [cols, rows] and b [rows]. */
   linear(from: string, W: string, b: string, rows: number, cols: number): void {
@@ -61,28 +139,5 @@ export class TensorMapper {
   feedForward(from: string, frost: string): void {
     this.linear(`${from}.fc1`, `${frost}/W1`, `${frost}/b1`, this.ff, this.d);
     this.linear(`${from}.fc2`, `${frost}/W2`, `${frost}/b2`, this.d, this.ff);
-  }
-
-  /**
-   * Every encoder and decoder layer: `encoder`/`decoder` are the stacks' prefixes (`model.encoder`, `encoder`).
-   * Both conventions name a layer's parts alike; frost's ln1/ln2(/ln3) follow the sublayers' order.
-   */
-  layers(encoder: string, encoderLayers: number, decoder: string, decoderLayers: number): void {
-    for (let l = 0; l < encoderLayers; l++) {
-      const [from, frost] = [`${encoder}.layers.${l}`, `encoder/layer${l}`];
-      this.attention(`${from}.self_attn`, `${frost}/self`);
-      this.norm(`${from}.self_attn_layer_norm`, `${frost}/ln1`);
-      this.feedForward(from, `${frost}/ff`);
-      this.norm(`${from}.final_layer_norm`, `${frost}/ln2`);
-    }
-    for (let l = 0; l < decoderLayers; l++) {
-      const [from, frost] = [`${decoder}.layers.${l}`, `decoder/layer${l}`];
-      this.attention(`${from}.self_attn`, `${frost}/self`);
-      this.norm(`${from}.self_attn_layer_norm`, `${frost}/ln1`);
-      this.attention(`${from}.encoder_attn`, `${frost}/cross`);
-      this.norm(`${from}.encoder_attn_layer_norm`, `${frost}/ln2`);
-      this.feedForward(from, `${frost}/ff`);
-      this.norm(`${from}.final_layer_norm`, `${frost}/ln3`);
-    }
   }
 }

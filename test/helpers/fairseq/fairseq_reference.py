@@ -1,6 +1,6 @@
 """
 A reference fairseq translator in PyTorch, independent of frost's TypeScript: it reads the converted folder itself
-(model.safetensors parsed here, fairseq.json, dict.SRC.txt and dict.TGT.txt) and runs the model as fairseq does,
+(model.safetensors parsed by ../marian/marian_files.py, fairseq.json, dict.SRC.txt and dict.TGT.txt) and runs the model as fairseq does,
 restated in python/frost_torch/transformer.py or, for fairseq.json's arch `lightconv*`, lightconv.py (fairseq 0.12's
 equations and key names; frost's heads from python/frost_heads, whose frozen matrices are rebuilt from the seed):
 
@@ -31,7 +31,8 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "marian"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "python"))
-from marian_reference import beam_search, greedy, read_safetensors  # noqa: E402
+from marian_files import read_safetensors  # noqa: E402
+from marian_reference import beam_search, greedy  # noqa: E402
 from frost_torch import lightconv  # noqa: E402
 from frost_torch.transformer import build, load_args  # noqa: E402
 

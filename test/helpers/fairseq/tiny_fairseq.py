@@ -62,48 +62,41 @@ def main():
     else:
         src_dict, tgt_dict = Dictionary.build(src, min_count=2), Dictionary.build(tgt, min_count=2)
     d = args.d
+    # What every kind's args say alike, under the names fairseq's transformer and lightconv share.
+    common = dict(
+        encoder_embed_dim=d,
+        decoder_embed_dim=d,
+        encoder_ffn_embed_dim=2 * d,
+        decoder_ffn_embed_dim=2 * d,
+        encoder_layers=2,
+        decoder_layers=2,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_normalize_before=shared,
+        decoder_normalize_before=shared,
+        share_all_embeddings=shared,
+        share_decoder_input_output_embed=shared,
+    )
     if args.kind in CONV_KINDS:
         conv = CONV_KINDS[args.kind]
         dynamic = conv == "dynamic"
         targs = lightconv.LightConvArgs(
-            encoder_embed_dim=d,
+            **common,
             encoder_conv_dim=d,
-            decoder_embed_dim=d,
             decoder_conv_dim=d,
             decoder_input_dim=d,
             decoder_output_dim=d,
-            encoder_ffn_embed_dim=2 * d,
-            decoder_ffn_embed_dim=2 * d,
-            encoder_layers=2,
-            decoder_layers=2,
-            encoder_attention_heads=4,
-            decoder_attention_heads=4,
             encoder_kernel_size_list=[3, 7] if dynamic else [5, 3],
             decoder_kernel_size_list=[4, 9] if dynamic else [3, 6],
             encoder_glu=dynamic,
             decoder_glu=dynamic,
             encoder_conv_type=conv,
             decoder_conv_type=conv,
-            encoder_normalize_before=shared,
-            decoder_normalize_before=shared,
-            share_all_embeddings=shared,
-            share_decoder_input_output_embed=shared,
         )
         model = lightconv.build(targs, len(src_dict), len(tgt_dict), PAD, seed=args.seed)
     else:
         targs = TransformerArgs(
-            encoder_embed_dim=d,
-            decoder_embed_dim=d,
-            encoder_ffn_embed_dim=2 * d,
-            decoder_ffn_embed_dim=2 * d,
-            encoder_layers=2,
-            decoder_layers=2,
-            encoder_attention_heads=4,
-            decoder_attention_heads=4,
-            encoder_normalize_before=shared,
-            decoder_normalize_before=shared,
-            share_all_embeddings=shared,
-            share_decoder_input_output_embed=shared,
+            **common,
             no_scale_embedding=shared,
             layernorm_embedding=shared,
             activation_fn="gelu" if shared else "relu",

@@ -1,7 +1,7 @@
 """
 A reference Marian translator in PyTorch, written from the equations of transformers' modeling_marian.py and
 tokenization_marian.py, independent of frost: it reads the Hugging Face folder itself (config.json,
-model.safetensors parsed here, vocab.json, source.spm through `spm_encode`), never a frost run folder.
+model.safetensors parsed by marian_files.py, vocab.json, source.spm through `spm_encode`), never a frost run folder.
 
   source ids  = vocab.json[spm pieces] (unknown pieces → <unk>) + [eos]            (MarianTokenizer)
   encoder     = post-norm layers over s·E[ids] + P[0..S-1]; s = √d when scale_embedding; P sinusoidal, sin in the
@@ -24,47 +24,13 @@ import argparse
 import json
 import math
 import os
-import struct
 import subprocess
 import sys
 
 import torch
+from marian_files import read_safetensors, sinusoids
 
 torch.set_num_threads(1)
-
-DTYPES = {"F32": (torch.float32, 4), "F16": (torch.float16, 2), "BF16": (torch.bfloat16, 2)}
-
-
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8 : 8 + n])
-    base = 8 + n
-    out = {}
-    for name, entry in header.items():
-        if name == "__metadata__":
-            continue
-        dtype, size = DTYPES[entry["dtype"]]
-        b, e = entry["data_offsets"]
-        raw = bytearray(data[base + b : base + e])
-        if size == 2:
-            t = torch.frombuffer(raw, dtype=torch.int16).view(dtype)
-        else:
-            t = torch.frombuffer(raw, dtype=torch.float32)
-        out[name] = t.reshape(entry["shape"]).to(torch.float32)
-    return out
-
-
-def sinusoids(n_pos, dim):
-    import numpy as np
-
-    enc = np.array([[pos / np.power(10000, 2 * (j // 2) / dim) for j in range(dim)] for pos in range(n_pos)])
-    out = torch.empty(n_pos, dim)
-    out[:, : dim // 2] = torch.FloatTensor(np.sin(enc[:, 0::2]))
-    out[:, dim // 2 :] = torch.FloatTensor(np.cos(enc[:, 1::2]))
-    return out
-
 
 ACT = {
     "swish": torch.nn.functional.silu,

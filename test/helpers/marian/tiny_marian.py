@@ -28,12 +28,12 @@ import gzip
 import json
 import math
 import os
-import struct
 import subprocess
 import sys
 import tempfile
 
 import torch
+from marian_files import sinusoids, write_safetensors
 
 
 def read_lines(path, n):
@@ -74,41 +74,6 @@ def train_spm(lines, prefix, vocab_size):
         for line in f:
             pieces.append(line.split("\t")[0])
     return pieces
-
-
-DTYPES = {"F32": (torch.float32, 4), "F16": (torch.float16, 2), "BF16": (torch.bfloat16, 2)}
-
-
-def write_safetensors(path, tensors, dtype_name):
-    """The safetensors layout: u64 header length, JSON header (8-byte aligned with spaces), raw little-endian data."""
-    dtype, size = DTYPES[dtype_name]
-    header = {"__metadata__": {"format": "pt"}}
-    blobs = []
-    offset = 0
-    for name in sorted(tensors):
-        t = tensors[name].to(dtype).contiguous()
-        raw = t.view(torch.int16).numpy().tobytes() if size == 2 else t.numpy().tobytes()
-        header[name] = {"dtype": dtype_name, "shape": list(t.shape), "data_offsets": [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    text += b" " * ((8 - len(text) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for raw in blobs:
-            f.write(raw)
-
-
-def sinusoids(n_pos, dim):
-    """MarianSinusoidalPositionalEmbedding._init_weight: sin in the first half, cos in the second."""
-    import numpy as np
-
-    enc = np.array([[pos / np.power(10000, 2 * (j // 2) / dim) for j in range(dim)] for pos in range(n_pos)])
-    out = torch.empty(n_pos, dim)
-    out[:, : dim // 2] = torch.FloatTensor(np.sin(enc[:, 0::2]))
-    out[:, dim // 2 :] = torch.FloatTensor(np.cos(enc[:, 1::2]))
-    return out
 
 
 def main():

@@ -227,7 +227,7 @@ function nativeMatMul(
   if (d.batchB !== 1 || (d.batchA !== 1 && tA)) return null;
   const M = d.batchA * d.M;
   if (M * d.K * d.N < native.minMacs) return null;
-  // A per-shape dispatcher (gemm-probe.ts) leaves the classes XNNPACK was fastest on to XNNPACK.
+  // A per-shape dispatcher (gemm-dispatch.ts) leaves the classes XNNPACK was fastest on to XNNPACK.
   if (native.accepts?.(M, d.K, d.N, tA, tB, false) === false) return null;
   const out = backend.makeOutput(d.outShape, 'float32');
   try {
