@@ -233,6 +233,16 @@ test('an architecture without a key/value cache, or a vocabulary tokenizer.json 
   };
   assert.match(hfRefusal(separate)!, /separate source and target vocabularies .* one tokenizer for both/);
   assert.equal(hfRefusal({ ...separate, subword: { ...separate.subword, joint: true } }), undefined);
+  // An imported fairseq model's dictionary and BPE codes have no tokenizer.json form here.
+  assert.match(
+    hfRefusal({ ...words, tokenizer: 'fairseq' })!,
+    /tokenizer 'fairseq' cannot be written as tokenizer.json/,
+  );
+  // An imported Marian model's two SentencePiece models are written over its one vocabulary.
+  const marian = { ...words, tokenizer: 'marian', source: { lang: 'de', tokens: words.target.tokens } };
+  assert.equal(hfRefusal(marian), undefined);
+  const twoVocabularies = { ...marian, source: { lang: 'de', tokens: [...words.target.tokens, 'x'] } };
+  assert.match(hfRefusal(twoVocabularies)!, /the source and target vocabularies differ/);
 });
 
 describe('--hf writes its folder as --out is written (issue #51, item 7)', () => {

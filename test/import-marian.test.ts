@@ -11,12 +11,21 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { AutoTokenizer, env, pipeline } from '@huggingface/transformers';
 import { corpusBleu } from '../core/metrics/bleu.ts';
 import { loadModelDir } from '../core/runtime/load-node.ts';
 import { parseModelCard } from '../core/runtime/model-card.ts';
 import type { Seq2SeqRuntime } from '../core/runtime/seq2seq.ts';
-import { loadMarianTokenizer, MARIAN_EOS } from '../core/subword/marian-tokenizer.ts';
+import {
+  loadMarianTokenizer,
+  MARIAN_EOS,
+  MarianSentencePiece,
+  MarianTokenizer,
+} from '../core/subword/marian-tokenizer.ts';
+import { decodeModelProto, encodeModelProto } from '../core/subword/sentencepiece-proto.ts';
+import { marianTokenizerRefusal } from '../export/hf/marian-tokenizer-json.ts';
 import { importMarian } from '../train/import/marian.ts';
+import { browserSkipReason } from './helpers/browser.ts';
 import { multi30kDirOrNull } from './helpers/data-dir.ts';
 import { frostInProcess } from './helpers/frost-in-process.ts';
 import {
@@ -27,11 +36,15 @@ import {
   runTorchPython,
 } from './helpers/import-checks.ts';
 import { findTorchPython } from './helpers/torch-python.ts';
+import { openTransformersPage } from './helpers/transformers-page.ts';
 
 const HELPERS = join(import.meta.dirname, 'helpers', 'marian');
 const SENTENCES = 50;
 const PARITY = ['--parity-tolerance', '1e-3'];
 const data = multi30kDirOrNull();
+
+env.allowRemoteModels = false;
+env.allowLocalModels = true;
 
 interface Reference {
   source: string[];
@@ -164,6 +177,81 @@ describe('frost import marian', { skip: data === null ? 'no Multi30k (FROST_DATA
     assert.deepEqual(
       r.stdout.trim().split('\n'),
       want.map((t) => t.text),
+    );
+  });
+
+  test("frost export --hf: transformers.js cuts sources into frost's ids and translates greedily as frost does, in Node and in Chromium", async (t) => {
+    const hfDir = join(tmp, 'layout', 'opus-mt-tiny');
+    const r = await frostInProcess([
+      'export',
+      run,
+      '--out',
+      join(tmp, 'model-hf'),
+      '--quiet',
+      '--hf',
+      hfDir,
+      ...PARITY,
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    const card = parseModelCard(readFileSync(join(model, 'model-card.json'), 'utf8'), model);
+    const frostTokenizer = await loadMarianTokenizer(
+      card.marian!,
+      async (f) => new Uint8Array(readFileSync(join(model, f))),
+    );
+    const ids = new Map(card.source!.tokens.map((token, id) => [token, id]));
+    const frostIds = (s: string) => frostTokenizer.tokenize(s, 'de').map((p) => ids.get(p) ?? card.specials.unk);
+    env.localModelPath = join(tmp, 'layout');
+    const tokenizer = await AutoTokenizer.from_pretrained('opus-mt-tiny');
+    // The nmt_nfkc normaliser's corners: spaces and controls, compatibility forms, characters no piece has (runs of
+    // them are one <unk>), and pieces only the target model has, which no source text may reach.
+    const specials = new Set(Object.values(card.specials));
+    const source = frostTokenizer.model('de');
+    const targetOnly = card.target.tokens.filter((p, id) => !specials.has(id) && !source.scores.has(p));
+    assert.ok(targetOnly.length > 0, 'the tiny model has no target-only pieces to test');
+    const corners = [
+      ' Ein  Mann\tläuft.\u00a0',
+      '\u0001Zwei\u200bHunde ﬁ ① Ａ',
+      'Ein 😀😀 Hund ☃',
+      targetOnly.join(' '),
+      '',
+    ];
+    for (const s of [...sentences, ...corners]) assert.deepEqual(tokenizer.encode(s), frostIds(s), JSON.stringify(s));
+
+    const expected = (await runtime.translate(sentences, { beam: 1 })).map((t) => t.text);
+    const items = sentences.map((text) => ({ text, maxNewTokens: 2 * tokenizer.encode(text).length + 11 }));
+    const translate = await pipeline('translation', 'opus-mt-tiny', { dtype: 'fp32' });
+    const got: string[] = [];
+    for (const { text, maxNewTokens } of items) {
+      const [out] = (await translate(text, { max_new_tokens: maxNewTokens })) as Array<{ translation_text: string }>;
+      got.push(out!.translation_text);
+    }
+    await translate.dispose();
+    assert.deepEqual(got, expected);
+
+    const skip = browserSkipReason();
+    if (skip) return t.skip(skip);
+    const page = await openTransformersPage(join(tmp, 'layout'));
+    try {
+      assert.deepEqual(await page.translateAll('opus-mt-tiny', items), expected);
+    } finally {
+      await page.close();
+    }
+  });
+
+  test('--hf refuses a source model whose normaliser keeps control characters, or that keeps spaces as they are', () => {
+    const proto = decodeModelProto(readFileSync(join(hf, 'source.spm')));
+    const withSpec = (spec: Partial<typeof proto.normalizer_spec>) => {
+      const bytes = encodeModelProto({ ...proto, normalizer_spec: { ...proto.normalizer_spec, ...spec } });
+      return new MarianTokenizer(new Map([['de', MarianSentencePiece.fromBytes(bytes, 'source.spm')]]), 'de');
+    };
+    assert.equal(marianTokenizerRefusal(withSpec({})), undefined);
+    assert.match(
+      marianTokenizerRefusal(withSpec({ name: 'nfkc' }))!,
+      /^--hf: .*normaliser 'nfkc' keeps control characters/,
+    );
+    assert.match(
+      marianTokenizerRefusal(withSpec({ escape_whitespaces: false }))!,
+      /^--hf: .*does not write spaces as '▁'/,
     );
   });
 

@@ -41,19 +41,31 @@ const UNK_SURFACE = ' \u2047 ';
 const LANGUAGE_CODE = /^>>.+<</;
 
 const NORMALISERS = ['identity', 'nfkc', 'nmt_nfkc', 'nfkc_cf', 'nmt_nfkc_cf'] as const;
-// nmt_*: C0/C1 controls other than tab and newlines go, tab, newlines and other spaces become a space.
-/** C0/C1 controls other than tab, newline and carriage return: what nmt_* normalisers drop. */
-function isRemovedControl(code: number): boolean {
-  return (code <= 0x1f && code !== 0x09 && code !== 0x0a && code !== 0x0d) || (code >= 0x7f && code <= 0x9f);
-}
-const NMT_SPACES = /[\t\n\r\u00A0\u1680\u2000-\u200B\u2028\u2029\u202F\u205F\u3000\uFEFF]/g;
+export type MarianNormaliser = (typeof NORMALISERS)[number];
+/**
+ * What the `nmt_*` normalisers do before NFKC, as regular-expression character classes (the Hugging Face export
+ * writes the same classes into tokenizer.json): C0/C1 controls other than tab and newlines go; tab, newlines and
+ * other spaces become a space.
+ */
+export const NMT_REMOVED = '[\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F-\\u009F]';
+export const NMT_SPACES = '[\\t\\n\\r\\u00A0\\u1680\\u2000-\\u200B\\u2028\\u2029\\u202F\\u205F\\u3000\\uFEFF]';
+/** What `remove_extra_whitespaces` trims at either end: JavaScript's White_Space and line terminators. */
+export const TRIMMED =
+  '[\\t\\n\\u000B\\u000C\\r \\u00A0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000\\uFEFF]';
+const NMT_REMOVED_RE = new RegExp(NMT_REMOVED, 'gu');
+const NMT_SPACES_RE = new RegExp(NMT_SPACES, 'gu');
+const TRIMMED_RE = new RegExp(`^${TRIMMED}+|${TRIMMED}+$`, 'gu');
 
 /** One of Marian's SentencePiece models: text to pieces, pieces to text. */
 export class MarianSentencePiece {
   readonly #segmenter: Segmenter;
   readonly #pieces: readonly string[];
-  readonly #normaliser: (typeof NORMALISERS)[number];
-  readonly #spec: ModelProtoObject['normalizer_spec'];
+  /** The normaliser's rule, by name. */
+  readonly normaliser: MarianNormaliser;
+  /** SentencePiece's whitespace settings. */
+  readonly spec: ModelProtoObject['normalizer_spec'];
+  /** The pieces the segmenter matches, with their scores (normal and user-defined ones). */
+  readonly scores: ReadonlyMap<string, number>;
   readonly #decoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
 
   private constructor(proto: ModelProtoObject, label: string) {
@@ -61,25 +73,28 @@ export class MarianSentencePiece {
     if (trainer.model_type !== ModelType.UNIGRAM) {
       throw new SubwordModelError(label, `model type ${trainer.model_type} is not unigram (1), the type Marian uses`);
     }
-    const name = (normalizer.name || 'nmt_nfkc') as (typeof NORMALISERS)[number];
+    const name = (normalizer.name || 'nmt_nfkc') as MarianNormaliser;
     if (!NORMALISERS.includes(name)) {
       throw new SubwordModelError(
         label,
         `normaliser '${normalizer.name}' is not one frost reads (${NORMALISERS.join(', ')})`,
       );
     }
-    this.#normaliser = name;
-    this.#spec = normalizer;
+    this.normaliser = name;
+    this.spec = normalizer;
     const normalIds = new Map<string, number>();
+    const scores = new Map<string, number>();
     let wordSafe = true;
     proto.pieces.forEach(({ piece, type }, id) => {
       if (type === PieceType.NORMAL || type === PieceType.USER_DEFINED) {
         normalIds.set(piece, id);
+        scores.set(piece, proto.pieces[id]!.score);
         if (piece.indexOf(SPACE_MARK, 1) >= 0) wordSafe = false;
       }
     });
     // No byte fallback: an unknown character's bytes come out as ids past the pieces (V + byte), turned back into
     // the character's text below.
+    this.scores = scores;
     const V = proto.pieces.length;
     const byteIds = Int32Array.from({ length: 256 }, (_, b) => V + b);
     this.#pieces = proto.pieces.map((p) => p.piece);
@@ -98,17 +113,12 @@ export class MarianSentencePiece {
   /** The normaliser's rule, then SentencePiece's whitespace handling (extra spaces removed, one `▁` in front). */
   normalize(text: string): string {
     let s = text;
-    if (this.#normaliser !== 'identity') {
-      if (this.#normaliser.startsWith('nmt_')) {
-        s = Array.from(s)
-          .filter((ch) => !isRemovedControl(ch.codePointAt(0)!))
-          .join('')
-          .replace(NMT_SPACES, ' ');
-      }
+    if (this.normaliser !== 'identity') {
+      if (this.normaliser.startsWith('nmt_')) s = s.replace(NMT_REMOVED_RE, '').replace(NMT_SPACES_RE, ' ');
       s = s.normalize('NFKC');
-      if (this.#normaliser.endsWith('_cf')) s = s.toLowerCase();
+      if (this.normaliser.endsWith('_cf')) s = s.toLowerCase();
     }
-    if (this.#spec.remove_extra_whitespaces) s = s.replace(/ +/g, ' ').trim();
+    if (this.spec.remove_extra_whitespaces) s = s.replace(/ +/g, ' ').replace(TRIMMED_RE, '');
     return s;
   }
 
@@ -116,8 +126,8 @@ export class MarianSentencePiece {
   encodeAsPieces(text: string): string[] {
     const normalized = this.normalize(text);
     if (normalized === '') return [];
-    const escaped = this.#spec.escape_whitespaces ? normalized.replaceAll(' ', SPACE_MARK) : normalized;
-    const marked = this.#spec.add_dummy_prefix && !escaped.startsWith(SPACE_MARK) ? SPACE_MARK + escaped : escaped;
+    const escaped = this.spec.escape_whitespaces ? normalized.replaceAll(' ', SPACE_MARK) : normalized;
+    const marked = this.spec.add_dummy_prefix && !escaped.startsWith(SPACE_MARK) ? SPACE_MARK + escaped : escaped;
     const ids: number[] = [];
     this.#segmenter.encode(marked, ids);
     const V = this.#pieces.length;

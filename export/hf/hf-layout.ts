@@ -5,7 +5,7 @@
  *   onnx/encoder_model.onnx          input_ids, attention_mask → last_hidden_state (encoder-model.ts)
  *   onnx/decoder_model_merged.onnx   one decoder step, Optimum's cache names (decoder-model.ts)
  *   config.json, generation_config.json                                         (model-config.ts)
- *   tokenizer.json, tokenizer_config.json                                       (tokenizer-json.ts)
+ *   tokenizer.json, tokenizer_config.json                                       (hf-tokenizers.ts)
  *
  * It is made from the frost export (its card, graphs and subword model), not from the run, so it holds the
  * same graphs frost serves, frozen heads regenerated in the graph as there. What cannot take the layout is
@@ -17,33 +17,37 @@ import { dirname, join } from 'node:path';
 import { recoverSwap } from '../../core/interrupted-swap.ts';
 import { encodeModel } from '../../core/onnx/proto.ts';
 import { MODEL_CARD_FILE, parseModelCard, type ModelCard } from '../../core/runtime/model-card.ts';
-import { SubwordModel } from '../../core/subword/subword-model.ts';
+import { SUBWORD_TOKENIZER } from '../../core/subword/subword-tokenizer.ts';
 import { archNames, getArch } from '../../models/index.ts';
 import { replaceDir, syncDir, writeDurable } from '../../train/atomic-write.ts';
 import { decoderModel } from './decoder-model.ts';
 import { encoderModel } from './encoder-model.ts';
+import { HF_TOKENIZERS } from './hf-tokenizers.ts';
 import { generationConfig, modelConfig } from './model-config.ts';
 import { readOnnxModel } from './onnx-file.ts';
 import { DECODER_FILE, ENCODER_FILE } from './optimum-names.ts';
-import { tokenizerConfig, tokenizerJson } from './tokenizer-json.ts';
+import { tokenizerConfig } from './tokenizer-json.ts';
 import { transformerShape } from './transformer-shape.ts';
 
 /**
  * Why `card`'s model cannot take the Hugging Face layout, or undefined when it can. Only an architecture that
  * declares `selfAttentionCaches` (models/archs/types.ts): transformers.js and Optimum feed an encoder-decoder's
  * decoder per-layer key/value caches that grow by one position a step, and such an architecture's step state is
- * exactly that. And only a joint subword vocabulary: the layout has one tokenizer for source and target ids, and
- * frost's word tokenisers (Moses rules) have no tokenizer.json form.
+ * exactly that. And only a tokeniser tokenizer.json can express (hf-tokenizers.ts) over one vocabulary: the layout
+ * has one tokenizer for source and target ids, and frost's word tokenisers (Moses rules) have no tokenizer.json form.
  */
 export function hfRefusal(card: ModelCard): string | undefined {
   const refusal = hfRunRefusal(card);
   if (refusal !== undefined) return refusal;
-  if (card.subword === undefined) {
-    return `--hf: tokenizer '${card.tokenizer}' cannot be written as tokenizer.json ${WHY} needs a subword vocabulary, bpe or unigram)`;
+  const writer = HF_TOKENIZERS[card.tokenizer];
+  if (writer === undefined || (card.tokenizer === SUBWORD_TOKENIZER && card.subword === undefined)) {
+    return (
+      `--hf: tokenizer '${card.tokenizer}' cannot be written as tokenizer.json ${WHY} needs a subword vocabulary, ` +
+      "frost's bpe or unigram or an imported Marian model's)"
+    );
   }
-  if (!card.subword.joint) {
-    return `--hf: separate source and target vocabularies ${WHY} has one tokenizer for both; train with a joint vocabulary)`;
-  }
+  const vocabularies = writer.refusal(card);
+  if (vocabularies !== undefined) return vocabularies;
   if (card.graphs.decoder.cache !== undefined) {
     return `--hf: the step graph returns only each step's new keys and values ${WHY} feeds whole caches; export with frost export --hf, which writes them so)`;
   }
@@ -86,8 +90,7 @@ export async function writeHfLayout(modelDir: string, outDir: string): Promise<s
   const card = parseModelCard(await readFile(cardPath, 'utf8'), cardPath);
   const refusal = hfRefusal(card);
   if (refusal !== undefined) throw new Error(refusal);
-  const subwordFile = Object.values(card.subword!.files)[0]!;
-  const subword = SubwordModel.fromBytes(await readFile(join(modelDir, subwordFile)), join(modelDir, subwordFile));
+  const tokenizer = await HF_TOKENIZERS[card.tokenizer]!.write(card, modelDir);
   const frostEncoder = await readOnnxModel(join(modelDir, card.graphs.encoder.file));
   const frostDecoder = await readOnnxModel(join(modelDir, card.graphs.decoder.file));
   for (const m of [frostEncoder, frostDecoder]) {
@@ -104,10 +107,10 @@ export async function writeHfLayout(modelDir: string, outDir: string): Promise<s
     [DECODER_FILE]: encodeModel(decoderModel(frostEncoder, frostDecoder, shape)),
     'config.json': config,
     'generation_config.json': generationConfig(card),
-    'tokenizer.json': tokenizerJson(subword),
+    'tokenizer.json': tokenizer.json,
     'tokenizer_config.json': tokenizerConfig(config.max_position_embeddings as number),
   };
-  for (const line of recoverSwap(outDir)) process.stderr.write(`${line}\n`);
+  for (const line of [...tokenizer.warnings, ...recoverSwap(outDir)]) process.stderr.write(`${line}\n`);
   if (existsSync(outDir)) checkHfReplaceable(outDir);
   await mkdir(dirname(outDir), { recursive: true });
   await replaceDir(outDir, async (dir) => {
