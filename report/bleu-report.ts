@@ -9,7 +9,7 @@ import { writeReport } from './write-report.ts';
  */
 export const bleuReport: ReportKind<Report> = {
   name: 'bleu',
-  collect: (runDirs, { title, beam, rareThreshold, log }) =>
-    collectReport(runDirs, { title, beam, rareThreshold, log }),
+  collect: (runDirs, { title, beam, rareThreshold, parityTolerance, log }) =>
+    collectReport(runDirs, { title, beam, rareThreshold, parityTolerance, log }),
   write: writeReport,
 };

@@ -127,9 +127,10 @@ export type MatrixAnalysis = z.infer<typeof matrixAnalysisSchema>;
 
 /**
  * Why training stopped, as the trainer records it: 'plateau' is the stopping rule (converged by it), 'epochs' an epoch
- * cap, 'time' a time budget, 'updates' an update budget.
+ * cap, 'time' a time budget, 'updates' an update budget; 'imported' a model trained elsewhere (`frost import`), whose
+ * convergence frost cannot judge.
  */
-export const stopKindSchema = z.enum(['plateau', 'epochs', 'time', 'updates']);
+export const stopKindSchema = z.enum(['plateau', 'epochs', 'time', 'updates', 'imported']);
 export type StopKind = z.infer<typeof stopKindSchema>;
 
 /** One system's test BLEU over the bootstrap's resamples: its 95% interval. */

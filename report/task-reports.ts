@@ -12,6 +12,8 @@ export interface ReportOptions {
   rareThreshold?: number;
   /** Perplexity report: word-frequency bins, as `frost eval --bins`. @default 5 */
   bins?: number;
+  /** BLEU report: the parity bar of the exports it makes (export/parity.ts). @default 1e-4 */
+  parityTolerance?: number;
   log?: (line: string) => void;
 }
 

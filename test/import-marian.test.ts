@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { AutoTokenizer, env, pipeline } from '@huggingface/transformers';
 import { corpusBleu } from '../core/metrics/bleu.ts';
+import { decodeModel } from '../core/onnx/proto.ts';
 import { loadModelDir } from '../core/runtime/load-node.ts';
 import { parseModelCard } from '../core/runtime/model-card.ts';
 import type { Seq2SeqRuntime } from '../core/runtime/seq2seq.ts';
@@ -24,10 +25,12 @@ import {
 } from '../core/subword/marian-tokenizer.ts';
 import { decodeModelProto, encodeModelProto } from '../core/subword/sentencepiece-proto.ts';
 import { marianTokenizerRefusal } from '../export/hf/marian-tokenizer-json.ts';
+import { parsePbtxt, type PbMessage } from '../export/triton-pbtxt.ts';
 import { importMarian } from '../train/import/marian.ts';
 import { browserSkipReason } from './helpers/browser.ts';
 import { multi30kDirOrNull } from './helpers/data-dir.ts';
 import { frostInProcess } from './helpers/frost-in-process.ts';
+import { startFrostServe } from './helpers/frost-serve.ts';
 import {
   assertImportRefused,
   assertProvenance,
@@ -253,6 +256,70 @@ describe('frost import marian', { skip: data === null ? 'no Multi30k (FROST_DATA
       marianTokenizerRefusal(withSpec({ escape_whitespaces: false }))!,
       /^--hf: .*does not write spaces as '▁'/,
     );
+  });
+
+  test('the other paths: int8 with a Triton repository, /v1/translate on frost serve, frost report', async () => {
+    const int8 = join(tmp, 'model-int8-weights');
+    const repo = join(tmp, 'triton');
+    const r = await frostInProcess([
+      'export',
+      run,
+      '--out',
+      int8,
+      '--quiet',
+      '--precision',
+      'int8',
+      '--triton',
+      repo,
+      ...PARITY,
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    for (const graph of ['encoder', 'decoder']) {
+      const onnx = readFileSync(join(repo, `model-int8-weights_${graph}`, '1', 'model.onnx'));
+      assert.ok(onnx.equals(readFileSync(join(int8, `${graph}.onnx`))), `${graph}: the repository holds the export`);
+      const config = parsePbtxt(readFileSync(join(repo, `model-int8-weights_${graph}`, 'config.pbtxt'), 'utf8'));
+      const inputs = (Array.isArray(config.input) ? config.input : [config.input]).map((i) => (i as PbMessage).name);
+      assert.deepEqual(
+        inputs,
+        (decodeModel(onnx) as { graph: { input: Array<{ name: string }> } }).graph.input.map((i) => i.name),
+        graph,
+      );
+    }
+
+    const fp32 = (await runtime.translate(sentences, { beam: 4 })).map((t) => t.text);
+    const server = await startFrostServe(['--models', int8, '--port', '0', '--threads', '1']);
+    try {
+      // Two requests, each within the server's 32 texts.
+      const served: string[] = [];
+      for (const texts of [sentences.slice(0, 25), sentences.slice(25)]) {
+        const res = await fetch(`${server.url}/v1/translate`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ texts, beam: 4 }),
+        });
+        assert.equal(res.status, 200, await res.clone().text());
+        served.push(
+          ...((await res.json()) as { translations: Array<{ text: string }> }).translations.map((t) => t.text),
+        );
+      }
+      const againstFp32 = corpusBleu(served, [fp32]).score;
+      assert.ok(againstFp32 >= 40, `int8 over HTTP against fp32 in Node: BLEU ${againstFp32.toFixed(2)}`);
+    } finally {
+      server.child.kill('SIGTERM');
+    }
+
+    const out = join(tmp, 'report');
+    const reported = await frostInProcess(['report', run, '--out', out, '--beam', '4', '--quiet', ...PARITY]);
+    assert.equal(reported.code, 0, reported.stderr);
+    const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')) as {
+      runs: Array<{ preset: string; training: { stopKind: string }; test: { sentences: number; bleu: number } }>;
+    };
+    const [row] = report.runs;
+    assert.equal(row!.preset, 'imported');
+    assert.equal(row!.training.stopKind, 'imported');
+    // The report translated test2016 itself, with the export it made under the given parity bar.
+    assert.equal(row!.test.sentences, 1000);
+    assert.match(readFileSync(join(out, 'report.md'), 'utf8'), /transformer\/imported, imported \(trained elsewhere\)/);
   });
 
   test("int8-compute: within frost's usual 3 BLEU of fp32 (validation and test2016), and close to fp32's outputs", async () => {

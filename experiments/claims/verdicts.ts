@@ -47,6 +47,7 @@ function stopSummary(runs: RunReport[]): string {
     epochs: 'at the epoch cap',
     time: 'at the time budget',
     updates: 'at the update budget',
+    imported: 'imported (trained elsewhere)',
     unrecorded: 'for an unrecorded reason',
   };
   return [...counts].map(([k, n]) => `${n} ${words[k] ?? k}`).join(', ');
@@ -283,16 +284,27 @@ function settingSentence(report: Report): string | null {
     learned.length > 0
       ? ` (${formatCount(learned[0]!.params.learnable)} learnable parameters with the learned head)`
       : '';
-  const epochs = compared.map((r) => r.training.epochs);
-  const minutes = compared.map((r) => r.training.minutes);
+  const trained = compared.filter((r) => r.training.stopKind !== 'imported');
+  const imported = compared.length - trained.length;
+  const epochs = trained.map((r) => r.training.epochs);
+  const minutes = trained.map((r) => r.training.minutes);
+  const hours = range(
+    minutes.map((m) => m / 60),
+    formatFixed2,
+  );
+  const howTrained = [
+    ...(trained.length > 0
+      ? [
+          `trained ${range(epochs, String)} epochs ` +
+            `(${hours} h each on ${report.machine.cores} cores; ${stopSummary(trained)})`,
+        ]
+      : []),
+    ...(imported > 0 ? [`${imported === compared.length ? '' : `${imported} `}imported (trained elsewhere)`] : []),
+  ].join(', ');
   const gaps = compared.map((r) => `${who(r)} ${formatFixed2(r.test.bleu)} vs ${formatFixed2(paperBleu(r))}`);
   return (
-    `Where frost's setting differs: ${models}${size}, trained ${range(epochs, String)} epochs ` +
-    `(${range(
-      minutes.map((m) => m / 60),
-      formatFixed2,
-    )} h each on ${report.machine.cores} cores; ` +
-    `${stopSummary(compared)}), ${seedCount(compared)}, beam ${report.settings.beam}, and BLEU as ${PAPER_RESULTS.table2.scoring}; ` +
+    `Where frost's setting differs: ${models}${size}, ${howTrained}, ${seedCount(compared)}, ` +
+    `beam ${report.settings.beam}, and BLEU as ${PAPER_RESULTS.table2.scoring}; ` +
     `against the paper's own figures: ${gaps.join(', ')}.`
   );
 }

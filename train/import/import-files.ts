@@ -104,7 +104,14 @@ export interface ImportedRun {
 
 /** Writes the run folder `out` whole, atomically; its one checkpoint is `best`, marked done. Returns its parameters. */
 export async function writeImportedRun(out: string, run: ImportedRun): Promise<number> {
-  const state = { step: 0, epoch: 0, done: true, stopReason: 'imported', imported: run.config.imported?.format };
+  const state = {
+    step: 0,
+    epoch: 0,
+    done: true,
+    stopKind: 'imported',
+    stopReason: 'imported',
+    imported: run.config.imported?.format,
+  };
   const vocabJson = (v: Vocabulary) => JSON.stringify({ tokens: v.toJSON(), frequencies: v.frequencies });
   await replaceDir(out, async (tmp) => {
     for (const [name, bytes] of Object.entries(run.files)) await writeDurable(join(tmp, name), bytes);

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { basename, resolve } from 'node:path';
 import { RARE_WORD_THRESHOLD } from '../../../core/metrics/word-usage.ts';
+import { MAX_PARITY_TOLERANCE, PARITY_TOLERANCE, parityTolerance } from '../../../export/parity.ts';
 import { bleuReport } from '../../../report/bleu-report.ts';
 import { chooseReport } from '../../../report/choose-report.ts';
 import { perplexityReport } from '../../../report/perplexity-report.ts';
@@ -19,6 +20,7 @@ interface ReportFlags {
   beam: number;
   rareThreshold: number;
   bins: number;
+  parityTolerance?: number;
   quiet?: boolean;
 }
 
@@ -54,6 +56,11 @@ export function registerReport(program: Command): void {
       intOption('--bins', 1, 100),
       5,
     )
+    .option(
+      '--parity-tolerance <t>',
+      `the parity bar of the exports the report makes, as frost export's (default ${PARITY_TOLERANCE}, at most ${MAX_PARITY_TOLERANCE})`,
+      (v: string) => parityTolerance(Number(v)),
+    )
     .option('--quiet', 'no progress lines')
     .action(async (runs: string[], flags: ReportFlags) => {
       await initBackend({ quiet: true });
@@ -69,6 +76,7 @@ export function registerReport(program: Command): void {
           beam: flags.beam,
           rareThreshold: flags.rareThreshold,
           bins: flags.bins,
+          parityTolerance: flags.parityTolerance,
           log,
         },
         out,
