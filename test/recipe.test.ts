@@ -94,9 +94,9 @@ describe('schedules', () => {
     assert.ok(Math.abs(inverseSqrtRate(16000, 1e-3, 4000, 0) - 5e-4) < 1e-15);
     // Update k runs at the rate set after update k − 1, as fairseq's step_update.
     const s = createSchedule({ name: 'inverse-sqrt', stopAfter: 20, warmupSteps: 10 }, { learningRate: 1e-3 });
-    assert.equal(s.rateAt(1, 123), 0);
-    assert.ok(Math.abs(s.rateAt(6, 123) - 5e-4) < 1e-15);
-    assert.equal(s.rateAt(11, 123), 1e-3);
+    assert.equal(s.rateAt(1, 123, 0), 0);
+    assert.ok(Math.abs(s.rateAt(6, 123, 0) - 5e-4) < 1e-15);
+    assert.equal(s.rateAt(11, 123, 0), 1e-3);
   });
 
   test('polynomial-decay: warm-up, then a decay to endLr at the budget, per power; the run budget is its default end', () => {
@@ -110,21 +110,44 @@ describe('schedules', () => {
     assert.ok(Math.abs(polynomialDecayRate(60, 1e-3, { ...shape, endLr: 0, power: 2 }) - 2.5e-4) < 1e-15);
     // No warm-up by default: update 1 runs at the peak, and the rate falls to 0 at --max-updates.
     const s = createSchedule({ name: 'polynomial-decay', stopAfter: 20 }, { learningRate: 2e-3, maxUpdates: 100 });
-    assert.equal(s.rateAt(1, 123), 2e-3);
-    assert.ok(Math.abs(s.rateAt(51, 123) - 1e-3) < 1e-15);
-    assert.ok(Math.abs(s.rateAt(100, 123) - 2e-5) < 1e-15);
+    assert.equal(s.rateAt(1, 123, 0), 2e-3);
+    assert.ok(Math.abs(s.rateAt(51, 123, 0) - 1e-3) < 1e-15);
+    assert.ok(Math.abs(s.rateAt(100, 123, 0) - 2e-5) < 1e-15);
     // Its own totalUpdates wins over the run's budget.
     const own = createSchedule(
       { name: 'polynomial-decay', stopAfter: 20, totalUpdates: 10 },
       { learningRate: 1, maxUpdates: 100 },
     );
-    assert.equal(own.rateAt(11, 1), 0);
+    assert.equal(own.rateAt(11, 1, 0), 0);
   });
 
-  test('polynomial-decay without an end (no --max-updates, no totalUpdates), or ending inside its warm-up, is refused', () => {
+  test('polynomial-decay with a time budget and no update budget decays over the training time used', () => {
+    const minute = 60_000;
+    const s = createSchedule({ name: 'polynomial-decay', stopAfter: 20 }, { learningRate: 2e-3, maxMinutes: 20 });
+    assert.equal(s.rateAt(1, 123, 0), 2e-3);
+    // Half the time used, whatever the update count: half the rate.
+    assert.ok(Math.abs(s.rateAt(7, 123, 10 * minute) - 1e-3) < 1e-15);
+    assert.ok(Math.abs(s.rateAt(7000, 123, 10 * minute) - 1e-3) < 1e-15);
+    assert.equal(s.rateAt(9000, 123, 20 * minute), 0);
+    assert.equal(s.rateAt(9001, 123, 21 * minute), 0);
+    // Warm-up still counts updates; an update budget wins over the time budget.
+    const warm = createSchedule(
+      { name: 'polynomial-decay', stopAfter: 20, warmupSteps: 10, endLr: 1e-4, power: 2 },
+      { learningRate: 1e-3, maxMinutes: 10 },
+    );
+    assert.equal(warm.rateAt(6, 0, 9 * minute), 5e-4);
+    assert.ok(Math.abs(warm.rateAt(11, 0, 5 * minute) - (1e-4 + 9e-4 / 4)) < 1e-15);
+    const updates = createSchedule(
+      { name: 'polynomial-decay', stopAfter: 20 },
+      { learningRate: 1, maxUpdates: 100, maxMinutes: 1 },
+    );
+    assert.ok(Math.abs(updates.rateAt(51, 0, 59_000) - 0.5) < 1e-15);
+  });
+
+  test('polynomial-decay without an end (no --max-updates, --max-minutes or totalUpdates), or ending inside its warm-up, is refused', () => {
     assert.throws(
       () => createSchedule({ name: 'polynomial-decay', stopAfter: 20 }, { learningRate: 1 }),
-      /'polynomial-decay' decays to its end at a known update: give --max-updates/,
+      /'polynomial-decay' decays to the end of a known budget: give --max-updates or --max-minutes/,
     );
     assert.throws(
       () =>
@@ -138,7 +161,7 @@ describe('schedules', () => {
 
   test('plateau: the paper decay after patience epochs without a gain, and the stop', () => {
     const s = createSchedule({ name: 'plateau', stopAfter: 3, patience: 2, decay: 0.5 }, { learningRate: 1 });
-    assert.equal(s.rateAt(7, 0.25), 0.25);
+    assert.equal(s.rateAt(7, 0.25, 0), 0.25);
     const verdicts = [10, 9, 8, 7].map((score, epoch) => s.observe(score, epoch, 1));
     assert.deepEqual(
       verdicts.map((v) => [v.improved, v.learningRate, v.stop]),
@@ -182,6 +205,30 @@ describe('a run on polynomial-decay', () => {
     const shape = { warmupSteps: 3, warmupInitLr: 0, totalUpdates: 12, endLr: 0, power: 1 };
     for (const m of metrics) assert.ok(Math.abs(m.learningRate - polynomialDecayRate(m.step - 1, 4e-3, shape)) < 1e-12);
     assert.ok(metrics.at(-1)!.learningRate < metrics[0]!.learningRate);
+  });
+});
+
+describe('polynomial-decay over a time budget', () => {
+  test('with --max-minutes and no --max-updates the rate falls with the training time used, to near 0 at its end', async () => {
+    const runDir = join(dir, 'run-poly-time');
+    const minutes = 0.15;
+    const config = toyRunConfig(dataDir, 'fixed-l2', {
+      optim: { learningRate: 4e-3 },
+      schedule: { name: 'polynomial-decay' },
+      batch: { maxSentences: 100 },
+      maxMinutes: minutes,
+      epochs: 1000,
+      valSentences: 8,
+    });
+    const result = await train(config, runDir, { quiet: true });
+    result.model.params.dispose();
+    const metrics = await metricsOf(runDir);
+    assert.ok(metrics.length >= 2, `${metrics.length} epochs in ${minutes} minutes`);
+    // Each epoch logs the rate of its last update: lower than the one before, and below the peak from the first.
+    for (let i = 1; i < metrics.length; i++) assert.ok(metrics[i]!.learningRate < metrics[i - 1]!.learningRate);
+    assert.ok(metrics[0]!.learningRate < 4e-3);
+    // The run stopped at its time budget, with the rate set for its last update close to 0 (within one update).
+    assert.ok(metrics.at(-1)!.learningRate < 0.1 * 4e-3, `last rate ${metrics.at(-1)!.learningRate}`);
   });
 });
 
@@ -396,7 +443,7 @@ test('recipe flags with --resume are refused in one line: the run keeps the reci
   assert.match(lines[0]!, /--label-smoothing, --adam-betas: the recipe is fixed when a run starts/);
 });
 
-test('frost train --lr-schedule polynomial-decay without --max-updates is refused in one line, before any data is read', async () => {
+test('frost train --lr-schedule polynomial-decay without --max-updates or --max-minutes is refused in one line, before any data is read', async () => {
   const runDir = join(dir, 'run-poly-refused');
   const r = await frostInProcess([
     'train',
@@ -412,7 +459,10 @@ test('frost train --lr-schedule polynomial-decay without --max-updates is refuse
   const lines = r.stderr.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('tfjs backend:'));
   assert.equal(r.code, 1, r.stderr);
   assert.equal(lines.length, 1, r.stderr);
-  assert.match(lines[0]!, /'polynomial-decay' decays to its end at a known update: give --max-updates/);
+  assert.match(
+    lines[0]!,
+    /'polynomial-decay' decays to the end of a known budget: give --max-updates or --max-minutes/,
+  );
   const written = await readdir(runDir).catch(() => []);
   assert.ok(!written.some((f) => f.startsWith('vocab.')), `no vocabulary prepared: ${written.join(', ')}`);
 });

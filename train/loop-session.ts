@@ -110,7 +110,7 @@ export class LoopSession<S extends LoopState, V, M extends object> {
     };
     const startBatch = state.batch;
     for (let i = state.batch; i < updates.length; i++) {
-      optimizer.learningRate = schedule.rateAt(state.step + 1, optimizer.learningRate);
+      optimizer.learningRate = schedule.rateAt(state.step + 1, optimizer.learningRate, this.elapsed());
       const { loss, tokens } = updates.train(i);
       if (!Number.isFinite(loss))
         throw new Error(`training diverged at step ${state.step + 1} (loss ${loss}); try a lower --lr`);

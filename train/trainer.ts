@@ -91,6 +91,7 @@ async function runTraining<R>(
   const schedule = createSchedule(config.schedule, {
     learningRate: config.optim.learningRate,
     maxUpdates: config.maxUpdates,
+    maxMinutes: config.maxMinutes,
   });
   const training = await task.start(config, {
     runDir,

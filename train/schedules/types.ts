@@ -8,8 +8,11 @@ import type { OptionsSchema } from '../../core/options.ts';
 export interface LrSchedule {
   /** Everything the schedule remembers between sessions (JSON). */
   state: ScheduleState;
-  /** The learning rate of update `step` (1-based), given the rate in use now. */
-  rateAt(step: number, current: number): number;
+  /**
+   * The learning rate of update `step` (1-based), given the rate in use now and the training time the run has
+   * used so far (over every session, validation excluded, as `--max-minutes` counts it).
+   */
+  rateAt(step: number, current: number, elapsedMs: number): number;
   /** After an epoch's validation: whether it is the best yet, the rate from now on, whether to stop. */
   observe(score: number, epoch: number, current: number): ScheduleVerdict;
 }
@@ -38,6 +41,8 @@ export interface ScheduleContext {
   stopAfter: number;
   /** The run's update budget (`--max-updates`), where it has one: where a fixed-budget schedule ends. */
   maxUpdates?: number;
+  /** The run's time budget (`--max-minutes`), where it has one: where a fixed-budget schedule ends without one. */
+  maxMinutes?: number;
 }
 
 export interface ScheduleDefinition<Options extends object = object> {
@@ -80,7 +85,10 @@ export class ValidationTracker {
  * A schedule whose rate is a function of the update number alone (warm-up and decay schedules): validation only
  * decides the best checkpoint and the early stop, so resuming at step n continues exactly.
  */
-export function stepSchedule(stopAfter: number, rateAt: (step: number) => number): LrSchedule {
+export function stepSchedule(
+  stopAfter: number,
+  rateAt: (step: number, current: number, elapsedMs: number) => number,
+): LrSchedule {
   const tracker = new ValidationTracker(stopAfter, ValidationTracker.initialState());
   return {
     get state(): ScheduleState {

@@ -237,7 +237,7 @@ function recipeOptions(command: Command): Command {
     .addOption(
       new Option(
         '--lr-schedule <name>',
-        "learning-rate schedule: plateau (the paper's decay on no validation gain), inverse-sqrt (warm-up, then 1/sqrt(step)) or polynomial-decay (to 0 at --max-updates); default: the architecture's recipe, else plateau",
+        "learning-rate schedule: plateau (the paper's decay on no validation gain), inverse-sqrt (warm-up, then 1/sqrt(step)) or polynomial-decay (to 0 at --max-updates, else over --max-minutes); default: the architecture's recipe, else plateau",
       ).choices(scheduleNames()),
     )
     .option(
