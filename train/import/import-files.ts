@@ -5,6 +5,7 @@
  * (train/atomic-write.ts), so a refused or interrupted import leaves nothing behind.
  */
 import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -86,10 +87,18 @@ export function decodeFinite(file: SafetensorsFile, skipped = (_name: string) =>
   return tensors;
 }
 
-/** A source file as the card records it. */
+/**
+ * A source file as the card records it. Streamed: an opus-mt model.safetensors is hundreds of megabytes, which
+ * the import already holds once as tensors.
+ */
 export async function fileHash(path: string): Promise<ImportedProvenance['files'][string]> {
-  const bytes = await readFile(path);
-  return { sha256: createHash('sha256').update(bytes).digest('hex'), bytes: bytes.length };
+  const hash = createHash('sha256');
+  let bytes = 0;
+  for await (const chunk of createReadStream(path)) {
+    hash.update(chunk as Buffer);
+    bytes += (chunk as Buffer).length;
+  }
+  return { sha256: hash.digest('hex'), bytes };
 }
 
 /** A checked import, ready to be written as a run folder. */
