@@ -30,6 +30,16 @@ test('every translation architecture that does not declare it is refused, naming
   }
 });
 
+test("a run's tokeniser without a tokenizer.json writer is refused before exporting", () => {
+  for (const tokenizer of ['sentencepiece', 'marian'])
+    assert.equal(hfRunRefusal({ task: 'translation', arch: 'transformer', tokenizer }), undefined, tokenizer);
+  for (const tokenizer of ['fairseq', 'multi30k'])
+    assert.match(
+      hfRunRefusal({ task: 'translation', arch: 'transformer', tokenizer })!,
+      new RegExp(`^--hf: tokenizer '${tokenizer}' cannot be written as tokenizer.json`),
+    );
+});
+
 test('an architecture the registry does not know is refused the same way', () => {
   assert.match(hfRunRefusal({ task: 'translation', arch: 'no-such-arch' })!, REFUSAL);
 });

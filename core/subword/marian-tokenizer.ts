@@ -85,10 +85,10 @@ export class MarianSentencePiece {
     const normalIds = new Map<string, number>();
     const scores = new Map<string, number>();
     let wordSafe = true;
-    proto.pieces.forEach(({ piece, type }, id) => {
+    proto.pieces.forEach(({ piece, type, score }, id) => {
       if (type === PieceType.NORMAL || type === PieceType.USER_DEFINED) {
         normalIds.set(piece, id);
-        scores.set(piece, proto.pieces[id]!.score);
+        scores.set(piece, score);
         if (piece.indexOf(SPACE_MARK, 1) >= 0) wordSafe = false;
       }
     });

@@ -274,6 +274,19 @@ export function seedCount(runs: readonly { seed?: number | undefined }[]): strin
   return seeds.size <= 1 ? 'one seed' : `${seeds.size} seeds`;
 }
 
+/** 'trained 8–12 epochs (0.33 h each on 2 cores; 2 by the stopping rule)' */
+function trainedPhrase(trained: RunReport[], cores: number): string {
+  const epochs = range(
+    trained.map((r) => r.training.epochs),
+    String,
+  );
+  const hours = range(
+    trained.map((r) => r.training.minutes / 60),
+    formatFixed2,
+  );
+  return `trained ${epochs} epochs (${hours} h each on ${cores} cores; ${stopSummary(trained)})`;
+}
+
 /** Where frost's setting differs from the paper's: model, training, decoding and scoring, from the data. */
 function settingSentence(report: Report): string | null {
   const compared = report.runs.filter((r) => paperBleu(r) !== null);
@@ -286,19 +299,8 @@ function settingSentence(report: Report): string | null {
       : '';
   const trained = compared.filter((r) => r.training.stopKind !== 'imported');
   const imported = compared.length - trained.length;
-  const epochs = trained.map((r) => r.training.epochs);
-  const minutes = trained.map((r) => r.training.minutes);
-  const hours = range(
-    minutes.map((m) => m / 60),
-    formatFixed2,
-  );
   const howTrained = [
-    ...(trained.length > 0
-      ? [
-          `trained ${range(epochs, String)} epochs ` +
-            `(${hours} h each on ${report.machine.cores} cores; ${stopSummary(trained)})`,
-        ]
-      : []),
+    ...(trained.length > 0 ? [trainedPhrase(trained, report.machine.cores)] : []),
     ...(imported > 0 ? [`${imported === compared.length ? '' : `${imported} `}imported (trained elsewhere)`] : []),
   ].join(', ');
   const gaps = compared.map((r) => `${who(r)} ${formatFixed2(r.test.bleu)} vs ${formatFixed2(paperBleu(r))}`);

@@ -17,12 +17,11 @@ import { dirname, join } from 'node:path';
 import { recoverSwap } from '../../core/interrupted-swap.ts';
 import { encodeModel } from '../../core/onnx/proto.ts';
 import { MODEL_CARD_FILE, parseModelCard, type ModelCard } from '../../core/runtime/model-card.ts';
-import { SUBWORD_TOKENIZER } from '../../core/subword/subword-tokenizer.ts';
 import { archNames, getArch } from '../../models/index.ts';
 import { replaceDir, syncDir, writeDurable } from '../../train/atomic-write.ts';
 import { decoderModel } from './decoder-model.ts';
 import { encoderModel } from './encoder-model.ts';
-import { HF_TOKENIZERS } from './hf-tokenizers.ts';
+import { HF_TOKENIZERS, tokenizerRefusal } from './hf-tokenizers.ts';
 import { generationConfig, modelConfig } from './model-config.ts';
 import { readOnnxModel } from './onnx-file.ts';
 import { DECODER_FILE, ENCODER_FILE } from './optimum-names.ts';
@@ -37,17 +36,8 @@ import { transformerShape } from './transformer-shape.ts';
  * has one tokenizer for source and target ids, and frost's word tokenisers (Moses rules) have no tokenizer.json form.
  */
 export function hfRefusal(card: ModelCard): string | undefined {
-  const refusal = hfRunRefusal(card);
+  const refusal = hfRunRefusal(card) ?? HF_TOKENIZERS[card.tokenizer]!.refusal(card);
   if (refusal !== undefined) return refusal;
-  const writer = HF_TOKENIZERS[card.tokenizer];
-  if (writer === undefined || (card.tokenizer === SUBWORD_TOKENIZER && card.subword === undefined)) {
-    return (
-      `--hf: tokenizer '${card.tokenizer}' cannot be written as tokenizer.json ${WHY} needs a subword vocabulary, ` +
-      "frost's bpe or unigram or an imported Marian model's)"
-    );
-  }
-  const vocabularies = writer.refusal(card);
-  if (vocabularies !== undefined) return vocabularies;
   if (card.graphs.decoder.cache !== undefined) {
     return `--hf: the step graph returns only each step's new keys and values ${WHY} feeds whole caches; export with frost export --hf, which writes them so)`;
   }
@@ -55,7 +45,7 @@ export function hfRefusal(card: ModelCard): string | undefined {
 }
 
 /** The part of {@link hfRefusal} a run's config already answers, so `frost export --hf` refuses before exporting. */
-export function hfRunRefusal(model: { task: string; arch: string }): string | undefined {
+export function hfRunRefusal(model: { task: string; arch: string; tokenizer?: string }): string | undefined {
   if (model.task !== 'translation') return `--hf: a ${model.task} model ${WHY} is for translation models)`;
   const capable = cachingArchs();
   if (!capable.includes(model.arch)) {
@@ -64,6 +54,8 @@ export function hfRunRefusal(model: { task: string; arch: string }): string | un
       `position a step, which only architectures declaring selfAttentionCaches have: ${capable.join(', ')})`
     );
   }
+  if (model.tokenizer !== undefined && HF_TOKENIZERS[model.tokenizer] === undefined)
+    return tokenizerRefusal(model.tokenizer);
   return undefined;
 }
 

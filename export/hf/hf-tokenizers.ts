@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cardTokenizer } from '../../core/runtime/card-tokenizer.ts';
 import type { ModelCard } from '../../core/runtime/model-card.ts';
-import { MARIAN_TOKENIZER, type MarianTokenizer } from '../../core/subword/marian-tokenizer.ts';
+import { MARIAN_TOKENIZER, MarianTokenizer } from '../../core/subword/marian-tokenizer.ts';
 import { SubwordModel } from '../../core/subword/subword-model.ts';
 import { SUBWORD_TOKENIZER } from '../../core/subword/subword-tokenizer.ts';
 import {
@@ -30,13 +30,23 @@ export interface HfTokenizer {
 
 const readIn = (dir: string) => async (file: string) => new Uint8Array(await readFile(join(dir, file)));
 
+/** The refusal of a tokeniser the layout cannot write. */
+export function tokenizerRefusal(name: string): string {
+  return (
+    `--hf: tokenizer '${name}' cannot be written as tokenizer.json (the Hugging Face layout needs a subword ` +
+    "vocabulary, frost's bpe or unigram or an imported Marian model's)"
+  );
+}
+
 export const HF_TOKENIZERS: Readonly<Record<string, HfTokenizer>> = {
   [SUBWORD_TOKENIZER]: {
     refusal: (card) =>
-      card.subword !== undefined && !card.subword.joint
-        ? '--hf: separate source and target vocabularies (the Hugging Face layout has one tokenizer for both; ' +
-          'train with a joint vocabulary)'
-        : undefined,
+      card.subword === undefined
+        ? tokenizerRefusal(card.tokenizer)
+        : !card.subword.joint
+          ? '--hf: separate source and target vocabularies (the Hugging Face layout has one tokenizer for both; ' +
+            'train with a joint vocabulary)'
+          : undefined,
     async write(card, modelDir) {
       const file = join(modelDir, Object.values(card.subword!.files)[0]!);
       return { json: tokenizerJson(SubwordModel.fromBytes(await readFile(file), file)), warnings: [] };
@@ -45,7 +55,8 @@ export const HF_TOKENIZERS: Readonly<Record<string, HfTokenizer>> = {
   [MARIAN_TOKENIZER]: {
     refusal: marianVocabularyRefusal,
     async write(card, modelDir) {
-      const tokenizer = (await cardTokenizer(card, readIn(modelDir), (f) => join(modelDir, f))) as MarianTokenizer;
+      const tokenizer = await cardTokenizer(card, readIn(modelDir), (f) => join(modelDir, f));
+      if (!(tokenizer instanceof MarianTokenizer)) throw new Error(`--hf: '${card.name}' has no Marian tokeniser`);
       const refusal = marianTokenizerRefusal(tokenizer);
       if (refusal !== undefined) throw new Error(refusal);
       const outside = sourcePiecesOutsideVocabulary(card, tokenizer);

@@ -22,7 +22,7 @@ import { NMT_REMOVED, NMT_SPACES, TRIMMED, type MarianTokenizer } from '../../co
 import { SPACE_MARK } from '../../core/subword/segmenter.ts';
 
 /** Marks a target-only piece: a C0 control, which every `nmt_*` normaliser removes before the pieces are matched. */
-export const TARGET_ONLY_MARK = '\u0001';
+const TARGET_ONLY_MARK = '\u0001';
 const LANGUAGE_CODE = /^>>.+<<$/;
 
 /** Why the card's vocabularies cannot take one tokenizer.json, or undefined when they can. */
@@ -63,7 +63,9 @@ export function marianTokenizerJson(
   const source = tokenizer.model(tokenizer.source);
   const { tokens } = card.target;
   const special = new Set([card.specials.pad, card.specials.unk, card.specials.bos, card.specials.eos]);
-  const lowest = Math.min(...source.scores.values());
+  // A loop, not Math.min(...): an opus-mt model has tens of thousands of pieces.
+  let lowest = Infinity;
+  for (const score of source.scores.values()) lowest = Math.min(lowest, score);
   const vocab = tokens.map((t, id): [string, number] => {
     if (special.has(id) || LANGUAGE_CODE.test(t)) return [t, lowest];
     const score = source.scores.get(t);

@@ -434,7 +434,7 @@ export async function importFairseq(opts: FairseqImportOptions): Promise<Fairseq
   };
 
   const files: ImportedProvenance['files'] = {};
-  files['model.safetensors'] = await fileHash(join(from, 'model.safetensors'));
+  files['model.safetensors'] = { sha256: file.sha256, bytes: file.bytes };
   files['fairseq.json'] = await fileHash(metaWhere);
   files[basename(dictFiles.src)] = await fileHash(dictFiles.src);
   files[basename(dictFiles.tgt)] = await fileHash(dictFiles.tgt);

@@ -5,7 +5,6 @@
  * (train/atomic-write.ts), so a refused or interrupted import leaves nothing behind.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -88,17 +87,12 @@ export function decodeFinite(file: SafetensorsFile, skipped = (_name: string) =>
 }
 
 /**
- * A source file as the card records it. Streamed: an opus-mt model.safetensors is hundreds of megabytes, which
- * the import already holds once as tensors.
+ * A source file as the card records it. model.safetensors comes from the read that checked it (its `sha256`): an
+ * opus-mt one is hundreds of megabytes.
  */
 export async function fileHash(path: string): Promise<ImportedProvenance['files'][string]> {
-  const hash = createHash('sha256');
-  let bytes = 0;
-  for await (const chunk of createReadStream(path)) {
-    hash.update(chunk as Buffer);
-    bytes += (chunk as Buffer).length;
-  }
-  return { sha256: hash.digest('hex'), bytes };
+  const bytes = await readFile(path);
+  return { sha256: createHash('sha256').update(bytes).digest('hex'), bytes: bytes.length };
 }
 
 /** A checked import, ready to be written as a run folder. */

@@ -385,8 +385,10 @@ export async function importMarian(opts: MarianImportOptions): Promise<MarianImp
   const checkpoint = frostTensors(tensors, c, order);
 
   const hashes: ImportedProvenance['files'] = {};
-  for (const name of [...REQUIRED, ...OPTIONAL])
-    if (existsSync(join(dir, name))) hashes[name] = await fileHash(join(dir, name));
+  for (const name of [...REQUIRED, ...OPTIONAL]) {
+    if (name === 'model.safetensors') hashes[name] = { sha256: file.sha256, bytes: file.bytes };
+    else if (existsSync(join(dir, name))) hashes[name] = await fileHash(join(dir, name));
+  }
   const imported: ImportedProvenance = {
     format: 'huggingface-marian',
     from: dir,

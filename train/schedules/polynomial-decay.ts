@@ -32,8 +32,8 @@ export function polynomialDecayRate(n: number, peak: number, s: PolynomialDecay)
   return decayedRate(1 - (n - s.warmupSteps) / (s.totalUpdates - s.warmupSteps), peak, s);
 }
 
-/** The rate after `n` updates and `elapsedMs` of a `budgetMs` time budget: the decay runs over the time left. */
-export function timedDecayRate(n: number, elapsedMs: number, budgetMs: number, peak: number, s: DecayShape): number {
+/** The rate after `n` updates and `elapsedMs` of a `budgetMs` time budget: progress is the share of it used. */
+function timedDecayRate(n: number, elapsedMs: number, budgetMs: number, peak: number, s: DecayShape): number {
   if (n < s.warmupSteps) return linearWarmupRate(n, peak, s.warmupSteps, s.warmupInitLr);
   return decayedRate(Math.max(0, 1 - elapsedMs / budgetMs), peak, s);
 }

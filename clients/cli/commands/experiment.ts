@@ -3,7 +3,7 @@ import { archChoices, type ExperimentDefinition, experimentNames, getExperiment 
 import { executorNames, getExecutor } from '../../../experiments/executors/index.ts';
 import { ExperimentInterrupted, liveChildren } from '../../../experiments/live-children.ts';
 import { initBackend } from '../../../train/backend/select.ts';
-import { MAX_PARITY_TOLERANCE, PARITY_TOLERANCE, parityTolerance } from '../../../export/parity.ts';
+import { exportsParityOption } from './parity-option.ts';
 import { intOption } from './serve.ts';
 import { registerExperimentSlurm } from './experiment-slurm.ts';
 
@@ -160,11 +160,7 @@ export function registerExperiment(program: Command): void {
       `beam width of the test translations or captions (default: the experiment's; ${eachExperiment((e) => `${e.name} ${e.defaults.beam}`)})`,
       intOption('--beam', 1),
     )
-    .option(
-      '--parity-tolerance <t>',
-      `the exports' parity bar, as frost export's (default ${PARITY_TOLERANCE}, at most ${MAX_PARITY_TOLERANCE})`,
-      (v: string) => parityTolerance(Number(v)),
-    )
+    .addOption(exportsParityOption())
     .action(async (name: string, flags: ExperimentFlags) => {
       const experiment = getExperiment(name);
       if (flags.data === undefined) throw new Error("required option '--data <source>' not specified");

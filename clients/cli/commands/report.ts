@@ -1,13 +1,13 @@
 import type { Command } from 'commander';
 import { basename, resolve } from 'node:path';
 import { RARE_WORD_THRESHOLD } from '../../../core/metrics/word-usage.ts';
-import { MAX_PARITY_TOLERANCE, PARITY_TOLERANCE, parityTolerance } from '../../../export/parity.ts';
 import { bleuReport } from '../../../report/bleu-report.ts';
 import { chooseReport } from '../../../report/choose-report.ts';
 import { perplexityReport } from '../../../report/perplexity-report.ts';
 import { registerReportInserts, writeReportOf } from '../../../report/report-inserts.ts';
 import { lmReportClaims, reportClaims } from '../../../experiments/claims/report-claims.ts';
 import { initBackend } from '../../../train/backend/select.ts';
+import { exportsParityOption } from './parity-option.ts';
 import { intOption } from './serve.ts';
 
 // The papers' claims are experiments/'s, which report/ may not import: each is handed to the report it judges here.
@@ -56,11 +56,7 @@ export function registerReport(program: Command): void {
       intOption('--bins', 1, 100),
       5,
     )
-    .option(
-      '--parity-tolerance <t>',
-      `the parity bar of the exports the report makes, as frost export's (default ${PARITY_TOLERANCE}, at most ${MAX_PARITY_TOLERANCE})`,
-      (v: string) => parityTolerance(Number(v)),
-    )
+    .addOption(exportsParityOption())
     .option('--quiet', 'no progress lines')
     .action(async (runs: string[], flags: ReportFlags) => {
       await initBackend({ quiet: true });
