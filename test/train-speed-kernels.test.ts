@@ -19,7 +19,7 @@ import { sharedWeightMatMul } from '../models/layers/shared-matmul.ts';
 import { maskedCrossEntropySum } from '../models/loss.ts';
 import { initBackend } from '../train/backend/select.ts';
 import { GEMM_PROVIDERS } from '../train/backend/kernels/gemm-providers.ts';
-import { nativeGemm, setNativeGemm, type NativeGemm } from '../train/backend/kernels/native-gemm.ts';
+import { setNativeGemm, type NativeGemm } from '../train/backend/kernels/native-gemm.ts';
 import { LEADING_SUM_MIN } from '../train/backend/kernels/sum.ts';
 import { transposeCache } from '../train/backend/kernels/transpose.ts';
 import { asWasmBackend } from '../train/backend/kernels/wasm-internals.ts';
@@ -360,9 +360,14 @@ test('no tensor leak over 50 training steps of the tiny preset, every head', () 
   }
 });
 
-test('native GEMM also works on the threaded wasm build (shared heap, copied through)', () => {
-  const script = `
+for (const provider of GEMM_PROVIDERS) {
+  test(`native GEMM '${provider.name}' also works on the threaded wasm build (shared heap)`, (t) => {
+    const loaded = provider.load(2);
+    if (loaded instanceof Error) return t.skip(`'${provider.name}' does not load here: ${loaded.message}`);
+    loaded.dispose();
+    const script = `
     (async () => {
+      process.env.FROST_NATIVE_GEMM = '${provider.name}';
       const tf = await import('@tensorflow/tfjs-core');
       const { initBackend } = await import('./train/backend/select.ts');
       const { nativeGemm } = await import('./train/backend/kernels/native-gemm.ts');
@@ -377,10 +382,11 @@ test('native GEMM also works on the threaded wasm build (shared heap, copied thr
         for (let k = 0; k < 90; k++) s += A[i * 90 + k] * B[k * 80 + j];
         worst = Math.max(worst, Math.abs(s - c[i * 80 + j]));
       }
-      console.log(JSON.stringify({ threads: info.threads, native: nativeGemm() != null, worst }));
+      console.log(JSON.stringify({ threads: info.threads, provider: nativeGemm()?.provider ?? null, worst }));
     })();`;
-  const out = runScriptInChild<{ threads: number; native: boolean; worst: number }>(script, 90_000);
-  assert.equal(out.threads, 2);
-  assert.equal(out.worst, 0); // small integers: exact in float32
-  assert.equal(out.native, nativeGemm() != null, 'native GEMM was dropped after a failure on the threaded build');
-});
+    const out = runScriptInChild<{ threads: number; provider: string | null; worst: number }>(script, 90_000);
+    assert.equal(out.threads, 2);
+    assert.equal(out.worst, 0); // small integers: exact in float32
+    assert.equal(out.provider, provider.name, 'native GEMM was dropped after a failure on the threaded build');
+  });
+}

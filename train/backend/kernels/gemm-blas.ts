@@ -13,13 +13,12 @@
  * libblas.so.3 may point to is never picked unless FROST_BLAS names it: issue #8 measured PyTorch 20×
  * slower on it.
  * Threads: set through the library's own call (openblas_set_num_threads, MKL_Set_Num_Threads);
- * Accelerate sizes its pool itself. OpenBLAS's OpenMP threads keep the library's default wait
- * policy, spinning for a while after each GEMM as they do under PyTorch: with OMP_WAIT_POLICY=
- * PASSIVE they sleep, which used 1.55 cores instead of 1.98 and trained no faster
- * (alternating `OMP_WAIT_POLICY=ACTIVE|PASSIVE npm run bench:train -- --heads learned --peer off`
- * runs; the README has the figures). Where several
- * processes share the cores (npm test runs two test files at once) PASSIVE is the better choice,
- * and the test script sets it (test/test.env).
+ * Accelerate sizes its pool itself. OpenBLAS's OpenMP threads sleep after each GEMM
+ * (OMP_WAIT_POLICY=PASSIVE, set before the library loads unless the environment names a policy): frost
+ * runs OpenBLAS's pool beside ORT's (MLAS) and the wasm thread on the same cores, and a pool that spins
+ * after its call holds a core the next product needs. Right after an OpenBLAS product, MLAS took up to
+ * twice as long on a Transformer step's products while OpenBLAS's threads spun (4.6 against 8.7 ms for
+ * a [1024×512]·[512×2048] product; with PASSIVE 4.6 in both orders).
  *
  * Missing koffi (an optional native addon with prebuilt binaries in its npm package) or no BLAS:
  * the provider reports why and MLAS runs the GEMMs.
@@ -132,6 +131,8 @@ function loadBlasGemm(threads: number): NativeGemm | Error {
   } catch (e) {
     return new Error(`koffi does not load (${e instanceof Error ? e.message.split('\n')[0] : String(e)})`);
   }
+  // libgomp reads its wait policy when OpenBLAS first loads it; the header says why frost's threads sleep.
+  process.env.OMP_WAIT_POLICY ??= 'PASSIVE';
   const explicit = process.env.FROST_BLAS?.trim();
   const candidates = explicit ? [explicit] : (LIBRARIES[process.platform] ?? []);
   const tried: string[] = [];

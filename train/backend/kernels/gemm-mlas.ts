@@ -1,19 +1,19 @@
 /**
  * GEMMs by onnxruntime-node's MLAS (native x86-64/ARM64 code: AVX2/AVX-512 FMA kernels and its own
  * thread pool), in place on the wasm heap. ORT is already a frost dependency (export parity,
- * serving), so this provider always loads where ORT does; the system BLAS (gemm-blas.ts) is
- * preferred where there is one, being 1.0-2.0× faster on this model's shapes (npm run bench:gemm).
+ * serving), so this provider loads wherever ORT does. Which provider runs a product is measured per
+ * shape class (gemm-probe.ts).
  *
- * How: the package's N-API binding (onnxruntime-node/dist/binding, the "simple synchronized
- * inference session object wrap" its own async API sits on; core/runtime/ort-node.ts hands it out)
- * runs a session synchronously, as a tfjs kernel must. One tiny ONNX graph per transpose
- * combination, a single Gemm with symbolic dims (transA/transB attributes, so neither operand is
- * copied to transpose it). Inputs are ORT tensors over Float32Array views of the wasm heap (ORT
- * reads them in place); the output is pre-allocated the same way, over the output tensor's block on
- * the heap, so MLAS writes the result where tfjs expects it. (The binding also hands back a JS copy
- * of the output, which is dropped: one memcpy of the result, ≈ 3% of the GEMM's time at the sizes
- * that come here.) The threaded wasm build's heap is a SharedArrayBuffer, which the binding refuses:
- * there the operands and the result are copied through plain buffers.
+ * How: one tiny ONNX graph per transpose combination, a single Gemm with symbolic dims (transA/transB
+ * attributes, so neither operand is copied to transpose it), run synchronously, as a tfjs kernel must,
+ * through one of two doors into the same library:
+ *  - onnxruntime's C API (ort-c-api.ts, through koffi): inputs and output are OrtValues over the wasm
+ *    heap, so MLAS reads the operands and writes the result in place. The default.
+ *  - the package's N-API binding (core/runtime/ort-node.ts hands it out), where koffi does not load: it
+ *    reads pre-allocated outputs in place too, but hands each output back as a new JS buffer, a copy
+ *    the size of the result (on a Transformer step's logits, with the page faults of a fresh buffer,
+ *    about a third of the product's time). The threaded wasm build's heap is a SharedArrayBuffer,
+ *    which the binding refuses: there the operands and the result are copied through plain buffers.
  *
  * ORT's pool is created with spinning off, so its threads sleep between kernels instead of burning
  * a core while the wasm side runs the step's small kernels.
@@ -21,9 +21,16 @@
 import { GraphBuilder } from '../../../core/onnx/graph-builder.ts';
 import { nativeSessionBinding, Tensor, type NativeSession } from '../../../core/runtime/ort-node.ts';
 import { gemmThreads, selfCheck, type GemmProvider, type NativeGemm } from './native-gemm.ts';
+import { loadOrtCApi, type OrtCSession } from './ort-c-api.ts';
 
-/** Below this many multiply-adds a call's fixed cost (≈ 50-60 µs) outweighs MLAS's speed-up. */
-const MLAS_MIN_MACS = 2 ** 19;
+/**
+ * Below this many multiply-adds a call's fixed cost outweighs MLAS's speed-up: ≈ 9 µs through the C API (where XNNPACK
+ * takes about as long for 2^17), 50-60 µs through the binding.
+ */
+const minMacs = (door: MlasDoor): number => (door === 'c-api' ? 2 ** 17 : 2 ** 19);
+
+/** Which door into ORT runs the products. */
+export type MlasDoor = 'c-api' | 'binding';
 
 function gemmModel(tA: boolean, tB: boolean): Uint8Array {
   const g = new GraphBuilder(`frost-gemm-${tA ? 't' : 'n'}${tB ? 't' : 'n'}`, { opset: 13 });
@@ -33,56 +40,105 @@ function gemmModel(tA: boolean, tB: boolean): Uint8Array {
   return g.toBytes();
 }
 
-/**
- * MLAS through onnxruntime-node, or an Error saying why not (package missing, binding that does
- * not load on this platform, a session that fails to run a 2×2 check).
- */
-function loadMlasGemm(threads: number): NativeGemm | Error {
-  try {
-    const { NativeSession, version } = nativeSessionBinding();
-    const n = gemmThreads(threads);
-    const options = {
-      intraOpNumThreads: n,
-      interOpNumThreads: 1,
-      executionMode: 'sequential',
-      graphOptimizationLevel: 'all',
-      extra: { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } },
-    };
-    const sessions = new Map<number, NativeSession>();
-    const session = (tA: boolean, tB: boolean): NativeSession => {
+/** One session per transpose combination, made on first use. */
+function sessionsByTranspose<S>(make: (model: Uint8Array) => S): { get(tA: boolean, tB: boolean): S; all(): S[] } {
+  const sessions = new Map<number, S>();
+  return {
+    get(tA, tB) {
       const key = (tA ? 2 : 0) + (tB ? 1 : 0);
       let s = sessions.get(key);
       if (s == null) {
-        const bytes = gemmModel(tA, tB);
-        s = new NativeSession();
-        s.loadModel(bytes.buffer, bytes.byteOffset, bytes.byteLength, options);
+        s = make(gemmModel(tA, tB));
         sessions.set(key, s);
       }
       return s;
-    };
-    const runOptions = {};
+    },
+    all: () => [...sessions.values()],
+  };
+}
+
+type GemmCall = NativeGemm['gemm'];
+
+/** The products through ORT's C API, over the caller's memory; an Error when the C API does not load. */
+function cApiGemm(threads: number): { version: string; gemm: GemmCall; dispose(): void } | Error {
+  const api = loadOrtCApi();
+  if (api instanceof Error) return api;
+  const sessions = sessionsByTranspose<OrtCSession>((model) =>
+    api.session(model, ['a', 'b'], ['y'], { threads, allowSpinning: false }),
+  );
+  return {
+    version: api.version,
+    gemm(A, B, Y, M, K, N, tA, tB) {
+      sessions.get(tA, tB).run(
+        [
+          [A, tA ? [K, M] : [M, K]],
+          [B, tB ? [N, K] : [K, N]],
+        ],
+        [[Y, [M, N]]],
+      );
+    },
+    dispose() {
+      for (const s of sessions.all()) s.dispose();
+    },
+  };
+}
+
+/** The products through onnxruntime-node's N-API binding (each output copied back once more, and dropped). */
+function bindingGemm(threads: number): { version: string; gemm: GemmCall; dispose(): void } {
+  const { NativeSession, version } = nativeSessionBinding();
+  const options = {
+    intraOpNumThreads: threads,
+    interOpNumThreads: 1,
+    executionMode: 'sequential',
+    graphOptimizationLevel: 'all',
+    extra: { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } },
+  };
+  const sessions = sessionsByTranspose<NativeSession>((model) => {
+    const s = new NativeSession();
+    s.loadModel(model.buffer, model.byteOffset, model.byteLength, options);
+    return s;
+  });
+  const runOptions = {};
+  return {
+    version,
+    gemm(A, B, Y, M, K, N, tA, tB) {
+      // The binding refuses views of a SharedArrayBuffer (the threaded wasm build's heap): copy.
+      const shared = Y.buffer instanceof SharedArrayBuffer;
+      const feeds = {
+        a: new Tensor('float32', shared ? A.slice() : A, tA ? [K, M] : [M, K]),
+        b: new Tensor('float32', shared ? B.slice() : B, tB ? [N, K] : [K, N]),
+      };
+      const y = shared ? new Float32Array(M * N) : Y;
+      sessions.get(tA, tB).run(feeds, { y: new Tensor('float32', y, [M, N]) }, runOptions);
+      if (shared) Y.set(y);
+    },
+    dispose() {
+      for (const s of sessions.all()) s.dispose();
+    },
+  };
+}
+
+/**
+ * MLAS through onnxruntime, by `door` (default: the C API where it loads, else the binding), or an Error saying why
+ * not (package missing, a library that does not load on this platform, a session that fails a 2×2 check).
+ */
+export function loadMlasGemm(threads: number, door?: MlasDoor): NativeGemm | Error {
+  try {
+    const n = gemmThreads(threads);
+    const viaCApi = door === 'binding' ? null : cApiGemm(n);
+    if (door === 'c-api' && viaCApi instanceof Error) return viaCApi;
+    const runner = viaCApi == null || viaCApi instanceof Error ? bindingGemm(n) : viaCApi;
+    const used: MlasDoor = runner === viaCApi ? 'c-api' : 'binding';
+    const how = used === 'c-api' ? 'C API' : 'N-API binding, outputs copied';
     const native: NativeGemm = {
       provider: 'mlas',
       threads: n,
-      minMacs: MLAS_MIN_MACS,
-      // 50-60 µs a call: batched entries that size run as fast in the stock loop.
+      minMacs: minMacs(used),
+      // Batched entries that size run as fast in the stock loop.
       minEntryMacs: 2 ** 17,
-      description: `onnxruntime-node ${version} MLAS, ${n} thread${n === 1 ? '' : 's'}`,
-      gemm(A, B, Y, M, K, N, tA, tB) {
-        // The binding refuses views of a SharedArrayBuffer (the threaded wasm build's heap): copy.
-        const shared = Y.buffer instanceof SharedArrayBuffer;
-        const feeds = {
-          a: new Tensor('float32', shared ? A.slice() : A, tA ? [K, M] : [M, K]),
-          b: new Tensor('float32', shared ? B.slice() : B, tB ? [N, K] : [K, N]),
-        };
-        const y = shared ? new Float32Array(M * N) : Y;
-        session(tA, tB).run(feeds, { y: new Tensor('float32', y, [M, N]) }, runOptions);
-        if (shared) Y.set(y);
-      },
-      dispose() {
-        for (const s of sessions.values()) s.dispose();
-        sessions.clear();
-      },
+      description: `onnxruntime-node ${runner.version} MLAS (${how}), ${n} thread${n === 1 ? '' : 's'}`,
+      gemm: runner.gemm,
+      dispose: runner.dispose,
     };
     selfCheck(native.gemm);
     return native;
@@ -91,4 +147,4 @@ function loadMlasGemm(threads: number): NativeGemm | Error {
   }
 }
 
-export const mlasProvider: GemmProvider = { name: 'mlas', load: loadMlasGemm };
+export const mlasProvider: GemmProvider = { name: 'mlas', load: (threads) => loadMlasGemm(threads) };

@@ -5,7 +5,7 @@
  * A runner comes from a provider (gemm-providers.ts lists them in order of preference):
  *  - 'blas': the system's optimised BLAS (OpenBLAS, MKL or Accelerate) through an FFI call
  *    (gemm-blas.ts). The same library PyTorch calls on this machine.
- *  - 'mlas': onnxruntime-node's MLAS through its N-API binding (gemm-mlas.ts). Always there: ORT
+ *  - 'mlas': onnxruntime-node's MLAS through onnxruntime's C API, in place (gemm-mlas.ts). Always there: ORT
  *    is a frost dependency.
  * Only frost's wasm BatchMatMul consults it; the native 'tensorflow' backend has GEMMs of its own.
  *
