@@ -61,6 +61,21 @@ function timedRunner(runner: NativeGemm, add: (ms: number) => void): NativeGemm 
         add(performance.now() - t0);
       }
     },
+    ...(runner.batched != null
+      ? {
+          batched: {
+            minMacs: runner.batched.minMacs,
+            gemm: (...args: Parameters<NonNullable<NativeGemm['batched']>['gemm']>) => {
+              const t0 = performance.now();
+              try {
+                runner.batched!.gemm(...args);
+              } finally {
+                add(performance.now() - t0);
+              }
+            },
+          },
+        }
+      : {}),
     dispose: () => runner.dispose(),
   };
 }

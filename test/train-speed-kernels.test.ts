@@ -134,22 +134,35 @@ for (const provider of GEMM_PROVIDERS) {
 }
 
 for (const provider of GEMM_PROVIDERS) {
-  test(`native GEMM '${provider.name}': batched products (multi-head attention's) entry by entry, every transpose and a broadcast batch`, (t) => {
+  test(`native GEMM '${provider.name}': batched products (multi-head attention's) in one call where it has one, else entry by entry; every transpose and a broadcast batch`, (t) => {
     const loaded = provider.load(2);
     if (loaded instanceof Error) return t.skip(`'${provider.name}' does not load here: ${loaded.message}`);
     let calls = 0;
+    let batchedCalls = 0;
+    const { batched } = loaded;
     const native: NativeGemm = {
       ...loaded,
       gemm: (...a) => {
         calls++;
         loaded.gemm(...a);
       },
+      ...(batched != null
+        ? {
+            batched: {
+              minMacs: batched.minMacs,
+              gemm: (...a: Parameters<typeof batched.gemm>) => {
+                batchedCalls++;
+                batched.gemm(...a);
+              },
+            },
+          }
+        : {}),
     };
     // Attention-sized entries (q·kᵀ of 21 positions, 64 per head), and entries big enough for every provider.
     const sizes = [
       [21, 64, 21],
       [60, 48, 50],
-    ].filter(([M, K, N]) => M * K * N >= native.minEntryMacs);
+    ].filter(([M, K, N]) => M * K * N >= native.minEntryMacs || batched != null);
     assert.ok(sizes.length > 0);
     withNativeGemm(native, () => {
       for (const [M, K, N] of sizes) {
@@ -166,9 +179,20 @@ for (const provider of GEMM_PROVIDERS) {
           ]) {
             const a = randTensor([2, 3, ...(tA ? [K, M] : [M, K])]);
             const b = randTensor([...bBatch, ...(tB ? [N, K] : [K, N])]);
-            const before = calls;
+            const [before, batchedBefore] = [calls, batchedCalls];
             const y = tf.matMul(a, b, tA, tB);
-            assert.equal(calls - before, 6, `one native call per output entry (${M}×${K}×${N} ${tA} ${tB} ${bBatch})`);
+            const what = `${M}×${K}×${N} ${tA} ${tB} ${bBatch}`;
+            if (batched != null && bBatch[0] === 2) {
+              assert.equal(batchedCalls - batchedBefore, 1, `one batched call for every entry (${what})`);
+              assert.equal(calls, before, `no call per entry (${what})`);
+            } else {
+              const perEntry = M * K * N >= native.minEntryMacs ? 6 : 0;
+              assert.equal(
+                calls - before,
+                perEntry,
+                `one native call per output entry, or none below minEntryMacs (${what})`,
+              );
+            }
             const stock = withoutNativeGemm(() => tf.matMul(a, b, tA, tB));
             assert.deepEqual(y.shape, [2, 3, M, N]);
             const ad = a.dataSync();
@@ -192,10 +216,11 @@ for (const provider of GEMM_PROVIDERS) {
           }
         }
       }
-      // Too small an entry stays with the stock loop.
-      const before = calls;
+      // Too small a product stays with the stock loop.
+      const [before, batchedBefore] = [calls, batchedCalls];
       tf.dispose(tf.matMul(randTensor([4, 3, 5]), randTensor([4, 5, 2])));
       assert.equal(calls, before);
+      assert.equal(batchedCalls, batchedBefore);
     });
     loaded.dispose();
   });

@@ -259,8 +259,17 @@ function nativeBatchedMatMul(
   d: MatMulDims,
 ): TensorInfo | null {
   const { M, K, N, batchShape, outShape } = d;
-  if (M * K * N < native.minEntryMacs) return null;
-  if (native.accepts?.(M, K, N, tA, tB, true) === false) return null;
+  const entries = util.sizeFromShape(batchShape);
+  // Both operands batched alike (no broadcast): one call for every entry where the runner has one.
+  const oneCall =
+    native.batched != null &&
+    d.batchA === entries &&
+    d.batchB === entries &&
+    entries * M * K * N >= native.batched.minMacs;
+  if (!oneCall) {
+    if (M * K * N < native.minEntryMacs) return null;
+    if (native.accepts?.(M, K, N, tA, tB, true) === false) return null;
+  }
   const aIdx = broadcastIndices(a.shape.slice(0, -2), batchShape);
   const bIdx = broadcastIndices(b.shape.slice(0, -2), batchShape);
   const out = backend.makeOutput(outShape, 'float32');
@@ -269,6 +278,10 @@ function nativeBatchedMatMul(
     const A = f32View(backend, a);
     const B = f32View(backend, b);
     const Y = f32View(backend, out);
+    if (oneCall) {
+      native.batched!.gemm(A, B, Y, entries, M, K, N, tA, tB);
+      return out;
+    }
     const [sa, sb, sy] = [M * K, K * N, M * N];
     for (let o = 0; o < aIdx.length; o++) {
       native.gemm(

@@ -31,6 +31,7 @@ export function makeDispatcher(runners: readonly NativeGemm[], record: GemmChoic
   const minEntryMacs = chosen.map((r) => r?.minEntryMacs ?? Infinity);
   const threads = Math.max(...runners.map((r) => r.threads));
   const pool = used.length > 0 ? used : runners;
+  const batched = runners.find((r) => r.batched != null)?.batched;
   return {
     provider: 'probe',
     threads,
@@ -47,6 +48,8 @@ export function makeDispatcher(runners: readonly NativeGemm[], record: GemmChoic
       const i = slot(tA, tB, sizeBucket(macs));
       return macs >= (batched ? minEntryMacs[i] : minMacs[i]);
     },
+    // One runner's batched call serves every batched product: it replaces a call per entry, whatever their class.
+    ...(batched != null ? { batched } : {}),
     gemm(A, B, Y, M, K, N, tA, tB) {
       // A class left to XNNPACK only comes here when a caller ignores accepts (bench:gemm forces every runner).
       (chosen[slot(tA, tB, sizeBucket(M * K * N))] ?? fallback).gemm(A, B, Y, M, K, N, tA, tB);

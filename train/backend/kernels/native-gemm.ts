@@ -61,7 +61,29 @@ export interface NativeGemm {
     tA: boolean,
     tB: boolean,
   ): void;
+  /**
+   * Batched products in one native call, where the runner has one: the entries' operands and outputs contiguous
+   * ([batch, M, K] or [batch, K, M] when tA, and so on). Absent: frost's BatchMatMul calls `gemm` entry by entry.
+   */
+  readonly batched?: BatchedGemm;
   dispose(): void;
+}
+
+/** `batch` independent products Y[i] = op(A[i]) · op(B[i]) in one call (multi-head attention's, for one). */
+export interface BatchedGemm {
+  /** Fewer multiply-adds than this over all entries stay where they were (the stock loop, or one call per entry). */
+  readonly minMacs: number;
+  gemm(
+    A: Float32Array,
+    B: Float32Array,
+    Y: Float32Array,
+    batch: number,
+    M: number,
+    K: number,
+    N: number,
+    tA: boolean,
+    tB: boolean,
+  ): void;
 }
 
 export interface GemmProvider {
