@@ -11,9 +11,10 @@
  *    heap, so MLAS reads the operands and writes the result in place. The default.
  *  - the package's N-API binding (core/runtime/ort-node.ts hands it out), where koffi does not load: it
  *    reads pre-allocated outputs in place too, but hands each output back as a new JS buffer, a copy
- *    the size of the result that, with the page faults of a fresh buffer, took longer than the product itself on a
- *    Transformer step's logits (105.8 against 45.6 ms through the C API, npm run bench:gemm). The threaded wasm build's heap is a SharedArrayBuffer,
- *    which the binding refuses: there the operands and the result are copied through plain buffers.
+ *    the size of the result that, with the page faults of a fresh buffer, took longer than the product itself on
+ *    a Transformer step's logits (105.8 against 45.6 ms through the C API, npm run bench:gemm). The threaded
+ *    wasm build's heap is a SharedArrayBuffer, which the binding refuses: there the operands and the result are
+ *    copied through plain buffers.
  *
  * ORT's pool is created with spinning off, so its threads sleep between kernels instead of burning
  * a core while the wasm side runs the step's small kernels.

@@ -5,8 +5,8 @@
  * Why not the package's binding: it hands every output back as a fresh JS ArrayBuffer, a copy even when the caller
  * pre-allocated the output. For a training step's products that copy (and the page faults of a new buffer the size
  * of the logits) cost more than MLAS's lead over OpenBLAS: a Transformer step's logits, `[2780×256]·[256×13643]`, took
- * 105.8 ms through the binding and 45.6 ms here (npm run bench:gemm). Here the inputs and the output are OrtValues over the caller's own
- * memory (the wasm heap), so MLAS reads and writes it in place.
+ * 105.8 ms through the binding and 45.6 ms here (npm run bench:gemm). Here the inputs and the output are OrtValues
+ * over the caller's own memory (the wasm heap), so MLAS reads and writes it in place.
  *
  * The functions are read from the OrtApi table by position. The table only ever grows at its end (ORT's ABI
  * promise), so positions taken from onnxruntime_c_api.h hold for every release that answers GetApi(API_VERSION).
