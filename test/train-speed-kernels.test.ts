@@ -385,6 +385,26 @@ test('no tensor leak over 50 training steps of the tiny preset, every head', () 
   }
 });
 
+test("OpenBLAS's OpenMP threads are set to sleep before the library loads, unless the environment names a policy", (t) => {
+  const blas = GEMM_PROVIDERS.find((p) => p.name === 'blas')!.load(1);
+  if (blas instanceof Error) return t.skip(`no BLAS here: ${blas.message}`);
+  blas.dispose();
+  for (const [given, expected] of [
+    [null, 'PASSIVE'],
+    ['ACTIVE', 'ACTIVE'],
+  ] as const) {
+    const script = `
+      (async () => {
+        ${given == null ? 'delete process.env.OMP_WAIT_POLICY;' : `process.env.OMP_WAIT_POLICY = '${given}';`}
+        const { blasProvider } = await import('./train/backend/kernels/gemm-blas.ts');
+        const r = blasProvider.load(1);
+        console.log(JSON.stringify({ loaded: !(r instanceof Error), policy: process.env.OMP_WAIT_POLICY ?? null }));
+      })();`;
+    const out = runScriptInChild<{ loaded: boolean; policy: string | null }>(script, 60_000);
+    assert.deepEqual(out, { loaded: true, policy: expected }, `environment ${given ?? 'without a policy'}`);
+  }
+});
+
 for (const provider of GEMM_PROVIDERS) {
   test(`native GEMM '${provider.name}' also works on the threaded wasm build (shared heap)`, (t) => {
     const loaded = provider.load(2);

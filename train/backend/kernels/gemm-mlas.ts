@@ -174,7 +174,8 @@ export function loadMlasGemm(threads: number, door?: MlasDoor): NativeGemm | Err
     if (door === 'c-api' && viaCApi instanceof Error) return viaCApi;
     const runner = viaCApi == null || viaCApi instanceof Error ? bindingGemm(n) : viaCApi;
     const used: MlasDoor = runner === viaCApi ? 'c-api' : 'binding';
-    const how = used === 'c-api' ? 'C API' : 'N-API binding, outputs copied';
+    const why = viaCApi instanceof Error ? `; no C API: ${viaCApi.message.split('\n')[0]}` : '';
+    const how = used === 'c-api' ? 'C API' : `N-API binding, outputs copied${why}`;
     const native: NativeGemm = {
       provider: 'mlas',
       threads: n,
