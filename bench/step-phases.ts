@@ -42,7 +42,19 @@ function patch<T extends object, K extends keyof T>(obj: T, key: K, make: (curre
   };
 }
 
-/** `runner` with its gemm calls timed into `add`; everything else is the runner's own. */
+/** `fn` with each call's wall time added to `add`. */
+function timed<A extends unknown[]>(fn: (...args: A) => void, add: (ms: number) => void): (...args: A) => void {
+  return (...args) => {
+    const t0 = performance.now();
+    try {
+      fn(...args);
+    } finally {
+      add(performance.now() - t0);
+    }
+  };
+}
+
+/** `runner` with its gemm calls (batched ones too) timed into `add`; everything else is the runner's own. */
 function timedRunner(runner: NativeGemm, add: (ms: number) => void): NativeGemm {
   return {
     provider: runner.provider,
@@ -53,28 +65,9 @@ function timedRunner(runner: NativeGemm, add: (ms: number) => void): NativeGemm 
     ...(runner.accepts != null ? { accepts: runner.accepts.bind(runner) } : {}),
     minMacs: runner.minMacs,
     minEntryMacs: runner.minEntryMacs,
-    gemm(...args) {
-      const t0 = performance.now();
-      try {
-        runner.gemm(...args);
-      } finally {
-        add(performance.now() - t0);
-      }
-    },
+    gemm: timed(runner.gemm.bind(runner), add),
     ...(runner.batched != null
-      ? {
-          batched: {
-            minMacs: runner.batched.minMacs,
-            gemm: (...args: Parameters<NonNullable<NativeGemm['batched']>['gemm']>) => {
-              const t0 = performance.now();
-              try {
-                runner.batched!.gemm(...args);
-              } finally {
-                add(performance.now() - t0);
-              }
-            },
-          },
-        }
+      ? { batched: { minMacs: runner.batched.minMacs, gemm: timed(runner.batched.gemm.bind(runner.batched), add) } }
       : {}),
     dispose: () => runner.dispose(),
   };

@@ -27,21 +27,17 @@ export type PolynomialDecay = z.infer<typeof options> & { totalUpdates: number }
 
 /** The rate after `n` updates, peaking at `peak`. */
 export function polynomialDecayRate(n: number, peak: number, s: PolynomialDecay): number {
-  if (n < s.warmupSteps) return linearWarmupRate(n, peak, s.warmupSteps, s.warmupInitLr);
-  if (n >= s.totalUpdates) return s.endLr;
-  return decayedRate(1 - (n - s.warmupSteps) / (s.totalUpdates - s.warmupSteps), peak, s);
+  return decayRate(n, peak, s, () => 1 - (n - s.warmupSteps) / (s.totalUpdates - s.warmupSteps));
 }
 
-/** The rate after `n` updates and `elapsedMs` of a `budgetMs` time budget: progress is the share of it used. */
-function timedDecayRate(n: number, elapsedMs: number, budgetMs: number, peak: number, s: DecayShape): number {
+/**
+ * The warm-up's rate after `n` updates, then the decay's, where `remaining()` is the share of the budget left (of its
+ * updates, or of its time); none left, the end rate.
+ */
+function decayRate(n: number, peak: number, s: Omit<PolynomialDecay, 'totalUpdates'>, remaining: () => number): number {
   if (n < s.warmupSteps) return linearWarmupRate(n, peak, s.warmupSteps, s.warmupInitLr);
-  return decayedRate(Math.max(0, 1 - elapsedMs / budgetMs), peak, s);
-}
-
-type DecayShape = Omit<PolynomialDecay, 'totalUpdates'>;
-
-function decayedRate(remaining: number, peak: number, s: DecayShape): number {
-  return (peak - s.endLr) * remaining ** s.power + s.endLr;
+  const left = remaining();
+  return left <= 0 ? s.endLr : (peak - s.endLr) * left ** s.power + s.endLr;
 }
 
 registerSchedule({
@@ -64,7 +60,7 @@ registerSchedule({
       }
       const budgetMs = maxMinutes * 60_000;
       return stepSchedule(stopAfter, (step, _current, elapsedMs) =>
-        timedDecayRate(step - 1, elapsedMs, budgetMs, learningRate, opts),
+        decayRate(step - 1, learningRate, opts, () => 1 - elapsedMs / budgetMs),
       );
     }
     if (totalUpdates <= opts.warmupSteps) {

@@ -82,8 +82,9 @@ export class ValidationTracker {
 }
 
 /**
- * A schedule whose rate is a function of the update number alone (warm-up and decay schedules): validation only
- * decides the best checkpoint and the early stop, so resuming at step n continues exactly.
+ * A schedule whose rate is a function of the update number (warm-up and decay schedules), or of the training time
+ * used for a time budget: validation only decides the best checkpoint and the early stop, so a resumed run continues
+ * on the same rates.
  */
 export function stepSchedule(
   stopAfter: number,

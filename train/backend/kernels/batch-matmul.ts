@@ -270,8 +270,6 @@ function nativeBatchedMatMul(
     if (M * K * N < native.minEntryMacs) return null;
     if (native.accepts?.(M, K, N, tA, tB, true) === false) return null;
   }
-  const aIdx = broadcastIndices(a.shape.slice(0, -2), batchShape);
-  const bIdx = broadcastIndices(b.shape.slice(0, -2), batchShape);
   const out = backend.makeOutput(outShape, 'float32');
   try {
     // Views after makeOutput (it may grow the heap).
@@ -282,6 +280,8 @@ function nativeBatchedMatMul(
       native.batched!.gemm(A, B, Y, entries, M, K, N, tA, tB);
       return out;
     }
+    const aIdx = broadcastIndices(a.shape.slice(0, -2), batchShape);
+    const bIdx = broadcastIndices(b.shape.slice(0, -2), batchShape);
     const [sa, sb, sy] = [M * K, K * N, M * N];
     for (let o = 0; o < aIdx.length; o++) {
       native.gemm(

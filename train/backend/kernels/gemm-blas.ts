@@ -16,14 +16,14 @@
  * Accelerate sizes its pool itself. OpenBLAS's OpenMP threads sleep after each GEMM
  * (OMP_WAIT_POLICY=PASSIVE, set before the library loads unless the environment names a policy): frost
  * runs OpenBLAS's pool beside ORT's (MLAS) and the wasm thread on the same cores, and a pool that spins
- * after its call holds a core the next product needs. Right after an OpenBLAS product, MLAS took up to
- * twice as long on a Transformer step's products while OpenBLAS's threads spun (4.6 against 8.7 ms for
- * a [1024×512]·[512×2048] product; with PASSIVE 4.6 in both orders).
+ * after its call holds a core the next product needs. `OMP_WAIT_POLICY=ACTIVE npm run bench:gemm`, where each MLAS
+ * product follows an OpenBLAS one, gave MLAS 10.74 ms for a Transformer's [4096×256]·[256×1024] and 115.5 ms for its
+ * logits, against 5.15 and 45.6 ms with the threads asleep (docs/training-backend.md).
  *
  * Missing koffi (an optional native addon with prebuilt binaries in its npm package) or no BLAS:
  * the provider reports why and MLAS runs the GEMMs.
  */
-import { createRequire } from 'node:module';
+import { loadKoffi, type Koffi, type KoffiFunction, type KoffiLib } from './koffi.ts';
 import { gemmThreads, selfCheck, type GemmProvider, type NativeGemm } from './native-gemm.ts';
 
 /**
@@ -65,17 +65,8 @@ type Sgemm = (
   ldc: number,
 ) => void;
 
-interface KoffiLib {
-  func(definition: string): (...args: unknown[]) => unknown;
-  unload?(): void;
-}
-
-interface Koffi {
-  load(path: string): KoffiLib;
-}
-
 /** A function of the library, or null when it does not export that symbol. */
-function optional(lib: KoffiLib, definition: string): ((...args: unknown[]) => unknown) | null {
+function optional(lib: KoffiLib, definition: string): KoffiFunction | null {
   try {
     return lib.func(definition);
   } catch {
@@ -125,12 +116,8 @@ function open(koffi: Koffi, path: string): OpenedBlas {
 }
 
 function loadBlasGemm(threads: number): NativeGemm | Error {
-  let koffi: Koffi;
-  try {
-    koffi = createRequire(import.meta.url)('koffi') as Koffi;
-  } catch (e) {
-    return new Error(`koffi does not load (${e instanceof Error ? e.message.split('\n')[0] : String(e)})`);
-  }
+  const koffi = loadKoffi();
+  if (koffi instanceof Error) return koffi;
   // libgomp reads its wait policy when OpenBLAS first loads it; the header says why frost's threads sleep.
   process.env.OMP_WAIT_POLICY ??= 'PASSIVE';
   const explicit = process.env.FROST_BLAS?.trim();

@@ -24,12 +24,6 @@ import { nativeSessionBinding, Tensor, type NativeSession } from '../../../core/
 import { gemmThreads, selfCheck, type BatchedGemm, type GemmProvider, type NativeGemm } from './native-gemm.ts';
 import { loadOrtCApi, type OrtCSession } from './ort-c-api.ts';
 
-/**
- * Below this many multiply-adds a call's fixed cost outweighs MLAS's speed-up: ≈ 9 µs through the C API (where XNNPACK
- * takes about as long for 2^17), 50-60 µs through the binding.
- */
-const minMacs = (door: MlasDoor): number => (door === 'c-api' ? 2 ** 17 : 2 ** 19);
-
 /** Which door into ORT runs the products. */
 export type MlasDoor = 'c-api' | 'binding';
 
@@ -84,8 +78,18 @@ function sessionsByTranspose<S>(
 
 type GemmCall = NativeGemm['gemm'];
 
+/** One door's runner: what loadMlasGemm wraps as the provider. */
 interface Door {
   version: string;
+  /** How the products get to MLAS, for the description. */
+  how: string;
+  /**
+   * Below this many multiply-adds a call's fixed cost outweighs MLAS's speed-up. Through the C API the probe's
+   * smallest bucket (products under 2^18) goes to OpenBLAS, MLAS taking 2-3× its time there (the probe's times
+   * in `npm run bench:train`'s results.json); the
+   * binding keeps the bound it was given when its calls cost 50-60 µs, as it also copies each result back.
+   */
+  minMacs: number;
   gemm: GemmCall;
   batched?: BatchedGemm;
   dispose(): void;
@@ -95,11 +99,13 @@ interface Door {
 function cApiGemm(threads: number): Door | Error {
   const api = loadOrtCApi();
   if (api instanceof Error) return api;
-  const open = (model: Uint8Array) => api.session(model, ['a', 'b'], ['y'], { threads, allowSpinning: false });
+  const open = (model: Uint8Array) => api.session(model, ['a', 'b'], ['y'], threads);
   const sessions = sessionsByTranspose<OrtCSession>(gemmModel, open);
   const batchedSessions = sessionsByTranspose<OrtCSession>(batchedGemmModel, open);
   return {
     version: api.version,
+    how: 'C API',
+    minMacs: 2 ** 17,
     gemm(A, B, Y, M, K, N, tA, tB) {
       sessions.get(tA, tB).run(
         [
@@ -110,7 +116,7 @@ function cApiGemm(threads: number): Door | Error {
       );
     },
     batched: {
-      // ≈ 10 µs a call: about what the stock loop takes for this many.
+      // One call for every entry: its fixed cost is about what the stock loop takes for this many.
       minMacs: 2 ** 14,
       gemm(A, B, Y, batch, M, K, N, tA, tB) {
         batchedSessions.get(tA, tB).run(
@@ -128,8 +134,11 @@ function cApiGemm(threads: number): Door | Error {
   };
 }
 
-/** The products through onnxruntime-node's N-API binding (each output copied back once more, and dropped). */
-function bindingGemm(threads: number): Door {
+/**
+ * The products through onnxruntime-node's N-API binding (each output copied back once more, and dropped);
+ * `whyNotCApi`: what kept the C API from loading, for the description.
+ */
+function bindingGemm(threads: number, whyNotCApi?: string): Door {
   const { NativeSession, version } = nativeSessionBinding();
   const options = {
     intraOpNumThreads: threads,
@@ -146,6 +155,8 @@ function bindingGemm(threads: number): Door {
   const runOptions = {};
   return {
     version,
+    how: `N-API binding, outputs copied${whyNotCApi ? `; no C API: ${whyNotCApi.split('\n')[0]}` : ''}`,
+    minMacs: 2 ** 19,
     gemm(A, B, Y, M, K, N, tA, tB) {
       // The binding refuses views of a SharedArrayBuffer (the threaded wasm build's heap): copy.
       const shared = Y.buffer instanceof SharedArrayBuffer;
@@ -172,17 +183,14 @@ export function loadMlasGemm(threads: number, door?: MlasDoor): NativeGemm | Err
     const n = gemmThreads(threads);
     const viaCApi = door === 'binding' ? null : cApiGemm(n);
     if (door === 'c-api' && viaCApi instanceof Error) return viaCApi;
-    const runner = viaCApi == null || viaCApi instanceof Error ? bindingGemm(n) : viaCApi;
-    const used: MlasDoor = runner === viaCApi ? 'c-api' : 'binding';
-    const why = viaCApi instanceof Error ? `; no C API: ${viaCApi.message.split('\n')[0]}` : '';
-    const how = used === 'c-api' ? 'C API' : `N-API binding, outputs copied${why}`;
+    const runner = viaCApi == null || viaCApi instanceof Error ? bindingGemm(n, viaCApi?.message) : viaCApi;
     const native: NativeGemm = {
       provider: 'mlas',
       threads: n,
-      minMacs: minMacs(used),
+      minMacs: runner.minMacs,
       // Batched entries that size run as fast in the stock loop.
       minEntryMacs: 2 ** 17,
-      description: `onnxruntime-node ${runner.version} MLAS (${how}), ${n} thread${n === 1 ? '' : 's'}`,
+      description: `onnxruntime-node ${runner.version} MLAS (${runner.how}), ${n} thread${n === 1 ? '' : 's'}`,
       gemm: runner.gemm,
       ...(runner.batched != null ? { batched: runner.batched } : {}),
       dispose: runner.dispose,

@@ -14,6 +14,7 @@
 import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { loadKoffi, type KoffiFunction } from './koffi.ts';
 
 /** The API version of the header these positions were read from (onnxruntime 1.13's); later releases answer it too. */
 const API_VERSION = 13;
@@ -46,21 +47,6 @@ const ONNX_FLOAT = 1;
 
 /** An opaque native pointer, as koffi hands it over. */
 type Pointer = object;
-type Fn = (...args: unknown[]) => unknown;
-
-interface Koffi {
-  load(path: string): { func(definition: string): Fn };
-  proto(definition: string): unknown;
-  array(type: string, length: number): unknown;
-  decode(pointer: unknown, type: unknown): unknown;
-}
-
-export interface OrtSessionSettings {
-  /** ORT's intra-op threads (MLAS's pool): the caller's thread included. */
-  threads: number;
-  /** Whether the pool's threads spin between kernels ('0': they sleep). */
-  allowSpinning: boolean;
-}
 
 /** A float32 tensor over caller-owned memory: its data and its dimensions. */
 export type FloatTensor = readonly [Float32Array, readonly number[]];
@@ -74,8 +60,11 @@ export interface OrtCSession {
 export interface OrtCApi {
   /** ORT's version string, e.g. "1.30.0". */
   readonly version: string;
-  /** A session over an ONNX model's bytes, its inputs and outputs named by `inputNames` and `outputNames`. */
-  session(model: Uint8Array, inputNames: string[], outputNames: string[], settings: OrtSessionSettings): OrtCSession;
+  /**
+   * A session over an ONNX model's bytes, its inputs and outputs named by `inputNames` and `outputNames`, on `threads`
+   * intra-op threads (the caller's included) that sleep between runs: frost's other pools need the cores then.
+   */
+  session(model: Uint8Array, inputNames: string[], outputNames: string[], threads: number): OrtCSession;
 }
 
 /** libonnxruntime as onnxruntime-node lays it out: bin/napi-v6/<platform>/<arch>/. */
@@ -103,16 +92,21 @@ export function loadOrtCApi(): OrtCApi | Error {
 
 function load(): OrtCApi | Error {
   try {
-    const koffi = createRequire(import.meta.url)('koffi') as Koffi;
+    const koffi = loadKoffi();
+    if (koffi instanceof Error) return koffi;
     const lib = koffi.load(libraryPath());
     const base = lib.func('void *OrtGetApiBase()')() as Pointer;
     const [getApi, getVersion] = koffi.decode(base, koffi.array('void *', 2)) as [Pointer, Pointer];
-    const version = String((koffi.decode(getVersion, koffi.proto('const char *GetVersionString()')) as Fn)());
-    const api = (koffi.decode(getApi, koffi.proto('void *GetApi(uint32_t version)')) as Fn)(API_VERSION) as Pointer;
+    const version = String(
+      (koffi.decode(getVersion, koffi.proto('const char *GetVersionString()')) as KoffiFunction)(),
+    );
+    const api = (koffi.decode(getApi, koffi.proto('void *GetApi(uint32_t version)')) as KoffiFunction)(
+      API_VERSION,
+    ) as Pointer;
     if (api == null) throw new Error(`onnxruntime ${version} has no C API version ${API_VERSION}`);
     const table = koffi.decode(api, koffi.array('void *', TABLE_LENGTH)) as Pointer[];
-    const fn = (name: keyof typeof INDEX, signature: string): Fn =>
-      koffi.decode(table[INDEX[name]], koffi.proto(signature)) as Fn;
+    const fn = (name: keyof typeof INDEX, signature: string): KoffiFunction =>
+      koffi.decode(table[INDEX[name]], koffi.proto(signature)) as KoffiFunction;
 
     const getErrorMessage = fn('GetErrorMessage', 'const char *GetErrorMessage(void *status)');
     const releaseStatus = fn('ReleaseStatus', 'void ReleaseStatus(void *status)');
@@ -176,17 +170,16 @@ function load(): OrtCApi | Error {
 
     return {
       version,
-      session(model, inputNames, outputNames, settings) {
+      session(model, inputNames, outputNames, threads) {
         check(createSessionOptions(out), 'CreateSessionOptions');
         const options = out[0];
         let session: Pointer | null = null;
         try {
           check(setOptimization(options, ORT_ENABLE_ALL), 'SetSessionGraphOptimizationLevel');
-          check(setIntraThreads(options, settings.threads), 'SetIntraOpNumThreads');
+          check(setIntraThreads(options, threads), 'SetIntraOpNumThreads');
           check(setInterThreads(options, 1), 'SetInterOpNumThreads');
-          const spin = settings.allowSpinning ? '1' : '0';
-          check(addConfig(options, 'session.intra_op.allow_spinning', spin), 'AddSessionConfigEntry');
-          check(addConfig(options, 'session.inter_op.allow_spinning', spin), 'AddSessionConfigEntry');
+          check(addConfig(options, 'session.intra_op.allow_spinning', '0'), 'AddSessionConfigEntry');
+          check(addConfig(options, 'session.inter_op.allow_spinning', '0'), 'AddSessionConfigEntry');
           check(createSessionFromArray(env, model, model.byteLength, options, out), 'CreateSessionFromArray');
           session = out[0];
         } finally {
@@ -194,29 +187,15 @@ function load(): OrtCApi | Error {
         }
         return {
           run(inputs, outputs) {
-            const values: Pointer[] = [];
+            const ins: Pointer[] = [];
+            const outs: Pointer[] = [];
             try {
-              for (const t of inputs) values.push(value(t));
-              const outs = outputs.map((t) => {
-                const v = value(t);
-                values.push(v);
-                return v;
-              });
-              check(
-                run(
-                  session,
-                  null,
-                  inputNames,
-                  values.slice(0, inputs.length),
-                  inputs.length,
-                  outputNames,
-                  outputs.length,
-                  outs,
-                ),
-                'Run',
-              );
+              for (const t of inputs) ins.push(value(t));
+              for (const t of outputs) outs.push(value(t));
+              check(run(session, null, inputNames, ins, ins.length, outputNames, outs.length, outs), 'Run');
             } finally {
-              for (const v of values) releaseValue(v);
+              for (const v of ins) releaseValue(v);
+              for (const v of outs) releaseValue(v);
             }
           },
           dispose() {
